@@ -1,0 +1,12 @@
+/** Jest runs TypeScript through ts-jest without type checking (tsc does that in `npm test`). */
+module.exports = {
+	testEnvironment: 'node',
+	roots: ['<rootDir>/test'],
+	testMatch: ['**/*.test.ts'],
+	transform: {
+		'^.+\\.ts$': ['ts-jest', { isolatedModules: true, diagnostics: false }],
+	},
+	setupFiles: ['<rootDir>/test/setup-env.js'],
+	testTimeout: 60000,
+	maxWorkers: 2,
+};
