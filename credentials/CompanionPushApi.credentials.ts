@@ -1,0 +1,167 @@
+import type {
+	IAuthenticateGeneric,
+	ICredentialDataDecryptedObject,
+	ICredentialTestRequest,
+	ICredentialType,
+	IDataObject,
+	IHttpRequestHelper,
+	INodeProperties,
+} from 'n8n-workflow';
+
+/** How long before expiry a token is renewed: 5 minutes of a 1-hour token (the spec renews at
+ * about 55 minutes), and the same twelfth of a shorter life (sandbox tokens of a few seconds). */
+export function renewalMarginMs(lifetimeSeconds: number): number {
+	return Math.min(5 * 60 * 1000, (lifetimeSeconds * 1000) / 12);
+}
+
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
+
+/** The API needs https (its calls carry secrets); plain http is accepted only on loopback, for the sandbox. */
+export function checkBaseUrl(baseUrl: unknown): string {
+	const text = typeof baseUrl === 'string' ? baseUrl.trim().replace(/\/+$/, '') : '';
+	let url: URL;
+	try {
+		url = new URL(text);
+	} catch {
+		throw new Error(
+			`Base URL "${text}" is not a valid URL. Use the API address you were given, e.g. https://api.example.com`,
+		);
+	}
+	const isLoopback = LOOPBACK_HOSTS.has(url.hostname) || url.hostname.startsWith('127.');
+	if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopback)) {
+		throw new Error(
+			`Base URL must start with https:// (got "${url.protocol}//${url.host}"). Plain http is only accepted for a local sandbox on 127.0.0.1 or localhost.`,
+		);
+	}
+	return text;
+}
+
+export class CompanionPushApi implements ICredentialType {
+	name = 'companionPushApi';
+
+	displayName = 'Companion Push API';
+
+	icon = { light: 'file:../icons/companionPush.svg', dark: 'file:../icons/companionPush.dark.svg' } as const;
+
+	documentationUrl = 'https://github.com/n8n-nodes-companion-push/n8n-nodes-companion-push#credentials';
+
+	properties: INodeProperties[] = [
+		{
+			displayName: 'Base URL',
+			name: 'baseUrl',
+			type: 'string',
+			default: '',
+			required: true,
+			placeholder: 'https://api.example.com',
+			description:
+				'Address of the Push Notification API, without a trailing slash. Must be https (http is accepted only for a local sandbox on 127.0.0.1).',
+		},
+		{
+			displayName: 'Client ID',
+			name: 'clientId',
+			type: 'string',
+			default: '',
+			required: true,
+			description:
+				'Shown once when an administrator creates the service credential (administration console, API integrations menu)',
+		},
+		{
+			displayName: 'Client Secret',
+			name: 'clientSecret',
+			type: 'string',
+			typeOptions: { password: true },
+			default: '',
+			required: true,
+			description: 'Shown once with the Client ID. If it is lost, create a new service credential.',
+		},
+		{
+			displayName: 'Refresh Token',
+			name: 'refreshToken',
+			type: 'string',
+			typeOptions: { password: true },
+			default: '',
+			required: true,
+			description:
+				'Shown once with the Client ID. It does not change; n8n uses it to renew the one-hour access token by itself.',
+		},
+		{
+			// Filled and renewed by preAuthentication; n8n stores it encrypted with the credential.
+			displayName: 'Access Token',
+			name: 'accessToken',
+			type: 'hidden',
+			typeOptions: { expirable: true, password: true },
+			default: '',
+		},
+		{
+			// Epoch milliseconds after which the transport renews the token before using it.
+			displayName: 'Access Token Renew After',
+			name: 'accessTokenRenewAfter',
+			type: 'hidden',
+			default: 0,
+		},
+	];
+
+	/** Called by n8n when the access token is empty or a call answered 401 (and forced by the
+	 * transport when the token is close to expiry). Its output is saved into the credential. */
+	async preAuthentication(this: IHttpRequestHelper, credentials: ICredentialDataDecryptedObject) {
+		const baseUrl = checkBaseUrl(credentials.baseUrl);
+		const issuedAt = Date.now();
+		let response: { statusCode: number; body: unknown };
+		try {
+			response = (await this.helpers.httpRequest({
+				method: 'POST',
+				url: `${baseUrl}/auth/oauth/v2/refresh`,
+				body: {
+					client_id: credentials.clientId,
+					client_secret: credentials.clientSecret,
+					refresh_token: credentials.refreshToken,
+				},
+				json: true,
+				returnFullResponse: true,
+				ignoreHttpStatusErrors: true,
+				timeout: 30_000,
+			})) as { statusCode: number; body: unknown };
+		} catch (error) {
+			// A network failure: rethrow without the request, whose body holds the secrets.
+			const code = (error as { code?: string })?.code ?? 'network error';
+			throw new Error(`Could not reach ${baseUrl} to renew the access token (${code}).`);
+		}
+		if (response.statusCode < 200 || response.statusCode >= 300) {
+			throw new Error(
+				`The API refused to renew the access token (HTTP ${response.statusCode}). ` +
+					(response.statusCode === 400 || response.statusCode === 401 || response.statusCode === 403
+						? 'Check the Client ID, Client Secret and Refresh Token; if the credential was deleted in the administration console, create a new one.'
+						: 'Check the Base URL, or try again later.'),
+			);
+		}
+		const body = (typeof response.body === 'object' && response.body !== null ? response.body : {}) as IDataObject;
+		const accessToken = body.access_token;
+		const lifetimeSeconds = Number(body.expires_in);
+		if (typeof accessToken !== 'string' || accessToken === '') {
+			throw new Error('The token endpoint answered without an access_token: check the Base URL.');
+		}
+		const lifetime = Number.isFinite(lifetimeSeconds) && lifetimeSeconds > 0 ? lifetimeSeconds : 3600;
+		return {
+			accessToken,
+			accessTokenRenewAfter: issuedAt + lifetime * 1000 - renewalMarginMs(lifetime),
+		};
+	}
+
+	authenticate: IAuthenticateGeneric = {
+		type: 'generic',
+		properties: {
+			headers: {
+				Authorization: '=Bearer {{$credentials.accessToken}}',
+			},
+		},
+	};
+
+	// n8n renews the token through preAuthentication first, so this proves all three secrets.
+	test: ICredentialTestRequest = {
+		request: {
+			baseURL: '={{$credentials.baseUrl.replace(/\\/+$/, "")}}',
+			url: '/user-device/users',
+			method: 'GET',
+		},
+	};
+}

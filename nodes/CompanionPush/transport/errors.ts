@@ -1,0 +1,110 @@
+import { NodeApiError } from 'n8n-workflow';
+import type { INode, JsonObject } from 'n8n-workflow';
+
+import { excerpt } from './schemas';
+
+/** One-line hints from the spec's error table, shown under the error in n8n. */
+const HINTS: Record<number, string> = {
+	400: 'A field value is invalid: check the formats of the fields.',
+	401: 'The access token was refused even after one renewal: check the credential (Client ID, Client Secret, Refresh Token).',
+	403: 'The credential lacks permission, or the send belongs to another organization. The service credential must be tied to an administrator user.',
+	404: 'The send does not exist: check the notification ID.',
+	409: 'Only a scheduled send can be canceled: this one already went out or was canceled.',
+	422: 'A required field is missing or malformed: correct the field named above.',
+	429: 'The API is receiving too many requests: wait and retry.',
+};
+const SERVER_ERROR_HINT = 'A transient platform error: wait and retry.';
+
+export interface ErrorDetail {
+	message?: string;
+	field?: string;
+}
+
+function firstString(...values: unknown[]): string | undefined {
+	for (const value of values) if (typeof value === 'string' && value.trim() !== '') return value.trim();
+	return undefined;
+}
+
+function fieldOf(entry: unknown): string | undefined {
+	if (typeof entry !== 'object' || entry === null) return undefined;
+	const record = entry as Record<string, unknown>;
+	if (Array.isArray(record.loc)) {
+		// FastAPI style: ["body", "target_user_ids"]
+		const path = record.loc.filter((part) => part !== 'body' && part !== 'query');
+		if (path.length > 0) return path.join('.');
+	}
+	return firstString(record.field, record.param, record.path, record.property, record.name);
+}
+
+/** Reads the API's error body, whose shape the spec does not show, in every plausible form:
+ * `{error: {message, field}}`, `{message, field}`, `{detail: "..." | [{loc, msg}]}`,
+ * `{errors: [{field, message}]}`, or plain text. */
+export function parseErrorBody(body: unknown): ErrorDetail {
+	if (typeof body === 'string') {
+		const text = body.trim();
+		if (text.startsWith('{') || text.startsWith('[')) {
+			try {
+				return parseErrorBody(JSON.parse(text));
+			} catch {
+				// not JSON after all: fall through to plain text
+			}
+		}
+		return text === '' ? {} : { message: excerpt(text, 200) };
+	}
+	if (typeof body !== 'object' || body === null) return {};
+	const record = body as Record<string, unknown>;
+	const nested = typeof record.error === 'object' && record.error !== null ? (record.error as Record<string, unknown>) : {};
+	const list = [record.detail, record.errors, nested.details, record.details].find(Array.isArray) as unknown[] | undefined;
+	const firstEntry = list?.[0];
+	const entryMessage =
+		typeof firstEntry === 'object' && firstEntry !== null
+			? firstString((firstEntry as Record<string, unknown>).msg, (firstEntry as Record<string, unknown>).message)
+			: firstString(firstEntry);
+	return {
+		message: firstString(nested.message, record.message, record.detail, record.error, record.msg, entryMessage, record.title),
+		field: firstString(nested.field, record.field) ?? fieldOf(firstEntry),
+	};
+}
+
+export interface ApiFailure {
+	status: number;
+	body: unknown;
+	/** What was being done, e.g. "Sending the notification". */
+	action: string;
+	itemIndex?: number;
+}
+
+/** An API answer that is not a success, as an n8n error: status, the API's own detail (and the
+ * field to fix), and the hint. Built from the status and body only, never from the request, so
+ * no header or token can leak into it. */
+export function apiError(node: INode, failure: ApiFailure): NodeApiError {
+	const detail = parseErrorBody(failure.body);
+	const hint = HINTS[failure.status] ?? (failure.status >= 500 ? SERVER_ERROR_HINT : undefined);
+	const fieldText = detail.field ? ` (field: ${detail.field})` : '';
+	const apiText = detail.message ? `: ${detail.message}` : '';
+	const response: JsonObject = { status: failure.status, message: detail.message ?? null, field: detail.field ?? null };
+	return new NodeApiError(node, response, {
+		message: `${failure.action} failed with HTTP ${failure.status}${apiText}${fieldText}`,
+		description: hint,
+		httpCode: String(failure.status),
+		itemIndex: failure.itemIndex,
+	});
+}
+
+/** No answer at all (connection reset, refused, timeout). */
+export function networkError(node: INode, action: string, code: string, itemIndex?: number, extra?: string): NodeApiError {
+	return new NodeApiError(node, { code } as JsonObject, {
+		message: `${action} failed: no answer from the API (${code})`,
+		description: extra ?? 'Check the Base URL of the credential and that the API is reachable, then retry.',
+		itemIndex,
+	});
+}
+
+/** A success status whose body does not have the shape the spec describes. */
+export function unexpectedResponse(node: INode, action: string, body: unknown, itemIndex?: number): NodeApiError {
+	return new NodeApiError(node, { body: excerpt(body) } as JsonObject, {
+		message: `${action}: the API answered with an unexpected body`,
+		description: `What came back: ${excerpt(body)}`,
+		itemIndex,
+	});
+}

@@ -1,0 +1,228 @@
+import { NodeOperationError, sleep } from 'n8n-workflow';
+import type {
+	ICredentialDataDecryptedObject,
+	IDataObject,
+	IExecuteFunctions,
+	IHttpRequestMethods,
+	IHttpRequestOptions,
+	ILoadOptionsFunctions,
+	IPollFunctions,
+} from 'n8n-workflow';
+
+import { checkBaseUrl } from '../../../credentials/CompanionPushApi.credentials';
+import type { ZodType, ZodTypeDef } from 'zod';
+
+import { apiError, networkError, unexpectedResponse } from './errors';
+import { isRetryableStatus, nextDelayMs } from './retry';
+
+/** Every n8n context the nodes call the API from. */
+export type CompanionPushContext = IExecuteFunctions | IPollFunctions | ILoadOptionsFunctions;
+
+export const CREDENTIAL_TYPE = 'companionPushApi';
+export const DEFAULT_TIMEOUT_MS = 30_000;
+
+export interface ApiCall {
+	method: IHttpRequestMethods;
+	/** Path below the base URL, e.g. `/user/list`. */
+	path: string;
+	qs?: IDataObject;
+	body?: IDataObject;
+	/** What the call does, in words for error messages ("Reading the user list"). */
+	action: string;
+	itemIndex?: number;
+	timeoutMs?: number;
+}
+
+export interface ApiResponse {
+	status: number;
+	body: unknown;
+	headers: Record<string, unknown>;
+}
+
+/** No answer came back: the connection failed, was reset, or timed out. */
+export class NoAnswerError extends Error {
+	constructor(readonly code: string) {
+		super(`no answer (${code})`);
+	}
+}
+
+// Forced renewals under way, per credential, so that items or polls running at the same time
+// share one refresh instead of each asking for a token (no refresh storm).
+const renewalsInFlight = new Map<string, Promise<ICredentialDataDecryptedObject | undefined>>();
+
+function credentialKey(context: CompanionPushContext): string {
+	const reference = context.getNode().credentials?.[CREDENTIAL_TYPE];
+	return reference?.id ?? reference?.name ?? 'unsaved';
+}
+
+/** n8n renews the token only when it is empty or after a 401; this renews it a few minutes
+ * before it expires, so a long run never spends a request on an expired token. */
+export function tokenNeedsRenewal(credentials: ICredentialDataDecryptedObject, nowMs: number): boolean {
+	const renewAfter = Number(credentials.accessTokenRenewAfter);
+	return !credentials.accessToken || !Number.isFinite(renewAfter) || nowMs >= renewAfter;
+}
+
+function errorCode(error: unknown): string {
+	const seen = new Set<unknown>();
+	let current = error as { code?: unknown; cause?: unknown; message?: unknown } | undefined;
+	while (current && !seen.has(current)) {
+		seen.add(current);
+		if (typeof current.code === 'string' && /^E[A-Z_]+$/.test(current.code)) return current.code;
+		if (typeof current.message === 'string' && /timeout/i.test(current.message)) return 'ETIMEDOUT';
+		current = current.cause as typeof current;
+	}
+	return 'ECONNRESET';
+}
+
+async function sendOnce(
+	context: CompanionPushContext,
+	call: ApiCall,
+	baseUrl: string,
+	credentials?: ICredentialDataDecryptedObject,
+): Promise<ApiResponse> {
+	const options: IHttpRequestOptions = {
+		method: call.method,
+		url: `${baseUrl}${call.path}`,
+		qs: call.qs,
+		body: call.body,
+		json: true,
+		timeout: call.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+		// Statuses come back as values: errors are built here from status and body only, and the
+		// 401 renewal is done below, the same way in every n8n version.
+		ignoreHttpStatusErrors: true,
+		returnFullResponse: true,
+	};
+	const reference = context.getNode().credentials?.[CREDENTIAL_TYPE];
+	try {
+		const response = (await context.helpers.httpRequestWithAuthentication.call(
+			context,
+			CREDENTIAL_TYPE,
+			options,
+			credentials
+				? {
+						credentialsDecrypted: {
+							id: reference?.id ?? '',
+							name: reference?.name ?? '',
+							type: CREDENTIAL_TYPE,
+							data: credentials,
+						},
+					}
+				: undefined,
+		)) as { statusCode: number; body: unknown; headers?: Record<string, unknown> };
+		return { status: response.statusCode, body: response.body, headers: response.headers ?? {} };
+	} catch (error) {
+		// The error n8n wraps here still holds the request (and its headers): keep only the code.
+		if (error instanceof NodeOperationError) throw error;
+		throw new NoAnswerError(errorCode(error));
+	}
+}
+
+/** Sends with a token renewed first; the renewal is shared with concurrent callers. */
+async function sendWithRenewedToken(
+	context: CompanionPushContext,
+	call: ApiCall,
+	baseUrl: string,
+	credentials: ICredentialDataDecryptedObject,
+): Promise<ApiResponse> {
+	const key = credentialKey(context);
+	const renewal = renewalsInFlight.get(key);
+	if (renewal) {
+		const renewed = await renewal;
+		if (renewed) return await sendOnce(context, call, baseUrl, renewed);
+	}
+	// An emptied token makes n8n call the credential's preAuthentication, save the new token, and
+	// write it into this object before sending.
+	const renewing: ICredentialDataDecryptedObject = { ...credentials, accessToken: '' };
+	let finish!: (value: ICredentialDataDecryptedObject | undefined) => void;
+	renewalsInFlight.set(key, new Promise((resolve) => (finish = resolve)));
+	try {
+		return await sendOnce(context, call, baseUrl, renewing);
+	} finally {
+		finish(renewing.accessToken ? renewing : undefined);
+		renewalsInFlight.delete(key);
+	}
+}
+
+/**
+ * One HTTP exchange through n8n's authenticated request helper: the token is renewed before
+ * expiry, and a 401 renews it and retries once only. Returns any status; throws
+ * `NoAnswerError` when nothing came back.
+ */
+export async function exchange(context: CompanionPushContext, call: ApiCall): Promise<ApiResponse> {
+	const credentials = await context.getCredentials(CREDENTIAL_TYPE, call.itemIndex);
+	let baseUrl: string;
+	try {
+		baseUrl = checkBaseUrl(credentials.baseUrl);
+	} catch (error) {
+		throw new NodeOperationError(context.getNode(), (error as Error).message, { itemIndex: call.itemIndex });
+	}
+	const first = tokenNeedsRenewal(credentials, Date.now())
+		? await sendWithRenewedToken(context, call, baseUrl, credentials)
+		: await sendOnce(context, call, baseUrl);
+	if (first.status !== 401) return first;
+	return await sendWithRenewedToken(context, call, baseUrl, credentials);
+}
+
+/** The body as JSON: the helper hands back text when the API's JSON is malformed. */
+export function readJson(body: unknown): { ok: true; value: unknown } | { ok: false } {
+	if (typeof body !== 'string') return { ok: true, value: body };
+	try {
+		return { ok: true, value: JSON.parse(body) };
+	} catch {
+		return { ok: false };
+	}
+}
+
+/**
+ * A call that is safe to repeat (every read, and cancel): retried on 5xx, 429, no answer and
+ * unreadable (malformed) JSON per RETRY_POLICY. Returns the 2xx body checked against `schema`;
+ * any other answer becomes a NodeApiError that names the action.
+ */
+export async function apiRequest<T>(
+	context: CompanionPushContext,
+	call: ApiCall,
+	schema: ZodType<T, ZodTypeDef, unknown>,
+): Promise<T> {
+	return (await apiRequestWithHeaders(context, call, schema)).value;
+}
+
+/** `apiRequest`, also giving the answer's headers (the send lookup reads the server's clock). */
+export async function apiRequestWithHeaders<T>(
+	context: CompanionPushContext,
+	call: ApiCall,
+	schema: ZodType<T, ZodTypeDef, unknown>,
+): Promise<{ value: T; headers: Record<string, unknown> }> {
+	for (let attempt = 1; ; attempt++) {
+		let response: ApiResponse | undefined;
+		let noAnswer: NoAnswerError | undefined;
+		try {
+			response = await exchange(context, call);
+		} catch (error) {
+			if (!(error instanceof NoAnswerError)) throw error;
+			noAnswer = error;
+		}
+		const succeeded = response !== undefined && response.status >= 200 && response.status < 300;
+		const json = succeeded ? readJson(response!.body) : undefined;
+		if (json?.ok) return { value: parseResponse(context, call, schema, json.value), headers: response!.headers };
+		const retryable = noAnswer !== undefined || json !== undefined || isRetryableStatus(response!.status);
+		const delay = retryable ? nextDelayMs(attempt, response?.headers['retry-after'], Date.now()) : undefined;
+		if (delay === undefined) {
+			if (noAnswer) throw networkError(context.getNode(), call.action, noAnswer.code, call.itemIndex);
+			if (json) throw unexpectedResponse(context.getNode(), call.action, response!.body, call.itemIndex);
+			throw apiError(context.getNode(), { ...response!, action: call.action, itemIndex: call.itemIndex });
+		}
+		await sleep(delay);
+	}
+}
+
+/** Checks a 2xx body against the shape the spec describes; a mismatch shows what came back. */
+export function parseResponse<T>(
+	context: CompanionPushContext,
+	call: ApiCall,
+	schema: ZodType<T, ZodTypeDef, unknown>,
+	body: unknown,
+): T {
+	const parsed = schema.safeParse(body);
+	if (!parsed.success) throw unexpectedResponse(context.getNode(), call.action, body, call.itemIndex);
+	return parsed.data;
+}

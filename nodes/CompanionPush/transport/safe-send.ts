@@ -1,0 +1,166 @@
+import { NodeApiError, sleep } from 'n8n-workflow';
+import type { JsonObject } from 'n8n-workflow';
+
+import { listNotifications, getNotification } from './endpoints';
+import { apiError, networkError, unexpectedResponse } from './errors';
+import { exchange, NoAnswerError, readJson } from './request';
+import type { ApiResponse, CompanionPushContext } from './request';
+import { nextDelayMs } from './retry';
+import { sendAcceptedSchema } from './schemas';
+import type { ListedNotification } from './schemas';
+
+/** The body of POST /push-notification/send, as the spec names its fields. `tenant_id` has no
+ * place here: the organization comes from the credential. */
+export interface SendRequest {
+	title: string;
+	body: string;
+	target_user_ids: string[];
+	image_url?: string;
+	deeplink?: string;
+	scheduled_at?: string;
+	announcement_id?: string;
+}
+
+export interface SendOutcome {
+	id: string;
+	status: string;
+	/** Set when the answer was lost and the send was found registered in the list instead. */
+	recoveredAfter?: string;
+	/** How many times the request went out (the extra ones never reached the service). */
+	attempts: number;
+}
+
+// Sends this process created lately: a lookup after a lost answer must never claim one of them
+// (an identical send of an earlier item) as its own. Bounded, oldest forgotten first.
+const knownSendIds = new Set<string>();
+const KNOWN_SEND_IDS_LIMIT = 10_000;
+function rememberSendId(id: string) {
+	knownSendIds.add(id);
+	if (knownSendIds.size > KNOWN_SEND_IDS_LIMIT) knownSendIds.delete(knownSendIds.values().next().value!);
+}
+
+/** Margin for the time a request spends in flight, on the server's own clock. */
+const LOOKUP_MARGIN_MS = 5_000;
+
+function sameRecipients(listed: string[], wanted: Set<string>): boolean {
+	const unique = new Set(listed);
+	return unique.size === wanted.size && [...unique].every((userId) => wanted.has(userId));
+}
+
+/**
+ * After a send whose outcome is unknown (no answer, or 5xx), looks in the list of sends for one
+ * registered since the first try: same title, same body, same recipients (from the list when it
+ * shows them, otherwise the targeted-users counter of the send's detail), not created by an
+ * earlier item. Returns it, or undefined when it is certainly not there.
+ */
+async function findRegisteredSend(
+	context: CompanionPushContext,
+	request: SendRequest,
+	firstTryStartedAt: number,
+	itemIndex?: number,
+): Promise<ListedNotification | undefined> {
+	const wanted = new Set(request.target_user_ids);
+	const candidates: ListedNotification[] = [];
+	await listNotifications(context, {
+		itemIndex,
+		stopWhen: (send, page) => {
+			const elapsed = Date.now() - firstTryStartedAt;
+			const windowStart =
+				page.serverTimeMs !== undefined
+					? page.serverTimeMs - elapsed - LOOKUP_MARGIN_MS
+					: Date.now() - elapsed - 60_000; // no server clock: allow for clock skew
+			const createdAt = Date.parse(String(send.created_at ?? ''));
+			if (!Number.isNaN(createdAt) && createdAt < windowStart) return true; // newest first: done
+			if (!knownSendIds.has(send.id) && send.title === request.title && send.body === request.body) {
+				candidates.push(send);
+			}
+			return false;
+		},
+	});
+	// Oldest candidate first: the first try is the earliest send that could be ours.
+	for (const candidate of candidates.reverse()) {
+		if (candidate.target_user_ids) {
+			if (sameRecipients(candidate.target_user_ids, wanted)) return candidate;
+			continue;
+		}
+		const detail = await getNotification(context, candidate.id, itemIndex);
+		if (detail.notification.stats?.targeted_users === wanted.size) return candidate;
+	}
+	return undefined;
+}
+
+function outcomeUnknown(context: CompanionPushContext, reason: string, itemIndex?: number): NodeApiError {
+	return new NodeApiError(context.getNode(), { reason } as JsonObject, {
+		message: `Sending the notification: the outcome is unknown (${reason}), so it was not sent again`,
+		description:
+			'The API may or may not have registered the send, and repeating it could notify people twice. Check the list of sends (Notification > Get Many) before running this item again.',
+		itemIndex,
+	});
+}
+
+/**
+ * Sends a notification so that nobody is notified twice and no send is lost unreported:
+ * - 2xx: accepted; never sent again, whatever follows.
+ * - 401: the transport renews the token and tries once more (a 401 registers nothing).
+ * - 429: nothing was registered; waits (Retry-After, or backoff) and tries again.
+ * - 400, 403, 404, 409, 422: an error for the workflow, not repeated.
+ * - 5xx or no answer (reset, timeout): the outcome is unknown, so the list of sends is read
+ *   first (see findRegisteredSend). Found: that send is the result. Certainly absent: sent again.
+ *   The list cannot be read: an error, nothing re-sent.
+ * At most RETRY_POLICY.maxAttempts requests in all.
+ */
+export async function sendNotification(
+	context: CompanionPushContext,
+	request: SendRequest,
+	itemIndex?: number,
+): Promise<SendOutcome> {
+	const action = 'Sending the notification';
+	const firstTryStartedAt = Date.now();
+	const call = { method: 'POST' as const, path: '/push-notification/send', body: { ...request }, action, itemIndex };
+	for (let attempt = 1; ; attempt++) {
+		let response: ApiResponse | undefined;
+		let lostAnswer: string | undefined;
+		try {
+			response = await exchange(context, call);
+		} catch (error) {
+			if (!(error instanceof NoAnswerError)) throw error;
+			lostAnswer = error.code;
+		}
+		if (response && response.status >= 200 && response.status < 300) {
+			const json = readJson(response.body);
+			const accepted = json.ok ? sendAcceptedSchema.safeParse(json.value) : undefined;
+			if (accepted?.success) {
+				rememberSendId(accepted.data.data.id);
+				return { id: accepted.data.data.id, status: accepted.data.data.status, attempts: attempt };
+			}
+			// Accepted, but the id is unreadable: it must not be sent again.
+			throw unexpectedResponse(context.getNode(), `${action} (accepted, not re-sent)`, response.body, itemIndex);
+		}
+		if (response && response.status >= 500) lostAnswer = `HTTP ${response.status}`;
+		if (lostAnswer) {
+			let registered: ListedNotification | undefined;
+			try {
+				registered = await findRegisteredSend(context, request, firstTryStartedAt, itemIndex);
+			} catch {
+				throw outcomeUnknown(context, `${lostAnswer}, and the list of sends could not be read`, itemIndex);
+			}
+			if (registered) {
+				rememberSendId(registered.id);
+				return { id: registered.id, status: registered.status ?? 'sending', recoveredAfter: lostAnswer, attempts: attempt };
+			}
+		}
+		const retryable = lostAnswer !== undefined || response?.status === 429;
+		const delay = retryable ? nextDelayMs(attempt, response?.headers['retry-after'], Date.now()) : undefined;
+		if (delay === undefined) {
+			if (response) throw apiError(context.getNode(), { ...response, action, itemIndex });
+			throw networkError(
+				context.getNode(),
+				action,
+				lostAnswer ?? 'unknown',
+				itemIndex,
+				'The send was not registered (checked in the list of sends): retry later.',
+			);
+		}
+		await sleep(delay);
+	}
+}
