@@ -1,0 +1,218 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { ApiError } from '../apiError';
+import type { SandboxState } from '../state';
+import type { FaultSpec } from '../types';
+import { ADMIN_PREFIX, handleAdmin } from './adminApi';
+import { renderError, type RenderedBody } from './errorShapes';
+import { matchRoute, unknownRoute, type RequestContext } from './publicApi';
+import { redactBody } from './requestLog';
+
+/** node's own http server, bound to 127.0.0.1 only. */
+
+const MAX_BODY_BYTES = 10 * 1024 * 1024;
+const HOST = '127.0.0.1';
+
+export interface RunningServer {
+	baseUrl: string;
+	close(): Promise<void>;
+}
+
+interface Answer {
+	status: number;
+	rendered: RenderedBody;
+	headers?: Record<string, string>;
+}
+
+export async function startHttpServer(state: SandboxState, port: number): Promise<RunningServer> {
+	const heldAnswers = new Set<NodeJS.Timeout>();
+	let baseUrl = '';
+	const server = createServer((req, res) => {
+		handle(req, res).catch((error) => {
+			if (!res.headersSent && !res.destroyed) write(res, internalError(state, error));
+		});
+	});
+
+	async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+		const url = new URL(req.url ?? '/', `http://${HOST}`);
+		const method = (req.method ?? 'GET').toUpperCase();
+		const rawBody = await readBody(req);
+		if (rawBody === undefined) {
+			write(res, errorAnswer(state, new ApiError(413, 'payload_too_large', `The request body exceeds ${MAX_BODY_BYTES} bytes`)));
+			return;
+		}
+		if (url.pathname === ADMIN_PREFIX || url.pathname.startsWith(`${ADMIN_PREFIX}/`)) {
+			const parsed = parseJson(rawBody);
+			const reply = parsed.ok
+				? handleAdmin(method, url.pathname, { state, body: parsed.value, query: url.searchParams, baseUrl })
+				: { status: 400, body: { ok: false, error: { code: 'invalid_json', message: 'The admin request body is not valid JSON' } } };
+			write(res, jsonAnswer(reply.status, reply.body));
+			return;
+		}
+		handlePublic(req, res, method, url, rawBody);
+	}
+
+	function handlePublic(req: IncomingMessage, res: ServerResponse, method: string, url: URL, rawBody: string): void {
+		const now = state.clock.now();
+		const { route, params, endpoint } = matchRoute(method, url.pathname);
+		const bearer = state.auth.check(req.headers.authorization, now);
+		const parsed = parseJson(rawBody);
+		const entry = state.log.add({
+			method,
+			path: url.pathname,
+			query: Object.fromEntries(url.searchParams),
+			body: redactBody(parsed.ok ? parsed.value : rawBody),
+			time: now,
+			endpoint,
+			status: 0,
+			authorization: bearer.state,
+			orgId: bearer.credential?.orgId,
+		});
+		const send = (answer: Answer) => {
+			entry.status = answer.status;
+			write(res, answer);
+		};
+		const reset = () => {
+			entry.status = 0;
+			req.socket.destroy();
+		};
+
+		const fault = state.faults.take(endpoint);
+		if (fault) entry.fault = fault.kind;
+		if (fault && !strikesAfterProcessing(fault)) {
+			// Nothing is processed, so nothing is registered.
+			return fault.kind === 'resetBefore' ? reset() : send(faultAnswer(state, fault));
+		}
+
+		const context: RequestContext = {
+			state,
+			query: url.searchParams,
+			json: () => {
+				if (rawBody.trim() === '') return {};
+				if (!parsed.ok) throw new ApiError(400, 'invalid_json', 'The request body is not valid JSON');
+				return parsed.value;
+			},
+			bearer,
+			now,
+		};
+		const answer = process(context, () => (route ? route.handle(context, params) : unknownRoute(method, url.pathname)));
+		entry.notificationId = context.registeredId;
+
+		// Faults that strike after the request was processed: a send IS registered.
+		switch (fault?.kind) {
+			case 'resetAfter':
+				return reset();
+			case 'status5xx':
+				return send(faultAnswer(state, fault));
+			case 'malformedJson':
+				return send({ ...answer, rendered: { contentType: 'application/json; charset=utf-8', text: truncate(answer.rendered.text) } });
+			case 'delay': {
+				entry.status = answer.status;
+				const timer = setTimeout(() => {
+					heldAnswers.delete(timer);
+					if (!res.destroyed) write(res, answer);
+				}, fault.delayMs ?? 30_000);
+				heldAnswers.add(timer);
+				return;
+			}
+			default:
+				return send(answer);
+		}
+	}
+
+	function process(context: RequestContext, run: () => { status: number; body: unknown }): Answer {
+		try {
+			const reply = run();
+			return jsonAnswer(reply.status, reply.body);
+		} catch (error) {
+			if (error instanceof ApiError) return errorAnswer(context.state, error);
+			return internalError(context.state, error);
+		}
+	}
+
+	await new Promise<void>((resolve, reject) => {
+		server.once('error', reject);
+		server.listen(port, HOST, () => resolve());
+	});
+	baseUrl = `http://${HOST}:${(server.address() as AddressInfo).port}`;
+
+	return {
+		baseUrl,
+		close: async () => {
+			for (const timer of heldAnswers) clearTimeout(timer);
+			heldAnswers.clear();
+			await new Promise<void>((resolve) => {
+				server.close(() => resolve());
+				server.closeAllConnections();
+			});
+		},
+	};
+}
+
+/** resetAfter, delay, malformedJson and status5xx with afterProcessing let the request be processed first. */
+function strikesAfterProcessing(fault: FaultSpec): boolean {
+	if (fault.kind === 'status5xx') return fault.afterProcessing === true;
+	return fault.kind === 'resetAfter' || fault.kind === 'delay' || fault.kind === 'malformedJson';
+}
+
+/** The answer of a fault that replaces the real one (unauthorized, rateLimit, status5xx). */
+function faultAnswer(state: SandboxState, fault: FaultSpec): Answer {
+	switch (fault.kind) {
+		case 'unauthorized':
+			return errorAnswer(state, new ApiError(401, 'unauthorized', 'Bearer token rejected', undefined, [], { 'www-authenticate': 'Bearer' }));
+		case 'rateLimit': {
+			const seconds = String(fault.retryAfterSeconds ?? 1);
+			return errorAnswer(state, new ApiError(429, 'rate_limited', 'Too many requests; retry later', undefined, [], { 'retry-after': seconds }));
+		}
+		default: {
+			const status = fault.status ?? 503;
+			return errorAnswer(state, new ApiError(status, 'platform_error', 'Transient platform error; wait and retry'));
+		}
+	}
+}
+
+function errorAnswer(state: SandboxState, error: ApiError): Answer {
+	return { status: error.status, rendered: renderError(error, state.settings.errorShape), headers: error.headers };
+}
+
+function internalError(state: SandboxState, error: unknown): Answer {
+	const message = `Sandbox internal error: ${(error as Error)?.message ?? String(error)}`;
+	return errorAnswer(state, new ApiError(500, 'internal_error', message));
+}
+
+function jsonAnswer(status: number, body: unknown): Answer {
+	return { status, rendered: { contentType: 'application/json; charset=utf-8', text: JSON.stringify(body) } };
+}
+
+function write(res: ServerResponse, answer: Answer): void {
+	res.writeHead(answer.status, { 'content-type': answer.rendered.contentType, ...answer.headers });
+	res.end(answer.rendered.text);
+}
+
+/** Half of the real body: a JSON parser fails on it, as on a body cut by a proxy. */
+function truncate(text: string): string {
+	return text.slice(0, Math.max(1, Math.floor(text.length / 2)));
+}
+
+function parseJson(raw: string): { ok: true; value: unknown } | { ok: false } {
+	if (raw.trim() === '') return { ok: true, value: undefined };
+	try {
+		return { ok: true, value: JSON.parse(raw) };
+	} catch {
+		return { ok: false };
+	}
+}
+
+/** The body as text, or undefined when it is too large. */
+function readBody(req: IncomingMessage): Promise<string | undefined> {
+	return new Promise((resolve, reject) => {
+		const chunks: Buffer[] = [];
+		let size = 0;
+		req.on('data', (chunk: Buffer) => {
+			size += chunk.length;
+			if (size <= MAX_BODY_BYTES) chunks.push(chunk);
+		});
+		req.on('end', () => resolve(size > MAX_BODY_BYTES ? undefined : Buffer.concat(chunks).toString('utf8')));
+		req.on('error', reject);
+	});
+}

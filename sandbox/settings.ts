@@ -1,0 +1,73 @@
+import { z } from 'zod';
+import { ERROR_SHAPES, LIST_SHAPES, type ErrorShape, type ListShape, type SandboxSettings } from './types';
+
+/** The documented default of every "not shown" choice (see README, conformance table). */
+export const DEFAULT_SETTINGS: SandboxSettings = {
+	listShape: 'envelope',
+	errorShape: 'okFalse',
+	tokenLifetimeSeconds: 3600, // spec Authentication 4
+	listIncludesTargets: true,
+	recordIncludesAnnouncementId: false, // the record table does not list it
+	listDefaultLimit: 100,
+	userListDefaultLimit: 100,
+	userListOverLimit: 'clamp',
+	scheduledAtWithoutZoneStatus: 400,
+	tenantIdPolicy: 'reject',
+	maxTitleLength: null,
+	maxBodyLength: null,
+	maxRecipients: null,
+	deliveryMs: 1500,
+	scheduleLatenessMs: 0,
+	retriesVisible: true,
+	autoTapShare: 0,
+	autoTapAfterMs: 60_000,
+};
+
+const nonNegativeInt = z.number().int().nonnegative();
+const limitOrNull = z.number().int().positive().nullable();
+
+/** Checks a partial settings object (from options, a test, or POST /__sandbox/settings). */
+export const settingsPatchSchema = z
+	.object({
+		listShape: z.enum(LIST_SHAPES as [ListShape, ...ListShape[]]),
+		errorShape: z.enum(ERROR_SHAPES as [ErrorShape, ...ErrorShape[]]),
+		tokenLifetimeSeconds: z.number().int().positive(),
+		listIncludesTargets: z.boolean(),
+		recordIncludesAnnouncementId: z.boolean(),
+		listDefaultLimit: z.number().int().min(1).max(1000),
+		userListDefaultLimit: z.number().int().min(1).max(1000),
+		userListOverLimit: z.enum(['clamp', 'reject']),
+		scheduledAtWithoutZoneStatus: z.union([z.literal(400), z.literal(422)]),
+		tenantIdPolicy: z.enum(['reject', 'ignore']),
+		maxTitleLength: limitOrNull,
+		maxBodyLength: limitOrNull,
+		maxRecipients: limitOrNull,
+		deliveryMs: nonNegativeInt,
+		scheduleLatenessMs: nonNegativeInt,
+		retriesVisible: z.boolean(),
+		autoTapShare: z.number().min(0).max(1),
+		autoTapAfterMs: nonNegativeInt,
+	})
+	.partial()
+	.strict();
+
+/** Picks the settings fields out of an object that may hold other options too. */
+export function pickSettings(source: object): Partial<SandboxSettings> {
+	const picked: Record<string, unknown> = {};
+	for (const key of Object.keys(DEFAULT_SETTINGS)) {
+		const value = (source as Record<string, unknown>)[key];
+		if (value !== undefined) picked[key] = value;
+	}
+	return picked as Partial<SandboxSettings>;
+}
+
+/** Validates a patch; throws an Error naming the bad setting. */
+export function checkSettingsPatch(patch: unknown): Partial<SandboxSettings> {
+	const result = settingsPatchSchema.safeParse(patch);
+	if (!result.success) {
+		const issue = result.error.issues[0];
+		const where = issue.path.join('.') || '(settings)';
+		throw new Error(`invalid sandbox setting ${where}: ${issue.message}`);
+	}
+	return result.data as Partial<SandboxSettings>;
+}

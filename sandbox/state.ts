@@ -1,0 +1,104 @@
+import { Auth } from './auth';
+import { SandboxClock } from './clock';
+import { SeededOrg, makeCredential, type OrgCredential } from './directory';
+import { FaultBook } from './http/faults';
+import { RequestLog } from './http/requestLog';
+import { internalRecord, NotificationStore, type StoredNotification } from './notifications/store';
+import { checkSettingsPatch, DEFAULT_SETTINGS, pickSettings } from './settings';
+import type { FaultSpec, NotificationRecord, SandboxCredential, SandboxOptions, SandboxSettings } from './types';
+
+export const PRIMARY_ORG_ID = 'org-primary';
+export const SECONDARY_ORG_ID = 'org-secondary';
+
+/**
+ * Everything the sandbox knows, shared by the public API, the admin API and the library facade.
+ * The seeded part (orgs, users, devices, credentials) never changes; the rest is cleared by reset().
+ */
+export class SandboxState {
+	readonly clock: SandboxClock;
+	readonly primary: SeededOrg;
+	readonly secondary: SeededOrg;
+	readonly nonAdminCredential: SandboxCredential;
+	readonly auth: Auth;
+	readonly store = new NotificationStore();
+	readonly faults = new FaultBook();
+	readonly log = new RequestLog();
+	/** The settings at start, which reset() goes back to. */
+	private readonly startSettings: SandboxSettings;
+	private current: SandboxSettings;
+
+	constructor(options: SandboxOptions = {}) {
+		const seed = options.seed ?? 1;
+		this.clock = new SandboxClock(options.clock ?? 'real', options.startTime);
+		this.startSettings = { ...DEFAULT_SETTINGS, ...checkSettingsPatch(pickSettings(options)) };
+		this.current = { ...this.startSettings };
+		this.primary = new SeededOrg(PRIMARY_ORG_ID, 'Primary Org', options.seedUsers ?? 200, seed, 'primary.example.com');
+		this.secondary = new SeededOrg(SECONDARY_ORG_ID, 'Secondary Org', options.secondaryUsers ?? 50, seed, 'secondary.example.com');
+		this.nonAdminCredential = makeCredential(seed, PRIMARY_ORG_ID, 'non-admin');
+		const credentials: OrgCredential[] = [
+			{ ...pickCredential(this.primary), orgId: PRIMARY_ORG_ID, admin: true },
+			{ ...pickCredential(this.secondary), orgId: SECONDARY_ORG_ID, admin: true },
+			{ ...this.nonAdminCredential, orgId: PRIMARY_ORG_ID, admin: false },
+		];
+		this.auth = new Auth(credentials);
+	}
+
+	get settings(): SandboxSettings {
+		return this.current;
+	}
+
+	configure(patch: Partial<SandboxSettings>): void {
+		this.current = { ...this.current, ...checkSettingsPatch(patch) };
+	}
+
+	org(idOrAlias: string): SeededOrg {
+		if (idOrAlias === 'primary' || idOrAlias === PRIMARY_ORG_ID) return this.primary;
+		if (idOrAlias === 'secondary' || idOrAlias === SECONDARY_ORG_ID) return this.secondary;
+		throw new Error(`unknown org ${idOrAlias}; use primary, secondary, ${PRIMARY_ORG_ID} or ${SECONDARY_ORG_ID}`);
+	}
+
+	addFault(fault: FaultSpec): void {
+		this.faults.add(fault);
+	}
+
+	tap(notificationId: string, userId: string, deviceIndex?: number): void {
+		this.store.tap(notificationId, userId, this.clock.now(), deviceIndex);
+	}
+
+	view(stored: StoredNotification) {
+		return this.store.view(stored, this.clock.now(), this.current.retriesVisible);
+	}
+
+	notifications(orgId?: string): NotificationRecord[] {
+		const scope = orgId === undefined ? undefined : this.org(orgId).id;
+		return this.store
+			.list(scope)
+			.reverse() // registration order, oldest first
+			.map((stored) => internalRecord(stored, this.view(stored)));
+	}
+
+	/** In how many sends (not canceled) each user of the org(s) is a recipient. */
+	deliveriesByUser(orgId?: string): Map<string, number> {
+		const scope = orgId === undefined ? undefined : this.org(orgId).id;
+		const perUser = new Map<string, number>();
+		for (const stored of this.store.list(scope)) {
+			if (stored.timeline.canceledAt !== null) continue;
+			for (const userId of stored.ownTargetIds) perUser.set(userId, (perUser.get(userId) ?? 0) + 1);
+		}
+		return perUser;
+	}
+
+	/** Back to the seeded state: users, devices and credentials identical; sends, log, counts,
+	 * faults and revocations cleared; settings back to the start options. The clock keeps its time. */
+	reset(): void {
+		this.store.clear();
+		this.log.clear();
+		this.faults.clear();
+		this.auth.restoreRevoked();
+		this.current = { ...this.startSettings };
+	}
+}
+
+function pickCredential(credential: SandboxCredential): SandboxCredential {
+	return { clientId: credential.clientId, clientSecret: credential.clientSecret, refreshToken: credential.refreshToken };
+}
