@@ -26,15 +26,12 @@ interface Problem extends FieldProblem {
 }
 
 const nonBlank = z.string().trim().min(1);
-const httpsUrl = z
-	.string()
-	.url()
-	.refine((value) => new URL(value).protocol === 'https:', 'must be a public https URL');
 /** ISO 8601 date-time with an explicit zone: `Z`, ±hh:mm or ±hhmm. */
 const ISO_WITH_ZONE = /^(\d{4})-(\d{2})-(\d{2})T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/i;
 const ISO_WITHOUT_ZONE = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?$/i;
 /** Spec: "Public https address of a JPG or PNG image". Paths without an extension are accepted (CDNs). */
 const IMAGE_EXTENSION = /\.(jpe?g|png)$/i;
+const HAS_EXTENSION = /\.[a-z0-9]{2,5}$/i;
 
 export function validateSend(raw: unknown, settings: SandboxSettings): SendInput {
 	if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
@@ -74,9 +71,9 @@ export function validateSend(raw: unknown, settings: SandboxSettings): SendInput
 
 	const imageUrl = input.image_url;
 	if (imageUrl !== undefined && imageUrl !== null) {
-		const parsed = httpsUrl.safeParse(imageUrl);
-		if (!parsed.success) invalid('image_url', 'image_url must be a public https URL of a JPG or PNG image');
-		else if (/\.[a-z0-9]{2,5}$/i.test(new URL(parsed.data).pathname) && !IMAGE_EXTENSION.test(new URL(parsed.data).pathname)) {
+		const url = typeof imageUrl === 'string' ? parseUrl(imageUrl) : undefined;
+		if (url?.protocol !== 'https:') invalid('image_url', 'image_url must be a public https URL of a JPG or PNG image');
+		else if (HAS_EXTENSION.test(url.pathname) && !IMAGE_EXTENSION.test(url.pathname)) {
 			invalid('image_url', 'image_url must point to a JPG or PNG image');
 		}
 	}
@@ -129,6 +126,14 @@ function isRealDateTime(value: string): boolean {
 	const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
 	const calendar = new Date(Date.UTC(year, month - 1, day));
 	return calendar.getUTCMonth() === month - 1 && calendar.getUTCDate() === day;
+}
+
+function parseUrl(value: string): URL | undefined {
+	try {
+		return new URL(value);
+	} catch {
+		return undefined;
+	}
 }
 
 function checkOptionalString(input: Record<string, unknown>, field: string, invalid: (field: string, message: string) => void) {
