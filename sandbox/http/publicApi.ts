@@ -75,8 +75,8 @@ export const PUBLIC_ROUTES: Route[] = [
 			const input = validateSend(context.json(), context.state.settings);
 			const stored = context.state.store.create(orgOf(context, credential), input, context.now, context.state.settings);
 			context.registeredId = stored.id;
-			const { status } = context.state.view(stored);
-			return ok({ ok: true, data: { id: stored.id, status } }, 202);
+			// Spec Send transitions: the answer says `sending` or `scheduled`, even if delivery is instant (deliveryMs 0).
+			return ok({ ok: true, data: { id: stored.id, status: stored.scheduled ? 'scheduled' : 'sending' } }, 202);
 		},
 	},
 	{

@@ -1,5 +1,4 @@
-import type { SandboxDevice } from '../types';
-import type { DeliveryRecord, DeliveryStatus, NotificationStats, SendStatus } from '../types';
+import type { DeliveryRecord, DeliveryStatus, NotificationStats, SandboxDevice, SendStatus } from '../types';
 
 /**
  * The life of a send is planned when it is registered and read at any clock time, so moving the

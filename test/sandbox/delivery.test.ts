@@ -200,7 +200,20 @@ describe('sandbox asynchronous delivery (spec "What the service does" 5-8, Send 
 	});
 });
 
-describe('sandbox delivery with the real clock', () => {
+describe('sandbox delivery timing switches', () => {
+	test('deliveryMs 0: delivered at once, yet the 202 still says sending', async () => {
+		const sandbox = await manualSandbox({ seedUsers: 20, deliveryMs: 0 });
+		try {
+			const token = await tokenFor(sandbox);
+			const { id, status } = await send(sandbox, token, sandbox.orgs.primary.usersOfKind('flaky', 1));
+			expect(status).toBe('sending');
+			expect((await detail(sandbox, token, id)).notification.status).toBe('sent');
+		} finally {
+			await sandbox.stop();
+		}
+	});
+
+
 	test('deliveries settle deliveryMs after the send without any clock call', async () => {
 		const sandbox = await startSandbox({ seedUsers: 20, deliveryMs: 40 });
 		try {
