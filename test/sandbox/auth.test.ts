@@ -122,6 +122,13 @@ describe('sandbox auth (spec Authentication, POST /auth/oauth/v2/refresh)', () =
 		expect(wrongType.body.error.field).toBe('client_id');
 	});
 
+	test('server-to-server only (spec "What the service does" 11): no CORS headers, preflight not served', async () => {
+		const token = await tokenFor(sandbox);
+		const answer = await call(sandbox, 'GET', '/user/list', { token });
+		expect(answer.headers.get('access-control-allow-origin')).toBeNull();
+		expect((await call(sandbox, 'OPTIONS', '/push-notification/send')).status).toBe(404);
+	});
+
 	test('requests are counted per endpoint, so "exactly one refresh" can be asserted', async () => {
 		const token = await tokenFor(sandbox);
 		await call(sandbox, 'GET', '/user/list', { token });

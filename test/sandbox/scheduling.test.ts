@@ -102,6 +102,14 @@ describe('sandbox scheduling and cancel (spec Send transitions, POST /push-notif
 		expect((await cancel(dispatched.id)).status).toBe(409);
 	});
 
+	test('a delivered send cannot be deleted: there is no delete endpoint (404), the send stays', async () => {
+		const { id } = await send(sandbox, token, [user]);
+		await settleDeliveries(sandbox);
+		const answer = await call(sandbox, 'DELETE', `/push-notification/${id}`, { token });
+		expect(answer.status).toBe(404);
+		expect((await detail(sandbox, token, id)).notification.status).toBe('sent');
+	});
+
 	test('the clock: advance and set move time; going backwards is refused', async () => {
 		const before = sandbox.clock.now();
 		await sandbox.clock.advance(1234);
