@@ -95,7 +95,7 @@ export async function startHttpServer(state: SandboxState, port: number): Promis
 			bearer,
 			now,
 		};
-		const answer = process(context, () => (route ? route.handle(context, params) : unknownRoute(method, url.pathname)));
+		const answer = runHandler(context, () => (route ? route.handle(context, params) : unknownRoute(method, url.pathname)));
 		entry.notificationId = context.registeredId;
 
 		// Faults that strike after the request was processed: a send IS registered.
@@ -120,7 +120,7 @@ export async function startHttpServer(state: SandboxState, port: number): Promis
 		}
 	}
 
-	function process(context: RequestContext, run: () => { status: number; body: unknown }): Answer {
+	function runHandler(context: RequestContext, run: () => { status: number; body: unknown }): Answer {
 		try {
 			const reply = run();
 			return jsonAnswer(reply.status, reply.body);
