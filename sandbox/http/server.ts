@@ -28,6 +28,10 @@ export async function startHttpServer(state: SandboxState, port: number): Promis
 	const heldAnswers = new Set<NodeJS.Timeout>();
 	let baseUrl = '';
 	const server = createServer((req, res) => {
+		// The Date header tells the sandbox's own (possibly manual) clock, as a real server's tells its
+		// clock: clients compare created_at with it (the send lookup after a lost answer does).
+		res.sendDate = false;
+		res.setHeader('date', new Date(state.clock.now()).toUTCString());
 		handle(req, res).catch((error) => {
 			if (!res.headersSent && !res.destroyed) write(res, internalError(state, error));
 		});

@@ -98,3 +98,19 @@ describe('sandbox request log, counts and reset (issue 3 "Request log")', () => 
 		expect((await call(sandbox, 'GET', '/user/list', { token })).status).toBe(200); // issued tokens survive a reset
 	});
 });
+
+describe('Date header', () => {
+	it("tells the sandbox's clock, so clients can compare created_at with the server's time", async () => {
+		const { startSandbox } = await import('../../sandbox');
+		const sandbox = await startSandbox({ clock: 'manual', startTime: '2030-01-02T03:04:05.000Z', seedUsers: 20 });
+		try {
+			const response = await fetch(`${sandbox.baseUrl}/user-device/users`);
+			expect(response.headers.get('date')).toBe('Wed, 02 Jan 2030 03:04:05 GMT');
+			await sandbox.clock.advance(60_000);
+			const later = await fetch(`${sandbox.baseUrl}/user-device/users`);
+			expect(later.headers.get('date')).toBe('Wed, 02 Jan 2030 03:05:05 GMT');
+		} finally {
+			await sandbox.stop();
+		}
+	});
+});
