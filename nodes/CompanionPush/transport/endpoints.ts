@@ -102,6 +102,7 @@ export async function cancelNotification(
 		const apiError = error as NodeApiError;
 		apiError.message = `Notification ${notificationId} can no longer be canceled: it is "${current.notification.status}", and only a scheduled send can be canceled`;
 		apiError.description = 'The send already left. A delivered notification cannot be taken back.';
+		apiError.context.currentStatus = current.notification.status;
 		throw apiError;
 	}
 }
