@@ -14,7 +14,9 @@ export function renewalMarginMs(lifetimeSeconds: number): number {
 	return Math.min(5 * 60 * 1000, (lifetimeSeconds * 1000) / 12);
 }
 
-const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
+const LOOPBACK_HOSTS = new Set(['localhost', '[::1]', '::1']);
+/** 127.0.0.0/8 as an IPv4 literal only: a name such as `127.0.0.1.example.com` is not loopback. */
+const LOOPBACK_IPV4 = /^127(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3}$/;
 
 /** The API needs https (its calls carry secrets); plain http is accepted only on loopback, for the sandbox. */
 export function checkBaseUrl(baseUrl: unknown): string {
@@ -27,7 +29,7 @@ export function checkBaseUrl(baseUrl: unknown): string {
 			`Base URL "${text}" is not a valid URL. Use the API address you were given, e.g. https://api.example.com`,
 		);
 	}
-	const isLoopback = LOOPBACK_HOSTS.has(url.hostname) || url.hostname.startsWith('127.');
+	const isLoopback = LOOPBACK_HOSTS.has(url.hostname) || LOOPBACK_IPV4.test(url.hostname);
 	if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopback)) {
 		throw new Error(
 			`Base URL must start with https:// (got "${url.protocol}//${url.host}"). Plain http is only accepted for a local sandbox on 127.0.0.1 or localhost.`,
