@@ -2,7 +2,7 @@
 // The lint gate, in two parts:
 // 1. n8n's verification: the real `n8n-node lint` (strict mode: it first checks eslint.config.mjs
 //    is the unchanged template, then runs `eslint .` with the Cloud rules) over exactly what ships:
-//    package.json, eslint.config.mjs, tsconfig, credentials/ and nodes/, staged in a temp folder.
+//    package.json, eslint.config.mjs, tsconfig, credentials/, nodes/ and icons/, staged in a temp folder.
 // 2. The dev code (sandbox, tests, benchmarks, scripts) with eslint.dev.config.mjs.
 // Both must end with 0 errors and 0 warnings.
 const { spawnSync } = require('node:child_process');
@@ -20,7 +20,7 @@ function run(command, args, cwd) {
 
 const stage = fs.mkdtempSync(path.join(os.tmpdir(), 'companion-push-lint-'));
 try {
-	for (const entry of ['package.json', 'eslint.config.mjs', 'tsconfig.json', 'credentials', 'nodes']) {
+	for (const entry of ['package.json', 'eslint.config.mjs', 'tsconfig.json', 'credentials', 'nodes', 'icons']) {
 		fs.cpSync(path.join(root, entry), path.join(stage, entry), { recursive: true });
 	}
 	fs.symlinkSync(path.join(root, 'node_modules'), path.join(stage, 'node_modules'), 'dir');

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 
-import type { NodeApiError } from 'n8n-workflow';
+import { NodeApiError, NodeOperationError } from 'n8n-workflow';
+import type { JsonObject } from 'n8n-workflow';
 
 import { apiRequest, apiRequestWithHeaders } from './request';
 import type { CompanionPushContext } from './request';
@@ -94,16 +95,17 @@ export async function cancelNotification(
 		);
 		return { message: response.message ?? 'Push notification canceled', alreadyCanceled: false };
 	} catch (error) {
-		if ((error as NodeApiError).httpCode !== '409') throw error;
+		if (!(error instanceof NodeApiError) || error.httpCode !== '409') {
+			throw error instanceof NodeOperationError ? error : new NodeApiError(context.getNode(), error as JsonObject);
+		}
 		const current = await getNotification(context, notificationId, itemIndex);
 		if (current.notification.status === 'canceled') {
 			return { message: 'Push notification canceled', alreadyCanceled: true };
 		}
-		const apiError = error as NodeApiError;
-		apiError.message = `Notification ${notificationId} can no longer be canceled: it is "${current.notification.status}", and only a scheduled send can be canceled`;
-		apiError.description = 'The send already left. A delivered notification cannot be taken back.';
-		apiError.context.currentStatus = current.notification.status;
-		throw apiError;
+		error.message = `Notification ${notificationId} can no longer be canceled: it is "${current.notification.status}", and only a scheduled send can be canceled`;
+		error.description = 'The send already left. A delivered notification cannot be taken back.';
+		error.context.currentStatus = current.notification.status;
+		throw new NodeApiError(context.getNode(), error as unknown as JsonObject); // hands back `error` itself
 	}
 }
 

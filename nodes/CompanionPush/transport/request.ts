@@ -34,16 +34,12 @@ export interface ApiCall {
 }
 
 export interface ApiResponse {
+	/** The HTTP status, or 0 when no answer came back (connection failed, reset, timed out). */
 	status: number;
 	body: unknown;
 	headers: Record<string, unknown>;
-}
-
-/** No answer came back: the connection failed, was reset, or timed out. */
-export class NoAnswerError extends Error {
-	constructor(readonly code: string) {
-		super(`no answer (${code})`);
-	}
+	/** Why no answer came back (ECONNRESET, ETIMEDOUT ...), when status is 0. */
+	noAnswer?: string;
 }
 
 // Forced renewals under way, per credential, so that items or polls running at the same time
@@ -112,8 +108,7 @@ async function sendOnce(
 		return { status: response.statusCode, body: response.body, headers: response.headers ?? {} };
 	} catch (error) {
 		// The error n8n wraps here still holds the request (and its headers): keep only the code.
-		if (error instanceof NodeOperationError) throw error;
-		throw new NoAnswerError(errorCode(error));
+		return { status: 0, body: undefined, headers: {}, noAnswer: errorCode(error) };
 	}
 }
 
@@ -145,8 +140,8 @@ async function sendWithRenewedToken(
 
 /**
  * One HTTP exchange through n8n's authenticated request helper: the token is renewed before
- * expiry, and a 401 renews it and retries once only. Returns any status; throws
- * `NoAnswerError` when nothing came back.
+ * expiry, and a 401 renews it and retries once only. Returns any status, or status 0 when
+ * nothing came back.
  */
 export async function exchange(context: CompanionPushContext, call: ApiCall): Promise<ApiResponse> {
 	const credentials = await context.getCredentials(CREDENTIAL_TYPE, call.itemIndex);
@@ -193,23 +188,16 @@ export async function apiRequestWithHeaders<T>(
 	schema: ZodType<T, ZodTypeDef, unknown>,
 ): Promise<{ value: T; headers: Record<string, unknown> }> {
 	for (let attempt = 1; ; attempt++) {
-		let response: ApiResponse | undefined;
-		let noAnswer: NoAnswerError | undefined;
-		try {
-			response = await exchange(context, call);
-		} catch (error) {
-			if (!(error instanceof NoAnswerError)) throw error;
-			noAnswer = error;
-		}
-		const succeeded = response !== undefined && response.status >= 200 && response.status < 300;
-		const json = succeeded ? readJson(response!.body) : undefined;
-		if (json?.ok) return { value: parseResponse(context, call, schema, json.value), headers: response!.headers };
-		const retryable = noAnswer !== undefined || json !== undefined || isRetryableStatus(response!.status);
-		const delay = retryable ? nextDelayMs(attempt, response?.headers['retry-after'], Date.now()) : undefined;
+		const response = await exchange(context, call);
+		const succeeded = response.status >= 200 && response.status < 300;
+		const json = succeeded ? readJson(response.body) : undefined;
+		if (json?.ok) return { value: parseResponse(context, call, schema, json.value), headers: response.headers };
+		const retryable = response.noAnswer !== undefined || json !== undefined || isRetryableStatus(response.status);
+		const delay = retryable ? nextDelayMs(attempt, response.headers['retry-after'], Date.now()) : undefined;
 		if (delay === undefined) {
-			if (noAnswer) throw networkError(context.getNode(), call.action, noAnswer.code, call.itemIndex);
-			if (json) throw unexpectedResponse(context.getNode(), call.action, response!.body, call.itemIndex);
-			throw apiError(context.getNode(), { ...response!, action: call.action, itemIndex: call.itemIndex });
+			if (response.noAnswer) throw networkError(context.getNode(), call.action, response.noAnswer, call.itemIndex);
+			if (json) throw unexpectedResponse(context.getNode(), call.action, response.body, call.itemIndex);
+			throw apiError(context.getNode(), { ...response, action: call.action, itemIndex: call.itemIndex });
 		}
 		await sleep(delay);
 	}

@@ -3,7 +3,7 @@ import type { JsonObject } from 'n8n-workflow';
 
 import { listNotifications, getNotification } from './endpoints';
 import { apiError, networkError, unexpectedResponse } from './errors';
-import { exchange, NoAnswerError, readJson } from './request';
+import { exchange, readJson } from './request';
 import type { ApiResponse, CompanionPushContext } from './request';
 import { nextDelayMs } from './retry';
 import { sendAcceptedSchema } from './schemas';
@@ -118,15 +118,8 @@ export async function sendNotification(
 	const firstTryStartedAt = Date.now();
 	const call = { method: 'POST' as const, path: '/push-notification/send', body: { ...request }, action, itemIndex };
 	for (let attempt = 1; ; attempt++) {
-		let response: ApiResponse | undefined;
-		let lostAnswer: string | undefined;
-		try {
-			response = await exchange(context, call);
-		} catch (error) {
-			if (!(error instanceof NoAnswerError)) throw error;
-			lostAnswer = error.code;
-		}
-		if (response && response.status >= 200 && response.status < 300) {
+		const response: ApiResponse = await exchange(context, call);
+		if (response.status >= 200 && response.status < 300) {
 			const json = readJson(response.body);
 			const accepted = json.ok ? sendAcceptedSchema.safeParse(json.value) : undefined;
 			if (accepted?.success) {
@@ -136,7 +129,7 @@ export async function sendNotification(
 			// Accepted, but the id is unreadable: it must not be sent again.
 			throw unexpectedResponse(context.getNode(), `${action} (accepted, not re-sent)`, response.body, itemIndex);
 		}
-		if (response && response.status >= 500) lostAnswer = `HTTP ${response.status}`;
+		const lostAnswer = response.noAnswer ?? (response.status >= 500 ? `HTTP ${response.status}` : undefined);
 		if (lostAnswer) {
 			let registered: ListedNotification | undefined;
 			try {
@@ -149,14 +142,14 @@ export async function sendNotification(
 				return { id: registered.id, status: registered.status ?? 'sending', recoveredAfter: lostAnswer, attempts: attempt };
 			}
 		}
-		const retryable = lostAnswer !== undefined || response?.status === 429;
-		const delay = retryable ? nextDelayMs(attempt, response?.headers['retry-after'], Date.now()) : undefined;
+		const retryable = lostAnswer !== undefined || response.status === 429;
+		const delay = retryable ? nextDelayMs(attempt, response.headers['retry-after'], Date.now()) : undefined;
 		if (delay === undefined) {
-			if (response) throw apiError(context.getNode(), { ...response, action, itemIndex });
+			if (!response.noAnswer) throw apiError(context.getNode(), { ...response, action, itemIndex });
 			throw networkError(
 				context.getNode(),
 				action,
-				lostAnswer ?? 'unknown',
+				response.noAnswer,
 				itemIndex,
 				'The send was not registered (checked in the list of sends): retry later.',
 			);

@@ -1,0 +1,57 @@
+import type { INodeProperties } from 'n8n-workflow';
+
+import * as cancel from './cancel.operation';
+import * as get from './get.operation';
+import * as getMany from './getMany.operation';
+import * as schedule from './schedule.operation';
+import * as send from './send.operation';
+
+export const operations = { send, schedule, cancel, get, getMany };
+
+export const description: INodeProperties[] = [
+	{
+		displayName: 'Operation',
+		name: 'operation',
+		type: 'options',
+		noDataExpression: true,
+		displayOptions: { show: { resource: ['notification'] } },
+		default: 'send',
+		options: [
+			{
+				name: 'Cancel',
+				value: 'cancel',
+				action: 'Cancel a scheduled notification',
+				description: 'Cancel a send that is still scheduled',
+			},
+			{
+				name: 'Get',
+				value: 'get',
+				action: 'Get the status of a notification',
+				description: 'Get a send with its counters and deliveries, optionally waiting for its final status',
+			},
+			{
+				name: 'Get Many',
+				value: 'getMany',
+				action: 'Get many notifications',
+				description: "List the organization's sends, newest first",
+			},
+			{
+				name: 'Schedule',
+				value: 'schedule',
+				action: 'Schedule a notification',
+				description: 'Send a notification at a set date and time',
+			},
+			{
+				name: 'Send',
+				value: 'send',
+				action: 'Send a notification',
+				description: 'Send a notification now',
+			},
+		],
+	},
+	...send.description,
+	...schedule.description,
+	...cancel.description,
+	...get.description,
+	...getMany.description,
+];

@@ -1,0 +1,52 @@
+import { NodeApiError } from 'n8n-workflow';
+import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
+
+import { cancelNotification } from '../../transport';
+import { asNodeError, forEachItem } from '../item-loop';
+import { notificationIdField, readNotificationId } from './notification-id';
+
+const show = { resource: ['notification'], operation: ['cancel'] };
+
+export const description: INodeProperties[] = [
+	notificationIdField('cancel'),
+	{
+		displayName: 'Only a scheduled send can be canceled. A notification that already went out cannot be taken back.',
+		name: 'cancelNotice',
+		type: 'notice',
+		default: '',
+		displayOptions: { show },
+	},
+	{
+		displayName: 'Options',
+		name: 'options',
+		type: 'collection',
+		placeholder: 'Add Option',
+		default: {},
+		displayOptions: { show },
+		options: [
+			{
+				displayName: 'Ignore If Not Scheduled',
+				name: 'ignoreIfNotScheduled',
+				type: 'boolean',
+				default: false,
+				description:
+					'Whether a send that already left gives an output item (canceled: false, with its status) instead of an error',
+			},
+		],
+	},
+];
+
+export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[]> {
+	return await forEachItem(this, async (itemIndex) => {
+		const notificationId = readNotificationId(this, itemIndex);
+		const options = this.getNodeParameter('options', itemIndex, {}) as { ignoreIfNotScheduled?: boolean };
+		try {
+			const result = await cancelNotification(this, notificationId, itemIndex);
+			return { id: notificationId, canceled: true, status: 'canceled', message: result.message, alreadyCanceled: result.alreadyCanceled };
+		} catch (error) {
+			const refusedAsNotScheduled = error instanceof NodeApiError && error.httpCode === '409';
+			if (!refusedAsNotScheduled || !options.ignoreIfNotScheduled) throw asNodeError(this, error, itemIndex);
+			return { id: notificationId, canceled: false, status: error.context.currentStatus, message: error.message };
+		}
+	});
+}

@@ -1,0 +1,89 @@
+import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
+
+import { getNotification } from '../../transport';
+import { fieldError, forEachItem } from '../item-loop';
+import { notificationIdField, readNotificationId } from './notification-id';
+import { waitFields, waitForFinalStatus } from './wait';
+
+const show = { resource: ['notification'], operation: ['get'] };
+
+export const description: INodeProperties[] = [
+	notificationIdField('get'),
+	{
+		displayName: 'Options',
+		name: 'options',
+		type: 'collection',
+		placeholder: 'Add Option',
+		default: {},
+		displayOptions: { show },
+		options: [
+			{
+				displayName: 'Deliveries',
+				name: 'deliveries',
+				type: 'options',
+				default: 'include',
+				description: 'What to do with the delivery entries (one per phone, or one "no_device" entry per user without an active app)',
+				options: [
+					{ name: 'Include', value: 'include', description: 'In a "deliveries" list on the item' },
+					{ name: 'Omit', value: 'omit', description: 'Only the notification record and its counters' },
+					{ name: 'Split Into Items', value: 'split', description: 'One output item per delivery entry' },
+				],
+			},
+			{
+				displayName: 'Wait for Final Status',
+				name: 'waitForFinalStatus',
+				type: 'boolean',
+				default: false,
+				description:
+					'Whether to keep checking, with growing intervals, until the send leaves "sending"/"scheduled" or the timeout passes',
+			},
+			{
+				displayName: 'Wait Timeout (Seconds)',
+				name: 'waitTimeout',
+				type: 'number',
+				default: 120,
+				typeOptions: { minValue: 1 },
+				description: 'How long to wait for the final status at most; the output says whether it was reached',
+			},
+		],
+	},
+];
+
+export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[]> {
+	return await forEachItem(this, async (itemIndex) => {
+		const notificationId = readNotificationId(this, itemIndex);
+		const options = this.getNodeParameter('options', itemIndex, {}) as IDataObject;
+		const deliveriesMode = (options.deliveries as string) ?? 'include';
+		if (!['include', 'omit', 'split'].includes(deliveriesMode)) {
+			throw fieldError(this, 'Deliveries', `has an unknown value "${deliveriesMode}"`, itemIndex);
+		}
+		let waited: IDataObject = {};
+		let detail;
+		if (options.waitForFinalStatus === true) {
+			const timeout = Number(options.waitTimeout ?? 120);
+			if (!Number.isFinite(timeout) || timeout <= 0) {
+				throw fieldError(this, 'Wait Timeout (Seconds)', `must be a positive number (got ${String(options.waitTimeout)})`, itemIndex);
+			}
+			const result = await waitForFinalStatus(this, notificationId, timeout, itemIndex);
+			detail = result.detail;
+			waited = waitFields(result);
+		} else {
+			detail = await getNotification(this, notificationId, itemIndex);
+		}
+		const { notification, deliveries } = detail;
+		if (deliveriesMode === 'split') {
+			return deliveries.map((delivery, deliveryIndex) => ({
+				notificationId: notification.id,
+				title: notification.title,
+				notificationStatus: notification.status,
+				deliveryIndex,
+				...delivery,
+			}));
+		}
+		return {
+			...notification,
+			...waited,
+			...(deliveriesMode === 'include' ? { deliveries } : {}),
+		} as IDataObject;
+	});
+}

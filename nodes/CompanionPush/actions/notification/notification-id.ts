@@ -1,0 +1,30 @@
+import type { IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+
+import { fieldError } from '../item-loop';
+
+/** The "Notification ID" field of Get and Cancel. */
+export function notificationIdField(operation: string): INodeProperties {
+	return {
+		displayName: 'Notification ID',
+		name: 'notificationId',
+		type: 'string',
+		required: true,
+		default: '',
+		placeholder: 'e.g. 7f3c9a12',
+		description: 'The ID the API gave the send, found in the output of Send or Schedule',
+		displayOptions: { show: { resource: ['notification'], operation: [operation] } },
+	};
+}
+
+export function readNotificationId(context: IExecuteFunctions, itemIndex: number): string {
+	const value = context.getNodeParameter('notificationId', itemIndex, '');
+	if (typeof value !== 'string' && typeof value !== 'number') {
+		throw fieldError(context, 'Notification ID', 'must be one ID (text)', itemIndex);
+	}
+	const notificationId = String(value).trim();
+	if (notificationId === '') throw fieldError(context, 'Notification ID', 'is empty', itemIndex);
+	if (/[/?#\s]/.test(notificationId)) {
+		throw fieldError(context, 'Notification ID', `is not a valid ID: "${notificationId.slice(0, 60)}"`, itemIndex);
+	}
+	return notificationId;
+}

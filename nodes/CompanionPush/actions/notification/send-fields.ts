@@ -1,0 +1,238 @@
+import type { INodeProperties } from 'n8n-workflow';
+
+/** The fields shared by Send and Schedule, shown for the given operation. */
+export function sendFields(operation: 'send' | 'schedule'): INodeProperties[] {
+	const show = { resource: ['notification'], operation: [operation] };
+	return [
+		{
+			displayName:
+				'Sending is asynchronous: the API accepts the send (202) and delivers in the background. Acceptance is not delivery: use "Wait for Final Status", the Get operation or the Companion Push Trigger to follow up. A send is never repeated by this node, so nobody is notified twice.',
+			name: 'asyncNotice',
+			type: 'notice',
+			default: '',
+			displayOptions: { show },
+		},
+		{
+			displayName: 'Title',
+			name: 'title',
+			type: 'string',
+			required: true,
+			default: '',
+			placeholder: 'Your order has shipped',
+			description: 'Visible title. The API recommends at most 50 characters; longer titles go out with a warning.',
+			displayOptions: { show },
+		},
+		{
+			displayName: 'Body',
+			name: 'body',
+			type: 'string',
+			required: true,
+			default: '',
+			typeOptions: { rows: 3 },
+			placeholder: 'Order 1042 is on its way',
+			description: 'Message text. The API recommends at most 150 characters; longer texts go out with a warning.',
+			displayOptions: { show },
+		},
+		{
+			displayName: 'Audience',
+			name: 'audience',
+			type: 'options',
+			default: 'userIds',
+			options: [
+				{
+					name: 'A User From the List',
+					value: 'user',
+					description: 'Pick one user of the organization',
+				},
+				{
+					name: 'All Users',
+					value: 'allUsers',
+					description: 'Everyone in the organization, read from the user list at run time',
+				},
+				{
+					name: 'User IDs',
+					value: 'userIds',
+					description: 'The user IDs you give (service user IDs, not e-mails)',
+				},
+				{
+					name: 'Users With an Active App',
+					value: 'activeUsers',
+					description: 'Users who can receive notifications now, read at run time',
+				},
+			],
+			displayOptions: { show },
+		},
+		{
+			displayName: 'User IDs',
+			name: 'userIds',
+			type: 'string',
+			required: true,
+			default: '',
+			placeholder: 'e.g. 1001, 1002, 1003',
+			description:
+				'Service user IDs separated by commas, spaces or new lines, or a list given by an expression. Duplicates are removed. IDs of other organizations are silently not notified.',
+			displayOptions: { show: { ...show, audience: ['userIds'] } },
+		},
+		{
+			displayName: 'User',
+			name: 'user',
+			type: 'resourceLocator',
+			required: true,
+			default: { mode: 'list', value: '' },
+			description: 'The user to notify',
+			displayOptions: { show: { ...show, audience: ['user'] } },
+			modes: [
+				{
+					displayName: 'From List',
+					name: 'list',
+					type: 'list',
+					typeOptions: { searchListMethod: 'searchUsers', searchable: true },
+				},
+				{
+					displayName: 'By ID',
+					name: 'id',
+					type: 'string',
+					placeholder: 'e.g. 1001',
+				},
+			],
+		},
+		{
+			displayName: 'Send Mode',
+			name: 'sendMode',
+			type: 'options',
+			default: 'perItem',
+			options: [
+				{
+					name: 'One Send per Input Item',
+					value: 'perItem',
+					description: 'Each input item makes its own send (for example one per order event)',
+				},
+				{
+					name: 'One Send for All Items',
+					value: 'combined',
+					description:
+						'The recipients of all input items are merged and de-duplicated into one send; title, body and fields come from the first item',
+				},
+			],
+			displayOptions: { show },
+		},
+		...(operation === 'schedule'
+			? ([
+					{
+						displayName: 'Scheduled At',
+						name: 'scheduledAt',
+						type: 'dateTime',
+						required: true,
+						default: '',
+						description:
+							"When the notification goes out. A time without a time zone is read in the workflow's time zone; the API always receives an explicit offset. Dispatch may come up to a couple of minutes late.",
+						displayOptions: { show },
+					},
+				] as INodeProperties[])
+			: []),
+		{
+			displayName: 'Additional Fields',
+			name: 'additionalFields',
+			type: 'collection',
+			placeholder: 'Add Field',
+			default: {},
+			displayOptions: { show },
+			options: [
+				{
+					displayName: 'Announcement ID',
+					name: 'announcementId',
+					type: 'string',
+					default: '',
+					description: 'Links the send to an announcement published in the service',
+				},
+				{
+					displayName: 'Custom Deeplink',
+					name: 'customDeeplink',
+					type: 'string',
+					default: '',
+					placeholder: 'companionapp://chat',
+					description: 'Used when Deeplink is "Custom". Must start with companionapp://.',
+				},
+				{
+					displayName: 'Deeplink',
+					name: 'deeplink',
+					type: 'options',
+					default: 'none',
+					description: 'The screen the app opens when the notification is tapped',
+					options: [
+						{ name: 'Announcement', value: 'announcement', description: 'Home, opening an announcement (give its ID)' },
+						{ name: 'Chat', value: 'chat', description: 'Conversation with the agent (companionapp://chat)' },
+						{ name: 'Coach', value: 'coach', description: 'Coach section (companionapp://coach)' },
+						{ name: 'Custom', value: 'custom', description: 'A companionapp:// value of your own' },
+						{ name: 'Home', value: 'home', description: 'Home screen (companionapp://home)' },
+						{ name: 'None', value: 'none', description: 'The app opens on its usual screen' },
+					],
+				},
+				{
+					displayName: 'Deeplink Announcement ID',
+					name: 'deeplinkAnnouncementId',
+					type: 'string',
+					default: '',
+					description:
+						'Used when Deeplink is "Announcement": the announcement to open. When empty, the Announcement ID field is used.',
+				},
+				{
+					displayName: 'Image URL',
+					name: 'imageUrl',
+					type: 'string',
+					default: '',
+					placeholder: 'https://example.com/picture.png',
+					description:
+						'Public https address of a JPG or PNG image. Some phones do not show images, so the message must make sense without it.',
+				},
+			],
+		},
+		{
+			displayName: 'Options',
+			name: 'options',
+			type: 'collection',
+			placeholder: 'Add Option',
+			default: {},
+			displayOptions: { show },
+			options: [
+				{
+					displayName: 'Batch Size',
+					name: 'batchSize',
+					type: 'number',
+					default: 1000,
+					typeOptions: { minValue: 1, maxValue: 1000 },
+					description:
+						'Recipients per send. Larger audiences are split into several sends, each with its own ID (the API recommends at most 1000).',
+				},
+				...(operation === 'schedule'
+					? ([
+							{
+								displayName: 'Send If Time Is Past',
+								name: 'sendIfPast',
+								type: 'boolean',
+								default: false,
+								description:
+									'Whether to send at once when Scheduled At is already past. Off: the item fails instead, so a late run never notifies people unexpectedly.',
+							},
+						] as INodeProperties[])
+					: []),
+				{
+					displayName: 'Wait for Final Status',
+					name: 'waitForFinalStatus',
+					type: 'boolean',
+					default: false,
+					description:
+						'Whether to wait, checking with growing intervals, until the send is delivered (sent, partially failed or failed) before the node finishes',
+				},
+				{
+					displayName: 'Wait Timeout (Seconds)',
+					name: 'waitTimeout',
+					type: 'number',
+					default: 120,
+					typeOptions: { minValue: 1 },
+					description: 'How long to wait for the final status at most; the output says whether it was reached',
+				},
+			],
+		},
+	];
+}

@@ -1,0 +1,245 @@
+import { NodeOperationError } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeExecutionData, IPairedItemData } from 'n8n-workflow';
+
+import { checkMessage, isProblem } from '../../helpers/message';
+import type { CheckedMessage } from '../../helpers/message';
+import { parseUserIds, toBatches, uniqueUserIds } from '../../helpers/recipients';
+import { toScheduledAtWithOffset } from '../../helpers/schedule-time';
+import { listActiveUserIds, listUsers, sendNotification } from '../../transport';
+import type { SendRequest } from '../../transport';
+import { asNodeError, errorItem, fieldError } from '../item-loop';
+import { waitFields, waitForFinalStatus } from './wait';
+
+type Audience = 'userIds' | 'user' | 'allUsers' | 'activeUsers';
+
+/** One input item, checked: everything needed to send it, read before anything is sent. */
+interface CheckedItem {
+	itemIndex: number;
+	message: CheckedMessage;
+	audience: Audience;
+	/** The recipients given on the item (for the userIds and user audiences). */
+	userIds: string[];
+	/** Absent for Send, and for a past time sent at once with "Send If Time Is Past". */
+	scheduledAtWithOffset?: string;
+	sentImmediately: boolean;
+	batchSize: number;
+	waitTimeoutSeconds?: number;
+}
+
+/** What one send goes out with: the lead item's message, the recipients, the items it stands for. */
+interface SendGroup {
+	lead: CheckedItem;
+	userIds: string[];
+	pairedItems: IPairedItemData[];
+}
+
+function checkItem(context: IExecuteFunctions, itemIndex: number, operation: 'send' | 'schedule'): CheckedItem {
+	const additional = context.getNodeParameter('additionalFields', itemIndex, {}) as IDataObject;
+	const options = context.getNodeParameter('options', itemIndex, {}) as IDataObject;
+	const message = checkMessage({
+		title: context.getNodeParameter('title', itemIndex, ''),
+		body: context.getNodeParameter('body', itemIndex, ''),
+		imageUrl: additional.imageUrl,
+		deeplink: additional.deeplink,
+		deeplinkAnnouncementId: additional.deeplinkAnnouncementId,
+		customDeeplink: additional.customDeeplink,
+		announcementId: additional.announcementId,
+	});
+	if (isProblem(message)) throw fieldError(context, message.field, message.problem, itemIndex);
+
+	const audience = context.getNodeParameter('audience', itemIndex, 'userIds') as Audience;
+	let userIds: string[] = [];
+	if (audience === 'userIds') {
+		const parsed = parseUserIds(context.getNodeParameter('userIds', itemIndex, ''));
+		if ('problem' in parsed) throw fieldError(context, 'User IDs', parsed.problem, itemIndex);
+		if (parsed.userIds.length === 0) {
+			throw fieldError(context, 'User IDs', 'is empty: give at least one user ID', itemIndex);
+		}
+		userIds = parsed.userIds;
+	} else if (audience === 'user') {
+		const userId = context.getNodeParameter('user', itemIndex, '', { extractValue: true });
+		if (typeof userId !== 'string' && typeof userId !== 'number') {
+			throw fieldError(context, 'User', 'must be one user ID', itemIndex);
+		}
+		if (String(userId).trim() === '') throw fieldError(context, 'User', 'is empty: pick a user', itemIndex);
+		userIds = [String(userId).trim()];
+	} else if (audience !== 'allUsers' && audience !== 'activeUsers') {
+		throw fieldError(context, 'Audience', `has an unknown value "${String(audience)}"`, itemIndex);
+	}
+
+	const batchSize = Number(options.batchSize ?? 1000);
+	if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 1000) {
+		throw fieldError(context, 'Batch Size', `must be a whole number from 1 to 1000 (got ${String(options.batchSize)})`, itemIndex);
+	}
+	let waitTimeoutSeconds: number | undefined;
+	if (options.waitForFinalStatus === true) {
+		waitTimeoutSeconds = Number(options.waitTimeout ?? 120);
+		if (!Number.isFinite(waitTimeoutSeconds) || waitTimeoutSeconds <= 0) {
+			throw fieldError(context, 'Wait Timeout (Seconds)', `must be a positive number (got ${String(options.waitTimeout)})`, itemIndex);
+		}
+	}
+
+	const checked: CheckedItem = { itemIndex, message, audience, userIds, sentImmediately: false, batchSize, waitTimeoutSeconds };
+	if (operation === 'schedule') {
+		const when = toScheduledAtWithOffset(context.getNodeParameter('scheduledAt', itemIndex, ''), context.getTimezone());
+		if ('problem' in when) throw fieldError(context, 'Scheduled At', when.problem, itemIndex);
+		if (when.epochMs > Date.now()) checked.scheduledAtWithOffset = when.iso;
+		else if (options.sendIfPast === true) checked.sentImmediately = true;
+		else {
+			throw fieldError(
+				context,
+				'Scheduled At',
+				`is in the past (${when.iso}), so the notification would go out at once. Pick a future time, or turn on the option "Send If Time Is Past"`,
+				itemIndex,
+			);
+		}
+	}
+	return checked;
+}
+
+/** Reads audiences that live in the API once per run, however many items ask for them. */
+function audienceReader(context: IExecuteFunctions) {
+	const cache = new Map<Audience, Promise<string[]>>();
+	return async (group: SendGroup): Promise<string[]> => {
+		const { audience, itemIndex } = group.lead;
+		if (audience === 'userIds' || audience === 'user') return group.userIds;
+		if (!cache.has(audience)) {
+			cache.set(
+				audience,
+				audience === 'allUsers'
+					? listUsers(context, Infinity, itemIndex).then((users) => users.map((user) => user.id))
+					: listActiveUserIds(context, itemIndex),
+			);
+		}
+		return await cache.get(audience)!;
+	};
+}
+
+function requestFor(item: CheckedItem, targetUserIds: string[]): SendRequest {
+	const { title, body, image_url, deeplink, announcement_id } = item.message;
+	return {
+		title,
+		body,
+		target_user_ids: targetUserIds,
+		...(image_url ? { image_url } : {}),
+		...(deeplink ? { deeplink } : {}),
+		...(announcement_id ? { announcement_id } : {}),
+		...(item.scheduledAtWithOffset ? { scheduled_at: item.scheduledAtWithOffset } : {}),
+	};
+}
+
+/** Sends one group, batch after batch. A failing batch does not hide the batches already sent:
+ * they are named in the error (or output before the error item when the node continues). */
+async function sendGroup(context: IExecuteFunctions, group: SendGroup, recipients: string[]): Promise<INodeExecutionData[]> {
+	const { lead } = group;
+	const batches = toBatches(recipients, lead.batchSize);
+	const output: INodeExecutionData[] = [];
+	const sentSummaries: string[] = [];
+	for (let index = 0; index < batches.length; index++) {
+		const batch = batches[index];
+		const batchFields = batches.length > 1 ? { batch: index + 1, batchCount: batches.length } : {};
+		try {
+			const outcome = await sendNotification(context, requestFor(lead, batch), lead.itemIndex);
+			sentSummaries.push(`batch ${index + 1}: ${outcome.id}`);
+			const json: IDataObject = {
+				id: outcome.id,
+				status: outcome.status,
+				...batchFields,
+				recipients: batch.length,
+				title: lead.message.title,
+				...(lead.scheduledAtWithOffset ? { scheduledAt: lead.scheduledAtWithOffset } : {}),
+				...(lead.sentImmediately ? { sentImmediately: true } : {}),
+				...(lead.message.warnings.length > 0 ? { warnings: lead.message.warnings } : {}),
+				...(outcome.recoveredAfter ? { recoveredAfter: outcome.recoveredAfter } : {}),
+				targetUserIds: batch,
+			};
+			output.push({ json, pairedItem: group.pairedItems });
+		} catch (error) {
+			const nodeError = asNodeError(context, error, lead.itemIndex);
+			const notSent = batches.length - index - 1;
+			if (batches.length > 1) {
+				nodeError.description = [
+					nodeError.description,
+					`Batch ${index + 1} of ${batches.length} failed.`,
+					sentSummaries.length > 0 ? `Already sent (not repeated): ${sentSummaries.join(', ')}.` : 'No batch was sent before it.',
+					!context.continueOnFail() && notSent > 0 ? `Not sent: the ${notSent} batch(es) after it.` : '',
+				]
+					.filter(Boolean)
+					.join(' ');
+			}
+			if (!context.continueOnFail()) throw nodeError;
+			output.push(errorItem(nodeError, group.pairedItems, { ...batchFields, recipients: batch.length, targetUserIds: batch }));
+		}
+	}
+	if (lead.waitTimeoutSeconds !== undefined) {
+		for (const item of output) {
+			if (typeof item.json.id !== 'string' || item.json.error) continue;
+			try {
+				const result = await waitForFinalStatus(context, item.json.id, lead.waitTimeoutSeconds, lead.itemIndex);
+				Object.assign(item.json, waitFields(result), {
+					stats: result.detail.notification.stats,
+					sentAt: result.detail.notification.sent_at,
+				});
+			} catch (error) {
+				// The send went out: its id must reach the workflow even when following it up fails.
+				Object.assign(item.json, { finalStatusReached: false, waitError: (error as Error).message });
+			}
+		}
+	}
+	return output;
+}
+
+/**
+ * Send and Schedule. Every item is checked first: with bad input nothing at all is sent (or,
+ * when the node continues on fail, that item becomes an error item). Then each item (or, in
+ * "One Send for All Items" mode, all items together) is de-duplicated, split into batches and sent.
+ */
+export async function executeSend(context: IExecuteFunctions, operation: 'send' | 'schedule'): Promise<INodeExecutionData[]> {
+	const items = context.getInputData();
+	const combined = context.getNodeParameter('sendMode', 0, 'perItem') === 'combined';
+	const outputByItem: INodeExecutionData[][] = items.map(() => []);
+	const checkedItems: CheckedItem[] = [];
+	for (let itemIndex = 0; itemIndex < items.length; itemIndex++) {
+		try {
+			checkedItems.push(checkItem(context, itemIndex, operation));
+		} catch (error) {
+			const nodeError = asNodeError(context, error, itemIndex);
+			if (!context.continueOnFail()) throw nodeError;
+			outputByItem[itemIndex].push(errorItem(nodeError, { item: itemIndex }));
+		}
+	}
+	if (checkedItems.length === 0) return outputByItem.flat();
+
+	const groups: SendGroup[] = combined
+		? [
+				{
+					lead: checkedItems[0],
+					userIds: checkedItems.flatMap((item) => item.userIds),
+					pairedItems: checkedItems.map((item) => ({ item: item.itemIndex })),
+				},
+			]
+		: checkedItems.map((item) => ({ lead: item, userIds: item.userIds, pairedItems: [{ item: item.itemIndex }] }));
+
+	const readAudience = audienceReader(context);
+	for (const group of groups) {
+		const itemIndex = group.lead.itemIndex;
+		try {
+			const recipients = uniqueUserIds(await readAudience(group));
+			if (recipients.length === 0) {
+				throw new NodeOperationError(context.getNode(), 'The audience has no users: nothing was sent', {
+					itemIndex,
+					description:
+						group.lead.audience === 'activeUsers'
+							? 'No user has an active app right now (installed, logged in, notifications allowed).'
+							: 'The organization has no users.',
+				});
+			}
+			outputByItem[itemIndex].push(...(await sendGroup(context, group, recipients)));
+		} catch (error) {
+			const nodeError = asNodeError(context, error, itemIndex);
+			if (!context.continueOnFail()) throw nodeError;
+			outputByItem[itemIndex].push(errorItem(nodeError, group.pairedItems));
+		}
+	}
+	return outputByItem.flat();
+}

@@ -1,0 +1,36 @@
+import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
+
+import { listActiveUserIds } from '../../transport';
+import { forEachItem } from '../item-loop';
+
+const show = { resource: ['user'], operation: ['getActive'] };
+
+export const description: INodeProperties[] = [
+	{
+		displayName: 'Options',
+		name: 'options',
+		type: 'collection',
+		placeholder: 'Add Option',
+		default: {},
+		displayOptions: { show },
+		options: [
+			{
+				displayName: 'IDs Only',
+				name: 'idsOnly',
+				type: 'boolean',
+				default: false,
+				description: 'Whether to return one item holding the list of user IDs (and their count) instead of one item per user',
+			},
+		],
+	},
+];
+
+/** Users who can receive notifications now: app installed, logged in, notifications allowed. */
+export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[]> {
+	return await forEachItem(this, async (itemIndex) => {
+		const userIds = await listActiveUserIds(this, itemIndex);
+		const { idsOnly } = this.getNodeParameter('options', itemIndex, {}) as { idsOnly?: boolean };
+		if (idsOnly) return { userIds, count: userIds.length };
+		return userIds.map((id) => ({ id }));
+	});
+}

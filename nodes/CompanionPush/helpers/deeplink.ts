@@ -1,0 +1,50 @@
+/** The in-app destinations of the spec's deeplink table. */
+export const DEEPLINK_SCHEME = 'companionapp://';
+export const KNOWN_DESTINATIONS = ['home', 'chat', 'coach'] as const;
+
+export type DeeplinkChoice = 'none' | 'home' | 'chat' | 'coach' | 'announcement' | 'custom';
+
+/** Builds the deeplink from the picker, or says which field is wrong. */
+export function buildDeeplink(
+	choice: DeeplinkChoice | string,
+	announcementId: string,
+	customValue: string,
+): { deeplink?: string; warning?: string } | { problem: string; field: string } {
+	switch (choice) {
+		case '':
+		case 'none':
+			return {};
+		case 'home':
+		case 'chat':
+		case 'coach':
+			return { deeplink: `${DEEPLINK_SCHEME}${choice}` };
+		case 'announcement':
+			if (announcementId.trim() === '') {
+				return {
+					field: 'Announcement ID',
+					problem: 'is needed to open an announcement: fill it in, or pick another Deeplink',
+				};
+			}
+			return { deeplink: `${DEEPLINK_SCHEME}announcement/${encodeURIComponent(announcementId.trim())}` };
+		case 'custom':
+			return checkCustomDeeplink(customValue);
+		default:
+			// An expression may put a full deeplink straight into the picker.
+			return checkCustomDeeplink(choice);
+	}
+}
+
+function checkCustomDeeplink(value: string): { deeplink?: string; warning?: string } | { problem: string; field: string } {
+	const deeplink = value.trim();
+	if (!deeplink.startsWith(DEEPLINK_SCHEME)) {
+		return {
+			field: 'Custom Deeplink',
+			problem: `must start with ${DEEPLINK_SCHEME} (got "${deeplink.slice(0, 60)}"), e.g. ${DEEPLINK_SCHEME}chat`,
+		};
+	}
+	const path = deeplink.slice(DEEPLINK_SCHEME.length);
+	const known = (KNOWN_DESTINATIONS as readonly string[]).includes(path) || /^announcement\/[^/]+$/.test(path);
+	return known
+		? { deeplink }
+		: { deeplink, warning: `Deeplink "${deeplink}" is not one of the app's destinations: a tap only opens the app` };
+}

@@ -1,0 +1,46 @@
+/** Recipients: what the user typed or mapped, turned into clean, unique user IDs and batches. */
+
+/** Splits IDs given as text (commas, semicolons, spaces or new lines) or as an array (from an
+ * expression; numbers accepted, nested arrays flattened). Returns them trimmed, empties dropped,
+ * or a message saying what is wrong with the value. */
+export function parseUserIds(value: unknown): { userIds: string[] } | { problem: string } {
+	const collected: string[] = [];
+	const visit = (entry: unknown, depth: number): string | undefined => {
+		if (entry === null || entry === undefined) return undefined;
+		if (typeof entry === 'string') {
+			for (const part of entry.split(/[\s,;]+/)) if (part !== '') collected.push(part);
+			return undefined;
+		}
+		if (typeof entry === 'number' && Number.isFinite(entry)) {
+			collected.push(String(entry));
+			return undefined;
+		}
+		if (Array.isArray(entry) && depth < 3) {
+			for (const inner of entry) {
+				const problem = visit(inner, depth + 1);
+				if (problem) return problem;
+			}
+			return undefined;
+		}
+		if (typeof entry === 'object' && entry !== null && 'id' in entry) {
+			// A user record from "Get Many Users" mapped as a whole: take its id.
+			return visit((entry as { id: unknown }).id, depth + 1);
+		}
+		return `contains a value that is not a user ID: ${JSON.stringify(entry)?.slice(0, 80)}`;
+	};
+	const problem = visit(value, 0);
+	return problem ? { problem } : { userIds: collected };
+}
+
+/** Keeps the first occurrence of each ID, in order (the spec: duplicates must be avoided). */
+export function uniqueUserIds(userIds: Iterable<string>): string[] {
+	return [...new Set(userIds)];
+}
+
+/** Splits recipients into consecutive batches of at most `batchSize` (the spec recommends 1000
+ * users per send for very large audiences; each batch is its own send). */
+export function toBatches<T>(values: T[], batchSize: number): T[][] {
+	const batches: T[][] = [];
+	for (let start = 0; start < values.length; start += batchSize) batches.push(values.slice(start, start + batchSize));
+	return batches;
+}
