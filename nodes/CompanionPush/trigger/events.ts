@@ -1,0 +1,173 @@
+import type { IDataObject } from 'n8n-workflow';
+
+import type { NotificationDetail, NotificationRecord } from '../transport';
+
+export const TRIGGER_EVENTS = ['notificationSettled', 'deliveryFailed', 'deliveryOpened'] as const;
+export type TriggerEventName = (typeof TRIGGER_EVENTS)[number];
+
+/** Spec send states a send reaches when it leaves `sending` (or `scheduled`, by a cancel). */
+export const SETTLED_STATES: readonly string[] = ['sent', 'partially_failed', 'failed', 'canceled'];
+/** States in which a send is still moving: read every poll. */
+export const MOVING_STATES: readonly string[] = ['scheduled', 'sending'];
+
+export function isSettled(status: string | undefined): boolean {
+	return status !== undefined && SETTLED_STATES.includes(status);
+}
+
+export interface TriggerEvent {
+	name: TriggerEventName;
+	/** Key remembered with the send: `status:<state>` or `<userId>:<deliveryIndex>:<state>`. */
+	key: string;
+	notificationId: string;
+	json: IDataObject;
+}
+
+export interface Filters {
+	/** Only sends whose title contains this text (case-insensitive). */
+	titleContains?: string;
+	/** Only sends linked to this announcement (its `announcement_id`, or its announcement deeplink). */
+	announcementId?: string;
+}
+
+/**
+ * Whether a send (a listed one or a detail record) passes the filters: true, false, or undefined
+ * when the record does not carry the field needed to decide (the list body is not shown in the
+ * spec, so a listed send may lack it; the detail then decides).
+ */
+export function matchesFilters(
+	record: { title?: string | null; deeplink?: string | null; announcement_id?: unknown },
+	filters: Filters,
+	final = false,
+): boolean | undefined {
+	let undecided = false;
+	const title = filters.titleContains?.trim();
+	if (title) {
+		if (typeof record.title !== 'string') undecided = true;
+		else if (!record.title.toLowerCase().includes(title.toLowerCase())) return false;
+	}
+	const announcementId = filters.announcementId?.trim();
+	if (announcementId) {
+		// Spec: "Whether the record also returns announcement_id: not shown"; a send about an
+		// announcement usually opens it, so its deeplink names it too.
+		const linked =
+			String(record.announcement_id ?? '') === announcementId ||
+			record.deeplink === `companionapp://announcement/${announcementId}`;
+		if (!linked) {
+			if ('announcement_id' in record || 'deeplink' in record || final) return false;
+			undecided = true;
+		}
+	}
+	if (undecided) return final ? false : undefined;
+	return true;
+}
+
+function baseFields(record: NotificationRecord): IDataObject {
+	return { notificationId: record.id, title: record.title ?? null };
+}
+
+/**
+ * The events a detail read shows that were not emitted yet. Pure: the caller remembers the keys.
+ * - notificationSettled: the send is in a settled state not emitted before (a later change, e.g.
+ *   after the service's automatic retries, is a new state: emitted again, with the old one);
+ * - deliveryFailed: a phone's delivery is `failed`, once the send itself has settled (before,
+ *   the service may still be on its first round);
+ * - deliveryOpened: a delivery was opened (tapped).
+ * Deliveries are told apart by user and by their order among that user's entries (one per phone).
+ */
+export function detectEvents(input: {
+	detail: NotificationDetail;
+	previousStatus?: string;
+	emittedKeys: ReadonlySet<string>;
+	selected: ReadonlySet<TriggerEventName>;
+}): TriggerEvent[] {
+	const { detail, previousStatus, emittedKeys, selected } = input;
+	const record = detail.notification;
+	const events: TriggerEvent[] = [];
+	const push = (name: TriggerEventName, key: string, json: IDataObject) => {
+		if (!selected.has(name) || emittedKeys.has(key)) return;
+		events.push({ name, key, notificationId: record.id, json: { event: name, eventKey: `${record.id}:${key}`, ...json } });
+	};
+
+	const settled = isSettled(record.status);
+	if (settled) {
+		push('notificationSettled', `status:${record.status}`, {
+			...baseFields(record),
+			status: record.status,
+			previousStatus: previousStatus && previousStatus !== record.status ? previousStatus : null,
+			sentAt: record.sent_at ?? null,
+			stats: (record.stats ?? {}) as IDataObject,
+			notification: record as IDataObject,
+		});
+	}
+
+	const entriesPerUser = new Map<string, number>();
+	for (const delivery of detail.deliveries) {
+		const deliveryIndex = entriesPerUser.get(delivery.user_id) ?? 0;
+		entriesPerUser.set(delivery.user_id, deliveryIndex + 1);
+		const common = { ...baseFields(record), userId: delivery.user_id, deliveryIndex };
+		if (delivery.status === 'failed' && settled) {
+			push('deliveryFailed', `${delivery.user_id}:${deliveryIndex}:failed`, {
+				...common,
+				status: 'failed',
+				sentAt: delivery.sent_at ?? null,
+			});
+		}
+		if (delivery.status === 'opened' || delivery.opened_at) {
+			push('deliveryOpened', `${delivery.user_id}:${deliveryIndex}:opened`, {
+				...common,
+				openedAt: delivery.opened_at ?? null,
+			});
+		}
+	}
+	return events;
+}
+
+/**
+ * A sample event of the first selected kind, built from a send, for "Fetch Test Event" when no
+ * real event is there yet. It is marked `sample: true`.
+ */
+export function sampleEvent(detail: NotificationDetail, selected: readonly TriggerEventName[]): TriggerEvent {
+	const record = detail.notification;
+	const name = selected[0] ?? 'notificationSettled';
+	const delivery = detail.deliveries[0];
+	const common = { ...baseFields(record), userId: delivery?.user_id ?? null, deliveryIndex: 0 };
+	let json: IDataObject;
+	if (name === 'deliveryFailed') json = { ...common, status: 'failed', sentAt: delivery?.sent_at ?? null };
+	else if (name === 'deliveryOpened') json = { ...common, openedAt: delivery?.opened_at ?? null };
+	else {
+		json = {
+			...baseFields(record),
+			status: record.status,
+			previousStatus: null,
+			sentAt: record.sent_at ?? null,
+			stats: (record.stats ?? {}) as IDataObject,
+			notification: record as IDataObject,
+		};
+	}
+	return { name, key: 'sample', notificationId: record.id, json: { event: name, eventKey: `${record.id}:sample`, sample: true, ...json } };
+}
+
+export type OutputMode = 'perEvent' | 'perNotification';
+
+/** The items to emit: one per event, or one per send with its new events inside (in the order
+ * the sends were read). */
+export function toItems(events: TriggerEvent[], output: OutputMode, records: Map<string, NotificationRecord>): IDataObject[] {
+	if (output === 'perEvent') return events.map((event) => event.json);
+	const perSend = new Map<string, IDataObject[]>();
+	for (const event of events) {
+		const list = perSend.get(event.notificationId) ?? [];
+		const { notification: _omitted, ...inner } = event.json;
+		list.push(inner);
+		perSend.set(event.notificationId, list);
+	}
+	return [...perSend.entries()].map(([notificationId, sendEvents]) => {
+		const record = records.get(notificationId);
+		return {
+			notificationId,
+			title: record?.title ?? null,
+			status: record?.status ?? null,
+			notification: (record ?? null) as IDataObject | null,
+			events: sendEvents,
+		};
+	});
+}
