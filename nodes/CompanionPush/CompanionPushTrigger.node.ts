@@ -1,0 +1,129 @@
+import { NodeConnectionTypes } from 'n8n-workflow';
+import type { INodeExecutionData, INodeType, INodeTypeDescription, IPollFunctions } from 'n8n-workflow';
+
+import { pollCompanionPush } from './trigger/execute';
+import { DEFAULT_MAX_READS_PER_POLL, DEFAULT_WATCH_WINDOW_HOURS } from './trigger/parameters';
+
+export class CompanionPushTrigger implements INodeType {
+	description: INodeTypeDescription = {
+		displayName: 'Companion Push Trigger',
+		name: 'companionPushTrigger',
+		icon: { light: 'file:../../icons/companionPush.svg', dark: 'file:../../icons/companionPush.dark.svg' },
+		group: ['trigger'],
+		version: 1,
+		subtitle: '={{$parameter["events"].join(", ")}}',
+		description: 'Starts the workflow when push notifications settle, fail on a phone or are opened',
+		defaults: {
+			name: 'Companion Push Trigger',
+		},
+		credentials: [
+			{
+				name: 'companionPushApi',
+				required: true,
+			},
+		],
+		polling: true,
+		inputs: [],
+		outputs: [NodeConnectionTypes.Main],
+		properties: [
+			{
+				displayName: 'Trigger On',
+				name: 'events',
+				type: 'multiOptions',
+				required: true,
+				default: ['notificationSettled'],
+				description: 'The events that start the workflow. Each event is emitted once.',
+				options: [
+					{
+						name: 'Delivery Failed',
+						value: 'deliveryFailed',
+						description: 'A phone could not be reached (one item per failed delivery)',
+					},
+					{
+						name: 'Delivery Opened',
+						value: 'deliveryOpened',
+						description: 'Someone tapped the notification (one item per opened delivery)',
+					},
+					{
+						name: 'Notification Settled',
+						value: 'notificationSettled',
+						description:
+							'A send left "sending" (sent, partially failed or failed) or was canceled; emitted again if its state changes later',
+					},
+				],
+			},
+			{
+				displayName: 'Output',
+				name: 'output',
+				type: 'options',
+				default: 'perEvent',
+				options: [
+					{
+						name: 'One Item per Event',
+						value: 'perEvent',
+					},
+					{
+						name: 'One Item per Notification',
+						value: 'perNotification',
+						description: 'Each notification with its new events in an "events" list',
+					},
+				],
+			},
+			{
+				displayName: 'Filters',
+				name: 'filters',
+				type: 'collection',
+				placeholder: 'Add Filter',
+				default: {},
+				options: [
+					{
+						displayName: 'Announcement ID',
+						name: 'announcementId',
+						type: 'string',
+						default: '',
+						description:
+							'Only notifications linked to this announcement (by their announcement ID, or a deeplink that opens it)',
+					},
+					{
+						displayName: 'Title Contains',
+						name: 'titleContains',
+						type: 'string',
+						default: '',
+						description: 'Only notifications whose title contains this text (not case-sensitive)',
+					},
+				],
+			},
+			{
+				displayName: 'Options',
+				name: 'options',
+				type: 'collection',
+				placeholder: 'Add Option',
+				default: {},
+				options: [
+					{
+						displayName: 'Max Reads per Poll',
+						name: 'maxReadsPerPoll',
+						type: 'number',
+						typeOptions: { minValue: 1 },
+						default: DEFAULT_MAX_READS_PER_POLL,
+						description:
+							'At most this many notifications are read per poll; the others wait for the next poll, most overdue first',
+					},
+					{
+						displayName: 'Watch Window (Hours)',
+						name: 'watchWindow',
+						type: 'number',
+						typeOptions: { minValue: 1 },
+						default: DEFAULT_WATCH_WINDOW_HOURS,
+						description:
+							'How long after sending a notification is watched for new opens, failures and state changes',
+					},
+				],
+			},
+		],
+	};
+
+	async poll(this: IPollFunctions): Promise<INodeExecutionData[][] | null> {
+		return await pollCompanionPush.call(this);
+	}
+}

@@ -1,0 +1,91 @@
+import type { IDataObject, INodeExecutionData, IPollFunctions } from 'n8n-workflow';
+
+import { getNotification, listNotifications } from '../transport';
+import type { ListedNotification, NotificationRecord } from '../transport';
+import { detectEvents, matchesFilters, toItems } from './events';
+import type { TriggerEvent } from './events';
+import { fetchTestEvent } from './manual';
+import { readParameters } from './parameters';
+import { planReads, scheduleNextRead, windowStart } from './poll';
+import {
+	advanceNewest,
+	ageOut,
+	alreadySeen,
+	initialState,
+	NEWEST_IDS,
+	parseTime,
+	readState,
+	watchSend,
+	writeState,
+} from './state';
+
+/**
+ * One poll of the Companion Push Trigger.
+ * - First poll: records the newest sends as the starting point and emits nothing.
+ * - Then: lists sends newest first only down to what it has already seen, watches the new ones,
+ *   reads the details that are due (see poll.ts), and emits the events not emitted before.
+ * The state is changed on a copy and stored once everything was read: a poll that fails (an API
+ * error after the transport's retries) emits nothing and moves nothing, and the next poll catches up.
+ */
+export async function pollCompanionPush(this: IPollFunctions): Promise<INodeExecutionData[][] | null> {
+	const parameters = readParameters(this);
+	if (this.getMode() === 'manual') return await fetchTestEvent(this, parameters);
+
+	const staticData = this.getWorkflowStaticData('node');
+	// A deep copy: the stored state is replaced only at the end, once every read has succeeded.
+	const state = readState(staticData);
+
+	// The server's clock (the list's Date header) is the time of this poll: created_at, sent_at and
+	// scheduled_at come from that clock too.
+	let serverNow: number | undefined;
+	const listed = await listNotifications(this, {
+		max: state ? undefined : NEWEST_IDS,
+		stopWhen: (send, page) => {
+			serverNow ??= page.serverTimeMs;
+			return state !== undefined && alreadySeen(state, send);
+		},
+	});
+	const now = serverNow ?? Date.now();
+
+	if (!state) {
+		writeState(staticData, initialState(listed, now));
+		return null;
+	}
+
+	advanceNewest(state, listed);
+	for (const send of listed) {
+		if (matchesFilters(send as ListedNotification, parameters.filters) === false) continue;
+		watchSend(state, send.id, send, now);
+	}
+	ageOut(state, now, parameters.watchWindowMs);
+
+	const selected = new Set(parameters.events);
+	const events: TriggerEvent[] = [];
+	const records = new Map<string, NotificationRecord>();
+	for (const id of planReads(state, now, parameters.maxReadsPerPoll)) {
+		const detail = await getNotification(this, id);
+		const record = detail.notification;
+		const watched = state.sends[id];
+		if (matchesFilters(record, parameters.filters, true) === false) {
+			delete state.sends[id];
+			continue;
+		}
+		const emittedKeys = new Set(watched.keys);
+		const found = detectEvents({ detail, previousStatus: watched.status, emittedKeys, selected });
+		const statusChanged = watched.status !== record.status;
+		watched.keys.push(...found.map((event) => event.key));
+		watched.from = windowStart(watched.from, parseTime(record.scheduled_at), parseTime(record.sent_at));
+		Object.assign(watched, scheduleNextRead(watched, { status: record.status, foundSomethingNew: found.length > 0 || statusChanged }, now));
+		watched.status = record.status;
+		watched.readAt = now;
+		// A canceled send never changes again (spec: canceled before sending, no deliveries).
+		if (record.status === 'canceled') delete state.sends[id];
+		events.push(...found);
+		records.set(id, record);
+	}
+	ageOut(state, now, parameters.watchWindowMs);
+
+	writeState(staticData, state);
+	if (events.length === 0) return null;
+	return [toItems(events, parameters.output, records).map((json: IDataObject) => ({ json }))];
+}
