@@ -38,6 +38,20 @@ export function checkBaseUrl(baseUrl: unknown): string {
 	return text;
 }
 
+/** Thrown by preAuthentication: the token could not be renewed, so nothing was sent to the API.
+ * `retryable` when the token endpoint did not answer or answered 429/5xx; a refusal is final.
+ * The transport recognizes it by `name` (n8n wraps it on the way). It never holds a secret. */
+export class TokenRenewalError extends Error {
+	constructor(
+		message: string,
+		readonly retryable: boolean,
+		readonly httpCode?: number,
+	) {
+		super(message);
+		this.name = 'TokenRenewalError';
+	}
+}
+
 export class CompanionPushApi implements ICredentialType {
 	name = 'companionPushApi';
 
@@ -99,6 +113,7 @@ export class CompanionPushApi implements ICredentialType {
 			displayName: 'Access Token Renew After',
 			name: 'accessTokenRenewAfter',
 			type: 'hidden',
+			typeOptions: { password: true },
 			default: 0,
 		},
 	];
@@ -126,21 +141,23 @@ export class CompanionPushApi implements ICredentialType {
 		} catch (error) {
 			// A network failure: rethrow without the request, whose body holds the secrets.
 			const code = (error as { code?: string })?.code ?? 'network error';
-			throw new Error(`Could not reach ${baseUrl} to renew the access token (${code}).`);
+			throw new TokenRenewalError(`Could not reach ${baseUrl} to renew the access token (${code}).`, true);
 		}
 		if (response.statusCode < 200 || response.statusCode >= 300) {
-			throw new Error(
+			throw new TokenRenewalError(
 				`The API refused to renew the access token (HTTP ${response.statusCode}). ` +
 					(response.statusCode === 400 || response.statusCode === 401 || response.statusCode === 403
 						? 'Check the Client ID, Client Secret and Refresh Token; if the credential was deleted in the administration console, create a new one.'
 						: 'Check the Base URL, or try again later.'),
+				response.statusCode === 429 || response.statusCode >= 500,
+				response.statusCode,
 			);
 		}
 		const body = (typeof response.body === 'object' && response.body !== null ? response.body : {}) as IDataObject;
 		const accessToken = body.access_token;
 		const lifetimeSeconds = Number(body.expires_in);
 		if (typeof accessToken !== 'string' || accessToken === '') {
-			throw new Error('The token endpoint answered without an access_token: check the Base URL.');
+			throw new TokenRenewalError('The token endpoint answered without an access_token: check the Base URL.', false);
 		}
 		const lifetime = Number.isFinite(lifetimeSeconds) && lifetimeSeconds > 0 ? lifetimeSeconds : 3600;
 		return {

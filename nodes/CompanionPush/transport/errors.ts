@@ -91,6 +91,23 @@ export function apiError(node: INode, failure: ApiFailure): NodeApiError {
 	});
 }
 
+/** The access token could not be renewed, so the request was not sent. */
+export function renewalError(
+	node: INode,
+	action: string,
+	failure: { message: string; retryable: boolean; httpCode?: number },
+	itemIndex?: number,
+): NodeApiError {
+	return new NodeApiError(node, { reason: failure.message } as JsonObject, {
+		message: `${action} failed: ${failure.message}`,
+		description: failure.retryable
+			? 'The access token could not be renewed, so nothing was sent to the API: try again later.'
+			: 'The access token could not be renewed, so nothing was sent to the API: fix the credential, then run again.',
+		httpCode: failure.httpCode === undefined ? undefined : String(failure.httpCode),
+		itemIndex,
+	});
+}
+
 /** No answer at all (connection reset, refused, timeout). */
 export function networkError(node: INode, action: string, code: string, itemIndex?: number, extra?: string): NodeApiError {
 	return new NodeApiError(node, { code } as JsonObject, {

@@ -12,7 +12,7 @@ import type {
 import { checkBaseUrl } from '../../../credentials/CompanionPushApi.credentials';
 import type { ZodType, ZodTypeDef } from 'zod';
 
-import { apiError, networkError, unexpectedResponse } from './errors';
+import { apiError, networkError, renewalError, unexpectedResponse } from './errors';
 import { isRetryableStatus, nextDelayMs } from './retry';
 
 /** Every n8n context the nodes call the API from. */
@@ -40,11 +40,44 @@ export interface ApiResponse {
 	headers: Record<string, unknown>;
 	/** Why no answer came back (ECONNRESET, ETIMEDOUT ...), when status is 0. */
 	noAnswer?: string;
+	/** Status 0 because the access token could not be renewed: the request was not sent. */
+	renewalFailed?: RenewalFailure;
+}
+
+/** Why the credential's preAuthentication failed (its TokenRenewalError, which n8n wraps). A
+ * refusal (wrong secret, revoked refresh token) is final; an unreachable or busy (429, 5xx)
+ * token endpoint is `retryable`. The message never holds a secret. */
+export interface RenewalFailure {
+	message: string;
+	retryable: boolean;
+	httpCode?: number;
+}
+
+function renewalFailure(error: unknown): RenewalFailure | undefined {
+	const seen = new Set<unknown>();
+	let current = error as { name?: unknown; message?: unknown; retryable?: unknown; httpCode?: unknown; cause?: unknown } | undefined;
+	while (current && typeof current === 'object' && !seen.has(current)) {
+		seen.add(current);
+		if (current.name === 'TokenRenewalError' && typeof current.message === 'string') {
+			return {
+				message: current.message,
+				retryable: current.retryable === true,
+				httpCode: typeof current.httpCode === 'number' ? current.httpCode : undefined,
+			};
+		}
+		current = current.cause as typeof current;
+	}
+	return undefined;
 }
 
 // Forced renewals under way, per credential, so that items or polls running at the same time
-// share one refresh instead of each asking for a token (no refresh storm).
-const renewalsInFlight = new Map<string, Promise<ICredentialDataDecryptedObject | undefined>>();
+// share one refresh instead of each asking for a token (no refresh storm). A renewal ends with the
+// renewed credential data, or with why it failed (shared too: a refused secret is asked once).
+interface RenewalResult {
+	renewed?: ICredentialDataDecryptedObject;
+	failed?: RenewalFailure;
+}
+const renewalsInFlight = new Map<string, Promise<RenewalResult>>();
 
 function credentialKey(context: CompanionPushContext): string {
 	const reference = context.getNode().credentials?.[CREDENTIAL_TYPE];
@@ -107,6 +140,9 @@ async function sendOnce(
 		)) as { statusCode: number; body: unknown; headers?: Record<string, unknown> };
 		return { status: response.statusCode, body: response.body, headers: response.headers ?? {} };
 	} catch (error) {
+		// The token could not be renewed: nothing was sent. Keep only the credential's message.
+		const renewalFailed = renewalFailure(error);
+		if (renewalFailed) return { status: 0, body: undefined, headers: {}, renewalFailed };
 		// The error n8n wraps here still holds the request (and its headers): keep only the code.
 		return { status: 0, body: undefined, headers: {}, noAnswer: errorCode(error) };
 	}
@@ -122,18 +158,21 @@ async function sendWithRenewedToken(
 	const key = credentialKey(context);
 	const renewal = renewalsInFlight.get(key);
 	if (renewal) {
-		const renewed = await renewal;
+		const { renewed, failed } = await renewal;
+		if (failed) return { status: 0, body: undefined, headers: {}, renewalFailed: failed };
 		if (renewed) return await sendOnce(context, call, baseUrl, renewed);
 	}
 	// An emptied token makes n8n call the credential's preAuthentication, save the new token, and
 	// write it into this object before sending.
 	const renewing: ICredentialDataDecryptedObject = { ...credentials, accessToken: '' };
-	let finish!: (value: ICredentialDataDecryptedObject | undefined) => void;
+	let finish!: (value: RenewalResult) => void;
 	renewalsInFlight.set(key, new Promise((resolve) => (finish = resolve)));
+	let response: ApiResponse | undefined;
 	try {
-		return await sendOnce(context, call, baseUrl, renewing);
+		response = await sendOnce(context, call, baseUrl, renewing);
+		return response;
 	} finally {
-		finish(renewing.accessToken ? renewing : undefined);
+		finish({ renewed: renewing.accessToken ? renewing : undefined, failed: response?.renewalFailed });
 		renewalsInFlight.delete(key);
 	}
 }
@@ -189,6 +228,13 @@ export async function apiRequestWithHeaders<T>(
 ): Promise<{ value: T; headers: Record<string, unknown> }> {
 	for (let attempt = 1; ; attempt++) {
 		const response = await exchange(context, call);
+		if (response.renewalFailed) {
+			// Nothing was sent: an unreachable token endpoint is retried like a read, a refusal is not.
+			const wait = response.renewalFailed.retryable ? nextDelayMs(attempt, undefined, Date.now()) : undefined;
+			if (wait === undefined) throw renewalError(context.getNode(), call.action, response.renewalFailed, call.itemIndex);
+			await sleep(wait);
+			continue;
+		}
 		const succeeded = response.status >= 200 && response.status < 300;
 		const json = succeeded ? readJson(response.body) : undefined;
 		if (json?.ok) return { value: parseResponse(context, call, schema, json.value), headers: response.headers };

@@ -2,7 +2,7 @@ import { NodeApiError, sleep } from 'n8n-workflow';
 import type { JsonObject } from 'n8n-workflow';
 
 import { listNotifications, getNotification } from './endpoints';
-import { apiError, networkError, unexpectedResponse } from './errors';
+import { apiError, networkError, renewalError, unexpectedResponse } from './errors';
 import { exchange, readJson } from './request';
 import type { ApiResponse, CompanionPushContext } from './request';
 import { nextDelayMs } from './retry';
@@ -102,6 +102,8 @@ function outcomeUnknown(context: CompanionPushContext, reason: string, itemIndex
  * Sends a notification so that nobody is notified twice and no send is lost unreported:
  * - 2xx: accepted; never sent again, whatever follows.
  * - 401: the transport renews the token and tries once more (a 401 registers nothing).
+ * - The token cannot be renewed: nothing left. A refused renewal is an error at once; an
+ *   unreachable token endpoint is waited for and tried again like a 429.
  * - 429: nothing was registered; waits (Retry-After, or backoff) and tries again.
  * - 400, 403, 404, 409, 422: an error for the workflow, not repeated.
  * - 5xx or no answer (reset, timeout): the outcome is unknown, so the list of sends is read
@@ -119,6 +121,13 @@ export async function sendNotification(
 	const call = { method: 'POST' as const, path: '/push-notification/send', body: { ...request }, action, itemIndex };
 	for (let attempt = 1; ; attempt++) {
 		const response: ApiResponse = await exchange(context, call);
+		if (response.renewalFailed) {
+			// The token could not be renewed, so this request never left: no lookup needed.
+			const wait = response.renewalFailed.retryable ? nextDelayMs(attempt, undefined, Date.now()) : undefined;
+			if (wait === undefined) throw renewalError(context.getNode(), action, response.renewalFailed, itemIndex);
+			await sleep(wait);
+			continue;
+		}
 		if (response.status >= 200 && response.status < 300) {
 			const json = readJson(response.body);
 			const accepted = json.ok ? sendAcceptedSchema.safeParse(json.value) : undefined;
