@@ -103,6 +103,14 @@ function errorCode(error: unknown): string {
 	return 'ECONNRESET';
 }
 
+/** The organization comes from the credential: `tenant_id` must never be sent (spec,
+ * Authentication 6), even when a caller passes one through. */
+function withoutTenantId(values: IDataObject | undefined): IDataObject | undefined {
+	if (!values || !('tenant_id' in values)) return values;
+	const { tenant_id: _dropped, ...rest } = values;
+	return rest;
+}
+
 async function sendOnce(
 	context: CompanionPushContext,
 	call: ApiCall,
@@ -112,8 +120,8 @@ async function sendOnce(
 	const options: IHttpRequestOptions = {
 		method: call.method,
 		url: `${baseUrl}${call.path}`,
-		qs: call.qs,
-		body: call.body,
+		qs: withoutTenantId(call.qs),
+		body: withoutTenantId(call.body),
 		json: true,
 		timeout: call.timeoutMs ?? DEFAULT_TIMEOUT_MS,
 		// Statuses come back as values: errors are built here from status and body only, and the
