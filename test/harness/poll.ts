@@ -1,0 +1,128 @@
+/**
+ * Runs a polling trigger of this package the way an active workflow in n8n 2.41 runs it: a real
+ * n8n-core `PollContext` (activation 'activate', mode 'trigger') over a real `Workflow`, whose node
+ * static data therefore lives across polls exactly as in n8n, and the poll function called through
+ * n8n-core's own `TriggersAndPollers.runPollFunction`. Like n8n's PollTriggerExecutor: a non-null
+ * answer is emitted, an error goes to emitError.
+ *
+ * No staging of static data here: n8n 2.41's CLI stages it during a poll (and commits it when the
+ * poll returns null or its items are emitted, not when it throws), but an older n8n, or a Workflow
+ * object kept in memory, sees every in-place change. Without staging, a trigger that wrote its
+ * state before a failing read would be caught by the tests.
+ */
+import { PollContext, TriggersAndPollers } from 'n8n-core';
+import { Workflow } from 'n8n-workflow';
+import type { IDataObject, INode, INodeExecutionData, INodeType, IWorkflowExecuteAdditionalData } from 'n8n-workflow';
+
+import { TestCredentialsHelper } from './credentials-helper';
+import { nodeTypes, registerNodeType } from './engine';
+import type { CredentialStore } from './engine';
+
+export interface PollTarget {
+	workflow: Workflow;
+	node: INode;
+	additionalData: IWorkflowExecuteAdditionalData;
+}
+
+export interface PollOutcome {
+	/** What the poll emitted (empty when it returned null or failed). */
+	items: IDataObject[];
+	/** True when the poll returned items (n8n starts an execution with them). */
+	emitted: boolean;
+	/** The error n8n would record (emitError), when the poll failed. */
+	error?: Error & { httpCode?: string | null; description?: string | null };
+}
+
+let pollWorkflowCounter = 0;
+
+function additionalDataFor(credentials: CredentialStore): IWorkflowExecuteAdditionalData {
+	return {
+		credentialsHelper: new TestCredentialsHelper(credentials.map),
+		executionId: undefined,
+		currentNodeExecutionIndex: 0,
+		restApiUrl: 'http://127.0.0.1/rest',
+		instanceBaseUrl: 'http://127.0.0.1/',
+		formWaitingBaseUrl: 'http://127.0.0.1:5678/formWaitingBaseUrl',
+		webhookBaseUrl: 'http://127.0.0.1:5678/webhookBaseUrl',
+		webhookWaitingBaseUrl: 'http://127.0.0.1:5678/webhookWaitingBaseUrl',
+		webhookTestBaseUrl: 'http://127.0.0.1:5678/webhookTestBaseUrl',
+		variables: {},
+		userId: 'user-1',
+		executeWorkflow: async () => {
+			throw new Error('not supported in tests');
+		},
+		getRunExecutionData: async () => undefined,
+		getRuntimeCredential: async () => undefined,
+		logAiEvent: () => {},
+		startRunnerTask: async () => {
+			throw new Error('not supported in tests');
+		},
+	} as unknown as IWorkflowExecuteAdditionalData;
+}
+
+/** An active workflow holding one polling trigger node of type `type` (registered if given). */
+export function createPollTarget(options: {
+	type: string;
+	nodeType?: INodeType;
+	parameters: IDataObject;
+	credentials: CredentialStore;
+	credentialId?: string;
+	name?: string;
+	staticData?: IDataObject;
+}): PollTarget {
+	if (options.nodeType) registerNodeType(options.type, options.nodeType);
+	const stored = options.credentials.get(options.credentialId ?? 'cred-1');
+	const node: INode = {
+		id: 'n-trigger',
+		name: options.name ?? 'Companion Push Trigger',
+		type: options.type,
+		typeVersion: 1,
+		position: [0, 0],
+		parameters: options.parameters as INode['parameters'],
+		credentials: { companionPushApi: { id: stored.id, name: stored.name } },
+	};
+	const workflow = new Workflow({
+		id: `wf-poll-${++pollWorkflowCounter}`,
+		name: 'poll test workflow',
+		nodes: [node],
+		connections: {},
+		active: true,
+		nodeTypes,
+		staticData: options.staticData,
+		settings: { timezone: 'UTC', executionOrder: 'v1' },
+	});
+	return { workflow, node, additionalData: additionalDataFor(options.credentials) };
+}
+
+const triggersAndPollers = new TriggersAndPollers();
+
+/** One poll of an active workflow, as n8n runs it. */
+export async function runPoll(target: PollTarget): Promise<PollOutcome> {
+	let emitted: INodeExecutionData[][] | undefined;
+	let failure: Error | undefined;
+	const context = new PollContext(
+		target.workflow,
+		target.node,
+		target.additionalData,
+		'trigger',
+		'activate',
+		(data) => (emitted = data),
+		(error) => (failure = error),
+	);
+	try {
+		const response = await triggersAndPollers.runPollFunction(target.workflow, target.node, context);
+		if (response !== null) context.__emit(response);
+	} catch (error) {
+		context.__emitError(error as Error);
+	}
+	return {
+		items: (emitted?.[0] ?? []).map((item) => item.json),
+		emitted: emitted !== undefined,
+		error: failure as PollOutcome['error'],
+	};
+}
+
+/** The trigger node's static data, as a plain copy. */
+export function nodeStaticData(target: PollTarget): IDataObject {
+	return JSON.parse(JSON.stringify(target.workflow.getStaticData('node', target.node))) as IDataObject;
+}
