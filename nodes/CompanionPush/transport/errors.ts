@@ -15,6 +15,22 @@ const HINTS: Record<number, string> = {
 };
 const SERVER_ERROR_HINT = 'A transient platform error: wait and retry.';
 
+/**
+ * Builds a NodeApiError and keeps the message given. n8n's constructor swaps any message that
+ * mentions a network code (ECONNRESET, ETIMEDOUT, ECONNREFUSED ...) for a generic sentence of its
+ * own, which would drop the action and what happened ("Reading the user list failed: no answer
+ * from the API (ECONNRESET)"). The generic sentence stays in `messages`.
+ */
+export function nodeApiError(
+	node: INode,
+	response: JsonObject,
+	options: { message: string; description?: string; httpCode?: string; itemIndex?: number },
+): NodeApiError {
+	const error = new NodeApiError(node, response, options);
+	if (error.message !== options.message) error.message = options.message;
+	return error;
+}
+
 export interface ErrorDetail {
 	message?: string;
 	field?: string;
@@ -83,7 +99,7 @@ export function apiError(node: INode, failure: ApiFailure): NodeApiError {
 	const fieldText = detail.field ? ` (field: ${detail.field})` : '';
 	const apiText = detail.message ? `: ${detail.message}` : '';
 	const response: JsonObject = { status: failure.status, message: detail.message ?? null, field: detail.field ?? null };
-	return new NodeApiError(node, response, {
+	return nodeApiError(node, response, {
 		message: `${failure.action} failed with HTTP ${failure.status}${apiText}${fieldText}`,
 		description: hint,
 		httpCode: String(failure.status),
@@ -98,7 +114,7 @@ export function renewalError(
 	failure: { message: string; retryable: boolean; httpCode?: number },
 	itemIndex?: number,
 ): NodeApiError {
-	return new NodeApiError(node, { reason: failure.message } as JsonObject, {
+	return nodeApiError(node, { reason: failure.message } as JsonObject, {
 		message: `${action} failed: ${failure.message}`,
 		description: failure.retryable
 			? 'The access token could not be renewed, so nothing was sent to the API: try again later.'
@@ -110,7 +126,7 @@ export function renewalError(
 
 /** No answer at all (connection reset, refused, timeout). */
 export function networkError(node: INode, action: string, code: string, itemIndex?: number, extra?: string): NodeApiError {
-	return new NodeApiError(node, { code } as JsonObject, {
+	return nodeApiError(node, { code } as JsonObject, {
 		message: `${action} failed: no answer from the API (${code})`,
 		description: extra ?? 'Check the Base URL of the credential and that the API is reachable, then retry.',
 		itemIndex,
@@ -119,7 +135,7 @@ export function networkError(node: INode, action: string, code: string, itemInde
 
 /** A success status whose body does not have the shape the spec describes. */
 export function unexpectedResponse(node: INode, action: string, body: unknown, itemIndex?: number): NodeApiError {
-	return new NodeApiError(node, { body: excerpt(body) } as JsonObject, {
+	return nodeApiError(node, { body: excerpt(body) } as JsonObject, {
 		message: `${action}: the API answered with an unexpected body`,
 		description: `What came back: ${excerpt(body)}`,
 		itemIndex,

@@ -1,8 +1,8 @@
-import { NodeApiError, sleep } from 'n8n-workflow';
-import type { JsonObject } from 'n8n-workflow';
+import { sleep } from 'n8n-workflow';
+import type { JsonObject, NodeApiError } from 'n8n-workflow';
 
 import { listNotifications, getNotification } from './endpoints';
-import { apiError, networkError, renewalError, unexpectedResponse } from './errors';
+import { apiError, networkError, nodeApiError, renewalError, unexpectedResponse } from './errors';
 import { exchange, readJson } from './request';
 import type { ApiResponse, CompanionPushContext } from './request';
 import { nextDelayMs } from './retry';
@@ -90,7 +90,7 @@ async function findRegisteredSend(
 }
 
 function outcomeUnknown(context: CompanionPushContext, reason: string, itemIndex?: number): NodeApiError {
-	return new NodeApiError(context.getNode(), { reason } as JsonObject, {
+	return nodeApiError(context.getNode(), { reason } as JsonObject, {
 		message: `Sending the notification: the outcome is unknown (${reason}), so it was not sent again`,
 		description:
 			'The API may or may not have registered the send, and repeating it could notify people twice. Check the list of sends (Notification > Get Many) before running this item again.',
