@@ -1,0 +1,99 @@
+/**
+ * A poll that fails emits nothing and moves nothing: the static data is exactly as before, the
+ * error reaches n8n as a NodeApiError, and the next poll emits what the failed one missed.
+ */
+import { NodeApiError } from 'n8n-workflow';
+
+import type { FaultSpec } from '../../sandbox';
+import { MINUTE, TriggerFixture } from './helpers';
+
+describe('Companion Push Trigger: a failing poll', () => {
+	let fixture: TriggerFixture;
+	afterEach(async () => fixture?.stop());
+
+	const cases: Array<{ name: string; faults: FaultSpec[]; httpCode?: string; message: RegExp }> = [
+		{
+			name: '5xx on the detail read, after the transport retries',
+			faults: [{ endpoint: 'GET /push-notification/:id', kind: 'status5xx', status: 503, times: 4 }],
+			httpCode: '503',
+			message: /HTTP 503/,
+		},
+		{
+			name: '5xx on the list read, after the transport retries',
+			faults: [{ endpoint: 'GET /push-notification/list', kind: 'status5xx', status: 502, times: 4 }],
+			httpCode: '502',
+			message: /HTTP 502/,
+		},
+		{
+			name: '401 twice (the token is renewed once, then refused again)',
+			faults: [{ endpoint: 'GET /push-notification/:id', kind: 'unauthorized', times: 2 }],
+			httpCode: '401',
+			message: /HTTP 401/,
+		},
+		{
+			name: 'malformed JSON on the detail read, every try',
+			faults: [{ endpoint: 'GET /push-notification/:id', kind: 'malformedJson', times: 4 }],
+			message: /unexpected body/,
+		},
+	];
+
+	test.each(cases)('$name: nothing emitted, state untouched, the next poll catches up', async ({ faults, httpCode, message }) => {
+		fixture = await TriggerFixture.start({ events: ['notificationSettled', 'deliveryFailed'] });
+		await fixture.poll();
+		// One send already watched and settled (its events emitted), one new: the failing poll
+		// must neither lose the new one nor repeat the old one.
+		const old = await fixture.send([fixture.user('onePhone')], { title: 'Old' });
+		await fixture.sandbox.clock.advance(5_000);
+		expect((await fixture.poll()).items.map((item) => item.notificationId)).toEqual([old]);
+
+		const fresh = await fixture.send([fixture.user('onePhone'), fixture.user('uninstalled')], { title: 'Fresh' });
+		await fixture.sandbox.clock.advance(5 * MINUTE);
+		const before = fixture.staticData();
+		for (const fault of faults) fixture.sandbox.addFault(fault);
+
+		const failed = await fixture.poll();
+		expect(failed.emitted).toBe(false);
+		expect(failed.items).toEqual([]);
+		expect(failed.error).toBeInstanceOf(NodeApiError);
+		expect(failed.error!.message).toMatch(message);
+		if (httpCode) expect(failed.error!.httpCode).toBe(httpCode);
+		expect(fixture.staticData()).toEqual(before);
+
+		await fixture.sandbox.clock.advance(MINUTE);
+		const next = await fixture.poll();
+		expect(next.error).toBeUndefined();
+		expect(next.items.map((item) => [item.event, item.notificationId])).toEqual([
+			['notificationSettled', fresh],
+			['deliveryFailed', fresh],
+		]);
+		expect(await fixture.pollEvery(MINUTE, 5)).toEqual([]);
+	});
+
+	test('a failure partway through the reads leaves the earlier reads unremembered too', async () => {
+		fixture = await TriggerFixture.start({ events: ['notificationSettled'] });
+		await fixture.poll();
+		const first = await fixture.send([fixture.user('onePhone')], { title: 'A' });
+		const second = await fixture.send([fixture.user('onePhone')], { title: 'B' });
+		await fixture.sandbox.clock.advance(5_000);
+		const before = fixture.staticData();
+		// Faults apply oldest first: a zero delay lets the first detail read through unharmed, then
+		// every try of the second read fails.
+		fixture.sandbox.addFault({ endpoint: 'GET /push-notification/:id', kind: 'delay', delayMs: 0, times: 1 });
+		fixture.sandbox.addFault({ endpoint: 'GET /push-notification/:id', kind: 'status5xx', status: 500, times: 4 });
+		const logStart = fixture.sandbox.requestLog().length;
+
+		const failed = await fixture.poll();
+		const detailAnswers = fixture.sandbox
+			.requestLog()
+			.slice(logStart)
+			.filter((entry) => entry.endpoint === 'GET /push-notification/:id')
+			.map((entry) => entry.status);
+		expect(detailAnswers).toEqual([200, 500, 500, 500, 500]);
+		expect(failed.error).toBeInstanceOf(NodeApiError);
+		expect(failed.items).toEqual([]);
+		expect(fixture.staticData()).toEqual(before);
+
+		const next = await fixture.poll();
+		expect(next.items.map((item) => item.notificationId).sort()).toEqual([first, second].sort());
+	});
+});
