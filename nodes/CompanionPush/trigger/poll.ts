@@ -14,13 +14,15 @@ export const MAX_BACKOFF_MINUTES = 60;
 /** A send due a few seconds after this poll is read now: polls do not run at exact times. */
 export const DUE_TOLERANCE_MS = 5_000;
 
-/** The ids to read this poll, in order: never-read sends first, then the most overdue. */
+/** The ids to read this poll, in order: never-read sends first, then the most overdue, then the
+ * least recently read (so sends left out by the budget come first next time). */
 export function planReads(state: TriggerState, now: number, maxReads: number): string[] {
 	const due = Object.entries(state.sends).filter(([, send]) => send.dueAt <= now + DUE_TOLERANCE_MS);
 	due.sort(([idA, a], [idB, b]) => {
-		const neverA = a.readAt === undefined ? 0 : 1;
-		const neverB = b.readAt === undefined ? 0 : 1;
-		return neverA - neverB || a.dueAt - b.dueAt || a.from - b.from || (idA < idB ? -1 : idA > idB ? 1 : 0);
+		const readA = a.readAt ?? -Infinity;
+		const readB = b.readAt ?? -Infinity;
+		const neverRead = (readA === -Infinity ? 0 : 1) - (readB === -Infinity ? 0 : 1);
+		return neverRead || a.dueAt - b.dueAt || (readA === readB ? 0 : readA < readB ? -1 : 1) || a.from - b.from || (idA < idB ? -1 : idA > idB ? 1 : 0);
 	});
 	return due.slice(0, Math.max(0, Math.floor(maxReads))).map(([id]) => id);
 }

@@ -1,0 +1,202 @@
+/**
+ * The trigger's pure parts, without n8n or the sandbox: the poll plan (back-off, read budget),
+ * the bounded state and its aging, event detection and filters.
+ */
+import type { NotificationDetail } from '../../nodes/CompanionPush/transport';
+import { detectEvents, matchesFilters, TRIGGER_EVENTS } from '../../nodes/CompanionPush/trigger/events';
+import { MAX_BACKOFF_MINUTES, MINUTE_MS, planReads, scheduleNextRead } from '../../nodes/CompanionPush/trigger/poll';
+import {
+	advanceNewest,
+	ageOut,
+	alreadySeen,
+	initialState,
+	MAX_REMEMBERED_KEYS,
+	MAX_WATCHED_SENDS,
+	NEWEST_IDS,
+	readState,
+	writeState,
+} from '../../nodes/CompanionPush/trigger/state';
+import type { TriggerState, WatchedSend } from '../../nodes/CompanionPush/trigger/state';
+
+const T0 = Date.parse('2026-03-02T09:00:00.000Z');
+const HOUR_MS = 60 * MINUTE_MS;
+
+function watched(partial: Partial<WatchedSend> = {}): WatchedSend {
+	return { from: T0, dueAt: T0, backoffMinutes: 0, keys: [], ...partial };
+}
+
+function stateWith(sends: Record<string, WatchedSend>): TriggerState {
+	return { ...initialState([], T0), sends };
+}
+
+describe('poll plan', () => {
+	test('a settled send is re-read after 1, 2, 4 ... minutes, capped, and back to 1 when something new shows', () => {
+		let send = watched();
+		const intervals: number[] = [];
+		let now = T0;
+		for (let read = 0; read < 9; read++) {
+			const next = scheduleNextRead(send, { status: 'sent', foundSomethingNew: false }, now);
+			intervals.push((next.dueAt - now) / MINUTE_MS);
+			send = { ...send, ...next };
+			now = next.dueAt;
+		}
+		expect(intervals).toEqual([1, 2, 4, 8, 16, 32, MAX_BACKOFF_MINUTES, MAX_BACKOFF_MINUTES, MAX_BACKOFF_MINUTES]);
+		expect(scheduleNextRead(send, { status: 'sent', foundSomethingNew: true }, now)).toEqual({ dueAt: now + MINUTE_MS, backoffMinutes: 1 });
+	});
+
+	test('a send still sending or scheduled is due again at once (read every poll)', () => {
+		for (const status of ['sending', 'scheduled']) {
+			expect(scheduleNextRead(watched({ backoffMinutes: 8 }), { status, foundSomethingNew: false }, T0)).toEqual({ dueAt: T0, backoffMinutes: 0 });
+		}
+	});
+
+	test('reads: only due sends, never-read first, then the most overdue, at most the budget', () => {
+		const state = stateWith({
+			notDue: watched({ readAt: T0, dueAt: T0 + 10 * MINUTE_MS }),
+			overdueLittle: watched({ readAt: T0, dueAt: T0 - MINUTE_MS }),
+			overdueMost: watched({ readAt: T0, dueAt: T0 - 30 * MINUTE_MS }),
+			neverRead: watched({ dueAt: T0 }),
+			dueInTwoSeconds: watched({ readAt: T0, dueAt: T0 + 2_000 }),
+		});
+		expect(planReads(state, T0, 10)).toEqual(['neverRead', 'overdueMost', 'overdueLittle', 'dueInTwoSeconds']);
+		expect(planReads(state, T0, 2)).toEqual(['neverRead', 'overdueMost']);
+	});
+
+	test('with a budget smaller than the due sends, the ones left out come first next time', () => {
+		const sends: Record<string, WatchedSend> = {};
+		for (let n = 0; n < 6; n++) sends[`s${n}`] = watched({ readAt: T0 - HOUR_MS, dueAt: T0 });
+		const state = stateWith(sends);
+		const seen = new Set<string>();
+		let now = T0;
+		for (let poll = 0; poll < 3; poll++) {
+			const ids = planReads(state, now, 2);
+			expect(ids).toHaveLength(2);
+			for (const id of ids) {
+				expect(seen.has(id)).toBe(false);
+				seen.add(id);
+				Object.assign(state.sends[id], { readAt: now }, scheduleNextRead(state.sends[id], { status: 'sending', foundSomethingNew: false }, now));
+			}
+			now += MINUTE_MS;
+		}
+		expect(seen.size).toBe(6);
+	});
+});
+
+describe('state', () => {
+	test('readState returns a copy; writeState replaces it in one assignment; foreign data starts afresh', () => {
+		const staticData: Record<string, unknown> = {};
+		expect(readState(staticData as never)).toBeUndefined();
+		writeState(staticData as never, stateWith({ a: watched() }));
+		const copy = readState(staticData as never)!;
+		copy.sends.a.keys.push('status:sent');
+		expect((staticData.watch as TriggerState).sends.a.keys).toEqual([]);
+		expect(readState({ watch: { version: 99 } } as never)).toBeUndefined();
+		expect(readState({ watch: { ...stateWith({}), sends: { a: { from: 'x' } } } } as never)).toBeUndefined();
+	});
+
+	test('the list is read down to what was seen: newest ids, watched sends, or older than the newest created_at', () => {
+		const state = initialState(
+			[
+				{ id: 'n2', created_at: '2026-03-02T09:00:02.000Z' },
+				{ id: 'n1', created_at: '2026-03-02T09:00:01.000Z' },
+			],
+			T0,
+		);
+		state.sends.w = watched();
+		expect(alreadySeen(state, { id: 'n1' })).toBe(true);
+		expect(alreadySeen(state, { id: 'w' })).toBe(true);
+		expect(alreadySeen(state, { id: 'x', created_at: '2026-03-02T09:00:00.000Z' })).toBe(true);
+		expect(alreadySeen(state, { id: 'x', created_at: '2026-03-02T09:00:03.000Z' })).toBe(false);
+		expect(alreadySeen(state, { id: 'x' })).toBe(false);
+
+		advanceNewest(state, Array.from({ length: 30 }, (_, n) => ({ id: `m${n}`, created_at: '2026-03-02T10:00:00.000Z' })));
+		expect(state.newest.ids).toHaveLength(NEWEST_IDS);
+		expect(state.newest.ids[0]).toBe('m0');
+		expect(state.newest.createdAt).toBe(Date.parse('2026-03-02T10:00:00.000Z'));
+	});
+
+	test('aging: a send is forgotten once its window has passed since it went out', () => {
+		const state = stateWith({
+			fresh: watched({ from: T0 - 23 * HOUR_MS }),
+			old: watched({ from: T0 - 25 * HOUR_MS }),
+			scheduledLater: watched({ from: T0 + 48 * HOUR_MS }),
+		});
+		expect(ageOut(state, T0, 24 * HOUR_MS)).toEqual(['old']);
+		expect(Object.keys(state.sends).sort()).toEqual(['fresh', 'scheduledLater']);
+	});
+
+	test('hard bounds: at most MAX_WATCHED_SENDS sends and MAX_REMEMBERED_KEYS keys, oldest forgotten first', () => {
+		const many: Record<string, WatchedSend> = {};
+		for (let n = 0; n < MAX_WATCHED_SENDS + 10; n++) many[`s${n}`] = watched({ from: T0 + n });
+		const state = stateWith(many);
+		const forgotten = ageOut(state, T0 + MAX_WATCHED_SENDS, 24 * HOUR_MS);
+		expect(Object.keys(state.sends)).toHaveLength(MAX_WATCHED_SENDS);
+		expect(forgotten.sort()).toEqual(Array.from({ length: 10 }, (_, n) => `s${n}`).sort());
+
+		const keysEach = MAX_REMEMBERED_KEYS / 4;
+		const heavy = stateWith({
+			a: watched({ from: T0 + 1, keys: Array.from({ length: keysEach }, (_, n) => `u${n}:0:opened`) }),
+			b: watched({ from: T0 + 2, keys: Array.from({ length: keysEach }, (_, n) => `u${n}:0:opened`) }),
+			c: watched({ from: T0 + 3, keys: Array.from({ length: keysEach * 2 }, (_, n) => `u${n}:0:opened`) }),
+			d: watched({ from: T0 + 4, keys: ['status:sent'] }),
+		});
+		expect(ageOut(heavy, T0, 24 * HOUR_MS)).toEqual(['a']);
+		expect(JSON.stringify(heavy).length).toBeLessThan(MAX_REMEMBERED_KEYS * 40);
+	});
+});
+
+describe('events', () => {
+	const all = new Set(TRIGGER_EVENTS);
+	const detail = (status: string, deliveries: NotificationDetail['deliveries']): NotificationDetail => ({
+		notification: { id: 'n1', title: 'Hello', status, sent_at: '2026-03-02T09:00:00.000Z' },
+		deliveries,
+	});
+	const at = '2026-03-02T09:00:01.500Z';
+
+	test('deliveries are keyed by user and their order among that user\'s entries', () => {
+		const events = detectEvents({
+			detail: detail('partially_failed', [
+				{ user_id: 'u1', status: 'opened', sent_at: at, opened_at: '2026-03-02T09:05:00.000Z' },
+				{ user_id: 'u2', status: 'sent', sent_at: at, opened_at: null },
+				{ user_id: 'u1', status: 'failed', sent_at: at, opened_at: null },
+				{ user_id: 'u2', status: 'opened', sent_at: at, opened_at: '2026-03-02T09:06:00.000Z' },
+			]),
+			previousStatus: 'sending',
+			emittedKeys: new Set(['u2:1:opened']),
+			selected: all,
+		});
+		expect(events.map((event) => event.key)).toEqual(['status:partially_failed', 'u1:0:opened', 'u1:1:failed']);
+		expect(events.map((event) => event.json.eventKey)).toEqual(['n1:status:partially_failed', 'n1:u1:0:opened', 'n1:u1:1:failed']);
+		expect(events[0].json).toMatchObject({ status: 'partially_failed', previousStatus: 'sending' });
+	});
+
+	test('a failure is reported once the send has settled, not while it is still sending', () => {
+		const failed = [{ user_id: 'u1', status: 'failed', sent_at: at, opened_at: null }];
+		expect(detectEvents({ detail: detail('sending', failed), emittedKeys: new Set(), selected: all })).toEqual([]);
+		expect(detectEvents({ detail: detail('failed', failed), emittedKeys: new Set(), selected: all }).map((e) => e.name)).toEqual([
+			'notificationSettled',
+			'deliveryFailed',
+		]);
+	});
+
+	test('only the selected kinds are emitted', () => {
+		const events = detectEvents({
+			detail: detail('sent', [{ user_id: 'u1', status: 'opened', sent_at: at, opened_at: at }]),
+			emittedKeys: new Set(),
+			selected: new Set(['deliveryOpened'] as const),
+		});
+		expect(events.map((event) => event.name)).toEqual(['deliveryOpened']);
+	});
+
+	test('filters: undecided while the listed send lacks the field, decided on the detail', () => {
+		expect(matchesFilters({ id: 'x' } as never, { titleContains: 'hello' })).toBeUndefined();
+		expect(matchesFilters({ title: 'Say HELLO' }, { titleContains: 'hello' })).toBe(true);
+		expect(matchesFilters({ title: 'Bye' }, { titleContains: 'hello' })).toBe(false);
+		expect(matchesFilters({ title: 'x' }, { announcementId: 'a1' })).toBeUndefined();
+		expect(matchesFilters({ title: 'x' }, { announcementId: 'a1' }, true)).toBe(false);
+		expect(matchesFilters({ deeplink: 'companionapp://announcement/a1' }, { announcementId: 'a1' })).toBe(true);
+		expect(matchesFilters({ announcement_id: 'a1', deeplink: null }, { announcementId: 'a1' })).toBe(true);
+		expect(matchesFilters({ announcement_id: 'a2', title: 'hello' }, { announcementId: 'a1', titleContains: 'hello' })).toBe(false);
+		expect(matchesFilters({}, {})).toBe(true);
+	});
+});
