@@ -156,7 +156,9 @@ export function toItems(events: TriggerEvent[], output: OutputMode, records: Map
 	const perSend = new Map<string, IDataObject[]>();
 	for (const event of events) {
 		const list = perSend.get(event.notificationId) ?? [];
-		const { notification: _omitted, ...inner } = event.json;
+		// The record is on the item itself, once.
+		const inner = { ...event.json };
+		delete inner.notification;
 		list.push(inner);
 		perSend.set(event.notificationId, list);
 	}
