@@ -107,14 +107,32 @@ function errorCode(error: unknown): string {
  * Authentication 6), even when a caller passes one through. */
 function withoutTenantId(values: IDataObject | undefined): IDataObject | undefined {
 	if (!values || !('tenant_id' in values)) return values;
-	const { tenant_id: _dropped, ...rest } = values;
+	const rest = { ...values };
+	delete rest.tenant_id;
 	return rest;
 }
 
+const REDACTED = '[redacted]';
+
+/** Replaces the credential's secrets and tokens wherever the API echoed them in a body (an error
+ * message quoting the Authorization header, say), so no error or output can show them. */
+export function redactSecrets(body: unknown, secrets: unknown[]): unknown {
+	const hidden = secrets.filter((value): value is string => typeof value === 'string' && value.length >= 8);
+	if (hidden.length === 0 || body === undefined || body === null) return body;
+	const text = typeof body === 'string' ? body : JSON.stringify(body);
+	if (typeof text !== 'string' || !hidden.some((secret) => text.includes(JSON.stringify(secret).slice(1, -1)))) return body;
+	let redacted = text;
+	for (const secret of hidden) redacted = redacted.split(JSON.stringify(secret).slice(1, -1)).join(REDACTED);
+	return typeof body === 'string' ? redacted : JSON.parse(redacted);
+}
+
+/** One request. `stored` is the credential as read for this exchange; `credentials`, when given,
+ * is what n8n authenticates with instead (an emptied token to renew, or a renewed one). */
 async function sendOnce(
 	context: CompanionPushContext,
 	call: ApiCall,
 	baseUrl: string,
+	stored: ICredentialDataDecryptedObject,
 	credentials?: ICredentialDataDecryptedObject,
 ): Promise<ApiResponse> {
 	const options: IHttpRequestOptions = {
@@ -146,7 +164,8 @@ async function sendOnce(
 					}
 				: undefined,
 		)) as { statusCode: number; body: unknown; headers?: Record<string, unknown> };
-		return { status: response.statusCode, body: response.body, headers: response.headers ?? {} };
+		const secrets = [stored.clientSecret, stored.refreshToken, stored.accessToken, credentials?.accessToken];
+		return { status: response.statusCode, body: redactSecrets(response.body, secrets), headers: response.headers ?? {} };
 	} catch (error) {
 		// The token could not be renewed: nothing was sent. Keep only the credential's message.
 		const renewalFailed = renewalFailure(error);
@@ -168,7 +187,7 @@ async function sendWithRenewedToken(
 	if (renewal) {
 		const { renewed, failed } = await renewal;
 		if (failed) return { status: 0, body: undefined, headers: {}, renewalFailed: failed };
-		if (renewed) return await sendOnce(context, call, baseUrl, renewed);
+		if (renewed) return await sendOnce(context, call, baseUrl, credentials, renewed);
 	}
 	// An emptied token makes n8n call the credential's preAuthentication, save the new token, and
 	// write it into this object before sending.
@@ -177,7 +196,7 @@ async function sendWithRenewedToken(
 	renewalsInFlight.set(key, new Promise((resolve) => (finish = resolve)));
 	let response: ApiResponse | undefined;
 	try {
-		response = await sendOnce(context, call, baseUrl, renewing);
+		response = await sendOnce(context, call, baseUrl, credentials, renewing);
 		return response;
 	} finally {
 		finish({ renewed: renewing.accessToken ? renewing : undefined, failed: response?.renewalFailed });
@@ -200,7 +219,7 @@ export async function exchange(context: CompanionPushContext, call: ApiCall): Pr
 	}
 	const first = tokenNeedsRenewal(credentials, Date.now())
 		? await sendWithRenewedToken(context, call, baseUrl, credentials)
-		: await sendOnce(context, call, baseUrl);
+		: await sendOnce(context, call, baseUrl, credentials);
 	if (first.status !== 401) return first;
 	return await sendWithRenewedToken(context, call, baseUrl, credentials);
 }
