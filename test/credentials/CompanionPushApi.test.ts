@@ -1,0 +1,291 @@
+/**
+ * The credential "Companion Push API": base URL check, token renewal (preAuthentication), the
+ * Bearer header, the credential test, and clear errors without secrets. Run against the sandbox,
+ * both directly (the exact refresh request) and the way n8n runs it (through a real node context).
+ */
+import { Workflow } from 'n8n-workflow';
+import type { ICredentialDataDecryptedObject, IHttpRequestHelper, IHttpRequestOptions, INode } from 'n8n-workflow';
+
+import { checkBaseUrl, CompanionPushApi, renewalMarginMs } from '../../credentials/CompanionPushApi.credentials';
+import { listActiveUserIds } from '../../nodes/CompanionPush/transport';
+import type { Sandbox } from '../../sandbox';
+import { nodeTypes } from '../harness/engine';
+import {
+	ACTIVE_USERS,
+	count,
+	credentialData,
+	errorInNode,
+	expectNoSecret,
+	logOf,
+	REFRESH,
+	sandboxFor,
+	secretsOf,
+	storeFor,
+	valueInNode,
+} from '../transport/helpers';
+
+const credentialType = new CompanionPushApi();
+
+/** An IHttpRequestHelper whose httpRequest really calls the sandbox (with fetch) and records each request. */
+function recordingHelper() {
+	const requests: IHttpRequestOptions[] = [];
+	const helper = {
+		helpers: {
+			httpRequest: async (options: IHttpRequestOptions) => {
+				requests.push(structuredClone(options));
+				const response = await fetch(options.url, {
+					method: options.method,
+					headers: { 'content-type': 'application/json' },
+					body: JSON.stringify(options.body),
+				});
+				const text = await response.text();
+				let body: unknown = text;
+				try {
+					body = JSON.parse(text);
+				} catch {
+					// text
+				}
+				return { statusCode: response.status, body, headers: Object.fromEntries(response.headers) };
+			},
+		},
+	} as unknown as IHttpRequestHelper;
+	return { helper, requests };
+}
+
+function preAuthenticate(helper: IHttpRequestHelper, data: ICredentialDataDecryptedObject) {
+	return credentialType.preAuthentication!.call(helper, data) as Promise<{ accessToken: string; accessTokenRenewAfter: number }>;
+}
+
+describe('checkBaseUrl: https required, plain http only on loopback', () => {
+	test.each([
+		['https://api.example.com', 'https://api.example.com'],
+		['https://api.example.com/', 'https://api.example.com'],
+		['  https://api.example.com/v1//  ', 'https://api.example.com/v1'],
+		['http://127.0.0.1:4010', 'http://127.0.0.1:4010'],
+		['http://127.8.9.10:4010/', 'http://127.8.9.10:4010'],
+		['http://localhost:4010', 'http://localhost:4010'],
+		['http://[::1]:4010', 'http://[::1]:4010'],
+	])('accepts %j as %j', (input, expected) => {
+		expect(checkBaseUrl(input)).toBe(expected);
+	});
+
+	test.each([
+		['http://api.example.com', /must start with https:\/\//],
+		['http://10.0.0.5:4010', /must start with https:\/\//],
+		['http://127.0.0.1.attacker.example', /must start with https:\/\//],
+		['http://127.evil.example', /must start with https:\/\//],
+		['http://localhost.attacker.example', /must start with https:\/\//],
+		['ftp://127.0.0.1', /must start with https:\/\//],
+		['ws://localhost:4010', /must start with https:\/\//],
+		['api.example.com', /not a valid URL/],
+		['', /not a valid URL/],
+		[undefined, /not a valid URL/],
+	])('rejects %j', (input, message) => {
+		expect(() => checkBaseUrl(input)).toThrow(message);
+	});
+});
+
+describe('renewalMarginMs: five minutes of a one-hour token, a twelfth of a shorter one', () => {
+	test.each([
+		[3600, 300_000],
+		[7200, 300_000],
+		[6, 500],
+		[60, 5_000],
+		[1200, 100_000],
+	])('life %i s -> %i ms', (life, margin) => {
+		expect(renewalMarginMs(life)).toBe(margin);
+	});
+});
+
+describe('the credential against the sandbox', () => {
+	let sandbox: Sandbox;
+	beforeAll(async () => {
+		sandbox = await sandboxFor();
+	});
+	afterAll(async () => {
+		await sandbox.stop();
+	});
+	beforeEach(async () => {
+		await sandbox.reset();
+	});
+
+	test('preAuthentication sends one refresh with exactly client_id, client_secret and refresh_token', async () => {
+		const { helper, requests } = recordingHelper();
+		const data = credentialData(sandbox) as ICredentialDataDecryptedObject;
+		const before = Date.now();
+		const output = await preAuthenticate(helper, data);
+		const after = Date.now();
+
+		expect(requests).toHaveLength(1);
+		expect(requests[0].method).toBe('POST');
+		expect(requests[0].url).toBe(`${sandbox.baseUrl}/auth/oauth/v2/refresh`);
+		expect(requests[0].body).toEqual({
+			client_id: sandbox.orgs.primary.clientId,
+			client_secret: sandbox.orgs.primary.clientSecret,
+			refresh_token: sandbox.orgs.primary.refreshToken,
+		});
+		expect(count(sandbox, REFRESH)).toBe(1);
+		expect(logOf(sandbox, REFRESH)[0].status).toBe(200);
+
+		// A one-hour token is renewed 5 minutes before it expires.
+		expect(Object.keys(output).sort()).toEqual(['accessToken', 'accessTokenRenewAfter']);
+		expect(output.accessToken).toMatch(/^\S{16,}$/);
+		expect(output.accessTokenRenewAfter).toBeGreaterThanOrEqual(before + 3_600_000 - 300_000);
+		expect(output.accessTokenRenewAfter).toBeLessThanOrEqual(after + 3_600_000 - 300_000);
+	});
+
+	test('a base URL with a trailing slash still reaches the refresh path', async () => {
+		const { helper, requests } = recordingHelper();
+		await preAuthenticate(helper, { ...credentialData(sandbox), baseUrl: `${sandbox.baseUrl}/` });
+		expect(requests[0].url).toBe(`${sandbox.baseUrl}/auth/oauth/v2/refresh`);
+		expect(logOf(sandbox, REFRESH).map((entry) => entry.status)).toEqual([200]);
+	});
+
+	test('a short token life renews a twelfth of the life early', async () => {
+		sandbox.configure({ tokenLifetimeSeconds: 6 });
+		const { helper } = recordingHelper();
+		const before = Date.now();
+		const output = await preAuthenticate(helper, credentialData(sandbox));
+		const after = Date.now();
+		expect(output.accessTokenRenewAfter).toBeGreaterThanOrEqual(before + 6_000 - 500);
+		expect(output.accessTokenRenewAfter).toBeLessThanOrEqual(after + 6_000 - 500);
+	});
+
+	test('inside n8n: the stored token and renewal time are written back once, and the Bearer header is accepted', async () => {
+		const store = storeFor(sandbox);
+		const before = Date.now();
+		const ids = await valueInNode(store, (context) => listActiveUserIds(context));
+		const after = Date.now();
+
+		expect(ids.length).toBeGreaterThan(0);
+		const stored = store.get();
+		expect(stored.writes).toBe(1);
+		expect(stored.data.accessToken).toMatch(/^\S{16,}$/);
+		expect(stored.data.accessTokenRenewAfter).toBeGreaterThanOrEqual(before + 3_300_000);
+		expect(stored.data.accessTokenRenewAfter).toBeLessThanOrEqual(after + 3_300_000);
+		// The secrets stay as they were.
+		expect(stored.data.clientSecret).toBe(sandbox.orgs.primary.clientSecret);
+		expect(stored.data.refreshToken).toBe(sandbox.orgs.primary.refreshToken);
+
+		const refresh = logOf(sandbox, REFRESH);
+		expect(refresh).toHaveLength(1);
+		expect(Object.keys(refresh[0].body as object).sort()).toEqual(['client_id', 'client_secret', 'refresh_token']);
+		expect((refresh[0].body as Record<string, unknown>).client_id).toBe(sandbox.orgs.primary.clientId);
+		const api = logOf(sandbox, ACTIVE_USERS);
+		expect(api.map((entry) => [entry.authorization, entry.status])).toEqual([['valid', 200]]);
+	});
+
+	test('authenticate adds Authorization: Bearer <accessToken> as n8n resolves it', () => {
+		expect(credentialType.authenticate).toEqual({
+			type: 'generic',
+			properties: { headers: { Authorization: '=Bearer {{$credentials.accessToken}}' } },
+		});
+		const resolved = resolveWithCredentials('=Bearer {{$credentials.accessToken}}', { accessToken: 'tok-123' });
+		expect(resolved).toBe('Bearer tok-123');
+	});
+
+	test('without the Bearer header the API refuses: the header is what authenticates', async () => {
+		// The same GET with an empty token header value: proves the sandbox checks what authenticate adds.
+		const response = await fetch(`${sandbox.baseUrl}/user-device/users`, { headers: { authorization: 'Bearer ' } });
+		expect(response.status).toBe(401);
+	});
+
+	describe('the credential test, run as n8n runs it: preAuthentication, then the test request', () => {
+		async function runCredentialTest(data: ICredentialDataDecryptedObject) {
+			const { helper } = recordingHelper();
+			const output = await preAuthenticate(helper, data);
+			const credentials = { ...data, ...output };
+			const request = credentialType.test.request;
+			const url = `${resolveWithCredentials(request.baseURL!, credentials)}${request.url}`;
+			const authorization = resolveWithCredentials(
+				(credentialType.authenticate as { properties: { headers: Record<string, string> } }).properties.headers.Authorization,
+				credentials,
+			);
+			const response = await fetch(url, { method: request.method, headers: { authorization: String(authorization) } });
+			return { url, status: response.status };
+		}
+
+		test('the request is GET {baseUrl}/user-device/users (no double slash), and it passes with good secrets', async () => {
+			expect(credentialType.test.request).toMatchObject({ url: '/user-device/users', method: 'GET' });
+			const result = await runCredentialTest({ ...credentialData(sandbox), baseUrl: `${sandbox.baseUrl}/` });
+			expect(result).toEqual({ url: `${sandbox.baseUrl}/user-device/users`, status: 200 });
+			expect(logOf(sandbox).map((entry) => [entry.endpoint, entry.status, entry.authorization])).toEqual([
+				[REFRESH, 200, 'missing'],
+				[ACTIVE_USERS, 200, 'valid'],
+			]);
+		});
+
+		test('it fails on a wrong client secret before the test request is made', async () => {
+			await expect(runCredentialTest({ ...credentialData(sandbox), clientSecret: 'cps_wrong_secret_0123456789' })).rejects.toThrow(
+				/refused to renew the access token \(HTTP 401\).*Client ID, Client Secret and Refresh Token/,
+			);
+			expect(count(sandbox, ACTIVE_USERS)).toBe(0);
+		});
+	});
+
+	describe('clear errors without secrets', () => {
+		test('a wrong client secret: the error says to check the secrets, and shows none', async () => {
+			const wrongSecret = 'cps_wrong_secret_0123456789abcdef';
+			const { helper } = recordingHelper();
+			const error = await preAuthenticate(helper, { ...credentialData(sandbox), clientSecret: wrongSecret }).catch((e) => e);
+			expect(error).toBeInstanceOf(Error);
+			expect(error.message).toMatch(/refused to renew the access token \(HTTP 401\)/);
+			expect(error.message).toMatch(/Check the Client ID, Client Secret and Refresh Token/);
+			expectNoSecret(error, [wrongSecret, ...secretsOf(sandbox)]);
+		});
+
+		test('a revoked refresh token: same clear error, no secret', async () => {
+			sandbox.revokeRefreshToken(sandbox.orgs.primary.clientId);
+			const { helper } = recordingHelper();
+			const error = await preAuthenticate(helper, credentialData(sandbox)).catch((e) => e);
+			expect(error.message).toMatch(/refused to renew the access token \(HTTP 401\)/);
+			expectNoSecret(error, secretsOf(sandbox));
+		});
+
+		test('an unreachable base URL: says so, no secret', async () => {
+			const closed = await sandboxFor();
+			const baseUrl = closed.baseUrl;
+			await closed.stop();
+			const { helper } = recordingHelper();
+			const error = await preAuthenticate(helper, { ...credentialData(sandbox), baseUrl }).catch((e) => e);
+			expect(error.message).toMatch(new RegExp(`Could not reach ${baseUrl.replace(/[.]/g, '\\.')} to renew the access token`));
+			expectNoSecret(error, secretsOf(sandbox));
+		});
+
+		test('plain http to a non-loopback host: refused before any secret is sent', async () => {
+			const { helper, requests } = recordingHelper();
+			await expect(preAuthenticate(helper, { ...credentialData(sandbox), baseUrl: 'http://api.example.com' })).rejects.toThrow(
+				/must start with https:\/\//,
+			);
+			expect(requests).toHaveLength(0);
+		});
+
+		test('inside n8n, a wrong secret fails the call with that clear error after one refresh, and the API is not called', async () => {
+			const store = storeFor(sandbox, { clientSecret: 'cps_wrong_secret_0123456789abcdef' });
+			const error = await errorInNode(store, (context) => listActiveUserIds(context));
+			expect(error.message).toMatch(/refused to renew the access token \(HTTP 401\)/);
+			expect(`${error.message} ${error.description ?? ''}`).toMatch(/Client ID, Client Secret and Refresh Token/);
+			expect(count(sandbox, REFRESH)).toBe(1);
+			expect(count(sandbox, ACTIVE_USERS)).toBe(0);
+			expect(store.get().writes).toBe(0);
+			expectNoSecret(error, ['cps_wrong_secret_0123456789abcdef', ...secretsOf(sandbox)]);
+		});
+
+		test('inside n8n, a revoked refresh token fails the same way, with no secret in the run error', async () => {
+			sandbox.revokeRefreshToken(sandbox.orgs.primary.clientId);
+			const store = storeFor(sandbox);
+			const error = await errorInNode(store, (context) => listActiveUserIds(context));
+			expect(error.message).toMatch(/refused to renew the access token \(HTTP 401\)/);
+			expect(count(sandbox, REFRESH)).toBe(1);
+			expect(count(sandbox, ACTIVE_USERS)).toBe(0);
+			expectNoSecret(error, secretsOf(sandbox));
+		});
+	});
+});
+
+/** Resolves an n8n expression with `$credentials` the way n8n's credentials helper does. */
+function resolveWithCredentials(expression: string, credentials: ICredentialDataDecryptedObject) {
+	const node: INode = { id: 'n', name: 'Node', type: 'test.probe', typeVersion: 1, position: [0, 0], parameters: {} };
+	const workflow = new Workflow({ nodes: [node], connections: {}, active: false, nodeTypes });
+	return workflow.expression.getParameterValue(expression, null, 0, 0, node.name, [], 'internal', { $credentials: credentials } as never);
+}

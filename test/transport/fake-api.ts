@@ -1,0 +1,73 @@
+/**
+ * A tiny HTTP server for the shapes the sandbox never produces (a body like `{foo: 1}`, a list
+ * that ignores `skip`). It answers the token refresh like the API, and every other request with
+ * what `answer` returns; it records each request.
+ */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface FakeRequest {
+	method: string;
+	path: string;
+	query: Record<string, string>;
+	authorization?: string;
+}
+
+export interface FakeAnswer {
+	status?: number;
+	body: unknown;
+	/** Send `body` as it is (a string), not as JSON. */
+	raw?: boolean;
+}
+
+export interface FakeApi {
+	baseUrl: string;
+	requests: FakeRequest[];
+	accessToken: string;
+	stop(): Promise<void>;
+}
+
+export async function startFakeApi(answer: (request: FakeRequest) => FakeAnswer): Promise<FakeApi> {
+	const requests: FakeRequest[] = [];
+	const accessToken = 'fake-access-token-0123456789';
+	const server = createServer((req, res) => {
+		const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+		req.resume();
+		req.on('end', () => {
+			const request: FakeRequest = {
+				method: req.method ?? 'GET',
+				path: url.pathname,
+				query: Object.fromEntries(url.searchParams),
+				authorization: req.headers.authorization,
+			};
+			requests.push(request);
+			const reply =
+				request.path === '/auth/oauth/v2/refresh'
+					? { status: 200, body: { access_token: accessToken, token_type: 'Bearer', expires_in: 3600 } }
+					: answer(request);
+			const text = reply.raw ? String(reply.body) : JSON.stringify(reply.body);
+			res.writeHead(reply.status ?? 200, { 'content-type': reply.raw ? 'text/plain' : 'application/json' });
+			res.end(text);
+		});
+	});
+	await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+	const { port } = server.address() as AddressInfo;
+	return {
+		baseUrl: `http://127.0.0.1:${port}`,
+		requests,
+		accessToken,
+		stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
+	};
+}
+
+/** The credential data for the fake API (any secrets: its refresh endpoint accepts all). */
+export function fakeCredential(api: FakeApi) {
+	return {
+		baseUrl: api.baseUrl,
+		clientId: 'fake-client',
+		clientSecret: 'fake-client-secret-0123456789',
+		refreshToken: 'fake-refresh-token-0123456789',
+		accessToken: '',
+		accessTokenRenewAfter: 0,
+	};
+}
