@@ -73,6 +73,29 @@ describe('Companion Push Trigger: cost', () => {
 		console.log(`API calls per poll (10,000 old + 5 moving): max ${Math.max(...totals)}, ${JSON.stringify(perPoll[0])}`);
 	}, 120_000);
 
+	test('more than a page of new sends since the last poll: pages down to what was seen, no further', async () => {
+		fixture = await TriggerFixture.start({ events: ['notificationSettled'] });
+		const user = [fixture.user('onePhone')];
+		await Promise.all(Array.from({ length: 250 }, () => fixture.send(user, { title: 'Before' })));
+		await fixture.poll();
+		const fresh = await Promise.all(Array.from({ length: 150 }, () => fixture.send(user, { title: 'After' })));
+		await fixture.sandbox.clock.advance(5_000);
+
+		const emitted: string[] = [];
+		const listCalls: number[] = [];
+		for (let poll = 0; poll < 4; poll++) {
+			const logStart = fixture.sandbox.requestLog().length;
+			const outcome = await fixture.poll();
+			emitted.push(...outcome.items.map((item) => item.notificationId as string));
+			listCalls.push(fixture.callsSince(logStart)['GET /push-notification/list']);
+			await fixture.sandbox.clock.advance(MINUTE);
+		}
+		// 150 new sends: two pages of 100 the first time (the second holds the first send already
+		// seen), one page afterwards; the 50-read budget spreads the reads over three polls.
+		expect(listCalls).toEqual([2, 1, 1, 1]);
+		expect(emitted.sort()).toEqual([...fresh].sort());
+	});
+
 	test('maxReadsPerPoll caps the detail reads, and every send gets its turn', async () => {
 		fixture = await TriggerFixture.start({ events: ['notificationSettled'], options: { maxReadsPerPoll: 3 } });
 		await fixture.poll();

@@ -2,7 +2,8 @@
  * The trigger against the sandbox, polled as an active n8n workflow polls it: what it emits, and
  * that each event comes exactly once however many polls follow.
  */
-import { MINUTE, ofEvent, TriggerFixture } from './helpers';
+import { call } from '../sandbox/helpers';
+import { HOUR, MINUTE, ofEvent, TriggerFixture } from './helpers';
 
 describe('Companion Push Trigger: events', () => {
 	let fixture: TriggerFixture;
@@ -70,6 +71,22 @@ describe('Companion Push Trigger: events', () => {
 				previousStatus: 'partially_failed',
 			}),
 		]);
+	});
+
+	test('a scheduled send that is canceled is emitted once as canceled, then no longer read', async () => {
+		fixture = await TriggerFixture.start({ events: ['notificationSettled'] });
+		await fixture.poll();
+		const scheduledAt = new Date(fixture.sandbox.clock.now() + 2 * HOUR).toISOString();
+		const id = await fixture.send([fixture.user('onePhone')], { scheduled_at: scheduledAt });
+		expect(await fixture.pollEvery(MINUTE, 3)).toEqual([]);
+
+		const cancel = await call(fixture.sandbox, 'POST', `/push-notification/${id}/cancel`, { token: await fixture.apiToken() });
+		expect(cancel.status).toBe(200);
+		const items = await fixture.pollEvery(MINUTE, 3);
+		expect(items).toEqual([expect.objectContaining({ notificationId: id, status: 'canceled', previousStatus: 'scheduled' })]);
+		const logStart = fixture.sandbox.requestLog().length;
+		await fixture.pollEvery(MINUTE, 3);
+		expect(fixture.callsSince(logStart)['GET /push-notification/:id'] ?? 0).toBe(0);
 	});
 
 	test('opens and failures are emitted once each, told apart by user and phone', async () => {
