@@ -1,0 +1,276 @@
+/**
+ * Token renewal by the transport: n8n itself renews only an empty token or after a 401, so the
+ * transport forces a renewal shortly before expiry (an emptied token passed as the decrypted
+ * credential), shares it across concurrent calls, and on a 401 renews and retries once only.
+ */
+import { getNotification, listActiveUserIds, listUsers, sendNotification } from '../../nodes/CompanionPush/transport';
+import type { Sandbox } from '../../sandbox';
+import {
+	ACTIVE_USERS,
+	count,
+	errorInNode,
+	expectNoSecret,
+	expectNoTenantId,
+	inNode,
+	logOf,
+	REFRESH,
+	sandboxFor,
+	secretsOf,
+	SEND,
+	sendRequest,
+	storeFor,
+	tokensSeen,
+	USER_LIST,
+	valueInNode,
+} from './helpers';
+import { runProbe } from '../harness/engine';
+
+const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('token renewal (manual clock: the token never expires on its own)', () => {
+	let sandbox: Sandbox;
+	beforeAll(async () => {
+		sandbox = await sandboxFor({ seedUsers: 30 });
+	});
+	afterAll(async () => {
+		await sandbox.stop();
+	});
+	beforeEach(async () => {
+		await sandbox.reset();
+	});
+
+	test('the first call with an empty token renews it exactly once, before the API call', async () => {
+		const store = storeFor(sandbox);
+		await valueInNode(store, (context) => listActiveUserIds(context));
+		expect(sandbox.requestLog().map((entry) => [entry.endpoint, entry.status, entry.authorization])).toEqual([
+			[REFRESH, 200, 'missing'],
+			[ACTIVE_USERS, 200, 'valid'],
+		]);
+		expect(store.get().writes).toBe(1);
+	});
+
+	test('many calls over many items of one execution, and a second execution, share that one refresh', async () => {
+		const store = storeFor(sandbox);
+		const items = Array.from({ length: 12 }, (_, index) => ({ index }));
+		const { run } = await inNode(
+			store,
+			async (context) => {
+				for (let itemIndex = 0; itemIndex < context.getInputData().length; itemIndex++) {
+					await listActiveUserIds(context, itemIndex);
+				}
+				await listUsers(context, 5);
+			},
+			items,
+		);
+		expect(run.error).toBeUndefined();
+		await valueInNode(store, (context) => listActiveUserIds(context));
+
+		expect(count(sandbox, REFRESH)).toBe(1);
+		expect(count(sandbox, ACTIVE_USERS)).toBe(13);
+		expect(count(sandbox, USER_LIST)).toBe(1);
+		expect(store.get().writes).toBe(1);
+		expect(logOf(sandbox).filter((entry) => entry.endpoint !== REFRESH && entry.authorization !== 'valid')).toEqual([]);
+	});
+
+	test('a token past its renewal time (still valid at the API) is renewed proactively: no 401 is ever spent', async () => {
+		const store = storeFor(sandbox);
+		await valueInNode(store, (context) => listActiveUserIds(context));
+		const firstToken = store.get().data.accessToken;
+		store.get().data.accessTokenRenewAfter = Date.now() - 1;
+
+		await valueInNode(store, (context) => listActiveUserIds(context));
+
+		expect(count(sandbox, REFRESH)).toBe(2);
+		expect(store.get().writes).toBe(2);
+		expect(store.get().data.accessToken).not.toBe(firstToken);
+		expect(Number(store.get().data.accessTokenRenewAfter)).toBeGreaterThan(Date.now() + 3_000_000);
+		// Order: the renewal came before the call, and every API call was authorized.
+		expect(logOf(sandbox).map((entry) => [entry.endpoint, entry.status])).toEqual([
+			[REFRESH, 200],
+			[ACTIVE_USERS, 200],
+			[REFRESH, 200],
+			[ACTIVE_USERS, 200],
+		]);
+	});
+
+	test('20 concurrent reads with a stale token make exactly one refresh', async () => {
+		const store = storeFor(sandbox);
+		await valueInNode(store, (context) => listActiveUserIds(context));
+		store.get().data.accessTokenRenewAfter = Date.now() - 1;
+		await sandbox.reset();
+
+		const results = await valueInNode(store, (context) =>
+			Promise.all(Array.from({ length: 20 }, () => listActiveUserIds(context))),
+		);
+
+		expect(results).toHaveLength(20);
+		expect(new Set(results.map((ids) => ids.join())).size).toBe(1);
+		expect(count(sandbox, REFRESH)).toBe(1);
+		expect(count(sandbox, ACTIVE_USERS)).toBe(20);
+		expect(logOf(sandbox, ACTIVE_USERS).every((entry) => entry.status === 200 && entry.authorization === 'valid')).toBe(true);
+		expect(store.get().writes).toBe(2);
+	});
+
+	test('20 concurrent reads with an empty token make exactly one refresh', async () => {
+		const store = storeFor(sandbox);
+		await valueInNode(store, (context) => Promise.all(Array.from({ length: 20 }, () => listActiveUserIds(context))));
+		expect(count(sandbox, REFRESH)).toBe(1);
+		expect(count(sandbox, ACTIVE_USERS)).toBe(20);
+		expect(store.get().writes).toBe(1);
+	});
+
+	test('20 concurrent reads whose token the API dropped: every call gets its 401, one refresh serves them all', async () => {
+		const store = storeFor(sandbox);
+		await valueInNode(store, (context) => listActiveUserIds(context));
+		sandbox.expireAccessTokens();
+		await sandbox.reset();
+
+		const results = await valueInNode(store, (context) =>
+			Promise.all(Array.from({ length: 20 }, () => listActiveUserIds(context))),
+		);
+
+		expect(results).toHaveLength(20);
+		expect(count(sandbox, REFRESH)).toBe(1);
+		const answered = logOf(sandbox, ACTIVE_USERS).filter((entry) => entry.status === 200);
+		expect(answered).toHaveLength(20);
+		// No call needed more than its one retry.
+		expect(count(sandbox, ACTIVE_USERS)).toBeLessThanOrEqual(40);
+	});
+
+	test('items run through several executions at once (parallel workflows) still share one refresh', async () => {
+		const store = storeFor(sandbox);
+		await Promise.all(
+			Array.from({ length: 5 }, () =>
+				runProbe(store, async function () {
+					await Promise.all(Array.from({ length: 4 }, () => listActiveUserIds(this)));
+					return [[{ json: {} }]];
+				}),
+			),
+		);
+		expect(count(sandbox, ACTIVE_USERS)).toBe(20);
+		expect(count(sandbox, REFRESH)).toBe(1);
+	});
+
+	test('a 401 on a valid token: one refresh, one retry, success', async () => {
+		const store = storeFor(sandbox);
+		await valueInNode(store, (context) => listActiveUserIds(context));
+		await sandbox.reset();
+		sandbox.addFault({ endpoint: ACTIVE_USERS, kind: 'unauthorized', times: 1 });
+
+		const ids = await valueInNode(store, (context) => listActiveUserIds(context));
+
+		expect(ids.length).toBeGreaterThan(0);
+		expect(logOf(sandbox).map((entry) => [entry.endpoint, entry.status])).toEqual([
+			[ACTIVE_USERS, 401],
+			[REFRESH, 200],
+			[ACTIVE_USERS, 200],
+		]);
+	});
+
+	test('a second 401 after the renewal is an error: no third try, one refresh', async () => {
+		const store = storeFor(sandbox);
+		const seen = tokensSeen(store);
+		await valueInNode(store, (context) => listActiveUserIds(context));
+		await sandbox.reset();
+		sandbox.addFault({ endpoint: ACTIVE_USERS, kind: 'unauthorized', times: 5 });
+
+		const error = await errorInNode(store, (context) => listActiveUserIds(context));
+
+		expect(logOf(sandbox).map((entry) => [entry.endpoint, entry.status])).toEqual([
+			[ACTIVE_USERS, 401],
+			[REFRESH, 200],
+			[ACTIVE_USERS, 401],
+		]);
+		expect(error.constructor.name).toBe('NodeApiError');
+		expect(error.httpCode).toBe('401');
+		expect(error.message).toMatch(/Reading the users with an active app failed with HTTP 401/);
+		expect(error.description).toMatch(/refused even after one renewal/);
+		expectNoSecret(error, [...secretsOf(sandbox), ...seen()]);
+		expect(seen()).toHaveLength(2);
+	});
+
+	test('a send answered 401 is renewed and sent once more: one registered send', async () => {
+		const store = storeFor(sandbox);
+		await valueInNode(store, (context) => listActiveUserIds(context));
+		await sandbox.reset();
+		sandbox.addFault({ endpoint: SEND, kind: 'unauthorized', times: 1 });
+
+		const outcome = await valueInNode(store, (context) => sendNotification(context, sendRequest(sandbox)));
+
+		expect(logOf(sandbox).map((entry) => [entry.endpoint, entry.status])).toEqual([
+			[SEND, 401],
+			[REFRESH, 200],
+			[SEND, 202],
+		]);
+		expect(sandbox.notifications().map((record) => record.id)).toEqual([outcome.id]);
+	});
+
+	test('a send answered 401 twice fails, registers nothing and is not tried a third time', async () => {
+		const store = storeFor(sandbox);
+		await valueInNode(store, (context) => listActiveUserIds(context));
+		await sandbox.reset();
+		sandbox.addFault({ endpoint: SEND, kind: 'unauthorized', times: 5 });
+
+		const error = await errorInNode(store, (context) => sendNotification(context, sendRequest(sandbox)));
+
+		expect(error.httpCode).toBe('401');
+		expect(count(sandbox, SEND)).toBe(2);
+		expect(count(sandbox, REFRESH)).toBe(1);
+		expect(sandbox.notifications()).toEqual([]);
+	});
+
+	test('tenant_id is never sent: not by the refresh, the reads, or a send, even when a caller slips one in', async () => {
+		const store = storeFor(sandbox);
+		const users = sandbox.orgs.primary.usersOfKind('onePhone', 1);
+		const outcome = await valueInNode(store, async (context) => {
+			await listActiveUserIds(context);
+			await listUsers(context, 3);
+			const sent = await sendNotification(context, { ...sendRequest(sandbox), tenant_id: 'org-secondary' } as never);
+			await getNotification(context, sent.id);
+			return sent;
+		});
+		expect(outcome.id).toBeTruthy();
+		expect(count(sandbox, SEND)).toBe(1);
+		expect(logOf(sandbox, SEND)[0].status).toBe(202);
+		expect(users).toHaveLength(1);
+		expect(sandbox.requestLog().length).toBeGreaterThanOrEqual(5);
+		expectNoTenantId(sandbox);
+	});
+});
+
+describe('token renewal on a real clock with a short token life', () => {
+	let sandbox: Sandbox;
+	beforeAll(async () => {
+		sandbox = await sandboxFor({ clock: 'real', tokenLifetimeSeconds: 3 });
+	});
+	afterAll(async () => {
+		await sandbox.stop();
+	});
+
+	test('a call inside the renewal margin renews first: the API never sees an expired token', async () => {
+		const store = storeFor(sandbox);
+		await valueInNode(store, (context) => listActiveUserIds(context));
+		const renewAfter = Number(store.get().data.accessTokenRenewAfter);
+		// 3 s life: renewed 250 ms (a twelfth) before it expires.
+		const expiresAt = renewAfter + 250;
+
+		// A call well before the renewal point reuses the token.
+		await valueInNode(store, (context) => listActiveUserIds(context));
+		expect(count(sandbox, REFRESH)).toBe(1);
+
+		await wait(Math.max(0, renewAfter - Date.now() + 20));
+		const calledAt = Date.now();
+		await valueInNode(store, (context) => listActiveUserIds(context));
+
+		expect(count(sandbox, REFRESH)).toBe(2);
+		expect(logOf(sandbox).map((entry) => [entry.endpoint, entry.status, entry.authorization])).toEqual([
+			[REFRESH, 200, 'missing'],
+			[ACTIVE_USERS, 200, 'valid'],
+			[ACTIVE_USERS, 200, 'valid'],
+			[REFRESH, 200, 'missing'],
+			[ACTIVE_USERS, 200, 'valid'],
+		]);
+		// The proof is only meaningful if the call was made while the old token still worked.
+		expect(calledAt).toBeLessThan(expiresAt);
+	});
+});
