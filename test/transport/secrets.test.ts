@@ -1,0 +1,133 @@
+/**
+ * No secret or token in any error: every failure the transport can report is serialized (its JSON,
+ * message, description, stack, causes; and the run error n8n keeps) and searched for the client
+ * secret, the refresh token and every access token issued during the test.
+ */
+import type { IExecuteFunctions } from 'n8n-workflow';
+
+import {
+	cancelNotification,
+	getNotification,
+	listActiveUserIds,
+	listNotifications,
+	listUsersPage,
+	sendNotification,
+} from '../../nodes/CompanionPush/transport';
+import type { Sandbox } from '../../sandbox';
+import { CredentialStore, runProbe } from '../harness/engine';
+import { fakeCredential, startFakeApi } from './fake-api';
+import {
+	ACTIVE_USERS,
+	credentialData,
+	DETAIL,
+	errorInNode,
+	expectNoSecret,
+	sandboxFor,
+	SEND,
+	SEND_LIST,
+	storeFor,
+	tokensSeen,
+	USER_LIST,
+	valueInNode,
+} from './helpers';
+
+describe('no secret or token in any error', () => {
+	let sandbox: Sandbox;
+	let store: CredentialStore;
+	let tokens: () => string[];
+	const secrets = () => [sandbox.orgs.primary.clientSecret, sandbox.orgs.primary.refreshToken, ...tokens()];
+	beforeAll(async () => {
+		sandbox = await sandboxFor({ seedUsers: 30 });
+		store = storeFor(sandbox);
+		tokens = tokensSeen(store);
+		await valueInNode(store, (context) => listActiveUserIds(context));
+	});
+	afterAll(async () => {
+		await sandbox.stop();
+	});
+	beforeEach(async () => {
+		await sandbox.reset();
+	});
+
+	const request = () => ({ title: 'T', body: 'B', target_user_ids: sandbox.orgs.primary.usersOfKind('onePhone', 1) });
+
+	const cases: Array<[string, () => void, (context: IExecuteFunctions) => Promise<unknown>]> = [
+		['a 401 twice (renewed once in between)', () => sandbox.addFault({ endpoint: ACTIVE_USERS, kind: 'unauthorized', times: 2 }), (c) => listActiveUserIds(c)],
+		['a 400', () => sandbox.configure({ userListOverLimit: 'reject' }), (c) => listUsersPage(c, 0, 5000)],
+		['a 404', () => undefined, (c) => getNotification(c, 'missing')],
+		['a 409 on cancel', () => undefined, async (c) => cancelNotification(c, (await sendNotification(c, request())).id)],
+		['a 422 on send', () => undefined, (c) => sendNotification(c, { ...request(), target_user_ids: [] })],
+		['a 429 beyond the cap', () => sandbox.addFault({ endpoint: USER_LIST, kind: 'rateLimit', retryAfterSeconds: 120 }), (c) => listUsersPage(c, 0, 5)],
+		['a 202 with a malformed body', () => sandbox.addFault({ endpoint: SEND, kind: 'malformedJson' }), (c) => sendNotification(c, request())],
+		[
+			'an unknown outcome (reset, list unreadable)',
+			() => {
+				sandbox.addFault({ endpoint: SEND, kind: 'resetBefore' });
+				sandbox.addFault({ endpoint: SEND_LIST, kind: 'unauthorized', times: 2 });
+			},
+			(c) => sendNotification(c, request()),
+		],
+		['an unexpected body', () => sandbox.addFault({ endpoint: DETAIL, kind: 'malformedJson', times: 4 }), (c) => getNotification(c, 'x')],
+		['a refused renewal', () => sandbox.revokeRefreshToken(sandbox.orgs.primary.clientId), (c) => listNotifications(c)],
+	];
+
+	test.each(cases)('%s', async (what, setUp, call) => {
+		setUp();
+		if (what === 'a refused renewal') store.get().data.accessTokenRenewAfter = 0;
+		const error = await errorInNode(store, call);
+		expect(error.constructor.name).toBe('NodeApiError');
+		expectNoSecret(error, secrets());
+	});
+
+	test('a 403 (another organization\'s send)', async () => {
+		const other = storeFor(sandbox, credentialData(sandbox, sandbox.orgs.secondary));
+		const otherTokens = tokensSeen(other);
+		const theirs = await valueInNode(other, (context) =>
+			sendNotification(context, { title: 'T', body: 'B', target_user_ids: sandbox.orgs.secondary.userIds.slice(0, 1) }),
+		);
+		const error = await errorInNode(store, (context) => getNotification(context, theirs.id));
+		expect(error.httpCode).toBe('403');
+		expectNoSecret(error, [...secrets(), sandbox.orgs.secondary.clientSecret, sandbox.orgs.secondary.refreshToken, ...otherTokens()]);
+	});
+
+	test('the run error n8n keeps for a failed node holds no secret either', async () => {
+		sandbox.addFault({ endpoint: ACTIVE_USERS, kind: 'unauthorized', times: 2 });
+		const result = await runProbe(store, async function () {
+			await listActiveUserIds(this);
+			return [[{ json: {} }]];
+		});
+		expect(result.error).toBeDefined();
+		expect(result.error!.message).toMatch(/HTTP 401/);
+		expectNoSecret(result.error, secrets());
+		expectNoSecret(result.run.data, secrets());
+		expect(JSON.stringify(result.run)).not.toContain(sandbox.orgs.primary.clientSecret);
+	});
+});
+
+describe('an API that echoes what it was sent into its answers', () => {
+	test('a token or secret echoed in an error body or an unexpected body is not shown', async () => {
+		// A careless API: errors repeat the Authorization header; the list answers the same.
+		const api = await startFakeApi((request) =>
+			request.path === '/user/list'
+				? { status: 400, body: { ok: false, error: { message: `bad request from ${request.authorization}` } } }
+				: { status: 200, body: { echo: request.authorization } },
+		);
+		try {
+			const store = new CredentialStore();
+			store.add(fakeCredential(api));
+			const credential = fakeCredential(api);
+			const hidden = [credential.clientSecret, credential.refreshToken, api.accessToken];
+
+			const badRequest = await errorInNode(store, (context) => listUsersPage(context, 0, 5));
+			expect(badRequest.httpCode).toBe('400');
+			expect(badRequest.message).toMatch(/^Reading the user list failed with HTTP 400: bad request from Bearer /);
+			expectNoSecret(badRequest, hidden);
+
+			const unexpected = await errorInNode(store, (context) => listNotifications(context));
+			expect(unexpected.description).toMatch(/^What came back: \{"echo":"Bearer /);
+			expectNoSecret(unexpected, hidden);
+		} finally {
+			await api.stop();
+		}
+	});
+});
