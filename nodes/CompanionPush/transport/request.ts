@@ -217,10 +217,20 @@ export async function exchange(context: CompanionPushContext, call: ApiCall): Pr
 	} catch (error) {
 		throw new NodeOperationError(context.getNode(), (error as Error).message, { itemIndex: call.itemIndex });
 	}
-	const first = tokenNeedsRenewal(credentials, Date.now())
-		? await sendWithRenewedToken(context, call, baseUrl, credentials)
-		: await sendOnce(context, call, baseUrl, credentials);
+	if (tokenNeedsRenewal(credentials, Date.now())) {
+		const renewedFirst = await sendWithRenewedToken(context, call, baseUrl, credentials);
+		if (renewedFirst.status !== 401) return renewedFirst;
+		return await sendWithRenewedToken(context, call, baseUrl, credentials);
+	}
+	// The token read above is the one sent (n8n would read the credential again otherwise).
+	const first = await sendOnce(context, call, baseUrl, credentials, credentials);
 	if (first.status !== 401) return first;
+	// A concurrent call may have renewed the token since it was read (its 401 came first): the
+	// one retry uses that token instead of asking for yet another (no refresh storm).
+	const current = await context.getCredentials(CREDENTIAL_TYPE, call.itemIndex);
+	if (current.accessToken && current.accessToken !== credentials.accessToken && !tokenNeedsRenewal(current, Date.now())) {
+		return await sendOnce(context, call, baseUrl, current, current);
+	}
 	return await sendWithRenewedToken(context, call, baseUrl, credentials);
 }
 
