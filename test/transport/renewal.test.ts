@@ -137,6 +137,22 @@ describe('token renewal (manual clock: the token never expires on its own)', () 
 		expect(count(sandbox, ACTIVE_USERS)).toBeLessThanOrEqual(40);
 	});
 
+	test('a 401 that arrives after a concurrent call already renewed the token reuses that token: one refresh', async () => {
+		const store = storeFor(sandbox);
+		await valueInNode(store, (context) => listActiveUserIds(context));
+		sandbox.expireAccessTokens();
+		await sandbox.reset();
+		// The first call's 401 is held back 300 ms: the others renew meanwhile.
+		sandbox.addFault({ endpoint: ACTIVE_USERS, kind: 'delay', delayMs: 300, times: 1 });
+
+		const results = await valueInNode(store, (context) => Promise.all(Array.from({ length: 5 }, () => listActiveUserIds(context))));
+
+		expect(results).toHaveLength(5);
+		expect(count(sandbox, REFRESH)).toBe(1);
+		expect(logOf(sandbox, ACTIVE_USERS).filter((entry) => entry.status === 200)).toHaveLength(5);
+		expect(count(sandbox, ACTIVE_USERS)).toBe(10);
+	});
+
 	test('items run through several executions at once (parallel workflows) still share one refresh', async () => {
 		const store = storeFor(sandbox);
 		await Promise.all(
