@@ -30,6 +30,9 @@ export function retryAfterMs(header: unknown, nowMs: number): number | undefined
 	if (typeof value !== 'string' && typeof value !== 'number') return undefined;
 	const text = String(value).trim();
 	if (/^\d+(\.\d+)?$/.test(text)) return Math.round(Number(text) * 1000);
+	// An HTTP date names its day or month ("Mon, 02 Mar 2026 09:00:05 GMT"); Date.parse alone would
+	// also read "-1" or "7 " as dates in the past, i.e. "retry at once".
+	if (!/[a-z]/i.test(text)) return undefined;
 	const date = Date.parse(text);
 	return Number.isNaN(date) ? undefined : Math.max(0, date - nowMs);
 }
