@@ -1,0 +1,98 @@
+/**
+ * The pure parts of the retry policy (retry.ts) and of the renewal decision (request.ts): the
+ * numbers the integration tests rely on, pinned exactly.
+ */
+import { tokenNeedsRenewal } from '../../nodes/CompanionPush/transport';
+import { redactSecrets } from '../../nodes/CompanionPush/transport/request';
+import {
+	backoffDelayMs,
+	isRetryableStatus,
+	nextDelayMs,
+	retryAfterMs,
+	RETRY_POLICY,
+} from '../../nodes/CompanionPush/transport/retry';
+
+describe('backoff: exponential from 400 ms, capped at 8 s, equal jitter', () => {
+	test.each([
+		[1, 200, 400],
+		[2, 400, 800],
+		[3, 800, 1_600],
+		[5, 3_200, 6_400],
+		[6, 4_000, 8_000],
+		[12, 4_000, 8_000],
+	])('retry %i waits between %i and %i ms', (retry, low, high) => {
+		expect(backoffDelayMs(retry, () => 0)).toBe(low);
+		expect(backoffDelayMs(retry, () => 0.999999)).toBe(high);
+		const any = backoffDelayMs(retry);
+		expect(any).toBeGreaterThanOrEqual(low);
+		expect(any).toBeLessThanOrEqual(high);
+	});
+});
+
+describe('which statuses are retried', () => {
+	test.each([429, 500, 502, 503, 504, 599])('%i: yes', (status) => expect(isRetryableStatus(status)).toBe(true));
+	test.each([200, 202, 400, 401, 403, 404, 409, 422])('%i: no', (status) => expect(isRetryableStatus(status)).toBe(false));
+});
+
+describe('Retry-After', () => {
+	const now = Date.parse('2026-03-02T09:00:00.000Z');
+	test.each([
+		['2', 2_000],
+		['0', 0],
+		['1.5', 1_500],
+		[' 3 ', 3_000],
+		[7, 7_000],
+		[['4', '9'], 4_000],
+		['Mon, 02 Mar 2026 09:00:05 GMT', 5_000],
+		['Mon, 02 Mar 2026 08:59:00 GMT', 0],
+	])('%j -> %i ms', (header, ms) => {
+		expect(retryAfterMs(header, now)).toBe(ms);
+	});
+	test.each([undefined, null, '', 'soon', '-1', {}])('%j is ignored', (header) => {
+		expect(retryAfterMs(header, now)).toBeUndefined();
+	});
+
+	test('replaces the backoff when present, up to the cap; beyond it: no retry', () => {
+		expect(nextDelayMs(1, '5', now)).toBe(5_000);
+		expect(nextDelayMs(1, '60', now)).toBe(60_000);
+		expect(nextDelayMs(1, '61', now)).toBeUndefined();
+		expect(nextDelayMs(1, 'Mon, 02 Mar 2026 09:05:00 GMT', now)).toBeUndefined();
+	});
+
+	test(`after ${RETRY_POLICY.maxAttempts} tries there is no further wait, even with a Retry-After`, () => {
+		expect(nextDelayMs(RETRY_POLICY.maxAttempts - 1, undefined, now)).toEqual(expect.any(Number));
+		expect(nextDelayMs(RETRY_POLICY.maxAttempts, undefined, now)).toBeUndefined();
+		expect(nextDelayMs(RETRY_POLICY.maxAttempts, '1', now)).toBeUndefined();
+	});
+});
+
+describe('tokenNeedsRenewal', () => {
+	const now = 1_000_000;
+	test.each([
+		[{ accessToken: '', accessTokenRenewAfter: now + 10_000 }, true],
+		[{ accessToken: 'tok', accessTokenRenewAfter: now + 10_000 }, false],
+		[{ accessToken: 'tok', accessTokenRenewAfter: now }, true],
+		[{ accessToken: 'tok', accessTokenRenewAfter: now - 1 }, true],
+		[{ accessToken: 'tok', accessTokenRenewAfter: String(now + 10_000) }, false],
+		[{ accessToken: 'tok' }, true],
+		[{ accessToken: 'tok', accessTokenRenewAfter: 'later' }, true],
+	])('%j -> %s', (credentials, expected) => {
+		expect(tokenNeedsRenewal(credentials as never, now)).toBe(expected);
+	});
+});
+
+describe('redactSecrets', () => {
+	const secret = 'cps_0123456789abcdef';
+	test('replaces a secret in a string, in nested JSON, and in an escaped form', () => {
+		expect(redactSecrets(`token ${secret}!`, [secret])).toBe('token [redacted]!');
+		expect(redactSecrets({ a: [{ b: `x${secret}y` }], n: 1 }, [secret])).toEqual({ a: [{ b: 'x[redacted]y' }], n: 1 });
+		const quoted = 'se"cret\\value-long';
+		expect(redactSecrets({ m: `was ${quoted}` }, [quoted])).toEqual({ m: 'was [redacted]' });
+	});
+	test('leaves bodies without secrets untouched (same object), ignores short or missing values', () => {
+		const body = { ok: true, data: [1, 2] };
+		expect(redactSecrets(body, [secret, undefined, '', 'short'])).toBe(body);
+		expect(redactSecrets(undefined, [secret])).toBeUndefined();
+		expect(redactSecrets('abc short', ['short'])).toBe('abc short');
+	});
+});
