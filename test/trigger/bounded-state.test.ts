@@ -9,16 +9,12 @@ const POLL_EVERY = 10 * MINUTE;
 
 describe('Companion Push Trigger: bounded state', () => {
 	let fixture: TriggerFixture;
-	afterEach(async () => {
-		jest.restoreAllMocks();
-		await fixture?.stop();
-	});
+	afterEach(async () => fixture?.stop());
 
 	test('over a week the static data stays small and watches only the last window of sends', async () => {
 		// A third of the delivered phones are tapped 20 minutes after delivery.
 		fixture = await TriggerFixture.start({}, { autoTapShare: 0.34, autoTapAfterMs: 20 * MINUTE });
-		const sandboxClock = fixture.sandbox.clock;
-		jest.spyOn(Date, 'now').mockImplementation(() => sandboxClock.now());
+		fixture.hostClockFollowsSandbox();
 		await fixture.poll();
 		const audience = [
 			fixture.user('onePhone'),
@@ -73,8 +69,7 @@ describe('Companion Push Trigger: bounded state', () => {
 
 	test('a send is watched for the window after it went out, then forgotten and never read again', async () => {
 		fixture = await TriggerFixture.start({ events: ['deliveryOpened'], options: { watchWindow: 2 } });
-		const sandboxClock = fixture.sandbox.clock;
-		jest.spyOn(Date, 'now').mockImplementation(() => sandboxClock.now());
+		fixture.hostClockFollowsSandbox();
 		await fixture.poll();
 		const user = fixture.user('onePhone');
 		const id = await fixture.send([user]);

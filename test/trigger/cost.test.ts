@@ -9,17 +9,12 @@ const OLD_SENDS = 10_000;
 
 describe('Companion Push Trigger: cost', () => {
 	let fixture: TriggerFixture;
-	afterEach(async () => {
-		jest.restoreAllMocks();
-		await fixture?.stop();
-	});
+	afterEach(async () => fixture?.stop());
 
 	test('10,000 old sends + 5 moving ones: at most 7 API calls per poll, no old send read', async () => {
 		fixture = await TriggerFixture.start({ events: ['notificationSettled', 'deliveryOpened'] });
-		// n8n's host clock moves with the sandbox's, as real clocks do: the transport then renews the
-		// one-hour token ahead of expiry (1 call) instead of meeting a 401 (2 more calls).
-		const sandboxClock = fixture.sandbox.clock;
-		jest.spyOn(Date, 'now').mockImplementation(() => sandboxClock.now());
+		// The token is renewed ahead of expiry (1 call), not after a 401 (2 more calls).
+		fixture.hostClockFollowsSandbox();
 		const user = [fixture.user('onePhone')];
 		const oldIds = new Set<string>();
 		for (let batch = 0; batch < OLD_SENDS / 200; batch++) {

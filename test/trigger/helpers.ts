@@ -91,8 +91,18 @@ export class TriggerFixture {
 		return calls;
 	}
 
-	stop(): Promise<void> {
-		return this.sandbox.stop();
+	/** Makes n8n's host clock (Date.now) follow the sandbox's, as real clocks do: the transport
+	 * then renews the one-hour token ahead of expiry instead of meeting a 401. Undone by stop(). */
+	hostClockFollowsSandbox(): void {
+		const clock = this.sandbox.clock;
+		this.hostClock = jest.spyOn(Date, 'now').mockImplementation(() => clock.now());
+	}
+
+	private hostClock?: jest.SpyInstance<number, []>;
+
+	async stop(): Promise<void> {
+		this.hostClock?.mockRestore();
+		await this.sandbox.stop();
 	}
 }
 
