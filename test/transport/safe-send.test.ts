@@ -238,6 +238,26 @@ describe('safe send', () => {
 		expectEachUserTargeted(others, 1);
 	});
 
+	test('an identical send registered by someone else long before the first try is outside the lookup window', async () => {
+		const body = request();
+		// Someone else (not this process) made the very same send ten minutes earlier.
+		const response = await fetch(`${sandbox.baseUrl}/push-notification/send`, {
+			method: 'POST',
+			headers: { 'content-type': 'application/json', authorization: `Bearer ${store.get().data.accessToken}` },
+			body: JSON.stringify(body),
+		});
+		expect(response.status).toBe(202);
+		await sandbox.clock.advance(10 * 60_000);
+		sandbox.addFault({ endpoint: SEND, kind: 'resetBefore', times: 1 });
+
+		const outcome = await send(body);
+
+		expect(outcome.recoveredAfter).toBeUndefined();
+		expect(sendStatuses()).toEqual([202, 0, 202]);
+		expect(registered()).toHaveLength(2);
+		expect(registered()[1].id).toBe(outcome.id);
+	});
+
 	test('the list cannot be read during the lookup: "outcome unknown", nothing sent again', async () => {
 		sandbox.addFault({ endpoint: SEND, kind: 'resetBefore', times: 1 });
 		sandbox.addFault({ endpoint: SEND_LIST, kind: 'status5xx', status: 503, times: 10 });
