@@ -283,6 +283,67 @@ describe('the credential against the sandbox', () => {
 	});
 });
 
+describe('preAuthentication reads the token answer strictly and classifies failures', () => {
+	/** A helper answering every request with `statusCode` and `body`, as n8n's httpRequest does with
+	 * returnFullResponse and ignoreHttpStatusErrors. */
+	const answering = (statusCode: number, body: unknown) =>
+		({ helpers: { httpRequest: async () => ({ statusCode, body, headers: {} }) } }) as unknown as IHttpRequestHelper;
+	const data = {
+		baseUrl: 'https://api.example.com',
+		clientId: 'cid',
+		clientSecret: 'cps_secret_value_0123456789',
+		refreshToken: 'cpr_refresh_value_0123456789',
+		accessToken: '',
+		accessTokenRenewAfter: 0,
+	};
+
+	test('expires_in missing: a one-hour life is assumed', async () => {
+		const before = Date.now();
+		const output = await preAuthenticate(answering(200, { access_token: 'tok_0123456789' }), data);
+		expect(output.accessToken).toBe('tok_0123456789');
+		expect(output.accessTokenRenewAfter).toBeGreaterThanOrEqual(before + 3_300_000);
+		expect(output.accessTokenRenewAfter).toBeLessThanOrEqual(Date.now() + 3_300_000);
+	});
+
+	test('expires_in as a string of seconds is read as a number', async () => {
+		const before = Date.now();
+		const output = await preAuthenticate(answering(200, { access_token: 'tok_0123456789', expires_in: '120' }), data);
+		expect(output.accessTokenRenewAfter).toBeGreaterThanOrEqual(before + 120_000 - 10_000);
+		expect(output.accessTokenRenewAfter).toBeLessThanOrEqual(Date.now() + 120_000 - 10_000);
+	});
+
+	test.each([
+		[200, { token: 'x' }, /answered without an access_token/, false],
+		[200, 'not json', /answered without an access_token/, false],
+		[400, { error: 'invalid_request' }, /refused to renew the access token \(HTTP 400\)\. Check the Client ID/, false],
+		[401, { error: 'invalid_client' }, /refused to renew the access token \(HTTP 401\)\. Check the Client ID/, false],
+		[403, {}, /refused to renew the access token \(HTTP 403\)\. Check the Client ID/, false],
+		[404, {}, /refused to renew the access token \(HTTP 404\)\. Check the Base URL/, false],
+		[429, {}, /\(HTTP 429\)\. Check the Base URL, or try again later/, true],
+		[503, {}, /\(HTTP 503\)\. Check the Base URL, or try again later/, true],
+	])('HTTP %i %j: %s, retryable %s', async (status, body, message, retryable) => {
+		const error = await preAuthenticate(answering(status, body), data).catch((e) => e);
+		expect(error.name).toBe('TokenRenewalError');
+		expect(error.message).toMatch(message);
+		expect(error.retryable).toBe(retryable);
+		expectNoSecret(error, [data.clientSecret, data.refreshToken]);
+	});
+
+	test('a network failure is retryable and names only the base URL and the code', async () => {
+		const failing = {
+			helpers: {
+				httpRequest: async () => {
+					throw Object.assign(new Error(`connect ECONNREFUSED with body ${data.clientSecret}`), { code: 'ECONNREFUSED' });
+				},
+			},
+		} as unknown as IHttpRequestHelper;
+		const error = await preAuthenticate(failing, data).catch((e) => e);
+		expect(error.message).toBe('Could not reach https://api.example.com to renew the access token (ECONNREFUSED).');
+		expect(error.retryable).toBe(true);
+		expectNoSecret(error, [data.clientSecret, data.refreshToken]);
+	});
+});
+
 /** Resolves an n8n expression with `$credentials` the way n8n's credentials helper does. */
 function resolveWithCredentials(expression: string, credentials: ICredentialDataDecryptedObject) {
 	const node: INode = { id: 'n', name: 'Node', type: 'test.probe', typeVersion: 1, position: [0, 0], parameters: {} };
