@@ -73,7 +73,8 @@ export class TestCredentialsHelper extends ICredentialsHelper {
 	}
 
 	async runPreAuthentication(helpers: IHttpRequestHelper, credentials: ICredentialDataDecryptedObject, typeName: string) {
-		return await credentialTypes[typeName]?.preAuthentication?.call(helpers, credentials);
+		const output = await credentialTypes[typeName]?.preAuthentication?.call(helpers, credentials);
+		return output as ICredentialDataDecryptedObject | undefined;
 	}
 
 	async preAuthentication(
