@@ -126,6 +126,36 @@ export class CredentialStore {
 	}
 }
 
+/** What n8n's CLI hands the engine: the credentials helper, URLs, and stubs of what tests never use. */
+export function buildAdditionalData(credentials: CredentialStore, executionId?: string): IWorkflowExecuteAdditionalData {
+	return {
+		credentialsHelper: new TestCredentialsHelper(credentials.map),
+		executionId,
+		currentNodeExecutionIndex: 0,
+		restApiUrl: 'http://127.0.0.1/rest',
+		instanceBaseUrl: 'http://127.0.0.1/',
+		formBaseUrl: 'http://127.0.0.1:5678/formBaseUrl',
+		formWaitingBaseUrl: 'http://127.0.0.1:5678/formWaitingBaseUrl',
+		formTestBaseUrl: 'http://127.0.0.1:5678/formTestBaseUrl',
+		webhookBaseUrl: 'http://127.0.0.1:5678/webhookBaseUrl',
+		webhookWaitingBaseUrl: 'http://127.0.0.1:5678/webhookWaitingBaseUrl',
+		webhookTestBaseUrl: 'http://127.0.0.1:5678/webhookTestBaseUrl',
+		mcpBaseUrl: 'http://127.0.0.1:5678/mcpBaseUrl',
+		mcpTestBaseUrl: 'http://127.0.0.1:5678/mcpTestBaseUrl',
+		variables: {},
+		userId: 'user-1',
+		executeWorkflow: async () => {
+			throw new Error('not supported in tests');
+		},
+		getRunExecutionData: async () => undefined,
+		getRuntimeCredential: async () => undefined,
+		logAiEvent: () => {},
+		startRunnerTask: async () => {
+			throw new Error('not supported in tests');
+		},
+	} as unknown as IWorkflowExecuteAdditionalData;
+}
+
 let executionCounter = 0;
 
 export interface WorkflowRunOptions {
@@ -161,33 +191,8 @@ export async function runWorkflow(options: WorkflowRunOptions): Promise<IRun> {
 	});
 	const hooks = new ExecutionLifecycleHooks('manual', executionId, workflowData as never);
 	const finished = new Promise<IRun>((resolve) => hooks.addHandler('workflowExecuteAfter', (run) => resolve(run)));
-	const additionalData = {
-		credentialsHelper: new TestCredentialsHelper(options.credentials.map),
-		hooks,
-		executionId,
-		currentNodeExecutionIndex: 0,
-		restApiUrl: 'http://127.0.0.1/rest',
-		instanceBaseUrl: 'http://127.0.0.1/',
-		formBaseUrl: 'http://127.0.0.1:5678/formBaseUrl',
-		formWaitingBaseUrl: 'http://127.0.0.1:5678/formWaitingBaseUrl',
-		formTestBaseUrl: 'http://127.0.0.1:5678/formTestBaseUrl',
-		webhookBaseUrl: 'http://127.0.0.1:5678/webhookBaseUrl',
-		webhookWaitingBaseUrl: 'http://127.0.0.1:5678/webhookWaitingBaseUrl',
-		webhookTestBaseUrl: 'http://127.0.0.1:5678/webhookTestBaseUrl',
-		mcpBaseUrl: 'http://127.0.0.1:5678/mcpBaseUrl',
-		mcpTestBaseUrl: 'http://127.0.0.1:5678/mcpTestBaseUrl',
-		variables: {},
-		userId: 'user-1',
-		executeWorkflow: async () => {
-			throw new Error('not supported in tests');
-		},
-		getRunExecutionData: async () => undefined,
-		getRuntimeCredential: async () => undefined,
-		logAiEvent: () => {},
-		startRunnerTask: async () => {
-			throw new Error('not supported in tests');
-		},
-	} as unknown as IWorkflowExecuteAdditionalData;
+	const additionalData = buildAdditionalData(options.credentials, executionId);
+	additionalData.hooks = hooks;
 	const startNode = workflow.getNode(options.nodes[0].name) ?? undefined;
 	await new WorkflowExecute(additionalData, 'manual').run({ workflow, startNode });
 	return await finished;

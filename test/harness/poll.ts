@@ -14,8 +14,7 @@ import { PollContext, TriggersAndPollers } from 'n8n-core';
 import { Workflow } from 'n8n-workflow';
 import type { IDataObject, INode, INodeExecutionData, INodeType, IWorkflowExecuteAdditionalData } from 'n8n-workflow';
 
-import { TestCredentialsHelper } from './credentials-helper';
-import { nodeTypes, registerNodeType } from './engine';
+import { buildAdditionalData, nodeTypes, registerNodeType } from './engine';
 import type { CredentialStore } from './engine';
 
 export interface PollTarget {
@@ -35,30 +34,7 @@ export interface PollOutcome {
 
 let pollWorkflowCounter = 0;
 
-function additionalDataFor(credentials: CredentialStore): IWorkflowExecuteAdditionalData {
-	return {
-		credentialsHelper: new TestCredentialsHelper(credentials.map),
-		executionId: undefined,
-		currentNodeExecutionIndex: 0,
-		restApiUrl: 'http://127.0.0.1/rest',
-		instanceBaseUrl: 'http://127.0.0.1/',
-		formWaitingBaseUrl: 'http://127.0.0.1:5678/formWaitingBaseUrl',
-		webhookBaseUrl: 'http://127.0.0.1:5678/webhookBaseUrl',
-		webhookWaitingBaseUrl: 'http://127.0.0.1:5678/webhookWaitingBaseUrl',
-		webhookTestBaseUrl: 'http://127.0.0.1:5678/webhookTestBaseUrl',
-		variables: {},
-		userId: 'user-1',
-		executeWorkflow: async () => {
-			throw new Error('not supported in tests');
-		},
-		getRunExecutionData: async () => undefined,
-		getRuntimeCredential: async () => undefined,
-		logAiEvent: () => {},
-		startRunnerTask: async () => {
-			throw new Error('not supported in tests');
-		},
-	} as unknown as IWorkflowExecuteAdditionalData;
-}
+const additionalDataFor = (credentials: CredentialStore) => buildAdditionalData(credentials);
 
 /** An active workflow holding one polling trigger node of type `type` (registered if given). */
 export function createPollTarget(options: {
