@@ -1,0 +1,423 @@
+/**
+ * The benchmark cases, each a function of its scale so that `test/bench/bench-smoke.test.ts` can
+ * run them small. Node sides run through n8n-core's own engine (test/harness/engine.ts:
+ * WorkflowExecute for the action node, a PollContext polled the way n8n's PollTriggerExecutor does),
+ * with a fresh credential (no access token yet), so n8n's overhead and the one token refresh are
+ * inside the figures. Every case starts on a freshly reset sandbox and reads its call counts.
+ *
+ * n8n-core must be loaded after N8N_USER_FOLDER is set: import './env' first (run.ts does; jest
+ * does it in test/setup-env.js).
+ */
+import './env';
+
+import { performance } from 'node:perf_hooks';
+
+import { commitStagedCursor, PollContext, runPollInStagingScope, TriggersAndPollers } from 'n8n-core';
+import { Workflow } from 'n8n-workflow';
+import type { IExecuteFunctions, INode, INodeExecutionData, IWorkflowExecuteAdditionalData } from 'n8n-workflow';
+
+import { CompanionPush } from '../nodes/CompanionPush/CompanionPush.node';
+import { CompanionPushTrigger } from '../nodes/CompanionPush/CompanionPushTrigger.node';
+import { parseUserIds, toBatches, uniqueUserIds } from '../nodes/CompanionPush/helpers/recipients';
+import type { Sandbox } from '../sandbox';
+import { TestCredentialsHelper } from '../test/harness/credentials-helper';
+import { CredentialStore, nodeTypes, registerNodeType, runNode, runProbe } from '../test/harness/engine';
+import { countsSince, measured, withMemoryPeak } from './measure';
+import type { Counts, MemoryPeak } from './measure';
+import { rawClient } from './raw';
+
+export const ACTION_TYPE = 'bench.companionPush';
+export const TRIGGER_TYPE = 'bench.companionPushTrigger';
+registerNodeType(ACTION_TYPE, new CompanionPush());
+registerNodeType(TRIGGER_TYPE, new CompanionPushTrigger());
+
+export const TITLE = 'Benchmark';
+export const BODY = 'A notification sent by npm run bench';
+
+/** A credential as n8n stores it before its first use: no access token yet. */
+export function freshStore(sandbox: Sandbox): CredentialStore {
+	const { clientId, clientSecret, refreshToken } = sandbox.orgs.primary;
+	const store = new CredentialStore();
+	store.add({ baseUrl: sandbox.baseUrl, clientId, clientSecret, refreshToken, accessToken: '', accessTokenRenewAfter: 0 });
+	return store;
+}
+
+export function batchesOf<T>(values: T[], size: number): T[][] {
+	const batches: T[][] = [];
+	for (let start = 0; start < values.length; start += size) batches.push(values.slice(start, start + size));
+	return batches;
+}
+
+export interface Timed {
+	/** Wall time. */
+	ms: number;
+	/** Process CPU time (user + system) meanwhile, sandbox included. */
+	cpuMs: number;
+	counts: Counts;
+}
+
+export interface NodeTimed extends Timed {
+	/** The Companion Push node's own time as n8n records it (runData executionTime). */
+	nodeMs: number;
+	outputItems: number;
+	error?: string;
+}
+
+function nodeResult(result: Awaited<ReturnType<typeof runNode>>, timed: Timed): NodeTimed {
+	const task = result.run.data.resultData.runData['Companion Push']?.[0];
+	return {
+		ms: timed.ms,
+		cpuMs: timed.cpuMs,
+		counts: timed.counts,
+		nodeMs: task?.executionTime ?? NaN,
+		outputItems: result.items.length,
+		error: result.error?.message,
+	};
+}
+
+/**
+ * n8n's floor: the same POSTs made by a bare node (the harness's probe, run by WorkflowExecute)
+ * straight through n8n's `httpRequestWithAuthentication`, the helper every verified community node
+ * must use, with this package's credential (one renewal) and nothing else: no parameters, checks,
+ * retries or output. What is left between the floor and raw undici is n8n's HTTP path; what is
+ * between the node and the floor is this package (and the per-item work n8n does for it).
+ */
+export async function floorSend(sandbox: Sandbox, batches: string[][]): Promise<Timed> {
+	const store = freshStore(sandbox);
+	const url = `${sandbox.baseUrl}/push-notification/send`;
+	const timed = await measured(sandbox, () =>
+		runProbe(store, async function (this: IExecuteFunctions) {
+			for (const batch of batches) {
+				const response = (await this.helpers.httpRequestWithAuthentication.call(this, 'companionPushApi', {
+					method: 'POST',
+					url,
+					body: { title: TITLE, body: BODY, target_user_ids: batch },
+					json: true,
+					returnFullResponse: true,
+					ignoreHttpStatusErrors: true,
+				})) as { statusCode: number };
+				if (response.statusCode !== 202) throw new Error(`the send answered ${response.statusCode}`);
+			}
+			return [[{ json: { sends: batches.length } }]];
+		}),
+	);
+	if (timed.value.error) throw new Error(`the floor probe failed: ${timed.value.error.message}`);
+	return { ms: timed.ms, cpuMs: timed.cpuMs, counts: timed.counts };
+}
+
+// ---- 1 and 5: one Send to a large audience ----------------------------------------------------
+
+/** The node: one input item holding the ids, `userIds` = `{{ $json.ids }}`, batches of `batchSize`. */
+export async function nodeSendAudience(sandbox: Sandbox, userIds: string[], batchSize: number): Promise<NodeTimed> {
+	const store = freshStore(sandbox);
+	const timed = await measured(sandbox, () =>
+		runNode({
+			type: ACTION_TYPE,
+			credentials: store,
+			items: [{ ids: userIds }],
+			parameters: {
+				resource: 'notification',
+				operation: 'send',
+				title: TITLE,
+				body: BODY,
+				audience: 'userIds',
+				userIds: '={{ $json.ids }}',
+				sendMode: 'perItem',
+				options: { batchSize },
+			},
+		}),
+	);
+	return nodeResult(timed.value, timed);
+}
+
+/** Raw undici: one token, then one POST per batch, one after the other. */
+export async function rawSendAudience(sandbox: Sandbox, userIds: string[], batchSize: number): Promise<Timed> {
+	const client = rawClient(sandbox);
+	try {
+		const timed = await measured(sandbox, async () => {
+			const token = await client.token();
+			for (let start = 0; start < userIds.length; start += batchSize) {
+				const body = JSON.stringify({ title: TITLE, body: BODY, target_user_ids: userIds.slice(start, start + batchSize) });
+				await client.post('/push-notification/send', token, body);
+			}
+		});
+		return { ms: timed.ms, cpuMs: timed.cpuMs, counts: timed.counts };
+	} finally {
+		await client.close();
+	}
+}
+
+/**
+ * The same job built without this package, the way n8n users do it with core nodes (emulated with
+ * undici: n8n's HTTP Request node is not installed here). An HTTP Request node gets the token; a
+ * Code node splits the ids into items of `batchSize`; the HTTP Request node runs once per item,
+ * its JSON body built from an expression over the item. What n8n does between those nodes is
+ * emulated by its costly part: each item is copied (n8n hands every node its own copy of the
+ * items) and the body is built per request. No de-duplication, no retries, no renewal.
+ */
+export async function manualPatternSendAudience(sandbox: Sandbox, userIds: string[], batchSize: number): Promise<Timed> {
+	const client = rawClient(sandbox);
+	try {
+		const timed = await measured(sandbox, async () => {
+			const token = await client.token(); // HTTP Request node 1: the token call
+			// Code node: `return chunks.map(ids => ({ json: { ids } }))`
+			const items: INodeExecutionData[] = batchesOf(userIds, batchSize).map((ids) => ({ json: { ids } }));
+			// HTTP Request node 2, once per item
+			for (const item of structuredClone(items)) {
+				const json = structuredClone(item.json); // the item as the expression sees it
+				const body = JSON.stringify({ title: TITLE, body: BODY, target_user_ids: json.ids });
+				await client.post('/push-notification/send', token, body);
+			}
+		});
+		return { ms: timed.ms, cpuMs: timed.cpuMs, counts: timed.counts };
+	} finally {
+		await client.close();
+	}
+}
+
+/**
+ * Pieces of row 1's node time measured alone (CPU-bound, no I/O): the package's own recipient work
+ * (parse the expression's array, de-duplicate, split into batches), and the harness's input node
+ * (its items go through JSON text: a cost of the test scaffold, not of n8n or the package).
+ */
+export function audiencePieces(userIds: string[], batchSize: number): { recipientsMs: number; inputJsonMs: number } {
+	let started = performance.now();
+	const parsed = parseUserIds(userIds);
+	if ('problem' in parsed) throw new Error(parsed.problem);
+	toBatches(uniqueUserIds(parsed.userIds), batchSize);
+	const recipientsMs = performance.now() - started;
+	started = performance.now();
+	JSON.parse(JSON.stringify([{ ids: userIds }]));
+	return { recipientsMs, inputJsonMs: performance.now() - started };
+}
+
+// ---- 2: one send per input item ---------------------------------------------------------------
+
+/** The node: `items` input items, each `{ id }`, `userIds` = `{{ $json.id }}`, one send each. */
+export async function nodeSendPerItem(sandbox: Sandbox, userIds: string[]): Promise<NodeTimed> {
+	const store = freshStore(sandbox);
+	const timed = await measured(sandbox, () =>
+		runNode({
+			type: ACTION_TYPE,
+			credentials: store,
+			items: userIds.map((id) => ({ id })),
+			parameters: {
+				resource: 'notification',
+				operation: 'send',
+				title: TITLE,
+				body: BODY,
+				audience: 'userIds',
+				userIds: '={{ $json.id }}',
+				sendMode: 'perItem',
+			},
+		}),
+	);
+	return nodeResult(timed.value, timed);
+}
+
+/** Raw undici: one token, then one POST per user, one after the other. */
+export async function rawSendPerItem(sandbox: Sandbox, userIds: string[]): Promise<Timed> {
+	const client = rawClient(sandbox);
+	try {
+		const timed = await measured(sandbox, async () => {
+			const token = await client.token();
+			for (const id of userIds) {
+				await client.post('/push-notification/send', token, JSON.stringify({ title: TITLE, body: BODY, target_user_ids: [id] }));
+			}
+		});
+		return { ms: timed.ms, cpuMs: timed.cpuMs, counts: timed.counts };
+	} finally {
+		await client.close();
+	}
+}
+
+// ---- 3: get all users -------------------------------------------------------------------------
+
+export interface GetAllUsersResult extends NodeTimed {
+	/** JSON size of the items' json (UTF-8 bytes), the data the workflow holds afterwards. */
+	jsonBytes: number;
+	memory: MemoryPeak;
+}
+
+/** User > Get Many with Return All; memory sampled while n8n runs the workflow. */
+export async function nodeGetAllUsers(sandbox: Sandbox): Promise<GetAllUsersResult> {
+	const store = freshStore(sandbox);
+	let memory!: MemoryPeak;
+	const timed = await measured(sandbox, async () => {
+		const run = await withMemoryPeak(() =>
+			runNode({
+				type: ACTION_TYPE,
+				credentials: store,
+				parameters: { resource: 'user', operation: 'getMany', returnAll: true },
+			}),
+		);
+		memory = run.memory;
+		return run.value;
+	});
+	const jsonBytes = Buffer.byteLength(JSON.stringify(timed.value.items.map((item) => item.json)));
+	return { ...nodeResult(timed.value, timed), jsonBytes, memory };
+}
+
+// ---- 4: the trigger ---------------------------------------------------------------------------
+
+export interface TriggerScenario {
+	/** Sends made before the trigger was activated (settled long ago). */
+	pastSends: number;
+	/** Sends made after its first poll, still `sending` for all measured polls (delivery takes 10 min). */
+	moving: number;
+	/** Polls measured while they move, one a minute by the sandbox clock (at most 8). The last of
+	 * them is due to renew the access token, as one poll an hour is. */
+	polls: number;
+	/** Polls measured after they have settled (one a minute, from half an hour later). */
+	settledPolls?: number;
+	/** Recipients of each moving send. */
+	movingRecipients?: number;
+}
+
+export interface TriggerResult {
+	/** Calls of the activation poll (the first, which records the starting point and emits nothing). */
+	firstPoll: Counts;
+	/** Calls of each poll while the sends move (the last one renews the token). */
+	perPoll: Counts[];
+	/** Items each of those polls emitted. */
+	emitted: number[];
+	/** Calls of each poll after the sends settled, and the items each emitted. */
+	settledPerPoll: Counts[];
+	settledEmitted: number[];
+	/** Time to create the past sends (setup, not measured). */
+	setupMs: number;
+}
+
+/**
+ * A trigger as an active n8n workflow polls it: a PollContext ('trigger' mode, activation
+ * 'activate'), static data kept on the Workflow between polls, and the calls n8n's
+ * PollTriggerExecutor makes (runPollInStagingScope, TriggersAndPollers.runPollFunction, __emit, or
+ * commitStagedCursor when nothing came), without its tracing and logging (they need n8n's DI).
+ */
+function activeTrigger(store: CredentialStore) {
+	const stored = store.get();
+	const node: INode = {
+		id: 'n-trigger',
+		name: 'Companion Push Trigger',
+		type: TRIGGER_TYPE,
+		typeVersion: 1,
+		position: [0, 0],
+		parameters: { events: ['notificationSettled', 'deliveryFailed', 'deliveryOpened'] },
+		credentials: { companionPushApi: { id: stored.id, name: stored.name } },
+	};
+	const workflow = new Workflow({
+		id: 'wf-bench-trigger',
+		name: 'bench trigger',
+		nodes: [node],
+		connections: {},
+		active: true,
+		nodeTypes,
+		staticData: {},
+		settings: { timezone: 'UTC', executionOrder: 'v1' },
+	});
+	const additionalData = {
+		credentialsHelper: new TestCredentialsHelper(store.map),
+		executionId: 'bench-trigger',
+		currentNodeExecutionIndex: 0,
+		restApiUrl: 'http://127.0.0.1/rest',
+		instanceBaseUrl: 'http://127.0.0.1/',
+		webhookBaseUrl: 'http://127.0.0.1:5678/webhook',
+		webhookWaitingBaseUrl: 'http://127.0.0.1:5678/webhook-waiting',
+		webhookTestBaseUrl: 'http://127.0.0.1:5678/webhook-test',
+		variables: {},
+		userId: 'user-1',
+	} as unknown as IWorkflowExecuteAdditionalData;
+	const pollers = new TriggersAndPollers();
+	return async (): Promise<{ emitted: number }> => {
+		let emitted: INodeExecutionData[][] | undefined;
+		const context = new PollContext(workflow, node, additionalData, 'trigger', 'activate', (data) => (emitted = data));
+		await runPollInStagingScope(context, async () => {
+			const response = await pollers.runPollFunction(workflow, node, context);
+			if (response !== null) context.__emit(response);
+			else await commitStagedCursor(context);
+		});
+		return { emitted: emitted?.[0]?.length ?? 0 };
+	};
+}
+
+/** Many sends at once (setup only): a few connections in parallel, one recipient each. */
+async function makePastSends(sandbox: Sandbox, count: number): Promise<void> {
+	const client = rawClient(sandbox, 4);
+	try {
+		const token = await client.token();
+		const userIds = sandbox.orgs.primary.userIds;
+		let next = 0;
+		const worker = async () => {
+			while (next < count) {
+				const index = next++;
+				const body = JSON.stringify({ title: `Past ${index}`, body: BODY, target_user_ids: [userIds[index % userIds.length]] });
+				await client.post('/push-notification/send', token, body);
+			}
+		};
+		await Promise.all([worker(), worker(), worker(), worker()]);
+	} finally {
+		await client.close();
+	}
+}
+
+/**
+ * `pastSends` sends settle, two hours pass, the trigger is activated (first poll), then `moving`
+ * sends go out that stay `sending` (first delivery round after 10 minutes) and the trigger polls
+ * once a minute; before the last of these polls the credential is made due for renewal (as after
+ * 55 minutes of real time: the transport renews by the real clock, the sandbox's clock is manual).
+ * Half an hour later (all settled, the token still valid) it polls `settledPolls` more times.
+ */
+export async function triggerPolls(sandbox: Sandbox, scenario: TriggerScenario): Promise<TriggerResult> {
+	const MINUTE = 60_000;
+	await sandbox.reset();
+	const setupStarted = Date.now();
+	sandbox.configure({ deliveryMs: 1_000 });
+	await makePastSends(sandbox, scenario.pastSends);
+	const setupMs = Date.now() - setupStarted;
+	await sandbox.clock.advance(2 * 60 * MINUTE);
+
+	if (scenario.polls < 1 || scenario.polls > 8) throw new Error('polls while moving: 1 to 8 (the sends settle after 10 minutes)');
+	const store = freshStore(sandbox);
+	const poll = activeTrigger(store);
+	const before = sandbox.counts();
+	await poll();
+	const firstPoll = countsSince(before, sandbox.counts());
+
+	sandbox.configure({ deliveryMs: 10 * MINUTE });
+	const client = rawClient(sandbox);
+	try {
+		const token = await client.token();
+		const recipients = batchesOf(sandbox.orgs.primary.userIds, scenario.movingRecipients ?? 100);
+		for (let index = 0; index < scenario.moving; index++) {
+			const body = JSON.stringify({ title: `Moving ${index}`, body: BODY, target_user_ids: recipients[index % recipients.length] });
+			await client.post('/push-notification/send', token, body);
+		}
+	} finally {
+		await client.close();
+	}
+
+	const pollEveryMinute = async (polls: number, renewBeforeLast = false) => {
+		const calls: Counts[] = [];
+		const emitted: number[] = [];
+		for (let index = 0; index < polls; index++) {
+			await sandbox.clock.advance(MINUTE);
+			if (renewBeforeLast && index === polls - 1) store.get().data.accessTokenRenewAfter = 0;
+			const before = sandbox.counts();
+			const result = await poll();
+			calls.push(countsSince(before, sandbox.counts()));
+			emitted.push(result.emitted);
+		}
+		return { calls, emitted };
+	};
+	const moving = await pollEveryMinute(scenario.polls, true);
+	await sandbox.clock.advance(30 * MINUTE);
+	const settled = await pollEveryMinute(scenario.settledPolls ?? 0);
+	return {
+		firstPoll,
+		perPoll: moving.calls,
+		emitted: moving.emitted,
+		settledPerPoll: settled.calls,
+		settledEmitted: settled.emitted,
+		setupMs,
+	};
+}

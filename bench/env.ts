@@ -1,0 +1,22 @@
+/**
+ * Must be imported before anything that loads n8n-core: n8n-core writes
+ * `$N8N_USER_FOLDER/.n8n/config` on first load, so it goes to a temp folder (as test/setup-env.js does).
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+if (!process.env.N8N_USER_FOLDER) {
+	process.env.N8N_USER_FOLDER = mkdtempSync(join(tmpdir(), 'companion-push-bench-'));
+}
+process.env.N8N_ENCRYPTION_KEY = process.env.N8N_ENCRYPTION_KEY || 'companion-push-bench-encryption-key';
+
+// ts-node appends `.ts` after `.json` in node's extension order, so `CompanionPush.node` would load
+// `CompanionPush.node.json` (the codex beside the node) instead of `CompanionPush.node.ts`. Try
+// `.ts` first, as tsc and jest do. (Only under ts-node: jest and compiled code do not use this table.)
+const extensions = require.extensions as Record<string, unknown> | undefined;
+if (extensions?.['.ts'] && extensions['.json']) {
+	const json = extensions['.json'];
+	delete extensions['.json'];
+	extensions['.json'] = json;
+}
