@@ -1,7 +1,7 @@
 /**
  * The benchmark cases, each a function of its scale so that `test/bench/bench-smoke.test.ts` can
  * run them small. Node sides run through n8n-core's own engine (test/harness/engine.ts:
- * WorkflowExecute for the action node, a PollContext polled the way n8n's PollTriggerExecutor does),
+ * WorkflowExecute for the action node; test/harness/poll.ts, a PollContext run by TriggersAndPollers, for the trigger),
  * with a fresh credential (no access token yet), so n8n's overhead and the one token refresh are
  * inside the figures. Every case starts on a freshly reset sandbox and reads its call counts.
  *
@@ -12,16 +12,14 @@ import './env';
 
 import { performance } from 'node:perf_hooks';
 
-import { commitStagedCursor, PollContext, runPollInStagingScope, TriggersAndPollers } from 'n8n-core';
-import { Workflow } from 'n8n-workflow';
-import type { IExecuteFunctions, INode, INodeExecutionData, IWorkflowExecuteAdditionalData } from 'n8n-workflow';
+import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { CompanionPush } from '../nodes/CompanionPush/CompanionPush.node';
 import { CompanionPushTrigger } from '../nodes/CompanionPush/CompanionPushTrigger.node';
 import { parseUserIds, toBatches, uniqueUserIds } from '../nodes/CompanionPush/helpers/recipients';
 import type { Sandbox } from '../sandbox';
-import { TestCredentialsHelper } from '../test/harness/credentials-helper';
-import { CredentialStore, nodeTypes, registerNodeType, runNode, runProbe } from '../test/harness/engine';
+import { CredentialStore, registerNodeType, runNode, runProbe } from '../test/harness/engine';
+import { createPollTarget, runPoll } from '../test/harness/poll';
 import { countsSince, measured, withMemoryPeak } from './measure';
 import type { Counts, MemoryPeak } from './measure';
 import { rawClient } from './raw';
@@ -288,55 +286,18 @@ export interface TriggerResult {
 	setupMs: number;
 }
 
-/**
- * A trigger as an active n8n workflow polls it: a PollContext ('trigger' mode, activation
- * 'activate'), static data kept on the Workflow between polls, and the calls n8n's
- * PollTriggerExecutor makes (runPollInStagingScope, TriggersAndPollers.runPollFunction, __emit, or
- * commitStagedCursor when nothing came), without its tracing and logging (they need n8n's DI).
- */
+/** A trigger in an active workflow, polled the way n8n polls it (test/harness/poll.ts: a PollContext
+ * in 'trigger' mode through TriggersAndPollers.runPollFunction, static data kept across polls). */
 function activeTrigger(store: CredentialStore) {
-	const stored = store.get();
-	const node: INode = {
-		id: 'n-trigger',
-		name: 'Companion Push Trigger',
+	const target = createPollTarget({
 		type: TRIGGER_TYPE,
-		typeVersion: 1,
-		position: [0, 0],
+		credentials: store,
 		parameters: { events: ['notificationSettled', 'deliveryFailed', 'deliveryOpened'] },
-		credentials: { companionPushApi: { id: stored.id, name: stored.name } },
-	};
-	const workflow = new Workflow({
-		id: 'wf-bench-trigger',
-		name: 'bench trigger',
-		nodes: [node],
-		connections: {},
-		active: true,
-		nodeTypes,
-		staticData: {},
-		settings: { timezone: 'UTC', executionOrder: 'v1' },
 	});
-	const additionalData = {
-		credentialsHelper: new TestCredentialsHelper(store.map),
-		executionId: 'bench-trigger',
-		currentNodeExecutionIndex: 0,
-		restApiUrl: 'http://127.0.0.1/rest',
-		instanceBaseUrl: 'http://127.0.0.1/',
-		webhookBaseUrl: 'http://127.0.0.1:5678/webhook',
-		webhookWaitingBaseUrl: 'http://127.0.0.1:5678/webhook-waiting',
-		webhookTestBaseUrl: 'http://127.0.0.1:5678/webhook-test',
-		variables: {},
-		userId: 'user-1',
-	} as unknown as IWorkflowExecuteAdditionalData;
-	const pollers = new TriggersAndPollers();
 	return async (): Promise<{ emitted: number }> => {
-		let emitted: INodeExecutionData[][] | undefined;
-		const context = new PollContext(workflow, node, additionalData, 'trigger', 'activate', (data) => (emitted = data));
-		await runPollInStagingScope(context, async () => {
-			const response = await pollers.runPollFunction(workflow, node, context);
-			if (response !== null) context.__emit(response);
-			else await commitStagedCursor(context);
-		});
-		return { emitted: emitted?.[0]?.length ?? 0 };
+		const outcome = await runPoll(target);
+		if (outcome.error) throw outcome.error;
+		return { emitted: outcome.items.length };
 	};
 }
 
