@@ -20,7 +20,7 @@ import { parseUserIds, toBatches, uniqueUserIds } from '../nodes/CompanionPush/h
 import type { Sandbox } from '../sandbox';
 import { CredentialStore, registerNodeType, runNode, runProbe } from '../test/harness/engine';
 import { createPollTarget, runPoll } from '../test/harness/poll';
-import { countsSince, measured, withMemoryPeak } from './measure';
+import { countsSince, heapHeldBy, measured, withMemoryPeak } from './measure';
 import type { Counts, MemoryPeak } from './measure';
 import { rawClient } from './raw';
 
@@ -51,6 +51,8 @@ export interface Timed {
 	ms: number;
 	/** Process CPU time (user + system) meanwhile, sandbox included. */
 	cpuMs: number;
+	/** TCP connections the sandbox accepted meanwhile. */
+	connections: number;
 	counts: Counts;
 }
 
@@ -66,6 +68,7 @@ function nodeResult(result: Awaited<ReturnType<typeof runNode>>, timed: Timed): 
 	return {
 		ms: timed.ms,
 		cpuMs: timed.cpuMs,
+		connections: timed.connections,
 		counts: timed.counts,
 		nodeMs: task?.executionTime ?? NaN,
 		outputItems: result.items.length,
@@ -100,7 +103,7 @@ export async function floorSend(sandbox: Sandbox, batches: string[][]): Promise<
 		}),
 	);
 	if (timed.value.error) throw new Error(`the floor probe failed: ${timed.value.error.message}`);
-	return { ms: timed.ms, cpuMs: timed.cpuMs, counts: timed.counts };
+	return { ms: timed.ms, cpuMs: timed.cpuMs, connections: timed.connections, counts: timed.counts };
 }
 
 // ---- 1 and 5: one Send to a large audience ----------------------------------------------------
@@ -139,7 +142,7 @@ export async function rawSendAudience(sandbox: Sandbox, userIds: string[], batch
 				await client.post('/push-notification/send', token, body);
 			}
 		});
-		return { ms: timed.ms, cpuMs: timed.cpuMs, counts: timed.counts };
+		return { ms: timed.ms, cpuMs: timed.cpuMs, connections: timed.connections, counts: timed.counts };
 	} finally {
 		await client.close();
 	}
@@ -167,7 +170,7 @@ export async function manualPatternSendAudience(sandbox: Sandbox, userIds: strin
 				await client.post('/push-notification/send', token, body);
 			}
 		});
-		return { ms: timed.ms, cpuMs: timed.cpuMs, counts: timed.counts };
+		return { ms: timed.ms, cpuMs: timed.cpuMs, connections: timed.connections, counts: timed.counts };
 	} finally {
 		await client.close();
 	}
@@ -223,7 +226,7 @@ export async function rawSendPerItem(sandbox: Sandbox, userIds: string[]): Promi
 				await client.post('/push-notification/send', token, JSON.stringify({ title: TITLE, body: BODY, target_user_ids: [id] }));
 			}
 		});
-		return { ms: timed.ms, cpuMs: timed.cpuMs, counts: timed.counts };
+		return { ms: timed.ms, cpuMs: timed.cpuMs, connections: timed.connections, counts: timed.counts };
 	} finally {
 		await client.close();
 	}
@@ -235,10 +238,19 @@ export interface GetAllUsersResult extends NodeTimed {
 	/** JSON size of the items' json (UTF-8 bytes), the data the workflow holds afterwards. */
 	jsonBytes: number;
 	memory: MemoryPeak;
+	/** Heap held by the same items parsed from their JSON text and nothing else: what V8 needs for
+	 * the data itself, a reference for the peak. */
+	parsedHeapBytes: number;
 }
 
 /** User > Get Many with Return All; memory sampled while n8n runs the workflow. */
 export async function nodeGetAllUsers(sandbox: Sandbox): Promise<GetAllUsersResult> {
+	const { result, text } = await runGetAllUsers(sandbox);
+	// The run is gone here: the reference is measured on its own.
+	return { ...result, parsedHeapBytes: heapHeldBy(() => JSON.parse(text)) };
+}
+
+async function runGetAllUsers(sandbox: Sandbox): Promise<{ result: Omit<GetAllUsersResult, 'parsedHeapBytes'>; text: string }> {
 	const store = freshStore(sandbox);
 	let memory!: MemoryPeak;
 	const timed = await measured(sandbox, async () => {
@@ -252,8 +264,8 @@ export async function nodeGetAllUsers(sandbox: Sandbox): Promise<GetAllUsersResu
 		memory = run.memory;
 		return run.value;
 	});
-	const jsonBytes = Buffer.byteLength(JSON.stringify(timed.value.items.map((item) => item.json)));
-	return { ...nodeResult(timed.value, timed), jsonBytes, memory };
+	const text = JSON.stringify(timed.value.items.map((item) => item.json));
+	return { result: { ...nodeResult(timed.value, timed), jsonBytes: Buffer.byteLength(text), memory }, text };
 }
 
 // ---- 4: the trigger ---------------------------------------------------------------------------

@@ -1,4 +1,5 @@
 /** Small measuring tools: sandbox call counts, a memory sampler, medians and spreads. */
+import { subscribe } from 'node:diagnostics_channel';
 import { performance } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -28,23 +29,34 @@ export function countsSince(before: Counts, after: Counts): Counts {
 	return diff;
 }
 
+// TCP connections accepted by servers of this process: the in-process sandbox is the only one.
+let acceptedConnections = 0;
+subscribe('net.server.socket', () => acceptedConnections++);
+
 /**
  * Runs `body` on a freshly reset sandbox; hands back its result, its wall time, the process's CPU
- * time meanwhile (user + system; the in-process sandbox's included, alike for every side) and the
- * calls it made.
+ * time meanwhile (user + system; the in-process sandbox's included, alike for every side), the
+ * TCP connections the sandbox accepted and the calls it made.
  */
 export async function measured<T>(
 	sandbox: Sandbox,
 	body: () => Promise<T>,
-): Promise<{ value: T; ms: number; cpuMs: number; counts: Counts }> {
+): Promise<{ value: T; ms: number; cpuMs: number; connections: number; counts: Counts }> {
 	await sandbox.reset();
 	collectGarbage();
+	const connections = acceptedConnections;
 	const cpu = process.cpuUsage();
 	const started = performance.now();
 	const value = await body();
 	const ms = performance.now() - started;
 	const used = process.cpuUsage(cpu);
-	return { value, ms, cpuMs: (used.user + used.system) / 1000, counts: sandbox.counts() };
+	return {
+		value,
+		ms,
+		cpuMs: (used.user + used.system) / 1000,
+		connections: acceptedConnections - connections,
+		counts: sandbox.counts(),
+	};
 }
 
 let gc: (() => void) | undefined;
@@ -90,6 +102,17 @@ export async function withMemoryPeak<T>(body: () => Promise<T>, everyMs = 5): Pr
 	} finally {
 		clearInterval(timer);
 	}
+}
+
+/** Heap still held by what `make` returns, after a full collection (the value is kept alive meanwhile). */
+export function heapHeldBy(make: () => unknown): number {
+	collectGarbage();
+	const base = process.memoryUsage().heapUsed;
+	const value = make();
+	collectGarbage();
+	const held = process.memoryUsage().heapUsed - base;
+	if (value === undefined) return 0;
+	return held;
 }
 
 export function median(values: number[]): number {

@@ -44,6 +44,13 @@ function describeCalls(counts: Counts): string {
 
 const count = (counts: Counts, endpoint: string) => counts[endpoint] ?? 0;
 
+/** "node/floor/raw" connection counts, the same in every run or each side's values listed. */
+function connectionsOf(runs: Array<{ node: { connections: number }; floor: { connections: number }; raw: { connections: number } }>): string {
+	return [runs.map((run) => run.node.connections), runs.map((run) => run.floor.connections), runs.map((run) => run.raw.connections)]
+		.map(constant)
+		.join('/');
+}
+
 export function figuresOf(results: BenchResults): { figures: Figure[]; misses: string[] } {
 	const { scale } = results;
 	const figures: Figure[] = [];
@@ -84,15 +91,15 @@ export function figuresOf(results: BenchResults): { figures: Figure[]; misses: s
 	figures.push({
 		row: '1',
 		figure: "context: n8n's HTTP helper floor / raw; node / floor; CPU time node / raw; pieces",
-		measured: `floor ${spread(aFloor, ratio)}; node/floor ${spread(aNodeFloor, ratio)}; CPU ${spread(aCpu, ratio)}; package recipient work ${ms(recipientsMs)}, harness input JSON ${ms(inputJsonMs)}`,
+		measured: `floor ${spread(aFloor, ratio)}; node/floor ${spread(aNodeFloor, ratio)}; CPU ${spread(aCpu, ratio)}; TCP connections node/floor/raw ${connectionsOf(a)}; package recipient work ${ms(recipientsMs)}, harness input JSON ${ms(inputJsonMs)}`,
 		goal: '—',
 		verdict: '—',
-		how: "The floor is a bare probe node run by WorkflowExecute making the same POSTs through this.helpers.httpRequestWithAuthentication (the helper a verified node must use) with this credential, and nothing else; CPU time is process.cpuUsage() over the same runs (sandbox included, alike for both, and less disturbed by other work on the machine than wall time); the pieces are the package's parseUserIds + uniqueUserIds + toBatches on the same ids, and the harness's JSON round trip of the input item, timed alone.",
+		how: "The floor is a bare probe node run by WorkflowExecute making the same POSTs through this.helpers.httpRequestWithAuthentication (the helper a verified node must use) with this credential, and nothing else; CPU time is process.cpuUsage() over the same runs (sandbox included, alike for both, and less disturbed by other work on the machine than wall time); connections are those the sandbox accepted (diagnostics channel net.server.socket); the pieces are the package's parseUserIds + uniqueUserIds + toBatches on the same ids, and the harness's JSON round trip of the input item, timed alone.",
 	});
 	if (median(aRatio) > 1.2) {
 		const extra = median(a.map((run) => run.node.ms)) - median(a.map((run) => run.raw.ms));
 		misses.push(
-			`Row 1 wall time (${ratio(median(aRatio))} > 1.2x; CPU time ${ratio(median(aCpu))}): the node spends ${ms(extra)} more than raw undici (medians). n8n's HTTP helper alone, with no package code, is ${ratio(median(aFloor))} of raw: it opens a new TCP connection for every request (undici keeps one alive) and runs n8n's credential pipeline and axios per request. ` +
+			`Row 1 wall time (${ratio(median(aRatio))} > 1.2x; CPU time ${ratio(median(aCpu))}): the node spends ${ms(extra)} more than raw undici (medians). n8n's HTTP helper alone, with no package code, is ${ratio(median(aFloor))} of raw: it opens a new TCP connection for every request (connections node/floor/raw: ${connectionsOf(a)}) and runs n8n's credential pipeline and axios per request. ` +
 				`Of the rest, ${ms(recipientsMs)} is the package's recipient work on ${fmtK(scale.recipients)} ids (parse, de-duplicate, batch) and ${ms(inputJsonMs)} the test harness turning its input item into JSON text and back (not a cost in real n8n); the remainder is n8n running the workflow (expression resolution of {{ $json.ids }}, item copies, run data) plus the garbage of ${fmtK(scale.recipients)}-element arrays, which the in-process sandbox's collector pays for as well.`,
 		);
 	}
@@ -126,7 +133,7 @@ export function figuresOf(results: BenchResults): { figures: Figure[]; misses: s
 	figures.push({
 		row: '2',
 		figure: "context: n8n's HTTP helper floor / raw; node / floor; CPU time node / raw",
-		measured: `floor ${spread(pFloor, ratio)}; node/floor ${spread(pNodeFloor, ratio)}; CPU ${spread(pCpu, ratio)}`,
+		measured: `floor ${spread(pFloor, ratio)}; node/floor ${spread(pNodeFloor, ratio)}; CPU ${spread(pCpu, ratio)}; TCP connections node/floor/raw ${connectionsOf(p)}`,
 		goal: '—',
 		verdict: '—',
 		how: `As row 1: a bare probe node making the same ${fmtK(scale.items)} POSTs through httpRequestWithAuthentication in one loop.`,
@@ -134,7 +141,7 @@ export function figuresOf(results: BenchResults): { figures: Figure[]; misses: s
 	if (median(pRatio) > 1.3) {
 		const perRequest = (median(p.map((run) => run.node.ms)) - median(p.map((run) => run.raw.ms))) / scale.items;
 		misses.push(
-			`Row 2 wall time (${ratio(median(pRatio))} > 1.3x; CPU time ${ratio(median(pCpu))}): each send is tiny (one recipient), so the fixed cost per request decides (node minus raw: ${perRequest.toFixed(2)} ms per item). n8n's HTTP helper alone, with no package code, is ${ratio(median(pFloor))} of raw undici: per request it opens a new TCP connection (undici reuses one keep-alive connection), reads and decrypts the credential, authenticates, and goes through axios (config merge, proxy lookup, redirect wrapper). ` +
+			`Row 2 wall time (${ratio(median(pRatio))} > 1.3x; CPU time ${ratio(median(pCpu))}): each send is tiny (one recipient), so the fixed cost per request decides (node minus raw: ${perRequest.toFixed(2)} ms per item). n8n's HTTP helper alone, with no package code, is ${ratio(median(pFloor))} of raw undici: per request it opens a new TCP connection (connections node/floor/raw: ${connectionsOf(p)}), gets the credential from the credentials helper (here the harness's in-memory one; real n8n also decrypts it), authenticates, and goes through axios (config merge, proxy lookup, redirect wrapper). ` +
 				`The node is ${ratio(median(pNodeFloor))} of that floor: per item n8n resolves the parameters and the expression, the package checks the item and the answer (zod) and builds the output item. A verified community node must send through that helper (it may not bring its own HTTP client), so no node can reach 1.3x of a keep-alive undici loop here; the gap that belongs to the package is node / floor.`,
 		);
 	}
@@ -162,13 +169,14 @@ export function figuresOf(results: BenchResults): { figures: Figure[]; misses: s
 	const jsonBytes = median(u.map((run) => run.jsonBytes));
 	const heap = u.map((run) => run.memory.heapDelta);
 	const rss = u.map((run) => run.memory.rssDelta);
+	const parsed = median(u.map((run) => run.parsedHeapBytes));
 	figures.push({
 		row: '3',
 		figure: 'peak memory above baseline vs JSON size of the items',
-		measured: `heapUsed ${spread(heap, mb)} = ${ratio(median(heap) / jsonBytes)}; RSS ${spread(rss, mb)} = ${ratio(median(rss) / jsonBytes)}; JSON ${mb(jsonBytes)}; wall ${ms(median(u.map((run) => run.ms)))}`,
+		measured: `JSON ${mb(jsonBytes)}; peak heapUsed ${spread(heap, mb)} = ${ratio(median(heap) / jsonBytes)}; peak RSS ${spread(rss, mb)} = ${ratio(median(rss) / jsonBytes)}; reference: the same items JSON.parse'd alone hold ${mb(parsed)} = ${ratio(parsed / jsonBytes)}, so the peak is ${ratio(median(heap) / parsed)} of that; wall ${ms(median(u.map((run) => run.ms)))}`,
 		goal: '— (report)',
 		verdict: '—',
-		how: 'process.memoryUsage() sampled every 5 ms during the workflow run, peak minus a baseline taken after a forced GC; JSON size = UTF-8 bytes of JSON.stringify of the output items\' json. The process also holds the in-process sandbox, whose page answers are part of the peak.',
+		how: "process.memoryUsage() sampled every 5 ms during the workflow run, peak minus a baseline taken after a forced GC; JSON size = UTF-8 bytes of JSON.stringify of the output items' json; the reference is the heap held by JSON.parse of that text alone (after a forced GC), i.e. what V8 needs for the user objects themselves. The peak also holds n8n's item wrappers and run data, the transport's page arrays, and the in-process sandbox's page answers.",
 	});
 
 	// ---- 4

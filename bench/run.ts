@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: starts the sandbox (100,000 users, loopback), runs every case (bench/suite.ts),
  * prints the table and writes bench/RESULTS.md. About a minute on 2 shared cores.
- * BENCH_REPS=n changes the repetitions of the timed cases (default 5).
+ * BENCH_REPS=n changes the repetitions of the timed cases (default 7).
  */
 import './env';
 

@@ -41,7 +41,7 @@ export const FULL_SCALE: Scale = {
 	moving: 5,
 	movingPolls: 5,
 	settledPolls: 5,
-	reps: 5,
+	reps: 7,
 	triggerReps: 3,
 };
 

@@ -40,6 +40,7 @@ describe('bench at a small scale', () => {
 		for (const side of [run.node, run.raw, run.floor, run.manual]) {
 			expect(side.counts).toEqual({ [REFRESH]: 1, [SEND]: 20 });
 		}
+		expect(run.raw.connections).toBe(1); // the baseline keeps one connection alive
 		expect(results.audiencePieces).toHaveLength(1);
 	});
 
@@ -59,6 +60,7 @@ describe('bench at a small scale', () => {
 		expect(run.outputItems).toBe(2000);
 		expect(run.jsonBytes).toBeGreaterThan(2000 * 50);
 		expect(run.memory.samples).toBeGreaterThan(0);
+		expect(run.parsedHeapBytes).toBeGreaterThan(0);
 	});
 
 	test('trigger: the past is never read; 5 moving sends cost 1 list + 5 details per poll (+1 refresh when due)', () => {
