@@ -1,0 +1,340 @@
+#!/usr/bin/env node
+// `npm start`: a real n8n 2.41.1 on 127.0.0.1 with this package installed as a community package,
+// a Companion Push API credential, the example workflows and (by default) the local sandbox API.
+//
+//   1. builds the package (npm run build) and packs it (npm pack), as it would be published;
+//   2. installs Node 24 and n8n once into a cache folder outside the checkout (scripts/n8n-runtime.js);
+//   3. starts the sandbox in this process on 127.0.0.1:4010 (or a free port), real clock;
+//   4. prepares the n8n user folder <runtime>/n8n-home (kept between starts: owner, credential,
+//      workflows, executions), installs the tarball into it the way n8n installs a community
+//      package, imports the credential and the examples (again only when they changed);
+//   5. starts n8n on 127.0.0.1:5678 (or a free port) and prints the editor URL and the login.
+// Ctrl-C / SIGTERM stops n8n and the sandbox.
+//
+// A real service instead of the sandbox: set COMPANION_PUSH_BASE_URL, COMPANION_PUSH_CLIENT_ID,
+// COMPANION_PUSH_CLIENT_SECRET and COMPANION_PUSH_REFRESH_TOKEN (no sandbox is started then, and no
+// example is published, so nothing is sent unless you run it).
+//
+// Options (npm start -- <options>):
+//   --port N          n8n's port (default 5678, or a free one when taken)
+//   --sandbox-port N  the sandbox's port (default 4010, or a free one when taken)
+//   --home DIR        the n8n user folder (default <runtime>/n8n-home; or COMPANION_PUSH_N8N_HOME)
+//   --fresh           start from an empty user folder (deletes the owner's workflows and executions)
+//   --skip-build      use the dist/ that is there
+//   --verbose         show n8n's own log on the console (it is always written to <home>/n8n.log)
+'use strict';
+
+const { spawnSync } = require('node:child_process');
+const crypto = require('node:crypto');
+const fs = require('node:fs');
+const net = require('node:net');
+const path = require('node:path');
+
+const runtimeTools = require('./n8n-runtime');
+const preload = require('./n8n-preload');
+
+const ROOT = path.resolve(__dirname, '..');
+const DEFAULT_N8N_PORT = 5678;
+const DEFAULT_SANDBOX_PORT = 4010;
+const REAL_SERVICE_VARIABLES = ['COMPANION_PUSH_BASE_URL', 'COMPANION_PUSH_CLIENT_ID', 'COMPANION_PUSH_CLIENT_SECRET', 'COMPANION_PUSH_REFRESH_TOKEN'];
+/** Examples published (active) in sandbox mode: they react to the sandbox only. */
+const PUBLISHED_IN_SANDBOX = ['cpExampleErpEvent', 'cpExampleFollowUp'];
+
+const log = (line = '') => console.log(line);
+const step = (text) => log(`\n> ${text}`);
+
+function parseArgs(argv) {
+	const options = { port: undefined, sandboxPort: undefined, home: process.env.COMPANION_PUSH_N8N_HOME, fresh: false, build: true, verbose: false };
+	for (let i = 0; i < argv.length; i++) {
+		const [flag, inline] = argv[i].split('=', 2);
+		const value = () => {
+			const next = inline ?? argv[++i];
+			if (next === undefined) throw new Error(`${flag} needs a value`);
+			return next;
+		};
+		const port = () => {
+			const parsed = Number(value());
+			if (!Number.isInteger(parsed) || parsed < 1 || parsed > 65535) throw new Error(`${flag} needs a port number`);
+			return parsed;
+		};
+		if (flag === '--port') options.port = port();
+		else if (flag === '--sandbox-port') options.sandboxPort = port();
+		else if (flag === '--home') options.home = path.resolve(value());
+		else if (flag === '--fresh') options.fresh = true;
+		else if (flag === '--skip-build') options.build = false;
+		else if (flag === '--verbose') options.verbose = true;
+		else if (flag === '--help' || flag === '-h') {
+			log('usage: npm start -- [--port 5678] [--sandbox-port 4010] [--home DIR] [--fresh] [--skip-build] [--verbose]');
+			log(`real service instead of the sandbox: set ${REAL_SERVICE_VARIABLES.join(', ')}`);
+			process.exit(0);
+		} else throw new Error(`unknown option ${argv[i]} (try --help)`);
+	}
+	return options;
+}
+
+/** The real service's credential from the environment, or undefined for the sandbox. */
+function realServiceFromEnv() {
+	const set = REAL_SERVICE_VARIABLES.filter((name) => process.env[name]);
+	if (set.length === 0) return undefined;
+	if (set.length < REAL_SERVICE_VARIABLES.length) {
+		const missing = REAL_SERVICE_VARIABLES.filter((name) => !process.env[name]);
+		throw new Error(`To use a real service, set all of ${REAL_SERVICE_VARIABLES.join(', ')} (missing: ${missing.join(', ')}).`);
+	}
+	return {
+		baseUrl: process.env.COMPANION_PUSH_BASE_URL.trim().replace(/\/+$/, ''),
+		clientId: process.env.COMPANION_PUSH_CLIENT_ID,
+		clientSecret: process.env.COMPANION_PUSH_CLIENT_SECRET,
+		refreshToken: process.env.COMPANION_PUSH_REFRESH_TOKEN,
+	};
+}
+
+/** The wanted port when it is free on 127.0.0.1, else a free one. */
+function portOrFree(wanted) {
+	return new Promise((resolve) => {
+		const server = net.createServer();
+		server.unref();
+		server.once('error', () => runtimeTools.findFreePort().then(resolve));
+		server.listen(wanted, '127.0.0.1', () => server.close(() => resolve(wanted)));
+	});
+}
+
+function build() {
+	const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+	const result = spawnSync(npm, ['run', '--silent', 'build'], { cwd: ROOT, stdio: 'inherit' });
+	if (result.status !== 0) throw new Error('npm run build failed');
+}
+
+function startSandboxInProcess(port) {
+	// The sandbox is TypeScript (dev code): ts-node compiles it on the fly, without type checking.
+	require('ts-node').register({ transpileOnly: true, project: path.join(ROOT, 'tsconfig.json') });
+	const { startSandbox } = require(path.join(ROOT, 'sandbox'));
+	return startSandbox({ port, clock: 'real', deliveryMs: 1500 });
+}
+
+/** The user folder and its encryption key (n8n refuses a folder opened with another key). */
+function prepareHome(home, fresh) {
+	if (fresh && fs.existsSync(home)) {
+		log(`  --fresh: removing ${home}`);
+		fs.rmSync(home, { recursive: true, force: true });
+	}
+	fs.mkdirSync(home, { recursive: true, mode: 0o700 });
+	const keyFile = path.join(home, 'encryption-key');
+	if (!fs.existsSync(keyFile)) fs.writeFileSync(keyFile, crypto.randomBytes(24).toString('hex'), { mode: 0o600 });
+	return fs.readFileSync(keyFile, 'utf8').trim();
+}
+
+function readState(file) {
+	try {
+		return JSON.parse(fs.readFileSync(file, 'utf8'));
+	} catch {
+		return {};
+	}
+}
+
+/**
+ * The sandbox starts empty on every start, while n8n keeps what its Companion Push triggers
+ * remembered of the previous sandbox's sends (workflow static data): forget it, so that they start
+ * over with the new sandbox. Done in n8n's sqlite database with the runtime's own sqlite3.
+ */
+function forgetTriggerState(runtime, home) {
+	const database = path.join(home, '.n8n', 'database.sqlite');
+	if (!fs.existsSync(database)) return 0;
+	const sqlite3 = path.join(runtime.runtimeDir, 'node_modules', 'sqlite3');
+	const script = `
+		const sqlite3 = require(${JSON.stringify(sqlite3)});
+		const db = new sqlite3.Database(${JSON.stringify(database)});
+		db.run("UPDATE workflow_entity SET staticData = NULL WHERE staticData IS NOT NULL AND nodes LIKE ?", ['%${preload.TRIGGER_TYPE}%'], function (error) {
+			if (error) { console.error(error.message); process.exitCode = 1; } else console.log(this.changes);
+			db.close();
+		});`;
+	const result = spawnSync(runtime.nodeBin, ['-e', script], { encoding: 'utf8' });
+	if (result.status !== 0) throw new Error(`Could not reset the triggers' state in ${database}: ${result.stderr}`);
+	return Number(result.stdout.trim()) || 0;
+}
+
+/**
+ * n8n 2.41 does not retry, at a later start, a published workflow whose trigger failed to
+ * activate (it stays "failed" until it is published again). Says which ones failed and, with the
+ * sandbox (which starts empty, so an old failure is stale), publishes them once more.
+ */
+async function checkTriggers(rest, { republish }) {
+	for (const workflow of await rest.listWorkflows()) {
+		if (!workflow.active) continue;
+		const status = await rest.call('GET', `/workflows/${encodeURIComponent(workflow.id)}/publication-status`);
+		if (!status || status.status !== 'failed') continue;
+		const reason = (status.triggers || []).map((trigger) => trigger.errorMessage).filter(Boolean).join('; ');
+		log(`  "${workflow.name}": its trigger failed to start (${reason || 'no reason given'})`);
+		if (!republish) continue;
+		try {
+			await rest.activateWorkflow(workflow.id);
+			log('    published it again');
+		} catch (error) {
+			log(`    publishing it again failed: ${error.message}`);
+		}
+	}
+}
+
+async function main() {
+	const options = parseArgs(process.argv.slice(2));
+	const realService = realServiceFromEnv();
+	const started = Date.now();
+	let sandbox;
+	let n8n;
+	let stopping = false;
+
+	const stopAll = async (code) => {
+		if (stopping) return;
+		stopping = true;
+		log('\nStopping n8n and the sandbox ...');
+		const begun = Date.now();
+		const stopOne = async (what, stop) => {
+			try {
+				await stop();
+				log(`  ${what} stopped (${((Date.now() - begun) / 1000).toFixed(1)} s)`);
+			} catch (error) {
+				console.error(`  ${what} did not stop cleanly: ${error.message}`);
+			}
+		};
+		await Promise.all([n8n && stopOne('n8n', () => n8n.stop()), sandbox && stopOne('the sandbox', () => sandbox.stop())]);
+		log('Stopped.');
+		process.exit(code);
+	};
+	process.on('SIGINT', () => stopAll(0));
+	process.on('SIGTERM', () => stopAll(0));
+
+	if (options.build) {
+		step('Building the package (npm run build)');
+		build();
+	}
+	step('Packing it (npm pack), as it is published');
+	const tarball = runtimeTools.packPackage();
+	log(`  ${tarball}`);
+
+	step('The n8n runtime (Node 24 + n8n, installed once into a cache folder)');
+	const runtime = await runtimeTools.ensureRuntime({ log: (line) => log(`  ${line}`) });
+	log(`  n8n ${runtimeTools.pinnedVersions().n8n} at ${runtime.runtimeDir}`);
+
+	let credential;
+	if (realService) {
+		step(`Real service: ${realService.baseUrl} (from COMPANION_PUSH_BASE_URL; no sandbox)`);
+		credential = realService;
+	} else {
+		step('Starting the sandbox API in this process');
+		sandbox = await startSandboxInProcess(options.sandboxPort ?? (await portOrFree(DEFAULT_SANDBOX_PORT)));
+		const { primary } = sandbox.orgs;
+		credential = { baseUrl: sandbox.baseUrl, clientId: primary.clientId, clientSecret: primary.clientSecret, refreshToken: primary.refreshToken };
+		log(`  ${sandbox.baseUrl} (${primary.userIds.length} users, real clock, deliveries settle in 1.5 s)`);
+	}
+	if (stopping) return;
+
+	step('The n8n user folder');
+	const home = options.home ?? path.join(runtime.runtimeDir, 'n8n-home');
+	const encryptionKey = prepareHome(home, options.fresh);
+	const port = options.port ?? (await portOrFree(DEFAULT_N8N_PORT));
+	const brokerPort = await runtimeTools.findFreePort();
+	const made = runtimeTools.createN8nHome({
+		port,
+		brokerPort,
+		runtime,
+		extraEnv: { N8N_USER_FOLDER: home, N8N_ENCRYPTION_KEY: encryptionKey },
+	});
+	fs.rmSync(made.userFolder, { recursive: true, force: true }); // the temp folder it made is not used
+	const env = made.env;
+	log(`  ${home}`);
+
+	const installed = runtimeTools.installPackageTarball(home, tarball, { runtime });
+	log(`  installed ${installed.name}@${installed.version} as a community package (${installed.packageDir})`);
+	fs.rmSync(path.dirname(tarball), { recursive: true, force: true });
+
+	// Import what is new or changed since the last start (each CLI call costs a few seconds).
+	const stateFile = path.join(home, 'preloaded.json');
+	const state = readState(stateFile);
+	const dbExists = fs.existsSync(path.join(home, '.n8n', 'database.sqlite'));
+	const credentialEntry = preload.credentialEntry(credential);
+	const credentialHash = preload.sha(credentialEntry);
+	if (!dbExists || state.credential !== credentialHash) {
+		step(`Importing the credential "${credentialEntry.name}" (${credential.baseUrl})`);
+		await preload.importCredentials(env, [credentialEntry], { runtime });
+		state.credential = credentialHash;
+		fs.writeFileSync(stateFile, JSON.stringify(state, null, 2));
+	}
+	const examples = preload.exampleWorkflows();
+	const changed = examples.filter(({ file, workflow }) => !dbExists || (state.examples || {})[file] !== preload.sha(workflow));
+	const toPublish = [];
+	if (changed.length > 0) {
+		step(`Importing the example workflows: ${changed.map(({ file }) => file).join(', ')}`);
+		await preload.importWorkflows(env, changed.map(({ workflow }) => workflow), { runtime });
+		state.examples = { ...(state.examples || {}) };
+		for (const { file, workflow } of changed) {
+			state.examples[file] = preload.sha(workflow);
+			if (!realService && PUBLISHED_IN_SANDBOX.includes(workflow.id)) toPublish.push(workflow.id);
+		}
+		fs.writeFileSync(stateFile, JSON.stringify(state, null, 2));
+	}
+	if (sandbox) {
+		const forgotten = forgetTriggerState(runtime, home);
+		if (forgotten > 0) log(`  the sandbox starts empty: ${forgotten} trigger workflow(s) start watching afresh`);
+	}
+	if (stopping) return;
+
+	step(`Starting n8n on 127.0.0.1:${port}`);
+	const logFile = path.join(home, 'n8n.log');
+	const logStream = fs.createWriteStream(logFile, { flags: 'a' });
+	logStream.write(`\n----- n8n start ${new Date().toISOString()} -----\n`);
+	n8n = await runtimeTools.startN8n(env, {
+		runtime,
+		onOutput: (chunk) => {
+			logStream.write(chunk);
+			if (options.verbose) process.stdout.write(chunk);
+		},
+	});
+	n8n.process.on('close', (code, signal) => {
+		if (stopping) return;
+		console.error(`\nn8n stopped by itself (${code ?? signal}); its log: ${logFile}`);
+		stopAll(1);
+	});
+	if (stopping) return;
+
+	const rest = new preload.N8nRestClient(n8n.url);
+	await rest.login();
+	for (const id of toPublish) {
+		try {
+			await rest.activateWorkflow(id);
+			log(`  published "${examples.find(({ workflow }) => workflow.id === id).workflow.name}"`);
+		} catch (error) {
+			console.error(`  could not publish ${id}: ${error.message}`);
+		}
+	}
+	await checkTriggers(rest, { republish: Boolean(sandbox) });
+	const workflows = await rest.listWorkflows();
+	const credentials = await rest.listCredentials();
+
+	const line = '='.repeat(78);
+	log(`\n${line}`);
+	log(`n8n is ready: ${n8n.url}   (started in ${Math.round((Date.now() - started) / 1000)} s)`);
+	log('');
+	log(`  Editor:    ${n8n.url}`);
+	log(`  Email:     ${runtimeTools.OWNER_EMAIL}`);
+	log(`  Password:  ${runtimeTools.OWNER_PASSWORD}`);
+	log(`  Workflows: ${workflows.map((workflow) => `${workflow.name}${workflow.active ? ' (published)' : ''}`).join('; ')}`);
+	log(`  Credential: ${credentials.map((item) => item.name).join(', ')} -> ${credential.baseUrl}`);
+	if (sandbox) {
+		log(`  Sandbox:   ${sandbox.baseUrl}   (admin API: ${sandbox.baseUrl}/__sandbox/credentials, request log: ${sandbox.baseUrl}/__sandbox/log)`);
+		log('');
+		log('  Try the ERP example (published): it notifies the user named in the event;');
+		log('  a minute later the follow-up report example sends the counters to the ops user:');
+		log(
+			`    curl -s -X POST ${n8n.url}/webhook/erp-event -H 'content-type: application/json' ` +
+				`-d '{"orderId":"1042","status":"shipped","userId":"${sandbox.orgs.primary.userIds[1]}"}'`,
+		);
+	}
+	log('');
+	log(`  n8n's log: ${logFile}`);
+	log('Ctrl-C to stop.');
+	log(line);
+}
+
+main().catch((error) => {
+	console.error(`\nnpm start failed: ${error.message}`);
+	process.exit(1);
+});
