@@ -42,6 +42,12 @@ function asText(value: unknown, field: string): string | FieldProblem {
 const isProblem = (value: unknown): value is FieldProblem =>
 	typeof value === 'object' && value !== null && 'problem' in value;
 
+/** Characters as a reader counts them (code points): an emoji is one, not the two UTF-16 units
+ * of `.length`, so 30 emoji do not trip the 50-character recommendation. */
+function characterCount(text: string): number {
+	return Array.from(text).length;
+}
+
 /** Checks title, body, image and deeplink against the spec's field table. */
 export function checkMessage(fields: MessageFields): CheckedMessage | FieldProblem {
 	const title = asText(fields.title, 'Title');
@@ -52,11 +58,13 @@ export function checkMessage(fields: MessageFields): CheckedMessage | FieldProbl
 	if (body.trim() === '') return { field: 'Body', problem: 'is empty: a notification needs a message text' };
 
 	const message: CheckedMessage = { title, body, warnings: [] };
-	if (title.length > RECOMMENDED_TITLE_LENGTH) {
-		message.warnings.push(`Title has ${title.length} characters; the API recommends at most ${RECOMMENDED_TITLE_LENGTH} (phones may cut it)`);
+	const titleLength = characterCount(title);
+	const bodyLength = characterCount(body);
+	if (titleLength > RECOMMENDED_TITLE_LENGTH) {
+		message.warnings.push(`Title has ${titleLength} characters; the API recommends at most ${RECOMMENDED_TITLE_LENGTH} (phones may cut it)`);
 	}
-	if (body.length > RECOMMENDED_BODY_LENGTH) {
-		message.warnings.push(`Body has ${body.length} characters; the API recommends at most ${RECOMMENDED_BODY_LENGTH} (phones may cut it)`);
+	if (bodyLength > RECOMMENDED_BODY_LENGTH) {
+		message.warnings.push(`Body has ${bodyLength} characters; the API recommends at most ${RECOMMENDED_BODY_LENGTH} (phones may cut it)`);
 	}
 
 	const imageUrl = asText(fields.imageUrl, 'Image URL');
