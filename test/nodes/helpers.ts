@@ -1,0 +1,124 @@
+/**
+ * Shared helpers of the action node tests: a sandbox, a credential store holding its credential
+ * the way n8n's database would, and `run` that executes the Companion Push node through n8n-core's
+ * real WorkflowExecute (test/harness/engine.ts) and returns its output next to the request log.
+ */
+import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
+
+import { CompanionPush } from '../../nodes/CompanionPush/CompanionPush.node';
+import { startSandbox } from '../../sandbox';
+import type { LoggedRequest, Sandbox, SandboxCredential, SandboxOptions } from '../../sandbox';
+import { CredentialStore, registerNodeType, runNode } from '../harness/engine';
+import { send, tokenFor } from '../sandbox/helpers';
+import type { NodeRunResult } from '../harness/engine';
+
+registerNodeType('companionPush', new CompanionPush());
+
+export const REFRESH = 'POST /auth/oauth/v2/refresh';
+export const USER_LIST = 'GET /user/list';
+export const ACTIVE_USERS = 'GET /user-device/users';
+export const SEND = 'POST /push-notification/send';
+export const SEND_LIST = 'GET /push-notification/list';
+export const DETAIL = 'GET /push-notification/:id';
+export const CANCEL = 'POST /push-notification/:id/cancel';
+
+/** A sandbox on a random port, on the real clock (the node compares times with Date.now()),
+ * with deliveries settled quickly. */
+export function sandboxFor(options: SandboxOptions = {}): Promise<Sandbox> {
+	return startSandbox({ port: 0, clock: 'real', seedUsers: 60, deliveryMs: 20, ...options });
+}
+
+/** A credential store holding the credential as n8n keeps it before its first use: no token yet. */
+export function storeFor(sandbox: Sandbox, credential: SandboxCredential = sandbox.orgs.primary): CredentialStore {
+	const store = new CredentialStore();
+	store.add({
+		baseUrl: sandbox.baseUrl,
+		clientId: credential.clientId,
+		clientSecret: credential.clientSecret,
+		refreshToken: credential.refreshToken,
+		accessToken: '',
+		accessTokenRenewAfter: 0,
+	});
+	return store;
+}
+
+export interface RunOptions {
+	parameters: IDataObject;
+	items?: IDataObject[];
+	continueOnFail?: boolean;
+	timezone?: string;
+	credentials?: CredentialStore;
+}
+
+/** Runs `Input -> Companion Push` in n8n's engine against the sandbox. */
+export async function runOn(sandbox: Sandbox, options: RunOptions): Promise<NodeRunResult> {
+	return await runNode({
+		type: 'companionPush',
+		credentials: options.credentials ?? storeFor(sandbox),
+		items: options.items,
+		parameters: options.parameters,
+		continueOnFail: options.continueOnFail,
+		timezone: options.timezone,
+	});
+}
+
+export function logOf(sandbox: Sandbox, endpoint?: string): LoggedRequest[] {
+	return sandbox.requestLog().filter((entry) => endpoint === undefined || entry.endpoint === endpoint);
+}
+
+export function count(sandbox: Sandbox, endpoint: string): number {
+	return sandbox.counts()[endpoint] ?? 0;
+}
+
+/** The bodies of the sends that reached the sandbox, in order. */
+export function sentBodies(sandbox: Sandbox): IDataObject[] {
+	return logOf(sandbox, SEND).map((entry) => entry.body as IDataObject);
+}
+
+/** No body nor query of any request carried a tenant_id (the spec: it must not be sent). */
+export function expectNoTenantId(sandbox: Sandbox) {
+	for (const entry of sandbox.requestLog()) {
+		expect(JSON.stringify(entry.body ?? null)).not.toContain('tenant_id');
+		expect(Object.keys(entry.query)).not.toContain('tenant_id');
+	}
+}
+
+export function jsonOf(items: INodeExecutionData[]): IDataObject[] {
+	return items.map((item) => item.json);
+}
+
+/** The input items each output item is paired with, as lists of indexes (n8n accepts one
+ * pairing or a list of them). */
+export function pairedOf(items: INodeExecutionData[]): number[][] {
+	return items.map((item) => {
+		const paired = item.pairedItem;
+		if (paired === undefined) return [];
+		const list = Array.isArray(paired) ? paired : [paired];
+		return list.map((entry) => (typeof entry === 'number' ? entry : entry.item));
+	});
+}
+
+export const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Parameters of a Send with the given fields. */
+export function sendParameters(fields: IDataObject = {}): IDataObject {
+	return { resource: 'notification', operation: 'send', title: 'Shift change', body: 'Your shift starts at 9:00.', ...fields };
+}
+
+/** Registers sends straight at the sandbox's public API (plain fetch, not the node), as another
+ * client of the organization would; returns their ids in order. */
+export async function seedSends(
+	sandbox: Sandbox,
+	howMany: number,
+	extra: IDataObject = {},
+	credential: SandboxCredential = sandbox.orgs.primary,
+): Promise<string[]> {
+	const token = await tokenFor(sandbox, credential);
+	const org = credential === sandbox.orgs.secondary ? sandbox.orgs.secondary : sandbox.orgs.primary;
+	const ids: string[] = [];
+	for (let index = 0; index < howMany; index++) {
+		const sent = await send(sandbox, token, org.usersOfKind('onePhone', 1), { title: `Send ${index}`, ...extra });
+		ids.push(sent.id);
+	}
+	return ids;
+}
