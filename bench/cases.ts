@@ -268,6 +268,31 @@ async function runGetAllUsers(sandbox: Sandbox): Promise<{ result: Omit<GetAllUs
 	return { result: { ...nodeResult(timed.value, timed), jsonBytes: Buffer.byteLength(text), memory }, text };
 }
 
+/** Raw undici reading the same pages into one array (memory sampled the same way): the memory
+ * reference for the node, the in-process sandbox's share included alike. */
+export async function rawGetAllUsers(sandbox: Sandbox): Promise<Timed & { users: number; memory: MemoryPeak }> {
+	const client = rawClient(sandbox);
+	try {
+		let memory!: MemoryPeak;
+		const timed = await measured(sandbox, async () => {
+			const run = await withMemoryPeak(async () => {
+				const token = await client.token();
+				const users: unknown[] = [];
+				for (;;) {
+					const page = (await client.get(`/user/list?skip=${users.length}&limit=1000`, token)) as unknown[];
+					if (page.length === 0) return users;
+					for (const user of page) users.push(user);
+				}
+			});
+			memory = run.memory;
+			return run.value.length;
+		});
+		return { ms: timed.ms, cpuMs: timed.cpuMs, connections: timed.connections, counts: timed.counts, users: timed.value, memory };
+	} finally {
+		await client.close();
+	}
+}
+
 // ---- 4: the trigger ---------------------------------------------------------------------------
 
 export interface TriggerScenario {

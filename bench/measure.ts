@@ -78,6 +78,9 @@ export interface MemoryPeak {
 	heapDelta: number;
 	/** Peak of the resident set size above the baseline, in bytes. */
 	rssDelta: number;
+	/** heapUsed above the baseline right after the run, after a forced GC, with its result still
+	 * referenced: what stays live (the peak also counts garbage not collected yet). */
+	retainedHeapDelta: number;
 	samples: number;
 }
 
@@ -98,7 +101,10 @@ export async function withMemoryPeak<T>(body: () => Promise<T>, everyMs = 5): Pr
 	try {
 		const value = await body();
 		sample();
-		return { value, memory: { heapDelta: peakHeap - base.heapUsed, rssDelta: peakRss - base.rss, samples } };
+		clearInterval(timer);
+		collectGarbage();
+		const retainedHeapDelta = process.memoryUsage().heapUsed - base.heapUsed;
+		return { value, memory: { heapDelta: peakHeap - base.heapUsed, rssDelta: peakRss - base.rss, retainedHeapDelta, samples } };
 	} finally {
 		clearInterval(timer);
 	}

@@ -12,6 +12,7 @@ import {
 	nodeGetAllUsers,
 	nodeSendAudience,
 	nodeSendPerItem,
+	rawGetAllUsers,
 	rawSendAudience,
 	rawSendPerItem,
 	triggerPolls,
@@ -52,6 +53,7 @@ export interface BenchResults {
 	audiencePieces: Array<{ recipientsMs: number; inputJsonMs: number }>;
 	perItem: Array<{ node: NodeTimed; raw: Timed; floor: Timed }>;
 	users: GetAllUsersResult[];
+	rawUsers: Array<Awaited<ReturnType<typeof rawGetAllUsers>>>;
 	trigger: TriggerResult[];
 	/** Wall time of the whole suite (ms). */
 	totalMs: number;
@@ -91,7 +93,7 @@ export async function runSuite(sandbox: Sandbox, scale: Scale, log: (line: strin
 	await nodeSendPerItem(sandbox, warm.slice(0, 20));
 	await rawSendPerItem(sandbox, warm.slice(0, 20));
 
-	const results: BenchResults = { scale, audience: [], audiencePieces: [], perItem: [], users: [], trigger: [], totalMs: 0 };
+	const results: BenchResults = { scale, audience: [], audiencePieces: [], perItem: [], users: [], rawUsers: [], trigger: [], totalMs: 0 };
 	for (let rep = 0; rep < scale.reps; rep++) {
 		log(`rep ${rep + 1}/${scale.reps}: ${scale.recipients} recipients in one Send`);
 		results.audience.push(
@@ -112,7 +114,9 @@ export async function runSuite(sandbox: Sandbox, scale: Scale, log: (line: strin
 			}),
 		);
 		log(`rep ${rep + 1}/${scale.reps}: get all ${scale.users} users`);
-		results.users.push(await nodeGetAllUsers(sandbox));
+		const users = await interleaved(rep, { node: () => nodeGetAllUsers(sandbox), raw: () => rawGetAllUsers(sandbox) });
+		results.users.push(users.node);
+		results.rawUsers.push(users.raw);
 	}
 	// Last: it moves the sandbox clock forward (hours per run).
 	for (let rep = 0; rep < scale.triggerReps; rep++) {
