@@ -16,7 +16,13 @@ export function toScheduledAtWithOffset(value: unknown, timezone: string): { iso
 		if (!parsed.isValid) parsed = DateTime.fromSQL(text, { zone: timezone, setZone: true });
 		if (!parsed.isValid) parsed = DateTime.fromRFC2822(text, { zone: timezone, setZone: true });
 	}
-	if (!parsed) return { problem: 'is empty: pick a date and time' };
+	if (!parsed) {
+		if (value === undefined || value === null || (typeof value === 'string' && value.trim() === '')) {
+			return { problem: 'is empty: pick a date and time' };
+		}
+		const given = Array.isArray(value) ? 'a list' : typeof value === 'object' ? 'an object' : `a ${typeof value}`;
+		return { problem: `must be a date and time, but the expression gave ${given}` };
+	}
 	if (!parsed.isValid) {
 		return { problem: `is not a date and time: "${String(value).slice(0, 60)}" (use e.g. 2026-12-24T09:00:00 or 2026-12-24T09:00:00+01:00)` };
 	}
