@@ -196,7 +196,12 @@ async function sendGroup(context: IExecuteFunctions, group: SendGroup, recipient
  */
 export async function executeSend(context: IExecuteFunctions, operation: 'send' | 'schedule'): Promise<INodeExecutionData[]> {
 	const items = context.getInputData();
-	const combined = context.getNodeParameter('sendMode', 0, 'perItem') === 'combined';
+	const sendMode = context.getNodeParameter('sendMode', 0, 'perItem');
+	// An unknown mode must not fall back to one send per item: that could turn one intended send into many.
+	if (sendMode !== 'perItem' && sendMode !== 'combined') {
+		throw fieldError(context, 'Send Mode', `has an unknown value "${String(sendMode).slice(0, 60)}": use perItem or combined`, 0);
+	}
+	const combined = sendMode === 'combined';
 	const outputByItem: INodeExecutionData[][] = items.map(() => []);
 	const checkedItems: CheckedItem[] = [];
 	for (let itemIndex = 0; itemIndex < items.length; itemIndex++) {
