@@ -42,6 +42,12 @@ function asText(value: unknown, field: string): string | FieldProblem {
 const isProblem = (value: unknown): value is FieldProblem =>
 	typeof value === 'object' && value !== null && 'problem' in value;
 
+/** Nothing visible: only white space and invisible format characters (zero-width spaces and
+ * joiners, byte-order marks), which `trim()` keeps. */
+function isBlank(text: string): boolean {
+	return text.replace(/[\s\p{Cf}]/gu, '') === '';
+}
+
 /** Characters as a reader counts them (code points): an emoji is one, not the two UTF-16 units
  * of `.length`, so 30 emoji do not trip the 50-character recommendation. */
 function characterCount(text: string): number {
@@ -52,10 +58,10 @@ function characterCount(text: string): number {
 export function checkMessage(fields: MessageFields): CheckedMessage | FieldProblem {
 	const title = asText(fields.title, 'Title');
 	if (isProblem(title)) return title;
-	if (title.trim() === '') return { field: 'Title', problem: 'is empty: a notification needs a visible title' };
+	if (isBlank(title)) return { field: 'Title', problem: 'is empty: a notification needs a visible title' };
 	const body = asText(fields.body, 'Body');
 	if (isProblem(body)) return body;
-	if (body.trim() === '') return { field: 'Body', problem: 'is empty: a notification needs a message text' };
+	if (isBlank(body)) return { field: 'Body', problem: 'is empty: a notification needs a message text' };
 
 	const message: CheckedMessage = { title, body, warnings: [] };
 	const titleLength = characterCount(title);
