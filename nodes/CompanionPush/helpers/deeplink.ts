@@ -27,18 +27,21 @@ export function buildDeeplink(
 			}
 			return { deeplink: `${DEEPLINK_SCHEME}announcement/${encodeURIComponent(announcementId.trim())}` };
 		case 'custom':
-			return checkCustomDeeplink(customValue);
+			return checkCustomDeeplink(customValue, 'Custom Deeplink');
 		default:
-			// An expression may put a full deeplink straight into the picker.
-			return checkCustomDeeplink(choice);
+			// An expression may put a full deeplink straight into the picker: a problem is the picker's.
+			return checkCustomDeeplink(choice, 'Deeplink');
 	}
 }
 
-function checkCustomDeeplink(value: string): { deeplink?: string; warning?: string } | { problem: string; field: string } {
+function checkCustomDeeplink(
+	value: string,
+	field: string,
+): { deeplink?: string; warning?: string } | { problem: string; field: string } {
 	const deeplink = value.trim();
 	if (!deeplink.startsWith(DEEPLINK_SCHEME)) {
 		return {
-			field: 'Custom Deeplink',
+			field,
 			problem: `must start with ${DEEPLINK_SCHEME} (got "${deeplink.slice(0, 60)}"), e.g. ${DEEPLINK_SCHEME}chat`,
 		};
 	}
