@@ -12,7 +12,7 @@ import './env';
 
 import { performance } from 'node:perf_hooks';
 
-import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { CompanionPush } from '../nodes/CompanionPush/CompanionPush.node';
 import { CompanionPushTrigger } from '../nodes/CompanionPush/CompanionPushTrigger.node';
@@ -266,6 +266,38 @@ async function runGetAllUsers(sandbox: Sandbox): Promise<{ result: Omit<GetAllUs
 	});
 	const text = JSON.stringify(timed.value.items.map((item) => item.json));
 	return { result: { ...nodeResult(timed.value, timed), jsonBytes: Buffer.byteLength(text), memory }, text };
+}
+
+/** n8n's floor for row 3: a bare probe node reading the same pages through n8n's
+ * httpRequestWithAuthentication into output items, nothing else (no checks, no schema). */
+export async function floorGetAllUsers(sandbox: Sandbox): Promise<Timed & { users: number; memory: MemoryPeak }> {
+	const store = freshStore(sandbox);
+	let memory!: MemoryPeak;
+	const timed = await measured(sandbox, async () => {
+		const run = await withMemoryPeak(() =>
+			runProbe(store, async function (this: IExecuteFunctions) {
+				const users: IDataObject[] = [];
+				for (;;) {
+					const response = (await this.helpers.httpRequestWithAuthentication.call(this, 'companionPushApi', {
+						method: 'GET',
+						url: `${sandbox.baseUrl}/user/list`,
+						qs: { skip: users.length, limit: 1000 },
+						json: true,
+						returnFullResponse: true,
+						ignoreHttpStatusErrors: true,
+					})) as { statusCode: number; body: IDataObject[] };
+					if (response.statusCode !== 200) throw new Error(`the user list answered ${response.statusCode}`);
+					if (response.body.length === 0) break;
+					for (const user of response.body) users.push(user);
+				}
+				return [users.map((json) => ({ json, pairedItem: { item: 0 } }))];
+			}),
+		);
+		memory = run.memory;
+		if (run.value.error) throw new Error(`the floor probe failed: ${run.value.error.message}`);
+		return run.value.items.length;
+	});
+	return { ms: timed.ms, cpuMs: timed.cpuMs, connections: timed.connections, counts: timed.counts, users: timed.value, memory };
 }
 
 /** Raw undici reading the same pages into one array (memory sampled the same way): the memory

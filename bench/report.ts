@@ -20,6 +20,8 @@ export interface Environment {
 	node: string;
 	machine: string;
 	versions: Record<string, string>;
+	/** What code was measured: the commit, and uncommitted changes in the shipped code, if any. */
+	source?: string;
 }
 
 /** The same number in every run, or the runs' values listed. */
@@ -179,13 +181,15 @@ export function figuresOf(results: BenchResults): { figures: Figure[]; misses: s
 	const rawHeap = results.rawUsers.map((run) => run.memory.heapDelta);
 	const rawRss = results.rawUsers.map((run) => run.memory.rssDelta);
 	const rawRetained = results.rawUsers.map((run) => run.memory.retainedHeapDelta);
+	const floorHeap = results.floorUsers.map((run) => run.memory.heapDelta);
+	const floorRss = results.floorUsers.map((run) => run.memory.rssDelta);
 	figures.push({
 		row: '3',
 		figure: 'peak memory above baseline vs JSON size of the items',
-		measured: `JSON ${mb(jsonBytes)}; peak heapUsed ${spread(heap, mb)} = ${ratio(median(heap) / jsonBytes)}; peak RSS ${spread(rss, mb)} = ${ratio(median(rss) / jsonBytes)}; live after the run ${spread(retained, mb)} = ${ratio(median(retained) / jsonBytes)}; references: the same items JSON.parse'd alone hold ${mb(parsed)} = ${ratio(parsed / jsonBytes)}; raw undici reading the same pages into one array peaks at heapUsed ${mb(median(rawHeap))}, RSS ${mb(median(rawRss))}, live after ${mb(median(rawRetained))}; wall node ${ms(median(u.map((run) => run.ms)))}, raw ${ms(median(results.rawUsers.map((run) => run.ms)))}`,
+		measured: `JSON ${mb(jsonBytes)}; peak heapUsed ${spread(heap, mb)} = ${ratio(median(heap) / jsonBytes)}; peak RSS ${spread(rss, mb)} = ${ratio(median(rss) / jsonBytes)}; live after the run ${spread(retained, mb)} = ${ratio(median(retained) / jsonBytes)}; references: the same items JSON.parse'd alone hold ${mb(parsed)} = ${ratio(parsed / jsonBytes)}; raw undici reading the same pages into one array peaks at heapUsed ${mb(median(rawHeap))}, RSS ${mb(median(rawRss))}, live after ${mb(median(rawRetained))}; n8n's helper floor peaks at heapUsed ${mb(median(floorHeap))}, RSS ${mb(median(floorRss))}; wall node ${ms(median(u.map((run) => run.ms)))}, floor ${ms(median(results.floorUsers.map((run) => run.ms)))}, raw ${ms(median(results.rawUsers.map((run) => run.ms)))}`,
 		goal: '— (report)',
 		verdict: '—',
-		how: "process.memoryUsage() sampled every 5 ms during the workflow run, peak minus a baseline taken after a forced GC; JSON size = UTF-8 bytes of JSON.stringify of the output items' json; 'live after the run' is heapUsed above the baseline after a forced GC with the run's result still referenced; the references are the heap held by JSON.parse of that text alone (what V8 needs for the user objects themselves) and a raw undici loop reading the same pages into one array, sampled the same way and run back to back with the node (it includes the in-process sandbox's share of the peak, as the node's figure does). The peak also counts garbage not yet collected: each page's answer text, its parsed and zod-checked copies, and the in-process sandbox's page answers.",
+		how: "process.memoryUsage() sampled every 5 ms during the workflow run, peak minus a baseline taken after a forced GC; JSON size = UTF-8 bytes of JSON.stringify of the output items' json; 'live after the run' is heapUsed above the baseline after a forced GC with the run's result still referenced; the references are the heap held by JSON.parse of that text alone (what V8 needs for the user objects themselves) a raw undici loop reading the same pages into one array, and n8n's floor (a bare probe node reading them through httpRequestWithAuthentication into output items, no checks), each sampled the same way and run back to back with the node (all include the in-process sandbox's share of the peak). The peak also counts garbage not yet collected: each page's answer text, its parsed and zod-checked copies, and the in-process sandbox's page answers.",
 	});
 
 	// ---- 4
@@ -277,6 +281,7 @@ export function resultsMarkdown(results: BenchResults, environment: Environment)
 		`- Node ${environment.node}; ${Object.entries(environment.versions)
 			.map(([name, version]) => `${name} ${version}`)
 			.join(', ')}`,
+		...(environment.source ? [`- Code measured: ${environment.source}`] : []),
 		`- Sandbox: in the same process (startSandbox, 127.0.0.1, ${scale.users.toLocaleString('en-US')} users, manual clock), reset before every measured run. Server time is inside every wall time alike.`,
 		`- Repetitions: ${scale.reps} per timed case (sides interleaved, order rotated), ${scale.triggerReps} for the trigger; after one warm-up of every path. Whole suite: ${(results.totalMs / 1000).toFixed(0)} s.`,
 		`- Goals: ${passed} pass, ${failed} fail.`,

@@ -5,6 +5,7 @@
  */
 import './env';
 
+import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -17,6 +18,21 @@ function versionOf(name: string): string {
 		return (JSON.parse(readFileSync(require.resolve(`${name}/package.json`), 'utf8')) as { version: string }).version;
 	} catch {
 		return 'unknown';
+	}
+}
+
+/** The commit measured, and the shipped code's uncommitted changes (the bench runs the working tree). */
+function sourceMeasured(): string {
+	const git = (...args: string[]) => execFileSync('git', args, { cwd: join(__dirname, '..'), encoding: 'utf8' }).trim();
+	try {
+		const commit = git('rev-parse', '--short', 'HEAD');
+		const dirty = git('status', '--porcelain', '--', 'nodes', 'credentials')
+			.split('\n')
+			.filter(Boolean)
+			.map((line) => line.slice(3));
+		return dirty.length ? `commit ${commit} plus uncommitted changes in ${dirty.join(', ')}` : `commit ${commit} (shipped code unchanged)`;
+	} catch {
+		return 'unknown (no git)';
 	}
 }
 
@@ -37,6 +53,7 @@ async function main() {
 			node: process.version,
 			machine: `2 shared cores (${process.platform} ${process.arch}); other work may run at the same time, hence medians and spreads`,
 			versions: { 'n8n-core': versionOf('n8n-core'), 'n8n-workflow': versionOf('n8n-workflow'), undici: versionOf('undici') },
+			source: sourceMeasured(),
 		});
 		const file = join(__dirname, 'RESULTS.md');
 		writeFileSync(file, markdown);

@@ -7,6 +7,7 @@ import type { Sandbox } from '../sandbox';
 import {
 	audiencePieces,
 	batchesOf,
+	floorGetAllUsers,
 	floorSend,
 	manualPatternSendAudience,
 	nodeGetAllUsers,
@@ -54,6 +55,7 @@ export interface BenchResults {
 	perItem: Array<{ node: NodeTimed; raw: Timed; floor: Timed }>;
 	users: GetAllUsersResult[];
 	rawUsers: Array<Awaited<ReturnType<typeof rawGetAllUsers>>>;
+	floorUsers: Array<Awaited<ReturnType<typeof floorGetAllUsers>>>;
 	trigger: TriggerResult[];
 	/** Wall time of the whole suite (ms). */
 	totalMs: number;
@@ -93,7 +95,7 @@ export async function runSuite(sandbox: Sandbox, scale: Scale, log: (line: strin
 	await nodeSendPerItem(sandbox, warm.slice(0, 20));
 	await rawSendPerItem(sandbox, warm.slice(0, 20));
 
-	const results: BenchResults = { scale, audience: [], audiencePieces: [], perItem: [], users: [], rawUsers: [], trigger: [], totalMs: 0 };
+	const results: BenchResults = { scale, audience: [], audiencePieces: [], perItem: [], users: [], rawUsers: [], floorUsers: [], trigger: [], totalMs: 0 };
 	for (let rep = 0; rep < scale.reps; rep++) {
 		log(`rep ${rep + 1}/${scale.reps}: ${scale.recipients} recipients in one Send`);
 		results.audience.push(
@@ -114,9 +116,14 @@ export async function runSuite(sandbox: Sandbox, scale: Scale, log: (line: strin
 			}),
 		);
 		log(`rep ${rep + 1}/${scale.reps}: get all ${scale.users} users`);
-		const users = await interleaved(rep, { node: () => nodeGetAllUsers(sandbox), raw: () => rawGetAllUsers(sandbox) });
+		const users = await interleaved(rep, {
+			node: () => nodeGetAllUsers(sandbox),
+			raw: () => rawGetAllUsers(sandbox),
+			floor: () => floorGetAllUsers(sandbox),
+		});
 		results.users.push(users.node);
 		results.rawUsers.push(users.raw);
+		results.floorUsers.push(users.floor);
 	}
 	// Last: it moves the sandbox clock forward (hours per run).
 	for (let rep = 0; rep < scale.triggerReps; rep++) {

@@ -63,6 +63,8 @@ describe('bench at a small scale', () => {
 		expect(run.parsedHeapBytes).toBeGreaterThan(0);
 		expect(results.rawUsers[0].counts).toEqual({ [REFRESH]: 1, [USER_LIST]: 3 });
 		expect(results.rawUsers[0].users).toBe(2000);
+		expect(results.floorUsers[0].counts).toEqual({ [REFRESH]: 1, [USER_LIST]: 3 });
+		expect(results.floorUsers[0].users).toBe(2000);
 	});
 
 	test('trigger: the past is never read; 5 moving sends cost 1 list + 5 details per poll (+1 refresh when due)', () => {
