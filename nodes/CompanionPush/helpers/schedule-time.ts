@@ -1,5 +1,8 @@
 import { DateTime } from 'luxon';
 
+const MIN_OFFSET_MINUTES = -12 * 60;
+const MAX_OFFSET_MINUTES = 14 * 60;
+
 /**
  * Reads the "Scheduled At" value: an ISO text (with or without zone), a JS Date, a Luxon DateTime
  * or epoch milliseconds. A time without a zone is read in the workflow's time zone. Returns it
@@ -25,6 +28,13 @@ export function toScheduledAtWithOffset(value: unknown, timezone: string): { iso
 	}
 	if (!parsed.isValid) {
 		return { problem: `is not a date and time: "${String(value).slice(0, 60)}" (use e.g. 2026-12-24T09:00:00 or 2026-12-24T09:00:00+01:00)` };
+	}
+	// Luxon accepts any offset (+25:00, even +99:99 read as +100:39); real zones run from -12:00 to +14:00.
+	const offsetMinutesTooBig = typeof value === 'string' && /[+-]\d\d:?[6-9]\d$/.test(value.trim());
+	if (parsed.offset < MIN_OFFSET_MINUTES || parsed.offset > MAX_OFFSET_MINUTES || offsetMinutesTooBig) {
+		return {
+			problem: `has a time zone offset no place uses: "${String(value).slice(0, 60)}" (offsets run from -12:00 to +14:00)`,
+		};
 	}
 	return { iso: parsed.toISO({ suppressMilliseconds: true })!, epochMs: parsed.toMillis() };
 }
