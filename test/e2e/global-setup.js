@@ -1,0 +1,43 @@
+// Global setup of the end-to-end tests (jest.e2e.config.js), run once before every file:
+// 1. the real n8n runtime (Node 24 + n8n 2.41.1), installed once into a cache folder outside the
+//    checkout, with its progress printed (the first time takes about 4.5 minutes);
+// 2. the package built (unless scripts/test.js just did it) and packed with `npm pack`, exactly
+//    what would be published; its path goes to the tests in COMPANION_PUSH_E2E_TARBALL;
+// 3. Debian's Chromium for the editor tests, installed with apt-get when missing. If that is
+//    impossible the reason goes to the tests (COMPANION_PUSH_E2E_CHROMIUM_ERROR): the browser
+//    tests then fail with it, the others still run.
+const { spawnSync } = require('node:child_process');
+const fs = require('node:fs');
+const path = require('node:path');
+
+const { ensureRuntime, packPackage, pinnedVersions } = require('../../scripts/n8n-runtime');
+const { ensureChromium } = require('../../scripts/chromium');
+
+const ROOT = path.resolve(__dirname, '..', '..');
+const log = (line) => process.stdout.write(`${line}\n`);
+
+module.exports = async function globalSetup() {
+	const started = Date.now();
+	log('\n[e2e] preparing a real n8n');
+	const runtime = await ensureRuntime({ log });
+	log(`[e2e] n8n ${pinnedVersions().n8n} runtime at ${runtime.runtimeDir} (${Math.round((Date.now() - started) / 1000)} s)`);
+
+	if (process.env.COMPANION_PUSH_E2E_BUILT !== '1') {
+		log('[e2e] npm run build');
+		const build = spawnSync(process.platform === 'win32' ? 'npm.cmd' : 'npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: 'inherit' });
+		if (build.status !== 0) throw new Error('npm run build failed');
+	}
+	const tarball = packPackage();
+	process.env.COMPANION_PUSH_E2E_TARBALL = tarball;
+	log(`[e2e] packed ${path.basename(tarball)} (${(fs.statSync(tarball).size / 1024).toFixed(0)} KB)`);
+
+	try {
+		process.env.COMPANION_PUSH_E2E_CHROMIUM = await ensureChromium({ log });
+		delete process.env.COMPANION_PUSH_E2E_CHROMIUM_ERROR;
+		log(`[e2e] chromium at ${process.env.COMPANION_PUSH_E2E_CHROMIUM}`);
+	} catch (error) {
+		process.env.COMPANION_PUSH_E2E_CHROMIUM_ERROR = error.message;
+		log(`[e2e] NO CHROMIUM: the editor tests will fail. ${error.message}`);
+	}
+	log(`[e2e] ready in ${Math.round((Date.now() - started) / 1000)} s\n`);
+};

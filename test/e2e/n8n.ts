@@ -1,0 +1,227 @@
+/**
+ * A real n8n for the end-to-end tests: a fresh user folder with the packed package installed the
+ * way n8n installs a community package, a credential pointing at the in-process sandbox,
+ * generated workflows, runs with `n8n execute --rawOutput`, and what each node asked the sandbox.
+ */
+import { randomUUID } from 'node:crypto';
+import * as fs from 'node:fs';
+
+import {
+	createN8nHome,
+	findFreePort,
+	installPackageTarball,
+	parseRawOutput,
+	runN8nCli,
+	startN8n,
+	type RunningN8n,
+} from '../../scripts/n8n-runtime';
+import {
+	CREDENTIAL_ID,
+	CREDENTIAL_NAME,
+	NODE_TYPE,
+	TRIGGER_TYPE,
+	credentialEntry,
+	importCredentials,
+	importWorkflows,
+} from '../../scripts/n8n-preload';
+import type { LoggedRequest, Sandbox } from '../../sandbox';
+
+export { NODE_TYPE, TRIGGER_TYPE, CREDENTIAL_ID };
+
+/** The `npm pack` tarball made by the global setup. */
+export function packedTarball(): string {
+	const tarball = process.env.COMPANION_PUSH_E2E_TARBALL;
+	if (!tarball || !fs.existsSync(tarball)) {
+		throw new Error('No packed tarball: run the end-to-end tests with `npx jest -c jest.e2e.config.js` (its global setup packs the package).');
+	}
+	return tarball;
+}
+
+type Json = Record<string, any>;
+
+/** One node run of `n8n execute`'s result. */
+interface NodeRun {
+	startTime: number;
+	executionTime: number;
+	executionStatus?: string;
+	error?: Json;
+	data?: { main?: Array<Array<{ json: Json; pairedItem?: unknown; error?: Json }> | null> };
+}
+
+/** The result of `n8n execute --id=... --rawOutput`. */
+export class RunResult {
+	constructor(
+		readonly code: number | null,
+		readonly run: Json,
+		readonly output: string,
+		readonly durationMs: number,
+	) {}
+
+	get status(): string {
+		return this.run.status;
+	}
+
+	/** The workflow's error, if it stopped on one. */
+	get error(): Json | undefined {
+		return this.run.data?.resultData?.error;
+	}
+
+	nodeRuns(node: string): NodeRun[] {
+		const runs = this.run.data?.resultData?.runData?.[node] as NodeRun[] | undefined;
+		if (!runs) {
+			const ran = Object.keys(this.run.data?.resultData?.runData ?? {}).join(', ');
+			throw new Error(`Node "${node}" did not run (ran: ${ran}); workflow error: ${JSON.stringify(this.error ?? null)}`);
+		}
+		return runs;
+	}
+
+	/** The output items (json) of a node's first output in its given run. */
+	items(node: string, runIndex = 0): Json[] {
+		const nodeRun = this.nodeRuns(node)[runIndex];
+		if (nodeRun.error) throw new Error(`Node "${node}" failed: ${JSON.stringify(nodeRun.error).slice(0, 2000)}`);
+		return (nodeRun.data?.main?.[0] ?? []).map((item) => item.json);
+	}
+
+	/** [start, end] of a node's runs, in ms (the same clock as the in-process sandbox's real clock). */
+	window(node: string): [number, number] {
+		const runs = this.nodeRuns(node);
+		return [runs[0].startTime, Math.max(...runs.map((run) => run.startTime + run.executionTime))];
+	}
+}
+
+/**
+ * The requests the sandbox logged while a node ran (the sandbox runs on the real clock): each
+ * logged request belongs to the node run that started last before it arrived (nodes run one after
+ * the other).
+ */
+export function requestsDuring(sandbox: Sandbox, result: RunResult, node: string): LoggedRequest[] {
+	const runData = (result.run.data?.resultData?.runData ?? {}) as Record<string, NodeRun[]>;
+	const starts = Object.entries(runData)
+		.flatMap(([name, runs]) => runs.map((run) => ({ name, start: run.startTime })))
+		.sort((a, b) => a.start - b.start);
+	const [first, last] = result.window(node);
+	return sandbox.requestLog().filter((request) => {
+		if (request.time < first || request.time > last) return false;
+		const owner = starts.filter((run) => run.start <= request.time).pop();
+		return owner?.name === node;
+	});
+}
+
+/** Short form of a logged request: `GET /user/list 200`. */
+export const brief = (request: LoggedRequest) => `${request.method} ${request.path} ${request.status}`;
+
+export const REFRESH = 'POST /auth/oauth/v2/refresh';
+
+/** A fresh, isolated n8n user folder with the package installed as a community package. */
+export class N8nHome {
+	private constructor(
+		readonly userFolder: string,
+		readonly env: Record<string, string>,
+		readonly port: number,
+	) {}
+
+	static async create(): Promise<N8nHome> {
+		const port = await findFreePort();
+		const brokerPort = await findFreePort();
+		const { userFolder, env } = createN8nHome({ port, brokerPort });
+		installPackageTarball(userFolder, packedTarball());
+		return new N8nHome(userFolder, env, port);
+	}
+
+	/** Imports the Companion Push API credential (id cpSandboxCredential) for the sandbox's primary org. */
+	async useSandbox(sandbox: Sandbox): Promise<void> {
+		const { clientId, clientSecret, refreshToken } = sandbox.orgs.primary;
+		await importCredentials(this.env, [credentialEntry({ baseUrl: sandbox.baseUrl, clientId, clientSecret, refreshToken })]);
+	}
+
+	async importWorkflows(workflows: object[]): Promise<void> {
+		await importWorkflows(this.env, workflows);
+	}
+
+	/** `n8n execute --id=<id> --rawOutput`, parsed. */
+	async execute(workflowId: string, { timeoutMs = 240_000 } = {}): Promise<RunResult> {
+		const result = await runN8nCli(this.env, ['execute', `--id=${workflowId}`, '--rawOutput'], { timeoutMs });
+		let run: Json;
+		try {
+			run = parseRawOutput(result.stdout);
+		} catch {
+			throw new Error(
+				`n8n execute --id=${workflowId} printed no result (exit ${result.code}${result.timedOut ? ', timed out' : ''}):\n` +
+					`${result.stdout.slice(-3000)}\n${result.stderr.slice(-3000)}`,
+			);
+		}
+		return new RunResult(result.code, run, result.stdout, result.durationMs);
+	}
+
+	/** `n8n start` in this folder; resolves once /healthz/readiness answers 200. */
+	async start(): Promise<RunningN8n> {
+		return await startN8n(this.env);
+	}
+
+	remove(): void {
+		fs.rmSync(this.userFolder, { recursive: true, force: true });
+	}
+}
+
+// ---------------------------------------------------------------------------------------------
+// Workflow builders
+// ---------------------------------------------------------------------------------------------
+
+export interface NodeSpec {
+	name: string;
+	type: string;
+	typeVersion: number;
+	parameters: Json;
+	credentials?: Json;
+	onError?: 'stopWorkflow' | 'continueRegularOutput' | 'continueErrorOutput';
+	webhookId?: string;
+}
+
+const credentials = { companionPushApi: { id: CREDENTIAL_ID, name: CREDENTIAL_NAME } };
+
+/** A Companion Push node. */
+export function push(name: string, parameters: Json, extra: Partial<NodeSpec> = {}): NodeSpec {
+	return { name, type: NODE_TYPE, typeVersion: 1, parameters, credentials, ...extra };
+}
+
+/** A Code node (JavaScript, run once for all items). */
+export function code(name: string, jsCode: string): NodeSpec {
+	return { name, type: 'n8n-nodes-base.code', typeVersion: 2, parameters: { jsCode } };
+}
+
+/** A Wait node that waits in the running execution (under 65 s n8n does not park it). */
+export function wait(name: string, seconds: number): NodeSpec {
+	return { name, type: 'n8n-nodes-base.wait', typeVersion: 1.1, parameters: { amount: seconds, unit: 'seconds' }, webhookId: randomUUID() };
+}
+
+/**
+ * A workflow: a Manual Trigger followed by chains of nodes. With execution order v1, n8n runs the
+ * chains one after the other, from the top one (the first given) down.
+ */
+export function manualWorkflow(id: string, name: string, chains: NodeSpec[][]): Json {
+	const trigger = { name: 'Start', type: 'n8n-nodes-base.manualTrigger', typeVersion: 1, parameters: {} };
+	const nodes: Json[] = [{ id: randomUUID(), position: [0, 0], ...trigger }];
+	const connections: Json = {};
+	const link = (from: string, to: string) => {
+		connections[from] ??= { main: [[]] };
+		connections[from].main[0].push({ node: to, type: 'main', index: 0 });
+	};
+	chains.forEach((chain, row) => {
+		chain.forEach((node, column) => {
+			nodes.push({ id: randomUUID(), position: [(column + 1) * 260, row * 200], ...node });
+			link(column === 0 ? 'Start' : chain[column - 1].name, node.name);
+		});
+	});
+	return { id, name, nodes, connections, settings: { executionOrder: 'v1' }, active: false, pinData: {} };
+}
+
+/** Waits until `check` returns a value (not undefined/false), polling every `everyMs`. */
+export async function waitFor<T>(what: string, check: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs: number, everyMs = 1000): Promise<T> {
+	const deadline = Date.now() + timeoutMs;
+	for (;;) {
+		const value = await check();
+		if (value !== undefined && value !== false) return value as T;
+		if (Date.now() > deadline) throw new Error(`Timed out after ${Math.round(timeoutMs / 1000)} s waiting for ${what}`);
+		await new Promise((resolve) => setTimeout(resolve, everyMs));
+	}
+}
