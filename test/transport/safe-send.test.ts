@@ -15,6 +15,7 @@ import {
 	errorInNode,
 	expectNoSecret,
 	logOf,
+	REFRESH,
 	sandboxFor,
 	secretsOf,
 	SEND,
@@ -288,6 +289,19 @@ describe('safe send', () => {
 		expect(error.message).toMatch(/^Sending the notification failed: no answer from the API \(ECONNRESET\)/);
 		expect(error.description).toMatch(/not registered \(checked in the list of sends\)/);
 		expect(registered()).toEqual([]);
+	});
+
+	test('a token endpoint that fails once (503) before a send: renewed again and sent, no lookup', async () => {
+		const fresh = storeFor(sandbox);
+		sandbox.addFault({ endpoint: REFRESH, kind: 'status5xx', status: 503, times: 1 });
+		const outcome = await valueInNode(fresh, (context) => sendNotification(context, request()));
+		expect(sandbox.requestLog().map((entry) => [entry.endpoint, entry.status])).toEqual([
+			[REFRESH, 503],
+			[REFRESH, 200],
+			[SEND, 202],
+		]);
+		expect(outcome.recoveredAfter).toBeUndefined();
+		expect(registered().map((record) => record.id)).toEqual([outcome.id]);
 	});
 
 	test('a refused token renewal fails the send at once: nothing sent, no lookup', async () => {
