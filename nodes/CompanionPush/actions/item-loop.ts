@@ -1,5 +1,11 @@
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
-import type { IDataObject, IExecuteFunctions, INodeExecutionData, IPairedItemData } from 'n8n-workflow';
+import type {
+	IDataObject,
+	IExecuteFunctions,
+	IGetNodeParameterOptions,
+	INodeExecutionData,
+	IPairedItemData,
+} from 'n8n-workflow';
 
 /** An n8n error for this item: API and node errors keep their text; anything else is wrapped. */
 export function asNodeError(context: IExecuteFunctions, error: unknown, itemIndex: number): NodeApiError | NodeOperationError {
@@ -50,4 +56,23 @@ export function fieldError(context: IExecuteFunctions, field: string, problem: s
 		itemIndex,
 		description: `Nothing was sent for this item. Correct "${field}" and run the node again.`,
 	});
+}
+
+/** Reads a parameter of an item. An expression n8n cannot evaluate (bad syntax, a node that does
+ * not exist) is reported like any bad value: naming the field and the item, before anything is sent
+ * (n8n's own error says neither, e.g. "invalid syntax"). */
+export function readParameter(
+	context: IExecuteFunctions,
+	name: string,
+	field: string,
+	itemIndex: number,
+	fallback: unknown,
+	options?: IGetNodeParameterOptions,
+): unknown {
+	try {
+		return context.getNodeParameter(name, itemIndex, fallback, options);
+	} catch (error) {
+		if (error instanceof NodeOperationError || error instanceof NodeApiError) throw error;
+		throw fieldError(context, field, `could not be read: ${(error as Error).message}`, itemIndex);
+	}
 }

@@ -1,6 +1,6 @@
 import type { IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
-import { fieldError } from './item-loop';
+import { fieldError, readParameter } from './item-loop';
 
 /** n8n's usual "Return All" + "Limit" pair. */
 export function returnAllOrLimit(resource: string, operation: string): INodeProperties[] {
@@ -28,8 +28,8 @@ export function returnAllOrLimit(resource: string, operation: string): INodeProp
 
 /** How many results to read: Infinity for Return All. */
 export function readLimit(context: IExecuteFunctions, itemIndex: number): number {
-	if (context.getNodeParameter('returnAll', itemIndex, false) === true) return Infinity;
-	const limit = Number(context.getNodeParameter('limit', itemIndex, 50));
+	if (readParameter(context, 'returnAll', 'Return All', itemIndex, false) === true) return Infinity;
+	const limit = Number(readParameter(context, 'limit', 'Limit', itemIndex, 50));
 	if (!Number.isInteger(limit) || limit < 1) {
 		throw fieldError(context, 'Limit', `must be a whole number of at least 1 (got ${String(limit)})`, itemIndex);
 	}

@@ -2,7 +2,7 @@ import { NodeApiError } from 'n8n-workflow';
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
 import { cancelNotification } from '../../transport';
-import { asNodeError, forEachItem } from '../item-loop';
+import { asNodeError, forEachItem, readParameter } from '../item-loop';
 import { notificationIdField, readNotificationId } from './notification-id';
 
 const show = { resource: ['notification'], operation: ['cancel'] };
@@ -39,7 +39,7 @@ export const description: INodeProperties[] = [
 export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[]> {
 	return await forEachItem(this, async (itemIndex) => {
 		const notificationId = readNotificationId(this, itemIndex);
-		const options = this.getNodeParameter('options', itemIndex, {}) as { ignoreIfNotScheduled?: boolean };
+		const options = readParameter(this, 'options', 'Options', itemIndex, {}) as { ignoreIfNotScheduled?: boolean };
 		try {
 			const result = await cancelNotification(this, notificationId, itemIndex);
 			return { id: notificationId, canceled: true, status: 'canceled', message: result.message, alreadyCanceled: result.alreadyCanceled };

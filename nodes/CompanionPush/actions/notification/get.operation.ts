@@ -1,7 +1,7 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
 import { getNotification } from '../../transport';
-import { fieldError, forEachItem } from '../item-loop';
+import { fieldError, forEachItem, readParameter } from '../item-loop';
 import { notificationIdField, readNotificationId } from './notification-id';
 import { waitFields, waitForFinalStatus } from './wait';
 
@@ -52,7 +52,7 @@ export const description: INodeProperties[] = [
 export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[]> {
 	return await forEachItem(this, async (itemIndex) => {
 		const notificationId = readNotificationId(this, itemIndex);
-		const options = this.getNodeParameter('options', itemIndex, {}) as IDataObject;
+		const options = readParameter(this, 'options', 'Options', itemIndex, {}) as IDataObject;
 		const deliveriesMode = (options.deliveries as string) ?? 'include';
 		if (!['include', 'omit', 'split'].includes(deliveriesMode)) {
 			throw fieldError(this, 'Deliveries', `has an unknown value "${deliveriesMode}"`, itemIndex);

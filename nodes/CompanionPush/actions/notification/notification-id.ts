@@ -1,6 +1,6 @@
 import type { IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
-import { fieldError } from '../item-loop';
+import { fieldError, readParameter } from '../item-loop';
 
 /** The "Notification ID" field of Get and Cancel. */
 export function notificationIdField(operation: string): INodeProperties {
@@ -17,7 +17,7 @@ export function notificationIdField(operation: string): INodeProperties {
 }
 
 export function readNotificationId(context: IExecuteFunctions, itemIndex: number): string {
-	const value = context.getNodeParameter('notificationId', itemIndex, '');
+	const value = readParameter(context, 'notificationId', 'Notification ID', itemIndex, '');
 	if (typeof value !== 'string' && typeof value !== 'number') {
 		throw fieldError(context, 'Notification ID', 'must be one ID (text)', itemIndex);
 	}

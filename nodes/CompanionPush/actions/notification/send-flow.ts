@@ -7,7 +7,7 @@ import { parseUserIds, toBatches, uniqueUserIds } from '../../helpers/recipients
 import { toScheduledAtWithOffset } from '../../helpers/schedule-time';
 import { listActiveUserIds, listUsers, sendNotification } from '../../transport';
 import type { SendRequest } from '../../transport';
-import { asNodeError, errorItem, fieldError } from '../item-loop';
+import { asNodeError, errorItem, fieldError, readParameter } from '../item-loop';
 import { waitFields, waitForFinalStatus } from './wait';
 
 type Audience = 'userIds' | 'user' | 'allUsers' | 'activeUsers';
@@ -34,11 +34,11 @@ interface SendGroup {
 }
 
 function checkItem(context: IExecuteFunctions, itemIndex: number, operation: 'send' | 'schedule'): CheckedItem {
-	const additional = context.getNodeParameter('additionalFields', itemIndex, {}) as IDataObject;
-	const options = context.getNodeParameter('options', itemIndex, {}) as IDataObject;
+	const additional = readParameter(context, 'additionalFields', 'Additional Fields', itemIndex, {}) as IDataObject;
+	const options = readParameter(context, 'options', 'Options', itemIndex, {}) as IDataObject;
 	const message = checkMessage({
-		title: context.getNodeParameter('title', itemIndex, ''),
-		body: context.getNodeParameter('body', itemIndex, ''),
+		title: readParameter(context, 'title', 'Title', itemIndex, ''),
+		body: readParameter(context, 'body', 'Body', itemIndex, ''),
 		imageUrl: additional.imageUrl,
 		deeplink: additional.deeplink,
 		deeplinkAnnouncementId: additional.deeplinkAnnouncementId,
@@ -47,17 +47,17 @@ function checkItem(context: IExecuteFunctions, itemIndex: number, operation: 'se
 	});
 	if (isProblem(message)) throw fieldError(context, message.field, message.problem, itemIndex);
 
-	const audience = context.getNodeParameter('audience', itemIndex, 'userIds') as Audience;
+	const audience = readParameter(context, 'audience', 'Audience', itemIndex, 'userIds') as Audience;
 	let userIds: string[] = [];
 	if (audience === 'userIds') {
-		const parsed = parseUserIds(context.getNodeParameter('userIds', itemIndex, ''));
+		const parsed = parseUserIds(readParameter(context, 'userIds', 'User IDs', itemIndex, ''));
 		if ('problem' in parsed) throw fieldError(context, 'User IDs', parsed.problem, itemIndex);
 		if (parsed.userIds.length === 0) {
 			throw fieldError(context, 'User IDs', 'is empty: give at least one user ID', itemIndex);
 		}
 		userIds = parsed.userIds;
 	} else if (audience === 'user') {
-		const userId = context.getNodeParameter('user', itemIndex, '', { extractValue: true });
+		const userId = readParameter(context, 'user', 'User', itemIndex, '', { extractValue: true });
 		if (typeof userId !== 'string' && typeof userId !== 'number') {
 			throw fieldError(context, 'User', 'must be one user ID', itemIndex);
 		}
@@ -81,7 +81,7 @@ function checkItem(context: IExecuteFunctions, itemIndex: number, operation: 'se
 
 	const checked: CheckedItem = { itemIndex, message, audience, userIds, sentImmediately: false, batchSize, waitTimeoutSeconds };
 	if (operation === 'schedule') {
-		const when = toScheduledAtWithOffset(context.getNodeParameter('scheduledAt', itemIndex, ''), context.getTimezone());
+		const when = toScheduledAtWithOffset(readParameter(context, 'scheduledAt', 'Scheduled At', itemIndex, ''), context.getTimezone());
 		if ('problem' in when) throw fieldError(context, 'Scheduled At', when.problem, itemIndex);
 		if (when.epochMs > Date.now()) checked.scheduledAtWithOffset = when.iso;
 		else if (options.sendIfPast === true) checked.sentImmediately = true;
@@ -196,7 +196,7 @@ async function sendGroup(context: IExecuteFunctions, group: SendGroup, recipient
  */
 export async function executeSend(context: IExecuteFunctions, operation: 'send' | 'schedule'): Promise<INodeExecutionData[]> {
 	const items = context.getInputData();
-	const sendMode = context.getNodeParameter('sendMode', 0, 'perItem');
+	const sendMode = readParameter(context, 'sendMode', 'Send Mode', 0, 'perItem');
 	// An unknown mode must not fall back to one send per item: that could turn one intended send into many.
 	if (sendMode !== 'perItem' && sendMode !== 'combined') {
 		throw fieldError(context, 'Send Mode', `has an unknown value "${String(sendMode).slice(0, 60)}": use perItem or combined`, 0);

@@ -1,7 +1,7 @@
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
 import { listActiveUserIds } from '../../transport';
-import { forEachItem } from '../item-loop';
+import { forEachItem, readParameter } from '../item-loop';
 
 const show = { resource: ['user'], operation: ['getActive'] };
 
@@ -29,7 +29,7 @@ export const description: INodeProperties[] = [
 export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[]> {
 	return await forEachItem(this, async (itemIndex) => {
 		const userIds = await listActiveUserIds(this, itemIndex);
-		const { idsOnly } = this.getNodeParameter('options', itemIndex, {}) as { idsOnly?: boolean };
+		const { idsOnly } = readParameter(this, 'options', 'Options', itemIndex, {}) as { idsOnly?: boolean };
 		if (idsOnly) return { userIds, count: userIds.length };
 		return userIds.map((id) => ({ id }));
 	});
