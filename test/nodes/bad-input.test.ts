@@ -22,15 +22,18 @@ interface BadCase {
 
 const USER = 'e533773a0ba45c0000000000';
 const send = (fields: IDataObject) => sendParameters({ userIds: USER, ...fields });
-const schedule = (scheduledAt: unknown, fields: IDataObject = {}) => send({ operation: 'schedule', scheduledAt, ...fields });
-const byId = (operation: 'cancel' | 'get', notificationId: unknown, options: IDataObject = {}) => ({
+const schedule = (scheduledAt: string, fields: IDataObject = {}) => send({ operation: 'schedule', scheduledAt, ...fields });
+const byId = (operation: 'cancel' | 'get', notificationId: string, options: IDataObject = {}): IDataObject => ({
 	resource: 'notification',
 	operation,
 	notificationId,
 	options,
 });
 /** Item 0 is good, item 1 carries `value` in `key`: read with '={{ $json.<key> }}'. */
-const secondItem = (key: string, value: unknown, good: unknown = 'Good'): IDataObject[] => [{ [key]: good }, { [key]: value }];
+const secondItem = (key: string, value: IDataObject[string], good: IDataObject[string] = 'Good'): IDataObject[] => [
+	{ [key]: good },
+	{ [key]: value },
+];
 const manyIds = Array.from({ length: 10_000 }, (_, index) => `user-${index}`);
 
 const catalog: Array<[string, BadCase]> = [
@@ -45,6 +48,8 @@ const catalog: Array<[string, BadCase]> = [
 	['body empty', { field: 'Body', parameters: send({ body: '={{ "   " }}' }), says: /is empty/ }],
 	['body an object', { field: 'Body', items: secondItem('b', { a: 1 }), parameters: send({ body: '={{ $json.b }}' }), says: /object/ }],
 	['body only a zero-width joiner', { field: 'Body', parameters: send({ body: '\u200d' }) }],
+
+	['title an expression with broken syntax', { field: 'Title', parameters: send({ title: '={{ $json. }}' }), says: /could not be read/ }],
 
 	// Recipients.
 	['user IDs empty from an expression', { field: 'User IDs', parameters: send({ userIds: '={{ "" }}' }), says: /is empty/ }],
@@ -65,6 +70,7 @@ const catalog: Array<[string, BadCase]> = [
 		'user IDs: 10,000 of them with one object at the end',
 		{ field: 'User IDs', items: secondItem('ids', [...manyIds, { bad: true }], USER), parameters: send({ userIds: '={{ $json.ids }}' }) },
 	],
+	['user IDs from a node that does not exist', { field: 'User IDs', parameters: send({ userIds: '={{ $("Nope").item.json.ids }}' }), says: /could not be read/ }],
 	['user IDs holding NaN', { field: 'User IDs', parameters: send({ userIds: '={{ [NaN] }}' }) }],
 	['audience unknown from an expression', { field: 'Audience', parameters: send({ audience: '={{ "everyone" }}', user: { __rl: true, mode: 'id', value: USER } }) }],
 	['user picker empty', { field: 'User', parameters: send({ audience: 'user', user: { __rl: true, mode: 'id', value: '={{ "  " }}' } }) }],
@@ -113,6 +119,7 @@ const catalog: Array<[string, BadCase]> = [
 	['cancel: notification ID a list of two', { field: 'Notification ID', parameters: byId('cancel', '={{ ["a", "b"] }}') }],
 	['get: notification ID with spaces', { field: 'Notification ID', parameters: byId('get', 'abc def') }],
 	['get: notification ID null', { field: 'Notification ID', parameters: byId('get', '={{ null }}') }],
+	['get: notification ID an expression with broken syntax', { field: 'Notification ID', parameters: byId('get', '={{ $json.id + }}') }],
 	['get: deliveries mode unknown', { field: 'Deliveries', parameters: byId('get', 'abc', { deliveries: '={{ "all" }}' }) }],
 	['get: wait timeout 0', { field: 'Wait Timeout (Seconds)', parameters: byId('get', 'abc', { waitForFinalStatus: true, waitTimeout: 0 }) }],
 

@@ -4,13 +4,14 @@
  * compares with the real Date.now(), so the sandbox runs on the real clock.
  */
 import { DateTime } from 'luxon';
+import type { IDataObject } from 'n8n-workflow';
 
 import type { Sandbox } from '../../sandbox';
 import { count, expectNoTenantId, logOf, REFRESH, runOn, sandboxFor, SEND, sendParameters, sentBodies } from './helpers';
 
 const OFFSET = /(Z|[+-]\d\d:\d\d)$/;
 
-function scheduleParameters(scheduledAt: unknown, extra: Record<string, unknown> = {}) {
+function scheduleParameters(scheduledAt: string, extra: IDataObject = {}) {
 	return sendParameters({ operation: 'schedule', scheduledAt, ...extra });
 }
 
