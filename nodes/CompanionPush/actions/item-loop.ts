@@ -72,7 +72,11 @@ export function readParameter(
 	try {
 		return context.getNodeParameter(name, itemIndex, fallback, options);
 	} catch (error) {
-		if (error instanceof NodeOperationError || error instanceof NodeApiError) throw error;
-		throw fieldError(context, field, `could not be read: ${(error as Error).message}`, itemIndex);
+		throw unreadableParameter(context, error, field, itemIndex);
 	}
+}
+
+function unreadableParameter(context: IExecuteFunctions, error: unknown, field: string, itemIndex: number) {
+	if (error instanceof NodeOperationError || error instanceof NodeApiError) return error;
+	return fieldError(context, field, `could not be read: ${(error as Error).message}`, itemIndex);
 }
