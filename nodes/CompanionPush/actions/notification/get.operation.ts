@@ -72,9 +72,11 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 		}
 		const { notification, deliveries } = detail;
 		if (deliveriesMode === 'split') {
+			// Each entry says whether the wait reached the final status; `status` stays the delivery's own.
 			return deliveries.map((delivery, deliveryIndex) => ({
 				notificationId: notification.id,
 				title: notification.title,
+				...waited,
 				notificationStatus: notification.status,
 				deliveryIndex,
 				...delivery,
