@@ -107,6 +107,17 @@ describe('Get', () => {
 		expect(count(sandbox, DETAIL)).toBeLessThanOrEqual(3);
 	});
 
+	test('Wait for Final Status with deliveries split: every entry says the final status was reached', async () => {
+		const [id] = await seedSends(sandbox, 1, { target_user_ids: [twoPhones, noPhone] });
+		const { items: output } = await runOn(sandbox, { parameters: get(id, { waitForFinalStatus: true, waitTimeout: 10, deliveries: 'split' }) });
+
+		expect(output).toHaveLength(3);
+		for (const json of output.map((item) => item.json)) {
+			expect(json).toMatchObject({ notificationId: id, notificationStatus: 'sent', finalStatusReached: true });
+			expect(['sent', 'no_device']).toContain(json.status);
+		}
+	});
+
 	test('Wait for Final Status on a scheduled send: the timeout passes and the item says so', async () => {
 		const [id] = await seedSends(sandbox, 1, { scheduled_at: new Date(Date.now() + 3600_000).toISOString() });
 		const { items: output, error } = await runOn(sandbox, {
