@@ -38,6 +38,8 @@ export interface ApiResponse {
 	status: number;
 	body: unknown;
 	headers: Record<string, unknown>;
+	/** Hides the credential's secrets in a body about to be shown in an error. */
+	redact?: (body: unknown) => unknown;
 	/** Why no answer came back (ECONNRESET, ETIMEDOUT ...), when status is 0. */
 	noAnswer?: string;
 	/** Status 0 because the access token could not be renewed: the request was not sent. */
@@ -165,7 +167,17 @@ async function sendOnce(
 				: undefined,
 		)) as { statusCode: number; body: unknown; headers?: Record<string, unknown> };
 		const secrets = [stored.clientSecret, stored.refreshToken, stored.accessToken, credentials?.accessToken];
-		return { status: response.statusCode, body: redactSecrets(response.body, secrets), headers: response.headers ?? {} };
+		const redact = (body: unknown) => redactSecrets(body, secrets);
+		// An error body is shown to the user: secrets echoed in it are hidden now. A success body is
+		// data; it is redacted only when it ends up in an error (an unexpected shape), not on every
+		// page read (that cost a JSON round trip per page of 1000 users).
+		const succeeded = response.statusCode >= 200 && response.statusCode < 300;
+		return {
+			status: response.statusCode,
+			body: succeeded ? response.body : redact(response.body),
+			headers: response.headers ?? {},
+			redact,
+		};
 	} catch (error) {
 		// The token could not be renewed: nothing was sent. Keep only the credential's message.
 		const renewalFailed = renewalFailure(error);
@@ -234,6 +246,11 @@ export async function exchange(context: CompanionPushContext, call: ApiCall): Pr
 	return await sendWithRenewedToken(context, call, baseUrl, credentials);
 }
 
+/** A response body as it may be shown in an error: with the credential's secrets hidden. */
+export function shown(response: ApiResponse): unknown {
+	return response.redact ? response.redact(response.body) : response.body;
+}
+
 /** The body as JSON: the helper hands back text when the API's JSON is malformed. */
 export function readJson(body: unknown): { ok: true; value: unknown } | { ok: false } {
 	if (typeof body !== 'string') return { ok: true, value: body };
@@ -274,12 +291,12 @@ export async function apiRequestWithHeaders<T>(
 		}
 		const succeeded = response.status >= 200 && response.status < 300;
 		const json = succeeded ? readJson(response.body) : undefined;
-		if (json?.ok) return { value: parseResponse(context, call, schema, json.value), headers: response.headers };
+		if (json?.ok) return { value: parseResponse(context, call, schema, json.value, response.redact), headers: response.headers };
 		const retryable = response.noAnswer !== undefined || json !== undefined || isRetryableStatus(response.status);
 		const delay = retryable ? nextDelayMs(attempt, response.headers['retry-after'], Date.now()) : undefined;
 		if (delay === undefined) {
 			if (response.noAnswer) throw networkError(context.getNode(), call.action, response.noAnswer, call.itemIndex);
-			if (json) throw unexpectedResponse(context.getNode(), call.action, response.body, call.itemIndex);
+			if (json) throw unexpectedResponse(context.getNode(), call.action, shown(response), call.itemIndex);
 			throw apiError(context.getNode(), { ...response, action: call.action, itemIndex: call.itemIndex });
 		}
 		await sleep(delay);
@@ -292,8 +309,9 @@ export function parseResponse<T>(
 	call: ApiCall,
 	schema: ZodType<T, ZodTypeDef, unknown>,
 	body: unknown,
+	redact?: (body: unknown) => unknown,
 ): T {
 	const parsed = schema.safeParse(body);
-	if (!parsed.success) throw unexpectedResponse(context.getNode(), call.action, body, call.itemIndex);
+	if (!parsed.success) throw unexpectedResponse(context.getNode(), call.action, redact ? redact(body) : body, call.itemIndex);
 	return parsed.data;
 }

@@ -3,7 +3,7 @@ import type { JsonObject, NodeApiError } from 'n8n-workflow';
 
 import { listNotifications, getNotification } from './endpoints';
 import { apiError, networkError, nodeApiError, renewalError, unexpectedResponse } from './errors';
-import { exchange, readJson } from './request';
+import { exchange, readJson, shown } from './request';
 import type { ApiResponse, CompanionPushContext } from './request';
 import { nextDelayMs } from './retry';
 import { sendAcceptedSchema } from './schemas';
@@ -136,7 +136,7 @@ export async function sendNotification(
 				return { id: accepted.data.data.id, status: accepted.data.data.status, attempts: attempt };
 			}
 			// Accepted, but the id is unreadable: it must not be sent again.
-			throw unexpectedResponse(context.getNode(), `${action} (accepted, not re-sent)`, response.body, itemIndex);
+			throw unexpectedResponse(context.getNode(), `${action} (accepted, not re-sent)`, shown(response), itemIndex);
 		}
 		const lostAnswer = response.noAnswer ?? (response.status >= 500 ? `HTTP ${response.status}` : undefined);
 		if (lostAnswer) {
