@@ -12,7 +12,8 @@ describe('Cancel', () => {
 	let sandbox: Sandbox;
 	const future = () => DateTime.now().plus({ days: 2 }).toISO();
 	beforeAll(async () => {
-		sandbox = await sandboxFor();
+		// Deliveries take a minute: a send made now stays "sending" for the whole test.
+		sandbox = await sandboxFor({ deliveryMs: 60_000 });
 	});
 	afterAll(async () => {
 		await sandbox.stop();
