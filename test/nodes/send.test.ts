@@ -76,6 +76,23 @@ describe('Send (60 users)', () => {
 		expect(output[0].json).toMatchObject({ id: logOf(sandbox, SEND)[0].notificationId, recipients: 4, targetUserIds: users.slice(0, 4) });
 	});
 
+	test('combined with different audiences on the items: an error naming Audience and the item, nothing sent', async () => {
+		const items = [{ audience: 'allUsers' }, { audience: 'userIds', ids: users[0] }];
+		const { error } = await runOn(sandbox, {
+			items,
+			parameters: sendParameters({
+				audience: '={{ $json.audience }}',
+				userIds: '={{ $json.ids }}',
+				user: { mode: 'id', value: users[1] },
+				sendMode: 'combined',
+			}),
+		});
+
+		expect(error?.message).toContain('"Audience" must be the same on every item');
+		expect(error?.message).toContain('[item 1]');
+		expect(sandbox.requestLog()).toHaveLength(0);
+	});
+
 	test('User IDs as text: commas, spaces, new lines and repeats give clean unique IDs', async () => {
 		const text = ` ${users[0]},${users[1]}  ${users[2]}\n${users[3]},,\n\n${users[0]}\t${users[4]} `;
 		const { items: output } = await runOn(sandbox, { parameters: sendParameters({ userIds: text }) });

@@ -3,7 +3,7 @@ import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodePropertie
 import { getNotification } from '../../transport';
 import { fieldError, forEachItem, readParameter } from '../item-loop';
 import { notificationIdField, readNotificationId } from './notification-id';
-import { waitFields, waitForFinalStatus } from './wait';
+import { readWaitTimeout, waitFields, waitForFinalStatus, waitOptions } from './wait';
 
 const show = { resource: ['notification'], operation: ['get'] };
 
@@ -29,22 +29,9 @@ export const description: INodeProperties[] = [
 					{ name: 'Split Into Items', value: 'split', description: 'One output item per delivery entry' },
 				],
 			},
-			{
-				displayName: 'Wait for Final Status',
-				name: 'waitForFinalStatus',
-				type: 'boolean',
-				default: false,
-				description:
-					'Whether to keep checking, with growing intervals, until the send leaves "sending"/"scheduled" or the timeout passes',
-			},
-			{
-				displayName: 'Wait Timeout (Seconds)',
-				name: 'waitTimeout',
-				type: 'number',
-				default: 120,
-				typeOptions: { minValue: 1 },
-				description: 'How long to wait for the final status at most; the output says whether it was reached',
-			},
+			...waitOptions(
+				'Whether to keep checking, with growing intervals, until the send leaves "sending"/"scheduled" or the timeout passes',
+			),
 		],
 	},
 ];
@@ -59,12 +46,9 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 		}
 		let waited: IDataObject = {};
 		let detail;
-		if (options.waitForFinalStatus === true) {
-			const timeout = Number(options.waitTimeout ?? 120);
-			if (!Number.isFinite(timeout) || timeout <= 0) {
-				throw fieldError(this, 'Wait Timeout (Seconds)', `must be a positive number (got ${String(options.waitTimeout)})`, itemIndex);
-			}
-			const result = await waitForFinalStatus(this, notificationId, timeout, itemIndex);
+		const waitTimeoutSeconds = readWaitTimeout(this, options, itemIndex);
+		if (waitTimeoutSeconds !== undefined) {
+			const result = await waitForFinalStatus(this, notificationId, waitTimeoutSeconds, itemIndex);
 			detail = result.detail;
 			waited = waitFields(result);
 		} else {

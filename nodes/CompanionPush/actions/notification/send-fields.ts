@@ -1,5 +1,7 @@
 import type { INodeProperties } from 'n8n-workflow';
 
+import { waitOptions } from './wait';
+
 /** The fields shared by Send and Schedule, shown for the given operation. */
 export function sendFields(operation: 'send' | 'schedule'): INodeProperties[] {
 	const show = { resource: ['notification'], operation: [operation] };
@@ -216,22 +218,9 @@ export function sendFields(operation: 'send' | 'schedule'): INodeProperties[] {
 							},
 						] as INodeProperties[])
 					: []),
-				{
-					displayName: 'Wait for Final Status',
-					name: 'waitForFinalStatus',
-					type: 'boolean',
-					default: false,
-					description:
-						'Whether to wait, checking with growing intervals, until the send is delivered (sent, partially failed or failed) before the node finishes',
-				},
-				{
-					displayName: 'Wait Timeout (Seconds)',
-					name: 'waitTimeout',
-					type: 'number',
-					default: 120,
-					typeOptions: { minValue: 1 },
-					description: 'How long to wait for the final status at most; the output says whether it was reached',
-				},
+				...waitOptions(
+					'Whether to wait, checking with growing intervals, until the send is delivered (sent, partially failed or failed) before the node finishes',
+				),
 			],
 		},
 	];

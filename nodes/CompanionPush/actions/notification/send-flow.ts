@@ -8,7 +8,7 @@ import { toScheduledAtWithOffset } from '../../helpers/schedule-time';
 import { listActiveUserIds, listUsers, sendNotification } from '../../transport';
 import type { SendRequest } from '../../transport';
 import { asNodeError, errorItem, fieldError, readParameter } from '../item-loop';
-import { waitFields, waitForFinalStatus } from './wait';
+import { readWaitTimeout, waitFields, waitForFinalStatus } from './wait';
 
 type Audience = 'userIds' | 'user' | 'allUsers' | 'activeUsers';
 
@@ -71,14 +71,7 @@ function checkItem(context: IExecuteFunctions, itemIndex: number, operation: 'se
 	if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 1000) {
 		throw fieldError(context, 'Batch Size', `must be a whole number from 1 to 1000 (got ${String(options.batchSize)})`, itemIndex);
 	}
-	let waitTimeoutSeconds: number | undefined;
-	if (options.waitForFinalStatus === true) {
-		waitTimeoutSeconds = Number(options.waitTimeout ?? 120);
-		if (!Number.isFinite(waitTimeoutSeconds) || waitTimeoutSeconds <= 0) {
-			throw fieldError(context, 'Wait Timeout (Seconds)', `must be a positive number (got ${String(options.waitTimeout)})`, itemIndex);
-		}
-	}
-
+	const waitTimeoutSeconds = readWaitTimeout(context, options, itemIndex);
 	const checked: CheckedItem = { itemIndex, message, audience, userIds, sentImmediately: false, batchSize, waitTimeoutSeconds };
 	if (operation === 'schedule') {
 		const when = toScheduledAtWithOffset(readParameter(context, 'scheduledAt', 'Scheduled At', itemIndex, ''), context.getTimezone());
@@ -206,7 +199,18 @@ export async function executeSend(context: IExecuteFunctions, operation: 'send' 
 	const checkedItems: CheckedItem[] = [];
 	for (let itemIndex = 0; itemIndex < items.length; itemIndex++) {
 		try {
-			checkedItems.push(checkItem(context, itemIndex, operation));
+			const checked = checkItem(context, itemIndex, operation);
+			// One send for all items takes its audience from the first item: another audience on a
+			// later item would be dropped without a word, so it is an error instead.
+			if (combined && checkedItems.length > 0 && checked.audience !== checkedItems[0].audience) {
+				throw fieldError(
+					context,
+					'Audience',
+					`must be the same on every item in "One Send for All Items" mode (item ${checkedItems[0].itemIndex} has "${checkedItems[0].audience}", this one "${checked.audience}")`,
+					itemIndex,
+				);
+			}
+			checkedItems.push(checked);
 		} catch (error) {
 			const nodeError = asNodeError(context, error, itemIndex);
 			if (!context.continueOnFail()) throw nodeError;

@@ -1,8 +1,9 @@
 import { sleep } from 'n8n-workflow';
-import type { IExecuteFunctions } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
 import { getNotification } from '../../transport';
 import type { NotificationDetail } from '../../transport';
+import { fieldError } from '../item-loop';
 
 /** States a send leaves on its own; every other state is final (sent, partially_failed, failed, canceled). */
 const MOVING_STATES = new Set(['sending', 'scheduled']);
@@ -48,4 +49,35 @@ export function waitFields(result: WaitResult) {
 			? {}
 			: { waitNote: `Still "${result.detail.notification.status}" when the wait timeout passed` }),
 	};
+}
+
+/** The "Wait for Final Status" and "Wait Timeout" options of Send, Schedule and Get. */
+export function waitOptions(waitDescription: string): INodeProperties[] {
+	return [
+		{
+			displayName: 'Wait for Final Status',
+			name: 'waitForFinalStatus',
+			type: 'boolean',
+			default: false,
+			description: waitDescription,
+		},
+		{
+			displayName: 'Wait Timeout (Seconds)',
+			name: 'waitTimeout',
+			type: 'number',
+			default: 120,
+			typeOptions: { minValue: 1 },
+			description: 'How long to wait for the final status at most; the output says whether it was reached',
+		},
+	];
+}
+
+/** The wait asked in `options`, in seconds, or undefined when there is none to wait. */
+export function readWaitTimeout(context: IExecuteFunctions, options: IDataObject, itemIndex: number): number | undefined {
+	if (options.waitForFinalStatus !== true) return undefined;
+	const timeoutSeconds = Number(options.waitTimeout ?? 120);
+	if (!Number.isFinite(timeoutSeconds) || timeoutSeconds <= 0) {
+		throw fieldError(context, 'Wait Timeout (Seconds)', `must be a positive number (got ${String(options.waitTimeout)})`, itemIndex);
+	}
+	return timeoutSeconds;
 }
