@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { ApiError, unauthorized } from './apiError';
-import type { OrgCredential } from './directory';
+import { secretMarker, type OrgCredential } from './directory';
 import type { AuthorizationState } from './types';
 
 /**
@@ -48,7 +48,7 @@ export class Auth {
 		if (this.revoked.has(credential.clientId)) {
 			throw new ApiError(401, 'invalid_grant', 'refresh_token has been revoked; create a new credential');
 		}
-		const accessToken = `cpa_${randomBytes(24).toString('hex')}`;
+		const accessToken = `cpa_${secretMarker()}${randomBytes(24).toString('hex')}`;
 		this.tokens.set(digest(accessToken), { credential, expiresAt: now + lifetimeSeconds * 1000, forcedExpired: false });
 		return { access_token: accessToken, token_type: 'Bearer', expires_in: lifetimeSeconds };
 	}

@@ -189,11 +189,26 @@ export class SeededOrg implements SandboxOrg {
 	}
 }
 
+/**
+ * `SANDBOX_SECRET_MARKER` (letters and digits, at most 32): when set, every client secret, refresh
+ * token and access token starts with `cps_`/`cpr_`/`cpa_` followed by it, so a test run can find
+ * any of them in outputs and logs by that mark alone (test/reliability/secret-guard.ts). Client IDs
+ * are not secret and keep their form. Unset (the default): no mark.
+ */
+export function secretMarker(): string {
+	const marker = process.env.SANDBOX_SECRET_MARKER ?? '';
+	if (!/^[A-Za-z0-9]{0,32}$/.test(marker)) {
+		throw new Error('SANDBOX_SECRET_MARKER must be letters and digits only, at most 32 of them');
+	}
+	return marker;
+}
+
 /** Deterministic credential values (same seed, same credentials: handy for a saved n8n credential). */
 export function makeCredential(seed: number, orgId: string, role: string): Omit<OrgCredential, 'orgId' | 'admin'> {
+	const marker = secretMarker();
 	return {
 		clientId: `cpc_${hexFrom(16, seed, orgId, role, 'client')}`,
-		clientSecret: `cps_${hexFrom(32, seed, orgId, role, 'secret')}`,
-		refreshToken: `cpr_${hexFrom(40, seed, orgId, role, 'refresh')}`,
+		clientSecret: `cps_${marker}${hexFrom(32, seed, orgId, role, 'secret')}`,
+		refreshToken: `cpr_${marker}${hexFrom(40, seed, orgId, role, 'refresh')}`,
 	};
 }
