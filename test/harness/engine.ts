@@ -158,6 +158,21 @@ export function buildAdditionalData(credentials: CredentialStore, executionId?: 
 
 let executionCounter = 0;
 
+/** What a finished run hands its observers: the run and the nodes of its workflow. */
+export interface ObservedRun {
+	run: IRun;
+	nodes: INode[];
+}
+const runObservers = new Set<(observed: ObservedRun) => void>();
+
+/** Calls `observer` with every run this harness finishes (runWorkflow, runNode, runProbe), before
+ * the caller sees it; returns the function that stops observing. The secret guard of the unit
+ * tests (test/reliability/secret-guard.ts) reads every output and error through it. */
+export function observeRuns(observer: (observed: ObservedRun) => void): () => void {
+	runObservers.add(observer);
+	return () => runObservers.delete(observer);
+}
+
 export interface WorkflowRunOptions {
 	nodes: INode[];
 	connections: IConnections;
@@ -195,7 +210,9 @@ export async function runWorkflow(options: WorkflowRunOptions): Promise<IRun> {
 	additionalData.hooks = hooks;
 	const startNode = workflow.getNode(options.nodes[0].name) ?? undefined;
 	await new WorkflowExecute(additionalData, 'manual').run({ workflow, startNode });
-	return await finished;
+	const run = await finished;
+	for (const observer of runObservers) observer({ run, nodes: options.nodes });
+	return run;
 }
 
 export interface NodeRunOptions {

@@ -72,6 +72,15 @@ export function createPollTarget(options: {
 
 const triggersAndPollers = new TriggersAndPollers();
 
+const pollObservers = new Set<(outcome: PollOutcome) => void>();
+
+/** Calls `observer` with every poll outcome (items or error) before the caller sees it; returns
+ * the function that stops observing (used by test/reliability/secret-guard.ts). */
+export function observePolls(observer: (outcome: PollOutcome) => void): () => void {
+	pollObservers.add(observer);
+	return () => pollObservers.delete(observer);
+}
+
 /** One poll of an active workflow, as n8n runs it. */
 export async function runPoll(target: PollTarget): Promise<PollOutcome> {
 	let emitted: INodeExecutionData[][] | undefined;
@@ -91,11 +100,13 @@ export async function runPoll(target: PollTarget): Promise<PollOutcome> {
 	} catch (error) {
 		context.__emitError(error as Error);
 	}
-	return {
+	const outcome: PollOutcome = {
 		items: (emitted?.[0] ?? []).map((item) => item.json),
 		emitted: emitted !== undefined,
 		error: failure as PollOutcome['error'],
 	};
+	for (const observer of pollObservers) observer(outcome);
+	return outcome;
 }
 
 /** The trigger node's static data, as a plain copy. */
