@@ -7,6 +7,8 @@ module.exports = {
 		'^.+\\.ts$': ['ts-jest', { diagnostics: false }],
 	},
 	setupFiles: ['<rootDir>/test/setup-env.js'],
+	// Every test runs with marked secrets; any that shows up in an output, error or log line fails it.
+	setupFilesAfterEnv: ['<rootDir>/test/reliability/secret-guard.setup.ts'],
 	testTimeout: 60000,
 	maxWorkers: 2,
 };
