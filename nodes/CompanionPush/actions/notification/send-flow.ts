@@ -230,7 +230,10 @@ export async function executeSend(context: IExecuteFunctions, operation: 'send' 
 		: checkedItems.map((item) => ({ lead: item, userIds: item.userIds, pairedItems: [{ item: item.itemIndex }] }));
 
 	const readAudience = audienceReader(context);
-	for (const group of groups) {
+	// Sends of earlier items, named in the error when a later item stops the node: its output is
+	// lost then, and a send the workflow is not told about would be made again by a re-run.
+	const sentBefore: string[] = [];
+	for (const [groupIndex, group] of groups.entries()) {
 		const itemIndex = group.lead.itemIndex;
 		try {
 			const recipients = uniqueUserIds(await readAudience(group));
@@ -243,10 +246,26 @@ export async function executeSend(context: IExecuteFunctions, operation: 'send' 
 							: 'The organization has no users.',
 				});
 			}
-			outputByItem[itemIndex].push(...(await sendGroup(context, group, recipients)));
+			const output = await sendGroup(context, group, recipients);
+			outputByItem[itemIndex].push(...output);
+			for (const { json } of output) {
+				if (typeof json.id === 'string') sentBefore.push(`item ${itemIndex}${json.batch ? ` batch ${json.batch}` : ''}: ${json.id}`);
+			}
 		} catch (error) {
 			const nodeError = asNodeError(context, error, itemIndex);
-			if (!context.continueOnFail()) throw nodeError;
+			if (!context.continueOnFail()) {
+				const notSent = groups.slice(groupIndex + 1).map((later) => later.lead.itemIndex);
+				if (sentBefore.length > 0 || notSent.length > 0) {
+					nodeError.description = [
+						nodeError.description,
+						sentBefore.length > 0 ? `Already sent for earlier items (not repeated): ${sentBefore.join(', ')}.` : '',
+						notSent.length > 0 ? `Not sent: item${notSent.length > 1 ? 's' : ''} ${notSent.join(', ')}.` : '',
+					]
+						.filter(Boolean)
+						.join(' ');
+				}
+				throw nodeError;
+			}
 			outputByItem[itemIndex].push(errorItem(nodeError, group.pairedItems));
 		}
 	}
