@@ -1,0 +1,153 @@
+/**
+ * `npm start` (scripts/start.js) as a user runs it: it prints the editor URL and the login, the
+ * login works, the credential and the examples are there, and SIGTERM / Ctrl-C stop everything.
+ * A second start reuses the user folder (nothing imported again) and, with the
+ * COMPANION_PUSH_* settings, points the credential at "a real service" (here a sandbox of this
+ * test process) without starting a sandbox of its own.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+
+import { N8nRestClient, request } from '../../scripts/n8n-preload';
+import { findFreePort, OWNER_EMAIL, OWNER_PASSWORD } from '../../scripts/n8n-runtime';
+import { startSandbox, type Sandbox } from '../../sandbox';
+import { waitFor } from './n8n';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+
+interface Started {
+	child: ChildProcess;
+	output: () => string;
+	exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+function runStart(args: string[], env: Record<string, string | undefined> = {}): Started {
+	const child = spawn(process.execPath, [path.join(ROOT, 'scripts', 'start.js'), ...args], {
+		cwd: ROOT,
+		env: { ...process.env, ...env },
+		stdio: ['ignore', 'pipe', 'pipe'],
+	});
+	let output = '';
+	child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+	child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+	const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+		child.on('close', (code, signal) => resolve({ code, signal })),
+	);
+	return { child, output: () => output, exited };
+}
+
+async function ready(started: Started): Promise<string> {
+	return await waitFor(
+		'"n8n is ready" from npm start',
+		() => {
+			if (started.child.exitCode !== null) throw new Error(`npm start exited (${started.child.exitCode}):\n${started.output()}`);
+			return /n8n is ready: (http:\/\/127\.0\.0\.1:\d+)/.exec(started.output())?.[1];
+		},
+		180_000,
+		250,
+	);
+}
+
+function portIsFree(port: number): Promise<boolean> {
+	return new Promise((resolve) => {
+		const server = net.createServer();
+		server.once('error', () => resolve(false));
+		server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+	});
+}
+
+describe('npm start', () => {
+	let home: string;
+	let port: number;
+	let sandboxPort: number;
+	let running: Started | undefined;
+	let realService: Sandbox;
+
+	beforeAll(async () => {
+		home = fs.mkdtempSync(path.join(os.tmpdir(), 'companion-push-start-'));
+		port = await findFreePort();
+		sandboxPort = await findFreePort();
+		realService = await startSandbox({ port: 0 });
+	});
+
+	afterAll(async () => {
+		if (running && running.child.exitCode === null) {
+			running.child.kill('SIGTERM');
+			await Promise.race([running.exited, new Promise((resolve) => setTimeout(resolve, 30_000))]);
+			if (running.child.exitCode === null) running.child.kill('SIGKILL');
+		}
+		await realService?.stop();
+		fs.rmSync(home, { recursive: true, force: true });
+	});
+
+	test('first start: editor URL, login and sandbox printed; the login works; credential and examples are there; SIGTERM stops it all', async () => {
+		const started = Date.now();
+		running = runStart(['--skip-build', '--home', home, '--port', String(port), '--sandbox-port', String(sandboxPort)]);
+		const url = await ready(running);
+		const output = running.output();
+		expect(url).toBe(`http://127.0.0.1:${port}`);
+		expect(output).toContain(`Email:     ${OWNER_EMAIL}`);
+		expect(output).toContain(`Password:  ${OWNER_PASSWORD}`);
+		expect(output).toContain(`Sandbox:   http://127.0.0.1:${sandboxPort}`);
+		expect(output).toMatch(/Importing the example workflows: erp-event-to-push.json, follow-up-report.json, scheduled-digest.json/);
+		process.stdout.write(`[e2e] npm start (fresh user folder, no build) ready in ${Math.round((Date.now() - started) / 1000)} s\n`);
+
+		expect((await request(`${url}/`)).status).toBe(200); // the editor
+		const rest = new N8nRestClient(url);
+		const user = await rest.login(OWNER_EMAIL, OWNER_PASSWORD);
+		expect(user.email).toBe(OWNER_EMAIL);
+		const workflows = await rest.listWorkflows();
+		expect(workflows.map((workflow) => [workflow.id, workflow.active]).sort()).toEqual([
+			['cpExampleDigest', false],
+			['cpExampleErpEvent', true],
+			['cpExampleFollowUp', true],
+		]);
+		const credentials = await rest.listCredentials();
+		expect(credentials.map((credential) => [credential.id, credential.type])).toEqual([['cpSandboxCredential', 'companionPushApi']]);
+		expect((await request(`http://127.0.0.1:${sandboxPort}/__sandbox/credentials`)).status).toBe(200);
+
+		running.child.kill('SIGTERM');
+		expect(await running.exited).toEqual({ code: 0, signal: null });
+		expect(running.output()).toMatch(/Stopped\.\s*$/);
+		expect(await portIsFree(port)).toBe(true);
+		expect(await portIsFree(sandboxPort)).toBe(true);
+	});
+
+	test('second start with COMPANION_PUSH_* set: the folder is reused, the credential points at that service, no sandbox; Ctrl-C stops it', async () => {
+		const started = Date.now();
+		const { clientId, clientSecret, refreshToken } = realService.orgs.primary;
+		running = runStart(['--skip-build', '--home', home, '--port', String(port)], {
+			COMPANION_PUSH_BASE_URL: realService.baseUrl,
+			COMPANION_PUSH_CLIENT_ID: clientId,
+			COMPANION_PUSH_CLIENT_SECRET: clientSecret,
+			COMPANION_PUSH_REFRESH_TOKEN: refreshToken,
+		});
+		const url = await ready(running);
+		const output = running.output();
+		process.stdout.write(`[e2e] npm start (reused user folder, no build) ready in ${Math.round((Date.now() - started) / 1000)} s\n`);
+		expect(output).toContain(`Real service: ${realService.baseUrl}`);
+		expect(output).toContain(`Importing the credential "Companion Push sandbox" (${realService.baseUrl})`);
+		expect(output).not.toContain('Importing the example workflows');
+		expect(output).not.toContain('Sandbox:');
+
+		const rest = new N8nRestClient(url);
+		await rest.login();
+		expect((await rest.listWorkflows()).length).toBe(3);
+		const credential = await rest.call('GET', '/credentials/cpSandboxCredential?includeData=true');
+		expect(credential.data.baseUrl).toBe(realService.baseUrl);
+		const before = realService.requestLog().length;
+		const tested = await rest.call('POST', '/credentials/test', {
+			credentials: { id: credential.id, name: credential.name, type: credential.type, data: credential.data },
+		});
+		expect(tested).toMatchObject({ status: 'OK' });
+		const calls = realService.requestLog().slice(before).map((entry) => `${entry.method} ${entry.path} ${entry.status}`);
+		expect(calls).toContain('GET /user-device/users 200');
+
+		running.child.kill('SIGINT');
+		expect(await running.exited).toEqual({ code: 0, signal: null });
+		expect(await portIsFree(port)).toBe(true);
+	});
+});
