@@ -1,0 +1,273 @@
+/**
+ * A randomized run (issue 7, "Reliability"): a few thousand operations of the action node, in
+ * workflows of several items run through n8n's engine, mixing Send (per item and combined, some
+ * in batches), Schedule, Cancel, Get, Get Many sends, Get Many users and users with an active app,
+ * with random faults on random endpoints, random list and error body shapes, and expired tokens.
+ * After every workflow the invariants of invariants.ts hold (nobody notified twice per intended
+ * send, every registered send reported, every error names what failed), plus what each operation
+ * promises (a cancel said done is canceled, a Get reads the send asked for). At the end the
+ * sandbox's own records are checked once more against every intended send.
+ *
+ * Everything random comes from one seed, printed at the start; replay a failure with
+ *   RELIABILITY_SEED=<seed> npx jest test/reliability/randomized
+ * (RELIABILITY_OPS changes the number of operations, 2000 by default). The transport's retry
+ * waits are shortened for this file (RETRY_POLICY, restored after) and every 429 asks for
+ * Retry-After: 0, so the run stays short; what is retried and how often is unchanged.
+ */
+import { DateTime } from 'luxon';
+import type { IDataObject } from 'n8n-workflow';
+
+import { RETRY_POLICY } from '../../nodes/CompanionPush/transport/retry';
+import { ERROR_SHAPES, LIST_SHAPES } from '../../sandbox';
+import type { FaultSpec, Sandbox } from '../../sandbox';
+import { seededRandom } from '../../sandbox/random';
+import type { CredentialStore, NodeRunResult } from '../harness/engine';
+import {
+	ACTIVE_USERS,
+	CANCEL,
+	DETAIL,
+	REFRESH,
+	runOn,
+	sandboxFor,
+	SEND,
+	SEND_LIST,
+	sendParameters,
+	storeFor,
+	USER_LIST,
+} from '../nodes/helpers';
+import { errorsOf, InvariantViolation, SendLedger } from './invariants';
+
+const SEED = Number(process.env.RELIABILITY_SEED ?? 7_2026);
+const OPERATIONS = Number(process.env.RELIABILITY_OPS ?? 2000);
+
+type Kind = FaultSpec['kind'];
+const KINDS: Kind[] = ['status5xx', 'resetBefore', 'resetAfter', 'delay', 'malformedJson', 'rateLimit', 'unauthorized'];
+
+type Op = 'send' | 'schedule' | 'cancel' | 'get' | 'listSends' | 'users' | 'activeUsers';
+const OP_WEIGHTS: Array<[Op, number]> = [
+	['send', 34],
+	['schedule', 16],
+	['cancel', 15],
+	['get', 15],
+	['listSends', 8],
+	['users', 7],
+	['activeUsers', 5],
+];
+/** The endpoints an operation calls (a send may read the list after a lost answer). */
+const ENDPOINTS: Record<Op, string[]> = {
+	send: [SEND, SEND, SEND, SEND_LIST, USER_LIST, ACTIVE_USERS, DETAIL],
+	schedule: [SEND, SEND, SEND_LIST],
+	cancel: [CANCEL, CANCEL, DETAIL],
+	get: [DETAIL],
+	listSends: [SEND_LIST],
+	users: [USER_LIST],
+	activeUsers: [ACTIVE_USERS],
+};
+
+describe(`randomized run: ${OPERATIONS} operations with random faults (seed ${SEED})`, () => {
+	let sandbox: Sandbox;
+	let store: CredentialStore;
+	const savedPolicy = { ...RETRY_POLICY };
+	beforeAll(async () => {
+		Object.assign(RETRY_POLICY, { baseDelayMs: 5, maxDelayMs: 40 });
+		sandbox = await sandboxFor({ deliveryMs: 5 });
+		// One credential for the whole run, as n8n keeps it: its token lives across workflows.
+		store = storeFor(sandbox);
+	});
+	afterAll(async () => {
+		Object.assign(RETRY_POLICY, savedPolicy);
+		await sandbox.stop();
+	});
+
+	test('the invariants hold after every workflow', async () => {
+		console.log(`randomized reliability run: seed ${SEED}, ${OPERATIONS} operations (replay: RELIABILITY_SEED=${SEED} npx jest test/reliability/randomized)`);
+		const random = seededRandom(SEED);
+		const pick = <T>(list: readonly T[]): T => list[Math.floor(random() * list.length)];
+		const between = (low: number, high: number) => low + Math.floor(random() * (high - low + 1));
+		const chance = (p: number) => random() < p;
+		const weighted = <T>(entries: Array<[T, number]>): T => {
+			let draw = random() * entries.reduce((sum, [, weight]) => sum + weight, 0);
+			for (const [value, weight] of entries) if ((draw -= weight) < 0) return value;
+			return entries[0][0];
+		};
+		const users = sandbox.orgs.primary.userIds;
+		const someUsers = (count: number) => [...new Set(Array.from({ length: count }, () => pick(users)))];
+
+		const ledger = new SendLedger();
+		const scheduledIds: string[] = [];
+		const sentIds: string[] = [];
+		const intendedTitles = new Set<string>();
+		const tally = { workflows: 0, operations: 0, faultsAdded: 0, faultsHit: 0, errorRuns: 0, errorItems: 0, recovered: 0, extraChecks: 0 };
+		const outcomes: Record<Op, { ok: number; failed: number }> = Object.fromEntries(
+			OP_WEIGHTS.map(([op]) => [op, { ok: 0, failed: 0 }]),
+		) as Record<Op, { ok: number; failed: number }>;
+
+		while (tally.operations < OPERATIONS) {
+			const workflow = ++tally.workflows;
+			const op = weighted(OP_WEIGHTS);
+			const itemCount = between(1, 6);
+			const continueOnFail = chance(0.5);
+			let parameters: IDataObject;
+			let items: IDataObject[];
+			let itemsOfTitle: (title: string) => number[] = () => [];
+			const titleOf = (item: number) => `R${SEED} w${workflow} i${item}`;
+
+			switch (op) {
+				case 'send':
+				case 'schedule': {
+					const combined = op === 'send' && chance(0.15);
+					const batchSize = chance(0.3) ? between(1, 3) : 1000;
+					const schedule = op === 'schedule' ? { operation: 'schedule', scheduledAt: '={{ $json.at }}' } : {};
+					const audience = weighted<string>([['userIds', 86], ['allUsers', 7], ['activeUsers', 7]]);
+					items = Array.from({ length: itemCount }, (_, item) => ({
+						title: titleOf(item),
+						to: someUsers(between(1, batchSize < 1000 ? 5 : 3)),
+						at: DateTime.now().plus({ hours: between(1, 72) }).toISO(),
+					}));
+					parameters = sendParameters({
+						...schedule,
+						title: '={{ $json.title }}',
+						userIds: '={{ $json.to }}',
+						audience,
+						sendMode: combined ? 'combined' : 'perItem',
+						options: { batchSize },
+					});
+					// Combined: one send with the first item's title stands for every item.
+					itemsOfTitle = (title) => (combined ? items.map((_, index) => index) : [items.findIndex((item) => item.title === title)]);
+					for (const item of combined ? items.slice(0, 1) : items) intendedTitles.add(item.title as string);
+					break;
+				}
+				case 'cancel': {
+					const pool = chance(0.75) && scheduledIds.length > 0 ? scheduledIds : sentIds;
+					items = Array.from({ length: itemCount }, () => ({ id: pool.length > 0 ? pick(pool) : 'no-such-send' }));
+					parameters = { resource: 'notification', operation: 'cancel', notificationId: '={{ $json.id }}', options: { ignoreIfNotScheduled: chance(0.5) } };
+					break;
+				}
+				case 'get': {
+					items = Array.from({ length: itemCount }, () => ({ id: sentIds.length > 0 ? pick(sentIds) : 'no-such-send' }));
+					parameters = { resource: 'notification', operation: 'get', notificationId: '={{ $json.id }}', options: { deliveries: pick(['include', 'omit', 'split']) } };
+					break;
+				}
+				case 'listSends':
+					items = Array.from({ length: Math.min(itemCount, 2) }, () => ({}));
+					parameters = { resource: 'notification', operation: 'getMany', limit: between(1, 30) };
+					break;
+				case 'users':
+					items = Array.from({ length: Math.min(itemCount, 2) }, () => ({}));
+					parameters = chance(0.5)
+						? { resource: 'user', operation: 'getMany', returnAll: true }
+						: { resource: 'user', operation: 'getMany', limit: between(1, 80) };
+					break;
+				case 'activeUsers':
+					items = Array.from({ length: Math.min(itemCount, 2) }, () => ({}));
+					parameters = { resource: 'user', operation: 'getActive', options: { idsOnly: chance(0.5) } };
+					break;
+			}
+
+			// Random conditions for this workflow.
+			if (chance(0.65)) {
+				for (let index = between(1, 3); index > 0; index--) {
+					const kind = pick(KINDS);
+					const endpoint = chance(0.1) ? REFRESH : chance(0.1) ? '*' : pick(ENDPOINTS[op]);
+					const fault: FaultSpec = { endpoint, kind, times: chance(0.7) ? 1 : between(2, 4) };
+					if (kind === 'rateLimit') fault.retryAfterSeconds = 0;
+					if (kind === 'delay') fault.delayMs = between(0, 30);
+					if (kind === 'status5xx') Object.assign(fault, { status: pick([500, 502, 503, 504]), afterProcessing: chance(0.5) });
+					sandbox.addFault(fault);
+					tally.faultsAdded++;
+				}
+			}
+			const shapes = { listShape: pick(LIST_SHAPES), errorShape: pick(ERROR_SHAPES), listIncludesTargets: chance(0.8) };
+			sandbox.configure(shapes);
+			if (chance(0.05)) sandbox.expireAccessTokens();
+
+			const logStart = sandbox.requestLog().length;
+			let run: NodeRunResult;
+			try {
+				run = await runOn(sandbox, { parameters, items, continueOnFail, credentials: store });
+			} finally {
+				sandbox.clearFaults();
+			}
+			tally.operations += items.length;
+			const log = sandbox.requestLog().slice(logStart);
+			tally.faultsHit += log.filter((entry) => entry.fault !== undefined).length;
+
+			const context = () =>
+				`workflow ${workflow} (${op}, ${items.length} items, continueOnFail ${continueOnFail}, ${JSON.stringify(shapes)}; seed ${SEED})`;
+			try {
+				const registered = ledger.check(sandbox, logStart, run, itemsOfTitle);
+				const errors = errorsOf(run);
+				if (run.error) tally.errorRuns++;
+				tally.errorItems += errors.length - (run.error ? 1 : 0);
+				outcomes[op][errors.length > 0 ? 'failed' : 'ok']++;
+				const outputs = run.items.map((item) => item.json);
+				tally.recovered += outputs.filter((json) => json.recoveredAfter !== undefined).length;
+
+				// What each operation promises on top of the invariants.
+				if (op === 'send' || op === 'schedule') {
+					for (const send of registered) (op === 'schedule' ? scheduledIds : sentIds).push(send.id);
+					for (const json of outputs) {
+						if (typeof json.id !== 'string') continue;
+						tally.extraChecks++;
+						if (!registered.some((send) => send.id === json.id)) throw new InvariantViolation(`output id ${json.id} is no send registered by this run`);
+					}
+				}
+				if (op === 'cancel') {
+					const byId = new Map(sandbox.notifications().map((send) => [send.id, send.status]));
+					for (const json of outputs) {
+						if (json.canceled === undefined) continue;
+						tally.extraChecks++;
+						const status = byId.get(json.id as string);
+						if (json.canceled === true && status !== 'canceled') throw new InvariantViolation(`cancel of ${json.id} said done, the send is ${status}`);
+						if (json.canceled === false && status === 'canceled') throw new InvariantViolation(`cancel of ${json.id} said not canceled, the send is canceled`);
+					}
+				}
+				if (op === 'get') {
+					for (const [index, item] of run.items.entries()) {
+						if (item.json.error !== undefined) continue;
+						tally.extraChecks++;
+						const asked = items[pairedIndex(item.pairedItem) ?? index]?.id;
+						const got = item.json.notificationId ?? item.json.id;
+						if (got !== asked) throw new InvariantViolation(`Get of ${asked} gave ${got}`);
+					}
+				}
+			} catch (error) {
+				if (error instanceof InvariantViolation) error.message = `${context()}:\n${error.message}`;
+				throw error;
+			}
+		}
+
+		// The sandbox's own records, once more: per intended send, nobody among its recipients twice.
+		const perTitle = new Map<string, Map<string, number>>();
+		for (const send of sandbox.notifications('primary')) {
+			if (!intendedTitles.has(send.title)) continue;
+			const perUser = perTitle.get(send.title) ?? new Map<string, number>();
+			for (const userId of new Set(send.target_user_ids)) perUser.set(userId, (perUser.get(userId) ?? 0) + 1);
+			perTitle.set(send.title, perUser);
+		}
+		const twice = [...perTitle.entries()].flatMap(([title, perUser]) =>
+			[...perUser.entries()].filter(([, times]) => times > 1).map(([userId]) => `${userId} in "${title}"`),
+		);
+		expect(twice).toEqual([]);
+
+		console.log(
+			[
+				`randomized reliability run (seed ${SEED}): ${tally.operations} operations in ${tally.workflows} workflows`,
+				`faults: ${tally.faultsAdded} injected, ${tally.faultsHit} hit a request; ${tally.recovered} sends recovered from the list after a lost answer`,
+				`outcomes: ${ledger.registered} sends registered, ${tally.errorRuns} workflows stopped by an error, ${tally.errorItems} error items; per operation ${JSON.stringify(outcomes)}`,
+				`invariants checked: ${ledger.checks + tally.extraChecks + perTitle.size} (${ledger.checks} after each workflow, ${tally.extraChecks} per-operation, ${perTitle.size} intended sends at the end)`,
+			].join('\n'),
+		);
+		expect(tally.operations).toBeGreaterThanOrEqual(OPERATIONS);
+		// The run exercised what it claims: faults were met, sends recovered, errors reported.
+		expect(tally.faultsHit).toBeGreaterThan(OPERATIONS / 10);
+		expect(tally.recovered).toBeGreaterThan(0);
+		expect(tally.errorRuns + tally.errorItems).toBeGreaterThan(0);
+	}, 240_000);
+});
+
+function pairedIndex(paired: unknown): number | undefined {
+	const first = Array.isArray(paired) ? paired[0] : paired;
+	if (typeof first === 'number') return first;
+	return typeof first === 'object' && first !== null ? (first as { item: number }).item : undefined;
+}
