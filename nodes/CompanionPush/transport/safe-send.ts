@@ -100,7 +100,8 @@ function outcomeUnknown(context: CompanionPushContext, reason: string, itemIndex
 
 /**
  * Sends a notification so that nobody is notified twice and no send is lost unreported:
- * - 2xx: accepted; never sent again, whatever follows.
+ * - 2xx: accepted; never sent again, whatever follows. When its body cannot be read, the id is
+ *   looked up in the list of sends as below; not found there, the error says it was accepted.
  * - 401: the transport renews the token and tries once more (a 401 registers nothing).
  * - The token cannot be renewed: nothing left. A refused renewal is an error at once; an
  *   unreachable token endpoint is waited for and tried again like a 429.
@@ -135,7 +136,14 @@ export async function sendNotification(
 				rememberSendId(accepted.data.data.id);
 				return { id: accepted.data.data.id, status: accepted.data.data.status, attempts: attempt };
 			}
-			// Accepted, but the id is unreadable: it must not be sent again.
+			// Accepted, but the id is unreadable (a body cut short, say): it must not be sent again.
+			// The list of sends can still tell its id; if it cannot, the error says it was accepted.
+			const registered = await findRegisteredSend(context, request, firstTryStartedAt, itemIndex).catch(() => undefined);
+			if (registered) {
+				rememberSendId(registered.id);
+				const recoveredAfter = 'an unreadable 202 answer';
+				return { id: registered.id, status: registered.status ?? 'sending', recoveredAfter, attempts: attempt };
+			}
 			throw unexpectedResponse(context.getNode(), `${action} (accepted, not re-sent)`, shown(response), itemIndex);
 		}
 		const lostAnswer = response.noAnswer ?? (response.status >= 500 ? `HTTP ${response.status}` : undefined);
