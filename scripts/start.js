@@ -12,8 +12,8 @@
 // Ctrl-C / SIGTERM stops n8n and the sandbox.
 //
 // A real service instead of the sandbox: set COMPANION_PUSH_BASE_URL, COMPANION_PUSH_CLIENT_ID,
-// COMPANION_PUSH_CLIENT_SECRET and COMPANION_PUSH_REFRESH_TOKEN (no sandbox is started then, and no
-// example is published, so nothing is sent unless you run it).
+// COMPANION_PUSH_CLIENT_SECRET and COMPANION_PUSH_REFRESH_TOKEN (no sandbox is started then, and
+// the examples are kept unpublished, so nothing is sent unless you run a workflow).
 //
 // Options (npm start -- <options>):
 //   --port N          n8n's port (default 5678, or a free one when taken)
@@ -303,6 +303,16 @@ async function main() {
 			log(`  published "${examples.find(({ workflow }) => workflow.id === id).workflow.name}"`);
 		} catch (error) {
 			console.error(`  could not publish ${id}: ${error.message}`);
+		}
+	}
+	if (realService) {
+		// Published examples would act on the real service (the follow-up report sends a report for
+		// every send of the organization): with a real service they stay unpublished.
+		const exampleIds = new Set(examples.map(({ workflow }) => workflow.id));
+		for (const workflow of await rest.listWorkflows()) {
+			if (!workflow.active || !exampleIds.has(workflow.id)) continue;
+			await rest.deactivateWorkflow(workflow.id);
+			log(`  unpublished the example "${workflow.name}" (a real service is used)`);
 		}
 	}
 	await checkTriggers(rest, { republish: Boolean(sandbox) });

@@ -135,7 +135,13 @@ describe('npm start', () => {
 
 		const rest = new N8nRestClient(url);
 		await rest.login();
-		expect((await rest.listWorkflows()).length).toBe(3);
+		// The examples published with the sandbox are unpublished with a real service.
+		expect(output).toContain('unpublished the example "Companion Push example: follow-up report"');
+		expect((await rest.listWorkflows()).map((workflow) => [workflow.id, workflow.active]).sort()).toEqual([
+			['cpExampleDigest', false],
+			['cpExampleErpEvent', false],
+			['cpExampleFollowUp', false],
+		]);
 		const credential = await rest.call('GET', '/credentials/cpSandboxCredential?includeData=true');
 		expect(credential.data.baseUrl).toBe(realService.baseUrl);
 		const before = realService.requestLog().length;
