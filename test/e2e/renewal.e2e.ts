@@ -1,6 +1,6 @@
 /**
  * Token renewal in n8n's REAL credential pipeline (`n8n execute`, the credential stored encrypted
- * in n8n's database): the sandbox issues tokens that live 12 s, so one workflow run spans three
+ * in n8n's database): the sandbox issues tokens that live 16 s, so one workflow run spans three
  * token lives. Exactly one refresh per token life, renewed before it expires (never a 401 for
  * it); the renewed token is saved with the credential and reused by the next run; a 401 on a valid
  * token renews once and retries once; a run after the token expired renews first.
@@ -9,7 +9,7 @@ import { startSandbox, type Sandbox } from '../../sandbox';
 import type { LoggedRequest } from '../../sandbox';
 import { brief, code, manualWorkflow, N8nHome, push, REFRESH, wait, type RunResult } from './n8n';
 
-const TOKEN_LIFE_SECONDS = 12;
+const TOKEN_LIFE_SECONDS = 16;
 const ACTIVE = 'GET /user-device/users';
 
 const activeUsers = (name: string) => push(name, { resource: 'user', operation: 'getActive', options: { idsOnly: true } });
