@@ -1,10 +1,11 @@
+import { createHash } from 'crypto';
 import type {
-	IAuthenticateGeneric,
 	ICredentialDataDecryptedObject,
 	ICredentialTestRequest,
 	ICredentialType,
 	IDataObject,
 	IHttpRequestHelper,
+	IHttpRequestOptions,
 	INodeProperties,
 } from 'n8n-workflow';
 
@@ -12,6 +13,18 @@ import type {
  * about 55 minutes), and the same twelfth of a shorter life (sandbox tokens of a few seconds). */
 export function renewalMarginMs(lifetimeSeconds: number): number {
 	return Math.min(5 * 60 * 1000, (lifetimeSeconds * 1000) / 12);
+}
+
+/** Which secrets a token was issued for (a one-way hash, never the secrets themselves). A token is
+ * used only with those secrets: after the Client Secret or Refresh Token is edited, the old token
+ * is not sent, so the next call renews it and a credential test proves the new secrets. (n8n's
+ * tester runs preAuthentication only when the stored token is empty, which an edit does not do.) */
+export function secretsFingerprint(credentials: ICredentialDataDecryptedObject): string {
+	const parts = [credentials.baseUrl, credentials.clientId, credentials.clientSecret, credentials.refreshToken];
+	return createHash('sha256')
+		.update(parts.map((part) => String(part ?? '').trim()).join('\n'))
+		.digest('hex')
+		.slice(0, 32);
 }
 
 const LOOPBACK_HOSTS = new Set(['localhost', '[::1]', '::1']);
@@ -116,6 +129,14 @@ export class CompanionPushApi implements ICredentialType {
 			typeOptions: { password: true },
 			default: 0,
 		},
+		{
+			// secretsFingerprint of the secrets the access token was issued for.
+			displayName: 'Access Token Issued For',
+			name: 'accessTokenIssuedFor',
+			type: 'hidden',
+			typeOptions: { password: true },
+			default: '',
+		},
 	];
 
 	/** Called by n8n when the access token is empty or a call answered 401 (and forced by the
@@ -163,19 +184,19 @@ export class CompanionPushApi implements ICredentialType {
 		return {
 			accessToken,
 			accessTokenRenewAfter: issuedAt + lifetime * 1000 - renewalMarginMs(lifetime),
+			accessTokenIssuedFor: secretsFingerprint(credentials),
 		};
 	}
 
-	authenticate: IAuthenticateGeneric = {
-		type: 'generic',
-		properties: {
-			headers: {
-				Authorization: '=Bearer {{$credentials.accessToken}}',
-			},
-		},
-	};
+	/** Adds the bearer token, when it was issued for the secrets now in the credential; otherwise an
+	 * empty one, which the API answers with 401, and n8n renews the token with the new secrets. */
+	async authenticate(credentials: ICredentialDataDecryptedObject, requestOptions: IHttpRequestOptions) {
+		const token = credentials.accessTokenIssuedFor === secretsFingerprint(credentials) ? credentials.accessToken : '';
+		return { ...requestOptions, headers: { ...requestOptions.headers, Authorization: `Bearer ${String(token ?? '')}` } };
+	}
 
-	// n8n renews the token through preAuthentication first, so this proves all three secrets.
+	// A token issued for other secrets is not sent (see authenticate): the API answers 401, n8n
+	// renews the token with the secrets under test, so a passing test proves all three.
 	test: ICredentialTestRequest = {
 		request: {
 			baseURL: '={{$credentials.baseUrl.replace(/\\/+$/, "")}}',

@@ -6,7 +6,7 @@
 import { Workflow } from 'n8n-workflow';
 import type { ICredentialDataDecryptedObject, IHttpRequestHelper, IHttpRequestOptions, INode } from 'n8n-workflow';
 
-import { checkBaseUrl, CompanionPushApi, renewalMarginMs } from '../../credentials/CompanionPushApi.credentials';
+import { checkBaseUrl, CompanionPushApi, renewalMarginMs, secretsFingerprint } from '../../credentials/CompanionPushApi.credentials';
 import { listActiveUserIds } from '../../nodes/CompanionPush/transport';
 import type { Sandbox } from '../../sandbox';
 import { nodeTypes } from '../harness/engine';
@@ -53,7 +53,7 @@ function recordingHelper() {
 }
 
 function preAuthenticate(helper: IHttpRequestHelper, data: ICredentialDataDecryptedObject) {
-	return credentialType.preAuthentication!.call(helper, data) as Promise<{ accessToken: string; accessTokenRenewAfter: number }>;
+	return credentialType.preAuthentication!.call(helper, data) as Promise<{ accessToken: string; accessTokenRenewAfter: number; accessTokenIssuedFor: string }>;
 }
 
 describe('checkBaseUrl: https required, plain http only on loopback', () => {
@@ -128,7 +128,8 @@ describe('the credential against the sandbox', () => {
 		expect(logOf(sandbox, REFRESH)[0].status).toBe(200);
 
 		// A one-hour token is renewed 5 minutes before it expires.
-		expect(Object.keys(output).sort()).toEqual(['accessToken', 'accessTokenRenewAfter']);
+		expect(Object.keys(output).sort()).toEqual(['accessToken', 'accessTokenIssuedFor', 'accessTokenRenewAfter']);
+		expect(output.accessTokenIssuedFor).toBe(secretsFingerprint(credentialData(sandbox)));
 		expect(output.accessToken).toMatch(/^\S{16,}$/);
 		expect(output.accessTokenRenewAfter).toBeGreaterThanOrEqual(before + 3_600_000 - 300_000);
 		expect(output.accessTokenRenewAfter).toBeLessThanOrEqual(after + 3_600_000 - 300_000);
@@ -175,13 +176,24 @@ describe('the credential against the sandbox', () => {
 		expect(api.map((entry) => [entry.authorization, entry.status])).toEqual([['valid', 200]]);
 	});
 
-	test('authenticate adds Authorization: Bearer <accessToken> as n8n resolves it', () => {
-		expect(credentialType.authenticate).toEqual({
-			type: 'generic',
-			properties: { headers: { Authorization: '=Bearer {{$credentials.accessToken}}' } },
-		});
-		const resolved = resolveWithCredentials('=Bearer {{$credentials.accessToken}}', { accessToken: 'tok-123' });
-		expect(resolved).toBe('Bearer tok-123');
+	test('authenticate adds Authorization: Bearer <accessToken> for the secrets the token was issued for', async () => {
+		const data = { ...credentialData(sandbox), accessToken: 'tok-123' };
+		const issued = { ...data, accessTokenIssuedFor: secretsFingerprint(data) };
+		const options = await credentialType.authenticate(issued, { url: '/x', headers: { accept: 'application/json' } });
+		expect(options.headers).toEqual({ accept: 'application/json', Authorization: 'Bearer tok-123' });
+	});
+
+	test('after the Client Secret is edited, the stored token is not sent: the API refuses, so a test proves the new secret', async () => {
+		const { helper } = recordingHelper();
+		const stored = { ...credentialData(sandbox), ...(await preAuthenticate(helper, credentialData(sandbox))) };
+		const edited = { ...stored, clientSecret: 'cps_edited_secret_0123456789' };
+		const sameSecrets = await credentialType.authenticate(stored, { url: '/x' });
+		const editedSecrets = await credentialType.authenticate(edited, { url: '/x' });
+		expect(sameSecrets.headers).toEqual({ Authorization: `Bearer ${stored.accessToken}` });
+		expect(editedSecrets.headers).toEqual({ Authorization: 'Bearer ' });
+		const response = await fetch(`${sandbox.baseUrl}/user-device/users`, { headers: { authorization: 'Bearer ' } });
+		expect(response.status).toBe(401);
+		expect(secretsFingerprint(edited)).not.toBe(stored.accessTokenIssuedFor);
 	});
 
 	test('without the Bearer header the API refuses: the header is what authenticates', async () => {
@@ -197,10 +209,7 @@ describe('the credential against the sandbox', () => {
 			const credentials = { ...data, ...output };
 			const request = credentialType.test.request;
 			const url = `${resolveWithCredentials(request.baseURL!, credentials)}${request.url}`;
-			const authorization = resolveWithCredentials(
-				(credentialType.authenticate as { properties: { headers: Record<string, string> } }).properties.headers.Authorization,
-				credentials,
-			);
+			const authorization = (await credentialType.authenticate(credentials, { url })).headers?.Authorization;
 			const response = await fetch(url, { method: request.method, headers: { authorization: String(authorization) } });
 			return { url, status: response.status };
 		}

@@ -102,7 +102,8 @@ export class TestCredentialsHelper extends ICredentialsHelper {
 		requestOptions: IHttpRequestOptions | IRequestOptionsSimplified,
 	): Promise<IHttpRequestOptions> {
 		const authenticate = credentialTypes[typeName]?.authenticate;
-		if (!authenticate || typeof authenticate === 'function') return requestOptions as IHttpRequestOptions;
+		if (!authenticate) return requestOptions as IHttpRequestOptions;
+		if (typeof authenticate === 'function') return await authenticate(credentials, requestOptions as IHttpRequestOptions);
 		const resolve = (value: unknown) =>
 			typeof value === 'string' && value.startsWith('=')
 				? value.slice(1).replace(/\{\{\s*\$credentials\.(\w+)\s*\}\}/g, (_m, key: string) => String(credentials[key] ?? ''))

@@ -2,6 +2,7 @@
  * The pure parts of the retry policy (retry.ts) and of the renewal decision (request.ts): the
  * numbers the integration tests rely on, pinned exactly.
  */
+import { secretsFingerprint } from '../../credentials/CompanionPushApi.credentials';
 import { tokenNeedsRenewal } from '../../nodes/CompanionPush/transport';
 import { redactSecrets } from '../../nodes/CompanionPush/transport/request';
 import {
@@ -68,16 +69,21 @@ describe('Retry-After', () => {
 
 describe('tokenNeedsRenewal', () => {
 	const now = 1_000_000;
+	const secrets = { baseUrl: 'https://api.example.com', clientId: 'c', clientSecret: 's', refreshToken: 'r' };
+	const issuedFor = secretsFingerprint(secrets);
 	test.each([
-		[{ accessToken: '', accessTokenRenewAfter: now + 10_000 }, true],
-		[{ accessToken: 'tok', accessTokenRenewAfter: now + 10_000 }, false],
-		[{ accessToken: 'tok', accessTokenRenewAfter: now }, true],
-		[{ accessToken: 'tok', accessTokenRenewAfter: now - 1 }, true],
-		[{ accessToken: 'tok', accessTokenRenewAfter: String(now + 10_000) }, false],
-		[{ accessToken: 'tok' }, true],
-		[{ accessToken: 'tok', accessTokenRenewAfter: 'later' }, true],
-	])('%j -> %s', (credentials, expected) => {
-		expect(tokenNeedsRenewal(credentials as never, now)).toBe(expected);
+		[{ accessToken: '', accessTokenRenewAfter: now + 10_000, accessTokenIssuedFor: issuedFor }, true],
+		[{ accessToken: 'tok', accessTokenRenewAfter: now + 10_000, accessTokenIssuedFor: issuedFor }, false],
+		[{ accessToken: 'tok', accessTokenRenewAfter: now, accessTokenIssuedFor: issuedFor }, true],
+		[{ accessToken: 'tok', accessTokenRenewAfter: now - 1, accessTokenIssuedFor: issuedFor }, true],
+		[{ accessToken: 'tok', accessTokenRenewAfter: String(now + 10_000), accessTokenIssuedFor: issuedFor }, false],
+		[{ accessToken: 'tok', accessTokenIssuedFor: issuedFor }, true],
+		[{ accessToken: 'tok', accessTokenRenewAfter: 'later', accessTokenIssuedFor: issuedFor }, true],
+		// Issued for other secrets (the credential was edited), or before the fingerprint existed.
+		[{ accessToken: 'tok', accessTokenRenewAfter: now + 10_000, accessTokenIssuedFor: 'other' }, true],
+		[{ accessToken: 'tok', accessTokenRenewAfter: now + 10_000 }, true],
+	])('%j -> %s', (token, expected) => {
+		expect(tokenNeedsRenewal({ ...secrets, ...token } as never, now)).toBe(expected);
 	});
 });
 

@@ -58,7 +58,14 @@ describe('no secret or token in any error', () => {
 		['a 409 on cancel', () => undefined, async (c) => cancelNotification(c, (await sendNotification(c, request())).id)],
 		['a 422 on send', () => undefined, (c) => sendNotification(c, { ...request(), target_user_ids: [] })],
 		['a 429 beyond the cap', () => sandbox.addFault({ endpoint: USER_LIST, kind: 'rateLimit', retryAfterSeconds: 120 }), (c) => listUsersPage(c, 0, 5)],
-		['a 202 with a malformed body', () => sandbox.addFault({ endpoint: SEND, kind: 'malformedJson' }), (c) => sendNotification(c, request())],
+		[
+			'a 202 with a malformed body, and the list unreadable',
+			() => {
+				sandbox.addFault({ endpoint: SEND, kind: 'malformedJson' });
+				sandbox.addFault({ endpoint: SEND_LIST, kind: 'malformedJson', times: 4 });
+			},
+			(c) => sendNotification(c, request()),
+		],
 		[
 			'an unknown outcome (reset, list unreadable)',
 			() => {

@@ -9,7 +9,7 @@ import type {
 	IPollFunctions,
 } from 'n8n-workflow';
 
-import { checkBaseUrl } from '../../../credentials/CompanionPushApi.credentials';
+import { checkBaseUrl, secretsFingerprint } from '../../../credentials/CompanionPushApi.credentials';
 import type { ZodType, ZodTypeDef } from 'zod';
 
 import { apiError, networkError, renewalError, unexpectedResponse } from './errors';
@@ -90,7 +90,9 @@ function credentialKey(context: CompanionPushContext): string {
  * before it expires, so a long run never spends a request on an expired token. */
 export function tokenNeedsRenewal(credentials: ICredentialDataDecryptedObject, nowMs: number): boolean {
 	const renewAfter = Number(credentials.accessTokenRenewAfter);
-	return !credentials.accessToken || !Number.isFinite(renewAfter) || nowMs >= renewAfter;
+	if (!credentials.accessToken || !Number.isFinite(renewAfter) || nowMs >= renewAfter) return true;
+	// Issued for other secrets (the credential was edited): renew now rather than spend a 401.
+	return credentials.accessTokenIssuedFor !== secretsFingerprint(credentials);
 }
 
 function errorCode(error: unknown): string {
