@@ -143,23 +143,24 @@ describe('the n8n editor in headless Chromium', () => {
 		await screenshot('credential-test');
 	});
 
-	// KNOWN BUG (credentials/CompanionPushApi.credentials.ts): the test request reuses the stored
-	// access token while it is valid, so after a first successful test a wrong Client Secret (or
-	// Refresh Token) still tests "successfully" for up to an hour. `test.failing` keeps this visible:
-	// once the credential test really proves the secrets, this starts to fail: make it a plain test.
-	test.failing('the credential: a wrong Client Secret fails the test', async () => {
+	test('the credential: after the Client Secret is edited to a wrong one, the test fails (renewed with it, refused); restored, it passes', async () => {
 		const modal = page.locator('[data-test-id="editCredential-modal"]');
 		const secret = modal.locator('[data-test-id="credential-connection-parameter"]', { hasText: 'Client Secret' }).locator('input');
 		try {
+			const before = sandbox.requestLog().length;
 			const tested = waitForCredentialTest(page);
 			await secret.fill('a-wrong-client-secret');
 			await modal.locator('[data-test-id="credential-save-button"]').click();
 			expect(await tested).toMatchObject({ status: 'Error' });
+			// The token issued for the old secret is not used: a renewal with the new one is refused.
+			const requests = sandbox.requestLog().slice(before);
+			expect(requests.filter((entry) => entry.endpoint === 'POST /auth/oauth/v2/refresh').map((entry) => entry.status)).toContain(401);
+			expect(requests.filter((entry) => entry.status >= 200 && entry.status < 300 && entry.endpoint !== 'POST /auth/oauth/v2/refresh')).toEqual([]);
 		} finally {
 			const restored = waitForCredentialTest(page);
 			await secret.fill(sandbox.orgs.primary.clientSecret);
 			await modal.locator('[data-test-id="credential-save-button"]').click();
-			await restored;
+			expect(await restored).toMatchObject({ status: 'OK' });
 			await page.keyboard.press('Escape');
 		}
 	});
