@@ -21,6 +21,11 @@ export interface PollTarget {
 	workflow: Workflow;
 	node: INode;
 	additionalData: IWorkflowExecuteAdditionalData;
+	/** The one poll context of this activation, as n8n keeps it: made by the first poll (the one
+	 * n8n runs while activating the workflow) and reused by every later poll. */
+	context?: PollContext;
+	/** Where the context's emit and emitError put the current poll's outcome. */
+	sink: { emitted?: INodeExecutionData[][]; failure?: Error };
 }
 
 export interface PollOutcome {
@@ -67,7 +72,7 @@ export function createPollTarget(options: {
 		staticData: options.staticData,
 		settings: { timezone: 'UTC', executionOrder: 'v1' },
 	});
-	return { workflow, node, additionalData: additionalDataFor(options.credentials) };
+	return { workflow, node, additionalData: additionalDataFor(options.credentials), sink: {} };
 }
 
 const triggersAndPollers = new TriggersAndPollers();
@@ -83,23 +88,25 @@ export function observePolls(observer: (outcome: PollOutcome) => void): () => vo
 
 /** One poll of an active workflow, as n8n runs it. */
 export async function runPoll(target: PollTarget): Promise<PollOutcome> {
-	let emitted: INodeExecutionData[][] | undefined;
-	let failure: Error | undefined;
-	const context = new PollContext(
+	const sink = target.sink;
+	sink.emitted = undefined;
+	sink.failure = undefined;
+	const context = (target.context ??= new PollContext(
 		target.workflow,
 		target.node,
 		target.additionalData,
 		'trigger',
 		'activate',
-		(data) => (emitted = data),
-		(error) => (failure = error),
-	);
+		(data) => (sink.emitted = data),
+		(error) => (sink.failure = error),
+	));
 	try {
 		const response = await triggersAndPollers.runPollFunction(target.workflow, target.node, context);
 		if (response !== null) context.__emit(response);
 	} catch (error) {
 		context.__emitError(error as Error);
 	}
+	const { emitted, failure } = sink as PollTarget['sink'];
 	const outcome: PollOutcome = {
 		items: (emitted?.[0] ?? []).map((item) => item.json),
 		emitted: emitted !== undefined,

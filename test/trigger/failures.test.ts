@@ -96,4 +96,43 @@ describe('Companion Push Trigger: a failing poll', () => {
 		const next = await fixture.poll();
 		expect(next.items.map((item) => item.notificationId).sort()).toEqual([first, second].sort());
 	});
+
+	test('the poll n8n runs while activating the workflow does not fail during an outage: it logs, keeps the state, and the next poll catches up', async () => {
+		fixture = await TriggerFixture.start({ events: ['notificationSettled'] });
+		await fixture.poll();
+		const sent = await fixture.send([fixture.user('onePhone')], { title: 'During the outage' });
+		await fixture.sandbox.clock.advance(5_000);
+		// n8n restarts: a new activation (a new poll context) over the same static data.
+		const stored = fixture.staticData();
+		fixture.activate({ events: ['notificationSettled'] }, { [`node:${fixture.target.node.name}`]: stored });
+		fixture.sandbox.addFault({ endpoint: 'GET /push-notification/list', kind: 'status5xx', status: 503, times: 4 });
+
+		const activation = await fixture.poll();
+		expect(activation.error).toBeUndefined();
+		expect(activation.emitted).toBe(false);
+		expect(fixture.staticData()).toEqual(stored);
+
+		const next = await fixture.poll();
+		expect(next.items.map((item) => item.notificationId)).toEqual([sent]);
+		// Later polls report their errors to n8n as usual.
+		fixture.sandbox.addFault({ endpoint: 'GET /push-notification/list', kind: 'status5xx', status: 503, times: 4 });
+		expect((await fixture.poll()).error).toBeInstanceOf(NodeApiError);
+	});
+
+	test('a watched send the API no longer knows (404) is forgotten instead of failing every poll', async () => {
+		fixture = await TriggerFixture.start({ events: ['notificationSettled'] });
+		await fixture.poll();
+		const gone = await fixture.send([fixture.user('onePhone')], { title: 'Gone' });
+		await fixture.poll();
+		expect(Object.keys((fixture.staticData().watch as { sends: object }).sends)).toContain(gone);
+		// The sandbox forgets every send (as a restarted sandbox would): the watched one answers 404.
+		await fixture.sandbox.reset();
+		await fixture.sandbox.clock.advance(30 * MINUTE);
+
+		const outcome = await fixture.poll();
+		expect(outcome.error).toBeUndefined();
+		expect(Object.keys((fixture.staticData().watch as { sends: object }).sends)).not.toContain(gone);
+		const detailReads = fixture.sandbox.requestLog().filter((entry) => entry.endpoint === 'GET /push-notification/:id');
+		expect(detailReads.map((entry) => entry.status)).toEqual([404]);
+	});
 });

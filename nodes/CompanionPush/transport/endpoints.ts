@@ -156,7 +156,13 @@ export async function listNotificationsPage(
  */
 export async function listNotifications(
 	context: CompanionPushContext,
-	options: { max?: number; itemIndex?: number; stopWhen?: (send: ListedNotification, page: SendListPage) => boolean } = {},
+	options: {
+		max?: number;
+		itemIndex?: number;
+		stopWhen?: (send: ListedNotification, page: SendListPage) => boolean;
+		/** Called with every page read, empty ones included (the trigger reads the server's clock). */
+		onPage?: (page: SendListPage) => void;
+	} = {},
 ): Promise<ListedNotification[]> {
 	const max = options.max ?? Infinity;
 	const sends: ListedNotification[] = [];
@@ -164,6 +170,7 @@ export async function listNotifications(
 	let skip = 0;
 	while (sends.length < max) {
 		const page = await listNotificationsPage(context, skip, SEND_LIST_PAGE_SIZE, options.itemIndex);
+		options.onPage?.(page);
 		const fresh = page.items.filter((send) => !seen.has(send.id));
 		if (fresh.length === 0) break;
 		for (const send of fresh) {

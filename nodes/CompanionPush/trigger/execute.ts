@@ -1,3 +1,4 @@
+import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 import type { IDataObject, INodeExecutionData, IPollFunctions } from 'n8n-workflow';
 
 import { getNotification, listNotifications } from '../transport';
@@ -30,7 +31,47 @@ import {
 export async function pollCompanionPush(this: IPollFunctions): Promise<INodeExecutionData[][] | null> {
 	const parameters = readParameters(this);
 	if (this.getMode() === 'manual') return await fetchTestEvent(this, parameters);
+	// n8n 2.41 runs one poll as it activates the workflow (at publish and at every start) and, if
+	// that poll throws, marks the trigger failed for good. An API outage at that moment must not
+	// disable the trigger: that poll logs the error and emits nothing, leaving the state as it was;
+	// the scheduled polls then catch up, and their errors reach n8n as usual.
+	const isActivationPoll = !polledContexts.has(this);
+	polledContexts.add(this);
+	if (!isActivationPoll) return await pollWithState.call(this, parameters);
+	try {
+		return await pollWithState.call(this, parameters);
+	} catch (error) {
+		if (!(error instanceof NodeApiError)) throw asNodeError(this, error);
+		this.logger.warn(`Companion Push Trigger: the first poll after activation failed, the next one retries: ${error.message}`);
+		return null;
+	}
+}
 
+/** Errors as n8n records them: its own error types pass through, anything else is wrapped. */
+function asNodeError(context: IPollFunctions, error: unknown): NodeApiError | NodeOperationError {
+	if (error instanceof NodeApiError || error instanceof NodeOperationError) return error;
+	return new NodeOperationError(context.getNode(), error as Error);
+}
+
+// The poll contexts n8n has polled with: n8n keeps one per activation, so the first poll of a
+// context is the one it runs while activating the workflow.
+const polledContexts = new WeakSet<object>();
+
+/** A send's detail, or undefined when the API answers 404 for it. */
+async function readDetailUnlessGone(context: IPollFunctions, id: string) {
+	try {
+		return await getNotification(context, id);
+	} catch (error) {
+		if (error instanceof NodeApiError && error.httpCode === '404') return undefined;
+		throw asNodeError(context, error);
+	}
+}
+
+/** One poll with the stored state (see the comment at the top). */
+async function pollWithState(
+	this: IPollFunctions,
+	parameters: ReturnType<typeof readParameters>,
+): Promise<INodeExecutionData[][] | null> {
 	const staticData = this.getWorkflowStaticData('node');
 	// A deep copy: the stored state is replaced only at the end, once every read has succeeded.
 	const state = readState(staticData);
@@ -40,10 +81,8 @@ export async function pollCompanionPush(this: IPollFunctions): Promise<INodeExec
 	let serverNow: number | undefined;
 	const listed = await listNotifications(this, {
 		max: state ? undefined : NEWEST_IDS,
-		stopWhen: (send, page) => {
-			serverNow ??= page.serverTimeMs;
-			return state !== undefined && alreadySeen(state, send);
-		},
+		onPage: (page) => (serverNow ??= page.serverTimeMs),
+		stopWhen: (send) => state !== undefined && alreadySeen(state, send),
 	});
 	const now = serverNow ?? Date.now();
 
@@ -63,7 +102,13 @@ export async function pollCompanionPush(this: IPollFunctions): Promise<INodeExec
 	const events: TriggerEvent[] = [];
 	const records = new Map<string, NotificationRecord>();
 	for (const id of planReads(state, now, parameters.maxReadsPerPoll)) {
-		const detail = await getNotification(this, id);
+		const detail = await readDetailUnlessGone(this, id);
+		if (detail === undefined) {
+			// The API no longer knows this send (404): nothing more can happen to it. Failing every
+			// poll over it instead would stop the trigger for good (see pollCompanionPush).
+			delete state.sends[id];
+			continue;
+		}
 		const record = detail.notification;
 		const watched = state.sends[id];
 		if (matchesFilters(record, parameters.filters, true) === false) {
