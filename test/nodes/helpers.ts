@@ -11,16 +11,11 @@ import type { LoggedRequest, Sandbox, SandboxCredential, SandboxOptions } from '
 import { CredentialStore, registerNodeType, runNode } from '../harness/engine';
 import { send, tokenFor } from '../sandbox/helpers';
 import type { NodeRunResult } from '../harness/engine';
+import { ACTIVE_USERS, CANCEL, credentialData, DETAIL, REFRESH, SEND, SEND_LIST, USER_LIST } from '../harness/fixtures';
 
 registerNodeType('companionPush', new CompanionPush());
 
-export const REFRESH = 'POST /auth/oauth/v2/refresh';
-export const USER_LIST = 'GET /user/list';
-export const ACTIVE_USERS = 'GET /user-device/users';
-export const SEND = 'POST /push-notification/send';
-export const SEND_LIST = 'GET /push-notification/list';
-export const DETAIL = 'GET /push-notification/:id';
-export const CANCEL = 'POST /push-notification/:id/cancel';
+export { ACTIVE_USERS, CANCEL, credentialData, DETAIL, REFRESH, SEND, SEND_LIST, USER_LIST };
 
 /** A sandbox on a random port, on the real clock (the node compares times with Date.now()),
  * with deliveries settled quickly. */
@@ -31,14 +26,7 @@ export function sandboxFor(options: SandboxOptions = {}): Promise<Sandbox> {
 /** A credential store holding the credential as n8n keeps it before its first use: no token yet. */
 export function storeFor(sandbox: Sandbox, credential: SandboxCredential = sandbox.orgs.primary): CredentialStore {
 	const store = new CredentialStore();
-	store.add({
-		baseUrl: sandbox.baseUrl,
-		clientId: credential.clientId,
-		clientSecret: credential.clientSecret,
-		refreshToken: credential.refreshToken,
-		accessToken: '',
-		accessTokenRenewAfter: 0,
-	});
+	store.add(credentialData(sandbox, credential));
 	return store;
 }
 

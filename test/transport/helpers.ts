@@ -3,42 +3,24 @@
  * sandbox's credential the way n8n's database would, and probes that run transport functions in a
  * real n8n node context (n8n-core's WorkflowExecute, see test/harness/engine.ts).
  */
-import type { ICredentialDataDecryptedObject, IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { startSandbox } from '../../sandbox';
 import type { LoggedRequest, Sandbox, SandboxCredential, SandboxOptions } from '../../sandbox';
 import { CredentialStore, runProbe } from '../harness/engine';
 import type { NodeRunResult } from '../harness/engine';
+import { ACTIVE_USERS, CANCEL, credentialData, DETAIL, REFRESH, SEND, SEND_LIST, USER_LIST } from '../harness/fixtures';
 
 export const START = '2026-03-02T09:00:00.000Z';
 
-export const REFRESH = 'POST /auth/oauth/v2/refresh';
-export const USER_LIST = 'GET /user/list';
-export const ACTIVE_USERS = 'GET /user-device/users';
-export const SEND = 'POST /push-notification/send';
-export const SEND_LIST = 'GET /push-notification/list';
-export const DETAIL = 'GET /push-notification/:id';
-export const CANCEL = 'POST /push-notification/:id/cancel';
+export { ACTIVE_USERS, CANCEL, credentialData, DETAIL, REFRESH, SEND, SEND_LIST, USER_LIST };
 
 /** A sandbox on a random port; the manual clock unless told otherwise. */
 export function sandboxFor(options: SandboxOptions = {}): Promise<Sandbox> {
 	return startSandbox({ clock: 'manual', startTime: START, seedUsers: 60, deliveryMs: 0, ...options });
 }
 
-/** The credential data as n8n stores it before its first use: no access token yet. */
-export function credentialData(
-	sandbox: Sandbox,
-	credential: SandboxCredential = sandbox.orgs.primary,
-): ICredentialDataDecryptedObject {
-	return {
-		baseUrl: sandbox.baseUrl,
-		clientId: credential.clientId,
-		clientSecret: credential.clientSecret,
-		refreshToken: credential.refreshToken,
-		accessToken: '',
-		accessTokenRenewAfter: 0,
-	};
-}
+
 
 export function storeFor(sandbox: Sandbox, data: IDataObject = {}): CredentialStore {
 	const store = new CredentialStore();

@@ -3,6 +3,7 @@ import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n
 
 import { cancelNotification } from '../../transport';
 import { asNodeError, forEachItem, readParameter } from '../item-loop';
+import { optionsCollection } from '../options';
 import { notificationIdField, readNotificationId } from './notification-id';
 
 const show = { resource: ['notification'], operation: ['cancel'] };
@@ -16,24 +17,16 @@ export const description: INodeProperties[] = [
 		default: '',
 		displayOptions: { show },
 	},
-	{
-		displayName: 'Options',
-		name: 'options',
-		type: 'collection',
-		placeholder: 'Add Option',
-		default: {},
-		displayOptions: { show },
-		options: [
-			{
-				displayName: 'Ignore If Not Scheduled',
-				name: 'ignoreIfNotScheduled',
-				type: 'boolean',
-				default: false,
-				description:
-					'Whether a send that already left gives an output item (canceled: false, with its status) instead of an error',
-			},
-		],
-	},
+	optionsCollection(show, [
+		{
+			displayName: 'Ignore If Not Scheduled',
+			name: 'ignoreIfNotScheduled',
+			type: 'boolean',
+			default: false,
+			description:
+				'Whether a send that already left gives an output item (canceled: false, with its status) instead of an error',
+		},
+	]),
 ];
 
 export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[]> {

@@ -2,6 +2,7 @@ import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodePropertie
 
 import { getNotification } from '../../transport';
 import { fieldError, forEachItem, readParameter } from '../item-loop';
+import { optionsCollection } from '../options';
 import { notificationIdField, readNotificationId } from './notification-id';
 import { readWaitTimeout, waitFields, waitForFinalStatus, waitOptions } from './wait';
 
@@ -9,31 +10,23 @@ const show = { resource: ['notification'], operation: ['get'] };
 
 export const description: INodeProperties[] = [
 	notificationIdField('get'),
-	{
-		displayName: 'Options',
-		name: 'options',
-		type: 'collection',
-		placeholder: 'Add Option',
-		default: {},
-		displayOptions: { show },
-		options: [
-			{
-				displayName: 'Deliveries',
-				name: 'deliveries',
-				type: 'options',
-				default: 'include',
-				description: 'What to do with the delivery entries (one per phone, or one "no_device" entry per user without an active app)',
-				options: [
-					{ name: 'Include', value: 'include', description: 'In a "deliveries" list on the item' },
-					{ name: 'Omit', value: 'omit', description: 'Only the notification record and its counters' },
-					{ name: 'Split Into Items', value: 'split', description: 'One output item per delivery entry' },
-				],
-			},
-			...waitOptions(
-				'Whether to keep checking, with growing intervals, until the send leaves "sending"/"scheduled" or the timeout passes',
-			),
-		],
-	},
+	optionsCollection(show, [
+		{
+			displayName: 'Deliveries',
+			name: 'deliveries',
+			type: 'options',
+			default: 'include',
+			description: 'What to do with the delivery entries (one per phone, or one "no_device" entry per user without an active app)',
+			options: [
+				{ name: 'Include', value: 'include', description: 'In a "deliveries" list on the item' },
+				{ name: 'Omit', value: 'omit', description: 'Only the notification record and its counters' },
+				{ name: 'Split Into Items', value: 'split', description: 'One output item per delivery entry' },
+			],
+		},
+		...waitOptions(
+			'Whether to keep checking, with growing intervals, until the send leaves "sending"/"scheduled" or the timeout passes',
+		),
+	]),
 ];
 
 export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[]> {

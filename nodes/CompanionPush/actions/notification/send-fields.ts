@@ -1,5 +1,6 @@
 import type { INodeProperties } from 'n8n-workflow';
 
+import { optionsCollection } from '../options';
 import { waitOptions } from './wait';
 
 /** The fields shared by Send and Schedule, shown for the given operation. */
@@ -189,39 +190,31 @@ export function sendFields(operation: 'send' | 'schedule'): INodeProperties[] {
 				},
 			],
 		},
-		{
-			displayName: 'Options',
-			name: 'options',
-			type: 'collection',
-			placeholder: 'Add Option',
-			default: {},
-			displayOptions: { show },
-			options: [
-				{
-					displayName: 'Batch Size',
-					name: 'batchSize',
-					type: 'number',
-					default: 1000,
-					typeOptions: { minValue: 1, maxValue: 1000 },
-					description:
-						'Recipients per send. Larger audiences are split into several sends, each with its own ID (the API recommends at most 1000).',
-				},
-				...(operation === 'schedule'
-					? ([
-							{
-								displayName: 'Send If Time Is Past',
-								name: 'sendIfPast',
-								type: 'boolean',
-								default: false,
-								description:
-									'Whether to send at once when Scheduled At is already past. Off: the item fails instead, so a late run never notifies people unexpectedly.',
-							},
-						] as INodeProperties[])
-					: []),
-				...waitOptions(
-					'Whether to wait, checking with growing intervals, until the send is delivered (sent, partially failed or failed) before the node finishes',
-				),
-			],
-		},
+		optionsCollection(show, [
+			{
+				displayName: 'Batch Size',
+				name: 'batchSize',
+				type: 'number',
+				default: 1000,
+				typeOptions: { minValue: 1, maxValue: 1000 },
+				description:
+					'Recipients per send. Larger audiences are split into several sends, each with its own ID (the API recommends at most 1000).',
+			},
+			...(operation === 'schedule'
+				? ([
+						{
+							displayName: 'Send If Time Is Past',
+							name: 'sendIfPast',
+							type: 'boolean',
+							default: false,
+							description:
+								'Whether to send at once when Scheduled At is already past. Off: the item fails instead, so a late run never notifies people unexpectedly.',
+						},
+					] as INodeProperties[])
+				: []),
+			...waitOptions(
+				'Whether to wait, checking with growing intervals, until the send is delivered (sent, partially failed or failed) before the node finishes',
+			),
+		]),
 	];
 }

@@ -2,27 +2,20 @@ import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n
 
 import { listActiveUserIds } from '../../transport';
 import { forEachItem, readParameter } from '../item-loop';
+import { optionsCollection } from '../options';
 
 const show = { resource: ['user'], operation: ['getActive'] };
 
 export const description: INodeProperties[] = [
-	{
-		displayName: 'Options',
-		name: 'options',
-		type: 'collection',
-		placeholder: 'Add Option',
-		default: {},
-		displayOptions: { show },
-		options: [
-			{
-				displayName: 'IDs Only',
-				name: 'idsOnly',
-				type: 'boolean',
-				default: false,
-				description: 'Whether to return one item holding the list of user IDs (and their count) instead of one item per user',
-			},
-		],
-	},
+	optionsCollection(show, [
+		{
+			displayName: 'IDs Only',
+			name: 'idsOnly',
+			type: 'boolean',
+			default: false,
+			description: 'Whether to return one item holding the list of user IDs (and their count) instead of one item per user',
+		},
+	]),
 ];
 
 /** Users who can receive notifications now: app installed, logged in, notifications allowed. */
