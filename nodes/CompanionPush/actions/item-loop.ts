@@ -3,14 +3,20 @@ import type {
 	IDataObject,
 	IExecuteFunctions,
 	IGetNodeParameterOptions,
+	INode,
 	INodeExecutionData,
 	IPairedItemData,
 } from 'n8n-workflow';
 
-/** An n8n error for this item: API and node errors keep their text; anything else is wrapped. */
-export function asNodeError(context: IExecuteFunctions, error: unknown, itemIndex: number): NodeApiError | NodeOperationError {
+/** An n8n error (for this item, when there is one): API and node errors keep their text; anything
+ * else is wrapped. Also used by the trigger, whose polls have no item. */
+export function asNodeError(
+	context: { getNode(): INode },
+	error: unknown,
+	itemIndex?: number,
+): NodeApiError | NodeOperationError {
 	if (error instanceof NodeApiError || error instanceof NodeOperationError) {
-		error.context.itemIndex ??= itemIndex;
+		if (itemIndex !== undefined) error.context.itemIndex ??= itemIndex;
 		return error;
 	}
 	return new NodeOperationError(context.getNode(), error as Error, { itemIndex });

@@ -107,11 +107,20 @@ export function apiError(node: INode, failure: ApiFailure): NodeApiError {
 	});
 }
 
+/** Why the credential's preAuthentication failed (its TokenRenewalError, which n8n wraps). A
+ * refusal (wrong secret, revoked refresh token) is final; an unreachable or busy (429, 5xx)
+ * token endpoint is `retryable`. The message never holds a secret. */
+export interface RenewalFailure {
+	message: string;
+	retryable: boolean;
+	httpCode?: number;
+}
+
 /** The access token could not be renewed, so the request was not sent. */
 export function renewalError(
 	node: INode,
 	action: string,
-	failure: { message: string; retryable: boolean; httpCode?: number },
+	failure: RenewalFailure,
 	itemIndex?: number,
 ): NodeApiError {
 	return nodeApiError(node, { reason: failure.message } as JsonObject, {

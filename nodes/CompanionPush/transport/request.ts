@@ -13,6 +13,7 @@ import { checkBaseUrl, secretsFingerprint } from '../../../credentials/Companion
 import type { ZodType, ZodTypeDef } from 'zod';
 
 import { apiError, networkError, renewalError, unexpectedResponse } from './errors';
+import type { RenewalFailure } from './errors';
 import { isRetryableStatus, nextDelayMs } from './retry';
 
 /** Every n8n context the nodes call the API from. */
@@ -46,20 +47,19 @@ export interface ApiResponse {
 	renewalFailed?: RenewalFailure;
 }
 
-/** Why the credential's preAuthentication failed (its TokenRenewalError, which n8n wraps). A
- * refusal (wrong secret, revoked refresh token) is final; an unreachable or busy (429, 5xx)
- * token endpoint is `retryable`. The message never holds a secret. */
-export interface RenewalFailure {
-	message: string;
-	retryable: boolean;
-	httpCode?: number;
+/** The error and the errors it wraps (`cause`), outermost first: n8n wraps what the request or
+ * the credential threw, so what matters may be a few levels down. */
+function* causeChain(error: unknown): Generator<Record<string, unknown>> {
+	const seen = new Set<unknown>();
+	for (let current = error; typeof current === 'object' && current !== null && !seen.has(current); ) {
+		seen.add(current);
+		yield current as Record<string, unknown>;
+		current = (current as { cause?: unknown }).cause;
+	}
 }
 
 function renewalFailure(error: unknown): RenewalFailure | undefined {
-	const seen = new Set<unknown>();
-	let current = error as { name?: unknown; message?: unknown; retryable?: unknown; httpCode?: unknown; cause?: unknown } | undefined;
-	while (current && typeof current === 'object' && !seen.has(current)) {
-		seen.add(current);
+	for (const current of causeChain(error)) {
 		if (current.name === 'TokenRenewalError' && typeof current.message === 'string') {
 			return {
 				message: current.message,
@@ -67,7 +67,6 @@ function renewalFailure(error: unknown): RenewalFailure | undefined {
 				httpCode: typeof current.httpCode === 'number' ? current.httpCode : undefined,
 			};
 		}
-		current = current.cause as typeof current;
 	}
 	return undefined;
 }
@@ -96,13 +95,9 @@ export function tokenNeedsRenewal(credentials: ICredentialDataDecryptedObject, n
 }
 
 function errorCode(error: unknown): string {
-	const seen = new Set<unknown>();
-	let current = error as { code?: unknown; cause?: unknown; message?: unknown } | undefined;
-	while (current && !seen.has(current)) {
-		seen.add(current);
+	for (const current of causeChain(error)) {
 		if (typeof current.code === 'string' && /^E[A-Z_]+$/.test(current.code)) return current.code;
 		if (typeof current.message === 'string' && /timeout/i.test(current.message)) return 'ETIMEDOUT';
-		current = current.cause as typeof current;
 	}
 	return 'ECONNRESET';
 }

@@ -54,7 +54,6 @@ export const sendAcceptedSchema = z.object({
 	ok: z.boolean().optional(),
 	data: z.object({ id, status: z.string() }).passthrough(),
 });
-export type SendAccepted = z.infer<typeof sendAcceptedSchema>['data'];
 
 export const statsSchema = z
 	.object({

@@ -1,6 +1,7 @@
-import { NodeApiError, NodeOperationError } from 'n8n-workflow';
+import { NodeApiError } from 'n8n-workflow';
 import type { IDataObject, INodeExecutionData, IPollFunctions } from 'n8n-workflow';
 
+import { asNodeError } from '../actions/item-loop';
 import { getNotification, listNotifications } from '../transport';
 import type { ListedNotification, NotificationRecord } from '../transport';
 import { detectEvents, matchesFilters, toItems } from './events';
@@ -45,12 +46,6 @@ export async function pollCompanionPush(this: IPollFunctions): Promise<INodeExec
 		this.logger.warn(`Companion Push Trigger: the first poll after activation failed, the next one retries: ${error.message}`);
 		return null;
 	}
-}
-
-/** Errors as n8n records them: its own error types pass through, anything else is wrapped. */
-function asNodeError(context: IPollFunctions, error: unknown): NodeApiError | NodeOperationError {
-	if (error instanceof NodeApiError || error instanceof NodeOperationError) return error;
-	return new NodeOperationError(context.getNode(), error as Error);
 }
 
 // The poll contexts n8n has polled with: n8n keeps one per activation, so the first poll of a

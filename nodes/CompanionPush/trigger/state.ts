@@ -149,8 +149,3 @@ export function ageOut(state: TriggerState, now: number, watchWindowMs: number):
 	}
 	return forgotten;
 }
-
-/** Size of the state as stored (JSON characters). */
-export function stateSize(state: TriggerState): number {
-	return JSON.stringify(state).length;
-}
