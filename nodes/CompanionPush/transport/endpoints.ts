@@ -1,9 +1,8 @@
 import { z } from 'zod';
 
-import { NodeApiError, NodeOperationError } from 'n8n-workflow';
-import type { JsonObject } from 'n8n-workflow';
+import { NodeApiError } from 'n8n-workflow';
 
-import { apiRequest, apiRequestWithHeaders } from './request';
+import { apiRequest, apiRequestWithHeaders } from './read';
 import type { CompanionPushContext } from './request';
 import {
 	activeUsersSchema,
@@ -95,9 +94,7 @@ export async function cancelNotification(
 		);
 		return { message: response.message ?? 'Push notification canceled', alreadyCanceled: false };
 	} catch (error) {
-		if (!(error instanceof NodeApiError) || error.httpCode !== '409') {
-			throw error instanceof NodeOperationError ? error : new NodeApiError(context.getNode(), error as JsonObject);
-		}
+		if (!(error instanceof NodeApiError) || error.httpCode !== '409') throw error;
 		const current = await getNotification(context, notificationId, itemIndex);
 		if (current.notification.status === 'canceled') {
 			return { message: 'Push notification canceled', alreadyCanceled: true };
@@ -105,7 +102,7 @@ export async function cancelNotification(
 		error.message = `Notification ${notificationId} can no longer be canceled: it is "${current.notification.status}", and only a scheduled send can be canceled`;
 		error.description = 'The send already left. A delivered notification cannot be taken back.';
 		error.context.currentStatus = current.notification.status;
-		throw new NodeApiError(context.getNode(), error as unknown as JsonObject); // hands back `error` itself
+		throw error;
 	}
 }
 

@@ -1,6 +1,7 @@
 /** The only code that talks HTTP to the Push Notification API. */
-export { apiRequest, exchange, CREDENTIAL_TYPE, tokenNeedsRenewal } from './request';
-export type { ApiCall, ApiResponse, CompanionPushContext } from './request';
+export { apiRequest } from './read';
+export { exchange, CREDENTIAL_TYPE, tokenNeedsRenewal } from './request';
+export type { Answer, ApiCall, CompanionPushContext } from './request';
 export {
 	cancelNotification,
 	getNotification,
@@ -10,8 +11,8 @@ export {
 	listUsersPage,
 	USER_PAGE_SIZE,
 } from './endpoints';
-export { sendNotification } from './safe-send';
-export type { SendOutcome, SendRequest } from './safe-send';
+export { sendNotification } from './safeSend';
+export type { SendOutcome, SendRequest } from './safeSend';
 export { parseErrorBody } from './errors';
 export { DELIVERY_STATES, SEND_STATES } from './schemas';
 export type { Delivery, ListedNotification, NotificationDetail, NotificationRecord, User } from './schemas';

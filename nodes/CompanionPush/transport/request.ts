@@ -1,4 +1,4 @@
-import { NodeOperationError, sleep } from 'n8n-workflow';
+import { NodeOperationError } from 'n8n-workflow';
 import type {
 	ICredentialDataDecryptedObject,
 	IDataObject,
@@ -10,11 +10,8 @@ import type {
 } from 'n8n-workflow';
 
 import { checkBaseUrl, secretsFingerprint } from '../../../credentials/CompanionPushApi.credentials';
-import type { ZodType, ZodTypeDef } from 'zod';
 
-import { apiError, networkError, renewalError, unexpectedResponse } from './errors';
 import type { RenewalFailure } from './errors';
-import { isRetryableStatus, nextDelayMs } from './retry';
 
 /** Every n8n context the nodes call the API from. */
 export type CompanionPushContext = IExecuteFunctions | IPollFunctions | ILoadOptionsFunctions;
@@ -34,18 +31,19 @@ export interface ApiCall {
 	timeoutMs?: number;
 }
 
-export interface ApiResponse {
-	/** The HTTP status, or 0 when no answer came back (connection failed, reset, timed out). */
-	status: number;
-	body: unknown;
-	headers: Record<string, unknown>;
-	/** Hides the credential's secrets in a body about to be shown in an error. */
-	redact?: (body: unknown) => unknown;
-	/** Why no answer came back (ECONNRESET, ETIMEDOUT ...), when status is 0. */
-	noAnswer?: string;
-	/** Status 0 because the access token could not be renewed: the request was not sent. */
-	renewalFailed?: RenewalFailure;
-}
+/** What one request came back with: an answer (any status), no answer at all (connection failed,
+ * reset, timed out), or nothing sent because the access token could not be renewed. */
+export type Answer =
+	| {
+			kind: 'answer';
+			status: number;
+			body: unknown;
+			headers: Record<string, unknown>;
+			/** Hides the credential's secrets in a body about to be shown in an error. */
+			redact: (body: unknown) => unknown;
+	  }
+	| { kind: 'noAnswer'; /** ECONNRESET, ETIMEDOUT ... */ code: string }
+	| { kind: 'renewalFailed'; failure: RenewalFailure };
 
 /** The error and the errors it wraps (`cause`), outermost first: n8n wraps what the request or
  * the credential threw, so what matters may be a few levels down. */
@@ -71,16 +69,29 @@ function renewalFailure(error: unknown): RenewalFailure | undefined {
 	return undefined;
 }
 
-// Forced renewals under way, per credential, so that items or polls running at the same time
-// share one refresh instead of each asking for a token (no refresh storm). A renewal ends with the
-// renewed credential data, or with why it failed (shared too: a refused secret is asked once).
+/*
+ * What lives in process memory (module state, one copy per n8n process) and what it assumes:
+ * - `renewalsInFlight` (here): forced token renewals under way, per credential, so that items and
+ *   polls running at the same time in this process share one refresh (no refresh storm). With
+ *   several processes (queue mode workers) each may renew once; the renewed token is saved in n8n's
+ *   database, and a 401 first re-reads the credential another process may have renewed (exchange).
+ * - `knownSendIds` (safeSend.ts): ids of sends this process made lately, per credential, so a
+ *   lookup after a lost answer never takes an earlier send of this run for its own. Only sends of
+ *   this process can be in flight in this run, so other processes need not see it.
+ * - `polledContexts` (trigger/poll.ts): the poll contexts n8n has polled with, to tell the poll
+ *   n8n runs while activating the trigger. Triggers run on the main process only.
+ * Nothing here is needed for correctness across restarts: a restart empties it, as it should.
+ */
+
+// Forced renewals under way, per credential. A renewal ends with the renewed credential data, or
+// with why it failed (shared too: a refused secret is asked once).
 interface RenewalResult {
 	renewed?: ICredentialDataDecryptedObject;
 	failed?: RenewalFailure;
 }
 const renewalsInFlight = new Map<string, Promise<RenewalResult>>();
 
-function credentialKey(context: CompanionPushContext): string {
+export function credentialKey(context: CompanionPushContext): string {
 	const reference = context.getNode().credentials?.[CREDENTIAL_TYPE];
 	return reference?.id ?? reference?.name ?? 'unsaved';
 }
@@ -133,7 +144,7 @@ async function sendOnce(
 	baseUrl: string,
 	stored: ICredentialDataDecryptedObject,
 	credentials?: ICredentialDataDecryptedObject,
-): Promise<ApiResponse> {
+): Promise<Answer> {
 	const options: IHttpRequestOptions = {
 		method: call.method,
 		url: `${baseUrl}${call.path}`,
@@ -170,6 +181,7 @@ async function sendOnce(
 		// page read (that cost a JSON round trip per page of 1000 users).
 		const succeeded = response.statusCode >= 200 && response.statusCode < 300;
 		return {
+			kind: 'answer',
 			status: response.statusCode,
 			body: succeeded ? response.body : redact(response.body),
 			headers: response.headers ?? {},
@@ -177,10 +189,10 @@ async function sendOnce(
 		};
 	} catch (error) {
 		// The token could not be renewed: nothing was sent. Keep only the credential's message.
-		const renewalFailed = renewalFailure(error);
-		if (renewalFailed) return { status: 0, body: undefined, headers: {}, renewalFailed };
+		const failure = renewalFailure(error);
+		if (failure) return { kind: 'renewalFailed', failure };
 		// The error n8n wraps here still holds the request (and its headers): keep only the code.
-		return { status: 0, body: undefined, headers: {}, noAnswer: errorCode(error) };
+		return { kind: 'noAnswer', code: errorCode(error) };
 	}
 }
 
@@ -190,12 +202,12 @@ async function sendWithRenewedToken(
 	call: ApiCall,
 	baseUrl: string,
 	credentials: ICredentialDataDecryptedObject,
-): Promise<ApiResponse> {
+): Promise<Answer> {
 	const key = credentialKey(context);
 	const renewal = renewalsInFlight.get(key);
 	if (renewal) {
 		const { renewed, failed } = await renewal;
-		if (failed) return { status: 0, body: undefined, headers: {}, renewalFailed: failed };
+		if (failed) return { kind: 'renewalFailed', failure: failed };
 		if (renewed) return await sendOnce(context, call, baseUrl, credentials, renewed);
 	}
 	// An emptied token makes n8n call the credential's preAuthentication, save the new token, and
@@ -203,22 +215,21 @@ async function sendWithRenewedToken(
 	const renewing: ICredentialDataDecryptedObject = { ...credentials, accessToken: '' };
 	let finish!: (value: RenewalResult) => void;
 	renewalsInFlight.set(key, new Promise((resolve) => (finish = resolve)));
-	let response: ApiResponse | undefined;
+	let answer: Answer | undefined;
 	try {
-		response = await sendOnce(context, call, baseUrl, credentials, renewing);
-		return response;
+		answer = await sendOnce(context, call, baseUrl, credentials, renewing);
+		return answer;
 	} finally {
-		finish({ renewed: renewing.accessToken ? renewing : undefined, failed: response?.renewalFailed });
+		finish({ renewed: renewing.accessToken ? renewing : undefined, failed: answer?.kind === 'renewalFailed' ? answer.failure : undefined });
 		renewalsInFlight.delete(key);
 	}
 }
 
 /**
  * One HTTP exchange through n8n's authenticated request helper: the token is renewed before
- * expiry, and a 401 renews it and retries once only. Returns any status, or status 0 when
- * nothing came back.
+ * expiry, and a 401 renews it and retries once only. Returns any status as an answer.
  */
-export async function exchange(context: CompanionPushContext, call: ApiCall): Promise<ApiResponse> {
+export async function exchange(context: CompanionPushContext, call: ApiCall): Promise<Answer> {
 	const credentials = await context.getCredentials(CREDENTIAL_TYPE, call.itemIndex);
 	let baseUrl: string;
 	try {
@@ -228,12 +239,12 @@ export async function exchange(context: CompanionPushContext, call: ApiCall): Pr
 	}
 	if (tokenNeedsRenewal(credentials, Date.now())) {
 		const renewedFirst = await sendWithRenewedToken(context, call, baseUrl, credentials);
-		if (renewedFirst.status !== 401) return renewedFirst;
+		if (!isUnauthorized(renewedFirst)) return renewedFirst;
 		return await sendWithRenewedToken(context, call, baseUrl, credentials);
 	}
 	// The token read above is the one sent (n8n would read the credential again otherwise).
 	const first = await sendOnce(context, call, baseUrl, credentials, credentials);
-	if (first.status !== 401) return first;
+	if (!isUnauthorized(first)) return first;
 	// A concurrent call may have renewed the token since it was read (its 401 came first): the
 	// one retry uses that token instead of asking for yet another (no refresh storm).
 	const current = await context.getCredentials(CREDENTIAL_TYPE, call.itemIndex);
@@ -243,9 +254,8 @@ export async function exchange(context: CompanionPushContext, call: ApiCall): Pr
 	return await sendWithRenewedToken(context, call, baseUrl, credentials);
 }
 
-/** A response body as it may be shown in an error: with the credential's secrets hidden. */
-export function shown(response: ApiResponse): unknown {
-	return response.redact ? response.redact(response.body) : response.body;
+function isUnauthorized(answer: Answer): boolean {
+	return answer.kind === 'answer' && answer.status === 401;
 }
 
 /** The body as JSON: the helper hands back text when the API's JSON is malformed. */
@@ -256,59 +266,4 @@ export function readJson(body: unknown): { ok: true; value: unknown } | { ok: fa
 	} catch {
 		return { ok: false };
 	}
-}
-
-/**
- * A call that is safe to repeat (every read, and cancel): retried on 5xx, 429, no answer and
- * unreadable (malformed) JSON per RETRY_POLICY. Returns the 2xx body checked against `schema`;
- * any other answer becomes a NodeApiError that names the action.
- */
-export async function apiRequest<T>(
-	context: CompanionPushContext,
-	call: ApiCall,
-	schema: ZodType<T, ZodTypeDef, unknown>,
-): Promise<T> {
-	return (await apiRequestWithHeaders(context, call, schema)).value;
-}
-
-/** `apiRequest`, also giving the answer's headers (the send lookup reads the server's clock). */
-export async function apiRequestWithHeaders<T>(
-	context: CompanionPushContext,
-	call: ApiCall,
-	schema: ZodType<T, ZodTypeDef, unknown>,
-): Promise<{ value: T; headers: Record<string, unknown> }> {
-	for (let attempt = 1; ; attempt++) {
-		const response = await exchange(context, call);
-		if (response.renewalFailed) {
-			// Nothing was sent: an unreachable token endpoint is retried like a read, a refusal is not.
-			const wait = response.renewalFailed.retryable ? nextDelayMs(attempt, undefined, Date.now()) : undefined;
-			if (wait === undefined) throw renewalError(context.getNode(), call.action, response.renewalFailed, call.itemIndex);
-			await sleep(wait);
-			continue;
-		}
-		const succeeded = response.status >= 200 && response.status < 300;
-		const json = succeeded ? readJson(response.body) : undefined;
-		if (json?.ok) return { value: parseResponse(context, call, schema, json.value, response.redact), headers: response.headers };
-		const retryable = response.noAnswer !== undefined || json !== undefined || isRetryableStatus(response.status);
-		const delay = retryable ? nextDelayMs(attempt, response.headers['retry-after'], Date.now()) : undefined;
-		if (delay === undefined) {
-			if (response.noAnswer) throw networkError(context.getNode(), call.action, response.noAnswer, call.itemIndex);
-			if (json) throw unexpectedResponse(context.getNode(), call.action, shown(response), call.itemIndex);
-			throw apiError(context.getNode(), { ...response, action: call.action, itemIndex: call.itemIndex });
-		}
-		await sleep(delay);
-	}
-}
-
-/** Checks a 2xx body against the shape the spec describes; a mismatch shows what came back. */
-export function parseResponse<T>(
-	context: CompanionPushContext,
-	call: ApiCall,
-	schema: ZodType<T, ZodTypeDef, unknown>,
-	body: unknown,
-	redact?: (body: unknown) => unknown,
-): T {
-	const parsed = schema.safeParse(body);
-	if (!parsed.success) throw unexpectedResponse(context.getNode(), call.action, redact ? redact(body) : body, call.itemIndex);
-	return parsed.data;
 }

@@ -1,3 +1,9 @@
+import { sleep } from 'n8n-workflow';
+
+import { apiError, networkError, renewalError, unexpectedResponse } from './errors';
+import { exchange } from './request';
+import type { Answer, ApiCall, CompanionPushContext } from './request';
+
 /**
  * The retry policy for reads (GET, and the cancel call, which is safe to repeat):
  * - retried on 5xx, 429 and network errors (reset, refused, timeout), at most `maxAttempts` tries;
@@ -5,7 +11,7 @@
  *   (half fixed, half random) so parallel workflows do not retry in step;
  * - a `Retry-After` header (seconds or an HTTP date) replaces the computed wait, up to
  *   `maxRetryAfterMs`; a longer one is not waited for: the error goes to the workflow.
- * Sends follow their own rule (see safe-send.ts): a send is never blindly repeated.
+ * Sends follow their own rule (see safeSend.ts): a send is never blindly repeated.
  */
 export const RETRY_POLICY = {
 	maxAttempts: 4,
@@ -43,4 +49,47 @@ export function nextDelayMs(retry: number, retryAfterHeader: unknown, nowMs: num
 	const asked = retryAfterMs(retryAfterHeader, nowMs);
 	if (asked === undefined) return backoffDelayMs(retry);
 	return asked > RETRY_POLICY.maxRetryAfterMs ? undefined : asked;
+}
+
+/** How a caller judges one answer: its result, "try again" (while the policy allows), or "fail"
+ * (the final error is built from the answer: no answer, an unreadable success body, or a status). */
+export type Judgement<T> = { result: T } | 'retry' | 'fail';
+type AnyAnswer = Exclude<Answer, { kind: 'renewalFailed' }>;
+
+/**
+ * The one retry loop of the transport, shared by reads (read.ts) and sends (safeSend.ts), each with
+ * its own `judge` of what may be tried again. A token that could not be renewed sent nothing: an
+ * unreachable token endpoint is waited for like a 429, a refusal fails at once. The waits follow
+ * RETRY_POLICY (with Retry-After); when no try is left, the last answer becomes the error.
+ */
+export async function withRetries<T>(
+	context: CompanionPushContext,
+	call: ApiCall,
+	judge: (answer: AnyAnswer, attempt: number) => Promise<Judgement<T>> | Judgement<T>,
+	noAnswerNote?: string,
+): Promise<T> {
+	for (let attempt = 1; ; attempt++) {
+		const answer = await exchange(context, call);
+		if (answer.kind === 'renewalFailed') {
+			const wait = answer.failure.retryable ? nextDelayMs(attempt, undefined, Date.now()) : undefined;
+			if (wait === undefined) throw renewalError(context.getNode(), call.action, answer.failure, call.itemIndex);
+			await sleep(wait);
+			continue;
+		}
+		const judgement = await judge(answer, attempt);
+		if (typeof judgement === 'object') return judgement.result;
+		const retryAfter = answer.kind === 'answer' ? answer.headers['retry-after'] : undefined;
+		const delay = judgement === 'retry' ? nextDelayMs(attempt, retryAfter, Date.now()) : undefined;
+		if (delay === undefined) throw finalError(context, call, answer, noAnswerNote);
+		await sleep(delay);
+	}
+}
+
+function finalError(context: CompanionPushContext, call: ApiCall, answer: AnyAnswer, noAnswerNote?: string) {
+	const node = context.getNode();
+	if (answer.kind === 'noAnswer') return networkError(node, call.action, answer.code, call.itemIndex, noAnswerNote);
+	if (answer.status >= 200 && answer.status < 300) {
+		return unexpectedResponse(node, call.action, answer.redact(answer.body), call.itemIndex);
+	}
+	return apiError(node, { status: answer.status, body: answer.body, action: call.action, itemIndex: call.itemIndex });
 }

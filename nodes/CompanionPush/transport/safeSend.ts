@@ -1,11 +1,10 @@
-import { sleep } from 'n8n-workflow';
 import type { JsonObject, NodeApiError } from 'n8n-workflow';
 
 import { listNotifications, getNotification } from './endpoints';
-import { apiError, networkError, nodeApiError, renewalError, unexpectedResponse } from './errors';
-import { exchange, readJson, shown } from './request';
-import type { ApiResponse, CompanionPushContext } from './request';
-import { nextDelayMs } from './retry';
+import { nodeApiError, unexpectedResponse } from './errors';
+import { credentialKey, readJson } from './request';
+import type { CompanionPushContext } from './request';
+import { withRetries } from './retry';
 import { sendAcceptedSchema } from './schemas';
 import type { ListedNotification } from './schemas';
 
@@ -30,13 +29,20 @@ export interface SendOutcome {
 	attempts: number;
 }
 
-// Sends this process created lately: a lookup after a lost answer must never claim one of them
-// (an identical send of an earlier item) as its own. Bounded, oldest forgotten first.
-const knownSendIds = new Set<string>();
+// Sends this process created lately, per credential: a lookup after a lost answer must never claim
+// one of them (an identical send of an earlier item) as its own. Bounded, oldest forgotten first.
+// Process memory (see "What lives in process memory" in request.ts).
+const knownSendIds = new Map<string, Set<string>>();
 const KNOWN_SEND_IDS_LIMIT = 10_000;
-function rememberSendId(id: string) {
-	knownSendIds.add(id);
-	if (knownSendIds.size > KNOWN_SEND_IDS_LIMIT) knownSendIds.delete(knownSendIds.values().next().value!);
+function rememberSendId(context: CompanionPushContext, id: string) {
+	const key = credentialKey(context);
+	const known = knownSendIds.get(key) ?? new Set<string>();
+	knownSendIds.set(key, known);
+	known.add(id);
+	if (known.size > KNOWN_SEND_IDS_LIMIT) known.delete(known.values().next().value!);
+}
+function isKnownSendId(context: CompanionPushContext, id: string): boolean {
+	return knownSendIds.get(credentialKey(context))?.has(id) === true;
 }
 
 /** Margin for the time a request spends in flight, on the server's own clock. */
@@ -71,7 +77,7 @@ async function findRegisteredSend(
 					: Date.now() - elapsed - 60_000; // no server clock: allow for clock skew
 			const createdAt = Date.parse(String(send.created_at ?? ''));
 			if (!Number.isNaN(createdAt) && createdAt < windowStart) return true; // newest first: done
-			if (!knownSendIds.has(send.id) && send.title === request.title && send.body === request.body) {
+			if (!isKnownSendId(context, send.id) && send.title === request.title && send.body === request.body) {
 				candidates.push(send);
 			}
 			return false;
@@ -120,57 +126,37 @@ export async function sendNotification(
 	const action = 'Sending the notification';
 	const firstTryStartedAt = Date.now();
 	const call = { method: 'POST' as const, path: '/push-notification/send', body: { ...request }, action, itemIndex };
-	for (let attempt = 1; ; attempt++) {
-		const response: ApiResponse = await exchange(context, call);
-		if (response.renewalFailed) {
-			// The token could not be renewed, so this request never left: no lookup needed.
-			const wait = response.renewalFailed.retryable ? nextDelayMs(attempt, undefined, Date.now()) : undefined;
-			if (wait === undefined) throw renewalError(context.getNode(), action, response.renewalFailed, itemIndex);
-			await sleep(wait);
-			continue;
-		}
-		if (response.status >= 200 && response.status < 300) {
-			const json = readJson(response.body);
-			const accepted = json.ok ? sendAcceptedSchema.safeParse(json.value) : undefined;
-			if (accepted?.success) {
-				rememberSendId(accepted.data.data.id);
-				return { id: accepted.data.data.id, status: accepted.data.data.status, attempts: attempt };
+	const found = (registered: ListedNotification, recoveredAfter: string, attempts: number) => {
+		rememberSendId(context, registered.id);
+		return { result: { id: registered.id, status: registered.status ?? 'sending', recoveredAfter, attempts } };
+	};
+	return await withRetries<SendOutcome>(
+		context,
+		call,
+		async (answer, attempt) => {
+			if (answer.kind === 'answer' && answer.status >= 200 && answer.status < 300) {
+				const json = readJson(answer.body);
+				const accepted = json.ok ? sendAcceptedSchema.safeParse(json.value) : undefined;
+				if (accepted?.success) {
+					rememberSendId(context, accepted.data.data.id);
+					return { result: { id: accepted.data.data.id, status: accepted.data.data.status, attempts: attempt } };
+				}
+				// Accepted, but the id is unreadable (a body cut short, say): it must not be sent again.
+				// The list of sends can still tell its id; if it cannot, the error says it was accepted.
+				const registered = await findRegisteredSend(context, request, firstTryStartedAt, itemIndex).catch(() => undefined);
+				if (registered) return found(registered, 'an unreadable 202 answer', attempt);
+				throw unexpectedResponse(context.getNode(), `${action} (accepted, not re-sent)`, answer.redact(answer.body), itemIndex);
 			}
-			// Accepted, but the id is unreadable (a body cut short, say): it must not be sent again.
-			// The list of sends can still tell its id; if it cannot, the error says it was accepted.
-			const registered = await findRegisteredSend(context, request, firstTryStartedAt, itemIndex).catch(() => undefined);
-			if (registered) {
-				rememberSendId(registered.id);
-				const recoveredAfter = 'an unreadable 202 answer';
-				return { id: registered.id, status: registered.status ?? 'sending', recoveredAfter, attempts: attempt };
-			}
-			throw unexpectedResponse(context.getNode(), `${action} (accepted, not re-sent)`, shown(response), itemIndex);
-		}
-		const lostAnswer = response.noAnswer ?? (response.status >= 500 ? `HTTP ${response.status}` : undefined);
-		if (lostAnswer) {
+			const lostAnswer = answer.kind === 'noAnswer' ? answer.code : answer.status >= 500 ? `HTTP ${answer.status}` : undefined;
+			if (lostAnswer === undefined) return answer.kind === 'answer' && answer.status === 429 ? 'retry' : 'fail';
 			let registered: ListedNotification | undefined;
 			try {
 				registered = await findRegisteredSend(context, request, firstTryStartedAt, itemIndex);
 			} catch {
 				throw outcomeUnknown(context, `${lostAnswer}, and the list of sends could not be read`, itemIndex);
 			}
-			if (registered) {
-				rememberSendId(registered.id);
-				return { id: registered.id, status: registered.status ?? 'sending', recoveredAfter: lostAnswer, attempts: attempt };
-			}
-		}
-		const retryable = lostAnswer !== undefined || response.status === 429;
-		const delay = retryable ? nextDelayMs(attempt, response.headers['retry-after'], Date.now()) : undefined;
-		if (delay === undefined) {
-			if (!response.noAnswer) throw apiError(context.getNode(), { ...response, action, itemIndex });
-			throw networkError(
-				context.getNode(),
-				action,
-				response.noAnswer,
-				itemIndex,
-				'The send was not registered (checked in the list of sends): retry later.',
-			);
-		}
-		await sleep(delay);
-	}
+			return registered ? found(registered, lostAnswer, attempt) : 'retry';
+		},
+		'The send was not registered (checked in the list of sends): retry later.',
+	);
 }
