@@ -155,9 +155,9 @@ function quietAt(timeline: Timeline): number {
 	return quiet;
 }
 
-/** The notification record of the spec's table; `announcement_id` only when the switch is on. */
-export function publicRecord(stored: StoredNotification, view: SendView, settings: SandboxSettings): Record<string, unknown> {
-	const record: Record<string, unknown> = {
+/** The fields of the spec's notification record, shared by the public record and the internal view. */
+function recordFields(stored: StoredNotification, view: SendView) {
+	return {
 		id: stored.id,
 		title: stored.input.title,
 		body: stored.input.body,
@@ -166,28 +166,24 @@ export function publicRecord(stored: StoredNotification, view: SendView, setting
 		status: view.status,
 		scheduled_at: stored.scheduled ? stored.input.scheduled_at : null,
 		sent_at: view.sentAt === null ? null : iso(view.sentAt),
-		stats: view.stats,
+		stats: { ...view.stats },
 		created_at: iso(stored.createdAt),
 	};
+}
+
+/** The notification record of the spec's table; `announcement_id` only when the switch is on. */
+export function publicRecord(stored: StoredNotification, view: SendView, settings: SandboxSettings): Record<string, unknown> {
+	const record: Record<string, unknown> = recordFields(stored, view);
 	if (settings.recordIncludesAnnouncementId) record.announcement_id = stored.input.announcement_id;
 	return record;
 }
 
-/** The internal view for tests (sandbox.notifications()). */
+/** The internal view for tests (sandbox.notifications()): the record plus what the API does not show. */
 export function internalRecord(stored: StoredNotification, view: SendView): NotificationRecord {
 	return {
-		id: stored.id,
+		...recordFields(stored, view),
 		orgId: stored.orgId,
-		title: stored.input.title,
-		body: stored.input.body,
-		image_url: stored.input.image_url,
-		deeplink: stored.input.deeplink,
 		announcement_id: stored.input.announcement_id,
-		status: view.status,
-		scheduled_at: stored.scheduled ? stored.input.scheduled_at : null,
-		sent_at: view.sentAt === null ? null : iso(view.sentAt),
-		created_at: iso(stored.createdAt),
-		stats: { ...view.stats },
 		target_user_ids: [...stored.input.target_user_ids],
 		deliveries: view.deliveries.map((delivery) => ({ ...delivery })),
 	};
