@@ -23,6 +23,7 @@ import { createPollTarget, runPoll } from '../test/harness/poll';
 import { countsSince, heapHeldBy, measured, withMemoryPeak } from './measure';
 import type { Counts, MemoryPeak } from './measure';
 import { rawClient } from './raw';
+import type { RawClient } from './raw';
 
 export const ACTION_TYPE = 'bench.companionPush';
 export const TRIGGER_TYPE = 'bench.companionPushTrigger';
@@ -63,13 +64,25 @@ export interface NodeTimed extends Timed {
 	error?: string;
 }
 
+/** The figures of a measured run, without its value. */
+function timedOf(timed: Timed): Timed {
+	return { ms: timed.ms, cpuMs: timed.cpuMs, connections: timed.connections, counts: timed.counts };
+}
+
+/** `body` measured (as every side is) with a raw client of its own, closed afterwards. */
+async function measuredRaw<T>(sandbox: Sandbox, body: (client: RawClient) => Promise<T>): Promise<Timed & { value: T }> {
+	const client = rawClient(sandbox);
+	try {
+		return await measured(sandbox, () => body(client));
+	} finally {
+		await client.close();
+	}
+}
+
 function nodeResult(result: Awaited<ReturnType<typeof runNode>>, timed: Timed): NodeTimed {
 	const task = result.run.data.resultData.runData['Companion Push']?.[0];
 	return {
-		ms: timed.ms,
-		cpuMs: timed.cpuMs,
-		connections: timed.connections,
-		counts: timed.counts,
+		...timedOf(timed),
 		nodeMs: task?.executionTime ?? NaN,
 		outputItems: result.items.length,
 		error: result.error?.message,
@@ -103,49 +116,49 @@ export async function floorSend(sandbox: Sandbox, batches: string[][]): Promise<
 		}),
 	);
 	if (timed.value.error) throw new Error(`the floor probe failed: ${timed.value.error.message}`);
-	return { ms: timed.ms, cpuMs: timed.cpuMs, connections: timed.connections, counts: timed.counts };
+	return timedOf(timed);
 }
 
 // ---- 1 and 5: one Send to a large audience ----------------------------------------------------
 
-/** The node: one input item holding the ids, `userIds` = `{{ $json.ids }}`, batches of `batchSize`. */
-export async function nodeSendAudience(sandbox: Sandbox, userIds: string[], batchSize: number): Promise<NodeTimed> {
+/** A Send (One Send per Input Item) of `items`, the recipients read by `userIds`, in one workflow run. */
+async function nodeSend(sandbox: Sandbox, items: IDataObject[], userIds: string, options?: IDataObject): Promise<NodeTimed> {
 	const store = freshStore(sandbox);
 	const timed = await measured(sandbox, () =>
 		runNode({
 			type: ACTION_TYPE,
 			credentials: store,
-			items: [{ ids: userIds }],
+			items,
 			parameters: {
 				resource: 'notification',
 				operation: 'send',
 				title: TITLE,
 				body: BODY,
 				audience: 'userIds',
-				userIds: '={{ $json.ids }}',
+				userIds,
 				sendMode: 'perItem',
-				options: { batchSize },
+				...(options ? { options } : {}),
 			},
 		}),
 	);
 	return nodeResult(timed.value, timed);
 }
 
+/** The node: one input item holding the ids, `userIds` = `{{ $json.ids }}`, batches of `batchSize`. */
+export function nodeSendAudience(sandbox: Sandbox, userIds: string[], batchSize: number): Promise<NodeTimed> {
+	return nodeSend(sandbox, [{ ids: userIds }], '={{ $json.ids }}', { batchSize });
+}
+
 /** Raw undici: one token, then one POST per batch, one after the other. */
 export async function rawSendAudience(sandbox: Sandbox, userIds: string[], batchSize: number): Promise<Timed> {
-	const client = rawClient(sandbox);
-	try {
-		const timed = await measured(sandbox, async () => {
-			const token = await client.token();
-			for (let start = 0; start < userIds.length; start += batchSize) {
-				const body = JSON.stringify({ title: TITLE, body: BODY, target_user_ids: userIds.slice(start, start + batchSize) });
-				await client.post('/push-notification/send', token, body);
-			}
-		});
-		return { ms: timed.ms, cpuMs: timed.cpuMs, connections: timed.connections, counts: timed.counts };
-	} finally {
-		await client.close();
-	}
+	const timed = await measuredRaw(sandbox, async (client) => {
+		const token = await client.token();
+		for (let start = 0; start < userIds.length; start += batchSize) {
+			const body = JSON.stringify({ title: TITLE, body: BODY, target_user_ids: userIds.slice(start, start + batchSize) });
+			await client.post('/push-notification/send', token, body);
+		}
+	});
+	return timedOf(timed);
 }
 
 /**
@@ -157,23 +170,18 @@ export async function rawSendAudience(sandbox: Sandbox, userIds: string[], batch
  * items) and the body is built per request. No de-duplication, no retries, no renewal.
  */
 export async function manualPatternSendAudience(sandbox: Sandbox, userIds: string[], batchSize: number): Promise<Timed> {
-	const client = rawClient(sandbox);
-	try {
-		const timed = await measured(sandbox, async () => {
-			const token = await client.token(); // HTTP Request node 1: the token call
-			// Code node: `return chunks.map(ids => ({ json: { ids } }))`
-			const items: INodeExecutionData[] = batchesOf(userIds, batchSize).map((ids) => ({ json: { ids } }));
-			// HTTP Request node 2, once per item
-			for (const item of structuredClone(items)) {
-				const json = structuredClone(item.json); // the item as the expression sees it
-				const body = JSON.stringify({ title: TITLE, body: BODY, target_user_ids: json.ids });
-				await client.post('/push-notification/send', token, body);
-			}
-		});
-		return { ms: timed.ms, cpuMs: timed.cpuMs, connections: timed.connections, counts: timed.counts };
-	} finally {
-		await client.close();
-	}
+	const timed = await measuredRaw(sandbox, async (client) => {
+		const token = await client.token(); // HTTP Request node 1: the token call
+		// Code node: `return chunks.map(ids => ({ json: { ids } }))`
+		const items: INodeExecutionData[] = batchesOf(userIds, batchSize).map((ids) => ({ json: { ids } }));
+		// HTTP Request node 2, once per item
+		for (const item of structuredClone(items)) {
+			const json = structuredClone(item.json); // the item as the expression sees it
+			const body = JSON.stringify({ title: TITLE, body: BODY, target_user_ids: json.ids });
+			await client.post('/push-notification/send', token, body);
+		}
+	});
+	return timedOf(timed);
 }
 
 /**
@@ -195,41 +203,13 @@ export function audiencePieces(userIds: string[], batchSize: number): { recipien
 // ---- 2: one send per input item ---------------------------------------------------------------
 
 /** The node: `items` input items, each `{ id }`, `userIds` = `{{ $json.id }}`, one send each. */
-export async function nodeSendPerItem(sandbox: Sandbox, userIds: string[]): Promise<NodeTimed> {
-	const store = freshStore(sandbox);
-	const timed = await measured(sandbox, () =>
-		runNode({
-			type: ACTION_TYPE,
-			credentials: store,
-			items: userIds.map((id) => ({ id })),
-			parameters: {
-				resource: 'notification',
-				operation: 'send',
-				title: TITLE,
-				body: BODY,
-				audience: 'userIds',
-				userIds: '={{ $json.id }}',
-				sendMode: 'perItem',
-			},
-		}),
-	);
-	return nodeResult(timed.value, timed);
+export function nodeSendPerItem(sandbox: Sandbox, userIds: string[]): Promise<NodeTimed> {
+	return nodeSend(sandbox, userIds.map((id) => ({ id })), '={{ $json.id }}');
 }
 
-/** Raw undici: one token, then one POST per user, one after the other. */
-export async function rawSendPerItem(sandbox: Sandbox, userIds: string[]): Promise<Timed> {
-	const client = rawClient(sandbox);
-	try {
-		const timed = await measured(sandbox, async () => {
-			const token = await client.token();
-			for (const id of userIds) {
-				await client.post('/push-notification/send', token, JSON.stringify({ title: TITLE, body: BODY, target_user_ids: [id] }));
-			}
-		});
-		return { ms: timed.ms, cpuMs: timed.cpuMs, connections: timed.connections, counts: timed.counts };
-	} finally {
-		await client.close();
-	}
+/** Raw undici: one token, then one POST per user (`target_user_ids: [id]`), one after the other. */
+export function rawSendPerItem(sandbox: Sandbox, userIds: string[]): Promise<Timed> {
+	return rawSendAudience(sandbox, userIds, 1);
 }
 
 // ---- 3: get all users -------------------------------------------------------------------------
@@ -297,32 +277,27 @@ export async function floorGetAllUsers(sandbox: Sandbox): Promise<Timed & { user
 		if (run.value.error) throw new Error(`the floor probe failed: ${run.value.error.message}`);
 		return run.value.items.length;
 	});
-	return { ms: timed.ms, cpuMs: timed.cpuMs, connections: timed.connections, counts: timed.counts, users: timed.value, memory };
+	return { ...timedOf(timed), users: timed.value, memory };
 }
 
 /** Raw undici reading the same pages into one array (memory sampled the same way): the memory
  * reference for the node, the in-process sandbox's share included alike. */
 export async function rawGetAllUsers(sandbox: Sandbox): Promise<Timed & { users: number; memory: MemoryPeak }> {
-	const client = rawClient(sandbox);
-	try {
-		let memory!: MemoryPeak;
-		const timed = await measured(sandbox, async () => {
-			const run = await withMemoryPeak(async () => {
-				const token = await client.token();
-				const users: unknown[] = [];
-				for (;;) {
-					const page = (await client.get(`/user/list?skip=${users.length}&limit=1000`, token)) as unknown[];
-					if (page.length === 0) return users;
-					for (const user of page) users.push(user);
-				}
-			});
-			memory = run.memory;
-			return run.value.length;
+	let memory!: MemoryPeak;
+	const timed = await measuredRaw(sandbox, async (client) => {
+		const run = await withMemoryPeak(async () => {
+			const token = await client.token();
+			const users: unknown[] = [];
+			for (;;) {
+				const page = (await client.get(`/user/list?skip=${users.length}&limit=1000`, token)) as unknown[];
+				if (page.length === 0) return users;
+				for (const user of page) users.push(user);
+			}
 		});
-		return { ms: timed.ms, cpuMs: timed.cpuMs, connections: timed.connections, counts: timed.counts, users: timed.value, memory };
-	} finally {
-		await client.close();
-	}
+		memory = run.memory;
+		return run.value.length;
+	});
+	return { ...timedOf(timed), users: timed.value, memory };
 }
 
 // ---- 4: the trigger ---------------------------------------------------------------------------
