@@ -53,6 +53,40 @@ function connectionsOf(runs: Array<{ node: { connections: number }; floor: { con
 		.join('/');
 }
 
+/** The runs of a send case (rows 1 and 2): the node, raw undici and n8n's floor, per repetition. */
+type SendRuns = BenchResults['perItem'];
+
+/** The node's calls in a send case, "N sends + N refresh [+ N other] [(errors)]", and whether they are
+ * exactly `expectedSends` sends, at most one refresh, nothing else and no error. */
+function sendCalls(runs: SendRuns, expectedSends: number): { measured: string; verdict: Verdict } {
+	const sends = runs.map((run) => count(run.node.counts, SEND));
+	const refresh = runs.map((run) => count(run.node.counts, REFRESH));
+	const other = runs.map((run) => totalCalls(run.node.counts) - count(run.node.counts, SEND) - count(run.node.counts, REFRESH));
+	const errors = runs.map((run) => run.node.error).filter(Boolean);
+	const callsOk = sends.every((n) => n === expectedSends) && refresh.every((n) => n <= 1) && other.every((n) => n === 0);
+	return {
+		measured: `${constant(sends)} sends + ${constant(refresh)} refresh${other.some((n) => n > 0) ? ` + ${constant(other)} other` : ''}${errors.length ? ` (errors: ${errors.join('; ')})` : ''}`,
+		verdict: callsOk && errors.length === 0 ? 'pass' : 'FAIL',
+	};
+}
+
+/** Per repetition of a send case: wall time node / raw, floor / raw, node / floor, and CPU time node / raw;
+ * with the measured texts of its wall-time figure and of its context figure. */
+function sendRatios(runs: SendRuns) {
+	const wall = runs.map((run) => run.node.ms / run.raw.ms);
+	const floor = runs.map((run) => run.floor.ms / run.raw.ms);
+	const nodeFloor = runs.map((run) => run.node.ms / run.floor.ms);
+	const cpu = runs.map((run) => run.node.cpuMs / run.raw.cpuMs);
+	return {
+		wall,
+		floor,
+		nodeFloor,
+		cpu,
+		wallMeasured: `${spread(wall, ratio)}; node ${ms(median(runs.map((run) => run.node.ms)))}, raw ${ms(median(runs.map((run) => run.raw.ms)))}`,
+		contextMeasured: `floor ${spread(floor, ratio)}; node/floor ${spread(nodeFloor, ratio)}; CPU ${spread(cpu, ratio)}; TCP connections node/floor/raw ${connectionsOf(runs)}`,
+	};
+}
+
 export function figuresOf(results: BenchResults): { figures: Figure[]; misses: string[] } {
 	const { scale } = results;
 	const figures: Figure[] = [];
@@ -63,29 +97,20 @@ export function figuresOf(results: BenchResults): { figures: Figure[]; misses: s
 	// ---- 1
 	const expectedSends = Math.ceil(scale.recipients / scale.batchSize);
 	const a = results.audience;
-	const aSends = a.map((run) => count(run.node.counts, SEND));
-	const aRefresh = a.map((run) => count(run.node.counts, REFRESH));
-	const aOther = a.map((run) => totalCalls(run.node.counts) - count(run.node.counts, SEND) - count(run.node.counts, REFRESH));
-	const aCallsOk = aSends.every((n) => n === expectedSends) && aRefresh.every((n) => n <= 1) && aOther.every((n) => n === 0);
-	const aErrors = a.map((run) => run.node.error).filter(Boolean);
 	figures.push({
 		row: '1',
 		figure: `${fmtK(scale.recipients)} recipients in one Send (batch ${scale.batchSize}): API calls of the node`,
-		measured: `${constant(aSends)} sends + ${constant(aRefresh)} refresh${aOther.some((n) => n > 0) ? ` + ${constant(aOther)} other` : ''}${aErrors.length ? ` (errors: ${aErrors.join('; ')})` : ''}`,
+		...sendCalls(a, expectedSends),
 		goal: `exactly ${expectedSends} sends, at most 1 refresh`,
-		verdict: aCallsOk && aErrors.length === 0 ? 'pass' : 'FAIL',
 		how: `Sandbox request counts of one workflow run (Test Items -> Companion Push, userIds = {{ $json.ids }}), fresh credential without a token, in each of ${runs(a.length)}.`,
 	});
-	const aRatio = a.map((run) => run.node.ms / run.raw.ms);
-	const aFloor = a.map((run) => run.floor.ms / run.raw.ms);
-	const aNodeFloor = a.map((run) => run.node.ms / run.floor.ms);
-	const aCpu = a.map((run) => run.node.cpuMs / run.raw.cpuMs);
+	const { wall: aRatio, floor: aFloor, cpu: aCpu, wallMeasured: aWall, contextMeasured: aContext } = sendRatios(a);
 	const recipientsMs = median(results.audiencePieces.map((piece) => piece.recipientsMs));
 	const inputJsonMs = median(results.audiencePieces.map((piece) => piece.inputJsonMs));
 	figures.push({
 		row: '1',
 		figure: `wall time, node / raw undici (same ${expectedSends} POSTs, one token)`,
-		measured: `${spread(aRatio, ratio)}; node ${ms(median(a.map((run) => run.node.ms)))}, raw ${ms(median(a.map((run) => run.raw.ms)))}`,
+		measured: aWall,
 		goal: '<= 1.2x',
 		verdict: median(aRatio) <= 1.2 ? 'pass' : 'FAIL',
 		how: 'performance.now() around the whole n8n workflow run (WorkflowExecute, both nodes) vs around a bare undici loop (one keep-alive connection: token, then one POST per batch, body JSON.stringify, answer parsed), run back to back in each repetition; ratio per repetition, median (min–max).',
@@ -93,7 +118,7 @@ export function figuresOf(results: BenchResults): { figures: Figure[]; misses: s
 	figures.push({
 		row: '1',
 		figure: "context: n8n's HTTP helper floor / raw; node / floor; CPU time node / raw; pieces",
-		measured: `floor ${spread(aFloor, ratio)}; node/floor ${spread(aNodeFloor, ratio)}; CPU ${spread(aCpu, ratio)}; TCP connections node/floor/raw ${connectionsOf(a)}; package recipient work ${ms(recipientsMs)}, harness input JSON ${ms(inputJsonMs)}`,
+		measured: `${aContext}; package recipient work ${ms(recipientsMs)}, harness input JSON ${ms(inputJsonMs)}`,
 		goal: '—',
 		verdict: '—',
 		how: "The floor is a bare probe node run by WorkflowExecute making the same POSTs through this.helpers.httpRequestWithAuthentication (the helper a verified node must use) with this credential, and nothing else; CPU time is process.cpuUsage() over the same runs (sandbox included, alike for both, and less disturbed by other work on the machine than wall time); connections are those the sandbox accepted (diagnostics channel net.server.socket); the pieces are the package's parseUserIds + uniqueUserIds + toBatches on the same ids, and the harness's JSON round trip of the input item, timed alone.",
@@ -113,26 +138,18 @@ export function figuresOf(results: BenchResults): { figures: Figure[]; misses: s
 
 	// ---- 2
 	const p = results.perItem;
-	const pSends = p.map((run) => count(run.node.counts, SEND));
-	const pRefresh = p.map((run) => count(run.node.counts, REFRESH));
-	const pOther = p.map((run) => totalCalls(run.node.counts) - count(run.node.counts, SEND) - count(run.node.counts, REFRESH));
-	const pErrors = p.map((run) => run.node.error).filter(Boolean);
 	figures.push({
 		row: '2',
 		figure: `${fmtK(scale.items)} input items, one send each: calls, refreshes`,
-		measured: `${constant(pSends)} sends + ${constant(pRefresh)} refresh${pOther.some((n) => n > 0) ? ` + ${constant(pOther)} other` : ''}${pErrors.length ? ` (errors: ${pErrors.join('; ')})` : ''}`,
+		...sendCalls(p, scale.items),
 		goal: `${scale.items} sends, refreshes <= 1`,
-		verdict: pSends.every((n) => n === scale.items) && pRefresh.every((n) => n <= 1) && pOther.every((n) => n === 0) && !pErrors.length ? 'pass' : 'FAIL',
 		how: `Sandbox request counts of one workflow run with ${fmtK(scale.items)} items (userIds = {{ $json.id }}, One Send per Input Item), in each of ${runs(p.length)}.`,
 	});
-	const pRatio = p.map((run) => run.node.ms / run.raw.ms);
-	const pFloor = p.map((run) => run.floor.ms / run.raw.ms);
-	const pNodeFloor = p.map((run) => run.node.ms / run.floor.ms);
-	const pCpu = p.map((run) => run.node.cpuMs / run.raw.cpuMs);
+	const { wall: pRatio, floor: pFloor, nodeFloor: pNodeFloor, cpu: pCpu, wallMeasured: pWall, contextMeasured: pContext } = sendRatios(p);
 	figures.push({
 		row: '2',
 		figure: `wall time, node / raw undici (${fmtK(scale.items)} sequential POSTs)`,
-		measured: `${spread(pRatio, ratio)}; node ${ms(median(p.map((run) => run.node.ms)))}, raw ${ms(median(p.map((run) => run.raw.ms)))}`,
+		measured: pWall,
 		goal: '<= 1.3x',
 		verdict: median(pRatio) <= 1.3 ? 'pass' : 'FAIL',
 		how: 'As row 1: the whole workflow run vs a bare undici loop (token, then one POST per user), back to back; ratio per repetition, median (min–max).',
@@ -140,7 +157,7 @@ export function figuresOf(results: BenchResults): { figures: Figure[]; misses: s
 	figures.push({
 		row: '2',
 		figure: "context: n8n's HTTP helper floor / raw; node / floor; CPU time node / raw",
-		measured: `floor ${spread(pFloor, ratio)}; node/floor ${spread(pNodeFloor, ratio)}; CPU ${spread(pCpu, ratio)}; TCP connections node/floor/raw ${connectionsOf(p)}`,
+		measured: pContext,
 		goal: '—',
 		verdict: '—',
 		how: `As row 1: a bare probe node making the same ${fmtK(scale.items)} POSTs through httpRequestWithAuthentication in one loop.`,
