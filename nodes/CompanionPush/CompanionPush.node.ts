@@ -1,9 +1,9 @@
 import { NodeConnectionTypes } from 'n8n-workflow';
 import type { IExecuteFunctions, INodeExecutionData, INodeType, INodeTypeDescription } from 'n8n-workflow';
 
-import * as notification from './actions/notification/Notification.resource';
+import * as notification from './actions/notification/notification.resource';
 import { router } from './actions/router';
-import * as user from './actions/user/User.resource';
+import * as user from './actions/user/user.resource';
 import { searchUsers } from './methods/listSearch';
 
 export class CompanionPush implements INodeType {

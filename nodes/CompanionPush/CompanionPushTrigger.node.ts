@@ -1,7 +1,7 @@
 import { NodeConnectionTypes } from 'n8n-workflow';
 import type { INodeExecutionData, INodeType, INodeTypeDescription, IPollFunctions } from 'n8n-workflow';
 
-import { pollCompanionPush } from './trigger/execute';
+import { pollCompanionPush } from './trigger/poll';
 import { DEFAULT_MAX_READS_PER_POLL, DEFAULT_WATCH_WINDOW_HOURS } from './trigger/parameters';
 
 export class CompanionPushTrigger implements INodeType {

@@ -4,7 +4,7 @@
  */
 import type { NotificationDetail } from '../../nodes/CompanionPush/transport';
 import { detectEvents, matchesFilters, TRIGGER_EVENTS } from '../../nodes/CompanionPush/trigger/events';
-import { MAX_BACKOFF_MINUTES, MINUTE_MS, planReads, scheduleNextRead } from '../../nodes/CompanionPush/trigger/poll';
+import { MAX_BACKOFF_MINUTES, MINUTE_MS, planReads, scheduleNextRead } from '../../nodes/CompanionPush/trigger/plan';
 import {
 	advanceNewest,
 	ageOut,

@@ -1,8 +1,8 @@
 import { NodeOperationError } from 'n8n-workflow';
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import * as notification from './notification/Notification.resource';
-import * as user from './user/User.resource';
+import * as notification from './notification/notification.resource';
+import * as user from './user/user.resource';
 
 type OperationModule = { execute: (this: IExecuteFunctions) => Promise<INodeExecutionData[]> };
 

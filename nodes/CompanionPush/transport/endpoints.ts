@@ -2,6 +2,8 @@ import { z } from 'zod';
 
 import { NodeApiError } from 'n8n-workflow';
 
+import { asNodeError } from '../nodeErrors';
+import { notCancelable } from './errors';
 import { apiRequest, apiRequestWithHeaders } from './read';
 import type { CompanionPushContext } from './request';
 import {
@@ -94,15 +96,12 @@ export async function cancelNotification(
 		);
 		return { message: response.message ?? 'Push notification canceled', alreadyCanceled: false };
 	} catch (error) {
-		if (!(error instanceof NodeApiError) || error.httpCode !== '409') throw error;
+		if (!(error instanceof NodeApiError) || error.httpCode !== '409') throw asNodeError(context, error, itemIndex);
 		const current = await getNotification(context, notificationId, itemIndex);
 		if (current.notification.status === 'canceled') {
 			return { message: 'Push notification canceled', alreadyCanceled: true };
 		}
-		error.message = `Notification ${notificationId} can no longer be canceled: it is "${current.notification.status}", and only a scheduled send can be canceled`;
-		error.description = 'The send already left. A delivered notification cannot be taken back.';
-		error.context.currentStatus = current.notification.status;
-		throw error;
+		throw notCancelable(context.getNode(), notificationId, current.notification.status, itemIndex);
 	}
 }
 

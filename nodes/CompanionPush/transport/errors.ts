@@ -150,3 +150,16 @@ export function unexpectedResponse(node: INode, action: string, body: unknown, i
 		itemIndex,
 	});
 }
+
+/** A cancel refused (409) because the send already left: says its current state, also in
+ * `context.currentStatus` for "Ignore If Not Scheduled". */
+export function notCancelable(node: INode, notificationId: string, currentStatus: string, itemIndex?: number): NodeApiError {
+	const error = nodeApiError(node, { status: 409, currentStatus } as JsonObject, {
+		message: `Notification ${notificationId} can no longer be canceled: it is "${currentStatus}", and only a scheduled send can be canceled`,
+		description: 'The send already left. A delivered notification cannot be taken back.',
+		httpCode: '409',
+		itemIndex,
+	});
+	error.context.currentStatus = currentStatus;
+	return error;
+}

@@ -1,47 +1,131 @@
-import { isSettled } from './events';
-import type { TriggerState, WatchedSend } from './state';
+import { NodeApiError } from 'n8n-workflow';
+import type { IDataObject, INodeExecutionData, IPollFunctions } from 'n8n-workflow';
+
+import { asNodeError } from '../nodeErrors';
+import { getNotification, listNotifications } from '../transport';
+import type { ListedNotification, NotificationRecord } from '../transport';
+import { detectEvents, matchesFilters, toItems } from './events';
+import type { TriggerEvent } from './events';
+import { fetchTestEvent } from './manual';
+import { readParameters } from './parameters';
+import { planReads, scheduleNextRead, windowStart } from './plan';
+import {
+	advanceNewest,
+	ageOut,
+	alreadySeen,
+	initialState,
+	NEWEST_IDS,
+	parseTime,
+	readState,
+	watchSend,
+	writeState,
+} from './state';
 
 /**
- * One poll's plan, as plain functions of the state and the server's time.
- * Cost rule: a send still `sending`/`scheduled` is read every poll; a settled send is read again
- * after 1, 2, 4 ... minutes (back to 1 after a read that found something new, at most
- * MAX_BACKOFF_MINUTES) until its watch window passes; at most `maxReads` detail reads per poll,
- * given to the sends most overdue, so every send gets its turn.
+ * One poll of the Companion Push Trigger.
+ * - First poll: records the newest sends as the starting point and emits nothing.
+ * - Then: lists sends newest first only down to what it has already seen, watches the new ones,
+ *   reads the details that are due (see plan.ts), and emits the events not emitted before.
+ * The state is changed on a copy and stored once everything was read: a poll that fails (an API
+ * error after the transport's retries) emits nothing and moves nothing, and the next poll catches up.
  */
+export async function pollCompanionPush(this: IPollFunctions): Promise<INodeExecutionData[][] | null> {
+	const parameters = readParameters(this);
+	if (this.getMode() === 'manual') return await fetchTestEvent(this, parameters);
+	// n8n 2.41 runs one poll as it activates the workflow (at publish and at every start) and, if
+	// that poll throws, marks the trigger failed for good. An API outage at that moment must not
+	// disable the trigger: that poll logs the error and emits nothing, leaving the state as it was;
+	// the scheduled polls then catch up, and their errors reach n8n as usual.
+	const isActivationPoll = !polledContexts.has(this);
+	polledContexts.add(this);
+	if (!isActivationPoll) return await pollWithState.call(this, parameters);
+	try {
+		return await pollWithState.call(this, parameters);
+	} catch (error) {
+		if (!(error instanceof NodeApiError)) throw asNodeError(this, error);
+		this.logger.warn(`Companion Push Trigger: the first poll after activation failed, the next one retries: ${error.message}`);
+		return null;
+	}
+}
 
-export const MINUTE_MS = 60_000;
-export const MAX_BACKOFF_MINUTES = 60;
-/** A send due a few seconds after this poll is read now: polls do not run at exact times. */
-export const DUE_TOLERANCE_MS = 5_000;
+// The poll contexts n8n has polled with: n8n keeps one per activation, so the first poll of a
+// context is the one it runs while activating the workflow.
+const polledContexts = new WeakSet<object>();
 
-/** The ids to read this poll, in order: never-read sends first, then the most overdue, then the
- * least recently read (so sends left out by the budget come first next time). */
-export function planReads(state: TriggerState, now: number, maxReads: number): string[] {
-	const due = Object.entries(state.sends).filter(([, send]) => send.dueAt <= now + DUE_TOLERANCE_MS);
-	due.sort(([idA, a], [idB, b]) => {
-		const readA = a.readAt ?? -Infinity;
-		const readB = b.readAt ?? -Infinity;
-		const neverRead = (readA === -Infinity ? 0 : 1) - (readB === -Infinity ? 0 : 1);
-		return neverRead || a.dueAt - b.dueAt || (readA === readB ? 0 : readA < readB ? -1 : 1) || a.from - b.from || (idA < idB ? -1 : idA > idB ? 1 : 0);
+/** A send's detail, or undefined when the API answers 404 for it. */
+async function readDetailUnlessGone(context: IPollFunctions, id: string) {
+	try {
+		return await getNotification(context, id);
+	} catch (error) {
+		if (error instanceof NodeApiError && error.httpCode === '404') return undefined;
+		throw asNodeError(context, error);
+	}
+}
+
+/** One poll with the stored state (see the comment at the top). */
+async function pollWithState(
+	this: IPollFunctions,
+	parameters: ReturnType<typeof readParameters>,
+): Promise<INodeExecutionData[][] | null> {
+	const staticData = this.getWorkflowStaticData('node');
+	// A deep copy: the stored state is replaced only at the end, once every read has succeeded.
+	const state = readState(staticData);
+
+	// The server's clock (the list's Date header) is the time of this poll: created_at, sent_at and
+	// scheduled_at come from that clock too.
+	let serverNow: number | undefined;
+	const listed = await listNotifications(this, {
+		max: state ? undefined : NEWEST_IDS,
+		onPage: (page) => (serverNow ??= page.serverTimeMs),
+		stopWhen: (send) => state !== undefined && alreadySeen(state, send),
 	});
-	return due.slice(0, Math.max(0, Math.floor(maxReads))).map(([id]) => id);
-}
+	const now = serverNow ?? Date.now();
 
-/** When a send just read is due again. */
-export function scheduleNextRead(
-	send: WatchedSend,
-	observed: { status: string; foundSomethingNew: boolean },
-	now: number,
-): Pick<WatchedSend, 'dueAt' | 'backoffMinutes'> {
-	if (!isSettled(observed.status)) return { dueAt: now, backoffMinutes: 0 };
-	const backoffMinutes =
-		observed.foundSomethingNew || send.backoffMinutes === 0
-			? 1
-			: Math.min(MAX_BACKOFF_MINUTES, send.backoffMinutes * 2);
-	return { dueAt: now + backoffMinutes * MINUTE_MS, backoffMinutes };
-}
+	if (!state) {
+		writeState(staticData, initialState(listed, now));
+		return null;
+	}
 
-/** Start of a send's watch window: the latest of its creation, its scheduled time and its dispatch. */
-export function windowStart(current: number, ...times: Array<number | undefined>): number {
-	return Math.max(current, ...times.filter((time): time is number => time !== undefined));
+	advanceNewest(state, listed);
+	for (const send of listed) {
+		if (matchesFilters(send as ListedNotification, parameters.filters) === false) continue;
+		watchSend(state, send.id, send, now);
+	}
+	ageOut(state, now, parameters.watchWindowMs);
+
+	const selected = new Set(parameters.events);
+	const events: TriggerEvent[] = [];
+	const records = new Map<string, NotificationRecord>();
+	for (const id of planReads(state, now, parameters.maxReadsPerPoll)) {
+		const detail = await readDetailUnlessGone(this, id);
+		if (detail === undefined) {
+			// The API no longer knows this send (404): nothing more can happen to it. Failing every
+			// poll over it instead would stop the trigger for good (see pollCompanionPush).
+			delete state.sends[id];
+			continue;
+		}
+		const record = detail.notification;
+		const watched = state.sends[id];
+		if (matchesFilters(record, parameters.filters, true) === false) {
+			delete state.sends[id];
+			continue;
+		}
+		const emittedKeys = new Set(watched.keys);
+		const found = detectEvents({ detail, previousStatus: watched.status, emittedKeys, selected });
+		const statusChanged = watched.status !== record.status;
+		watched.keys.push(...found.map((event) => event.key));
+		watched.from = windowStart(watched.from, parseTime(record.scheduled_at), parseTime(record.sent_at));
+		Object.assign(watched, scheduleNextRead(watched, { status: record.status, foundSomethingNew: found.length > 0 || statusChanged }, now));
+		watched.status = record.status;
+		watched.readAt = now;
+		// A canceled send never changes again (spec: canceled before sending, no deliveries).
+		if (record.status === 'canceled') delete state.sends[id];
+		events.push(...found);
+		records.set(id, record);
+	}
+	ageOut(state, now, parameters.watchWindowMs);
+
+	writeState(staticData, state);
+	if (events.length === 0) return null;
+	return [toItems(events, parameters.output, records).map((json: IDataObject) => ({ json }))];
 }

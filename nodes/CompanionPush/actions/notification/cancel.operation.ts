@@ -2,22 +2,20 @@ import { NodeApiError } from 'n8n-workflow';
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
 import { cancelNotification } from '../../transport';
-import { asNodeError, forEachItem, readParameter } from '../item-loop';
-import { optionsCollection } from '../options';
-import { notificationIdField, readNotificationId } from './notification-id';
+import { asNodeError } from '../../nodeErrors';
+import { optionsCollection, updateDisplayOptions } from '../descriptions';
+import { forEachItem, readParameter } from '../itemLoop';
+import { notificationIdField, readNotificationId } from './notificationId';
 
-const show = { resource: ['notification'], operation: ['cancel'] };
-
-export const description: INodeProperties[] = [
-	notificationIdField('cancel'),
+const properties: INodeProperties[] = [
+	notificationIdField,
 	{
 		displayName: 'Only a scheduled send can be canceled. A notification that already went out cannot be taken back.',
 		name: 'cancelNotice',
 		type: 'notice',
 		default: '',
-		displayOptions: { show },
 	},
-	optionsCollection(show, [
+	optionsCollection([
 		{
 			displayName: 'Ignore If Not Scheduled',
 			name: 'ignoreIfNotScheduled',
@@ -28,6 +26,8 @@ export const description: INodeProperties[] = [
 		},
 	]),
 ];
+
+export const description = updateDisplayOptions({ show: { resource: ['notification'], operation: ['cancel'] } }, properties);
 
 export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[]> {
 	return await forEachItem(this, async (itemIndex) => {

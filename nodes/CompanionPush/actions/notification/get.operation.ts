@@ -1,16 +1,15 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
 import { getNotification } from '../../transport';
-import { fieldError, forEachItem, readParameter } from '../item-loop';
-import { optionsCollection } from '../options';
-import { notificationIdField, readNotificationId } from './notification-id';
+import { fieldError } from '../../nodeErrors';
+import { optionsCollection, updateDisplayOptions } from '../descriptions';
+import { forEachItem, readParameter } from '../itemLoop';
+import { notificationIdField, readNotificationId } from './notificationId';
 import { readWaitTimeout, waitFields, waitForFinalStatus, waitOptions } from './wait';
 
-const show = { resource: ['notification'], operation: ['get'] };
-
-export const description: INodeProperties[] = [
-	notificationIdField('get'),
-	optionsCollection(show, [
+const properties: INodeProperties[] = [
+	notificationIdField,
+	optionsCollection([
 		{
 			displayName: 'Deliveries',
 			name: 'deliveries',
@@ -28,6 +27,8 @@ export const description: INodeProperties[] = [
 		),
 	]),
 ];
+
+export const description = updateDisplayOptions({ show: { resource: ['notification'], operation: ['get'] } }, properties);
 
 export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[]> {
 	return await forEachItem(this, async (itemIndex) => {

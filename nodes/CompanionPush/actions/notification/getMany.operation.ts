@@ -1,10 +1,13 @@
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
 import { listNotifications } from '../../transport';
-import { forEachItem } from '../item-loop';
-import { returnAllOrLimit, readLimit } from '../return-all';
+import { readLimit, returnAllOrLimit, updateDisplayOptions } from '../descriptions';
+import { forEachItem } from '../itemLoop';
 
-export const description: INodeProperties[] = returnAllOrLimit('notification', 'getMany');
+export const description: INodeProperties[] = updateDisplayOptions(
+	{ show: { resource: ['notification'], operation: ['getMany'] } },
+	returnAllOrLimit,
+);
 
 /** The organization's sends, newest first. */
 export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[]> {

@@ -1,12 +1,68 @@
-import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
-import { sendFields } from './send-fields';
-import { executeSend } from './send-flow';
+import { toScheduledAtWithOffset } from '../../helpers/scheduleTime';
+import { fieldError } from '../../nodeErrors';
+import { optionsCollection, updateDisplayOptions } from '../descriptions';
+import { readParameter } from '../itemLoop';
+import {
+	additionalFields,
+	asyncNotice,
+	audienceFields,
+	batchSizeOption,
+	messageFields,
+	SEND_WAIT_DESCRIPTION,
+	sendModeField,
+} from './sendFields';
+import { sendItems } from './sendItems';
+import { waitOptions } from './wait';
 
-export const description: INodeProperties[] = sendFields('schedule');
+const properties: INodeProperties[] = [
+	asyncNotice,
+	...messageFields,
+	...audienceFields,
+	sendModeField,
+	{
+		displayName: 'Scheduled At',
+		name: 'scheduledAt',
+		type: 'dateTime',
+		required: true,
+		default: '',
+		description:
+			"When the notification goes out. A time without a time zone is read in the workflow's time zone; the API always receives an explicit offset. Dispatch may come up to a couple of minutes late.",
+	},
+	additionalFields,
+	optionsCollection([
+		batchSizeOption,
+		{
+			displayName: 'Send If Time Is Past',
+			name: 'sendIfPast',
+			type: 'boolean',
+			default: false,
+			description:
+				'Whether to send at once when Scheduled At is already past. Off: the item fails instead, so a late run never notifies people unexpectedly.',
+		},
+		...waitOptions(SEND_WAIT_DESCRIPTION),
+	]),
+];
 
-/** Schedules a send: as Send, with `scheduled_at` always carrying an explicit offset, and a past
- * time refused unless "Send If Time Is Past" is on. */
+export const description = updateDisplayOptions({ show: { resource: ['notification'], operation: ['schedule'] } }, properties);
+
+/** "Scheduled At" of an item, with an explicit offset. A past time is refused unless "Send If Time
+ * Is Past" is on (then the send goes out at once), so a late run never notifies people unexpectedly. */
+function readSchedule(context: IExecuteFunctions, itemIndex: number, options: IDataObject) {
+	const when = toScheduledAtWithOffset(readParameter(context, 'scheduledAt', 'Scheduled At', itemIndex, ''), context.getTimezone());
+	if ('problem' in when) throw fieldError(context, 'Scheduled At', when.problem, itemIndex);
+	if (when.epochMs > Date.now()) return { scheduledAtWithOffset: when.iso };
+	if (options.sendIfPast === true) return { sentImmediately: true };
+	throw fieldError(
+		context,
+		'Scheduled At',
+		`is in the past (${when.iso}), so the notification would go out at once. Pick a future time, or turn on the option "Send If Time Is Past"`,
+		itemIndex,
+	);
+}
+
+/** Schedules a send: as Send, with `scheduled_at` always carrying an explicit offset. */
 export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[]> {
-	return await executeSend(this, 'schedule');
+	return await sendItems(this, readSchedule);
 }

@@ -1,11 +1,30 @@
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
-import { sendFields } from './send-fields';
-import { executeSend } from './send-flow';
+import { optionsCollection, updateDisplayOptions } from '../descriptions';
+import {
+	additionalFields,
+	asyncNotice,
+	audienceFields,
+	batchSizeOption,
+	messageFields,
+	SEND_WAIT_DESCRIPTION,
+	sendModeField,
+} from './sendFields';
+import { sendItems } from './sendItems';
+import { waitOptions } from './wait';
 
-export const description: INodeProperties[] = sendFields('send');
+const properties: INodeProperties[] = [
+	asyncNotice,
+	...messageFields,
+	...audienceFields,
+	sendModeField,
+	additionalFields,
+	optionsCollection([batchSizeOption, ...waitOptions(SEND_WAIT_DESCRIPTION)]),
+];
+
+export const description = updateDisplayOptions({ show: { resource: ['notification'], operation: ['send'] } }, properties);
 
 /** Sends now: one send per item (or one for all items), split into batches of at most Batch Size. */
 export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[]> {
-	return await executeSend(this, 'send');
+	return await sendItems(this);
 }

@@ -3,7 +3,7 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 
 import { getNotification } from '../../transport';
 import type { NotificationDetail } from '../../transport';
-import { fieldError } from '../item-loop';
+import { fieldError } from '../../nodeErrors';
 
 /** States a send leaves on its own; every other state is final (sent, partially_failed, failed, canceled). */
 const MOVING_STATES = new Set(['sending', 'scheduled']);

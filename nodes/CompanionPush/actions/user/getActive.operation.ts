@@ -1,13 +1,11 @@
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
 import { listActiveUserIds } from '../../transport';
-import { forEachItem, readParameter } from '../item-loop';
-import { optionsCollection } from '../options';
+import { optionsCollection, updateDisplayOptions } from '../descriptions';
+import { forEachItem, readParameter } from '../itemLoop';
 
-const show = { resource: ['user'], operation: ['getActive'] };
-
-export const description: INodeProperties[] = [
-	optionsCollection(show, [
+const properties: INodeProperties[] = [
+	optionsCollection([
 		{
 			displayName: 'IDs Only',
 			name: 'idsOnly',
@@ -17,6 +15,8 @@ export const description: INodeProperties[] = [
 		},
 	]),
 ];
+
+export const description = updateDisplayOptions({ show: { resource: ['user'], operation: ['getActive'] } }, properties);
 
 /** Users who can receive notifications now: app installed, logged in, notifications allowed. */
 export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[]> {

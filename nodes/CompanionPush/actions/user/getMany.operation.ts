@@ -1,10 +1,10 @@
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
 import { listUsers } from '../../transport';
-import { forEachItem } from '../item-loop';
-import { readLimit, returnAllOrLimit } from '../return-all';
+import { readLimit, returnAllOrLimit, updateDisplayOptions } from '../descriptions';
+import { forEachItem } from '../itemLoop';
 
-export const description: INodeProperties[] = returnAllOrLimit('user', 'getMany');
+export const description: INodeProperties[] = updateDisplayOptions({ show: { resource: ['user'], operation: ['getMany'] } }, returnAllOrLimit);
 
 /** The organization's users, read in pages of 1000 until a page comes back empty. */
 export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[]> {

@@ -1,20 +1,18 @@
 import type { IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
-import { fieldError, readParameter } from '../item-loop';
+import { fieldError } from '../../nodeErrors';
+import { readParameter } from '../itemLoop';
 
 /** The "Notification ID" field of Get and Cancel. */
-export function notificationIdField(operation: string): INodeProperties {
-	return {
-		displayName: 'Notification ID',
-		name: 'notificationId',
-		type: 'string',
-		required: true,
-		default: '',
-		placeholder: 'e.g. 7f3c9a12',
-		description: 'The ID the API gave the send, found in the output of Send or Schedule',
-		displayOptions: { show: { resource: ['notification'], operation: [operation] } },
-	};
-}
+export const notificationIdField: INodeProperties = {
+	displayName: 'Notification ID',
+	name: 'notificationId',
+	type: 'string',
+	required: true,
+	default: '',
+	placeholder: 'e.g. 7f3c9a12',
+	description: 'The ID the API gave the send, found in the output of Send or Schedule',
+};
 
 export function readNotificationId(context: IExecuteFunctions, itemIndex: number): string {
 	const value = readParameter(context, 'notificationId', 'Notification ID', itemIndex, '');

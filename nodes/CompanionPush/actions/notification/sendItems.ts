@@ -4,10 +4,10 @@ import type { IDataObject, IExecuteFunctions, INodeExecutionData, IPairedItemDat
 import { checkMessage, isProblem } from '../../helpers/message';
 import type { CheckedMessage } from '../../helpers/message';
 import { parseUserIds, toBatches, uniqueUserIds } from '../../helpers/recipients';
-import { toScheduledAtWithOffset } from '../../helpers/schedule-time';
 import { listActiveUserIds, listUsers, sendNotification } from '../../transport';
 import type { SendRequest } from '../../transport';
-import { asNodeError, errorItem, fieldError, readParameter } from '../item-loop';
+import { asNodeError, errorItem, fieldError } from '../../nodeErrors';
+import { readParameter } from '../itemLoop';
 import { readWaitTimeout, waitFields, waitForFinalStatus } from './wait';
 
 type Audience = 'userIds' | 'user' | 'allUsers' | 'activeUsers';
@@ -21,10 +21,17 @@ interface CheckedItem {
 	userIds: string[];
 	/** Absent for Send, and for a past time sent at once with "Send If Time Is Past". */
 	scheduledAtWithOffset?: string;
-	sentImmediately: boolean;
+	sentImmediately?: boolean;
 	batchSize: number;
 	waitTimeoutSeconds?: number;
 }
+
+/** Schedule's reading of "Scheduled At" for an item (see schedule.operation.ts). */
+export type ScheduleReader = (
+	context: IExecuteFunctions,
+	itemIndex: number,
+	options: IDataObject,
+) => Pick<CheckedItem, 'scheduledAtWithOffset' | 'sentImmediately'>;
 
 /** What one send goes out with: the lead item's message, the recipients, the items it stands for. */
 interface SendGroup {
@@ -33,7 +40,7 @@ interface SendGroup {
 	pairedItems: IPairedItemData[];
 }
 
-function checkItem(context: IExecuteFunctions, itemIndex: number, operation: 'send' | 'schedule'): CheckedItem {
+function checkItem(context: IExecuteFunctions, itemIndex: number, readSchedule?: ScheduleReader): CheckedItem {
 	const additional = readParameter(context, 'additionalFields', 'Additional Fields', itemIndex, {}) as IDataObject;
 	const options = readParameter(context, 'options', 'Options', itemIndex, {}) as IDataObject;
 	const message = checkMessage({
@@ -72,21 +79,8 @@ function checkItem(context: IExecuteFunctions, itemIndex: number, operation: 'se
 		throw fieldError(context, 'Batch Size', `must be a whole number from 1 to 1000 (got ${String(options.batchSize)})`, itemIndex);
 	}
 	const waitTimeoutSeconds = readWaitTimeout(context, options, itemIndex);
-	const checked: CheckedItem = { itemIndex, message, audience, userIds, sentImmediately: false, batchSize, waitTimeoutSeconds };
-	if (operation === 'schedule') {
-		const when = toScheduledAtWithOffset(readParameter(context, 'scheduledAt', 'Scheduled At', itemIndex, ''), context.getTimezone());
-		if ('problem' in when) throw fieldError(context, 'Scheduled At', when.problem, itemIndex);
-		if (when.epochMs > Date.now()) checked.scheduledAtWithOffset = when.iso;
-		else if (options.sendIfPast === true) checked.sentImmediately = true;
-		else {
-			throw fieldError(
-				context,
-				'Scheduled At',
-				`is in the past (${when.iso}), so the notification would go out at once. Pick a future time, or turn on the option "Send If Time Is Past"`,
-				itemIndex,
-			);
-		}
-	}
+	const checked: CheckedItem = { itemIndex, message, audience, userIds, batchSize, waitTimeoutSeconds };
+	if (readSchedule) Object.assign(checked, readSchedule(context, itemIndex, options));
 	return checked;
 }
 
@@ -183,11 +177,11 @@ async function sendGroup(context: IExecuteFunctions, group: SendGroup, recipient
 }
 
 /**
- * Send and Schedule. Every item is checked first: with bad input nothing at all is sent (or,
+ * Send and Schedule (with `readSchedule`). Every item is checked first: with bad input nothing at all is sent (or,
  * when the node continues on fail, that item becomes an error item). Then each item (or, in
  * "One Send for All Items" mode, all items together) is de-duplicated, split into batches and sent.
  */
-export async function executeSend(context: IExecuteFunctions, operation: 'send' | 'schedule'): Promise<INodeExecutionData[]> {
+export async function sendItems(context: IExecuteFunctions, readSchedule?: ScheduleReader): Promise<INodeExecutionData[]> {
 	const items = context.getInputData();
 	const sendMode = readParameter(context, 'sendMode', 'Send Mode', 0, 'perItem');
 	// An unknown mode must not fall back to one send per item: that could turn one intended send into many.
@@ -199,7 +193,7 @@ export async function executeSend(context: IExecuteFunctions, operation: 'send' 
 	const checkedItems: CheckedItem[] = [];
 	for (let itemIndex = 0; itemIndex < items.length; itemIndex++) {
 		try {
-			const checked = checkItem(context, itemIndex, operation);
+			const checked = checkItem(context, itemIndex, readSchedule);
 			// One send for all items takes its audience from the first item: another audience on a
 			// later item would be dropped without a word, so it is an error instead.
 			if (combined && checkedItems.length > 0 && checked.audience !== checkedItems[0].audience) {

@@ -1,0 +1,61 @@
+import type { IDisplayOptions, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+
+import { fieldError } from '../nodeErrors';
+import { readParameter } from './itemLoop';
+
+/**
+ * Shows `properties` only where `displayOptions` says (its resource and operation), keeping each
+ * property's own conditions: n8n's `updateDisplayOptions` (nodes-base), which a community package
+ * cannot import.
+ */
+export function updateDisplayOptions(displayOptions: IDisplayOptions, properties: INodeProperties[]): INodeProperties[] {
+	return properties.map((property) => ({
+		...property,
+		displayOptions: {
+			...property.displayOptions,
+			show: { ...displayOptions.show, ...property.displayOptions?.show },
+		},
+	}));
+}
+
+/** The "Options" collection of an operation: optional settings behind "Add Option". */
+export function optionsCollection(options: INodeProperties[]): INodeProperties {
+	return {
+		displayName: 'Options',
+		name: 'options',
+		type: 'collection',
+		placeholder: 'Add Option',
+		default: {},
+		options,
+	};
+}
+
+/** n8n's usual "Return All" + "Limit" pair. */
+export const returnAllOrLimit: INodeProperties[] = [
+	{
+		displayName: 'Return All',
+		name: 'returnAll',
+		type: 'boolean',
+		default: false,
+		description: 'Whether to return all results or only up to a given limit',
+	},
+	{
+		displayName: 'Limit',
+		name: 'limit',
+		type: 'number',
+		default: 50,
+		typeOptions: { minValue: 1 },
+		description: 'Max number of results to return',
+		displayOptions: { show: { returnAll: [false] } },
+	},
+];
+
+/** How many results to read: Infinity for Return All. */
+export function readLimit(context: IExecuteFunctions, itemIndex: number): number {
+	if (readParameter(context, 'returnAll', 'Return All', itemIndex, false) === true) return Infinity;
+	const limit = Number(readParameter(context, 'limit', 'Limit', itemIndex, 50));
+	if (!Number.isInteger(limit) || limit < 1) {
+		throw fieldError(context, 'Limit', `must be a whole number of at least 1 (got ${String(limit)})`, itemIndex);
+	}
+	return limit;
+}

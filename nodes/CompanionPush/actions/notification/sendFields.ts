@@ -1,0 +1,187 @@
+import type { INodeProperties } from 'n8n-workflow';
+
+/* The fields Send and Schedule share, declared once. Each operation file lists which it shows,
+ * in its own order, with its own fields among them. */
+
+export const asyncNotice: INodeProperties = {
+	displayName:
+		'Sending is asynchronous: the API accepts the send (202) and delivers in the background. Acceptance is not delivery: use "Wait for Final Status", the Get operation or the Companion Push Trigger to follow up. A send is never repeated by this node, so nobody is notified twice.',
+	name: 'asyncNotice',
+	type: 'notice',
+	default: '',
+};
+
+export const messageFields: INodeProperties[] = [
+	{
+		displayName: 'Title',
+		name: 'title',
+		type: 'string',
+		required: true,
+		default: '',
+		placeholder: 'Your order has shipped',
+		description: 'Visible title. The API recommends at most 50 characters; longer titles go out with a warning.',
+	},
+	{
+		displayName: 'Body',
+		name: 'body',
+		type: 'string',
+		required: true,
+		default: '',
+		typeOptions: { rows: 3 },
+		placeholder: 'Order 1042 is on its way',
+		description: 'Message text. The API recommends at most 150 characters; longer texts go out with a warning.',
+	},
+];
+
+export const audienceFields: INodeProperties[] = [
+	{
+		displayName: 'Audience',
+		name: 'audience',
+		type: 'options',
+		default: 'userIds',
+		options: [
+			{
+				name: 'A User From the List',
+				value: 'user',
+				description: 'Pick one user of the organization',
+			},
+			{
+				name: 'All Users',
+				value: 'allUsers',
+				description: 'Everyone in the organization, read from the user list at run time',
+			},
+			{
+				name: 'User IDs',
+				value: 'userIds',
+				description: 'The user IDs you give (service user IDs, not e-mails)',
+			},
+			{
+				name: 'Users With an Active App',
+				value: 'activeUsers',
+				description: 'Users who can receive notifications now, read at run time',
+			},
+		],
+	},
+	{
+		displayName: 'User IDs',
+		name: 'userIds',
+		type: 'string',
+		required: true,
+		default: '',
+		placeholder: 'e.g. 1001, 1002, 1003',
+		description:
+			'Service user IDs separated by commas, spaces or new lines, or a list given by an expression. Duplicates are removed. IDs of other organizations are silently not notified.',
+		displayOptions: { show: { audience: ['userIds'] } },
+	},
+	{
+		displayName: 'User',
+		name: 'user',
+		type: 'resourceLocator',
+		required: true,
+		default: { mode: 'list', value: '' },
+		description: 'The user to notify',
+		displayOptions: { show: { audience: ['user'] } },
+		modes: [
+			{
+				displayName: 'From List',
+				name: 'list',
+				type: 'list',
+				typeOptions: { searchListMethod: 'searchUsers', searchable: true },
+			},
+			{
+				displayName: 'By ID',
+				name: 'id',
+				type: 'string',
+				placeholder: 'e.g. 1001',
+			},
+		],
+	},
+];
+
+export const sendModeField: INodeProperties = {
+	displayName: 'Send Mode',
+	name: 'sendMode',
+	type: 'options',
+	default: 'perItem',
+	options: [
+		{
+			name: 'One Send per Input Item',
+			value: 'perItem',
+			description: 'Each input item makes its own send (for example one per order event)',
+		},
+		{
+			name: 'One Send for All Items',
+			value: 'combined',
+			description:
+				'The recipients of all input items are merged and de-duplicated into one send; title, body and fields come from the first item',
+		},
+	],
+};
+
+export const additionalFields: INodeProperties = {
+	displayName: 'Additional Fields',
+	name: 'additionalFields',
+	type: 'collection',
+	placeholder: 'Add Field',
+	default: {},
+	options: [
+		{
+			displayName: 'Announcement ID',
+			name: 'announcementId',
+			type: 'string',
+			default: '',
+			description: 'Links the send to an announcement published in the service',
+		},
+		{
+			displayName: 'Custom Deeplink',
+			name: 'customDeeplink',
+			type: 'string',
+			default: '',
+			placeholder: 'companionapp://chat',
+			description: 'Used when Deeplink is "Custom". Must start with companionapp://.',
+		},
+		{
+			displayName: 'Deeplink',
+			name: 'deeplink',
+			type: 'options',
+			default: 'none',
+			description: 'The screen the app opens when the notification is tapped',
+			options: [
+				{ name: 'Announcement', value: 'announcement', description: 'Home, opening an announcement (give its ID)' },
+				{ name: 'Chat', value: 'chat', description: 'Conversation with the agent (companionapp://chat)' },
+				{ name: 'Coach', value: 'coach', description: 'Coach section (companionapp://coach)' },
+				{ name: 'Custom', value: 'custom', description: 'A companionapp:// value of your own' },
+				{ name: 'Home', value: 'home', description: 'Home screen (companionapp://home)' },
+				{ name: 'None', value: 'none', description: 'The app opens on its usual screen' },
+			],
+		},
+		{
+			displayName: 'Deeplink Announcement ID',
+			name: 'deeplinkAnnouncementId',
+			type: 'string',
+			default: '',
+			description: 'Used when Deeplink is "Announcement": the announcement to open. When empty, the Announcement ID field is used.',
+		},
+		{
+			displayName: 'Image URL',
+			name: 'imageUrl',
+			type: 'string',
+			default: '',
+			placeholder: 'https://example.com/picture.png',
+			description: 'Public https address of a JPG or PNG image. Some phones do not show images, so the message must make sense without it.',
+		},
+	],
+};
+
+export const batchSizeOption: INodeProperties = {
+	displayName: 'Batch Size',
+	name: 'batchSize',
+	type: 'number',
+	default: 1000,
+	typeOptions: { minValue: 1, maxValue: 1000 },
+	description:
+		'Recipients per send. Larger audiences are split into several sends, each with its own ID (the API recommends at most 1000).',
+};
+
+export const SEND_WAIT_DESCRIPTION =
+	'Whether to wait, checking with growing intervals, until the send is delivered (sent, partially failed or failed) before the node finishes';

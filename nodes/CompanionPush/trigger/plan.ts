@@ -1,0 +1,47 @@
+import { isSettled } from './events';
+import type { TriggerState, WatchedSend } from './state';
+
+/**
+ * One poll's plan, as plain functions of the state and the server's time.
+ * Cost rule: a send still `sending`/`scheduled` is read every poll; a settled send is read again
+ * after 1, 2, 4 ... minutes (back to 1 after a read that found something new, at most
+ * MAX_BACKOFF_MINUTES) until its watch window passes; at most `maxReads` detail reads per poll,
+ * given to the sends most overdue, so every send gets its turn.
+ */
+
+export const MINUTE_MS = 60_000;
+export const MAX_BACKOFF_MINUTES = 60;
+/** A send due a few seconds after this poll is read now: polls do not run at exact times. */
+export const DUE_TOLERANCE_MS = 5_000;
+
+/** The ids to read this poll, in order: never-read sends first, then the most overdue, then the
+ * least recently read (so sends left out by the budget come first next time). */
+export function planReads(state: TriggerState, now: number, maxReads: number): string[] {
+	const due = Object.entries(state.sends).filter(([, send]) => send.dueAt <= now + DUE_TOLERANCE_MS);
+	due.sort(([idA, a], [idB, b]) => {
+		const readA = a.readAt ?? -Infinity;
+		const readB = b.readAt ?? -Infinity;
+		const neverRead = (readA === -Infinity ? 0 : 1) - (readB === -Infinity ? 0 : 1);
+		return neverRead || a.dueAt - b.dueAt || (readA === readB ? 0 : readA < readB ? -1 : 1) || a.from - b.from || (idA < idB ? -1 : idA > idB ? 1 : 0);
+	});
+	return due.slice(0, Math.max(0, Math.floor(maxReads))).map(([id]) => id);
+}
+
+/** When a send just read is due again. */
+export function scheduleNextRead(
+	send: WatchedSend,
+	observed: { status: string; foundSomethingNew: boolean },
+	now: number,
+): Pick<WatchedSend, 'dueAt' | 'backoffMinutes'> {
+	if (!isSettled(observed.status)) return { dueAt: now, backoffMinutes: 0 };
+	const backoffMinutes =
+		observed.foundSomethingNew || send.backoffMinutes === 0
+			? 1
+			: Math.min(MAX_BACKOFF_MINUTES, send.backoffMinutes * 2);
+	return { dueAt: now + backoffMinutes * MINUTE_MS, backoffMinutes };
+}
+
+/** Start of a send's watch window: the latest of its creation, its scheduled time and its dispatch. */
+export function windowStart(current: number, ...times: Array<number | undefined>): number {
+	return Math.max(current, ...times.filter((time): time is number => time !== undefined));
+}
