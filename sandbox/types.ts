@@ -126,11 +126,22 @@ export interface SandboxOrg extends SandboxCredential {
 	devicesOf(userId: string): SandboxDevice[];
 }
 
+export type FaultKind =
+	| 'status5xx'
+	| 'status4xx'
+	| 'forbidden'
+	| 'resetBefore'
+	| 'resetAfter'
+	| 'delay'
+	| 'malformedJson'
+	| 'rateLimit'
+	| 'unauthorized';
+
 export interface FaultSpec {
 	/** Same keys as counts(), e.g. 'POST /push-notification/send', or '*' for every public endpoint. */
 	endpoint: string;
-	kind: 'status5xx' | 'resetBefore' | 'resetAfter' | 'delay' | 'malformedJson' | 'rateLimit' | 'unauthorized';
-	/** status5xx only, default 503. */
+	kind: FaultKind;
+	/** status5xx: 500-599, default 503. status4xx: 400-499, default 400. No other kind takes one. */
 	status?: number;
 	/** status5xx only: process the request first (a send IS registered), then answer 5xx. Default false. */
 	afterProcessing?: boolean;
@@ -138,6 +149,9 @@ export interface FaultSpec {
 	retryAfterSeconds?: number;
 	/** delay only: the response is held this long in real time (the request is processed at once). */
 	delayMs?: number;
+	/** Let the first N matching requests pass (whatever else happens to them); the fault strikes from
+	 * the (N+1)th on. Requests to other endpoints, and requests refused by a rate limit, do not count. Default 0. */
+	skip?: number;
 	/** Next N matching requests (default 1 when no share is given). */
 	times?: number;
 	/** Or a share 0..1 of matching requests, drawn with a PRNG seeded by `seed` (default 1). */

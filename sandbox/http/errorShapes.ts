@@ -1,3 +1,4 @@
+import { STATUS_CODES } from 'node:http';
 import type { ApiError } from '../apiError';
 import type { ErrorShape } from '../types';
 
@@ -8,22 +9,6 @@ export interface RenderedBody {
 }
 
 const json = (value: unknown): RenderedBody => ({ contentType: 'application/json; charset=utf-8', text: JSON.stringify(value) });
-
-/** Short reason phrases for the statusMessage (NestJS-like) shape. */
-const REASONS: Record<number, string> = {
-	400: 'Bad Request',
-	401: 'Unauthorized',
-	403: 'Forbidden',
-	404: 'Not Found',
-	409: 'Conflict',
-	413: 'Payload Too Large',
-	422: 'Unprocessable Entity',
-	429: 'Too Many Requests',
-	500: 'Internal Server Error',
-	502: 'Bad Gateway',
-	503: 'Service Unavailable',
-	504: 'Gateway Timeout',
-};
 
 /**
  * Spec Errors rule 3: the body shape is not shown, so it is switchable (see ErrorShape).
@@ -38,14 +23,16 @@ export function renderError(error: ApiError, shape: ErrorShape): RenderedBody {
 			return json({ ok: false, error: body });
 		}
 		case 'detail':
-			if (error.status === 422 || (error.status === 400 && error.problems.length > 0)) {
+			// Field errors as a list (a 422 without a field, from a fault, falls back to the message).
+			if ((error.status === 422 || error.status === 400) && error.problems.length > 0) {
 				return json({
 					detail: error.problems.map((problem) => ({ loc: ['body', problem.field], msg: problem.message, type: error.code })),
 				});
 			}
 			return json({ detail: error.message });
 		case 'statusMessage':
-			return json({ statusCode: error.status, error: REASONS[error.status] ?? 'Error', message: error.message });
+			// The reason phrase of the status, as NestJS gives it.
+			return json({ statusCode: error.status, error: STATUS_CODES[error.status] ?? 'Error', message: error.message });
 		case 'plainText':
 			return { contentType: 'text/plain; charset=utf-8', text: error.message };
 	}

@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ApiError } from '../apiError';
+import { ApiError, clientError } from '../apiError';
 import type { SandboxState } from '../state';
 import type { FaultSpec } from '../types';
 import { ADMIN_PREFIX, handleAdmin } from './adminApi';
@@ -159,11 +159,15 @@ function strikesAfterProcessing(fault: FaultSpec): boolean {
 	return fault.kind === 'resetAfter' || fault.kind === 'delay' || fault.kind === 'malformedJson';
 }
 
-/** The answer of a fault that replaces the real one (unauthorized, rateLimit, status5xx). */
+/** The answer of a fault that replaces the real one (unauthorized, forbidden, status4xx, rateLimit, status5xx). */
 function faultAnswer(state: SandboxState, fault: FaultSpec): Answer {
 	switch (fault.kind) {
 		case 'unauthorized':
-			return errorAnswer(state, new ApiError(401, 'unauthorized', 'Bearer token rejected', undefined, [], { 'www-authenticate': 'Bearer' }));
+			return errorAnswer(state, clientError(401));
+		case 'forbidden':
+			return errorAnswer(state, clientError(403));
+		case 'status4xx':
+			return errorAnswer(state, clientError(fault.status ?? 400));
 		case 'rateLimit': {
 			const seconds = String(fault.retryAfterSeconds ?? 1);
 			return errorAnswer(state, new ApiError(429, 'rate_limited', 'Too many requests; retry later', undefined, [], { 'retry-after': seconds }));
