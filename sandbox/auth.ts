@@ -12,6 +12,8 @@ interface IssuedToken {
 	expiresAt: number;
 	/** Set by expireAll(): the token answers 401 whatever the clock says. */
 	forcedExpired: boolean;
+	/** The credential's generation when it was issued: a lower one than the credential's now is revoked. */
+	generation: number;
 }
 
 export interface TokenResponse {
@@ -29,13 +31,18 @@ export class Auth {
 	private readonly byClientId = new Map<string, OrgCredential>();
 	private readonly revoked = new Set<string>();
 	private readonly tokens = new Map<string, IssuedToken>();
+	/** Per client id, bumped by each refresh that revokes the tokens issued before it. */
+	private readonly generations = new Map<string, number>();
 
 	constructor(credentials: OrgCredential[]) {
 		for (const credential of credentials) this.byClientId.set(credential.clientId, credential);
 	}
 
-	/** POST /auth/oauth/v2/refresh. The refresh token never changes (spec Authentication 4). */
-	refresh(body: unknown, now: number, lifetimeSeconds: number): TokenResponse {
+	/**
+	 * POST /auth/oauth/v2/refresh. The refresh token never changes (spec Authentication 4). With
+	 * `revokePrevious` the access tokens issued earlier for the credential stop working.
+	 */
+	refresh(body: unknown, now: number, lifetimeSeconds: number, revokePrevious = false): TokenResponse {
 		const fields = readRefreshBody(body);
 		const credential = this.byClientId.get(fields.client_id);
 		// One message for an unknown client and a wrong secret: clear, without telling which ids exist.
@@ -48,8 +55,14 @@ export class Auth {
 		if (this.revoked.has(credential.clientId)) {
 			throw new ApiError(401, 'invalid_grant', 'refresh_token has been revoked; create a new credential');
 		}
+		if (revokePrevious) this.generations.set(credential.clientId, this.generationOf(credential) + 1);
 		const accessToken = `cpa_${secretMarker()}${randomBytes(24).toString('hex')}`;
-		this.tokens.set(digest(accessToken), { credential, expiresAt: now + lifetimeSeconds * 1000, forcedExpired: false });
+		this.tokens.set(digest(accessToken), {
+			credential,
+			expiresAt: now + lifetimeSeconds * 1000,
+			forcedExpired: false,
+			generation: this.generationOf(credential),
+		});
 		return { access_token: accessToken, token_type: 'Bearer', expires_in: lifetimeSeconds };
 	}
 
@@ -59,6 +72,7 @@ export class Auth {
 		if (!match) return { state: 'missing' };
 		const issued = this.tokens.get(digest(match[1]));
 		if (!issued) return { state: 'unknown' };
+		if (issued.generation < this.generationOf(issued.credential)) return { state: 'revoked' };
 		if (issued.forcedExpired || now >= issued.expiresAt) return { state: 'expired' };
 		return { state: 'valid', credential: issued.credential };
 	}
@@ -66,8 +80,17 @@ export class Auth {
 	/** The credential behind a valid token, or the spec's 401 (Errors: "Token missing, invalid or expired"). */
 	require(check: BearerCheck): OrgCredential {
 		if (check.credential) return check.credential;
-		const reason = { missing: 'Bearer token missing', unknown: 'Bearer token invalid', expired: 'Bearer token expired' };
+		const reason = {
+			missing: 'Bearer token missing',
+			unknown: 'Bearer token invalid',
+			expired: 'Bearer token expired',
+			revoked: 'Bearer token revoked by a newer token of this credential',
+		};
 		throw unauthorized(`${reason[check.state as keyof typeof reason]}; renew it with POST /auth/oauth/v2/refresh`);
+	}
+
+	private generationOf(credential: OrgCredential): number {
+		return this.generations.get(credential.clientId) ?? 0;
 	}
 
 	revoke(clientId: string): void {

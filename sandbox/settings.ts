@@ -6,6 +6,7 @@ export const DEFAULT_SETTINGS: SandboxSettings = {
 	listShape: 'envelope',
 	errorShape: 'okFalse',
 	tokenLifetimeSeconds: 3600, // spec Authentication 4
+	refreshRevokesPreviousTokens: false,
 	listIncludesTargets: true,
 	recordIncludesAnnouncementId: false, // the record table does not list it
 	listDefaultLimit: 100,
@@ -32,6 +33,7 @@ export const settingsPatchSchema = z
 		listShape: z.enum(LIST_SHAPES as [ListShape, ...ListShape[]]),
 		errorShape: z.enum(ERROR_SHAPES as [ErrorShape, ...ErrorShape[]]),
 		tokenLifetimeSeconds: z.number().int().positive(),
+		refreshRevokesPreviousTokens: z.boolean(),
 		listIncludesTargets: z.boolean(),
 		recordIncludesAnnouncementId: z.boolean(),
 		listDefaultLimit: z.number().int().min(1).max(1000),

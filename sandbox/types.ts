@@ -34,6 +34,12 @@ export interface SandboxSettings {
 	errorShape: ErrorShape;
 	/** `expires_in` of newly issued access tokens. Spec: 3600. */
 	tokenLifetimeSeconds: number;
+	/**
+	 * Spec Authentication 8 (refresh behaviour: not shown). false (default): every access token stays
+	 * valid until it expires. true: a successful refresh revokes the access tokens issued earlier for
+	 * the same credential (they answer 401, logged as `revoked`); the refresh token itself still works.
+	 */
+	refreshRevokesPreviousTokens: boolean;
 	/** List elements carry `target_user_ids` (as sent), so clients can match a send after a network error. */
 	listIncludesTargets: boolean;
 	/** The notification record (detail and list) also carries `announcement_id` (spec: not shown). */
@@ -159,7 +165,8 @@ export interface FaultSpec {
 	seed?: number;
 }
 
-export type AuthorizationState = 'valid' | 'expired' | 'unknown' | 'missing';
+/** `revoked`: the token was replaced by a newer one of its credential (refreshRevokesPreviousTokens). */
+export type AuthorizationState = 'valid' | 'expired' | 'revoked' | 'unknown' | 'missing';
 
 export interface LoggedRequest {
 	method: string;

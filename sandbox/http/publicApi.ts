@@ -39,7 +39,8 @@ export const PUBLIC_ROUTES: Route[] = [
 		method: 'POST',
 		pattern: /^\/auth\/oauth\/v2\/refresh$/,
 		endpoint: 'POST /auth/oauth/v2/refresh',
-		handle: ({ state, json, now }) => ok(state.auth.refresh(json(), now, state.settings.tokenLifetimeSeconds)),
+		handle: ({ state, json, now }) =>
+			ok(state.auth.refresh(json(), now, state.settings.tokenLifetimeSeconds, state.settings.refreshRevokesPreviousTokens)),
 	},
 	{
 		method: 'GET',

@@ -113,6 +113,60 @@ describe('sandbox auth (spec Authentication, POST /auth/oauth/v2/refresh)', () =
 		await expect(tokenFor(sandbox)).resolves.toEqual(expect.any(String));
 	});
 
+	test('refreshRevokesPreviousTokens (off by default): a refresh revokes the tokens issued before it for that credential only', async () => {
+		expect(sandbox.settings().refreshRevokesPreviousTokens).toBe(false);
+		const kept = await tokenFor(sandbox);
+		sandbox.configure({ refreshRevokesPreviousTokens: true });
+		const other = await tokenFor(sandbox, sandbox.orgs.secondary);
+		const first = await tokenFor(sandbox);
+		const second = await tokenFor(sandbox);
+		for (const token of [kept, first]) {
+			const refused = await call(sandbox, 'GET', '/user/list', { token });
+			expect(refused.status).toBe(401);
+			expect(refused.body.error.message).toMatch(/^Bearer token revoked by a newer token of this credential/);
+			expect(refused.headers.get('www-authenticate')).toBe('Bearer');
+		}
+		expect((await call(sandbox, 'GET', '/user/list', { token: second })).status).toBe(200);
+		expect((await call(sandbox, 'GET', '/user/list', { token: other })).status).toBe(200); // another credential
+		expect(sandbox.requestLog().filter((entry) => entry.endpoint === 'GET /user/list').map((entry) => entry.authorization)).toEqual([
+			'revoked',
+			'revoked',
+			'valid',
+			'valid',
+		]);
+	});
+
+	test('refreshRevokesPreviousTokens: a refused refresh revokes nothing; once off, revoked tokens stay revoked and refreshes revoke no more', async () => {
+		sandbox.configure({ refreshRevokesPreviousTokens: true });
+		const revoked = await tokenFor(sandbox);
+		const token = await tokenFor(sandbox);
+		expect((await call(sandbox, 'POST', '/auth/oauth/v2/refresh', { body: refreshBody({ client_secret: 'cps_wrong' }) })).status).toBe(401);
+		expect((await call(sandbox, 'GET', '/user/list', { token })).status).toBe(200);
+		await call(sandbox, 'POST', '/__sandbox/settings', { body: { refreshRevokesPreviousTokens: false } });
+		const newer = await tokenFor(sandbox);
+		const newest = await tokenFor(sandbox);
+		expect((await call(sandbox, 'GET', '/user/list', { token: revoked })).status).toBe(401);
+		for (const kept of [token, newer, newest]) expect((await call(sandbox, 'GET', '/user/list', { token: kept })).status).toBe(200);
+	});
+
+	test('refreshRevokesPreviousTokens as a start option, with tokenLifetimeSeconds; a bad value is refused', async () => {
+		const other = await manualSandbox({ seedUsers: 1, refreshRevokesPreviousTokens: true, tokenLifetimeSeconds: 30 });
+		try {
+			const first = await tokenFor(other);
+			const body = { client_id: other.orgs.primary.clientId, client_secret: other.orgs.primary.clientSecret, refresh_token: other.orgs.primary.refreshToken };
+			const second = await call(other, 'POST', '/auth/oauth/v2/refresh', { body });
+			expect(second.body.expires_in).toBe(30);
+			expect((await call(other, 'GET', '/user/list', { token: first })).status).toBe(401);
+			expect((await call(other, 'GET', '/user/list', { token: second.body.access_token })).status).toBe(200);
+			await other.clock.advance(30_000);
+			expect((await call(other, 'GET', '/user/list', { token: second.body.access_token })).status).toBe(401);
+			expect(() => other.configure({ refreshRevokesPreviousTokens: 'yes' as never })).toThrow(/invalid sandbox setting refreshRevokesPreviousTokens/);
+			expect((await call(other, 'POST', '/__sandbox/settings', { body: { tokenLifetimeSeconds: 0 } })).status).toBe(400);
+		} finally {
+			await other.stop();
+		}
+	});
+
 	test('a missing refresh field answers 422 naming it; a non-string one 400', async () => {
 		const missing = await call(sandbox, 'POST', '/auth/oauth/v2/refresh', { body: refreshBody({ refresh_token: undefined }) });
 		expect(missing.status).toBe(422);
