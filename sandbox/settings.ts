@@ -22,6 +22,10 @@ export const DEFAULT_SETTINGS: SandboxSettings = {
 	retriesVisible: true,
 	autoTapShare: 0,
 	autoTapAfterMs: 60_000,
+	latencyMs: 0,
+	latencyJitterMs: 0,
+	rateLimitPerSecond: null, // spec Limits: "Rate limits: not shown"
+	maxInFlight: null,
 };
 
 const nonNegativeInt = z.number().int().nonnegative();
@@ -49,6 +53,10 @@ export const settingsPatchSchema = z
 		retriesVisible: z.boolean(),
 		autoTapShare: z.number().min(0).max(1),
 		autoTapAfterMs: nonNegativeInt,
+		latencyMs: nonNegativeInt,
+		latencyJitterMs: nonNegativeInt,
+		rateLimitPerSecond: z.number().positive().finite().nullable(),
+		maxInFlight: limitOrNull,
 	})
 	.partial()
 	.strict();

@@ -2,8 +2,10 @@ import { Auth } from './auth';
 import { SandboxClock } from './clock';
 import { SeededOrg, makeCredential, type OrgCredential } from './directory';
 import { FaultBook } from './http/faults';
+import { RateLimiter } from './http/limits';
 import { RequestLog } from './http/requestLog';
 import { internalRecord, NotificationStore, type StoredNotification } from './notifications/store';
+import { unitFloat } from './random';
 import { checkSettingsPatch, DEFAULT_SETTINGS, pickSettings } from './settings';
 import type { FaultSpec, NotificationRecord, SandboxCredential, SandboxOptions, SandboxSettings } from './types';
 
@@ -23,12 +25,16 @@ export class SandboxState {
 	readonly store = new NotificationStore();
 	readonly faults = new FaultBook();
 	readonly log = new RequestLog();
+	readonly limiter = new RateLimiter();
+	/** Seed of the directory, and of the latency jitter. */
+	readonly seed: number;
 	/** The settings at start, which reset() goes back to. */
 	private readonly startSettings: SandboxSettings;
 	private current: SandboxSettings;
 
 	constructor(options: SandboxOptions = {}) {
 		const seed = options.seed ?? 1;
+		this.seed = seed;
 		this.clock = new SandboxClock(options.clock ?? 'real', options.startTime);
 		this.startSettings = { ...DEFAULT_SETTINGS, ...checkSettingsPatch(pickSettings(options)) };
 		this.current = { ...this.startSettings };
@@ -55,6 +61,13 @@ export class SandboxState {
 		if (idOrAlias === 'primary' || idOrAlias === PRIMARY_ORG_ID) return this.primary;
 		if (idOrAlias === 'secondary' || idOrAlias === SECONDARY_ORG_ID) return this.secondary;
 		throw new Error(`unknown org ${idOrAlias}; use primary, secondary, ${PRIMARY_ORG_ID} or ${SECONDARY_ORG_ID}`);
+	}
+
+	/** Real-time ms to hold the answer of the `sequence`th public request since the last reset. */
+	latencyFor(sequence: number): number {
+		const { latencyMs, latencyJitterMs } = this.current;
+		if (latencyJitterMs === 0) return latencyMs;
+		return latencyMs + Math.floor(unitFloat(this.seed, 'latency', sequence) * (latencyJitterMs + 1));
 	}
 
 	addFault(fault: FaultSpec): void {
@@ -89,11 +102,13 @@ export class SandboxState {
 	}
 
 	/** Back to the seeded state: users, devices and credentials identical; sends, log, counts,
-	 * faults and revocations cleared; settings back to the start options. The clock keeps its time. */
+	 * faults, revocations and rate-limit buckets cleared; settings back to the start options. The clock
+	 * keeps its time; requests in flight stay counted until they are answered. */
 	reset(): void {
 		this.store.clear();
 		this.log.clear();
 		this.faults.clear();
+		this.limiter.clearBuckets();
 		this.auth.restoreRevoked();
 		this.current = { ...this.startSettings };
 	}

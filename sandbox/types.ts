@@ -72,6 +72,22 @@ export interface SandboxSettings {
 	/** Share (0..1) of delivered phones the sandbox taps by itself, autoTapAfterMs after delivery. */
 	autoTapShare: number;
 	autoTapAfterMs: number;
+	/**
+	 * Latency of every public API call, the token refresh included, in real time (not the sandbox
+	 * clock): the request is processed when it arrives and its answer is held latencyMs plus a whole
+	 * number of ms drawn from 0..latencyJitterMs (seeded by `seed` and the request's place in the log).
+	 * Default 0 / 0.
+	 */
+	latencyMs: number;
+	latencyJitterMs: number;
+	/**
+	 * Rate limits: not shown. Requests per second per credential (token bucket holding up to
+	 * max(1, rate) requests, refilled by the sandbox clock), null = none (default). A request over it
+	 * answers 429 with `Retry-After` and has no effect.
+	 */
+	rateLimitPerSecond: number | null;
+	/** Requests of one credential being processed or held (latency, delay fault) at once; null = none (default). Over it: 429. */
+	maxInFlight: number | null;
 }
 
 export interface SandboxOptions extends Partial<SandboxSettings> {
@@ -186,6 +202,10 @@ export interface LoggedRequest {
 	orgId?: string;
 	/** The fault applied to this request, if any. */
 	fault?: FaultSpec['kind'];
+	/** Set when a limit refused the request (status 429, no effect): the setting that did. */
+	limitedBy?: 'rateLimitPerSecond' | 'maxInFlight';
+	/** Real-time ms the answer was held for latencyMs + jitter (absent when 0). */
+	latencyMs?: number;
 	/** Id of the send this request registered (POST /push-notification/send), even when the answer was lost. */
 	notificationId?: string;
 }

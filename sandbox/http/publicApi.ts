@@ -33,12 +33,14 @@ interface Route {
 
 const ok = (body: unknown, status = 200): Reply => ({ status, body });
 
+export const REFRESH_ENDPOINT = 'POST /auth/oauth/v2/refresh';
+
 /** Spec Endpoints. Order matters: /push-notification/list before /push-notification/{id}. */
 export const PUBLIC_ROUTES: Route[] = [
 	{
 		method: 'POST',
 		pattern: /^\/auth\/oauth\/v2\/refresh$/,
-		endpoint: 'POST /auth/oauth/v2/refresh',
+		endpoint: REFRESH_ENDPOINT,
 		handle: ({ state, json, now }) =>
 			ok(state.auth.refresh(json(), now, state.settings.tokenLifetimeSeconds, state.settings.refreshRevokesPreviousTokens)),
 	},

@@ -12,6 +12,11 @@ export class RequestLog {
 		return entry;
 	}
 
+	/** Requests logged since the last clear. */
+	get size(): number {
+		return this.entries.length;
+	}
+
 	all(): LoggedRequest[] {
 		return this.entries.map((entry) => ({ ...entry }));
 	}

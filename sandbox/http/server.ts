@@ -1,11 +1,13 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ApiError, clientError } from '../apiError';
+import type { BearerCheck } from '../auth';
 import type { SandboxState } from '../state';
 import type { FaultSpec } from '../types';
 import { ADMIN_PREFIX, handleAdmin } from './adminApi';
 import { renderError, type RenderedBody } from './errorShapes';
-import { matchRoute, unknownRoute, type RequestContext } from './publicApi';
+import { ANONYMOUS_CALLER } from './limits';
+import { matchRoute, REFRESH_ENDPOINT, unknownRoute, type RequestContext } from './publicApi';
 import { redactBody } from './requestLog';
 
 /** node's own http server, bound to 127.0.0.1 only. */
@@ -61,6 +63,7 @@ export async function startHttpServer(state: SandboxState, port: number): Promis
 		const { route, params, endpoint } = matchRoute(method, url.pathname);
 		const bearer = state.auth.check(req.headers.authorization, now);
 		const parsed = parseJson(rawBody);
+		const latency = state.latencyFor(state.log.size);
 		const entry = state.log.add({
 			method,
 			path: url.pathname,
@@ -72,14 +75,40 @@ export async function startHttpServer(state: SandboxState, port: number): Promis
 			authorization: bearer.state,
 			orgId: bearer.credential?.orgId,
 		});
-		const send = (answer: Answer) => {
+		if (latency > 0) entry.latencyMs = latency;
+
+		// Limits first: a refused request has no effect, takes no fault and is not in flight.
+		const admission = state.limiter.admit(callerOf(bearer, endpoint, parsed), now, state.settings);
+		const release = 'release' in admission ? admission.release : () => undefined;
+		res.once('close', release);
+		// The request is processed now; its outcome (an answer or a reset) comes `latency` ms later.
+		const later = (extraMs: number, outcome: () => void) => {
+			const run = () => {
+				release();
+				if (!res.destroyed) outcome();
+			};
+			const ms = latency + extraMs;
+			if (ms <= 0) return run();
+			const timer = setTimeout(() => {
+				heldAnswers.delete(timer);
+				run();
+			}, ms);
+			heldAnswers.add(timer);
+		};
+		const send = (answer: Answer, extraMs = 0) => {
 			entry.status = answer.status;
-			write(res, answer);
+			later(extraMs, () => write(res, answer));
 		};
 		const reset = () => {
 			entry.status = 0;
-			req.socket.destroy();
+			later(0, () => req.socket.destroy());
 		};
+
+		if ('refusal' in admission) {
+			const { limitedBy, retryAfterSeconds, message } = admission.refusal;
+			entry.limitedBy = limitedBy;
+			return send(errorAnswer(state, new ApiError(429, 'rate_limited', message, undefined, [], { 'retry-after': String(retryAfterSeconds) })));
+		}
 
 		const fault = state.faults.take(endpoint);
 		if (fault) entry.fault = fault.kind;
@@ -110,15 +139,8 @@ export async function startHttpServer(state: SandboxState, port: number): Promis
 				return send(faultAnswer(state, fault));
 			case 'malformedJson':
 				return send({ ...answer, rendered: { contentType: 'application/json; charset=utf-8', text: truncate(answer.rendered.text) } });
-			case 'delay': {
-				entry.status = answer.status;
-				const timer = setTimeout(() => {
-					heldAnswers.delete(timer);
-					if (!res.destroyed) write(res, answer);
-				}, fault.delayMs ?? 30_000);
-				heldAnswers.add(timer);
-				return;
-			}
+			case 'delay':
+				return send(answer, fault.delayMs ?? 30_000);
 			default:
 				return send(answer);
 		}
@@ -177,6 +199,16 @@ function faultAnswer(state: SandboxState, fault: FaultSpec): Answer {
 			return errorAnswer(state, new ApiError(status, 'platform_error', 'Transient platform error; wait and retry'));
 		}
 	}
+}
+
+/** Whose limits a request counts against: its valid token's credential, or the client_id of a refresh body. */
+function callerOf(bearer: BearerCheck, endpoint: string, parsed: ReturnType<typeof parseJson>): string {
+	if (endpoint === REFRESH_ENDPOINT) {
+		const body = parsed.ok ? parsed.value : undefined;
+		const clientId = typeof body === 'object' && body !== null ? (body as Record<string, unknown>).client_id : undefined;
+		return typeof clientId === 'string' ? clientId : ANONYMOUS_CALLER;
+	}
+	return bearer.credential?.clientId ?? ANONYMOUS_CALLER;
 }
 
 function errorAnswer(state: SandboxState, error: ApiError): Answer {
