@@ -1,8 +1,14 @@
 /**
- * `npm run sandbox [-- --port N] [--users N] [--clock manual] [--seed N]`: starts the sandbox on
- * 127.0.0.1, prints the base URL, working credentials and an example call, and stops on Ctrl-C.
+ * `npm run sandbox [-- --port N] [--users N] [--clock manual] [--seed N] [switches]`: starts the
+ * sandbox on 127.0.0.1, prints the base URL, working credentials and an example call, and stops on
+ * Ctrl-C. Switches: --latency MS --jitter MS --rate-limit PER_SECOND --max-in-flight N
+ * --token-lifetime SECONDS --refresh-revokes-previous (see sandbox/README.md).
  */
-import { startSandbox, type SandboxOptions } from './index';
+import { DEFAULT_SETTINGS, startSandbox, type SandboxOptions, type SandboxSettings } from './index';
+
+const USAGE =
+	'usage: npm run sandbox -- [--port 4010] [--users 200] [--clock real|manual] [--seed 1]\n' +
+	'  [--latency MS] [--jitter MS] [--rate-limit PER_SECOND] [--max-in-flight N] [--token-lifetime SECONDS] [--refresh-revokes-previous]';
 
 function parseArgs(argv: string[]): SandboxOptions {
 	const options: SandboxOptions = { port: 4010 };
@@ -14,19 +20,38 @@ function parseArgs(argv: string[]): SandboxOptions {
 			if (!Number.isInteger(parsed) || parsed < 0) throw new Error(`${name} needs a non-negative integer`);
 			return parsed;
 		};
+		const positive = (name: string) => {
+			const parsed = Number(value());
+			if (!Number.isFinite(parsed) || parsed <= 0) throw new Error(`${name} needs a number above 0`);
+			return parsed;
+		};
 		if (flag === '--port') options.port = number('--port');
 		else if (flag === '--users') options.seedUsers = number('--users');
 		else if (flag === '--seed') options.seed = number('--seed');
+		else if (flag === '--latency') options.latencyMs = number('--latency');
+		else if (flag === '--jitter') options.latencyJitterMs = number('--jitter');
+		else if (flag === '--rate-limit') options.rateLimitPerSecond = positive('--rate-limit');
+		else if (flag === '--max-in-flight') options.maxInFlight = number('--max-in-flight');
+		else if (flag === '--token-lifetime') options.tokenLifetimeSeconds = number('--token-lifetime');
+		else if (flag === '--refresh-revokes-previous' && inline === undefined) options.refreshRevokesPreviousTokens = true;
 		else if (flag === '--clock') {
 			const mode = value();
 			if (mode !== 'real' && mode !== 'manual') throw new Error('--clock is real or manual');
 			options.clock = mode;
 		} else if (flag === '--help' || flag === '-h') {
-			console.log('usage: npm run sandbox -- [--port 4010] [--users 200] [--clock real|manual] [--seed 1]');
+			console.log(USAGE);
 			process.exit(0);
 		} else throw new Error(`unknown option ${argv[i]} (try --help)`);
 	}
 	return options;
+}
+
+/** The settings that differ from the defaults, e.g. `latencyMs=40, rateLimitPerSecond=50`. */
+function changedSettings(settings: SandboxSettings): string {
+	return (Object.keys(DEFAULT_SETTINGS) as Array<keyof SandboxSettings>)
+		.filter((key) => settings[key] !== DEFAULT_SETTINGS[key])
+		.map((key) => `${key}=${settings[key]}`)
+		.join(', ');
 }
 
 async function main(): Promise<void> {
@@ -40,6 +65,8 @@ async function main(): Promise<void> {
 	console.log(`  Client Secret:  ${primary.clientSecret}`);
 	console.log(`  Refresh Token:  ${primary.refreshToken}`);
 	console.log(`  Organization:   ${primary.id} (${primary.userIds.length} users); a second one for cross-tenant checks`);
+	const switches = changedSettings(sandbox.settings());
+	if (switches) console.log(`  Switches:       ${switches}`);
 	console.log('');
 	console.log('Get a token:');
 	console.log(`  curl -s -X POST ${sandbox.baseUrl}/auth/oauth/v2/refresh -H 'content-type: application/json' -d '${refreshBody}'`);
