@@ -5,14 +5,13 @@
  * once (cached outside the checkout), builds and packs the package, and installs Chromium when
  * missing. `npm test` runs this after the unit tests; alone: `npx jest -c jest.e2e.config.js`.
  */
+const { transform } = require('./jest.config');
+
 module.exports = {
-	testEnvironment: 'node',
 	roots: ['<rootDir>/test/e2e'],
 	testMatch: ['**/*.e2e.ts'],
-	transform: {
-		'^.+\\.ts$': ['ts-jest', { diagnostics: false }],
-	},
-	globalSetup: '<rootDir>/test/e2e/global-setup.js',
+	transform,
+	globalSetup: '<rootDir>/test/e2e/global-setup.ts',
 	globalTeardown: '<rootDir>/test/e2e/global-teardown.js',
 	testSequencer: '<rootDir>/test/e2e/sequencer.js',
 	testTimeout: 10 * 60 * 1000,

@@ -1,9 +1,8 @@
-#!/usr/bin/env node
-// `npm start`: a real n8n 2.41.1 on 127.0.0.1 with this package installed as a community package,
+// `npm start` (run through start.js): a real n8n 2.41.1 on 127.0.0.1 with this package installed as a community package,
 // a Companion Push API credential, the example workflows and (by default) the local sandbox API.
 //
 //   1. builds the package (npm run build) and packs it (npm pack), as it would be published;
-//   2. installs Node 24 and n8n once into a cache folder outside the checkout (scripts/n8n-runtime.js);
+//   2. installs Node 24 and n8n once into a cache folder outside the checkout (scripts/n8n-runtime/);
 //   3. starts the sandbox in this process on 127.0.0.1:4010 (or a free port), real clock;
 //   4. prepares the n8n user folder <runtime>/n8n-home (kept between starts: owner, credential,
 //      workflows, executions), installs the tarball into it the way n8n installs a community
@@ -22,16 +21,14 @@
 //   --fresh           start from an empty user folder (deletes the owner's workflows and executions)
 //   --skip-build      use the dist/ that is there
 //   --verbose         show n8n's own log on the console (it is always written to <home>/n8n.log)
-'use strict';
+import { spawnSync } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 
-const { spawnSync } = require('node:child_process');
-const crypto = require('node:crypto');
-const fs = require('node:fs');
-const net = require('node:net');
-const path = require('node:path');
-
-const runtimeTools = require('./n8n-runtime');
-const preload = require('./n8n-preload');
+import { startSandbox, type Sandbox } from '../sandbox';
+import * as runtimeTools from './n8n-runtime';
+import * as preload from './n8n-preload';
 
 const ROOT = path.resolve(__dirname, '..');
 const DEFAULT_N8N_PORT = 5678;
@@ -41,10 +38,18 @@ const REAL_SERVICE_VARIABLES = ['COMPANION_PUSH_BASE_URL', 'COMPANION_PUSH_CLIEN
 const PUBLISHED_IN_SANDBOX = ['cpExampleErpEvent', 'cpExampleFollowUp'];
 
 const log = (line = '') => console.log(line);
-const step = (text) => log(`\n> ${text}`);
+const step = (text: string) => log(`\n> ${text}`);
+const sha = (value: unknown) => createHash('sha256').update(JSON.stringify(value)).digest('hex').slice(0, 16);
 
-function parseArgs(argv) {
-	const options = { port: undefined, sandboxPort: undefined, home: process.env.COMPANION_PUSH_N8N_HOME, fresh: false, build: true, verbose: false };
+function parseArgs(argv: string[]) {
+	const options = {
+		port: undefined as number | undefined,
+		sandboxPort: undefined as number | undefined,
+		home: process.env.COMPANION_PUSH_N8N_HOME,
+		fresh: false,
+		build: true,
+		verbose: false,
+	};
 	for (let i = 0; i < argv.length; i++) {
 		const [flag, inline] = argv[i].split('=', 2);
 		const value = () => {
@@ -73,29 +78,20 @@ function parseArgs(argv) {
 }
 
 /** The real service's credential from the environment, or undefined for the sandbox. */
-function realServiceFromEnv() {
+function realServiceFromEnv(): preload.CredentialValues | undefined {
 	const set = REAL_SERVICE_VARIABLES.filter((name) => process.env[name]);
 	if (set.length === 0) return undefined;
 	if (set.length < REAL_SERVICE_VARIABLES.length) {
 		const missing = REAL_SERVICE_VARIABLES.filter((name) => !process.env[name]);
 		throw new Error(`To use a real service, set all of ${REAL_SERVICE_VARIABLES.join(', ')} (missing: ${missing.join(', ')}).`);
 	}
+	const env = process.env as Record<string, string>;
 	return {
-		baseUrl: process.env.COMPANION_PUSH_BASE_URL.trim().replace(/\/+$/, ''),
-		clientId: process.env.COMPANION_PUSH_CLIENT_ID,
-		clientSecret: process.env.COMPANION_PUSH_CLIENT_SECRET,
-		refreshToken: process.env.COMPANION_PUSH_REFRESH_TOKEN,
+		baseUrl: env.COMPANION_PUSH_BASE_URL.trim().replace(/\/+$/, ''),
+		clientId: env.COMPANION_PUSH_CLIENT_ID,
+		clientSecret: env.COMPANION_PUSH_CLIENT_SECRET,
+		refreshToken: env.COMPANION_PUSH_REFRESH_TOKEN,
 	};
-}
-
-/** The wanted port when it is free on 127.0.0.1, else a free one. */
-function portOrFree(wanted) {
-	return new Promise((resolve) => {
-		const server = net.createServer();
-		server.unref();
-		server.once('error', () => runtimeTools.findFreePort().then(resolve));
-		server.listen(wanted, '127.0.0.1', () => server.close(() => resolve(wanted)));
-	});
 }
 
 function build() {
@@ -104,26 +100,19 @@ function build() {
 	if (result.status !== 0) throw new Error('npm run build failed');
 }
 
-function startSandboxInProcess(port) {
-	// The sandbox is TypeScript (dev code): ts-node compiles it on the fly, without type checking.
-	require('ts-node').register({ transpileOnly: true, project: path.join(ROOT, 'tsconfig.json') });
-	const { startSandbox } = require(path.join(ROOT, 'sandbox'));
-	return startSandbox({ port, clock: 'real', deliveryMs: 1500 });
-}
-
 /** The user folder and its encryption key (n8n refuses a folder opened with another key). */
-function prepareHome(home, fresh) {
+function prepareHome(home: string, fresh: boolean): string {
 	if (fresh && fs.existsSync(home)) {
 		log(`  --fresh: removing ${home}`);
 		fs.rmSync(home, { recursive: true, force: true });
 	}
 	fs.mkdirSync(home, { recursive: true, mode: 0o700 });
 	const keyFile = path.join(home, 'encryption-key');
-	if (!fs.existsSync(keyFile)) fs.writeFileSync(keyFile, crypto.randomBytes(24).toString('hex'), { mode: 0o600 });
+	if (!fs.existsSync(keyFile)) fs.writeFileSync(keyFile, randomBytes(24).toString('hex'), { mode: 0o600 });
 	return fs.readFileSync(keyFile, 'utf8').trim();
 }
 
-function readState(file) {
+function readState(file: string): { credential?: string; examples?: Record<string, string> } {
 	try {
 		return JSON.parse(fs.readFileSync(file, 'utf8'));
 	} catch {
@@ -136,7 +125,7 @@ function readState(file) {
  * remembered of the previous sandbox's sends (workflow static data): forget it, so that they start
  * over with the new sandbox. Done in n8n's sqlite database with the runtime's own sqlite3.
  */
-function forgetTriggerState(runtime, home) {
+function forgetTriggerState(runtime: runtimeTools.N8nRuntime, home: string): number {
 	const database = path.join(home, '.n8n', 'database.sqlite');
 	if (!fs.existsSync(database)) return 0;
 	const sqlite3 = path.join(runtime.runtimeDir, 'node_modules', 'sqlite3');
@@ -157,12 +146,12 @@ function forgetTriggerState(runtime, home) {
  * activate (it stays "failed" until it is published again). Says which ones failed and, with the
  * sandbox (which starts empty, so an old failure is stale), publishes them once more.
  */
-async function checkTriggers(rest, { republish }) {
+async function checkTriggers(rest: preload.N8nRestClient, { republish }: { republish: boolean }): Promise<void> {
 	for (const workflow of await rest.listWorkflows()) {
 		if (!workflow.active) continue;
 		const status = await rest.call('GET', `/workflows/${encodeURIComponent(workflow.id)}/publication-status`);
 		if (!status || status.status !== 'failed') continue;
-		const reason = (status.triggers || []).map((trigger) => trigger.errorMessage).filter(Boolean).join('; ');
+		const reason = (status.triggers || []).map((trigger: { errorMessage?: string }) => trigger.errorMessage).filter(Boolean).join('; ');
 		log(`  "${workflow.name}": its trigger failed to start (${reason || 'no reason given'})`);
 		if (!republish) continue;
 		try {
@@ -178,16 +167,16 @@ async function main() {
 	const options = parseArgs(process.argv.slice(2));
 	const realService = realServiceFromEnv();
 	const started = Date.now();
-	let sandbox;
-	let n8n;
+	let sandbox: Sandbox | undefined;
+	let n8n: runtimeTools.RunningN8n | undefined = undefined; // set once n8n runs; stopAll reads it
 	let stopping = false;
 
-	const stopAll = async (code) => {
+	const stopAll = async (code: number) => {
 		if (stopping) return;
 		stopping = true;
 		log('\nStopping n8n and the sandbox ...');
 		const begun = Date.now();
-		const stopOne = async (what, stop) => {
+		const stopOne = async (what: string, stop: () => Promise<void>) => {
 			try {
 				await stop();
 				log(`  ${what} stopped (${((Date.now() - begun) / 1000).toFixed(1)} s)`);
@@ -195,7 +184,7 @@ async function main() {
 				console.error(`  ${what} did not stop cleanly: ${error.message}`);
 			}
 		};
-		await Promise.all([n8n && stopOne('n8n', () => n8n.stop()), sandbox && stopOne('the sandbox', () => sandbox.stop())]);
+		await Promise.all([n8n && stopOne('n8n', n8n.stop), sandbox && stopOne('the sandbox', sandbox.stop)]);
 		log('Stopped.');
 		process.exit(code);
 	};
@@ -214,13 +203,13 @@ async function main() {
 	const runtime = await runtimeTools.ensureRuntime({ log: (line) => log(`  ${line}`) });
 	log(`  n8n ${runtimeTools.pinnedVersions().n8n} at ${runtime.runtimeDir}`);
 
-	let credential;
+	let credential: preload.CredentialValues;
 	if (realService) {
 		step(`Real service: ${realService.baseUrl} (from COMPANION_PUSH_BASE_URL; no sandbox)`);
 		credential = realService;
 	} else {
 		step('Starting the sandbox API in this process');
-		sandbox = await startSandboxInProcess(options.sandboxPort ?? (await portOrFree(DEFAULT_SANDBOX_PORT)));
+		sandbox = await startSandbox({ port: options.sandboxPort ?? (await runtimeTools.findFreePort(DEFAULT_SANDBOX_PORT)), clock: 'real', deliveryMs: 1500 });
 		const { primary } = sandbox.orgs;
 		credential = { baseUrl: sandbox.baseUrl, clientId: primary.clientId, clientSecret: primary.clientSecret, refreshToken: primary.refreshToken };
 		log(`  ${sandbox.baseUrl} (${primary.userIds.length} users, real clock, deliveries settle in 1.5 s)`);
@@ -230,7 +219,7 @@ async function main() {
 	step('The n8n user folder');
 	const home = options.home ?? path.join(runtime.runtimeDir, 'n8n-home');
 	const encryptionKey = prepareHome(home, options.fresh);
-	const port = options.port ?? (await portOrFree(DEFAULT_N8N_PORT));
+	const port = options.port ?? (await runtimeTools.findFreePort(DEFAULT_N8N_PORT));
 	const brokerPort = await runtimeTools.findFreePort();
 	const made = runtimeTools.createN8nHome({
 		port,
@@ -242,7 +231,7 @@ async function main() {
 	const env = made.env;
 	log(`  ${home}`);
 
-	const installed = runtimeTools.installPackageTarball(home, tarball, { runtime });
+	const installed = runtimeTools.installPackageTarball(home, tarball);
 	log(`  installed ${installed.name}@${installed.version} as a community package (${installed.packageDir})`);
 	fs.rmSync(path.dirname(tarball), { recursive: true, force: true });
 
@@ -251,7 +240,7 @@ async function main() {
 	const state = readState(stateFile);
 	const dbExists = fs.existsSync(path.join(home, '.n8n', 'database.sqlite'));
 	const credentialEntry = preload.credentialEntry(credential);
-	const credentialHash = preload.sha(credentialEntry);
+	const credentialHash = sha(credentialEntry);
 	if (!dbExists || state.credential !== credentialHash) {
 		step(`Importing the credential "${credentialEntry.name}" (${credential.baseUrl})`);
 		await preload.importCredentials(env, [credentialEntry], { runtime });
@@ -259,14 +248,14 @@ async function main() {
 		fs.writeFileSync(stateFile, JSON.stringify(state, null, 2));
 	}
 	const examples = preload.exampleWorkflows();
-	const changed = examples.filter(({ file, workflow }) => !dbExists || (state.examples || {})[file] !== preload.sha(workflow));
-	const toPublish = [];
+	const changed = examples.filter(({ file, workflow }) => !dbExists || (state.examples || {})[file] !== sha(workflow));
+	const toPublish: string[] = [];
 	if (changed.length > 0) {
 		step(`Importing the example workflows: ${changed.map(({ file }) => file).join(', ')}`);
 		await preload.importWorkflows(env, changed.map(({ workflow }) => workflow), { runtime });
 		state.examples = { ...(state.examples || {}) };
 		for (const { file, workflow } of changed) {
-			state.examples[file] = preload.sha(workflow);
+			state.examples[file] = sha(workflow);
 			if (!realService && PUBLISHED_IN_SANDBOX.includes(workflow.id)) toPublish.push(workflow.id);
 		}
 		fs.writeFileSync(stateFile, JSON.stringify(state, null, 2));
@@ -288,7 +277,7 @@ async function main() {
 			if (options.verbose) process.stdout.write(chunk);
 		},
 	});
-	n8n.process.on('close', (code, signal) => {
+	n8n.process.on('close', (code: number | null, signal: NodeJS.Signals | null) => {
 		if (stopping) return;
 		console.error(`\nn8n stopped by itself (${code ?? signal}); its log: ${logFile}`);
 		stopAll(1);
@@ -300,7 +289,7 @@ async function main() {
 	for (const id of toPublish) {
 		try {
 			await rest.activateWorkflow(id);
-			log(`  published "${examples.find(({ workflow }) => workflow.id === id).workflow.name}"`);
+			log(`  published "${examples.find(({ workflow }) => workflow.id === id)?.workflow.name}"`);
 		} catch (error) {
 			console.error(`  could not publish ${id}: ${error.message}`);
 		}
@@ -326,8 +315,8 @@ async function main() {
 	log(`  Editor:    ${n8n.url}`);
 	log(`  Email:     ${runtimeTools.OWNER_EMAIL}`);
 	log(`  Password:  ${runtimeTools.OWNER_PASSWORD}`);
-	log(`  Workflows: ${workflows.map((workflow) => `${workflow.name}${workflow.active ? ' (published)' : ''}`).join('; ')}`);
-	log(`  Credential: ${credentials.map((item) => item.name).join(', ')} -> ${credential.baseUrl}`);
+	log(`  Workflows: ${workflows.map((workflow: { name: string; active: boolean }) => `${workflow.name}${workflow.active ? ' (published)' : ''}`).join('; ')}`);
+	log(`  Credential: ${credentials.map((item: { name: string }) => item.name).join(', ')} -> ${credential.baseUrl}`);
 	if (sandbox) {
 		log(`  Sandbox:   ${sandbox.baseUrl}   (admin API: ${sandbox.baseUrl}/__sandbox/credentials, request log: ${sandbox.baseUrl}/__sandbox/log)`);
 		log('');

@@ -1,4 +1,4 @@
-// Global setup of the end-to-end tests (jest.e2e.config.js), run once before every file:
+// Global setup of the end-to-end tests (jest.e2e.config.js), run once before all the files:
 // 1. the real n8n runtime (Node 24 + n8n 2.41.1), installed once into a cache folder outside the
 //    checkout, with its progress printed (the first time takes about 4.5 minutes);
 // 2. the package built (unless scripts/test.js just did it) and packed with `npm pack`, exactly
@@ -6,17 +6,16 @@
 // 3. Debian's Chromium for the editor tests, installed with apt-get when missing. If that is
 //    impossible the reason goes to the tests (COMPANION_PUSH_E2E_CHROMIUM_ERROR): the browser
 //    tests then fail with it, the others still run.
-const { spawnSync } = require('node:child_process');
-const fs = require('node:fs');
-const path = require('node:path');
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 
-const { ensureRuntime, packPackage, pinnedVersions } = require('../../scripts/n8n-runtime');
-const { ensureChromium } = require('../../scripts/chromium');
+import { ensureChromium } from '../../scripts/chromium';
+import { ensureRuntime, packPackage, pinnedVersions } from '../../scripts/n8n-runtime';
 
-const ROOT = path.resolve(__dirname, '..', '..');
-const log = (line) => process.stdout.write(`${line}\n`);
+const log = (line: string) => process.stdout.write(`${line}\n`);
 
-module.exports = async function globalSetup() {
+export default async function globalSetup(): Promise<void> {
 	const started = Date.now();
 	log('\n[e2e] preparing a real n8n');
 	const runtime = await ensureRuntime({ log });
@@ -24,7 +23,7 @@ module.exports = async function globalSetup() {
 
 	if (process.env.COMPANION_PUSH_E2E_BUILT !== '1') {
 		log('[e2e] npm run build');
-		const build = spawnSync(process.platform === 'win32' ? 'npm.cmd' : 'npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: 'inherit' });
+		const build = spawnSync('npm', ['run', '--silent', 'build'], { cwd: path.resolve(__dirname, '..', '..'), stdio: 'inherit' });
 		if (build.status !== 0) throw new Error('npm run build failed');
 	}
 	const tarball = packPackage();
@@ -40,4 +39,4 @@ module.exports = async function globalSetup() {
 		log(`[e2e] NO CHROMIUM: the editor tests will fail. ${error.message}`);
 	}
 	log(`[e2e] ready in ${Math.round((Date.now() - started) / 1000)} s\n`);
-};
+}

@@ -1,0 +1,10 @@
+// The real n8n 2.41.1 for `npm start` and the end-to-end tests (dev tooling, never shipped):
+//   install.ts            Node 24 and n8n, installed once into a cache folder outside the checkout
+//                         from this folder's package.json and package-lock.json
+//   home.ts               a fresh n8n user folder and the environment to run n8n in it
+//   community-package.ts  this package packed, and installed as n8n installs a community package
+//   run.ts                n8n's CLI and `n8n start` in their own process group; free ports
+export { ensureRuntime, pinnedVersions, type N8nRuntime } from './install';
+export { createN8nHome, OWNER_EMAIL, OWNER_PASSWORD } from './home';
+export { installPackageTarball, packPackage } from './community-package';
+export { findFreePort, parseRawOutput, runN8nCli, startN8n, type CliResult, type RunningN8n } from './run';
