@@ -11,8 +11,8 @@ export {
 	listUsersPage,
 	USER_PAGE_SIZE,
 } from './endpoints';
-export { sendNotification } from './safeSend';
-export type { SendOutcome, SendRequest } from './safeSend';
+export { failedSendOutcome, sendNotification } from './safeSend';
+export type { FailedSendOutcome, SendOptions, SendOutcome, SendRequest } from './safeSend';
 export { parseErrorBody } from './errors';
 export { DELIVERY_STATES, SEND_STATES } from './schemas';
 export type { Delivery, ListedNotification, NotificationDetail, NotificationRecord, User } from './schemas';

@@ -1,4 +1,5 @@
-import type { JsonObject, NodeApiError } from 'n8n-workflow';
+import { NodeApiError, NodeOperationError } from 'n8n-workflow';
+import type { JsonObject } from 'n8n-workflow';
 
 import { listNotifications, getNotification } from './endpoints';
 import { nodeApiError, unexpectedResponse } from './errors';
@@ -122,41 +123,86 @@ export async function sendNotification(
 	context: CompanionPushContext,
 	request: SendRequest,
 	itemIndex?: number,
+	options: SendOptions = {},
 ): Promise<SendOutcome> {
 	const action = 'Sending the notification';
-	const firstTryStartedAt = Date.now();
+	const firstTryStartedAt = options.lookUpSince ?? Date.now();
 	const call = { method: 'POST' as const, path: '/push-notification/send', body: { ...request }, action, itemIndex };
 	const found = (registered: ListedNotification, recoveredAfter: string, attempts: number) => {
 		rememberSendId(context, registered.id);
-		return { result: { id: registered.id, status: registered.status ?? 'sending', recoveredAfter, attempts } };
+		return { id: registered.id, status: registered.status ?? 'sending', recoveredAfter, attempts };
 	};
-	return await withRetries<SendOutcome>(
-		context,
-		call,
-		async (answer, attempt) => {
-			if (answer.kind === 'answer' && answer.status >= 200 && answer.status < 300) {
-				const json = readJson(answer.body);
-				const accepted = json.ok ? sendAcceptedSchema.safeParse(json.value) : undefined;
-				if (accepted?.success) {
-					rememberSendId(context, accepted.data.data.id);
-					return { result: { id: accepted.data.data.id, status: accepted.data.data.status, attempts: attempt } };
+	if (options.lookUpSince !== undefined) {
+		// An earlier try of this send lost its answer: it may be registered, so look before sending.
+		let registered: ListedNotification | undefined;
+		try {
+			registered = await findRegisteredSend(context, request, firstTryStartedAt, itemIndex);
+		} catch {
+			throw tagged(outcomeUnknown(context, 'an earlier try lost its answer, and the list of sends could not be read', itemIndex), 'unknown');
+		}
+		if (registered) return found(registered, 'an earlier try whose answer was lost', 0);
+	}
+	// Whether a request may have reached the service without us learning its id: then an error
+	// at the end leaves the outcome unknown, not "not sent".
+	let mayBeRegistered = false;
+	try {
+		return await withRetries<SendOutcome>(
+			context,
+			call,
+			async (answer, attempt) => {
+				if (answer.kind === 'answer' && answer.status >= 200 && answer.status < 300) {
+					const json = readJson(answer.body);
+					const accepted = json.ok ? sendAcceptedSchema.safeParse(json.value) : undefined;
+					if (accepted?.success) {
+						rememberSendId(context, accepted.data.data.id);
+						return { result: { id: accepted.data.data.id, status: accepted.data.data.status, attempts: attempt } };
+					}
+					// Accepted, but the id is unreadable (a body cut short, say): it must not be sent again.
+					// The list of sends can still tell its id; if it cannot, the error says it was accepted.
+					mayBeRegistered = true;
+					const registered = await findRegisteredSend(context, request, firstTryStartedAt, itemIndex).catch(() => undefined);
+					if (registered) return { result: found(registered, 'an unreadable 202 answer', attempt) };
+					throw unexpectedResponse(context.getNode(), `${action} (accepted, not re-sent)`, answer.redact(answer.body), itemIndex);
 				}
-				// Accepted, but the id is unreadable (a body cut short, say): it must not be sent again.
-				// The list of sends can still tell its id; if it cannot, the error says it was accepted.
-				const registered = await findRegisteredSend(context, request, firstTryStartedAt, itemIndex).catch(() => undefined);
-				if (registered) return found(registered, 'an unreadable 202 answer', attempt);
-				throw unexpectedResponse(context.getNode(), `${action} (accepted, not re-sent)`, answer.redact(answer.body), itemIndex);
-			}
-			const lostAnswer = answer.kind === 'noAnswer' ? answer.code : answer.status >= 500 ? `HTTP ${answer.status}` : undefined;
-			if (lostAnswer === undefined) return answer.kind === 'answer' && answer.status === 429 ? 'retry' : 'fail';
-			let registered: ListedNotification | undefined;
-			try {
-				registered = await findRegisteredSend(context, request, firstTryStartedAt, itemIndex);
-			} catch {
-				throw outcomeUnknown(context, `${lostAnswer}, and the list of sends could not be read`, itemIndex);
-			}
-			return registered ? found(registered, lostAnswer, attempt) : 'retry';
-		},
-		'The send was not registered (checked in the list of sends): retry later.',
-	);
+				const lostAnswer = answer.kind === 'noAnswer' ? answer.code : answer.status >= 500 ? `HTTP ${answer.status}` : undefined;
+				if (lostAnswer === undefined) return answer.kind === 'answer' && answer.status === 429 ? 'retry' : 'fail';
+				mayBeRegistered = true;
+				let registered: ListedNotification | undefined;
+				try {
+					registered = await findRegisteredSend(context, request, firstTryStartedAt, itemIndex);
+				} catch {
+					throw outcomeUnknown(context, `${lostAnswer}, and the list of sends could not be read`, itemIndex);
+				}
+				if (registered) return { result: found(registered, lostAnswer, attempt) };
+				// Certainly not registered (yet): the next try may send it.
+				mayBeRegistered = false;
+				return 'retry';
+			},
+			'The send was not registered (checked in the list of sends): retry later.',
+		);
+	} catch (error) {
+		throw tagged(error, mayBeRegistered || options.lookUpSince !== undefined ? 'unknown' : 'notSent');
+	}
+}
+
+export interface SendOptions {
+	/** An earlier try of this very send (an earlier node try or execution) lost its answer at this
+	 * time: the list of sends is read from then on before anything is sent. */
+	lookUpSince?: number;
+}
+
+/** What a failed send left behind, in `error.context.sendOutcome`: `notSent` (certainly nothing
+ * registered: a refusal, a 429 or a renewal that never let it leave, or a lost answer the list then
+ * proved absent) or `unknown` (it may be registered). */
+export type FailedSendOutcome = 'notSent' | 'unknown';
+
+function tagged(error: unknown, outcome: FailedSendOutcome): unknown {
+	if (error instanceof NodeApiError || error instanceof NodeOperationError) error.context.sendOutcome = outcome;
+	return error;
+}
+
+/** The outcome a send error carries (see FailedSendOutcome); `unknown` when it carries none. */
+export function failedSendOutcome(error: unknown): FailedSendOutcome {
+	const outcome = (error as { context?: { sendOutcome?: unknown } })?.context?.sendOutcome;
+	return outcome === 'notSent' ? 'notSent' : 'unknown';
 }

@@ -9,6 +9,7 @@ import {
 	asyncNotice,
 	audienceFields,
 	batchSizeOption,
+	idempotencyOptions,
 	messageFields,
 	SEND_WAIT_DESCRIPTION,
 	sendModeField,
@@ -33,6 +34,7 @@ const properties: INodeProperties[] = [
 	additionalFields,
 	optionsCollection([
 		batchSizeOption,
+		...idempotencyOptions,
 		{
 			displayName: 'Send If Time Is Past',
 			name: 'sendIfPast',

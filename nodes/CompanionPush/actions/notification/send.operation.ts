@@ -6,6 +6,7 @@ import {
 	asyncNotice,
 	audienceFields,
 	batchSizeOption,
+	idempotencyOptions,
 	messageFields,
 	SEND_WAIT_DESCRIPTION,
 	sendModeField,
@@ -19,7 +20,7 @@ const properties: INodeProperties[] = [
 	...audienceFields,
 	sendModeField,
 	additionalFields,
-	optionsCollection([batchSizeOption, ...waitOptions(SEND_WAIT_DESCRIPTION)]),
+	optionsCollection([batchSizeOption, ...idempotencyOptions, ...waitOptions(SEND_WAIT_DESCRIPTION)]),
 ];
 
 export const description = updateDisplayOptions({ show: { resource: ['notification'], operation: ['send'] } }, properties);

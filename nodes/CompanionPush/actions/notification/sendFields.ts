@@ -185,3 +185,35 @@ export const batchSizeOption: INodeProperties = {
 
 export const SEND_WAIT_DESCRIPTION =
 	'Whether to wait, checking with growing intervals, until the send is delivered (sent, partially failed or failed) before the node finishes';
+
+/** Idempotency Key and its settings (see idempotencyKeys.ts), among the Options of Send and Schedule. */
+export const idempotencyOptions: INodeProperties[] = [
+	{
+		displayName: 'Idempotency Key',
+		name: 'idempotencyKey',
+		type: 'string',
+		default: '',
+		placeholder: 'e.g. {{ $json.orderId }}:{{ $json.status }}',
+		description:
+			'A key that names the event this send is for, usually an expression. A send whose key was already used successfully is not made again: the item comes out marked as skipped. Keys are kept in n8n\'s database, shared by every worker.',
+	},
+	{
+		displayName: 'Idempotency Scope',
+		name: 'idempotencyScope',
+		type: 'options',
+		default: 'node',
+		description: 'Where a used key counts',
+		options: [
+			{ name: 'This Node', value: 'node', description: 'Keys used by this node only' },
+			{ name: 'The Whole Workflow', value: 'workflow', description: 'Keys used by any Companion Push node of this workflow' },
+		],
+	},
+	{
+		displayName: 'Keys to Keep',
+		name: 'keysToKeep',
+		type: 'number',
+		default: 10000,
+		typeOptions: { minValue: 1 },
+		description: 'How many used keys are remembered; beyond that the oldest are forgotten and could be used again',
+	},
+];

@@ -4,10 +4,13 @@ import type { IDataObject, IExecuteFunctions, INodeExecutionData, IPairedItemDat
 import { checkMessage, isProblem } from '../../helpers/message';
 import type { CheckedMessage } from '../../helpers/message';
 import { parseUserIds, toBatches, uniqueUserIds } from '../../helpers/recipients';
-import { listActiveUserIds, listUsers, sendNotification } from '../../transport';
+import { failedSendOutcome, listActiveUserIds, listUsers, sendNotification } from '../../transport';
 import type { SendRequest } from '../../transport';
 import { asNodeError, errorItem, fieldError } from '../../nodeErrors';
 import { readParameter } from '../itemLoop';
+import { EarlierTries } from './earlierTries';
+import { DEFAULT_KEYS_TO_KEEP, IdempotencyKeys, storedKey } from './idempotencyKeys';
+import type { IdempotencyKey } from './idempotencyKeys';
 import { readWaitTimeout, waitFields, waitForFinalStatus } from './wait';
 
 type Audience = 'userIds' | 'user' | 'allUsers' | 'activeUsers';
@@ -24,6 +27,8 @@ interface CheckedItem {
 	sentImmediately?: boolean;
 	batchSize: number;
 	waitTimeoutSeconds?: number;
+	/** The option "Idempotency Key", when set. */
+	idempotency?: IdempotencyKey;
 }
 
 /** Schedule's reading of "Scheduled At" for an item (see schedule.operation.ts). */
@@ -79,9 +84,32 @@ function checkItem(context: IExecuteFunctions, itemIndex: number, readSchedule?:
 		throw fieldError(context, 'Batch Size', `must be a whole number from 1 to 1000 (got ${String(options.batchSize)})`, itemIndex);
 	}
 	const waitTimeoutSeconds = readWaitTimeout(context, options, itemIndex);
-	const checked: CheckedItem = { itemIndex, message, audience, userIds, batchSize, waitTimeoutSeconds };
+	const idempotency = readIdempotencyKey(context, options, itemIndex);
+	const checked: CheckedItem = { itemIndex, message, audience, userIds, batchSize, waitTimeoutSeconds, idempotency };
 	if (readSchedule) Object.assign(checked, readSchedule(context, itemIndex, options));
 	return checked;
+}
+
+/** The options "Idempotency Key", "Idempotency Scope" and "Keys to Keep" of an item. */
+function readIdempotencyKey(context: IExecuteFunctions, options: IDataObject, itemIndex: number): IdempotencyKey | undefined {
+	if (options.idempotencyKey === undefined) return undefined;
+	const value = options.idempotencyKey;
+	if (typeof value !== 'string' && typeof value !== 'number') {
+		throw fieldError(context, 'Idempotency Key', 'must be a text, for example {{ $json.orderId }}:{{ $json.status }}', itemIndex);
+	}
+	const key = String(value).trim();
+	if (key === '') {
+		throw fieldError(context, 'Idempotency Key', 'is empty for this item: give each event its own key, or remove the option', itemIndex);
+	}
+	const scope = options.idempotencyScope ?? 'node';
+	if (scope !== 'node' && scope !== 'workflow') {
+		throw fieldError(context, 'Idempotency Scope', `has an unknown value "${String(scope)}": use node or workflow`, itemIndex);
+	}
+	const keysToKeep = Number(options.keysToKeep ?? DEFAULT_KEYS_TO_KEEP);
+	if (!Number.isInteger(keysToKeep) || keysToKeep < 1) {
+		throw fieldError(context, 'Keys to Keep', `must be a whole number of at least 1 (got ${String(options.keysToKeep)})`, itemIndex);
+	}
+	return { key, scope, keysToKeep };
 }
 
 /** Reads audiences that live in the API once per run, however many items ask for them. */
@@ -115,31 +143,109 @@ function requestFor(item: CheckedItem, targetUserIds: string[]): SendRequest {
 	};
 }
 
+/** What this run knows of sends made before it (earlier tries) and of Idempotency Keys. */
+interface SendMemory {
+	earlierTries: EarlierTries;
+	keys: IdempotencyKeys;
+	/** Send ids by stored key, for keys used in this very run (a skipped item names the send). */
+	sentByKey: Map<string, string>;
+}
+
+/**
+ * One batch of a group: never a send an earlier try of this node already made (its item comes out
+ * with `sentByEarlierTry`), never a send whose Idempotency Key was used (its item comes out
+ * `skipped`), otherwise sent by the safe-send rule, and remembered as sent, not sent, or unknown.
+ */
+async function sendBatch(
+	context: IExecuteFunctions,
+	memory: SendMemory,
+	lead: CheckedItem,
+	batch: string[],
+	batchIndex: number,
+	batchCount: number,
+): Promise<IDataObject> {
+	const about: IDataObject = {
+		...(batchCount > 1 ? { batch: batchIndex + 1, batchCount } : {}),
+		recipients: batch.length,
+		title: lead.message.title,
+		...(lead.scheduledAtWithOffset ? { scheduledAt: lead.scheduledAtWithOffset } : {}),
+		...(lead.sentImmediately ? { sentImmediately: true } : {}),
+		...(lead.message.warnings.length > 0 ? { warnings: lead.message.warnings } : {}),
+	};
+	const earlier = memory.earlierTries.get(lead.itemIndex, batchIndex);
+	if (earlier?.id) {
+		return { id: earlier.id, status: earlier.status, ...about, sentByEarlierTry: true, targetUserIds: batch };
+	}
+	const { idempotency } = lead;
+	// A send whose outcome stayed unknown in an earlier try still holds its key: it is looked up, not skipped.
+	if (idempotency && earlier?.unknownSince === undefined && !(await memory.keys.claim(idempotency, batchIndex))) {
+		const earlierSendId = memory.sentByKey.get(storedKey(idempotency.key, batchIndex));
+		return {
+			skipped: true,
+			skipReason: 'Idempotency Key already used: not sent again',
+			idempotencyKey: idempotency.key,
+			...(earlierSendId ? { earlierSendId } : {}),
+			...about,
+			targetUserIds: batch,
+		};
+	}
+	const startedAt = Date.now();
+	try {
+		const outcome = await sendNotification(context, requestFor(lead, batch), lead.itemIndex, { lookUpSince: earlier?.unknownSince });
+		memory.earlierTries.sent(lead.itemIndex, batchIndex, outcome.id, outcome.status);
+		if (idempotency) {
+			memory.sentByKey.set(storedKey(idempotency.key, batchIndex), outcome.id);
+			// The send is made: a failing store must not hide its id from the workflow.
+			await memory.keys.confirm(idempotency, batchIndex).catch(() => undefined);
+		}
+		return {
+			id: outcome.id,
+			status: outcome.status,
+			...about,
+			...(outcome.recoveredAfter ? { recoveredAfter: outcome.recoveredAfter } : {}),
+			...(idempotency ? { idempotencyKey: idempotency.key } : {}),
+			targetUserIds: batch,
+		};
+	} catch (error) {
+		const nodeError = asNodeError(context, error, lead.itemIndex);
+		if (failedSendOutcome(error) === 'notSent') {
+			memory.earlierTries.notSent(lead.itemIndex, batchIndex);
+			if (idempotency) {
+				const freed = await memory.keys.release(idempotency, batchIndex).then(
+					() => true,
+					() => false,
+				);
+				if (!freed)
+					nodeError.description = `${nodeError.description ?? ''} The Idempotency Key "${idempotency.key}" could not be freed.`.trim();
+			}
+		} else {
+			memory.earlierTries.unknown(lead.itemIndex, batchIndex, earlier?.unknownSince ?? startedAt);
+			const note = idempotency
+				? ` Its Idempotency Key "${idempotency.key}" stays used: a retry of this execution looks the send up first.`
+				: ' A retry of this execution looks the send up first.';
+			nodeError.description = `${nodeError.description ?? ''}${note}`.trim();
+		}
+		throw nodeError;
+	}
+}
+
 /** Sends one group, batch after batch. A failing batch does not hide the batches already sent:
  * they are named in the error (or output before the error item when the node continues). */
-async function sendGroup(context: IExecuteFunctions, group: SendGroup, recipients: string[]): Promise<INodeExecutionData[]> {
+async function sendGroup(
+	context: IExecuteFunctions,
+	memory: SendMemory,
+	group: SendGroup,
+	recipients: string[],
+): Promise<INodeExecutionData[]> {
 	const { lead } = group;
 	const batches = toBatches(recipients, lead.batchSize);
 	const output: INodeExecutionData[] = [];
 	const sentSummaries: string[] = [];
 	for (let index = 0; index < batches.length; index++) {
 		const batch = batches[index];
-		const batchFields = batches.length > 1 ? { batch: index + 1, batchCount: batches.length } : {};
 		try {
-			const outcome = await sendNotification(context, requestFor(lead, batch), lead.itemIndex);
-			sentSummaries.push(`batch ${index + 1}: ${outcome.id}`);
-			const json: IDataObject = {
-				id: outcome.id,
-				status: outcome.status,
-				...batchFields,
-				recipients: batch.length,
-				title: lead.message.title,
-				...(lead.scheduledAtWithOffset ? { scheduledAt: lead.scheduledAtWithOffset } : {}),
-				...(lead.sentImmediately ? { sentImmediately: true } : {}),
-				...(lead.message.warnings.length > 0 ? { warnings: lead.message.warnings } : {}),
-				...(outcome.recoveredAfter ? { recoveredAfter: outcome.recoveredAfter } : {}),
-				targetUserIds: batch,
-			};
+			const json = await sendBatch(context, memory, lead, batch, index, batches.length);
+			if (typeof json.id === 'string') sentSummaries.push(`batch ${index + 1}: ${json.id}`);
 			output.push({ json, pairedItem: group.pairedItems });
 		} catch (error) {
 			const nodeError = asNodeError(context, error, lead.itemIndex);
@@ -155,12 +261,13 @@ async function sendGroup(context: IExecuteFunctions, group: SendGroup, recipient
 					.join(' ');
 			}
 			if (!context.continueOnFail()) throw nodeError;
+			const batchFields = batches.length > 1 ? { batch: index + 1, batchCount: batches.length } : {};
 			output.push(errorItem(nodeError, group.pairedItems, { ...batchFields, recipients: batch.length, targetUserIds: batch }));
 		}
 	}
 	if (lead.waitTimeoutSeconds !== undefined) {
 		for (const item of output) {
-			if (typeof item.json.id !== 'string' || item.json.error) continue;
+			if (typeof item.json.id !== 'string' || item.json.error || item.json.skipped) continue;
 			try {
 				const result = await waitForFinalStatus(context, item.json.id, lead.waitTimeoutSeconds, lead.itemIndex);
 				Object.assign(item.json, waitFields(result), {
@@ -224,6 +331,7 @@ export async function sendItems(context: IExecuteFunctions, readSchedule?: Sched
 		: checkedItems.map((item) => ({ lead: item, userIds: item.userIds, pairedItems: [{ item: item.itemIndex }] }));
 
 	const readAudience = audienceReader(context);
+	const memory: SendMemory = { earlierTries: new EarlierTries(context), keys: new IdempotencyKeys(context), sentByKey: new Map() };
 	// Sends of earlier items, named in the error when a later item stops the node: its output is
 	// lost then, and a send the workflow is not told about would be made again by a re-run.
 	const sentBefore: string[] = [];
@@ -240,7 +348,7 @@ export async function sendItems(context: IExecuteFunctions, readSchedule?: Sched
 							: 'The organization has no users.',
 				});
 			}
-			const output = await sendGroup(context, group, recipients);
+			const output = await sendGroup(context, memory, group, recipients);
 			outputByItem[itemIndex].push(...output);
 			for (const { json } of output) {
 				if (typeof json.id === 'string') sentBefore.push(`item ${itemIndex}${json.batch ? ` batch ${json.batch}` : ''}: ${json.id}`);
@@ -263,5 +371,6 @@ export async function sendItems(context: IExecuteFunctions, readSchedule?: Sched
 			outputByItem[itemIndex].push(errorItem(nodeError, group.pairedItems));
 		}
 	}
+	memory.earlierTries.forgetRun();
 	return outputByItem.flat();
 }

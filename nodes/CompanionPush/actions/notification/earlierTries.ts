@@ -1,0 +1,65 @@
+import type { IExecuteFunctions } from 'n8n-workflow';
+
+/**
+ * The sends earlier tries of this node made in this execution, so that no try makes them again.
+ *
+ * Why the execution's own context data (`this.getContext('node')`): n8n keeps it with the execution,
+ * - in memory across the tries of Retry On Fail (the same execution, the same process);
+ * - in the saved data of a failed execution, which Retry on the Executions list (with the original
+ *   or the current workflow) runs again, in whichever process or queue-mode worker takes it: n8n
+ *   copies the failed execution's data and runs the failed node again, with the same run index.
+ * It needs no setting and no key, and it is exact: only this execution's own sends are found.
+ * Not covered: an execution that died before n8n saved it (a crash): its data has no record of
+ * what the node sent. Idempotency Keys (idempotencyKeys.ts) cover that case.
+ *
+ * A record is keyed by the node's run index (a node in a loop runs several times), the item that
+ * leads the send and the batch; it holds the send's id and status, or, when its outcome stayed
+ * unknown, the time from which the list of sends must be searched before it is sent again.
+ * A node run that ends without an error drops its records: nothing runs it again.
+ */
+export interface EarlierSend {
+	id?: string;
+	status?: string;
+	/** The outcome stayed unknown (a lost answer): search the list of sends from this time. */
+	unknownSince?: number;
+}
+
+const CONTEXT_KEY = 'companionPushSends';
+
+export class EarlierTries {
+	private readonly records: Record<string, EarlierSend>;
+	private readonly prefix: string;
+
+	constructor(context: IExecuteFunctions) {
+		const nodeContext = context.getContext('node');
+		nodeContext[CONTEXT_KEY] ??= {};
+		this.records = nodeContext[CONTEXT_KEY] as Record<string, EarlierSend>;
+		const runIndex = Number((context.getWorkflowDataProxy(0) as { $runIndex?: unknown }).$runIndex ?? 0);
+		this.prefix = `${Number.isInteger(runIndex) ? runIndex : 0}:`;
+	}
+
+	private key(itemIndex: number, batchIndex: number): string {
+		return `${this.prefix}${itemIndex}:${batchIndex}`;
+	}
+
+	get(itemIndex: number, batchIndex: number): EarlierSend | undefined {
+		return this.records[this.key(itemIndex, batchIndex)];
+	}
+
+	sent(itemIndex: number, batchIndex: number, id: string, status: string): void {
+		this.records[this.key(itemIndex, batchIndex)] = { id, status };
+	}
+
+	unknown(itemIndex: number, batchIndex: number, since: number): void {
+		this.records[this.key(itemIndex, batchIndex)] = { unknownSince: since };
+	}
+
+	notSent(itemIndex: number, batchIndex: number): void {
+		delete this.records[this.key(itemIndex, batchIndex)];
+	}
+
+	/** The run finished: nothing will run it again, so its records would only weigh on the execution data. */
+	forgetRun(): void {
+		for (const key of Object.keys(this.records)) if (key.startsWith(this.prefix)) delete this.records[key];
+	}
+}
