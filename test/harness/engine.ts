@@ -182,7 +182,26 @@ export interface WorkflowRunOptions {
 }
 
 export async function runWorkflow(options: WorkflowRunOptions): Promise<IRun> {
+	return await execute(options);
+}
+
+/**
+ * Retries a failed run as n8n's "Retry" on the Executions list does (executions service, retry):
+ * the failed run's data, as saved (a JSON copy), without the error and without the failed node's
+ * last run, is run again in mode `retry` from the node that failed.
+ */
+export async function retryWorkflow(options: WorkflowRunOptions, failed: IRun): Promise<IRun> {
+	const data = JSON.parse(JSON.stringify(failed.data)) as IRun['data'];
+	const { lastNodeExecuted } = data.resultData;
+	delete data.resultData.error;
+	const nodeRuns = lastNodeExecuted ? data.resultData.runData[lastNodeExecuted] : undefined;
+	if (nodeRuns && nodeRuns.length > 0 && nodeRuns[nodeRuns.length - 1].error !== undefined) nodeRuns.pop();
+	return await execute(options, data);
+}
+
+async function execute(options: WorkflowRunOptions, retryOf?: IRun['data']): Promise<IRun> {
 	const executionId = String(++executionCounter);
+	const mode = retryOf ? 'retry' : 'manual';
 	const workflowData = {
 		id: 'wf-test',
 		name: 'test workflow',
@@ -204,12 +223,16 @@ export async function runWorkflow(options: WorkflowRunOptions): Promise<IRun> {
 		staticData: options.staticData,
 		settings: workflowData.settings,
 	});
-	const hooks = new ExecutionLifecycleHooks('manual', executionId, workflowData as never);
+	const hooks = new ExecutionLifecycleHooks(mode, executionId, workflowData as never);
 	const finished = new Promise<IRun>((resolve) => hooks.addHandler('workflowExecuteAfter', (run) => resolve(run)));
 	const additionalData = buildAdditionalData(options.credentials, executionId);
 	additionalData.hooks = hooks;
-	const startNode = workflow.getNode(options.nodes[0].name) ?? undefined;
-	await new WorkflowExecute(additionalData, 'manual').run({ workflow, startNode });
+	if (retryOf) {
+		await new WorkflowExecute(additionalData, mode, retryOf).processRunExecutionData(workflow);
+	} else {
+		const startNode = workflow.getNode(options.nodes[0].name) ?? undefined;
+		await new WorkflowExecute(additionalData, mode).run({ workflow, startNode });
+	}
 	const run = await finished;
 	for (const observer of runObservers) observer({ run, nodes: options.nodes });
 	return run;
@@ -225,6 +248,8 @@ export interface NodeRunOptions {
 	continueOnFail?: boolean;
 	timezone?: string;
 	name?: string;
+	/** Node settings such as Retry On Fail (`retryOnFail`, `maxTries`, `waitBetweenTries`). */
+	settings?: Partial<Pick<INode, 'retryOnFail' | 'maxTries' | 'waitBetweenTries'>>;
 }
 
 export interface NodeRunResult {
@@ -236,8 +261,8 @@ export interface NodeRunResult {
 	run: IRun;
 }
 
-/** Runs `Test Items -> node under test` and returns what the node produced. */
-export async function runNode(options: NodeRunOptions): Promise<NodeRunResult> {
+/** The workflow `Test Items -> node under test`. */
+export function nodeWorkflow(options: NodeRunOptions): WorkflowRunOptions {
 	const nodeName = options.name ?? 'Companion Push';
 	const credentialId = options.credentialId ?? 'cred-1';
 	const stored = options.credentials.get(credentialId);
@@ -260,17 +285,28 @@ export async function runNode(options: NodeRunOptions): Promise<NodeRunResult> {
 			credentials: stored ? { companionPushApi: { id: stored.id, name: stored.name } } : undefined,
 			continueOnFail: options.continueOnFail,
 			onError: options.continueOnFail ? 'continueRegularOutput' : undefined,
+			...options.settings,
 		},
 	];
-	const run = await runWorkflow({
+	return {
 		nodes,
 		connections: { Input: { main: [[{ node: nodeName, type: 'main' as never, index: 0 }]] } },
 		credentials: options.credentials,
 		timezone: options.timezone,
-	});
-	const task = run.data.resultData.runData[nodeName]?.[0];
+	};
+}
+
+/** What the node under test produced in a run (its last run). */
+export function nodeResult(run: IRun, nodeName = 'Companion Push'): NodeRunResult {
+	const runs = run.data.resultData.runData[nodeName] ?? [];
+	const task = runs[runs.length - 1];
 	const outputs = (task?.data?.main ?? []).map((output) => output ?? []);
 	return { outputs, items: outputs[0] ?? [], error: task?.error ?? run.data.resultData.error, run };
+}
+
+/** Runs `Test Items -> node under test` and returns what the node produced. */
+export async function runNode(options: NodeRunOptions): Promise<NodeRunResult> {
+	return nodeResult(await runWorkflow(nodeWorkflow(options)), options.name ?? 'Companion Push');
 }
 
 /** Runs `Test Items -> Probe` where the probe executes `probe` in a real node context. */

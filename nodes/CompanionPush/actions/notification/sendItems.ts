@@ -371,6 +371,9 @@ export async function sendItems(context: IExecuteFunctions, readSchedule?: Sched
 			outputByItem[itemIndex].push(errorItem(nodeError, group.pairedItems));
 		}
 	}
-	memory.earlierTries.forgetRun();
-	return outputByItem.flat();
+	const output = outputByItem.flat();
+	// With error items n8n may run the node again (Retry On Fail retries a run whose first item is an
+	// error), so the records stay; otherwise nothing runs this node run again.
+	if (!output.some((item) => item.json.error !== undefined)) memory.earlierTries.forgetRun();
+	return output;
 }

@@ -1,0 +1,324 @@
+/**
+ * "Never twice, whatever n8n does": n8n-core's real engine runs the node again as n8n does (Retry
+ * On Fail, a retried execution, the same event again), and the sandbox's log says who was notified.
+ * The decision logic under test: what is skipped (an earlier try's send, a used Idempotency Key),
+ * what is recorded when (a send accepted, one whose outcome stayed unknown), and what is freed (a
+ * refused send's key).
+ */
+import type { IDataObject } from 'n8n-workflow';
+
+import type { Sandbox } from '../../sandbox';
+import { nodeResult, nodeWorkflow, retryWorkflow, runWorkflow } from '../harness/engine';
+import type { NodeRunOptions } from '../harness/engine';
+import { processedDataStore } from '../harness/processedData';
+import type { MemoryProcessedData } from '../harness/processedData';
+import { jsonOf, logOf, pairedOf, SEND, SEND_LIST, sandboxFor, sendParameters, storeFor } from './helpers';
+
+const RETRY_ON_FAIL = { retryOnFail: true, maxTries: 3, waitBetweenTries: 0 };
+
+/** Registered sends (the sandbox logged the id it made), with their recipients. */
+function registered(sandbox: Sandbox): Array<{ id: string; title: string; userIds: string[] }> {
+	return logOf(sandbox, SEND)
+		.filter((entry) => entry.notificationId !== undefined)
+		.map((entry) => {
+			const body = entry.body as IDataObject;
+			return { id: entry.notificationId!, title: String(body.title), userIds: body.target_user_ids as string[] };
+		});
+}
+
+/** How many registered sends reached each user. */
+function notificationsPerUser(sandbox: Sandbox): Map<string, number> {
+	const perUser = new Map<string, number>();
+	for (const send of registered(sandbox)) for (const userId of send.userIds) perUser.set(userId, (perUser.get(userId) ?? 0) + 1);
+	return perUser;
+}
+
+function expectEachOnce(sandbox: Sandbox, userIds: string[]) {
+	const perUser = notificationsPerUser(sandbox);
+	expect(Object.fromEntries(userIds.map((userId) => [userId, perUser.get(userId) ?? 0]))).toEqual(
+		Object.fromEntries(userIds.map((userId) => [userId, 1])),
+	);
+	expect([...perUser.keys()].sort()).toEqual([...userIds].sort());
+}
+
+describe('never twice: n8n runs the node again', () => {
+	let sandbox: Sandbox;
+	let users: string[];
+	let store: MemoryProcessedData;
+
+	beforeAll(async () => {
+		sandbox = await sandboxFor();
+		users = sandbox.orgs.primary.usersOfKind('onePhone', 8);
+		store = await processedDataStore();
+	});
+	afterAll(async () => await sandbox.stop());
+	beforeEach(() => {
+		sandbox.reset();
+		store.reset();
+	});
+
+	/** One send per item, each item to its own user. */
+	function perUserRun(extra: Partial<NodeRunOptions> = {}, fields: IDataObject = {}): NodeRunOptions {
+		return {
+			type: 'companionPush',
+			credentials: storeFor(sandbox),
+			items: users.slice(0, 5).map((userId) => ({ userId })),
+			parameters: sendParameters({ userIds: '={{ $json.userId }}', ...fields }),
+			...extra,
+		};
+	}
+
+	test("Retry On Fail after a 5xx outage on the 3rd of 5 items that outlasts the node's own retries: each user once", async () => {
+		// 4 failures: every attempt of the first try of item 2; the second try goes through.
+		sandbox.addFault({ endpoint: SEND, kind: 'status5xx', skip: 2, times: 4 });
+		const result = nodeResult(await runWorkflow(nodeWorkflow(perUserRun({ settings: RETRY_ON_FAIL }))));
+
+		expect(result.error).toBeUndefined();
+		expectEachOnce(sandbox, users.slice(0, 5));
+		const items = jsonOf(result.items);
+		expect(items.map((item) => item.sentByEarlierTry ?? false)).toEqual([true, true, false, false, false]);
+		// The earlier try's sends come out as if just sent: the ids the API gave them.
+		expect(items.map((item) => item.id)).toEqual(registered(sandbox).map((send) => send.id));
+		expect(items.every((item) => item.status === 'sending')).toBe(true);
+		expect(pairedOf(result.items)).toEqual([[0], [1], [2], [3], [4]]);
+	});
+
+	test('Retry On Fail after a one-time 403 on the 3rd item: each user once', async () => {
+		sandbox.addFault({ endpoint: SEND, kind: 'forbidden', skip: 2, times: 1 });
+		const result = nodeResult(await runWorkflow(nodeWorkflow(perUserRun({ settings: RETRY_ON_FAIL }))));
+
+		expect(result.error).toBeUndefined();
+		expectEachOnce(sandbox, users.slice(0, 5));
+		expect(jsonOf(result.items).map((item) => item.sentByEarlierTry ?? false)).toEqual([true, true, false, false, false]);
+		// 6 requests: 5 accepted, one refused with 403 and not repeated within the try.
+		expect(logOf(sandbox, SEND).map((entry) => entry.status)).toEqual([202, 202, 403, 202, 202, 202]);
+	});
+
+	test('Retry On Fail, Schedule: the scheduled sends of the first try are not scheduled again', async () => {
+		sandbox.addFault({ endpoint: SEND, kind: 'forbidden', skip: 1, times: 1 });
+		const later = new Date(Date.now() + 3_600_000).toISOString();
+		const run = perUserRun({ settings: RETRY_ON_FAIL }, { operation: 'schedule', scheduledAt: later });
+		const result = nodeResult(await runWorkflow(nodeWorkflow(run)));
+
+		expect(result.error).toBeUndefined();
+		expectEachOnce(sandbox, users.slice(0, 5));
+		expect(jsonOf(result.items).map((item) => [item.status, item.sentByEarlierTry ?? false])).toEqual([
+			['scheduled', true],
+			['scheduled', false],
+			['scheduled', false],
+			['scheduled', false],
+			['scheduled', false],
+		]);
+	});
+
+	test('Retry On Fail, a large audience in batches: the batches already sent are not sent again', async () => {
+		sandbox.addFault({ endpoint: SEND, kind: 'forbidden', skip: 1, times: 1 });
+		const run: NodeRunOptions = {
+			...perUserRun({ settings: RETRY_ON_FAIL }),
+			items: [{}],
+			parameters: sendParameters({ userIds: users.slice(0, 6).join(','), options: { batchSize: 2 } }),
+		};
+		const result = nodeResult(await runWorkflow(nodeWorkflow(run)));
+
+		expect(result.error).toBeUndefined();
+		expectEachOnce(sandbox, users.slice(0, 6));
+		expect(jsonOf(result.items).map((item) => [item.batch, item.sentByEarlierTry ?? false])).toEqual([
+			[1, true],
+			[2, false],
+			[3, false],
+		]);
+	});
+
+	test('Retry On Fail, one send for all items in batches: the batches of the first try are not sent again', async () => {
+		sandbox.addFault({ endpoint: SEND, kind: 'forbidden', skip: 1, times: 1 });
+		const run = perUserRun({ settings: RETRY_ON_FAIL }, { sendMode: 'combined', options: { batchSize: 2 } });
+		const result = nodeResult(await runWorkflow(nodeWorkflow(run)));
+
+		expect(result.error).toBeUndefined();
+		expectEachOnce(sandbox, users.slice(0, 5));
+		expect(jsonOf(result.items).map((item) => [item.batch, item.sentByEarlierTry ?? false])).toEqual([
+			[1, true],
+			[2, false],
+			[3, false],
+		]);
+		expect(pairedOf(result.items)).toEqual([
+			[0, 1, 2, 3, 4],
+			[0, 1, 2, 3, 4],
+			[0, 1, 2, 3, 4],
+		]);
+	});
+
+	test('Retry On Fail with Continue On Fail: n8n re-runs a run whose first item is an error; the good items are sent once', async () => {
+		const run: NodeRunOptions = {
+			...perUserRun({ settings: RETRY_ON_FAIL, continueOnFail: true }),
+			items: [{ userId: '' }, { userId: users[0] }, { userId: users[1] }],
+		};
+		const result = nodeResult(await runWorkflow(nodeWorkflow(run)));
+
+		expectEachOnce(sandbox, users.slice(0, 2));
+		const items = jsonOf(result.items);
+		expect(items[0].error).toContain('"User IDs" is empty');
+		// n8n ran the node 3 times (the first item stays an error): the last run reports the sends
+		// of the first one.
+		expect(items.slice(1).map((item) => item.sentByEarlierTry)).toEqual([true, true]);
+	});
+
+	test('a failed execution retried (as from the Executions list): the sends it made are not made again, the others are', async () => {
+		sandbox.addFault({ endpoint: SEND, kind: 'status5xx', skip: 2, times: 4 });
+		const workflow = nodeWorkflow(perUserRun());
+		const failed = await runWorkflow(workflow);
+		const failure = nodeResult(failed);
+		expect(failure.error?.message).toContain('Sending the notification failed with HTTP 503');
+		expect(failure.error?.description).toContain('Already sent for earlier items (not repeated)');
+		expect(registered(sandbox)).toHaveLength(2);
+
+		const retried = nodeResult(await retryWorkflow(workflow, failed));
+		expect(retried.error).toBeUndefined();
+		expectEachOnce(sandbox, users.slice(0, 5));
+		expect(jsonOf(retried.items).map((item) => item.sentByEarlierTry ?? false)).toEqual([true, true, false, false, false]);
+	});
+
+	test('a retried execution looks up a send whose answer was lost, and does not send it again', async () => {
+		// Item 1's send is registered, its answer lost, and the list cannot be read: the outcome is unknown.
+		sandbox.addFault({ endpoint: SEND, kind: 'resetAfter', skip: 1, times: 1 });
+		sandbox.addFault({ endpoint: SEND_LIST, kind: 'status5xx', times: 50 });
+		const workflow = nodeWorkflow(perUserRun());
+		const failed = await runWorkflow(workflow);
+		expect(nodeResult(failed).error?.message).toContain('the outcome is unknown');
+		expect(nodeResult(failed).error?.description).toContain('A retry of this execution looks the send up first.');
+		expect(registered(sandbox)).toHaveLength(2);
+
+		sandbox.clearFaults();
+		const retried = nodeResult(await retryWorkflow(workflow, failed));
+		expect(retried.error).toBeUndefined();
+		expectEachOnce(sandbox, users.slice(0, 5));
+		const items = jsonOf(retried.items);
+		expect(items[1].recoveredAfter).toBe('an earlier try whose answer was lost');
+		expect(items[1].id).toBe(registered(sandbox)[1].id);
+	});
+
+	describe('Idempotency Key', () => {
+		const keyed = (fields: IDataObject = {}) => ({ options: { idempotencyKey: '={{ $json.key }}', ...fields } });
+
+		test('the same event twice in one run: one send, the second item skipped naming the first send', async () => {
+			const run: NodeRunOptions = {
+				...perUserRun({}, keyed()),
+				items: [
+					{ userId: users[0], key: 'order-1:shipped' },
+					{ userId: users[0], key: 'order-1:shipped' },
+				],
+			};
+			const result = nodeResult(await runWorkflow(nodeWorkflow(run)));
+
+			expect(result.error).toBeUndefined();
+			expectEachOnce(sandbox, [users[0]]);
+			const [first, second] = jsonOf(result.items);
+			expect(first).toMatchObject({ id: registered(sandbox)[0].id, idempotencyKey: 'order-1:shipped' });
+			expect(second).toMatchObject({ skipped: true, idempotencyKey: 'order-1:shipped', earlierSendId: first.id });
+			expect(second.id).toBeUndefined();
+			expect(pairedOf(result.items)).toEqual([[0], [1]]);
+		});
+
+		test('the same event in a later execution: skipped, nothing sent', async () => {
+			const run: NodeRunOptions = { ...perUserRun({}, keyed()), items: [{ userId: users[0], key: 'order-7:paid' }] };
+			await runWorkflow(nodeWorkflow(run));
+			const again = nodeResult(await runWorkflow(nodeWorkflow(run)));
+
+			expect(logOf(sandbox, SEND)).toHaveLength(1);
+			expect(jsonOf(again.items)).toEqual([
+				expect.objectContaining({
+					skipped: true,
+					idempotencyKey: 'order-7:paid',
+					skipReason: 'Idempotency Key already used: not sent again',
+				}),
+			]);
+		});
+
+		test('a send the API refused leaves its key free: the next run sends it', async () => {
+			sandbox.addFault({ endpoint: SEND, kind: 'forbidden', times: 1 });
+			const run: NodeRunOptions = { ...perUserRun({}, keyed()), items: [{ userId: users[0], key: 'k-refused' }] };
+			const refused = nodeResult(await runWorkflow(nodeWorkflow(run)));
+			expect(refused.error?.message).toContain('HTTP 403');
+			expect(store.calls.map((call) => call.kind)).toEqual(['check', 'remove']);
+
+			const sent = nodeResult(await runWorkflow(nodeWorkflow(run)));
+			expect(sent.error).toBeUndefined();
+			expectEachOnce(sandbox, [users[0]]);
+			expect(jsonOf(sent.items)[0].skipped).toBeUndefined();
+		});
+
+		test('a send whose outcome stayed unknown keeps its key, and the error says so', async () => {
+			sandbox.addFault({ endpoint: SEND, kind: 'resetAfter', times: 1 });
+			sandbox.addFault({ endpoint: SEND_LIST, kind: 'status5xx', times: 50 });
+			const run: NodeRunOptions = { ...perUserRun({}, keyed()), items: [{ userId: users[0], key: 'k-unknown' }] };
+			const unknown = nodeResult(await runWorkflow(nodeWorkflow(run)));
+			expect(unknown.error?.description).toContain('Its Idempotency Key "k-unknown" stays used');
+
+			sandbox.clearFaults();
+			const again = nodeResult(await runWorkflow(nodeWorkflow(run)));
+			expect(jsonOf(again.items)[0].skipped).toBe(true);
+			expectEachOnce(sandbox, [users[0]]);
+		});
+
+		test('batches of one item share its key without blocking each other: a re-run sends only the batches not sent', async () => {
+			sandbox.addFault({ endpoint: SEND, kind: 'forbidden', skip: 1, times: 1 });
+			const run: NodeRunOptions = {
+				...perUserRun(),
+				items: [{ key: 'digest-2026-11-23' }],
+				parameters: sendParameters({ userIds: users.slice(0, 5).join(','), options: { batchSize: 2, idempotencyKey: '={{ $json.key }}' } }),
+			};
+			const first = nodeResult(await runWorkflow(nodeWorkflow(run)));
+			expect(first.error?.description).toContain('Batch 2 of 3 failed.');
+			expect(registered(sandbox)).toHaveLength(1);
+
+			const again = nodeResult(await runWorkflow(nodeWorkflow(run)));
+			expect(again.error).toBeUndefined();
+			expectEachOnce(sandbox, users.slice(0, 5));
+			expect(jsonOf(again.items).map((item) => [item.batch, item.skipped ?? false])).toEqual([
+				[1, true],
+				[2, false],
+				[3, false],
+			]);
+		});
+
+		test('scope: "This Node" keeps keys per node, "The Whole Workflow" per workflow', async () => {
+			const items = [{ userId: users[0], key: 'scoped' }];
+			await runWorkflow(nodeWorkflow({ ...perUserRun({}, keyed()), items }));
+			await runWorkflow(nodeWorkflow({ ...perUserRun({}, keyed({ idempotencyScope: 'workflow' })), items }));
+
+			// Two sends: the key used by the node does not count in the workflow's scope.
+			expect(registered(sandbox)).toHaveLength(2);
+			expect([...store.rows.entries()].map(([row, values]) => [row, values.length])).toEqual([
+				['wf-test|n:n-test', 1],
+				['wf-test|', 1],
+			]);
+		});
+
+		test('Keys to Keep bounds the store: beyond it the oldest key is forgotten and sends again', async () => {
+			const run = (key: string) =>
+				runWorkflow(nodeWorkflow({ ...perUserRun({}, keyed({ keysToKeep: 2 })), items: [{ userId: users[0], key }] }));
+			await run('a');
+			await run('b');
+			await run('c');
+			expect(store.rows.get('wf-test|n:n-test')).toHaveLength(2);
+			await run('a');
+			expect(registered(sandbox)).toHaveLength(4);
+		});
+
+		test('an empty key is bad input: the error names the field and nothing is sent', async () => {
+			const run: NodeRunOptions = {
+				...perUserRun({}, keyed()),
+				items: [
+					{ userId: users[0], key: 'x' },
+					{ userId: users[1], key: ' ' },
+				],
+			};
+			const result = nodeResult(await runWorkflow(nodeWorkflow(run)));
+			expect(result.error?.message).toBe(
+				'"Idempotency Key" is empty for this item: give each event its own key, or remove the option [item 1]',
+			);
+			expect(logOf(sandbox, SEND)).toHaveLength(0);
+			expect(store.calls).toHaveLength(0);
+		});
+	});
+});
