@@ -90,6 +90,25 @@ export function registeredIn(entries: LoggedRequest[]): RegisteredSend[] {
 
 export class InvariantViolation extends Error {}
 
+/**
+ * 4. Nothing dropped in silence (Send and Schedule): unless the node stopped with an error (which
+ *    names what was sent and what was not), every input item has an output item that says what
+ *    happened to it: a send id (new or from an earlier try), a "skipped" marker, or an error.
+ */
+export function everyItemAnswered(result: NodeRunResult, itemCount: number): void {
+	if (result.error) return;
+	const answered = new Set<number>();
+	for (const item of result.outputs.flat()) {
+		const json = item.json;
+		if (typeof json.id !== 'string' && json.skipped !== true && typeof json.error !== 'string') {
+			throw new InvariantViolation(`an output item says nothing of its send: ${JSON.stringify(json).slice(0, 200)}`);
+		}
+		for (const index of pairedItems(item)) answered.add(index);
+	}
+	const silent = Array.from({ length: itemCount }, (_, index) => index).filter((index) => !answered.has(index));
+	if (silent.length > 0) throw new InvariantViolation(`input items ${silent.join(', ')} have no output item`);
+}
+
 /** Keeps, over many runs, which user got which intended send (by title). */
 export class SendLedger {
 	private readonly seen = new Set<string>();
@@ -102,8 +121,8 @@ export class SendLedger {
 	 * Checks the three invariants for one run of the node: `logStart` is the request log's length
 	 * before the run; `itemsOfTitle` gives the input items a title was sent for.
 	 */
-	check(sandbox: Sandbox, logStart: number, result: NodeRunResult, itemsOfTitle: (title: string) => number[]): RegisteredSend[] {
-		const registered = registeredIn(sandbox.requestLog().slice(logStart));
+	check(sandbox: Sandbox, logStart: number, result: NodeRunResult, itemsOfTitle: (title: string) => number[], logEnd?: number): RegisteredSend[] {
+		const registered = registeredIn(sandbox.requestLog().slice(logStart, logEnd));
 		const errors = errorsOf(result);
 		const outputIds = new Set(result.outputs.flat().map((item) => item.json.id));
 		const problems: string[] = [];

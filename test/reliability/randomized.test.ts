@@ -7,6 +7,9 @@
  * send, every registered send reported, every error names what failed), plus what each operation
  * promises (a cancel said done is canceled, a Get reads the send asked for). At the end the
  * sandbox's own records are checked once more against every intended send.
+ * n8n's own repeats are part of it (issue "never twice"): sends run with Retry On Fail, a failed
+ * workflow is sometimes retried as n8n's Executions list retries it, and keyed sends (Idempotency
+ * Key) repeat events inside a run and re-run earlier events in later workflows.
  *
  * Everything random comes from one seed, printed at the start; replay a failure with
  *   RELIABILITY_SEED=<seed> npx jest test/reliability/randomized
@@ -21,13 +24,14 @@ import { RETRY_POLICY } from '../../nodes/CompanionPush/transport/retry';
 import { ERROR_SHAPES, LIST_SHAPES } from '../../sandbox';
 import type { FaultSpec, Sandbox } from '../../sandbox';
 import { seededRandom } from '../../sandbox/random';
-import type { CredentialStore, NodeRunResult } from '../harness/engine';
+import { nodeResult, nodeWorkflow, retryWorkflow, runWorkflow } from '../harness/engine';
+import type { CredentialStore, NodeRunResult, WorkflowRunOptions } from '../harness/engine';
+import { processedDataStore } from '../harness/processedData';
 import {
 	ACTIVE_USERS,
 	CANCEL,
 	DETAIL,
 	REFRESH,
-	runOn,
 	sandboxFor,
 	SEND,
 	SEND_LIST,
@@ -35,7 +39,7 @@ import {
 	storeFor,
 	USER_LIST,
 } from '../nodes/helpers';
-import { errorsOf, InvariantViolation, SendLedger } from './invariants';
+import { errorsOf, everyItemAnswered, InvariantViolation, SendLedger } from './invariants';
 
 const SEED = Number(process.env.RELIABILITY_SEED ?? 7_2026);
 const OPERATIONS = Number(process.env.RELIABILITY_OPS ?? 2000);
@@ -73,6 +77,7 @@ describe(`randomized run: ${OPERATIONS} operations with random faults (seed ${SE
 		sandbox = await sandboxFor({ deliveryMs: 5 });
 		// One credential for the whole run, as n8n keeps it: its token lives across workflows.
 		store = storeFor(sandbox);
+		(await processedDataStore()).reset();
 	});
 	afterAll(async () => {
 		Object.assign(RETRY_POLICY, savedPolicy);
@@ -97,7 +102,24 @@ describe(`randomized run: ${OPERATIONS} operations with random faults (seed ${SE
 		const scheduledIds: string[] = [];
 		const sentIds: string[] = [];
 		const intendedTitles = new Set<string>();
-		const tally = { workflows: 0, operations: 0, faultsAdded: 0, faultsHit: 0, errorRuns: 0, errorItems: 0, recovered: 0, extraChecks: 0 };
+		const tally = {
+			workflows: 0,
+			operations: 0,
+			faultsAdded: 0,
+			faultsHit: 0,
+			errorRuns: 0,
+			errorItems: 0,
+			recovered: 0,
+			extraChecks: 0,
+			retryOnFail: 0,
+			executionRetries: 0,
+			keyed: 0,
+			repeatedEvents: 0,
+			skippedByKey: 0,
+			sentByEarlierTry: 0,
+		};
+		/** Keyed send workflows run so far: a later workflow may deliver the same events again. */
+		const keyedRuns: Array<{ op: Op; parameters: IDataObject; items: IDataObject[]; combined: boolean }> = [];
 		const outcomes: Record<Op, { ok: number; failed: number }> = Object.fromEntries(
 			OP_WEIGHTS.map(([op]) => [op, { ok: 0, failed: 0 }]),
 		) as Record<Op, { ok: number; failed: number }>;
@@ -111,10 +133,21 @@ describe(`randomized run: ${OPERATIONS} operations with random faults (seed ${SE
 			let items: IDataObject[];
 			let itemsOfTitle: (title: string) => number[] = () => [];
 			const titleOf = (item: number) => `R${SEED} w${workflow} i${item}`;
+			let retryOnFail = false;
 
 			switch (op) {
 				case 'send':
 				case 'schedule': {
+					retryOnFail = chance(0.3);
+					if (keyedRuns.length > 0 && chance(0.08)) {
+						// The same events again (an ERP delivering twice): every keyed send is skipped.
+						const earlier = pick(keyedRuns);
+						({ parameters, items } = earlier);
+						const combinedEarlier = earlier.combined;
+						itemsOfTitle = (title) => (combinedEarlier ? items.map((_, index) => index) : items.flatMap((item, index) => (item.title === title ? [index] : [])));
+						tally.repeatedEvents += items.length;
+						break;
+					}
 					const combined = op === 'send' && chance(0.15);
 					const batchSize = chance(0.3) ? between(1, 3) : 1000;
 					const schedule = op === 'schedule' ? { operation: 'schedule', scheduledAt: '={{ $json.at }}' } : {};
@@ -124,16 +157,24 @@ describe(`randomized run: ${OPERATIONS} operations with random faults (seed ${SE
 						to: someUsers(between(1, batchSize < 1000 ? 5 : 3)),
 						at: DateTime.now().plus({ hours: between(1, 72) }).toISO(),
 					}));
+					const keyed = chance(0.3);
+					if (keyed) {
+						for (const item of items) item.key = `key ${item.title}`;
+						// The same event twice in one run: the copy carries the same key and title.
+						if (!combined && chance(0.5)) items.push({ ...items[between(0, items.length - 1)] });
+						tally.keyed++;
+					}
 					parameters = sendParameters({
 						...schedule,
 						title: '={{ $json.title }}',
 						userIds: '={{ $json.to }}',
 						audience,
 						sendMode: combined ? 'combined' : 'perItem',
-						options: { batchSize },
+						options: { batchSize, ...(keyed ? { idempotencyKey: '={{ $json.key }}' } : {}) },
 					});
+					if (keyed) keyedRuns.push({ op, parameters, items, combined });
 					// Combined: one send with the first item's title stands for every item.
-					itemsOfTitle = (title) => (combined ? items.map((_, index) => index) : [items.findIndex((item) => item.title === title)]);
+					itemsOfTitle = (title) => (combined ? items.map((_, index) => index) : items.flatMap((item, index) => (item.title === title ? [index] : [])));
 					for (const item of combined ? items.slice(0, 1) : items) intendedTitles.add(item.title as string);
 					break;
 				}
@@ -177,14 +218,39 @@ describe(`randomized run: ${OPERATIONS} operations with random faults (seed ${SE
 					tally.faultsAdded++;
 				}
 			}
+			// A failure that outlasts the node's own retries on a later send of the run: what makes n8n
+			// run the node (Retry On Fail) or the execution (a retry) again.
+			if ((op === 'send' || op === 'schedule') && chance(0.25)) {
+				const refusal = chance(0.5);
+				sandbox.addFault({ endpoint: SEND, kind: refusal ? 'forbidden' : 'status5xx', skip: between(0, 3), times: refusal ? 1 : between(4, 8) });
+				tally.faultsAdded++;
+			}
 			const shapes = { listShape: pick(LIST_SHAPES), errorShape: pick(ERROR_SHAPES), listIncludesTargets: chance(0.8) };
 			sandbox.configure(shapes);
 			if (chance(0.05)) sandbox.expireAccessTokens();
 
 			const logStart = sandbox.requestLog().length;
+			const workflowRun: WorkflowRunOptions = nodeWorkflow({
+				type: 'companionPush',
+				parameters,
+				items,
+				continueOnFail,
+				credentials: store,
+				settings: retryOnFail ? { retryOnFail: true, maxTries: between(2, 3), waitBetweenTries: 0 } : undefined,
+			});
+			if (retryOnFail) tally.retryOnFail++;
 			let run: NodeRunResult;
+			let executionRetry: { logStart: number; run: NodeRunResult } | undefined;
 			try {
-				run = await runOn(sandbox, { parameters, items, continueOnFail, credentials: store });
+				const firstRun = await runWorkflow(workflowRun);
+				run = nodeResult(firstRun);
+				// A failed workflow retried as from n8n's Executions list, sometimes under faults again.
+				if (run.error && (op === 'send' || op === 'schedule') && chance(0.5)) {
+					if (chance(0.5)) sandbox.clearFaults();
+					const retryLogStart = sandbox.requestLog().length;
+					executionRetry = { logStart: retryLogStart, run: nodeResult(await retryWorkflow(workflowRun, firstRun)) };
+					tally.executionRetries++;
+				}
 			} finally {
 				sandbox.clearFaults();
 			}
@@ -193,9 +259,16 @@ describe(`randomized run: ${OPERATIONS} operations with random faults (seed ${SE
 			tally.faultsHit += log.filter((entry) => entry.fault !== undefined).length;
 
 			const context = () =>
-				`workflow ${workflow} (${op}, ${items.length} items, continueOnFail ${continueOnFail}, ${JSON.stringify(shapes)}; seed ${SEED})`;
+				`workflow ${workflow} (${op}, ${items.length} items, continueOnFail ${continueOnFail}, retryOnFail ${retryOnFail}, execution retried ${executionRetry !== undefined}, ${JSON.stringify(shapes)}; seed ${SEED})`;
 			try {
-				const registered = ledger.check(sandbox, logStart, run, itemsOfTitle);
+				const registered = ledger.check(sandbox, logStart, run, itemsOfTitle, executionRetry?.logStart);
+				if (executionRetry) registered.push(...ledger.check(sandbox, executionRetry.logStart, executionRetry.run, itemsOfTitle));
+				for (const result of executionRetry ? [run, executionRetry.run] : [run]) {
+					if (op === 'send' || op === 'schedule') everyItemAnswered(result, items.length);
+					tally.skippedByKey += result.items.filter((item) => item.json.skipped === true).length;
+					tally.sentByEarlierTry += result.items.filter((item) => item.json.sentByEarlierTry === true).length;
+				}
+				if (executionRetry) run = executionRetry.run;
 				const errors = errorsOf(run);
 				if (run.error) tally.errorRuns++;
 				tally.errorItems += errors.length - (run.error ? 1 : 0);
@@ -255,6 +328,7 @@ describe(`randomized run: ${OPERATIONS} operations with random faults (seed ${SE
 				`randomized reliability run (seed ${SEED}): ${tally.operations} operations in ${tally.workflows} workflows`,
 				`faults: ${tally.faultsAdded} injected, ${tally.faultsHit} hit a request; ${tally.recovered} sends recovered from the list after a lost answer`,
 				`outcomes: ${ledger.registered} sends registered, ${tally.errorRuns} workflows stopped by an error, ${tally.errorItems} error items; per operation ${JSON.stringify(outcomes)}`,
+				`n8n's repeats: ${tally.retryOnFail} workflows with Retry On Fail, ${tally.executionRetries} failed workflows retried, ${tally.keyed} keyed workflows, ${tally.repeatedEvents} events delivered again; ${tally.sentByEarlierTry} items answered from an earlier try, ${tally.skippedByKey} skipped by their key`,
 				`invariants checked: ${ledger.checks + tally.extraChecks + perTitle.size} (${ledger.checks} after each workflow, ${tally.extraChecks} per-operation, ${perTitle.size} intended sends at the end)`,
 			].join('\n'),
 		);
@@ -263,6 +337,9 @@ describe(`randomized run: ${OPERATIONS} operations with random faults (seed ${SE
 		expect(tally.faultsHit).toBeGreaterThan(OPERATIONS / 10);
 		expect(tally.recovered).toBeGreaterThan(0);
 		expect(tally.errorRuns + tally.errorItems).toBeGreaterThan(0);
+		expect(tally.executionRetries).toBeGreaterThan(0);
+		expect(tally.sentByEarlierTry).toBeGreaterThan(0);
+		expect(tally.skippedByKey).toBeGreaterThan(0);
 	}, 240_000);
 });
 
