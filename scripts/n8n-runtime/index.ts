@@ -4,6 +4,7 @@
 //   home.ts               a fresh n8n user folder and the environment to run n8n in it
 //   community-package.ts  this package packed, and installed as n8n installs a community package
 //   run.ts                n8n's CLI and `n8n start` in their own process group; free ports
+//   env.ts                the environment a child gets (no npm, jest or n8n settings leaked into it)
 export { ensureRuntime, pinnedVersions, type N8nRuntime } from './install';
 export { createN8nHome, OWNER_EMAIL, OWNER_PASSWORD } from './home';
 export { installPackageTarball, packPackage } from './community-package';

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import * as os from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import getPort from 'get-port';
@@ -6,70 +6,52 @@ import getPort from 'get-port';
 import { locateRuntime, type N8nRuntime } from './install';
 
 type Env = Record<string, string>;
-
-export interface CliResult {
-	code: number | null;
-	signal: NodeJS.Signals | null;
-	stdout: string;
-	stderr: string;
-	timedOut: boolean;
-	durationMs: number;
-}
-
-export interface RunningN8n {
-	process: ChildProcess;
-	url: string;
-	port: number;
-	output(): string;
-	stop(options?: { timeoutMs?: number }): Promise<void>;
-}
+export type CliResult = Awaited<ReturnType<typeof runN8nCli>>;
+export type RunningN8n = Awaited<ReturnType<typeof startN8n>>;
 
 /** A free TCP port on 127.0.0.1 (`wanted` when it is free); never the same one twice within 15 s. */
 export const findFreePort = (wanted?: number): Promise<number> => getPort({ host: '127.0.0.1', port: wanted });
 
-/** Signals n8n's process group (n8n and its task runners); false when none of it is left. */
+/** Signals n8n's process group (n8n and its task runners); false when nothing of it is left. */
 function killGroup(pid: number, signal: NodeJS.Signals | 0): boolean {
 	try {
-		process.kill(-pid, signal);
-		return true;
+		return process.kill(-pid, signal);
 	} catch {
 		return false;
 	}
 }
 
 /** `n8n <args>` under the runtime's Node 24, in its own process group, killed if this process exits first. */
-function spawnN8n(runtime: N8nRuntime, env: Env, args: string[], cwd = env.N8N_USER_FOLDER ?? os.tmpdir()) {
-	const child = spawn(runtime.nodeBin, [runtime.n8nBin, ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+function spawnN8n(runtime: N8nRuntime, env: Env, args: string[]) {
+	const child = spawn(runtime.nodeBin, [runtime.n8nBin, ...args], { cwd: env.N8N_USER_FOLDER ?? os.tmpdir(), env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
 	const pid = child.pid as number;
+	child.stdout.setEncoding('utf8');
+	child.stderr.setEncoding('utf8');
 	const killOnExit = () => killGroup(pid, 'SIGKILL');
 	process.on('exit', killOnExit);
-	child.on('close', () => process.removeListener('exit', killOnExit));
-	return { child, pid };
-}
-
-/** Runs `n8n <args>` to its end, then kills what is left of its group (task runners). */
-export function runN8nCli(env: Env, args: string[], { timeoutMs = 180_000, cwd, runtime = locateRuntime() }: { timeoutMs?: number; cwd?: string; runtime?: N8nRuntime } = {}): Promise<CliResult> {
-	const started = Date.now();
-	const { child, pid } = spawnN8n(runtime, env, args, cwd);
-	const result = { stdout: '', stderr: '', timedOut: false };
-	child.stdout?.setEncoding('utf8').on('data', (chunk) => (result.stdout += chunk));
-	child.stderr?.setEncoding('utf8').on('data', (chunk) => (result.stderr += chunk));
-	const timer = setTimeout(() => {
-		result.timedOut = true;
-		killGroup(pid, 'SIGTERM');
-		setTimeout(() => killGroup(pid, 'SIGKILL'), 5000).unref();
-	}, timeoutMs);
-	return new Promise((resolve, reject) => {
-		child.on('error', (error) => {
-			clearTimeout(timer);
-			reject(error);
-		});
-		child.on('close', (code, signal) => {
-			clearTimeout(timer);
-			killGroup(pid, 'SIGKILL');
-			resolve({ code, signal, ...result, durationMs: Date.now() - started });
+	const closed = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve, reject) => {
+		child.on('error', reject).on('close', (code, signal) => {
+			process.removeListener('exit', killOnExit);
+			resolve({ code, signal });
 		});
 	});
+	return { child, pid, closed };
+}
+
+/** Runs `n8n <args>` to its end (SIGKILL after timeoutMs), then kills what is left of its group (task runners). */
+export async function runN8nCli(env: Env, args: string[], { timeoutMs = 180_000, runtime = locateRuntime() }: { timeoutMs?: number; runtime?: N8nRuntime } = {}) {
+	const started = Date.now();
+	const { child, pid, closed } = spawnN8n(runtime, env, args);
+	const output = { stdout: '', stderr: '', timedOut: false };
+	child.stdout.on('data', (chunk) => (output.stdout += chunk));
+	child.stderr.on('data', (chunk) => (output.stderr += chunk));
+	const timer = setTimeout(() => {
+		output.timedOut = true;
+		killGroup(pid, 'SIGKILL');
+	}, timeoutMs);
+	const { code, signal } = await closed.finally(() => clearTimeout(timer));
+	killGroup(pid, 'SIGKILL');
+	return { code, signal, ...output, durationMs: Date.now() - started };
 }
 
 /** The run printed by `n8n execute --rawOutput`: the JSON from the line that is exactly `{` to the last `}` (log lines come first). */
@@ -84,10 +66,7 @@ export function parseRawOutput(stdout: string): any {
 /** The HTTP status of a GET, or 0 when nothing answers. */
 const statusOf = (url: string) =>
 	fetch(url, { signal: AbortSignal.timeout(2000) }).then(
-		async (response) => {
-			await response.body?.cancel();
-			return response.status;
-		},
+		(response) => response.body?.cancel().then(() => response.status) ?? response.status,
 		() => 0,
 	);
 
@@ -95,40 +74,31 @@ const statusOf = (url: string) =>
 export async function startN8n(
 	env: Env,
 	{ readyTimeoutMs = 120_000, runtime = locateRuntime(), onOutput }: { readyTimeoutMs?: number; runtime?: N8nRuntime; onOutput?: (chunk: string) => void } = {},
-): Promise<RunningN8n> {
+) {
 	const port = Number(env.N8N_PORT || 5678);
 	const url = `http://127.0.0.1:${port}`;
 	if ((await statusOf(`${url}/healthz`)) !== 0) throw new Error(`Port ${port} on 127.0.0.1 is already in use.`);
 
-	const { child, pid } = spawnN8n(runtime, env, ['start']);
+	const { child, pid, closed } = spawnN8n(runtime, env, ['start']);
 	let output = '';
 	const collect = (chunk: string) => {
-		output += chunk;
-		if (output.length > 2_000_000) output = output.slice(-1_000_000);
+		output = output.length > 2_000_000 ? output.slice(-1_000_000) + chunk : output + chunk;
 		onOutput?.(chunk);
 	};
-	child.stdout?.setEncoding('utf8').on('data', collect);
-	child.stderr?.setEncoding('utf8').on('data', collect);
+	child.stdout.on('data', collect);
+	child.stderr.on('data', collect);
 	let exit: string | undefined;
-	const closed = new Promise<void>((resolve) =>
-		child.on('close', (code, signal) => {
-			exit = String(code ?? signal);
-			resolve();
-		}),
-	);
+	closed.then(({ code, signal }) => (exit = String(code ?? signal)), (error) => (exit = error.message));
 
 	let stopping: Promise<void> | undefined;
-	const stop = ({ timeoutMs = 30_000 } = {}) =>
+	const stop = ({ timeoutMs = 30_000 } = {}): Promise<void> =>
 		(stopping ??= (async () => {
 			killGroup(pid, 'SIGTERM');
 			const timer = setTimeout(() => killGroup(pid, 'SIGKILL'), timeoutMs);
-			await closed;
-			clearTimeout(timer);
-			// Whatever is left in the group (task runners) goes too.
-			for (let i = 0; i < 50 && killGroup(pid, 0); i++) {
-				if (i === 10) killGroup(pid, 'SIGKILL');
-				await sleep(100);
-			}
+			await closed.finally(() => clearTimeout(timer));
+			// Task runners left in the group go too; wait (a while: this VM leaves zombies) until they are gone.
+			killGroup(pid, 'SIGKILL');
+			for (let i = 0; i < 40 && killGroup(pid, 0); i++) await sleep(100);
 		})());
 
 	const deadline = Date.now() + readyTimeoutMs;
