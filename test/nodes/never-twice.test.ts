@@ -57,13 +57,15 @@ describe('never twice: n8n runs the node again', () => {
 		store.reset();
 	});
 
-	/** One send per item, each item to its own user. */
+	/** One send per item, each item to its own user; one send at a time (so a fault meets a known
+	 * item) unless `fields.options` says otherwise. */
 	function perUserRun(extra: Partial<NodeRunOptions> = {}, fields: IDataObject = {}): NodeRunOptions {
+		const options = { maxParallelRequests: 1, ...(fields.options as IDataObject | undefined) };
 		return {
 			type: 'companionPush',
 			credentials: storeFor(sandbox),
 			items: users.slice(0, 5).map((userId) => ({ userId })),
-			parameters: sendParameters({ userIds: '={{ $json.userId }}', ...fields }),
+			parameters: sendParameters({ userIds: '={{ $json.userId }}', ...fields, options }),
 			...extra,
 		};
 	}
@@ -94,6 +96,19 @@ describe('never twice: n8n runs the node again', () => {
 		expect(logOf(sandbox, SEND).map((entry) => entry.status)).toEqual([202, 202, 403, 202, 202, 202]);
 	});
 
+	test('Retry On Fail with parallel sends (8 items, 20 at a time) and a 403 on one of them: each user once', async () => {
+		sandbox.addFault({ endpoint: SEND, kind: 'forbidden', skip: 3, times: 1 });
+		const run = { ...perUserRun({ settings: RETRY_ON_FAIL }, { options: { maxParallelRequests: 20 } }), items: users.map((userId) => ({ userId })) };
+		const result = nodeResult(await runWorkflow(nodeWorkflow(run)));
+
+		expect(result.error).toBeUndefined();
+		expectEachOnce(sandbox, users);
+		// The refused one is sent by the second try; the 7 others came from the first.
+		const fromFirstTry = jsonOf(result.items).filter((item) => item.sentByEarlierTry === true);
+		expect(fromFirstTry).toHaveLength(7);
+		expect(pairedOf(result.items)).toEqual(users.map((_, index) => [index]));
+	});
+
 	test('Retry On Fail, Schedule: the scheduled sends of the first try are not scheduled again', async () => {
 		sandbox.addFault({ endpoint: SEND, kind: 'forbidden', skip: 1, times: 1 });
 		const later = new Date(Date.now() + 3_600_000).toISOString();
@@ -116,7 +131,7 @@ describe('never twice: n8n runs the node again', () => {
 		const run: NodeRunOptions = {
 			...perUserRun({ settings: RETRY_ON_FAIL }),
 			items: [{}],
-			parameters: sendParameters({ userIds: users.slice(0, 6).join(','), options: { batchSize: 2 } }),
+			parameters: sendParameters({ userIds: users.slice(0, 6).join(','), options: { batchSize: 2, maxParallelRequests: 1 } }),
 		};
 		const result = nodeResult(await runWorkflow(nodeWorkflow(run)));
 
@@ -219,6 +234,16 @@ describe('never twice: n8n runs the node again', () => {
 			expect(pairedOf(result.items)).toEqual([[0], [1]]);
 		});
 
+		test('the same event twice in one run, sent in parallel: the copy waits for the first send and names it', async () => {
+			const items = [{ userId: users[0], key: 'order-2:shipped' }, { userId: users[1], key: 'other' }, { userId: users[0], key: 'order-2:shipped' }];
+			const result = nodeResult(await runWorkflow(nodeWorkflow({ ...perUserRun({}, keyed({ maxParallelRequests: 20 })), items })));
+
+			expect(result.error).toBeUndefined();
+			expectEachOnce(sandbox, users.slice(0, 2));
+			const [first, , copy] = jsonOf(result.items);
+			expect(copy).toMatchObject({ skipped: true, earlierSendId: first.id });
+		});
+
 		test('the same event in a later execution: skipped, nothing sent', async () => {
 			const run: NodeRunOptions = { ...perUserRun({}, keyed()), items: [{ userId: users[0], key: 'order-7:paid' }] };
 			await runWorkflow(nodeWorkflow(run));
@@ -265,7 +290,7 @@ describe('never twice: n8n runs the node again', () => {
 			const run: NodeRunOptions = {
 				...perUserRun(),
 				items: [{ key: 'digest-2026-11-23' }],
-				parameters: sendParameters({ userIds: users.slice(0, 5).join(','), options: { batchSize: 2, idempotencyKey: '={{ $json.key }}' } }),
+				parameters: sendParameters({ userIds: users.slice(0, 5).join(','), options: { batchSize: 2, maxParallelRequests: 1, idempotencyKey: '={{ $json.key }}' } }),
 			};
 			const first = nodeResult(await runWorkflow(nodeWorkflow(run)));
 			expect(first.error?.description).toContain('Batch 2 of 3 failed.');

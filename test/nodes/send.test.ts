@@ -330,7 +330,19 @@ describe('Send (60 users)', () => {
 			}
 		});
 
-		test('without continue on fail the run stops with the API error, naming the item', async () => {
+		test('without continue on fail the run stops with the API error, naming the item (one at a time: nothing after it starts)', async () => {
+			const { items: output, error } = await runOn(sandbox, {
+				credentials: storeFor(sandbox, sandbox.nonAdminCredential),
+				items: [{ to: users[0] }, { to: users[1] }],
+				parameters: sendParameters({ userIds: '={{ $json.to }}', options: { maxParallelRequests: 1 } }),
+			});
+			expect(output).toEqual([]);
+			expect(error?.message).toMatch(/403|permission|forbidden/i);
+			expect(error?.description).toContain('Not sent: item 1.');
+			expect(count(sandbox, SEND)).toBe(1);
+		});
+
+		test('without continue on fail, in parallel: what was in flight finishes, and the error names every item\'s fate', async () => {
 			const { items: output, error } = await runOn(sandbox, {
 				credentials: storeFor(sandbox, sandbox.nonAdminCredential),
 				items: [{ to: users[0] }, { to: users[1] }],
@@ -338,7 +350,9 @@ describe('Send (60 users)', () => {
 			});
 			expect(output).toEqual([]);
 			expect(error?.message).toMatch(/403|permission|forbidden/i);
-			expect(count(sandbox, SEND)).toBe(1);
+			// Both sends were in flight together: both were refused, and the second is named too.
+			expect(count(sandbox, SEND)).toBe(2);
+			expect(error?.description).toMatch(/Also failed: item 1 \(Sending the notification failed with HTTP 403/);
 		});
 	});
 });

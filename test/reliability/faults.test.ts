@@ -28,6 +28,7 @@ import {
 	DETAIL,
 	jsonOf,
 	logOf,
+	pairedOf,
 	REFRESH,
 	runOn,
 	sandboxFor,
@@ -39,7 +40,7 @@ import {
 	USER_LIST,
 } from '../nodes/helpers';
 import { MINUTE, TriggerFixture } from '../trigger/helpers';
-import { errorsOf, SendLedger } from './invariants';
+import { errorsOf, everyItemAnswered, SendLedger } from './invariants';
 
 type Fault = Omit<FaultSpec, 'endpoint'>;
 type Outcome = 'ok' | RegExp;
@@ -212,7 +213,9 @@ describe('faults on every endpoint, through the action node', () => {
 		const perItem = { title: '={{ $json.title }}', userIds: '={{ $json.to }}' };
 		switch (op) {
 			case 'send':
-				return { parameters: sendParameters(perItem), items: [{ title: titles[0], to: users[1] }, { title: titles[1], to: users[2] }], titles };
+				// One at a time, so each fault meets the request the case is about; parallel sends under
+				// faults are the block "parallel sends" below.
+				return { parameters: sendParameters({ ...perItem, options: { maxParallelRequests: 1 } }), items: [{ title: titles[0], to: users[1] }, { title: titles[1], to: users[2] }], titles };
 			case 'schedule': {
 				const scheduledAt = DateTime.now().plus({ days: 1 }).toISO();
 				return { parameters: sendParameters({ ...perItem, operation: 'schedule', scheduledAt }), items: [{ title: titles[0], to: users[1] }], titles };
@@ -246,7 +249,8 @@ describe('faults on every endpoint, through the action node', () => {
 			case 'schedule':
 			case 'sendToAll':
 			case 'sendToActive':
-				expect(json.map((item) => item.id)).toEqual(registeredIds);
+				// Sends go out in parallel: the registration order is the order of arrival.
+				expect(json.map((item) => item.id).sort()).toEqual([...registeredIds].sort());
 				break;
 			case 'get':
 				expect(json).toEqual([expect.objectContaining({ id: sandbox.notifications()[0].id, deliveries: expect.any(Array) })]);
@@ -304,6 +308,53 @@ describe('faults on every endpoint, through the action node', () => {
 		testCase.then?.(run, sandbox);
 	});
 
+	describe('parallel sends under faults: nobody twice, nothing unreported, every item answered', () => {
+		const tenItems = () => {
+			const run = ++counter;
+			const titles = Array.from({ length: 10 }, (_, index) => `Fault run ${run} parallel ${index}`);
+			return { titles, items: titles.map((title, index) => ({ title, to: users[index + 1] })) };
+		};
+		const parallelFaults: Array<[string, FaultSpec[]]> = [
+			[
+				'5xx before and after registering',
+				[
+					{ endpoint: SEND, kind: 'status5xx', times: 3 },
+					{ endpoint: SEND, kind: 'status5xx', afterProcessing: true, times: 3 },
+				],
+			],
+			['resets after registering (answers lost)', [{ endpoint: SEND, kind: 'resetAfter', times: 4 }]],
+			['429s with Retry-After: 0', [{ endpoint: SEND, kind: 'rateLimit', retryAfterSeconds: 0, times: 6 }]],
+			[
+				'a mix, and a list that fails once',
+				[
+					{ endpoint: SEND, kind: 'resetAfter', times: 2 },
+					{ endpoint: SEND, kind: 'rateLimit', retryAfterSeconds: 0, times: 2 },
+					{ endpoint: SEND, kind: 'status5xx', times: 2 },
+					{ endpoint: SEND_LIST, kind: 'status5xx', times: 1 },
+				],
+			],
+		];
+		test.each(parallelFaults)('%s', async (_name, faults) => {
+			const { titles, items } = tenItems();
+			const logStart = sandbox.requestLog().length;
+			for (const fault of faults) sandbox.addFault(fault);
+
+			const parameters = sendParameters({ title: '={{ $json.title }}', userIds: '={{ $json.to }}' });
+			const run = await runOn(sandbox, { parameters, items, continueOnFail: true });
+
+			const registered = ledger.check(sandbox, logStart, run, (title) => [titles.indexOf(title)]);
+			everyItemAnswered(run, items.length);
+			expect(pairedOf(run.items)).toEqual(items.map((_, index) => [index]));
+			// Every item whose output has an id is one registered send, each of its own title.
+			const sentIds = jsonOf(run.items).flatMap((json) => (typeof json.id === 'string' ? [json.id] : []));
+			expect(new Set(sentIds).size).toBe(sentIds.length);
+			for (const id of sentIds) expect(registered.map((send) => send.id)).toContain(id);
+			expect(new Set(registered.map((send) => send.title)).size).toBe(registered.length);
+			// The faults were met by the parallel sends.
+			expect(sandbox.requestLog().slice(logStart).filter((entry) => entry.fault !== undefined).length).toBeGreaterThan(0);
+		});
+	});
+
 	describe('several items and batches: what was sent before a failure reaches the workflow', () => {
 		// Faults apply oldest first: a zero delay lets one send through unharmed, then every try of
 		// the next one is reset before the server reads it.
@@ -316,7 +367,9 @@ describe('faults on every endpoint, through the action node', () => {
 			const titles = [0, 1, 2].map((index) => `Fault run ${run} item ${index}`);
 			return { titles, items: titles.map((title, index) => ({ title, to: users[index + 1] })) };
 		};
-		const perItem = sendParameters({ title: '={{ $json.title }}', userIds: '={{ $json.to }}' });
+		// One send at a time, so the fault meets a known item (parallel sends: the block above).
+		const oneAtATime = { maxParallelRequests: 1 };
+		const perItem = sendParameters({ title: '={{ $json.title }}', userIds: '={{ $json.to }}', options: oneAtATime });
 
 		test('item 1 of 3 fails for good: the error names the send item 0 already made', async () => {
 			const { titles, items } = threeItems();
@@ -349,7 +402,7 @@ describe('faults on every endpoint, through the action node', () => {
 		});
 
 		const batched = (title: string) =>
-			sendParameters({ title, userIds: users.slice(1, 6).join(','), options: { batchSize: 2 } });
+			sendParameters({ title, userIds: users.slice(1, 6).join(','), options: { batchSize: 2, ...oneAtATime } });
 
 		test('batch 2 of 3 fails for good: the error names batch 1 with its id, and batch 3 as not sent', async () => {
 			const title = `Fault run ${++counter} batched`;

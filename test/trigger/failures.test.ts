@@ -11,10 +11,12 @@ describe('Companion Push Trigger: a failing poll', () => {
 	let fixture: TriggerFixture;
 	afterEach(async () => fixture?.stop());
 
+	// The poll reads the two details due in parallel: a fault on "every try" of the detail reads
+	// is there for the tries of both.
 	const cases: Array<{ name: string; faults: FaultSpec[]; httpCode?: string; message: RegExp }> = [
 		{
 			name: '5xx on the detail read, after the transport retries',
-			faults: [{ endpoint: 'GET /push-notification/:id', kind: 'status5xx', status: 503, times: 4 }],
+			faults: [{ endpoint: 'GET /push-notification/:id', kind: 'status5xx', status: 503, times: 8 }],
 			httpCode: '503',
 			message: /HTTP 503/,
 		},
@@ -26,13 +28,13 @@ describe('Companion Push Trigger: a failing poll', () => {
 		},
 		{
 			name: '401 twice (the token is renewed once, then refused again)',
-			faults: [{ endpoint: 'GET /push-notification/:id', kind: 'unauthorized', times: 2 }],
+			faults: [{ endpoint: 'GET /push-notification/:id', kind: 'unauthorized', times: 4 }],
 			httpCode: '401',
 			message: /HTTP 401/,
 		},
 		{
 			name: 'malformed JSON on the detail read, every try',
-			faults: [{ endpoint: 'GET /push-notification/:id', kind: 'malformedJson', times: 4 }],
+			faults: [{ endpoint: 'GET /push-notification/:id', kind: 'malformedJson', times: 8 }],
 			message: /unexpected body/,
 		},
 	];

@@ -1,7 +1,7 @@
 import type { IDisplayOptions, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
 import { fieldError } from '../nodeErrors';
-import { readParameter } from './itemLoop';
+import { DEFAULT_MAX_PARALLEL_REQUESTS, MAX_PARALLEL_REQUESTS, readParameter } from './itemLoop';
 
 /**
  * Shows `properties` only where `displayOptions` says (its resource and operation), keeping each
@@ -59,3 +59,14 @@ export function readLimit(context: IExecuteFunctions, itemIndex: number): number
 	}
 	return limit;
 }
+
+/** The "Max Parallel Requests" option (Send, Schedule, Get); see itemLoop.ts for its default. */
+export const maxParallelRequestsOption: INodeProperties = {
+	displayName: 'Max Parallel Requests',
+	name: 'maxParallelRequests',
+	type: 'number',
+	default: DEFAULT_MAX_PARALLEL_REQUESTS,
+	typeOptions: { minValue: 1, maxValue: MAX_PARALLEL_REQUESTS },
+	description:
+		'How many requests of this node may be in flight at once. The node slows down by itself when the API answers "too many requests", and speeds up again when it allows.',
+};

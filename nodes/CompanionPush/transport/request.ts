@@ -78,9 +78,14 @@ function renewalFailure(error: unknown): RenewalFailure | undefined {
  * - `knownSendIds` (safeSend.ts): ids of sends this process made lately, per credential, so a
  *   lookup after a lost answer never takes an earlier send of this run for its own. Only sends of
  *   this process can be in flight in this run, so other processes need not see it.
+ * - `paces` (pace.ts): how many requests of a credential may be in flight after 429s. Each
+ *   process adapts to the service on its own.
+ * - `identicalSends` (safeSend.ts) and `storeQueues` (idempotencyKeys.ts): queues that keep
+ *   identical sends, and claims of Idempotency Keys, one at a time in this process.
  * - `polledContexts` (trigger/poll.ts): the poll contexts n8n has polled with, to tell the poll
  *   n8n runs while activating the trigger. Triggers run on the main process only.
- * Nothing here is needed for correctness across restarts: a restart empties it, as it should.
+ * Nothing here is needed for correctness across restarts: a restart empties it, as it should. What
+ * must survive (sends of earlier tries, Idempotency Keys) lives in n8n's execution data and database.
  */
 
 // Forced renewals under way, per credential. A renewal ends with the renewed credential data, or

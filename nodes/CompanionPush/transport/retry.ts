@@ -1,12 +1,15 @@
 import { sleep } from 'n8n-workflow';
 
 import { apiError, networkError, renewalError, unexpectedResponse } from './errors';
+import { paceOf } from './pace';
 import { exchange } from './request';
 import type { Answer, ApiCall, CompanionPushContext } from './request';
 
 /**
  * The retry policy for reads (GET, and the cancel call, which is safe to repeat):
- * - retried on 5xx, 429 and network errors (reset, refused, timeout), at most `maxAttempts` tries;
+ * - retried on 5xx and network errors (reset, refused, timeout), at most `maxAttempts` tries;
+ * - a 429 slows down every request of the credential (pace.ts) and is retried after its
+ *   Retry-After without spending a try, up to `maxRateLimitedTries` times;
  * - waits grow exponentially from `baseDelayMs`, capped at `maxDelayMs`, with "equal jitter"
  *   (half fixed, half random) so parallel workflows do not retry in step;
  * - a `Retry-After` header (seconds or an HTTP date) replaces the computed wait, up to
@@ -15,6 +18,8 @@ import type { Answer, ApiCall, CompanionPushContext } from './request';
  */
 export const RETRY_POLICY = {
 	maxAttempts: 4,
+	/** 429s a request may meet beyond its tries: each slows the pace (pace.ts) and waits Retry-After. */
+	maxRateLimitedTries: 20,
 	baseDelayMs: 400,
 	maxDelayMs: 8_000,
 	maxRetryAfterMs: 60_000,
@@ -65,23 +70,43 @@ type AnyAnswer = Exclude<Answer, { kind: 'renewalFailed' }>;
 export async function withRetries<T>(
 	context: CompanionPushContext,
 	call: ApiCall,
-	judge: (answer: AnyAnswer, attempt: number) => Promise<Judgement<T>> | Judgement<T>,
+	// `requests`: how many times the request went out so far, this one included.
+	judge: (answer: AnyAnswer, requests: number) => Promise<Judgement<T>> | Judgement<T>,
 	noAnswerNote?: string,
 ): Promise<T> {
-	for (let attempt = 1; ; attempt++) {
-		const answer = await exchange(context, call);
+	const pace = paceOf(context);
+	let rateLimited = 0;
+	for (let attempt = 1; ; ) {
+		await pace.acquire();
+		let answer: Answer;
+		try {
+			answer = await exchange(context, call);
+		} finally {
+			pace.release();
+		}
 		if (answer.kind === 'renewalFailed') {
 			const wait = answer.failure.retryable ? nextDelayMs(attempt, undefined, Date.now()) : undefined;
 			if (wait === undefined) throw renewalError(context.getNode(), call.action, answer.failure, call.itemIndex);
 			await sleep(wait);
+			attempt++;
 			continue;
 		}
-		const judgement = await judge(answer, attempt);
+		if (answer.kind === 'answer' && answer.status === 429) {
+			// Nothing was done: the pace slows down for every request of the credential, and this one
+			// waits its turn without spending a try, as long as the service asks for a sane wait.
+			const asked = retryAfterMs(answer.headers['retry-after'], Date.now()) ?? backoffDelayMs(rateLimited + 1);
+			if (asked <= RETRY_POLICY.maxRetryAfterMs && ++rateLimited <= RETRY_POLICY.maxRateLimitedTries) {
+				pace.rateLimited(asked);
+				continue;
+			}
+		} else if (answer.kind === 'answer') pace.answered();
+		const judgement = await judge(answer, attempt + rateLimited);
 		if (typeof judgement === 'object') return judgement.result;
 		const retryAfter = answer.kind === 'answer' ? answer.headers['retry-after'] : undefined;
 		const delay = judgement === 'retry' ? nextDelayMs(attempt, retryAfter, Date.now()) : undefined;
 		if (delay === undefined) throw finalError(context, call, answer, noAnswerNote);
 		await sleep(delay);
+		attempt++;
 	}
 }
 

@@ -1,6 +1,7 @@
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 import type { JsonObject } from 'n8n-workflow';
 
+import { oneAtATime } from '../helpers/oneAtATime';
 import { listNotifications, getNotification } from './endpoints';
 import { nodeApiError, unexpectedResponse } from './errors';
 import { credentialKey, readJson } from './request';
@@ -125,6 +126,15 @@ export async function sendNotification(
 	itemIndex?: number,
 	options: SendOptions = {},
 ): Promise<SendOutcome> {
+	// Identical sends (same title, body, recipients) of this process go one at a time: a lookup after
+	// a lost answer must never take a sibling in flight for its own (its id is not known yet).
+	const sameSend = JSON.stringify([credentialKey(context), request.title, request.body, [...request.target_user_ids].sort()]);
+	return await oneAtATime(identicalSends, sameSend, async () => await sendOnce(context, request, itemIndex, options));
+}
+
+const identicalSends = new Map<string, Promise<unknown>>();
+
+async function sendOnce(context: CompanionPushContext, request: SendRequest, itemIndex: number | undefined, options: SendOptions): Promise<SendOutcome> {
 	const action = 'Sending the notification';
 	const firstTryStartedAt = options.lookUpSince ?? Date.now();
 	const call = { method: 'POST' as const, path: '/push-notification/send', body: { ...request }, action, itemIndex };

@@ -1,6 +1,7 @@
 import { NodeApiError } from 'n8n-workflow';
 import type { IDataObject, INodeExecutionData, IPollFunctions } from 'n8n-workflow';
 
+import { runPool } from '../helpers/pool';
 import { asNodeError } from '../nodeErrors';
 import { getNotification, listNotifications } from '../transport';
 import type { ListedNotification, NotificationRecord } from '../transport';
@@ -9,17 +10,7 @@ import type { TriggerEvent } from './events';
 import { fetchTestEvent } from './manual';
 import { readParameters } from './parameters';
 import { planReads, scheduleNextRead, windowStart } from './plan';
-import {
-	advanceNewest,
-	ageOut,
-	alreadySeen,
-	initialState,
-	NEWEST_IDS,
-	parseTime,
-	readState,
-	watchSend,
-	writeState,
-} from './state';
+import { advanceNewest, ageOut, alreadySeen, initialState, NEWEST_IDS, parseTime, readState, watchSend, writeState } from './state';
 
 /**
  * One poll of the Companion Push Trigger.
@@ -48,6 +39,9 @@ export async function pollCompanionPush(this: IPollFunctions): Promise<INodeExec
 	}
 }
 
+/** Detail reads of one poll in flight at once (the transport's pace slows them on 429s). */
+const PARALLEL_READS = 10;
+
 // The poll contexts n8n has polled with: n8n keeps one per activation, so the first poll of a
 // context is the one it runs while activating the workflow.
 const polledContexts = new WeakSet<object>();
@@ -63,10 +57,7 @@ async function readDetailUnlessGone(context: IPollFunctions, id: string) {
 }
 
 /** One poll with the stored state (see the comment at the top). */
-async function pollWithState(
-	this: IPollFunctions,
-	parameters: ReturnType<typeof readParameters>,
-): Promise<INodeExecutionData[][] | null> {
+async function pollWithState(this: IPollFunctions, parameters: ReturnType<typeof readParameters>): Promise<INodeExecutionData[][] | null> {
 	const staticData = this.getWorkflowStaticData('node');
 	// A deep copy: the stored state is replaced only at the end, once every read has succeeded.
 	const state = readState(staticData);
@@ -96,8 +87,24 @@ async function pollWithState(
 	const selected = new Set(parameters.events);
 	const events: TriggerEvent[] = [];
 	const records = new Map<string, NotificationRecord>();
-	for (const id of planReads(state, now, parameters.maxReadsPerPoll)) {
-		const detail = await readDetailUnlessGone(this, id);
+	// The details due are read in parallel (a poll costs about one round trip, not one per read);
+	// the first failure stops the poll after what is in flight.
+	const due = planReads(state, now, parameters.maxReadsPerPoll);
+	let failed = false;
+	const details = await runPool(
+		due.length,
+		PARALLEL_READS,
+		async (index) =>
+			await readDetailUnlessGone(this, due[index]).catch((error: unknown) => {
+				failed = true;
+				throw asNodeError(this, error);
+			}),
+		() => failed,
+	);
+	const failure = details.find((result) => result?.ok === false);
+	if (failure) throw asNodeError(this, failure.error);
+	for (const [index, id] of due.entries()) {
+		const detail = (details[index] as { value: Awaited<ReturnType<typeof readDetailUnlessGone>> }).value;
 		if (detail === undefined) {
 			// The API no longer knows this send (404): nothing more can happen to it. Failing every
 			// poll over it instead would stop the trigger for good (see pollCompanionPush).

@@ -2,8 +2,8 @@ import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodePropertie
 
 import { getNotification } from '../../transport';
 import { fieldError } from '../../nodeErrors';
-import { optionsCollection, updateDisplayOptions } from '../descriptions';
-import { forEachItem, readParameter } from '../itemLoop';
+import { maxParallelRequestsOption, optionsCollection, updateDisplayOptions } from '../descriptions';
+import { forEachItem, readMaxParallelRequests, readParameter } from '../itemLoop';
 import { notificationIdField, readNotificationId } from './notificationId';
 import { readWaitTimeout, waitFields, waitForFinalStatus, waitOptions } from './wait';
 
@@ -22,48 +22,55 @@ const properties: INodeProperties[] = [
 				{ name: 'Split Into Items', value: 'split', description: 'One output item per delivery entry' },
 			],
 		},
-		...waitOptions(
-			'Whether to keep checking, with growing intervals, until the send leaves "sending"/"scheduled" or the timeout passes',
-		),
+		maxParallelRequestsOption,
+		...waitOptions('Whether to keep checking, with growing intervals, until the send leaves "sending"/"scheduled" or the timeout passes'),
 	]),
 ];
 
 export const description = updateDisplayOptions({ show: { resource: ['notification'], operation: ['get'] } }, properties);
 
+/** A send with its counters and deliveries, optionally after waiting for its final status. Items
+ * run in parallel (Max Parallel Requests of the first item), so waits on many sends overlap. */
 export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[]> {
-	return await forEachItem(this, async (itemIndex) => {
-		const notificationId = readNotificationId(this, itemIndex);
-		const options = readParameter(this, 'options', 'Options', itemIndex, {}) as IDataObject;
-		const deliveriesMode = (options.deliveries as string) ?? 'include';
-		if (!['include', 'omit', 'split'].includes(deliveriesMode)) {
-			throw fieldError(this, 'Deliveries', `has an unknown value "${deliveriesMode}"`, itemIndex);
-		}
-		let waited: IDataObject = {};
-		let detail;
-		const waitTimeoutSeconds = readWaitTimeout(this, options, itemIndex);
-		if (waitTimeoutSeconds !== undefined) {
-			const result = await waitForFinalStatus(this, notificationId, waitTimeoutSeconds, itemIndex);
-			detail = result.detail;
-			waited = waitFields(result);
-		} else {
-			detail = await getNotification(this, notificationId, itemIndex);
-		}
-		const { notification, deliveries } = detail;
-		if (deliveriesMode === 'split') {
-			// Each entry says whether the wait reached the final status; `status` stays the delivery's own.
-			return deliveries.map((delivery, deliveryIndex) => ({
-				notificationId: notification.id,
-				title: notification.title,
+	const firstOptions = readParameter(this, 'options', 'Options', 0, {}) as IDataObject;
+	const parallel = readMaxParallelRequests(this, firstOptions, 0);
+	return await forEachItem(
+		this,
+		async (itemIndex) => {
+			const notificationId = readNotificationId(this, itemIndex);
+			const options = readParameter(this, 'options', 'Options', itemIndex, {}) as IDataObject;
+			const deliveriesMode = (options.deliveries as string) ?? 'include';
+			if (!['include', 'omit', 'split'].includes(deliveriesMode)) {
+				throw fieldError(this, 'Deliveries', `has an unknown value "${deliveriesMode}"`, itemIndex);
+			}
+			let waited: IDataObject = {};
+			let detail;
+			const waitTimeoutSeconds = readWaitTimeout(this, options, itemIndex);
+			if (waitTimeoutSeconds !== undefined) {
+				const result = await waitForFinalStatus(this, notificationId, waitTimeoutSeconds, itemIndex);
+				detail = result.detail;
+				waited = waitFields(result);
+			} else {
+				detail = await getNotification(this, notificationId, itemIndex);
+			}
+			const { notification, deliveries } = detail;
+			if (deliveriesMode === 'split') {
+				// Each entry says whether the wait reached the final status; `status` stays the delivery's own.
+				return deliveries.map((delivery, deliveryIndex) => ({
+					notificationId: notification.id,
+					title: notification.title,
+					...waited,
+					notificationStatus: notification.status,
+					deliveryIndex,
+					...delivery,
+				}));
+			}
+			return {
+				...notification,
 				...waited,
-				notificationStatus: notification.status,
-				deliveryIndex,
-				...delivery,
-			}));
-		}
-		return {
-			...notification,
-			...waited,
-			...(deliveriesMode === 'include' ? { deliveries } : {}),
-		} as IDataObject;
-	});
+				...(deliveriesMode === 'include' ? { deliveries } : {}),
+			} as IDataObject;
+		},
+		parallel,
+	);
 }

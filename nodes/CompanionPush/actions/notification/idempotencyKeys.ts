@@ -1,5 +1,7 @@
 import type { IExecuteFunctions } from 'n8n-workflow';
 
+import { oneAtATime } from '../../helpers/oneAtATime';
+
 /**
  * Idempotency Keys: a send whose key was already used successfully is not made again.
  *
@@ -32,17 +34,6 @@ export const DEFAULT_KEYS_TO_KEEP = 10_000;
 // are not ordered by it.
 const storeQueues = new Map<string, Promise<unknown>>();
 
-function oneAtATime<T>(queueKey: string, task: () => Promise<T>): Promise<T> {
-	const previous = storeQueues.get(queueKey) ?? Promise.resolve();
-	const next = previous.then(task, task);
-	const settled = next.catch(() => undefined);
-	storeQueues.set(queueKey, settled);
-	void settled.then(() => {
-		if (storeQueues.get(queueKey) === settled) storeQueues.delete(queueKey);
-	});
-	return next;
-}
-
 /** What is stored for batch `batchIndex` of a send with this key. */
 export function storedKey(key: string, batchIndex: number): string {
 	return batchIndex === 0 ? key : `${key} [batch ${batchIndex + 1}]`;
@@ -52,7 +43,7 @@ export class IdempotencyKeys {
 	constructor(private readonly context: IExecuteFunctions) {}
 
 	private run<T>(task: () => Promise<T>): Promise<T> {
-		return oneAtATime(this.context.getWorkflow().id ?? '', task);
+		return oneAtATime(storeQueues, this.context.getWorkflow().id ?? '', task);
 	}
 
 	/** Claims the key of one batch: true when it was free (it is now used), false when it was used before. */

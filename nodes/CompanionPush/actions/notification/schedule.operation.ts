@@ -2,7 +2,7 @@ import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodePropertie
 
 import { toScheduledAtWithOffset } from '../../helpers/scheduleTime';
 import { fieldError } from '../../nodeErrors';
-import { optionsCollection, updateDisplayOptions } from '../descriptions';
+import { maxParallelRequestsOption, optionsCollection, updateDisplayOptions } from '../descriptions';
 import { readParameter } from '../itemLoop';
 import {
 	additionalFields,
@@ -35,6 +35,7 @@ const properties: INodeProperties[] = [
 	optionsCollection([
 		batchSizeOption,
 		...idempotencyOptions,
+		maxParallelRequestsOption,
 		{
 			displayName: 'Send If Time Is Past',
 			name: 'sendIfPast',

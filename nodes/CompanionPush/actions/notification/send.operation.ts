@@ -1,6 +1,6 @@
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
-import { optionsCollection, updateDisplayOptions } from '../descriptions';
+import { maxParallelRequestsOption, optionsCollection, updateDisplayOptions } from '../descriptions';
 import {
 	additionalFields,
 	asyncNotice,
@@ -20,7 +20,7 @@ const properties: INodeProperties[] = [
 	...audienceFields,
 	sendModeField,
 	additionalFields,
-	optionsCollection([batchSizeOption, ...idempotencyOptions, ...waitOptions(SEND_WAIT_DESCRIPTION)]),
+	optionsCollection([batchSizeOption, ...idempotencyOptions, maxParallelRequestsOption, ...waitOptions(SEND_WAIT_DESCRIPTION)]),
 ];
 
 export const description = updateDisplayOptions({ show: { resource: ['notification'], operation: ['send'] } }, properties);

@@ -1,13 +1,15 @@
 import { NodeOperationError } from 'n8n-workflow';
-import type { IDataObject, IExecuteFunctions, INodeExecutionData, IPairedItemData } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeExecutionData, IPairedItemData, NodeApiError } from 'n8n-workflow';
 
 import { checkMessage, isProblem } from '../../helpers/message';
 import type { CheckedMessage } from '../../helpers/message';
+import { runPool } from '../../helpers/pool';
+import type { PoolResult } from '../../helpers/pool';
 import { parseUserIds, toBatches, uniqueUserIds } from '../../helpers/recipients';
 import { failedSendOutcome, listActiveUserIds, listUsers, sendNotification } from '../../transport';
 import type { SendRequest } from '../../transport';
 import { asNodeError, errorItem, fieldError } from '../../nodeErrors';
-import { readParameter } from '../itemLoop';
+import { readMaxParallelRequests, readParameter } from '../itemLoop';
 import { EarlierTries } from './earlierTries';
 import { DEFAULT_KEYS_TO_KEEP, IdempotencyKeys, storedKey } from './idempotencyKeys';
 import type { IdempotencyKey } from './idempotencyKeys';
@@ -29,6 +31,7 @@ interface CheckedItem {
 	waitTimeoutSeconds?: number;
 	/** The option "Idempotency Key", when set. */
 	idempotency?: IdempotencyKey;
+	maxParallelRequests: number;
 }
 
 /** Schedule's reading of "Scheduled At" for an item (see schedule.operation.ts). */
@@ -85,7 +88,8 @@ function checkItem(context: IExecuteFunctions, itemIndex: number, readSchedule?:
 	}
 	const waitTimeoutSeconds = readWaitTimeout(context, options, itemIndex);
 	const idempotency = readIdempotencyKey(context, options, itemIndex);
-	const checked: CheckedItem = { itemIndex, message, audience, userIds, batchSize, waitTimeoutSeconds, idempotency };
+	const maxParallelRequests = readMaxParallelRequests(context, options, itemIndex);
+	const checked: CheckedItem = { itemIndex, message, audience, userIds, batchSize, waitTimeoutSeconds, idempotency, maxParallelRequests };
 	if (readSchedule) Object.assign(checked, readSchedule(context, itemIndex, options));
 	return checked;
 }
@@ -147,8 +151,9 @@ function requestFor(item: CheckedItem, targetUserIds: string[]): SendRequest {
 interface SendMemory {
 	earlierTries: EarlierTries;
 	keys: IdempotencyKeys;
-	/** Send ids by stored key, for keys used in this very run (a skipped item names the send). */
-	sentByKey: Map<string, string>;
+	/** The sends of keys claimed in this very run, by stored key: a skipped copy names the send
+	 * (once it is made: copies may run in parallel with it). */
+	sentByKey: Map<string, Promise<string | undefined>>;
 }
 
 /**
@@ -179,7 +184,7 @@ async function sendBatch(
 	const { idempotency } = lead;
 	// A send whose outcome stayed unknown in an earlier try still holds its key: it is looked up, not skipped.
 	if (idempotency && earlier?.unknownSince === undefined && !(await memory.keys.claim(idempotency, batchIndex))) {
-		const earlierSendId = memory.sentByKey.get(storedKey(idempotency.key, batchIndex));
+		const earlierSendId = await memory.sentByKey.get(storedKey(idempotency.key, batchIndex));
 		return {
 			skipped: true,
 			skipReason: 'Idempotency Key already used: not sent again',
@@ -190,11 +195,20 @@ async function sendBatch(
 		};
 	}
 	const startedAt = Date.now();
+	const sending = sendNotification(context, requestFor(lead, batch), lead.itemIndex, { lookUpSince: earlier?.unknownSince });
+	if (idempotency) {
+		memory.sentByKey.set(
+			storedKey(idempotency.key, batchIndex),
+			sending.then(
+				(outcome) => outcome.id,
+				() => undefined,
+			),
+		);
+	}
 	try {
-		const outcome = await sendNotification(context, requestFor(lead, batch), lead.itemIndex, { lookUpSince: earlier?.unknownSince });
+		const outcome = await sending;
 		memory.earlierTries.sent(lead.itemIndex, batchIndex, outcome.id, outcome.status);
 		if (idempotency) {
-			memory.sentByKey.set(storedKey(idempotency.key, batchIndex), outcome.id);
 			// The send is made: a failing store must not hide its id from the workflow.
 			await memory.keys.confirm(idempotency, batchIndex).catch(() => undefined);
 		}
@@ -227,60 +241,6 @@ async function sendBatch(
 		}
 		throw nodeError;
 	}
-}
-
-/** Sends one group, batch after batch. A failing batch does not hide the batches already sent:
- * they are named in the error (or output before the error item when the node continues). */
-async function sendGroup(
-	context: IExecuteFunctions,
-	memory: SendMemory,
-	group: SendGroup,
-	recipients: string[],
-): Promise<INodeExecutionData[]> {
-	const { lead } = group;
-	const batches = toBatches(recipients, lead.batchSize);
-	const output: INodeExecutionData[] = [];
-	const sentSummaries: string[] = [];
-	for (let index = 0; index < batches.length; index++) {
-		const batch = batches[index];
-		try {
-			const json = await sendBatch(context, memory, lead, batch, index, batches.length);
-			if (typeof json.id === 'string') sentSummaries.push(`batch ${index + 1}: ${json.id}`);
-			output.push({ json, pairedItem: group.pairedItems });
-		} catch (error) {
-			const nodeError = asNodeError(context, error, lead.itemIndex);
-			const notSent = batches.length - index - 1;
-			if (batches.length > 1) {
-				nodeError.description = [
-					nodeError.description,
-					`Batch ${index + 1} of ${batches.length} failed.`,
-					sentSummaries.length > 0 ? `Already sent (not repeated): ${sentSummaries.join(', ')}.` : 'No batch was sent before it.',
-					!context.continueOnFail() && notSent > 0 ? `Not sent: the ${notSent} batch(es) after it.` : '',
-				]
-					.filter(Boolean)
-					.join(' ');
-			}
-			if (!context.continueOnFail()) throw nodeError;
-			const batchFields = batches.length > 1 ? { batch: index + 1, batchCount: batches.length } : {};
-			output.push(errorItem(nodeError, group.pairedItems, { ...batchFields, recipients: batch.length, targetUserIds: batch }));
-		}
-	}
-	if (lead.waitTimeoutSeconds !== undefined) {
-		for (const item of output) {
-			if (typeof item.json.id !== 'string' || item.json.error || item.json.skipped) continue;
-			try {
-				const result = await waitForFinalStatus(context, item.json.id, lead.waitTimeoutSeconds, lead.itemIndex);
-				Object.assign(item.json, waitFields(result), {
-					stats: result.detail.notification.stats,
-					sentAt: result.detail.notification.sent_at,
-				});
-			} catch (error) {
-				// The send went out: its id must reach the workflow even when following it up fails.
-				Object.assign(item.json, { finalStatusReached: false, waitError: (error as Error).message });
-			}
-		}
-	}
-	return output;
 }
 
 /**
@@ -330,50 +290,184 @@ export async function sendItems(context: IExecuteFunctions, readSchedule?: Sched
 			]
 		: checkedItems.map((item) => ({ lead: item, userIds: item.userIds, pairedItems: [{ item: item.itemIndex }] }));
 
-	const readAudience = audienceReader(context);
 	const memory: SendMemory = { earlierTries: new EarlierTries(context), keys: new IdempotencyKeys(context), sentByKey: new Map() };
-	// Sends of earlier items, named in the error when a later item stops the node: its output is
-	// lost then, and a send the workflow is not told about would be made again by a re-run.
-	const sentBefore: string[] = [];
-	for (const [groupIndex, group] of groups.entries()) {
-		const itemIndex = group.lead.itemIndex;
+	const maxParallel = checkedItems[0].maxParallelRequests;
+
+	// 1. The audiences, read before any send (those read from the API once per run): a group
+	// whose audience cannot be read, or is empty, fails whole.
+	const readAudience = audienceReader(context);
+	const tasks: SendTask[] = [];
+	const groupErrors = new Map<SendGroup, NodeApiError | NodeOperationError>();
+	for (const group of groups) {
 		try {
 			const recipients = uniqueUserIds(await readAudience(group));
 			if (recipients.length === 0) {
 				throw new NodeOperationError(context.getNode(), 'The audience has no users: nothing was sent', {
-					itemIndex,
+					itemIndex: group.lead.itemIndex,
 					description:
 						group.lead.audience === 'activeUsers'
 							? 'No user has an active app right now (installed, logged in, notifications allowed).'
 							: 'The organization has no users.',
 				});
 			}
-			const output = await sendGroup(context, memory, group, recipients);
-			outputByItem[itemIndex].push(...output);
-			for (const { json } of output) {
-				if (typeof json.id === 'string') sentBefore.push(`item ${itemIndex}${json.batch ? ` batch ${json.batch}` : ''}: ${json.id}`);
-			}
+			const batches = toBatches(recipients, group.lead.batchSize);
+			batches.forEach((batch, batchIndex) => tasks.push({ group, batch, batchIndex, batchCount: batches.length }));
 		} catch (error) {
-			const nodeError = asNodeError(context, error, itemIndex);
+			const nodeError = asNodeError(context, error, group.lead.itemIndex);
 			if (!context.continueOnFail()) {
-				const notSent = groups.slice(groupIndex + 1).map((later) => later.lead.itemIndex);
-				if (sentBefore.length > 0 || notSent.length > 0) {
-					nodeError.description = [
-						nodeError.description,
-						sentBefore.length > 0 ? `Already sent for earlier items (not repeated): ${sentBefore.join(', ')}.` : '',
-						notSent.length > 0 ? `Not sent: item${notSent.length > 1 ? 's' : ''} ${notSent.join(', ')}.` : '',
-					]
-						.filter(Boolean)
-						.join(' ');
-				}
+				const others = groups.filter((other) => other !== group).map((other) => other.lead.itemIndex);
+				if (others.length > 0) nodeError.description = joinSentences(nodeError.description ?? undefined, `Not sent: ${itemList(others)}.`);
 				throw nodeError;
 			}
-			outputByItem[itemIndex].push(errorItem(nodeError, group.pairedItems));
+			groupErrors.set(group, nodeError);
 		}
 	}
+
+	// 2. The sends, in parallel up to Max Parallel Requests, started in item order. When one fails
+	// and the node does not continue on fail, nothing new starts: what is in flight finishes, then
+	// the error says what was sent and what was not.
+	let stopping = false;
+	const results = await runPool(
+		tasks.length,
+		maxParallel,
+		async (index) => {
+			const { group, batch, batchIndex, batchCount } = tasks[index];
+			try {
+				return await sendBatch(context, memory, group.lead, batch, batchIndex, batchCount);
+			} catch (error) {
+				if (!context.continueOnFail()) stopping = true;
+				throw asNodeError(context, error, group.lead.itemIndex);
+			}
+		},
+		() => stopping,
+	);
+	if (stopping) throw stopError(context, tasks, results);
+
+	// 3. Wait for Final Status: every send followed at once, in parallel up to the same bound.
+	const toFollow = tasks.flatMap((task, index) => {
+		const result = results[index];
+		const json = result?.ok ? result.value : undefined;
+		return json && typeof json.id === 'string' && task.group.lead.waitTimeoutSeconds !== undefined ? [{ json, lead: task.group.lead }] : [];
+	});
+	await runPool(toFollow.length, maxParallel, async (index) => {
+		const { json, lead } = toFollow[index];
+		try {
+			const result = await waitForFinalStatus(context, json.id as string, lead.waitTimeoutSeconds!, lead.itemIndex);
+			Object.assign(json, waitFields(result), { stats: result.detail.notification.stats, sentAt: result.detail.notification.sent_at });
+		} catch (error) {
+			// The send went out: its id must reach the workflow even when following it up fails.
+			Object.assign(json, { finalStatusReached: false, waitError: (error as Error).message });
+		}
+	});
+
+	// 4. The output, in item and batch order, each item paired with the input items it stands for.
+	for (const group of groups) {
+		const groupError = groupErrors.get(group);
+		if (groupError) outputByItem[group.lead.itemIndex].push(errorItem(groupError, group.pairedItems));
+	}
+	tasks.forEach((task, index) => {
+		const result = results[index]!;
+		const { group } = task;
+		if (result.ok) outputByItem[group.lead.itemIndex].push({ json: result.value, pairedItem: group.pairedItems });
+		else {
+			const nodeError = asNodeError(context, result.error, group.lead.itemIndex);
+			if (task.batchCount > 1) nodeError.description = batchFailure(nodeError.description, task, tasks, results);
+			const batchFields = task.batchCount > 1 ? { batch: task.batchIndex + 1, batchCount: task.batchCount } : {};
+			outputByItem[group.lead.itemIndex].push(
+				errorItem(nodeError, group.pairedItems, { ...batchFields, recipients: task.batch.length, targetUserIds: task.batch }),
+			);
+		}
+	});
 	const output = outputByItem.flat();
 	// With error items n8n may run the node again (Retry On Fail retries a run whose first item is an
 	// error), so the records stay; otherwise nothing runs this node run again.
 	if (!output.some((item) => item.json.error !== undefined)) memory.earlierTries.forgetRun();
 	return output;
+}
+
+/** One send to make: a batch of a group. */
+interface SendTask {
+	group: SendGroup;
+	batch: string[];
+	batchIndex: number;
+	batchCount: number;
+}
+
+function joinSentences(...parts: Array<string | undefined>): string {
+	return parts.filter(Boolean).join(' ');
+}
+
+function itemList(itemIndexes: number[]): string {
+	return `item${itemIndexes.length > 1 ? 's' : ''} ${itemIndexes.join(', ')}`;
+}
+
+/** For a failed batch of a group in batches: which batch, and what its group already sent. */
+function batchFailure(
+	description: string | null | undefined,
+	failed: SendTask,
+	tasks: SendTask[],
+	results: Array<PoolResult<IDataObject>>,
+	notStarted = 0,
+): string {
+	const sentSummaries = tasks.flatMap((task, index) => {
+		const result = results[index];
+		return task.group === failed.group && result?.ok && typeof result.value.id === 'string'
+			? [`batch ${task.batchIndex + 1}: ${result.value.id}`]
+			: [];
+	});
+	return joinSentences(
+		description ?? undefined,
+		`Batch ${failed.batchIndex + 1} of ${failed.batchCount} failed.`,
+		sentSummaries.length > 0 ? `Already sent (not repeated): ${sentSummaries.join(', ')}.` : 'No batch was sent before it.',
+		notStarted > 0 ? `Not sent: the ${notStarted} batch(es) after it.` : '',
+	);
+}
+
+/**
+ * The error that stops the node: the first failed send, in item order. Its output is dropped with
+ * it, so it names every send already made (a re-run would notify those people twice otherwise),
+ * what was skipped, what else failed, and what was not sent.
+ */
+function stopError(context: IExecuteFunctions, tasks: SendTask[], results: Array<PoolResult<IDataObject>>) {
+	const firstFailed = results.findIndex((result) => result?.ok === false);
+	const failedTask = tasks[firstFailed];
+	const failedItem = failedTask.group.lead.itemIndex;
+	const nodeError = asNodeError(context, (results[firstFailed] as { error: unknown }).error, failedItem);
+	const name = (task: SendTask) => `item ${task.group.lead.itemIndex}${task.batchCount > 1 ? ` batch ${task.batchIndex + 1}` : ''}`;
+	const sent: string[] = [];
+	const skipped: string[] = [];
+	const alsoFailed: string[] = [];
+	const notSent: SendTask[] = [];
+	let laterSent = false;
+	tasks.forEach((task, index) => {
+		const result = results[index];
+		if (task.group === failedTask.group) return;
+		if (result === undefined) notSent.push(task);
+		else if (!result.ok) alsoFailed.push(`${name(task)} (${(result.error as Error).message})`);
+		else if (result.value.skipped === true) skipped.push(name(task));
+		else {
+			sent.push(`${name(task)}: ${String(result.value.id)}`);
+			laterSent ||= task.group.lead.itemIndex > failedItem;
+		}
+	});
+	if (failedTask.batchCount > 1) {
+		const notStartedOfGroup = tasks.filter((task, index) => task.group === failedTask.group && results[index] === undefined).length;
+		nodeError.description = batchFailure(nodeError.description, failedTask, tasks, results, notStartedOfGroup);
+	}
+	// A group none of whose batches started is named as an item; one cut short, by its batches.
+	const notSentNames = [...new Set(notSent.map((task) => task.group))].flatMap((group) => {
+		const ofGroup = tasks.filter((task) => task.group === group);
+		const unstarted = notSent.filter((task) => task.group === group);
+		return unstarted.length === ofGroup.length
+			? [`${group.lead.itemIndex}`]
+			: unstarted.map((task) => `${group.lead.itemIndex} batch ${task.batchIndex + 1}`);
+	});
+	nodeError.description = joinSentences(
+		nodeError.description ?? undefined,
+		sent.length > 0 ? `Already sent for ${laterSent ? 'other' : 'earlier'} items (not repeated): ${sent.join(', ')}.` : '',
+		skipped.length > 0 ? `Skipped (Idempotency Key already used): ${skipped.join(', ')}.` : '',
+		alsoFailed.length > 0 ? `Also failed: ${alsoFailed.join('; ')}.` : '',
+		notSentNames.length > 0 ? `Not sent: item${notSentNames.length > 1 ? 's' : ''} ${notSentNames.join(', ')}.` : '',
+	);
+	return nodeError;
 }
