@@ -54,7 +54,7 @@ describe('read retries', () => {
 	}
 
 	test('the policy is the documented one', () => {
-		expect(RETRY_POLICY).toEqual({ maxAttempts: 4, baseDelayMs: 400, maxDelayMs: 8_000, maxRetryAfterMs: 60_000 });
+		expect(RETRY_POLICY).toEqual({ maxAttempts: 4, maxRateLimitedTries: 20, baseDelayMs: 400, maxDelayMs: 8_000, maxRetryAfterMs: 60_000 });
 	});
 
 	test.each([500, 502, 503, 504])('a %i then success: retried once, and the value comes back', async (status) => {
