@@ -272,7 +272,7 @@ describe('never twice: n8n runs the node again', () => {
 			expect(jsonOf(sent.items)[0].skipped).toBeUndefined();
 		});
 
-		test('a send whose outcome stayed unknown keeps its key, and the error says so', async () => {
+		test('a send whose outcome stayed unknown keeps its key, the error says so, and a later run finds the send', async () => {
 			sandbox.addFault({ endpoint: SEND, kind: 'resetAfter', times: 1 });
 			sandbox.addFault({ endpoint: SEND_LIST, kind: 'status5xx', times: 50 });
 			const run: NodeRunOptions = { ...perUserRun({}, keyed()), items: [{ userId: users[0], key: 'k-unknown' }] };
@@ -280,9 +280,29 @@ describe('never twice: n8n runs the node again', () => {
 			expect(unknown.error?.description).toContain('Its Idempotency Key "k-unknown" stays used');
 
 			sandbox.clearFaults();
+			// The key was never confirmed (no answer came): the later run looks in the list instead
+			// of trusting the claim either way, and finds the send.
+			const again = nodeResult(await runWorkflow(nodeWorkflow(run)));
+			expect(jsonOf(again.items)[0]).toMatchObject({
+				id: registered(sandbox)[0].id,
+				recoveredAfter: 'an earlier run that claimed its Idempotency Key',
+			});
+			expectEachOnce(sandbox, [users[0]]);
+		});
+
+		test('a key claimed by a run that died before sending: the next run finds no send and sends it once', async () => {
+			// What n8n killed between the claim and the send leaves behind: the claim, no confirmation.
+			await store.checkProcessedAndRecord(['k-crash'], 'node', { workflow: { id: 'wf-test', active: true }, node: { id: 'n-test' } as never }, { mode: 'entries' });
+			const run: NodeRunOptions = { ...perUserRun({}, keyed()), items: [{ userId: users[0], key: 'k-crash' }] };
+			const result = nodeResult(await runWorkflow(nodeWorkflow(run)));
+
+			expect(result.error).toBeUndefined();
+			expectEachOnce(sandbox, [users[0]]);
+			expect(jsonOf(result.items)[0]).toMatchObject({ id: registered(sandbox)[0].id, idempotencyKey: 'k-crash' });
+			// Now confirmed: the same event again is skipped.
 			const again = nodeResult(await runWorkflow(nodeWorkflow(run)));
 			expect(jsonOf(again.items)[0].skipped).toBe(true);
-			expectEachOnce(sandbox, [users[0]]);
+			expect(registered(sandbox)).toHaveLength(1);
 		});
 
 		test('batches of one item share its key without blocking each other: a re-run sends only the batches not sent', async () => {
@@ -314,8 +334,8 @@ describe('never twice: n8n runs the node again', () => {
 			// Two sends: the key used by the node does not count in the workflow's scope.
 			expect(registered(sandbox)).toHaveLength(2);
 			expect([...store.rows.entries()].map(([row, values]) => [row, values.length])).toEqual([
-				['wf-test|n:n-test', 1],
-				['wf-test|', 1],
+				['wf-test|n:n-test', 2],
+				['wf-test|', 2],
 			]);
 		});
 
@@ -325,7 +345,8 @@ describe('never twice: n8n runs the node again', () => {
 			await run('a');
 			await run('b');
 			await run('c');
-			expect(store.rows.get('wf-test|n:n-test')).toHaveLength(2);
+			// Two keys kept, each with its confirmation.
+			expect(store.rows.get('wf-test|n:n-test')).toHaveLength(4);
 			await run('a');
 			expect(registered(sandbox)).toHaveLength(4);
 		});

@@ -150,7 +150,7 @@ async function sendOnce(context: CompanionPushContext, request: SendRequest, ite
 		} catch {
 			throw tagged(outcomeUnknown(context, 'an earlier try lost its answer, and the list of sends could not be read', itemIndex), 'unknown');
 		}
-		if (registered) return found(registered, 'an earlier try whose answer was lost', 0);
+		if (registered) return found(registered, options.lookUpReason ?? 'an earlier try whose answer was lost', 0);
 	}
 	// Whether a request may have reached the service without us learning its id: then an error
 	// at the end leaves the outcome unknown, not "not sent".
@@ -199,6 +199,8 @@ export interface SendOptions {
 	/** An earlier try of this very send (an earlier node try or execution) lost its answer at this
 	 * time: the list of sends is read from then on before anything is sent. */
 	lookUpSince?: number;
+	/** Why the list is searched first, for `recoveredAfter`. */
+	lookUpReason?: string;
 }
 
 /** What a failed send left behind, in `error.context.sendOutcome`: `notSent` (certainly nothing

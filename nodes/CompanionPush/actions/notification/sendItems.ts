@@ -1,4 +1,4 @@
-import { NodeOperationError } from 'n8n-workflow';
+import { NodeOperationError, sleep } from 'n8n-workflow';
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, IPairedItemData, NodeApiError } from 'n8n-workflow';
 
 import { checkMessage, isProblem } from '../../helpers/message';
@@ -147,6 +147,12 @@ function requestFor(item: CheckedItem, targetUserIds: string[]): SendRequest {
 	};
 }
 
+/** How far back the list of sends is searched for the send of an unconfirmed claim. */
+const UNCONFIRMED_LOOKBACK_MS = 24 * 60 * 60 * 1000;
+/** A claim may be unconfirmed because its send is still in flight in another execution: it gets
+ * this long to be confirmed before the list is searched (a send takes well under a second). */
+const UNCONFIRMED_SETTLE_MS = 5_000;
+
 /** What this run knows of sends made before it (earlier tries) and of Idempotency Keys. */
 interface SendMemory {
 	earlierTries: EarlierTries;
@@ -183,7 +189,14 @@ async function sendBatch(
 	}
 	const { idempotency } = lead;
 	// A send whose outcome stayed unknown in an earlier try still holds its key: it is looked up, not skipped.
-	if (idempotency && earlier?.unknownSince === undefined && !(await memory.keys.claim(idempotency, batchIndex))) {
+	let claim = idempotency && earlier?.unknownSince === undefined ? await memory.keys.claim(idempotency, batchIndex) : undefined;
+	if (idempotency && claim === 'unconfirmed') {
+		// Claimed before but never confirmed: perhaps a send still in flight in another execution.
+		// Given time to finish, it is confirmed by then; otherwise its send is looked for below.
+		await sleep(UNCONFIRMED_SETTLE_MS);
+		claim = await memory.keys.claim(idempotency, batchIndex);
+	}
+	if (idempotency && claim === 'used') {
 		const earlierSendId = await memory.sentByKey.get(storedKey(idempotency.key, batchIndex));
 		return {
 			skipped: true,
@@ -195,7 +208,13 @@ async function sendBatch(
 		};
 	}
 	const startedAt = Date.now();
-	const sending = sendNotification(context, requestFor(lead, batch), lead.itemIndex, { lookUpSince: earlier?.unknownSince });
+	// A key claimed before but never confirmed (n8n died in between, or the outcome stayed unknown):
+	// the send is looked for in the list of sends, and made only when it is not there.
+	const lookUpSince = earlier?.unknownSince ?? (claim === 'unconfirmed' ? Date.now() - UNCONFIRMED_LOOKBACK_MS : undefined);
+	const sending = sendNotification(context, requestFor(lead, batch), lead.itemIndex, {
+		lookUpSince,
+		lookUpReason: claim === 'unconfirmed' ? 'an earlier run that claimed its Idempotency Key' : undefined,
+	});
 	if (idempotency) {
 		memory.sentByKey.set(
 			storedKey(idempotency.key, batchIndex),
