@@ -17,7 +17,7 @@ import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-wor
 import { CompanionPush } from '../nodes/CompanionPush/CompanionPush.node';
 import { CompanionPushTrigger } from '../nodes/CompanionPush/CompanionPushTrigger.node';
 import { parseUserIds, toBatches, uniqueUserIds } from '../nodes/CompanionPush/helpers/recipients';
-import type { Sandbox } from '../sandbox';
+import type { Sandbox, SandboxSettings } from '../sandbox';
 import { CredentialStore, registerNodeType, runNode, runProbe } from '../test/harness/engine';
 import { createPollTarget, runPoll } from '../test/harness/poll';
 import { countsSince, heapHeldBy, measured, withMemoryPeak } from './measure';
@@ -33,11 +33,13 @@ registerNodeType(TRIGGER_TYPE, new CompanionPushTrigger());
 export const TITLE = 'Benchmark';
 export const BODY = 'A notification sent by npm run bench';
 
-/** A credential as n8n stores it before its first use: no access token yet. */
-export function freshStore(sandbox: Sandbox): CredentialStore {
+/** A credential as n8n stores it before its first use: no access token yet. Its id is `cred-1`
+ * unless given (what the node keeps in process memory per credential, e.g. its pace after 429s,
+ * is keyed by that id). */
+export function freshStore(sandbox: Sandbox, credentialId?: string): CredentialStore {
 	const { clientId, clientSecret, refreshToken } = sandbox.orgs.primary;
 	const store = new CredentialStore();
-	store.add({ baseUrl: sandbox.baseUrl, clientId, clientSecret, refreshToken, accessToken: '', accessTokenRenewAfter: 0 });
+	store.add({ baseUrl: sandbox.baseUrl, clientId, clientSecret, refreshToken, accessToken: '', accessTokenRenewAfter: 0 }, credentialId);
 	return store;
 }
 
@@ -54,6 +56,8 @@ export interface Timed {
 	cpuMs: number;
 	/** TCP connections the sandbox accepted meanwhile. */
 	connections: number;
+	/** The most requests the sandbox had in flight at once (an answer held by its latency included). */
+	peakInFlight: number;
 	counts: Counts;
 }
 
@@ -65,15 +69,20 @@ export interface NodeTimed extends Timed {
 }
 
 /** The figures of a measured run, without its value. */
-function timedOf(timed: Timed): Timed {
-	return { ms: timed.ms, cpuMs: timed.cpuMs, connections: timed.connections, counts: timed.counts };
+export function timedOf(timed: Timed): Timed {
+	return { ms: timed.ms, cpuMs: timed.cpuMs, connections: timed.connections, peakInFlight: timed.peakInFlight, counts: timed.counts };
 }
 
-/** `body` measured (as every side is) with a raw client of its own, closed afterwards. */
-async function measuredRaw<T>(sandbox: Sandbox, body: (client: RawClient) => Promise<T>): Promise<Timed & { value: T }> {
-	const client = rawClient(sandbox);
+/** `body` measured (as every side is) with a raw client of its own (`connections` keep-alive
+ * connections, 1 by default), closed afterwards. */
+export async function measuredRaw<T>(
+	sandbox: Sandbox,
+	body: (client: RawClient) => Promise<T>,
+	{ connections = 1, settings }: { connections?: number; settings?: Partial<SandboxSettings> } = {},
+): Promise<Timed & { value: T }> {
+	const client = rawClient(sandbox, connections);
 	try {
-		return await measured(sandbox, () => body(client));
+		return await measured(sandbox, () => body(client), settings);
 	} finally {
 		await client.close();
 	}
@@ -121,32 +130,52 @@ export async function floorSend(sandbox: Sandbox, batches: string[][]): Promise<
 
 // ---- 1 and 5: one Send to a large audience ----------------------------------------------------
 
-/** A Send (One Send per Input Item) of `items`, the recipients read by `userIds`, in one workflow run. */
-async function nodeSend(sandbox: Sandbox, items: IDataObject[], userIds: string, options?: IDataObject): Promise<NodeTimed> {
-	const store = freshStore(sandbox);
-	const timed = await measured(sandbox, () =>
-		runNode({
-			type: ACTION_TYPE,
-			credentials: store,
-			items,
-			parameters: {
-				resource: 'notification',
-				operation: 'send',
-				title: TITLE,
-				body: BODY,
-				audience: 'userIds',
-				userIds,
-				sendMode: 'perItem',
-				...(options ? { options } : {}),
-			},
-		}),
-	);
-	return nodeResult(timed.value, timed);
+/** How a node side runs: the sandbox's settings for it, and the credential's id (see freshStore). */
+export interface NodeSideOptions {
+	settings?: Partial<SandboxSettings>;
+	credentialId?: string;
 }
 
+/** A Send (One Send per Input Item) of `items`, the recipients read by `userIds`, in one workflow
+ * run; `options` are the node's Options (none: its defaults). */
+export async function nodeSend(
+	sandbox: Sandbox,
+	items: IDataObject[],
+	userIds: string,
+	options?: IDataObject,
+	{ settings, credentialId }: NodeSideOptions = {},
+): Promise<NodeTimed & { items: IDataObject[] }> {
+	const store = freshStore(sandbox, credentialId);
+	const timed = await measured(
+		sandbox,
+		() =>
+			runNode({
+				type: ACTION_TYPE,
+				credentials: store,
+				credentialId,
+				items,
+				parameters: {
+					resource: 'notification',
+					operation: 'send',
+					title: TITLE,
+					body: BODY,
+					audience: 'userIds',
+					userIds,
+					sendMode: 'perItem',
+					...(options ? { options } : {}),
+				},
+			}),
+		settings,
+	);
+	return { ...nodeResult(timed.value, timed), items: timed.value.items.map((item) => item.json) };
+}
+
+/** The figures of a node side, without its output items. */
+const withoutItems = ({ items: _items, ...timed }: NodeTimed & { items: IDataObject[] }): NodeTimed => timed;
+
 /** The node: one input item holding the ids, `userIds` = `{{ $json.ids }}`, batches of `batchSize`. */
-export function nodeSendAudience(sandbox: Sandbox, userIds: string[], batchSize: number): Promise<NodeTimed> {
-	return nodeSend(sandbox, [{ ids: userIds }], '={{ $json.ids }}', { batchSize });
+export async function nodeSendAudience(sandbox: Sandbox, userIds: string[], batchSize: number, side?: NodeSideOptions): Promise<NodeTimed> {
+	return withoutItems(await nodeSend(sandbox, [{ ids: userIds }], '={{ $json.ids }}', { batchSize }, side));
 }
 
 /** Raw undici: one token, then one POST per batch, one after the other. */
@@ -203,8 +232,8 @@ export function audiencePieces(userIds: string[], batchSize: number): { recipien
 // ---- 2: one send per input item ---------------------------------------------------------------
 
 /** The node: `items` input items, each `{ id }`, `userIds` = `{{ $json.id }}`, one send each. */
-export function nodeSendPerItem(sandbox: Sandbox, userIds: string[]): Promise<NodeTimed> {
-	return nodeSend(sandbox, userIds.map((id) => ({ id })), '={{ $json.id }}');
+export async function nodeSendPerItem(sandbox: Sandbox, userIds: string[], side?: NodeSideOptions): Promise<NodeTimed> {
+	return withoutItems(await nodeSend(sandbox, userIds.map((id) => ({ id })), '={{ $json.id }}', undefined, side));
 }
 
 /** Raw undici: one token, then one POST per user (`target_user_ids: [id]`), one after the other. */
@@ -332,7 +361,7 @@ export interface TriggerResult {
 
 /** A trigger in an active workflow, polled the way n8n polls it (test/harness/poll.ts: a PollContext
  * in 'trigger' mode through TriggersAndPollers.runPollFunction, static data kept across polls). */
-function activeTrigger(store: CredentialStore) {
+export function activeTrigger(store: CredentialStore) {
 	const target = createPollTarget({
 		type: TRIGGER_TYPE,
 		credentials: store,

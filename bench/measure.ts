@@ -4,7 +4,7 @@ import { performance } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
-import type { Sandbox } from '../sandbox';
+import type { Sandbox, SandboxSettings } from '../sandbox';
 
 export const REFRESH = 'POST /auth/oauth/v2/refresh';
 export const USER_LIST = 'GET /user/list';
@@ -29,21 +29,61 @@ export function countsSince(before: Counts, after: Counts): Counts {
 	return diff;
 }
 
-// TCP connections accepted by servers of this process: the in-process sandbox is the only one.
+// TCP connections accepted by servers of this process: the in-process sandboxes are the only ones.
 let acceptedConnections = 0;
 subscribe('net.server.socket', () => acceptedConnections++);
 
+// HTTP requests of the in-process sandboxes between arrival and the end of their answer (an answer
+// held by the sandbox's latency included), as a time line: +1 at a request's start, -1 when its
+// answer is finished, Date.now() times (the clock n8n's run data uses). Cleared by measured().
+const inFlightTimes: number[] = [];
+const inFlightSteps: number[] = [];
+let inFlightNow = 0;
+const inFlightStep = (step: number) => {
+	inFlightNow += step;
+	inFlightTimes.push(Date.now());
+	inFlightSteps.push(step);
+};
+subscribe('http.server.request.start', () => inFlightStep(1));
+subscribe('http.server.response.finish', () => inFlightStep(-1));
+
+/** Forgets the in-flight time line recorded so far (what is in flight now stays counted). */
+export function clearInFlight(): void {
+	inFlightTimes.length = 0;
+	inFlightSteps.length = 0;
+	if (inFlightNow !== 0) {
+		inFlightTimes.push(Date.now());
+		inFlightSteps.push(inFlightNow);
+	}
+}
+
+/** The most requests the sandboxes had in flight at once since clearInFlight(), within [from, to]
+ * (Date.now() ms) when given. */
+export function peakInFlight(from = -Infinity, to = Infinity): number {
+	let current = 0;
+	let peak = 0;
+	for (let index = 0; index < inFlightTimes.length; index++) {
+		current += inFlightSteps[index];
+		if (inFlightTimes[index] >= from && inFlightTimes[index] <= to) peak = Math.max(peak, current);
+	}
+	return peak;
+}
+
 /**
- * Runs `body` on a freshly reset sandbox; hands back its result, its wall time, the process's CPU
- * time meanwhile (user + system; the in-process sandbox's included, alike for every side), the
- * TCP connections the sandbox accepted and the calls it made.
+ * Runs `body` on a freshly reset sandbox (then given `settings`, if any: reset() drops what
+ * configure() set); hands back its result, its wall time, the process's CPU time meanwhile (user +
+ * system; the in-process sandbox's included, alike for every side), the TCP connections the
+ * sandbox accepted, the most requests it had in flight at once, and the calls it got.
  */
 export async function measured<T>(
 	sandbox: Sandbox,
 	body: () => Promise<T>,
-): Promise<{ value: T; ms: number; cpuMs: number; connections: number; counts: Counts }> {
+	settings?: Partial<SandboxSettings>,
+): Promise<{ value: T; ms: number; cpuMs: number; connections: number; peakInFlight: number; counts: Counts }> {
 	await sandbox.reset();
+	if (settings) sandbox.configure(settings);
 	collectGarbage();
+	clearInFlight();
 	const connections = acceptedConnections;
 	const cpu = process.cpuUsage();
 	const started = performance.now();
@@ -55,6 +95,7 @@ export async function measured<T>(
 		ms,
 		cpuMs: (used.user + used.system) / 1000,
 		connections: acceptedConnections - connections,
+		peakInFlight: peakInFlight(),
 		counts: sandbox.counts(),
 	};
 }
