@@ -1,6 +1,8 @@
 /** Turns the suite's results into figures with goals and verdicts, a console table and RESULTS.md. */
 import { DETAIL, mb, median, ms, ratio, REFRESH, SEND, SEND_LIST, spread, totalCalls, USER_LIST } from './measure';
 import type { Counts } from './measure';
+import { latencyFiguresOf } from './latencyReport';
+import type { LatencyResults } from './latencySuite';
 import type { BenchResults } from './suite';
 
 export type Verdict = 'pass' | 'FAIL' | '—';
@@ -22,6 +24,8 @@ export interface Environment {
 	versions: Record<string, string>;
 	/** What code was measured: the commit, and uncommitted changes in the shipped code, if any. */
 	source?: string;
+	/** Wall time of the whole bench run (ms). */
+	totalMs?: number;
 }
 
 /** The same number in every run, or the runs' values listed. */
@@ -283,11 +287,41 @@ export function consoleTable(figures: Figure[]): string {
 	return rendered.join('\n');
 }
 
-export function resultsMarkdown(results: BenchResults, environment: Environment): string {
-	const { figures, misses } = figuresOf(results);
-	const { scale } = results;
+/** What one `npm run bench` ran: the core suite (rows 1-5), the latency suite (rows 6-10), or both. */
+export interface BenchRuns {
+	core?: BenchResults;
+	latency?: LatencyResults;
+}
+
+/** Every figure and miss of the runs, core rows first. */
+export function allFiguresOf(runs: BenchRuns): { figures: Figure[]; misses: string[] } {
+	const core = runs.core ? figuresOf(runs.core) : { figures: [], misses: [] };
+	const latency = runs.latency ? latencyFiguresOf(runs.latency) : { figures: [], misses: [] };
+	return { figures: [...core.figures, ...latency.figures], misses: [...core.misses, ...latency.misses] };
+}
+
+export function resultsMarkdown(runs: BenchRuns, environment: Environment): string {
+	const { figures, misses } = allFiguresOf(runs);
 	const failed = figures.filter((f) => f.verdict === 'FAIL').length;
 	const passed = figures.filter((f) => f.verdict === 'pass').length;
+	const lines: string[] = [];
+	if (runs.core) {
+		const { scale } = runs.core;
+		lines.push(
+			`- Sandbox (rows 1-5): in the same process (startSandbox, 127.0.0.1, ${scale.users.toLocaleString('en-US')} users, manual clock), reset before every measured run. Server time is inside every wall time alike.`,
+			`- Repetitions (rows 1-5): ${scale.reps} per timed case (sides interleaved, order rotated), ${scale.triggerReps} for the trigger; after one warm-up of every path. ${(runs.core.totalMs / 1000).toFixed(0)} s.`,
+		);
+	}
+	if (runs.latency) {
+		const { scale, parallel } = runs.latency;
+		lines.push(
+			`- Sandbox (rows 6-10): a second one in the same process, on the real clock, ${scale.users.toLocaleString('en-US')} users, reset before every measured run and then given the case's settings: latencyMs ${scale.latencies.join(' / ')} (every answer held that long, real time), deliveryMs ${scale.deliveryMs} for row 8, rateLimitPerSecond ${scale.rateLimitPerSecond} for row 9.`,
+			`- Parallelism of raw undici "at the same parallelism": ${parallel.value} (${parallel.fromNode ? "the default of Send's option Max Parallel Requests, read from the node's description" : 'assumed: the node has no Max Parallel Requests option yet'}).`,
+			`- Peer: ${runs.latency.peerSkipped ? `not run (${runs.latency.peerSkipped})` : `n8n's HTTP Request node in the real n8n 2.41.1 (scripts/n8n-runtime, Node 24), one \`n8n execute\` per repetition and latency (${runs.latency.peerCliMs.length} runs, ${ms(median(runs.latency.peerCliMs))} each with CLI start-up; the figures use n8n's own executionTime)`}.`,
+			`- Repetitions (rows 6-7): ${scale.reps} (sides interleaved, order rotated; the peer's run first or last in turn); rows 8-10 once per latency, after a warm-up. ${(runs.latency.totalMs / 1000).toFixed(0)} s.`,
+		);
+	}
+	const hows = new Set<string>();
 	return [
 		'# Benchmark results',
 		'',
@@ -299,15 +333,16 @@ export function resultsMarkdown(results: BenchResults, environment: Environment)
 			.map(([name, version]) => `${name} ${version}`)
 			.join(', ')}`,
 		...(environment.source ? [`- Code measured: ${environment.source}`] : []),
-		`- Sandbox: in the same process (startSandbox, 127.0.0.1, ${scale.users.toLocaleString('en-US')} users, manual clock), reset before every measured run. Server time is inside every wall time alike.`,
-		`- Repetitions: ${scale.reps} per timed case (sides interleaved, order rotated), ${scale.triggerReps} for the trigger; after one warm-up of every path. Whole suite: ${(results.totalMs / 1000).toFixed(0)} s.`,
+		...lines,
+		...(environment.totalMs !== undefined ? [`- Whole run: ${(environment.totalMs / 1000).toFixed(0)} s.`] : []),
 		`- Goals: ${passed} pass, ${failed} fail.`,
 		'',
 		markdownTable(figures),
 		'',
 		'## How each figure was measured',
 		'',
-		...figures.map((f) => `- Row ${f.row}, ${f.figure}: ${f.how}`),
+		// Each description once (the latency rows repeat theirs at every latency and size).
+		...figures.filter((f) => !hows.has(f.how) && hows.add(f.how)).map((f) => `- Row ${f.row}, ${f.figure}: ${f.how}`),
 		'',
 		'## Goals missed, and why',
 		'',

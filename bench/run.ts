@@ -1,16 +1,39 @@
 /**
- * `npm run bench`: starts the sandbox (100,000 users, loopback), runs every case (bench/suite.ts),
- * prints the table and writes bench/RESULTS.md. About a minute on 2 shared cores.
- * BENCH_REPS=n changes the repetitions of the timed cases (default 7).
+ * `npm run bench`: runs the benchmark cases, prints the table and writes bench/RESULTS.md.
+ *
+ * - core (rows 1-5, bench/suite.ts): a sandbox with 100,000 users on a manual clock, the node
+ *   against raw undici and n8n's HTTP helper floor. About a minute.
+ * - latency (rows 6-10, bench/latencySuite.ts): a second sandbox on the real clock holding every
+ *   answer 0 and 40 ms; the node against raw undici at its parallelism and all at once, and n8n's
+ *   HTTP Request node in the real n8n runtime; Wait for Final Status, a rate limit, the trigger.
+ *   About 3 to 5 minutes (more while the node sends one request at a time; long cases are bounded).
+ *
+ * Options (after `npm run bench --`):
+ *   --only GROUPS      comma-separated: core, latency (all of: send, batches, wait, ratelimit, trigger),
+ *                      or single latency groups. Default: everything.
+ *   --latencies 0,40   sandbox latencies of the latency cases (ms).
+ *   --reps N           repetitions of the core cases (default 7; also BENCH_REPS).
+ *   --latency-reps N   repetitions of the latency send cases (default 3; also BENCH_LATENCY_REPS).
+ *   --no-peer          skip n8n's HTTP Request node (no real n8n needed).
+ *   --out FILE         where to write the results. Default: bench/RESULTS.md after a run of
+ *                      everything at full scale; otherwise a file in the temp folder (a partial run
+ *                      never replaces RESULTS.md unless --out says so).
+ *   --json FILE        also save the raw results (to render them again later).
+ *   --from-json FILE   measure nothing: render saved raw results (with --out, or to the temp folder).
  */
 import './env';
 
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 
 import { startSandbox } from '../sandbox';
-import { consoleTable, figuresOf, resultsMarkdown } from './report';
+import type { Sandbox } from '../sandbox';
+import { FULL_LATENCY_SCALE, LATENCY_GROUPS, runLatencySuite } from './latencySuite';
+import type { LatencyGroup, LatencyScale } from './latencySuite';
+import { allFiguresOf, consoleTable, resultsMarkdown } from './report';
+import type { BenchRuns, Environment } from './report';
 import { FULL_SCALE, runSuite } from './suite';
 
 function versionOf(name: string): string {
@@ -23,7 +46,8 @@ function versionOf(name: string): string {
 
 /** The commit measured, and the shipped code's uncommitted changes (the bench runs the working tree). */
 function sourceMeasured(): string {
-	const git = (...args: string[]) => execFileSync('git', args, { cwd: join(__dirname, '..'), encoding: 'utf8' }).trim();
+	// trimEnd: `git status --porcelain` lines start with their status column (' M path').
+	const git = (...args: string[]) => execFileSync('git', args, { cwd: join(__dirname, '..'), encoding: 'utf8' }).trimEnd();
 	try {
 		const commit = git('rev-parse', '--short', 'HEAD');
 		const dirty = git('status', '--porcelain', '--', 'nodes', 'credentials')
@@ -36,34 +60,140 @@ function sourceMeasured(): string {
 	}
 }
 
-async function main() {
-	const reps = Number(process.env.BENCH_REPS ?? FULL_SCALE.reps);
-	if (!Number.isInteger(reps) || reps < 1) throw new Error(`BENCH_REPS must be a whole number >= 1 (got ${process.env.BENCH_REPS})`);
-	const scale = { ...FULL_SCALE, reps };
-	const sandbox = await startSandbox({ port: 0, seedUsers: scale.users, clock: 'manual' });
-	try {
-		console.log(`sandbox on ${sandbox.baseUrl} with ${scale.users} users`);
-		const results = await runSuite(sandbox, scale, (line) => console.log(line));
-		const { figures, misses } = figuresOf(results);
-		console.log('');
-		console.log(consoleTable(figures));
-		if (misses.length) console.log(`\nGoals missed:\n${misses.map((miss) => `- ${miss}`).join('\n')}`);
-		const markdown = resultsMarkdown(results, {
-			date: new Date().toISOString(),
-			node: process.version,
-			machine: `2 shared cores (${process.platform} ${process.arch}); other work may run at the same time, hence medians and spreads`,
-			versions: { 'n8n-core': versionOf('n8n-core'), 'n8n-workflow': versionOf('n8n-workflow'), undici: versionOf('undici') },
-			source: sourceMeasured(),
-		});
-		const file = join(__dirname, 'RESULTS.md');
-		writeFileSync(file, markdown);
-		console.log(`\nwritten: ${file} (${(results.totalMs / 1000).toFixed(0)} s)`);
-	} finally {
-		await sandbox.stop();
-	}
+export interface BenchOptions {
+	core: boolean;
+	groups: LatencyGroup[];
+	latencies: number[];
+	reps: number;
+	latencyReps: number;
+	peer: boolean;
+	out?: string;
+	json?: string;
+	fromJson?: string;
+	/** True when every case runs at its full scale: only such a run writes bench/RESULTS.md by default. */
+	complete: boolean;
 }
 
-main().catch((error) => {
-	console.error(error);
-	process.exitCode = 1;
-});
+const wholeNumber = (name: string, text: string | undefined, min: number): number => {
+	const value = Number(text);
+	if (text === undefined || text === '' || !Number.isInteger(value) || value < min) throw new Error(`${name} must be a whole number >= ${min} (got ${text})`);
+	return value;
+};
+
+/** Reads the command line (and BENCH_REPS, BENCH_LATENCY_REPS). */
+export function parseBenchArgs(argv: string[], env: NodeJS.ProcessEnv = process.env): BenchOptions {
+	let only: string[] | undefined;
+	let latencies = FULL_LATENCY_SCALE.latencies;
+	let reps = env.BENCH_REPS !== undefined ? wholeNumber('BENCH_REPS', env.BENCH_REPS, 1) : FULL_SCALE.reps;
+	let latencyReps = env.BENCH_LATENCY_REPS !== undefined ? wholeNumber('BENCH_LATENCY_REPS', env.BENCH_LATENCY_REPS, 1) : FULL_LATENCY_SCALE.reps;
+	let peer = true;
+	let out: string | undefined;
+	let json: string | undefined;
+	let fromJson: string | undefined;
+	for (let index = 0; index < argv.length; index++) {
+		const [flag, inline] = argv[index].split(/=(.*)/s, 2);
+		const value = () => (inline !== undefined ? inline : argv[++index]);
+		switch (flag) {
+			case '--only':
+				only = [...(only ?? []), ...value().split(',').map((group) => group.trim()).filter(Boolean)];
+				break;
+			case '--latencies':
+				latencies = value()
+					.split(',')
+					.map((text) => wholeNumber('--latencies', text.trim(), 0));
+				break;
+			case '--reps':
+				reps = wholeNumber('--reps', value(), 1);
+				break;
+			case '--latency-reps':
+				latencyReps = wholeNumber('--latency-reps', value(), 1);
+				break;
+			case '--no-peer':
+				peer = false;
+				break;
+			case '--out':
+				out = value();
+				break;
+			case '--json':
+				json = value();
+				break;
+			case '--from-json':
+				fromJson = value();
+				break;
+			default:
+				throw new Error(`unknown option ${argv[index]} (see bench/run.ts)`);
+		}
+	}
+	const known = ['core', 'latency', ...LATENCY_GROUPS];
+	const unknown = (only ?? []).filter((group) => !known.includes(group));
+	if (unknown.length) throw new Error(`--only: unknown ${unknown.join(', ')} (choose from ${known.join(', ')})`);
+	const wanted = only ?? ['core', 'latency'];
+	const groups = LATENCY_GROUPS.filter((group) => wanted.includes('latency') || wanted.includes(group));
+	const complete =
+		fromJson === undefined &&
+		only === undefined &&
+		peer &&
+		reps === FULL_SCALE.reps &&
+		latencyReps === FULL_LATENCY_SCALE.reps &&
+		latencies.join() === FULL_LATENCY_SCALE.latencies.join();
+	return { core: wanted.includes('core'), groups, latencies, reps, latencyReps, peer, out, json, fromJson, complete };
+}
+
+async function main() {
+	const options = parseBenchArgs(process.argv.slice(2));
+	const started = Date.now();
+	const stamp = () => `[${Math.round((Date.now() - started) / 1000)} s]`;
+	const log = (line: string) => console.log(`${stamp()} ${line}`);
+	const saved = options.fromJson ? (JSON.parse(readFileSync(options.fromJson, 'utf8')) as { runs: BenchRuns; environment: Environment }) : undefined;
+	const runs: BenchRuns = saved?.runs ?? {};
+	const sandboxes: Sandbox[] = [];
+	try {
+		if (!saved && options.core) {
+			const scale = { ...FULL_SCALE, reps: options.reps };
+			const sandbox = await startSandbox({ port: 0, seedUsers: scale.users, clock: 'manual' });
+			sandboxes.push(sandbox);
+			log(`core: sandbox on ${sandbox.baseUrl} with ${scale.users} users, manual clock`);
+			runs.core = await runSuite(sandbox, scale, log);
+			await sandbox.stop();
+			sandboxes.pop();
+		}
+		if (!saved && options.groups.length > 0) {
+			const scale: LatencyScale = { ...FULL_LATENCY_SCALE, latencies: options.latencies, reps: options.latencyReps, peer: options.peer, groups: options.groups };
+			const sandbox = await startSandbox({ port: 0, seedUsers: scale.users, clock: 'real' });
+			sandboxes.push(sandbox);
+			log(`latency: sandbox on ${sandbox.baseUrl} with ${scale.users} users, real clock`);
+			runs.latency = await runLatencySuite(sandbox, scale, log);
+		}
+	} finally {
+		for (const sandbox of sandboxes) await sandbox.stop();
+	}
+
+	const { figures, misses } = allFiguresOf(runs);
+	console.log('');
+	console.log(consoleTable(figures));
+	if (misses.length) console.log(`\nGoals missed:\n${misses.map((miss) => `- ${miss}`).join('\n')}`);
+	const environment: Environment = saved?.environment ?? {
+		date: new Date().toISOString(),
+		node: process.version,
+		machine: `2 shared cores (${process.platform} ${process.arch}); other work may run at the same time, hence medians and spreads`,
+		versions: { 'n8n-core': versionOf('n8n-core'), 'n8n-workflow': versionOf('n8n-workflow'), undici: versionOf('undici') },
+		source: sourceMeasured(),
+		totalMs: Date.now() - started,
+	};
+	if (options.json) writeFileSync(options.json, JSON.stringify({ runs, environment }));
+	const markdown = resultsMarkdown(runs, environment);
+	const file = options.out
+		? resolve(options.out)
+		: options.complete
+			? join(__dirname, 'RESULTS.md')
+			: join(tmpdir(), `companion-push-bench-${new Date().toISOString().replace(/[:.]/g, '-')}.md`);
+	writeFileSync(file, markdown);
+	console.log(`\nwritten: ${file} (${((Date.now() - started) / 1000).toFixed(0)} s)${options.complete || options.out ? '' : ' (a partial run: bench/RESULTS.md is left as it is)'}`);
+}
+
+if (require.main === module) {
+	main().catch((error) => {
+		console.error(error);
+		process.exitCode = 1;
+	});
+}

@@ -91,7 +91,7 @@ describe('bench at a small scale', () => {
 		expect(verdictOf('3', 'Get all')).toBe('FAIL'); // 3 calls for 2 pages: the empty page (see RESULTS.md)
 		expect(verdictOf('4', 'Trigger')).toBe('pass');
 		expect(markdownTable(figures).split('\n')).toHaveLength(figures.length + 2);
-		const markdown = resultsMarkdown(results, { date: 'today', node: process.version, machine: 'test', versions: {} });
+		const markdown = resultsMarkdown({ core: results }, { date: 'today', node: process.version, machine: 'test', versions: {} });
 		expect(markdown).toContain('## How each figure was measured');
 		expect(markdown).toContain('## Goals missed, and why');
 	});
