@@ -37,20 +37,7 @@ export async function forEachItem(
 	parallel = 1,
 ): Promise<INodeExecutionData[]> {
 	const items = context.getInputData();
-	let stopping = false;
-	const results = await runPool(
-		items.length,
-		parallel,
-		async (itemIndex) => {
-			try {
-				return await handle(itemIndex);
-			} catch (error) {
-				if (!context.continueOnFail()) stopping = true;
-				throw asNodeError(context, error, itemIndex);
-			}
-		},
-		() => stopping,
-	);
+	const results = await runPool(items.length, parallel, handle, !context.continueOnFail());
 	const output: INodeExecutionData[] = [];
 	for (const [itemIndex, result] of results.entries()) {
 		if (result === undefined) continue;

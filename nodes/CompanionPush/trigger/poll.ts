@@ -90,17 +90,7 @@ async function pollWithState(this: IPollFunctions, parameters: ReturnType<typeof
 	// The details due are read in parallel (a poll costs about one round trip, not one per read);
 	// the first failure stops the poll after what is in flight.
 	const due = planReads(state, now, parameters.maxReadsPerPoll);
-	let failed = false;
-	const details = await runPool(
-		due.length,
-		PARALLEL_READS,
-		async (index) =>
-			await readDetailUnlessGone(this, due[index]).catch((error: unknown) => {
-				failed = true;
-				throw asNodeError(this, error);
-			}),
-		() => failed,
-	);
+	const details = await runPool(due.length, PARALLEL_READS, async (index) => await readDetailUnlessGone(this, due[index]), true);
 	const failure = details.find((result) => result?.ok === false);
 	if (failure) throw asNodeError(this, failure.error);
 	for (const [index, id] of due.entries()) {

@@ -1,5 +1,7 @@
 import type { INodeProperties } from 'n8n-workflow';
 
+import { DEFAULT_KEYS_TO_KEEP } from './idempotencyKeys';
+
 /* The fields Send and Schedule share, declared once. Each operation file lists which it shows,
  * in its own order, with its own fields among them. */
 
@@ -212,7 +214,7 @@ export const idempotencyOptions: INodeProperties[] = [
 		displayName: 'Keys to Keep',
 		name: 'keysToKeep',
 		type: 'number',
-		default: 10000,
+		default: DEFAULT_KEYS_TO_KEEP,
 		typeOptions: { minValue: 1 },
 		description: 'How many used keys are remembered; beyond that the oldest are forgotten and could be used again',
 	},

@@ -345,22 +345,17 @@ export async function sendItems(context: IExecuteFunctions, readSchedule?: Sched
 	// 2. The sends, in parallel up to Max Parallel Requests, started in item order. When one fails
 	// and the node does not continue on fail, nothing new starts: what is in flight finishes, then
 	// the error says what was sent and what was not.
-	let stopping = false;
+	const stopOnFailure = !context.continueOnFail();
 	const results = await runPool(
 		tasks.length,
 		maxParallel,
 		async (index) => {
 			const { group, batch, batchIndex, batchCount } = tasks[index];
-			try {
-				return await sendBatch(context, memory, group.lead, batch, batchIndex, batchCount);
-			} catch (error) {
-				if (!context.continueOnFail()) stopping = true;
-				throw asNodeError(context, error, group.lead.itemIndex);
-			}
+			return await sendBatch(context, memory, group.lead, batch, batchIndex, batchCount);
 		},
-		() => stopping,
+		stopOnFailure,
 	);
-	if (stopping) throw stopError(context, tasks, results);
+	if (stopOnFailure && results.some((result) => result?.ok === false)) throw stopError(context, tasks, results);
 
 	// 3. Wait for Final Status: every send followed at once, in parallel up to the same bound.
 	const toFollow = tasks.flatMap((task, index) => {
