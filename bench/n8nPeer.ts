@@ -13,7 +13,7 @@ import * as path from 'node:path';
 
 import type { IDataObject } from 'n8n-workflow';
 
-import { createN8nHome, ensureRuntime, findFreePort, parseRawOutput, runN8nCli } from '../scripts/n8n-runtime';
+import { createN8nHome, ensureRuntime, executeWorkflow, findFreePort, runN8nCli } from '../scripts/n8n-runtime';
 import type { Sandbox } from '../sandbox';
 import { code, manualWorkflow, RunResult } from '../test/e2e/n8n';
 import type { NodeSpec } from '../test/e2e/n8n';
@@ -130,17 +130,8 @@ export class N8nPeer {
 
 	/** `n8n execute --id=<id> --rawOutput`, parsed; `durationMs` is the CLI's whole time. */
 	async execute(workflowId: string, timeoutMs = 300_000): Promise<RunResult> {
-		const result = await runN8nCli(this.env, ['execute', `--id=${workflowId}`, '--rawOutput'], { timeoutMs });
-		let run: IDataObject;
-		try {
-			run = parseRawOutput(result.stdout);
-		} catch {
-			throw new Error(
-				`n8n execute --id=${workflowId} printed no result (exit ${result.code}${result.timedOut ? ', timed out' : ''}):\n` +
-					`${result.stdout.slice(-3000)}\n${result.stderr.slice(-3000)}`,
-			);
-		}
-		return new RunResult(result.code, run, result.stdout, result.durationMs);
+		const { result, run } = await executeWorkflow(this.env, workflowId, timeoutMs);
+		return new RunResult(result.code, run as IDataObject, result.stdout, result.durationMs);
 	}
 
 	remove(): void {

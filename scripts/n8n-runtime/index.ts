@@ -8,4 +8,4 @@
 export { ensureRuntime, pinnedVersions, type N8nRuntime } from './install';
 export { createN8nHome, OWNER_EMAIL, OWNER_PASSWORD } from './home';
 export { installPackageTarball, packPackage } from './community-package';
-export { findFreePort, parseRawOutput, runN8nCli, startN8n, type CliResult, type RunningN8n } from './run';
+export { executeWorkflow, findFreePort, parseRawOutput, runN8nCli, startN8n, type CliResult, type RunningN8n } from './run';

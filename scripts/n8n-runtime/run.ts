@@ -63,6 +63,20 @@ export function parseRawOutput(stdout: string): any {
 	return JSON.parse(text.slice(0, text.lastIndexOf('}') + 1));
 }
 
+/** `n8n execute --id=<id> --rawOutput`: the CLI's result and the run it printed (an error that shows
+ * the output when it printed none). */
+export async function executeWorkflow(env: Env, workflowId: string, timeoutMs: number) {
+	const result = await runN8nCli(env, ['execute', `--id=${workflowId}`, '--rawOutput'], { timeoutMs });
+	try {
+		return { result, run: parseRawOutput(result.stdout) };
+	} catch {
+		throw new Error(
+			`n8n execute --id=${workflowId} printed no result (exit ${result.code}${result.timedOut ? ', timed out' : ''}):\n` +
+				`${result.stdout.slice(-3000)}\n${result.stderr.slice(-3000)}`,
+		);
+	}
+}
+
 /** The HTTP status of a GET, or 0 when nothing answers. */
 const statusOf = (url: string) =>
 	fetch(url, { signal: AbortSignal.timeout(2000) }).then(

@@ -8,10 +8,9 @@ import * as fs from 'node:fs';
 
 import {
 	createN8nHome,
+	executeWorkflow,
 	findFreePort,
 	installPackageTarball,
-	parseRawOutput,
-	runN8nCli,
 	startN8n,
 	type RunningN8n,
 } from '../../scripts/n8n-runtime';
@@ -140,17 +139,8 @@ export class N8nHome {
 
 	/** `n8n execute --id=<id> --rawOutput`, parsed. */
 	async execute(workflowId: string, { timeoutMs = 240_000 } = {}): Promise<RunResult> {
-		const result = await runN8nCli(this.env, ['execute', `--id=${workflowId}`, '--rawOutput'], { timeoutMs });
-		let run: Json;
-		try {
-			run = parseRawOutput(result.stdout);
-		} catch {
-			throw new Error(
-				`n8n execute --id=${workflowId} printed no result (exit ${result.code}${result.timedOut ? ', timed out' : ''}):\n` +
-					`${result.stdout.slice(-3000)}\n${result.stderr.slice(-3000)}`,
-			);
-		}
-		return new RunResult(result.code, run, result.stdout, result.durationMs);
+		const { result, run } = await executeWorkflow(this.env, workflowId, timeoutMs);
+		return new RunResult(result.code, run as Json, result.stdout, result.durationMs);
 	}
 
 	/** `n8n start` in this folder; resolves once /healthz/readiness answers 200. */
