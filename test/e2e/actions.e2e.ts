@@ -268,7 +268,11 @@ describe('Companion Push node in a real n8n (n8n execute)', () => {
 			const targets = sends.flatMap((send) => (send.body as { target_user_ids: string[] }).target_user_ids);
 			expect(targets).toHaveLength(2500);
 			expect(new Set(targets)).toEqual(new Set(sandbox.orgs.primary.userIds));
-			expect(sends.map((send) => send.notificationId)).toEqual(items.map((item) => item.id));
+			// The batches go out in parallel, in whichever order they arrive; each output item (in batch
+			// order) carries the id of the send made with its recipients.
+			const idOfRecipients = new Map(sends.map((send) => [JSON.stringify((send.body as { target_user_ids: string[] }).target_user_ids), send.notificationId]));
+			expect(items.map((item) => idOfRecipients.get(JSON.stringify(item.targetUserIds)))).toEqual(items.map((item) => item.id));
+			expect(new Set(items.map((item) => item.id)).size).toBe(3);
 		});
 
 		test('Continue On Fail: the bad item becomes an error item naming the field, the two others are sent', () => {
