@@ -1,0 +1,477 @@
+// n8n in queue mode on this machine (dev tooling, never shipped), all on 127.0.0.1: a fresh Postgres 15
+// (Debian's, run as the postgres user), a Redis, `n8n start` (main) and N `n8n worker`s of the cached
+// runtime, each in its own user folder with this package installed as a community package, the same
+// encryption key, the credentials and workflows imported before start. Used by test/e2e/queue-mode.e2e.ts
+// and `npm start -- --queue`. Measured recipe and traps: N8N-RUNTIME.md, "Queue mode".
+//
+// stop() ends everything it started (process groups, pg_ctl stop, Redis, temp folders); so does this
+// process's exit (synchronously: a SIGKILL of each group, Postgres and Redis, the folders removed).
+// Which worker ran an execution is read off the workers' logs ("Worker started/finished execution N").
+import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
+
+import { createN8nHome, findFreePort, installPackageTarball, runN8nCli, startN8n, type N8nRuntime, type RunningN8n } from './n8n-runtime';
+import { locateRuntime } from './n8n-runtime/install';
+import { importCredentials, importWorkflows, N8nRestClient } from './n8n-preload';
+
+const PG_BIN = process.env.COMPANION_PUSH_PG_BIN || '/usr/lib/postgresql/15/bin';
+const PG_USER = 'postgres'; // Postgres refuses to run as root
+type Log = (line: string) => void;
+type Env = Record<string, string>;
+
+const run = promisify(execFile);
+
+function isExecutable(file: string): boolean {
+	try {
+		fs.accessSync(file, fs.constants.X_OK);
+		return true;
+	} catch {
+		return false;
+	}
+}
+
+const onPath = (name: string) => (process.env.PATH ?? '').split(path.delimiter).find((dir) => dir && isExecutable(path.join(dir, name)));
+
+/** `redis-server`'s path, installed with apt-get when missing (as scripts/chromium.ts installs Chromium); throws the reason when it cannot. */
+export async function ensureRedis({ log = console.log }: { log?: Log } = {}): Promise<string> {
+	const found = onPath('redis-server');
+	if (found) return path.join(found, 'redis-server');
+	const manual = 'Queue mode needs Redis: install it with `sudo apt-get update && sudo apt-get install -y redis-server`, then run again.';
+	if (!onPath('apt-get')) throw new Error(`redis-server is missing and this machine has no apt-get. ${manual}`);
+	if (process.getuid?.() !== 0) throw new Error(`redis-server is missing and this process is not root, so it cannot install it. ${manual}`);
+	log("[queue] redis-server is missing: installing Debian's redis-server with apt-get (about 10 s)");
+	const aptGet = (...args: string[]) =>
+		run('apt-get', ['-o', 'DPkg::Lock::Timeout=300', '-q', ...args], {
+			env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+			maxBuffer: 64 * 1024 * 1024,
+		});
+	try {
+		await aptGet('-y', 'install', 'redis-server').catch(async () => {
+			await aptGet('update');
+			await aptGet('-y', 'install', 'redis-server');
+		});
+	} catch (error) {
+		throw new Error(`Installing redis-server failed. ${manual}\n${error.message}`);
+	}
+	const installed = onPath('redis-server') ?? (isExecutable('/usr/bin/redis-server') ? '/usr/bin' : undefined);
+	if (!installed) throw new Error(`apt-get installed redis-server but it is not on PATH. ${manual}`);
+	return path.join(installed, 'redis-server');
+}
+
+/** Postgres's binaries, or the reason they are missing. */
+function checkPostgres(): void {
+	for (const name of ['initdb', 'pg_ctl', 'postgres', 'psql']) {
+		const file = name === 'psql' && !isExecutable(path.join(PG_BIN, name)) ? '/usr/bin/psql' : path.join(PG_BIN, name);
+		if (!isExecutable(file))
+			throw new Error(
+				`Queue mode needs PostgreSQL's ${name} (looked at ${file}): install postgresql (Debian 12: postgresql-15) or set COMPANION_PUSH_PG_BIN.`,
+			);
+	}
+	if (spawnSync('id', ['-u', PG_USER]).status !== 0)
+		throw new Error(`Queue mode runs Postgres as the "${PG_USER}" user, which does not exist here.`);
+}
+
+const asPostgres = (command: string, args: string[]) =>
+	(process.getuid?.() === 0 ? ['runuser', ['-u', PG_USER, '--', command, ...args]] : [command, args]) as [string, string[]];
+
+/** Kills a process group (or a process), ignoring "no such process". */
+function kill(pid: number, signal: NodeJS.Signals | 0, group = true): boolean {
+	try {
+		return process.kill(group ? -pid : pid, signal);
+	} catch {
+		return false;
+	}
+}
+
+export interface QueueClusterOptions {
+	/** The `npm pack` tarball of this package, installed into every user folder. */
+	tarball: string;
+	/** Entries for `n8n import:credentials` (see n8n-preload credentialEntry). */
+	credentials?: object[];
+	workflows?: object[];
+	/** Workflow ids published through main's REST API once it is ready. */
+	publish?: string[];
+	workers?: number;
+	/** Jobs each worker runs at once (`n8n worker --concurrency`). */
+	concurrency?: number;
+	/** Main's port (default: a free one). */
+	port?: number;
+	runtime?: N8nRuntime;
+	log?: Log;
+	/** Called with every chunk of output of a process ('main', 'worker-1', ...). */
+	onOutput?: (name: string, chunk: string) => void;
+	/** Where the processes' logs go (default: the cluster's temp folder, removed on stop). */
+	logDir?: string;
+}
+
+export interface ExecutionRow {
+	id: string;
+	workflowId: string;
+	status: string;
+	mode: string;
+	finished: boolean;
+	startedAt: string | null;
+	stoppedAt: string | null;
+}
+
+interface WorkerProcess {
+	name: string;
+	child: ChildProcess;
+	pid: number;
+	healthPort: number;
+	closed: Promise<void>;
+	output: () => string;
+}
+
+export type QueueCluster = Awaited<ReturnType<typeof startQueueCluster>>;
+
+/** Starts Postgres, Redis, main and the workers; see the comment at the top. */
+export async function startQueueCluster(options: QueueClusterOptions) {
+	const { workers: workerCount = 2, concurrency = 10, log = () => undefined, onOutput } = options;
+	const runtime = options.runtime ?? locateRuntime();
+	checkPostgres();
+	const redisServer = await ensureRedis({ log });
+
+	const root = fs.mkdtempSync(path.join(os.tmpdir(), 'companion-push-queue-'));
+	fs.chmodSync(root, 0o755); // the postgres user must reach its data folder inside
+	const logDir = options.logDir ?? root;
+	fs.mkdirSync(logDir, { recursive: true });
+	const pgData = path.join(root, 'postgres');
+	const redisDir = path.join(root, 'redis');
+	const userFolders: string[] = [];
+	const groups: number[] = []; // n8n process groups (main, workers)
+	let redisPidFile: string | undefined;
+	let pgStarted = false;
+	let stopped = false;
+
+	/** Everything at once, synchronously: for this process's exit (Ctrl-C, a crashed test). */
+	const killAllNow = () => {
+		for (const pid of groups) kill(pid, 'SIGKILL');
+		const redisPid = redisPidFile && Number(fs.existsSync(redisPidFile) ? fs.readFileSync(redisPidFile, 'utf8') : 0);
+		if (redisPid) kill(redisPid, 'SIGKILL', false);
+		const pgPid =
+			pgStarted && fs.existsSync(path.join(pgData, 'postmaster.pid'))
+				? Number(fs.readFileSync(path.join(pgData, 'postmaster.pid'), 'utf8').split('\n')[0])
+				: 0;
+		if (pgPid) kill(pgPid, 'SIGQUIT', false); // Postgres's immediate shutdown
+		for (const folder of [...userFolders, root]) fs.rmSync(folder, { recursive: true, force: true });
+	};
+	process.on('exit', killAllNow);
+
+	const pgPort = await findFreePort();
+	const redisPort = await findFreePort();
+	const mainPort = options.port ?? (await findFreePort());
+	const encryptionKey = randomBytes(24).toString('hex');
+	const shared: Env = {
+		N8N_ENCRYPTION_KEY: encryptionKey,
+		DB_TYPE: 'postgresdb',
+		DB_POSTGRESDB_HOST: '127.0.0.1',
+		DB_POSTGRESDB_PORT: String(pgPort),
+		DB_POSTGRESDB_DATABASE: 'n8n',
+		DB_POSTGRESDB_USER: 'n8n',
+		DB_POSTGRESDB_PASSWORD: 'unused-trust-auth',
+		EXECUTIONS_MODE: 'queue',
+		QUEUE_BULL_REDIS_HOST: '127.0.0.1',
+		QUEUE_BULL_REDIS_PORT: String(redisPort),
+		// Manual runs go to the workers too; main then starts no task runner (saves a port and about 130 MB).
+		OFFLOAD_MANUAL_EXECUTIONS_TO_WORKERS: 'true',
+		// Main's public URL for every process (webhook URLs shown in the editor).
+		N8N_WEBHOOK_URL: `http://127.0.0.1:${mainPort}/`,
+		N8N_EDITOR_BASE_URL: `http://127.0.0.1:${mainPort}/`,
+	};
+	const psqlBin = isExecutable(path.join(PG_BIN, 'psql')) ? path.join(PG_BIN, 'psql') : '/usr/bin/psql';
+	const psqlArgs = ['-h', '127.0.0.1', '-p', String(pgPort), '-U', 'n8n', '-v', 'ON_ERROR_STOP=1', '-At', '-F', '\t'];
+
+	/** A home (user folder + env) with the package installed; removed on stop. */
+	const makeHome = async (extraEnv: Env, port = 5678) => {
+		const home = createN8nHome({ port, brokerPort: await findFreePort(), runtime, extraEnv: { ...shared, ...extraEnv } });
+		userFolders.push(home.userFolder);
+		installPackageTarball(home.userFolder, options.tarball);
+		return home;
+	};
+
+	let main: RunningN8n | undefined;
+	let mainEnv: Env = {};
+	const workers: WorkerProcess[] = [];
+	const stop = async () => {
+		if (stopped) return;
+		stopped = true;
+		await Promise.all([
+			main?.stop(),
+			...workers.map(async (worker) => {
+				kill(worker.pid, 'SIGTERM');
+				const timer = setTimeout(() => kill(worker.pid, 'SIGKILL'), 20_000);
+				await worker.closed.finally(() => clearTimeout(timer));
+				kill(worker.pid, 'SIGKILL'); // its task runner
+			}),
+		]);
+		if (redisPidFile && fs.existsSync(redisPidFile)) kill(Number(fs.readFileSync(redisPidFile, 'utf8')), 'SIGTERM', false);
+		if (pgStarted) {
+			const [command, args] = asPostgres(path.join(PG_BIN, 'pg_ctl'), ['-D', pgData, '-m', 'fast', '-w', '-t', '30', 'stop']);
+			await run(command, args).catch((error) => log(`[queue] pg_ctl stop: ${error.message}`));
+		}
+		// Redis writes nothing (--save ''); give it a moment to exit before its folder goes.
+		for (let i = 0; i < 20 && redisPidFile && fs.existsSync(redisPidFile); i++) await sleep(100);
+		process.removeListener('exit', killAllNow);
+		for (const folder of [...userFolders, root]) fs.rmSync(folder, { recursive: true, force: true });
+	};
+
+	try {
+		// Postgres: a fresh data folder owned by the postgres user, trust auth on loopback only.
+		const pgStartedAt = Date.now();
+		fs.mkdirSync(pgData, { mode: 0o700 });
+		spawnSync('chown', [PG_USER, pgData]);
+		const initdb = asPostgres(path.join(PG_BIN, 'initdb'), ['-D', pgData, '-A', 'trust', '-U', 'n8n', '--no-sync']);
+		await run(...initdb);
+		const pgLog = path.join(logDir, 'postgres.log');
+		fs.writeFileSync(pgLog, '');
+		spawnSync('chown', [PG_USER, pgLog]);
+		const pgCtl = asPostgres(path.join(PG_BIN, 'pg_ctl'), [
+			'-D',
+			pgData,
+			'-l',
+			pgLog,
+			'-w',
+			'-t',
+			'60',
+			'-o',
+			`-p ${pgPort} -k ${pgData} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=100`,
+			'start',
+		]);
+		pgStarted = true;
+		await run(...pgCtl).catch((error) => {
+			throw new Error(`Postgres did not start: ${error.message}\n${fs.readFileSync(pgLog, 'utf8').slice(-2000)}`);
+		});
+		await run(psqlBin, [...psqlArgs, '-d', 'postgres', '-c', 'create database n8n']);
+		log(`[queue] Postgres on 127.0.0.1:${pgPort} (${Date.now() - pgStartedAt} ms)`);
+
+		// Redis: nothing written to disk.
+		fs.mkdirSync(redisDir);
+		redisPidFile = path.join(redisDir, 'redis.pid');
+		await run(redisServer, [
+			'--port',
+			String(redisPort),
+			'--bind',
+			'127.0.0.1',
+			'--save',
+			'',
+			'--appendonly',
+			'no',
+			'--daemonize',
+			'yes',
+			'--dir',
+			redisDir,
+			'--pidfile',
+			redisPidFile,
+			'--logfile',
+			path.join(logDir, 'redis.log'),
+		]);
+		for (let i = 0; i < 50 && !fs.existsSync(redisPidFile); i++) await sleep(100);
+		if (!fs.existsSync(redisPidFile))
+			throw new Error(`Redis did not start: ${fs.readFileSync(path.join(logDir, 'redis.log'), 'utf8').slice(-2000)}`);
+		log(`[queue] Redis on 127.0.0.1:${redisPort}`);
+
+		// The homes, the imports (they create n8n's schema in Postgres), then every n8n process at once.
+		const mainHome = await makeHome({}, mainPort);
+		mainEnv = mainHome.env;
+		const workerHomes = await Promise.all(
+			Array.from({ length: workerCount }, async () => {
+				const healthPort = await findFreePort();
+				const home = await makeHome({
+					QUEUE_HEALTH_CHECK_ACTIVE: 'true',
+					QUEUE_HEALTH_CHECK_PORT: String(healthPort),
+					N8N_WORKER_SERVER_ADDRESS: '127.0.0.1',
+				});
+				return { ...home, healthPort };
+			}),
+		);
+		const importStarted = Date.now();
+		if (options.credentials?.length) await importCredentials(mainHome.env, options.credentials, { runtime });
+		if (options.workflows?.length) await importWorkflows(mainHome.env, options.workflows, { runtime });
+		log(
+			`[queue] imported ${options.credentials?.length ?? 0} credential(s) and ${options.workflows?.length ?? 0} workflow(s) (${Date.now() - importStarted} ms)`,
+		);
+
+		const logStream = (name: string) => fs.createWriteStream(path.join(logDir, `${name}.log`), { flags: 'a' });
+		const startWorker = async (name: string, home: (typeof workerHomes)[number]): Promise<WorkerProcess> => {
+			const child = spawn(runtime.nodeBin, [runtime.n8nBin, 'worker', `--concurrency=${concurrency}`], {
+				cwd: home.userFolder,
+				env: home.env,
+				stdio: ['ignore', 'pipe', 'pipe'],
+				detached: true,
+			});
+			const pid = child.pid as number;
+			groups.push(pid);
+			const stream = logStream(name);
+			let output = '';
+			const collect = (chunk: string) => {
+				output = output.length > 4_000_000 ? output.slice(-2_000_000) + chunk : output + chunk;
+				stream.write(chunk);
+				onOutput?.(name, chunk);
+			};
+			child.stdout!.setEncoding('utf8').on('data', collect);
+			child.stderr!.setEncoding('utf8').on('data', collect);
+			const closed = new Promise<void>((resolve) => child.on('close', () => resolve()));
+			closed.then(() => stream.end());
+			const worker = { name, child, pid, healthPort: home.healthPort, closed, output: () => output };
+			const deadline = Date.now() + 120_000;
+			while (!/n8n worker is now ready/.test(output)) {
+				if (child.exitCode !== null || child.signalCode !== null)
+					throw new Error(`${name} exited before it was ready:\n${output.slice(-3000)}`);
+				if (Date.now() > deadline) throw new Error(`${name} was not ready within 120 s:\n${output.slice(-3000)}`);
+				await sleep(200);
+			}
+			return worker;
+		};
+		const startsAt = Date.now();
+		const mainStream = logStream('main');
+		const [startedMain, ...startedWorkers] = await Promise.allSettled([
+			startN8n(mainHome.env, {
+				runtime,
+				onOutput: (chunk) => {
+					mainStream.write(chunk);
+					onOutput?.('main', chunk);
+				},
+			}),
+			...workerHomes.map((home, index) => startWorker(`worker-${index + 1}`, home)),
+		]);
+		if (startedMain.status === 'fulfilled') {
+			main = startedMain.value;
+			groups.push(main.process.pid as number);
+			main.process.on('close', () => mainStream.end());
+		}
+		for (const started of startedWorkers) if (started.status === 'fulfilled') workers.push(started.value);
+		const failed = [startedMain, ...startedWorkers].find((started) => started.status === 'rejected');
+		if (failed) throw (failed as PromiseRejectedResult).reason;
+		log(`[queue] main on ${main!.url} and ${workers.length} workers ready (${Date.now() - startsAt} ms)`);
+	} catch (error) {
+		await stop().catch(() => undefined);
+		throw error;
+	}
+
+	const running = main!;
+	const rest = new N8nRestClient(running.url);
+	await rest.login();
+	for (const id of options.publish ?? []) await publish(rest, id);
+
+	/** Execution id -> the worker that ran it ("Worker started execution N" in its log). */
+	const workerOfExecutions = (): Map<string, string> => {
+		const map = new Map<string, string>();
+		for (const worker of workers) {
+			for (const match of worker.output().matchAll(/Worker started execution (\d+)/g)) map.set(match[1], worker.name);
+		}
+		return map;
+	};
+	const finishedOn = (): Map<string, string> => {
+		const map = new Map<string, string>();
+		for (const worker of workers) {
+			for (const match of worker.output().matchAll(/Worker finished execution (\d+)/g)) map.set(match[1], worker.name);
+		}
+		return map;
+	};
+
+	/** A query on n8n's Postgres database; rows of tab-separated fields. */
+	const psql = async (sql: string): Promise<string[][]> => {
+		const { stdout } = await run(psqlBin, [...psqlArgs, '-d', 'n8n', '-c', sql], { maxBuffer: 64 * 1024 * 1024 });
+		return stdout
+			.split('\n')
+			.filter((line) => line !== '')
+			.map((line) => line.split('\t'));
+	};
+
+	/** Rows of execution_entity (of one workflow, when given), oldest first. */
+	const executions = async (workflowId?: string): Promise<ExecutionRow[]> => {
+		const where = workflowId === undefined ? '' : `where "workflowId" = '${workflowId.replace(/'/g, "''")}'`;
+		const rows = await psql(
+			`select id, "workflowId", status, mode, finished, "startedAt", "stoppedAt" from execution_entity ${where} order by id`,
+		);
+		return rows.map(([id, wf, status, mode, finished, startedAt, stoppedAt]) => ({
+			id,
+			workflowId: wf,
+			status,
+			mode,
+			finished: finished === 't',
+			startedAt: startedAt || null,
+			stoppedAt: stoppedAt || null,
+		}));
+	};
+
+	/** Waits until the workflow has at least `count` executions and none of them is new, running or waiting; returns them. */
+	const waitForExecutions = async (
+		workflowId: string,
+		count: number,
+		{ timeoutMs = 120_000, everyMs = 500 } = {},
+	): Promise<ExecutionRow[]> => {
+		const deadline = Date.now() + timeoutMs;
+		for (;;) {
+			const rows = await executions(workflowId);
+			if (rows.length >= count && rows.every((row) => !['new', 'running', 'waiting'].includes(row.status))) return rows;
+			if (Date.now() > deadline) {
+				const states = rows.reduce<Record<string, number>>(
+					(counts, row) => ({ ...counts, [row.status]: (counts[row.status] ?? 0) + 1 }),
+					{},
+				);
+				throw new Error(
+					`Timed out after ${timeoutMs / 1000} s waiting for ${count} finished executions of ${workflowId}: ${JSON.stringify(states)}`,
+				);
+			}
+			await sleep(everyMs);
+		}
+	};
+
+	/** Resident memory (MB) of each n8n process (its own process, not its task runner). */
+	const rssMb = (): Record<string, number> => {
+		const of = (pid: number) => {
+			try {
+				const match = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+				return match ? Math.round(Number(match[1]) / 1024) : 0;
+			} catch {
+				return 0;
+			}
+		};
+		return Object.fromEntries([['main', of(running.process.pid as number)], ...workers.map((worker) => [worker.name, of(worker.pid)])]);
+	};
+
+	return {
+		url: running.url,
+		port: running.port,
+		pgPort,
+		redisPort,
+		logDir,
+		main: running,
+		workers: workers.map(({ name, pid, healthPort, output }) => ({ name, pid, healthPort, output })),
+		rest,
+		publish: (id: string) => publish(rest, id),
+		workerOfExecutions,
+		finishedOn,
+		psql,
+		executions,
+		waitForExecutions,
+		rssMb,
+		/** Main's environment: n8n's CLI against the same database and Redis. */
+		mainEnv,
+		/** `n8n <args>` with main's environment. */
+		cli: (args: string[]) => runN8nCli(mainEnv, args, { runtime }),
+		stop,
+	};
+}
+
+/** Publishes a workflow through main's REST API and waits until n8n says it is published (an outbox in 2.41). */
+export async function publish(rest: N8nRestClient, id: string, timeoutMs = 60_000): Promise<void> {
+	await rest.activateWorkflow(id);
+	const deadline = Date.now() + timeoutMs;
+	for (;;) {
+		const status = await rest.call('GET', `/workflows/${encodeURIComponent(id)}/publication-status`);
+		if (status.status === 'published') return;
+		if (status.status !== 'in_progress' && status.status !== 'pending') {
+			throw new Error(`Publishing ${id} ended "${status.status}": ${JSON.stringify(status.triggers ?? [])}`);
+		}
+		if (Date.now() > deadline) throw new Error(`${id} was not published within ${timeoutMs / 1000} s`);
+		await sleep(250);
+	}
+}
