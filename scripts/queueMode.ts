@@ -162,6 +162,15 @@ export async function startQueueCluster(options: QueueClusterOptions) {
 		for (const folder of [...userFolders, root]) fs.rmSync(folder, { recursive: true, force: true });
 	};
 	process.on('exit', killAllNow);
+	// Ctrl-C / SIGTERM of a process that does not handle them itself (a test run): end everything, then
+	// die of the signal as it would have. `npm start -- --queue` handles them and calls stop().
+	const onSignal = (signal: NodeJS.Signals) => {
+		killAllNow();
+		process.removeListener('SIGINT', onSignal).removeListener('SIGTERM', onSignal);
+		process.kill(process.pid, signal);
+	};
+	const handleSignals = process.listenerCount('SIGINT') === 0 && process.listenerCount('SIGTERM') === 0;
+	if (handleSignals) process.on('SIGINT', onSignal).on('SIGTERM', onSignal);
 
 	const pgPort = await findFreePort();
 	const redisPort = await findFreePort();
@@ -217,7 +226,9 @@ export async function startQueueCluster(options: QueueClusterOptions) {
 		}
 		// Redis writes nothing (--save ''); give it a moment to exit before its folder goes.
 		for (let i = 0; i < 20 && redisPidFile && fs.existsSync(redisPidFile); i++) await sleep(100);
-		process.removeListener('exit', killAllNow);
+		if (logDir !== root && fs.existsSync(path.join(root, 'postgres.log')))
+			fs.copyFileSync(path.join(root, 'postgres.log'), path.join(logDir, 'postgres.log'));
+		process.removeListener('exit', killAllNow).removeListener('SIGINT', onSignal).removeListener('SIGTERM', onSignal);
 		for (const folder of [...userFolders, root]) fs.rmSync(folder, { recursive: true, force: true });
 	};
 
@@ -228,7 +239,8 @@ export async function startQueueCluster(options: QueueClusterOptions) {
 		spawnSync('chown', [PG_USER, pgData]);
 		const initdb = asPostgres(path.join(PG_BIN, 'initdb'), ['-D', pgData, '-A', 'trust', '-U', 'n8n', '--no-sync']);
 		await run(...initdb);
-		const pgLog = path.join(logDir, 'postgres.log');
+		// Postgres writes its log as the postgres user: into the cluster's folder (copied to logDir on stop).
+		const pgLog = path.join(root, 'postgres.log');
 		fs.writeFileSync(pgLog, '');
 		spawnSync('chown', [PG_USER, pgLog]);
 		const pgCtl = asPostgres(path.join(PG_BIN, 'pg_ctl'), [

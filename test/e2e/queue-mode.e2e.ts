@@ -1,0 +1,367 @@
+/**
+ * The package in n8n's real queue mode (issue 13): Postgres, Redis, `n8n start` (main) and two
+ * `n8n worker --concurrency=10` (scripts/queueMode.ts), one cluster for the whole file, against the
+ * in-process sandbox with tokens that live 20 s. Effects are counted in the sandbox's request log,
+ * which worker ran an execution in the workers' logs, executions in Postgres.
+ * - a burst of 300 ERP webhook events, 20 at a time: both workers run them, each named user is
+ *   notified exactly once, every execution succeeds;
+ * - an Idempotency Key shared by the workers: the same event twice, on different workers, one send;
+ * - token renewal across workers over more than three token lives: no call fails, refreshes bounded;
+ * - the same burst with refreshes that revoke earlier tokens (tokens expired at its start);
+ * - the Companion Push Trigger (every minute) polls on main only, once per interval; its
+ *   executions run on the workers and emit each event once.
+ * Figures (wall times, executions per worker, refreshes per token life, sends, RSS) are printed.
+ */
+import { startQueueCluster, type ExecutionRow, type QueueCluster } from '../../scripts/queueMode';
+import { credentialEntry, exampleWorkflows, request } from '../../scripts/n8n-preload';
+import { startSandbox, type LoggedRequest, type Sandbox, type SandboxOrg } from '../../sandbox';
+import { CREDENTIAL_ID, packedTarball, REFRESH, TRIGGER_TYPE } from './n8n';
+
+const TOKEN_LIFE_SECONDS = 20;
+const WORKERS = 2;
+const CONCURRENCY = 10;
+const BURST = 300;
+const AT_ONCE = 20;
+const ERP = 'cpExampleErpEvent';
+const TRIGGER_WORKFLOW = 'queueTrigger';
+const SECONDARY_CREDENTIAL = { id: 'cpQueueSecondary', name: 'Companion Push secondary org' };
+const SEND = 'POST /push-notification/send';
+const LIST = 'GET /push-notification/list';
+const POLL_MS = 60_000;
+
+type Json = Record<string, any>;
+type ErpEvent = { orderId: string; status: string; userId: string };
+
+const log = (line: string) => process.stdout.write(`[e2e queue] ${line}\n`);
+const seconds = (ms: number) => (ms / 1000).toFixed(1);
+const tally = (values: string[]) =>
+	values.reduce<Record<string, number>>((counts, value) => ({ ...counts, [value]: (counts[value] ?? 0) + 1 }), {});
+
+/** The trigger workflow: the Companion Push Trigger (every minute, the secondary org's credential) -> No Op. */
+function triggerWorkflow(): Json {
+	return {
+		id: TRIGGER_WORKFLOW,
+		name: 'queue mode: trigger',
+		nodes: [
+			{
+				id: 'b1c4f6a2-5d0e-4f53-9a57-3e9d2b7c0001',
+				name: 'Delivery Results',
+				type: TRIGGER_TYPE,
+				typeVersion: 1,
+				position: [0, 0],
+				parameters: {
+					pollTimes: { item: [{ mode: 'everyMinute' }] },
+					events: ['notificationSettled', 'deliveryFailed'],
+					output: 'perEvent',
+					filters: {},
+					options: {},
+				},
+				credentials: { companionPushApi: SECONDARY_CREDENTIAL },
+			},
+			{
+				id: 'b1c4f6a2-5d0e-4f53-9a57-3e9d2b7c0002',
+				name: 'Received',
+				type: 'n8n-nodes-base.noOp',
+				typeVersion: 1,
+				position: [260, 0],
+				parameters: {},
+			},
+		],
+		connections: { 'Delivery Results': { main: [[{ node: 'Received', type: 'main', index: 0 }]] } },
+		settings: { executionOrder: 'v1' },
+		active: false,
+		pinData: {},
+	};
+}
+
+/** A send made straight against the sandbox API, as another system of the organization would. */
+async function sendFromOutside(sandbox: Sandbox, org: SandboxOrg, title: string, userIds: string[]): Promise<string> {
+	const token = await request(`${sandbox.baseUrl}/auth/oauth/v2/refresh`, {
+		method: 'POST',
+		body: { client_id: org.clientId, client_secret: org.clientSecret, refresh_token: org.refreshToken },
+	});
+	const sent = await request(`${sandbox.baseUrl}/push-notification/send`, {
+		method: 'POST',
+		headers: { authorization: `Bearer ${token.json.access_token}` },
+		body: { title, body: 'Sent from outside n8n', target_user_ids: userIds },
+	});
+	if (sent.status !== 202) throw new Error(`outside send answered ${sent.status}`);
+	return sent.json.data.id;
+}
+
+describe('the package in n8n queue mode (main + 2 workers, Postgres, Redis)', () => {
+	let sandbox: Sandbox;
+	let cluster: QueueCluster;
+	let primary: SandboxOrg;
+	let secondary: SandboxOrg;
+	let triggerPublishedAt: number;
+	const outsideSends: Array<{ id: string; failedUser: string }> = [];
+	const figures: string[] = [];
+	const report = (line: string) => {
+		figures.push(line);
+		log(line);
+	};
+
+	/** POSTs the events to the ERP example's webhook, `AT_ONCE` in flight; each answer must be 200. */
+	async function postEvents(events: ErpEvent[], atOnce = AT_ONCE): Promise<void> {
+		let next = 0;
+		const statuses: number[] = [];
+		await Promise.all(
+			Array.from({ length: atOnce }, async () => {
+				while (next < events.length) {
+					const event = events[next++];
+					statuses.push((await request(`${cluster.url}/webhook/erp-event`, { method: 'POST', body: event })).status);
+				}
+			}),
+		);
+		expect(tally(statuses.map(String))).toEqual({ 200: events.length });
+	}
+
+	/** The highest execution id so far (executions after it are a case's own). */
+	const lastExecutionId = async () => Math.max(0, ...(await cluster.executions()).map((row) => Number(row.id)));
+
+	/** The workflow's executions after `afterId`, once `count` of them have finished. */
+	async function executionsAfter(workflowId: string, afterId: number, count: number, timeoutMs = 120_000): Promise<ExecutionRow[]> {
+		const deadline = Date.now() + timeoutMs;
+		for (;;) {
+			const rows = (await cluster.executions(workflowId)).filter((row) => Number(row.id) > afterId);
+			if (rows.length >= count && rows.every((row) => !['new', 'running', 'waiting'].includes(row.status))) return rows;
+			if (Date.now() > deadline)
+				throw new Error(
+					`Timed out waiting for ${count} executions of ${workflowId}: ${JSON.stringify(tally(rows.map((row) => row.status)))}`,
+				);
+			await new Promise((resolve) => setTimeout(resolve, 500));
+		}
+	}
+
+	/** Which worker ran each execution; every one must have run on a worker. */
+	function workersOf(rows: ExecutionRow[]): Record<string, number> {
+		const ranOn = cluster.workerOfExecutions();
+		const names = rows.map((row) => ranOn.get(row.id) ?? `nowhere (execution ${row.id})`);
+		return tally(names);
+	}
+
+	const isPrimaryRefresh = (entry: LoggedRequest) => entry.endpoint === REFRESH && (entry.body as Json)?.client_id === primary.clientId;
+	/** Accepted sends per recipient, over the sends whose title starts with `prefix`. */
+	function acceptedPerUser(entries: LoggedRequest[], prefix: string): Record<string, number> {
+		const sends = entries.filter(
+			(entry) => entry.endpoint === SEND && entry.status === 202 && String((entry.body as Json).title).startsWith(prefix),
+		);
+		return tally(sends.flatMap((entry) => (entry.body as Json).target_user_ids as string[]));
+	}
+	const oncePerUser = (userIds: string[]) => Object.fromEntries(userIds.map((userId) => [userId, 1]));
+
+	beforeAll(async () => {
+		const started = Date.now();
+		sandbox = await startSandbox({ port: 0, seedUsers: 500, tokenLifetimeSeconds: TOKEN_LIFE_SECONDS, deliveryMs: 500 });
+		({ primary, secondary } = sandbox.orgs);
+		const erp = exampleWorkflows().find((entry) => entry.workflow.id === ERP)!.workflow;
+		cluster = await startQueueCluster({
+			tarball: packedTarball(),
+			workers: WORKERS,
+			concurrency: CONCURRENCY,
+			credentials: [
+				credentialEntry({
+					baseUrl: sandbox.baseUrl,
+					clientId: primary.clientId,
+					clientSecret: primary.clientSecret,
+					refreshToken: primary.refreshToken,
+				}),
+				credentialEntry(
+					{
+						baseUrl: sandbox.baseUrl,
+						clientId: secondary.clientId,
+						clientSecret: secondary.clientSecret,
+						refreshToken: secondary.refreshToken,
+					},
+					SECONDARY_CREDENTIAL,
+				),
+			],
+			workflows: [erp, triggerWorkflow()],
+			publish: [ERP],
+			log,
+		});
+		expect(erp.nodes.find((node: Json) => node.credentials)?.credentials.companionPushApi.id).toBe(CREDENTIAL_ID);
+		// The trigger: published now (its activation poll sets the starting point), then sends are
+		// made outside n8n for its scheduled polls to find while the other cases run.
+		triggerPublishedAt = Date.now();
+		await cluster.publish(TRIGGER_WORKFLOW);
+		const failedUsers = secondary.usersOfKind('uninstalled', 2);
+		const others = [...secondary.usersOfKind('onePhone', 2), ...secondary.usersOfKind('twoPhones', 2)];
+		for (const [index, failedUser] of failedUsers.entries()) {
+			const id = await sendFromOutside(sandbox, secondary, `Queue trigger ${index + 1}`, [
+				others[2 * index],
+				others[2 * index + 1],
+				failedUser,
+			]);
+			outsideSends.push({ id, failedUser });
+		}
+		report(
+			`cluster up (sandbox, Postgres, Redis, imports, main, ${WORKERS} workers, 2 workflows published) in ${seconds(Date.now() - started)} s`,
+		);
+	});
+
+	afterAll(async () => {
+		const stopping = Date.now();
+		await cluster?.stop();
+		await sandbox?.stop();
+		if (cluster) log(`cluster stopped in ${seconds(Date.now() - stopping)} s`);
+		if (figures.length > 0) log(`summary:\n  ${figures.join('\n  ')}`);
+	});
+
+	test(`a burst of ${BURST} webhook events, ${AT_ONCE} at a time: both workers run them, each user is notified once, all succeed`, async () => {
+		const users = primary.userIds.slice(0, BURST);
+		const events = users.map((userId, index) => ({ orderId: `A${index}`, status: 'shipped', userId }));
+		const afterId = await lastExecutionId();
+		const before = sandbox.requestLog().length;
+		const started = Date.now();
+		await postEvents(events);
+		const posted = Date.now();
+		const rows = await executionsAfter(ERP, afterId, BURST);
+		const done = Date.now();
+		const entries = sandbox.requestLog().slice(before);
+
+		expect(rows).toHaveLength(BURST);
+		expect(tally(rows.map((row) => `${row.mode}:${row.status}`))).toEqual({ 'webhook:success': BURST });
+		const perWorker = workersOf(rows);
+		expect(Object.keys(perWorker).sort()).toEqual(['worker-1', 'worker-2']);
+		expect(acceptedPerUser(entries, 'Order A')).toEqual(oncePerUser(users));
+		expect(tally(entries.filter((entry) => entry.endpoint === SEND).map((entry) => String(entry.status)))).toEqual({ 202: BURST });
+
+		const refreshes = entries.filter(isPrimaryRefresh).length;
+		report(
+			`burst: ${BURST} events posted in ${seconds(posted - started)} s, all executed in ${seconds(done - started)} s; ` +
+				`per worker ${JSON.stringify(perWorker)}; ${BURST} sends (202), ${refreshes} refresh(es); RSS MB ${JSON.stringify(cluster.rssMb())}`,
+		);
+	});
+
+	test('an Idempotency Key shared by the workers: the same event twice, 2 s apart, on different workers, notifies once', async () => {
+		const pairs: Array<{ workers: string[]; accepted: number }> = [];
+		// Which worker takes a job is Redis's choice: try fresh events until a pair ran on two workers.
+		for (let attempt = 0; attempt < 6 && !pairs.some((pair) => new Set(pair.workers).size === 2); attempt++) {
+			const event = { orderId: `E${attempt}`, status: 'paid', userId: primary.userIds[400 + attempt] };
+			const afterId = await lastExecutionId();
+			const before = sandbox.requestLog().length;
+			await postEvents([event]);
+			const [first] = await executionsAfter(ERP, afterId, 1);
+			await new Promise((resolve) => setTimeout(resolve, 2000));
+			await postEvents([event]);
+			const [, second] = await executionsAfter(ERP, afterId, 2);
+			expect([first.status, second.status]).toEqual(['success', 'success']);
+			const ranOn = cluster.workerOfExecutions();
+			const accepted = acceptedPerUser(sandbox.requestLog().slice(before), `Order E${attempt}:`);
+			pairs.push({ workers: [ranOn.get(first.id)!, ranOn.get(second.id)!], accepted: accepted[event.userId] ?? 0 });
+		}
+		report(`idempotency across workers: ${pairs.map((pair) => `${pair.workers.join(' then ')}: ${pair.accepted} send`).join('; ')}`);
+		expect(pairs.every((pair) => pair.accepted === 1)).toBe(true);
+		expect(pairs.some((pair) => new Set(pair.workers).size === 2 && pair.workers.every((name) => /^worker-\d$/.test(name)))).toBe(true);
+	});
+
+	test(`token renewal across workers: events spread over 66 s (${TOKEN_LIFE_SECONDS} s tokens): no call fails, no failed execution, refreshes bounded`, async () => {
+		const users = primary.userIds.slice(BURST, BURST + 66);
+		const afterId = await lastExecutionId();
+		const before = sandbox.requestLog().length;
+		const started = Date.now();
+		const posts: Promise<void>[] = [];
+		for (const [index, userId] of users.entries()) {
+			const due = started + index * 1000;
+			await new Promise((resolve) => setTimeout(resolve, Math.max(0, due - Date.now())));
+			posts.push(postEvents([{ orderId: `B${index}`, status: 'packed', userId }]));
+		}
+		await Promise.all(posts);
+		const rows = await executionsAfter(ERP, afterId, users.length);
+		const windowMs = Date.now() - started;
+		const entries = sandbox.requestLog().slice(before);
+
+		expect(tally(rows.map((row) => row.status))).toEqual({ success: users.length });
+		const failedCalls = entries
+			.filter((entry) => entry.status >= 400 || entry.status === 0)
+			.map((entry) => `${entry.method} ${entry.path} ${entry.status}`);
+		expect(failedCalls).toEqual([]);
+		expect(acceptedPerUser(entries, 'Order B')).toEqual(oncePerUser(users));
+		const refreshes = entries.filter(isPrimaryRefresh);
+		const lives = Math.ceil(windowMs / (TOKEN_LIFE_SECONDS * 1000));
+		const gaps = refreshes.slice(1).map((entry, index) => seconds(entry.time - refreshes[index].time));
+		report(
+			`renewal: ${users.length} events over ${seconds(windowMs)} s = ${lives} token lives of ${TOKEN_LIFE_SECONDS} s; ` +
+				`${refreshes.length} refreshes (${(refreshes.length / lives).toFixed(2)} per token life, ${(refreshes.length / lives / WORKERS).toFixed(2)} per worker per life; ` +
+				`gaps ${gaps.join(', ')} s); per worker ${JSON.stringify(workersOf(rows))}; failed calls ${failedCalls.length}`,
+		);
+		expect(refreshes.length).toBeGreaterThanOrEqual(lives - 1);
+		expect(refreshes.length).toBeLessThanOrEqual(WORKERS * (lives + 1));
+	});
+
+	test(`the burst again with refreshes that revoke earlier tokens (all tokens expired at its start): no failed execution, nobody notified twice`, async () => {
+		sandbox.configure({ refreshRevokesPreviousTokens: true });
+		try {
+			sandbox.expireAccessTokens();
+			const users = primary.userIds.slice(0, BURST);
+			const events = users.map((userId, index) => ({ orderId: `C${index}`, status: 'delivered', userId }));
+			const afterId = await lastExecutionId();
+			const before = sandbox.requestLog().length;
+			const started = Date.now();
+			await postEvents(events);
+			const rows = await executionsAfter(ERP, afterId, BURST);
+			const windowMs = Date.now() - started;
+			const entries = sandbox.requestLog().slice(before);
+
+			const statuses = tally(rows.map((row) => row.status));
+			const sends = entries.filter((entry) => entry.endpoint === SEND);
+			const perUser = acceptedPerUser(entries, 'Order C');
+			const twice = Object.values(perUser).filter((count) => count > 1).length;
+			const missing = users.filter((userId) => !perUser[userId]).length;
+			const refreshes = entries.filter(isPrimaryRefresh).length;
+			const lives = Math.ceil(windowMs / (TOKEN_LIFE_SECONDS * 1000));
+			report(
+				`revoking refreshes: ${BURST} events in ${seconds(windowMs)} s (${lives} token lives); executions ${JSON.stringify(statuses)}; ` +
+					`per worker ${JSON.stringify(workersOf(rows))}; send calls ${JSON.stringify(tally(sends.map((entry) => String(entry.status))))}; ` +
+					`users notified twice ${twice}, not notified ${missing}; refreshes ${refreshes} (bound ${WORKERS * (lives + 1)}); ` +
+					`401s ${JSON.stringify(tally(entries.filter((entry) => entry.status === 401).map((entry) => `${entry.endpoint} ${entry.authorization}`)))}`,
+			);
+			expect(statuses).toEqual({ success: BURST });
+			expect(perUser).toEqual(oncePerUser(users));
+			expect(refreshes).toBeLessThanOrEqual(WORKERS * (lives + 1));
+		} finally {
+			sandbox.configure({ refreshRevokesPreviousTokens: false });
+		}
+	});
+
+	test('the trigger polls on main only, once per interval; its executions run on the workers and emit each event once', async () => {
+		// At least two scheduled polls after the outside sends (deliveries settle within 1.5 s).
+		const waitUntil = triggerPublishedAt + 2 * POLL_MS + 10_000;
+		await new Promise((resolve) => setTimeout(resolve, Math.max(0, waitUntil - Date.now())));
+		const now = Date.now();
+
+		// One poll = the list requests of the secondary org within a few seconds of each other.
+		const lists = sandbox.requestLog().filter((entry) => entry.endpoint === LIST && entry.orgId === secondary.id);
+		const polls: number[] = [];
+		for (const entry of lists) if (polls.length === 0 || entry.time - polls[polls.length - 1] > 5000) polls.push(entry.time);
+		const gaps = polls.slice(1).map((time, index) => time - polls[index]);
+		const minutes = (now - triggerPublishedAt) / POLL_MS;
+		report(
+			`trigger: ${polls.length} polls in ${minutes.toFixed(2)} min since publishing (${lists.length} list requests); ` +
+				`gaps ${gaps.map((gap) => seconds(gap)).join(', ')} s`,
+		);
+		// The activation poll, then one per minute (one process polling), never one per process.
+		expect(polls.length).toBeGreaterThanOrEqual(Math.floor(minutes));
+		expect(polls.length).toBeLessThanOrEqual(Math.floor(minutes) + 2);
+		expect(gaps.slice(1).filter((gap) => gap < 50_000 || gap > 70_000)).toEqual([]);
+
+		const rows = await cluster.executions(TRIGGER_WORKFLOW);
+		expect(rows.length).toBeGreaterThanOrEqual(1);
+		expect(tally(rows.map((row) => `${row.mode}:${row.status}`))).toEqual({ [`trigger:success`]: rows.length });
+		const perWorker = workersOf(rows);
+		expect(Object.keys(perWorker).every((name) => /^worker-\d$/.test(name))).toBe(true);
+		const emitted: string[] = [];
+		for (const row of rows) {
+			const execution = await cluster.rest.getExecution(row.id);
+			for (const item of execution.data.resultData.runData['Delivery Results'][0].data.main[0]) {
+				const { event, notificationId, userId } = item.json;
+				emitted.push(event === 'deliveryFailed' ? `${event} ${notificationId} ${userId}` : `${event} ${notificationId}`);
+			}
+		}
+		const expected = outsideSends.flatMap(({ id, failedUser }) => [`notificationSettled ${id}`, `deliveryFailed ${id} ${failedUser}`]);
+		report(`trigger: ${rows.length} execution(s) on ${JSON.stringify(perWorker)}, ${emitted.length} events emitted`);
+		expect(emitted.sort()).toEqual(expected.sort());
+	});
+});
