@@ -67,7 +67,7 @@ const PERSISTENT: Array<[string, Fault, RegExp, number]> = [
 	['no answer on every try', { kind: 'resetBefore', times: 4 }, / failed: no answer from the API \(ECONNRESET\)/, 4],
 	['malformed JSON on every try', { kind: 'malformedJson', times: 4 }, /: the API answered with an unexpected body/, 4],
 	['429 asking for 120 s (over the 60 s cap)', { kind: 'rateLimit', retryAfterSeconds: 120 }, / failed with HTTP 429/, 1],
-	['401 twice (the token renewed once in between)', { kind: 'unauthorized', times: 2 }, / failed with HTTP 401/, 2],
+	['401 twice (a fresh store: the token renewed before each try, the most a call renews)', { kind: 'unauthorized', times: 2 }, / failed with HTTP 401/, 2],
 ];
 
 type Op = 'send' | 'schedule' | 'get' | 'cancel' | 'listSends' | 'users' | 'activeUsers' | 'sendToAll' | 'sendToActive';

@@ -52,7 +52,7 @@ describe('no secret or token in any error', () => {
 	const request = () => ({ title: 'T', body: 'B', target_user_ids: sandbox.orgs.primary.usersOfKind('onePhone', 1) });
 
 	const cases: Array<[string, () => void, (context: IExecuteFunctions) => Promise<unknown>]> = [
-		['a 401 twice (renewed once in between)', () => sandbox.addFault({ endpoint: ACTIVE_USERS, kind: 'unauthorized', times: 2 }), (c) => listActiveUserIds(c)],
+		['a 401 three times (renewed twice in between)', () => sandbox.addFault({ endpoint: ACTIVE_USERS, kind: 'unauthorized', times: 3 }), (c) => listActiveUserIds(c)],
 		['a 400', () => sandbox.configure({ userListOverLimit: 'reject' }), (c) => listUsersPage(c, 0, 5000)],
 		['a 404', () => undefined, (c) => getNotification(c, 'missing')],
 		['a 409 on cancel', () => undefined, async (c) => cancelNotification(c, (await sendNotification(c, request())).id)],
@@ -70,7 +70,7 @@ describe('no secret or token in any error', () => {
 			'an unknown outcome (reset, list unreadable)',
 			() => {
 				sandbox.addFault({ endpoint: SEND, kind: 'resetBefore' });
-				sandbox.addFault({ endpoint: SEND_LIST, kind: 'unauthorized', times: 2 });
+				sandbox.addFault({ endpoint: SEND_LIST, kind: 'unauthorized', times: 3 });
 			},
 			(c) => sendNotification(c, request()),
 		],
@@ -98,7 +98,7 @@ describe('no secret or token in any error', () => {
 	});
 
 	test('the run error n8n keeps for a failed node holds no secret either', async () => {
-		sandbox.addFault({ endpoint: ACTIVE_USERS, kind: 'unauthorized', times: 2 });
+		sandbox.addFault({ endpoint: ACTIVE_USERS, kind: 'unauthorized', times: 3 });
 		const result = await runProbe(store, async function () {
 			await listActiveUserIds(this);
 			return [[{ json: {} }]];

@@ -6,7 +6,7 @@ import { excerpt } from './schemas';
 /** One-line hints from the spec's error table, shown under the error in n8n. */
 const HINTS: Record<number, string> = {
 	400: 'A field value is invalid: check the formats of the fields.',
-	401: 'The access token was refused even after one renewal: check the credential (Client ID, Client Secret, Refresh Token).',
+	401: 'The access token was refused even after it was renewed: check the credential (Client ID, Client Secret, Refresh Token).',
 	403: 'The credential lacks permission, or the send belongs to another organization. The service credential must be tied to an administrator user.',
 	404: 'The send does not exist: check the notification ID.',
 	409: 'Only a scheduled send can be canceled: this one already went out or was canceled.',

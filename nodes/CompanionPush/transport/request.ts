@@ -1,4 +1,4 @@
-import { NodeOperationError } from 'n8n-workflow';
+import { NodeOperationError, sleep } from 'n8n-workflow';
 import type {
 	ICredentialDataDecryptedObject,
 	IDataObject,
@@ -73,8 +73,9 @@ function renewalFailure(error: unknown): RenewalFailure | undefined {
  * What lives in process memory (module state, one copy per n8n process) and what it assumes:
  * - `renewalsInFlight` (here): forced token renewals under way, per credential, so that items and
  *   polls running at the same time in this process share one refresh (no refresh storm). With
- *   several processes (queue mode workers) each may renew once; the renewed token is saved in n8n's
- *   database, and a 401 first re-reads the credential another process may have renewed (exchange).
+ *   several processes (queue mode workers) each may renew once per token life: the renewed token
+ *   is saved in n8n's database, and a 401 first takes a token another process saved since, then
+ *   renews (twice at most, for an API whose refresh revokes the previous token; see exchange).
  * - `knownSendIds` (safeSend.ts): ids of sends this process made lately, per credential, so a
  *   lookup after a lost answer never takes an earlier send of this run for its own. Only sends of
  *   this process can be in flight in this run, so other processes need not see it.
@@ -201,19 +202,25 @@ async function sendOnce(
 	}
 }
 
+/** An answer and the access token it was sent with. */
+interface Attempt {
+	answer: Answer;
+	token: unknown;
+}
+
 /** Sends with a token renewed first; the renewal is shared with concurrent callers. */
 async function sendWithRenewedToken(
 	context: CompanionPushContext,
 	call: ApiCall,
 	baseUrl: string,
 	credentials: ICredentialDataDecryptedObject,
-): Promise<Answer> {
+): Promise<Attempt> {
 	const key = credentialKey(context);
 	const renewal = renewalsInFlight.get(key);
 	if (renewal) {
 		const { renewed, failed } = await renewal;
-		if (failed) return { kind: 'renewalFailed', failure: failed };
-		if (renewed) return await sendOnce(context, call, baseUrl, credentials, renewed);
+		if (failed) return { answer: { kind: 'renewalFailed', failure: failed }, token: undefined };
+		if (renewed) return { answer: await sendOnce(context, call, baseUrl, credentials, renewed), token: renewed.accessToken };
 	}
 	// An emptied token makes n8n call the credential's preAuthentication, save the new token, and
 	// write it into this object before sending.
@@ -223,16 +230,46 @@ async function sendWithRenewedToken(
 	let answer: Answer | undefined;
 	try {
 		answer = await sendOnce(context, call, baseUrl, credentials, renewing);
-		return answer;
+		return { answer, token: renewing.accessToken };
 	} finally {
 		finish({ renewed: renewing.accessToken ? renewing : undefined, failed: answer?.kind === 'renewalFailed' ? answer.failure : undefined });
 		renewalsInFlight.delete(key);
 	}
 }
 
+/** Renewals one call may make or join. One is the rule; the second is for an API where a refresh
+ * revokes the previous access token: another process (a queue-mode worker) may renew right after
+ * this call did, revoking its fresh token, and n8n's credential store keeps whichever of the two
+ * was saved last (it has no lock), so the stored token may be the revoked one. */
+const MAX_RENEWALS_PER_CALL = 2;
+/** Tokens one call may be sent with: the stored one, others saved meanwhile, its renewals. */
+const MAX_TOKENS_PER_CALL = 5;
+/** After a 401, how long to give a renewal under way in another process to be saved before renewing
+ * here (jittered, so processes refused at the same moment don't renew in step). */
+const FOREIGN_RENEWAL_WAIT_MS = { min: 100, max: 300 };
+
+/** The stored credential when it holds a usable token other than the refused one: a concurrent call
+ * or another process renewed it since. Looks twice, a short wait apart. */
+async function tokenSavedSince(
+	context: CompanionPushContext,
+	call: ApiCall,
+	refusedToken: unknown,
+): Promise<ICredentialDataDecryptedObject | undefined> {
+	const key = credentialKey(context);
+	for (const waitMs of [0, FOREIGN_RENEWAL_WAIT_MS.min + Math.random() * (FOREIGN_RENEWAL_WAIT_MS.max - FOREIGN_RENEWAL_WAIT_MS.min)]) {
+		// A renewal of this process is under way: join it rather than read or wait.
+		if (renewalsInFlight.has(key)) return undefined;
+		if (waitMs > 0) await sleep(waitMs);
+		const stored = await context.getCredentials(CREDENTIAL_TYPE, call.itemIndex);
+		if (stored.accessToken && stored.accessToken !== refusedToken && !tokenNeedsRenewal(stored, Date.now())) return stored;
+	}
+	return undefined;
+}
+
 /**
  * One HTTP exchange through n8n's authenticated request helper: the token is renewed before
- * expiry, and a 401 renews it and retries once only. Returns any status as an answer.
+ * expiry, and a 401 first takes a token another call or process saved since, and only then renews
+ * (at most twice per call). Returns any status as an answer.
  */
 export async function exchange(context: CompanionPushContext, call: ApiCall): Promise<Answer> {
 	const credentials = await context.getCredentials(CREDENTIAL_TYPE, call.itemIndex);
@@ -242,21 +279,27 @@ export async function exchange(context: CompanionPushContext, call: ApiCall): Pr
 	} catch (error) {
 		throw new NodeOperationError(context.getNode(), (error as Error).message, { itemIndex: call.itemIndex });
 	}
+	let renewals = 0;
+	let attempt: Attempt;
 	if (tokenNeedsRenewal(credentials, Date.now())) {
-		const renewedFirst = await sendWithRenewedToken(context, call, baseUrl, credentials);
-		if (!isUnauthorized(renewedFirst)) return renewedFirst;
-		return await sendWithRenewedToken(context, call, baseUrl, credentials);
+		renewals++;
+		attempt = await sendWithRenewedToken(context, call, baseUrl, credentials);
+	} else {
+		// The token read above is the one sent (n8n would read the credential again otherwise).
+		attempt = { answer: await sendOnce(context, call, baseUrl, credentials, credentials), token: credentials.accessToken };
 	}
-	// The token read above is the one sent (n8n would read the credential again otherwise).
-	const first = await sendOnce(context, call, baseUrl, credentials, credentials);
-	if (!isUnauthorized(first)) return first;
-	// A concurrent call may have renewed the token since it was read (its 401 came first): the
-	// one retry uses that token instead of asking for yet another (no refresh storm).
-	const current = await context.getCredentials(CREDENTIAL_TYPE, call.itemIndex);
-	if (current.accessToken && current.accessToken !== credentials.accessToken && !tokenNeedsRenewal(current, Date.now())) {
-		return await sendOnce(context, call, baseUrl, current, current);
+	for (let tokens = 1; isUnauthorized(attempt.answer) && tokens < MAX_TOKENS_PER_CALL; tokens++) {
+		const saved = await tokenSavedSince(context, call, attempt.token);
+		if (saved) {
+			attempt = { answer: await sendOnce(context, call, baseUrl, saved, saved), token: saved.accessToken };
+		} else if (renewals < MAX_RENEWALS_PER_CALL) {
+			renewals++;
+			attempt = await sendWithRenewedToken(context, call, baseUrl, credentials);
+		} else {
+			break;
+		}
 	}
-	return await sendWithRenewedToken(context, call, baseUrl, credentials);
+	return attempt.answer;
 }
 
 function isUnauthorized(answer: Answer): boolean {

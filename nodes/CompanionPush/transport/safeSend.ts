@@ -110,7 +110,8 @@ function outcomeUnknown(context: CompanionPushContext, reason: string, itemIndex
  * Sends a notification so that nobody is notified twice and no send is lost unreported:
  * - 2xx: accepted; never sent again, whatever follows. When its body cannot be read, the id is
  *   looked up in the list of sends as below; not found there, the error says it was accepted.
- * - 401: the transport renews the token and tries once more (a 401 registers nothing).
+ * - 401: the transport takes a token saved since, or renews it, and tries again (a 401 registers
+ *   nothing; see exchange in request.ts).
  * - The token cannot be renewed: nothing left. A refused renewal is an error at once; an
  *   unreachable token endpoint is waited for and tried again like a 429.
  * - 429: nothing was registered; waits (Retry-After, or backoff) and tries again.
