@@ -65,8 +65,8 @@ export function parseRawOutput(stdout: string): any {
 
 /** `n8n execute --id=<id> --rawOutput`: the CLI's result and the run it printed (an error that shows
  * the output when it printed none). */
-export async function executeWorkflow(env: Env, workflowId: string, timeoutMs: number) {
-	const result = await runN8nCli(env, ['execute', `--id=${workflowId}`, '--rawOutput'], { timeoutMs });
+export async function executeWorkflow(env: Env, workflowId: string, timeoutMs: number, { runtime = locateRuntime() }: { runtime?: N8nRuntime } = {}) {
+	const result = await runN8nCli(env, ['execute', `--id=${workflowId}`, '--rawOutput'], { timeoutMs, runtime });
 	try {
 		return { result, run: parseRawOutput(result.stdout) };
 	} catch {
