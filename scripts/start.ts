@@ -21,6 +21,8 @@
 //   --fresh           start from an empty user folder (deletes the owner's workflows and executions)
 //   --skip-build      use the dist/ that is there
 //   --verbose         show n8n's own log on the console (it is always written to <home>/n8n.log)
+//   --queue           n8n in queue mode instead (startQueue.ts): fresh Postgres, Redis, main and workers
+//   --workers N       with --queue: how many workers (default 2); --concurrency N: jobs per worker (default 10)
 import { spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -29,6 +31,7 @@ import * as path from 'node:path';
 import { startSandbox, type Sandbox } from '../sandbox';
 import * as runtimeTools from './n8n-runtime';
 import * as preload from './n8n-preload';
+import { startQueue } from './startQueue';
 
 const ROOT = path.resolve(__dirname, '..');
 const DEFAULT_N8N_PORT = 5678;
@@ -49,6 +52,10 @@ function parseArgs(argv: string[]) {
 		fresh: false,
 		build: true,
 		verbose: false,
+		homeGiven: false,
+		queue: false,
+		workers: 2,
+		concurrency: 10,
 	};
 	for (let i = 0; i < argv.length; i++) {
 		const [flag, inline] = argv[i].split('=', 2);
@@ -62,14 +69,25 @@ function parseArgs(argv: string[]) {
 			if (!Number.isInteger(parsed) || parsed < 1 || parsed > 65535) throw new Error(`${flag} needs a port number`);
 			return parsed;
 		};
+		const count = () => {
+			const parsed = Number(value());
+			if (!Number.isInteger(parsed) || parsed < 1 || parsed > 50) throw new Error(`${flag} needs a number from 1 to 50`);
+			return parsed;
+		};
 		if (flag === '--port') options.port = port();
 		else if (flag === '--sandbox-port') options.sandboxPort = port();
-		else if (flag === '--home') options.home = path.resolve(value());
-		else if (flag === '--fresh') options.fresh = true;
+		else if (flag === '--home') {
+			options.home = path.resolve(value());
+			options.homeGiven = true;
+		} else if (flag === '--fresh') options.fresh = true;
 		else if (flag === '--skip-build') options.build = false;
 		else if (flag === '--verbose') options.verbose = true;
+		else if (flag === '--queue') options.queue = true;
+		else if (flag === '--workers') options.workers = count();
+		else if (flag === '--concurrency') options.concurrency = count();
 		else if (flag === '--help' || flag === '-h') {
 			log('usage: npm start -- [--port 5678] [--sandbox-port 4010] [--home DIR] [--fresh] [--skip-build] [--verbose]');
+			log('       npm start -- --queue [--workers 2] [--concurrency 10] [--port 5678] [--sandbox-port 4010] [--skip-build] [--verbose]');
 			log(`real service instead of the sandbox: set ${REAL_SERVICE_VARIABLES.join(', ')}`);
 			process.exit(0);
 		} else throw new Error(`unknown option ${argv[i]} (try --help)`);
@@ -166,6 +184,16 @@ async function checkTriggers(rest: preload.N8nRestClient, { republish }: { repub
 async function main() {
 	const options = parseArgs(process.argv.slice(2));
 	const realService = realServiceFromEnv();
+	if (options.queue) {
+		if (options.homeGiven || options.fresh) throw new Error('--home and --fresh do not apply to --queue (every queue-mode start is fresh)');
+		return await startQueue({
+			...options,
+			build: options.build ? build : undefined,
+			realService,
+			publishedInSandbox: PUBLISHED_IN_SANDBOX,
+			defaultPorts: { n8n: DEFAULT_N8N_PORT, sandbox: DEFAULT_SANDBOX_PORT },
+		});
+	}
 	const started = Date.now();
 	let sandbox: Sandbox | undefined;
 	let n8n: runtimeTools.RunningN8n | undefined = undefined; // set once n8n runs; stopAll reads it
