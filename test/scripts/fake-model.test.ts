@@ -92,7 +92,7 @@ describe('the fake model', () => {
 	});
 
 	test('lists its model, answers unknown paths 404, and logs every request without the Authorization header', async () => {
-		const models = await (await fetch(`${fake.baseUrl}/models`)).json();
+		const models = (await (await fetch(`${fake.baseUrl}/models`)).json()) as { data: Array<{ id: string }> };
 		expect(models.data.map((model: { id: string }) => model.id)).toEqual([FAKE_MODEL_NAME]);
 		expect((await post('/embeddings', {})).status).toBe(404);
 		const log = fake.requests();
