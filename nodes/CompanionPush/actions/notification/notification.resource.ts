@@ -45,7 +45,7 @@ export const description: INodeProperties[] = [
 				name: 'Send',
 				value: 'send',
 				action: 'Send a notification',
-				description: 'Send a notification now',
+				description: 'Send a notification now to the phones of the given users; returns the send ID and its status',
 			},
 		],
 	},

@@ -21,7 +21,7 @@ export const messageFields: INodeProperties[] = [
 		required: true,
 		default: '',
 		placeholder: 'Your order has shipped',
-		description: 'Visible title. The API recommends at most 50 characters; longer titles go out with a warning.',
+		description: 'Plain-text title shown in bold on the phone. At most 50 characters is recommended; longer titles go out with a warning.',
 	},
 	{
 		displayName: 'Body',
@@ -31,7 +31,7 @@ export const messageFields: INodeProperties[] = [
 		default: '',
 		typeOptions: { rows: 3 },
 		placeholder: 'Order 1042 is on its way',
-		description: 'Message text. The API recommends at most 150 characters; longer texts go out with a warning.',
+		description: 'Plain-text message shown under the title. At most 150 characters is recommended; longer texts go out with a warning.',
 	},
 ];
 
@@ -72,7 +72,7 @@ export const audienceFields: INodeProperties[] = [
 		default: '',
 		placeholder: 'e.g. 1001, 1002, 1003',
 		description:
-			'Service user IDs separated by commas, spaces or new lines, or a list given by an expression. Duplicates are removed. IDs of other organizations are silently not notified.',
+			'Comma-separated list of user IDs as returned by Get Many Users (e.g. 1001, 1002), not names or e-mails. Spaces and new lines also separate IDs, and an expression may give a list. Duplicates are removed; IDs of other organizations are silently not notified.',
 		displayOptions: { show: { audience: ['userIds'] } },
 	},
 	{
