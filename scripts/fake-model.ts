@@ -37,6 +37,14 @@ export interface FakeModel {
 
 export const FAKE_MODEL_NAME = 'fake-scripted-model';
 
+/** The OpenAI credential the AI Agent example uses (examples/ai-agent-notify.json). */
+export const FAKE_MODEL_CREDENTIAL = { id: 'cpFakeModelCredential', name: 'Local scripted model (offline)' };
+
+/** An `n8n import:credentials` entry of an OpenAI credential pointing at the fake model (no real key: it is never checked). */
+export function fakeModelCredentialEntry(baseUrl: string, { id, name } = FAKE_MODEL_CREDENTIAL) {
+	return { id, name, type: 'openAiApi', data: { apiKey: 'offline-fake-model', url: baseUrl } };
+}
+
 /** A tool the request offers: its name and the names of its arguments. */
 interface OfferedTool {
 	name: string;

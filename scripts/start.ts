@@ -3,12 +3,13 @@
 //
 //   1. builds the package (npm run build) and packs it (npm pack), as it would be published;
 //   2. installs Node 24 and n8n once into a cache folder outside the checkout (scripts/n8n-runtime/);
-//   3. starts the sandbox in this process on 127.0.0.1:4010 (or a free port), real clock;
+//   3. starts the sandbox in this process on 127.0.0.1:4010 (or a free port), real clock, and the
+//      scripted chat model of the AI Agent example (fake-model.ts) on 127.0.0.1:4011 (or a free port);
 //   4. prepares the n8n user folder <runtime>/n8n-home (kept between starts: owner, credential,
 //      workflows, executions), installs the tarball into it the way n8n installs a community
 //      package, imports the credential and the examples (again only when they changed);
 //   5. starts n8n on 127.0.0.1:5678 (or a free port) and prints the editor URL and the login.
-// Ctrl-C / SIGTERM stops n8n and the sandbox.
+// Ctrl-C / SIGTERM stops n8n, the sandbox and the scripted model.
 //
 // A real service instead of the sandbox: set COMPANION_PUSH_BASE_URL, COMPANION_PUSH_CLIENT_ID,
 // COMPANION_PUSH_CLIENT_SECRET and COMPANION_PUSH_REFRESH_TOKEN (no sandbox is started then, and
@@ -29,6 +30,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 import { startSandbox, type Sandbox } from '../sandbox';
+import { FAKE_MODEL_CREDENTIAL, fakeModelCredentialEntry, startFakeModel, type FakeModel } from './fake-model';
 import * as runtimeTools from './n8n-runtime';
 import * as preload from './n8n-preload';
 import { startQueue } from './startQueue';
@@ -36,6 +38,7 @@ import { startQueue } from './startQueue';
 const ROOT = path.resolve(__dirname, '..');
 const DEFAULT_N8N_PORT = 5678;
 const DEFAULT_SANDBOX_PORT = 4010;
+const DEFAULT_FAKE_MODEL_PORT = 4011;
 const REAL_SERVICE_VARIABLES = ['COMPANION_PUSH_BASE_URL', 'COMPANION_PUSH_CLIENT_ID', 'COMPANION_PUSH_CLIENT_SECRET', 'COMPANION_PUSH_REFRESH_TOKEN'];
 /** Examples published (active) in sandbox mode: they react to the sandbox only. */
 const PUBLISHED_IN_SANDBOX = ['cpExampleErpEvent', 'cpExampleFollowUp'];
@@ -196,6 +199,7 @@ async function main() {
 	}
 	const started = Date.now();
 	let sandbox: Sandbox | undefined;
+	let fakeModel: FakeModel | undefined;
 	let n8n: runtimeTools.RunningN8n | undefined = undefined; // set once n8n runs; stopAll reads it
 	let stopping = false;
 
@@ -212,7 +216,11 @@ async function main() {
 				console.error(`  ${what} did not stop cleanly: ${error.message}`);
 			}
 		};
-		await Promise.all([n8n && stopOne('n8n', n8n.stop), sandbox && stopOne('the sandbox', sandbox.stop)]);
+		await Promise.all([
+			n8n && stopOne('n8n', n8n.stop),
+			sandbox && stopOne('the sandbox', sandbox.stop),
+			fakeModel && stopOne('the scripted model', fakeModel.stop),
+		]);
 		log('Stopped.');
 		process.exit(code);
 	};
@@ -242,6 +250,10 @@ async function main() {
 		credential = { baseUrl: sandbox.baseUrl, clientId: primary.clientId, clientSecret: primary.clientSecret, refreshToken: primary.refreshToken };
 		log(`  ${sandbox.baseUrl} (${primary.userIds.length} users, real clock, deliveries settle in 1.5 s)`);
 	}
+	// The AI Agent example's OpenAI Chat Model talks to this scripted model, so it runs offline.
+	step('Starting the scripted chat model of the AI Agent example (offline, OpenAI-compatible)');
+	fakeModel = await startFakeModel({ port: await runtimeTools.findFreePort(DEFAULT_FAKE_MODEL_PORT) });
+	log(`  ${fakeModel.baseUrl}`);
 	if (stopping) return;
 
 	step('The n8n user folder');
@@ -268,10 +280,13 @@ async function main() {
 	const state = readState(stateFile);
 	const dbExists = fs.existsSync(path.join(home, '.n8n', 'database.sqlite'));
 	const credentialEntry = preload.credentialEntry(credential);
-	const credentialHash = sha(credentialEntry);
+	const modelCredentialEntry = fakeModelCredentialEntry(fakeModel.baseUrl);
+	const credentialHash = sha([credentialEntry, modelCredentialEntry]);
 	if (!dbExists || state.credential !== credentialHash) {
-		step(`Importing the credential "${credentialEntry.name}" (${credential.baseUrl})`);
-		await preload.importCredentials(env, [credentialEntry], { runtime });
+		step(
+			`Importing the credential "${credentialEntry.name}" (${credential.baseUrl}) and "${modelCredentialEntry.name}" (${fakeModel.baseUrl})`,
+		);
+		await preload.importCredentials(env, [credentialEntry, modelCredentialEntry], { runtime });
 		state.credential = credentialHash;
 		fs.writeFileSync(stateFile, JSON.stringify(state, null, 2));
 	}
@@ -344,7 +359,11 @@ async function main() {
 	log(`  Email:     ${runtimeTools.OWNER_EMAIL}`);
 	log(`  Password:  ${runtimeTools.OWNER_PASSWORD}`);
 	log(`  Workflows: ${workflows.map((workflow: { name: string; active: boolean }) => `${workflow.name}${workflow.active ? ' (published)' : ''}`).join('; ')}`);
-	log(`  Credential: ${credentials.map((item: { name: string }) => item.name).join(', ')} -> ${credential.baseUrl}`);
+	const pushCredentials = credentials.filter((item: { id: string }) => item.id !== FAKE_MODEL_CREDENTIAL.id);
+	log(`  Credential: ${pushCredentials.map((item: { name: string }) => item.name).join(', ')} -> ${credential.baseUrl}`);
+	log(
+		`  AI model:  ${fakeModel.baseUrl}   (scripted, offline, for the AI Agent example; request log: ${fakeModel.baseUrl.replace(/\/v1$/, '')}/__fake/log)`,
+	);
 	if (sandbox) {
 		log(`  Sandbox:   ${sandbox.baseUrl}   (admin API: ${sandbox.baseUrl}/__sandbox/credentials, request log: ${sandbox.baseUrl}/__sandbox/log)`);
 		log('');
@@ -355,6 +374,8 @@ async function main() {
 				`-d '{"orderId":"1042","status":"shipped","userId":"${sandbox.orgs.primary.userIds[1]}"}'`,
 		);
 	}
+	log('');
+	log('  Try the AI Agent example: open it and click "Execute workflow"; the agent sends with the Companion Push tool.');
 	log('');
 	log(`  n8n's log: ${logFile}`);
 	log('Ctrl-C to stop.');

@@ -7,14 +7,20 @@
  */
 import { randomUUID } from 'node:crypto';
 
-import { FAKE_MODEL_NAME, startFakeModel, type FakeModel, type FakeModelRequest } from '../../scripts/fake-model';
-import { importCredentials } from '../../scripts/n8n-preload';
+import {
+	FAKE_MODEL_CREDENTIAL,
+	FAKE_MODEL_NAME,
+	fakeModelCredentialEntry,
+	startFakeModel,
+	type FakeModel,
+	type FakeModelRequest,
+} from '../../scripts/fake-model';
+import { exampleWorkflows, importCredentials } from '../../scripts/n8n-preload';
 import { startSandbox, type Sandbox } from '../../sandbox';
 import { CREDENTIAL_ID, N8nHome, NODE_TYPE } from './n8n';
 
 const SEND = 'POST /push-notification/send';
 const TOOL_TYPE = `${NODE_TYPE}Tool`; // n8n-nodes-companion-push.companionPushTool
-const OPENAI_CREDENTIAL = { id: 'e2eFakeModelCredential', name: 'Fake model (e2e)' };
 
 /** The Send fields as the model fills them: the keys and descriptions the model is offered. */
 const FROM_AI = {
@@ -50,7 +56,7 @@ function agentWorkflow(id: string, prompt: string, api: 'chatCompletions' | 'res
 				1.3,
 				[200, 220],
 				{ model: { __rl: true, mode: 'id', value: FAKE_MODEL_NAME }, responsesApiEnabled: api === 'responses', options: {} },
-				{ credentials: { openAiApi: OPENAI_CREDENTIAL } },
+				{ credentials: { openAiApi: FAKE_MODEL_CREDENTIAL } },
 			),
 			node(
 				'Send Notification',
@@ -107,7 +113,7 @@ describe('an AI Agent uses Companion Push as a tool (real n8n, scripted OpenAI-c
 		recipients = [sandbox.orgs.primary.usersOfKind('onePhone', 1)[0], sandbox.orgs.primary.usersOfKind('twoPhones', 1)[0]];
 		home = await N8nHome.create();
 		await home.useSandbox(sandbox);
-		await importCredentials(home.env, [{ ...OPENAI_CREDENTIAL, type: 'openAiApi', data: { apiKey: 'sk-fake-e2e', url: fake.baseUrl } }]);
+		await importCredentials(home.env, [fakeModelCredentialEntry(fake.baseUrl)]);
 	});
 
 	afterAll(async () => {
@@ -215,5 +221,26 @@ describe('an AI Agent uses Companion Push as a tool (real n8n, scripted OpenAI-c
 		const output = (calls[1].body.input as Array<{ type?: string; output?: string }>).find((item) => item.type === 'function_call_output');
 		expect(output?.output).toContain(notification.id);
 		expect(result.items('AI Agent')[0].output).toBe(`Done: the notification was sent, its send ID is ${notification.id}.`);
+	});
+
+	test('the example examples/ai-agent-notify.json, as it is, runs offline: the ops user is notified and the answer quotes the send ID', async () => {
+		const example = exampleWorkflows().find((entry) => entry.file === 'ai-agent-notify.json')!.workflow;
+		await home.importWorkflows([example]);
+		const sendsBefore = sandbox.requestLog().filter((request) => request.endpoint === SEND).length;
+
+		const result = await home.execute(example.id);
+		expect(result.status).toBe('success');
+		const sends = sandbox.requestLog().filter((request) => request.endpoint === SEND);
+		expect(sends).toHaveLength(sendsBefore + 1);
+		expect(sends[sends.length - 1].body).toEqual({
+			title: 'Quarterly report ready',
+			body: 'The Q3 delivery report is ready in the shared drive.',
+			target_user_ids: ['e533773a0ba45c0000000000'],
+		});
+		const [notification] = sandbox.notifications().filter((entry: { title: string }) => entry.title === 'Quarterly report ready');
+		expect(result.items('AI Agent')[0].output).toBe(`Done: the notification was sent, its send ID is ${notification.id}.`);
+		// The system message of the example reached the model.
+		const [first] = modelCalls(fake, 'Tell the operations user that the quarterly report is ready');
+		expect(first.body.messages[0]).toMatchObject({ role: 'system', content: expect.stringContaining('Send Notification tool') });
 	});
 });

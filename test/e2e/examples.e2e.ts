@@ -2,7 +2,8 @@
  * The example workflows of examples/ in a real n8n: they import as they are, and their Companion
  * Push nodes, exactly as saved, run behind a Manual Trigger fed with what their own trigger would
  * give (a webhook request, a settled-send event). Their real triggers (Webhook, Companion Push
- * Trigger) run in trigger.e2e.ts under `n8n start`.
+ * Trigger) run in trigger.e2e.ts under `n8n start`. The AI Agent example needs its scripted model:
+ * it runs as it is in ai-agent.e2e.ts.
  */
 import { exampleWorkflows } from '../../scripts/n8n-preload';
 import { startSandbox, type Sandbox } from '../../sandbox';
@@ -61,13 +62,18 @@ describe('the example workflows in a real n8n', () => {
 		home?.remove();
 	});
 
-	test('the three examples import into n8n, all using the credential cpSandboxCredential', () => {
+	test('the four examples import into n8n, every Companion Push node using the credential cpSandboxCredential', () => {
 		const examples = exampleWorkflows();
-		expect(examples.map((entry) => entry.file)).toEqual(['erp-event-to-push.json', 'follow-up-report.json', 'scheduled-digest.json']);
+		expect(examples.map((entry) => entry.file)).toEqual([
+			'ai-agent-notify.json',
+			'erp-event-to-push.json',
+			'follow-up-report.json',
+			'scheduled-digest.json',
+		]);
 		for (const { workflow } of examples) {
-			const withCredential = workflow.nodes.filter((node: { credentials?: object }) => node.credentials);
-			expect(withCredential.length).toBeGreaterThan(0);
-			for (const node of withCredential) expect(node.credentials.companionPushApi.id).toBe(CREDENTIAL_ID);
+			const pushNodes = workflow.nodes.filter((node: { type: string }) => node.type.startsWith('n8n-nodes-companion-push.'));
+			expect(pushNodes.length).toBeGreaterThan(0);
+			for (const node of pushNodes) expect(node.credentials.companionPushApi.id).toBe(CREDENTIAL_ID);
 		}
 		expect(result.status).toBe('success');
 	});

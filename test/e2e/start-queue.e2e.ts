@@ -90,6 +90,7 @@ describe('npm start -- --queue', () => {
 		await rest.login(OWNER_EMAIL, OWNER_PASSWORD);
 		const workflows = await rest.listWorkflows();
 		expect(workflows.map((workflow) => [workflow.id, workflow.active]).sort()).toEqual([
+			['cpExampleAiAgent', false],
 			['cpExampleDigest', false],
 			['cpExampleErpEvent', true],
 			['cpExampleFollowUp', true],

@@ -92,7 +92,9 @@ describe('npm start', () => {
 		expect(output).toContain(`Email:     ${OWNER_EMAIL}`);
 		expect(output).toContain(`Password:  ${OWNER_PASSWORD}`);
 		expect(output).toContain(`Sandbox:   http://127.0.0.1:${sandboxPort}`);
-		expect(output).toMatch(/Importing the example workflows: erp-event-to-push.json, follow-up-report.json, scheduled-digest.json/);
+		expect(output).toMatch(
+			/Importing the example workflows: ai-agent-notify.json, erp-event-to-push.json, follow-up-report.json, scheduled-digest.json/,
+		);
 		process.stdout.write(`[e2e] npm start (fresh user folder, no build) ready in ${Math.round((Date.now() - started) / 1000)} s\n`);
 
 		expect((await request(`${url}/`)).status).toBe(200); // the editor
@@ -101,12 +103,21 @@ describe('npm start', () => {
 		expect(user.email).toBe(OWNER_EMAIL);
 		const workflows = await rest.listWorkflows();
 		expect(workflows.map((workflow) => [workflow.id, workflow.active]).sort()).toEqual([
+			['cpExampleAiAgent', false],
 			['cpExampleDigest', false],
 			['cpExampleErpEvent', true],
 			['cpExampleFollowUp', true],
 		]);
 		const credentials = await rest.listCredentials();
-		expect(credentials.map((credential) => [credential.id, credential.type])).toEqual([['cpSandboxCredential', 'companionPushApi']]);
+		expect(credentials.map((credential) => [credential.id, credential.type]).sort()).toEqual([
+			['cpFakeModelCredential', 'openAiApi'],
+			['cpSandboxCredential', 'companionPushApi'],
+		]);
+		// The AI Agent example's model credential points at the scripted model npm start runs.
+		const modelUrl = /AI model: +(http:\/\/127\.0\.0\.1:\d+\/v1)/.exec(output)![1];
+		const modelCredential = await rest.call('GET', '/credentials/cpFakeModelCredential?includeData=true');
+		expect(modelCredential.data.url).toBe(modelUrl);
+		expect((await request(`${modelUrl}/models`)).json.data[0].id).toBe('fake-scripted-model');
 		expect((await request(`http://127.0.0.1:${sandboxPort}/__sandbox/credentials`)).status).toBe(200);
 
 		running.child.kill('SIGTERM');
@@ -114,6 +125,7 @@ describe('npm start', () => {
 		expect(running.output()).toMatch(/Stopped\.\s*$/);
 		expect(await portIsFree(port)).toBe(true);
 		expect(await portIsFree(sandboxPort)).toBe(true);
+		expect(await portIsFree(Number(new URL(modelUrl).port))).toBe(true);
 	});
 
 	test('second start with COMPANION_PUSH_* set: the folder is reused, the credential points at that service, no sandbox; Ctrl-C stops it', async () => {
@@ -138,6 +150,7 @@ describe('npm start', () => {
 		// The examples published with the sandbox are unpublished with a real service.
 		expect(output).toContain('unpublished the example "Companion Push example: follow-up report"');
 		expect((await rest.listWorkflows()).map((workflow) => [workflow.id, workflow.active]).sort()).toEqual([
+			['cpExampleAiAgent', false],
 			['cpExampleDigest', false],
 			['cpExampleErpEvent', false],
 			['cpExampleFollowUp', false],
