@@ -199,7 +199,7 @@ async function main() {
 	}
 	const started = Date.now();
 	let sandbox: Sandbox | undefined;
-	let fakeModel: FakeModel | undefined;
+	let fakeModel: FakeModel | undefined = undefined; // set once it runs; stopAll reads it
 	let n8n: runtimeTools.RunningN8n | undefined = undefined; // set once n8n runs; stopAll reads it
 	let stopping = false;
 
