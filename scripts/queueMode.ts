@@ -204,6 +204,8 @@ export async function startQueueCluster(options: QueueClusterOptions) {
 		return home;
 	};
 
+	const startedOn = new Map<string, string>();
+	const finishedOn = new Map<string, string>();
 	let main: RunningN8n | undefined;
 	let mainEnv: Env = {};
 	const workers: WorkerProcess[] = [];
@@ -219,6 +221,7 @@ export async function startQueueCluster(options: QueueClusterOptions) {
 				kill(worker.pid, 'SIGKILL'); // its task runner
 			}),
 		]);
+		for (const pid of groups) kill(pid, 'SIGKILL'); // what is left: task runners, a worker that failed to start
 		if (redisPidFile && fs.existsSync(redisPidFile)) kill(Number(fs.readFileSync(redisPidFile, 'utf8')), 'SIGTERM', false);
 		if (pgStarted) {
 			const [command, args] = asPostgres(path.join(PG_BIN, 'pg_ctl'), ['-D', pgData, '-m', 'fast', '-w', '-t', '30', 'stop']);
@@ -321,10 +324,18 @@ export async function startQueueCluster(options: QueueClusterOptions) {
 			groups.push(pid);
 			const stream = logStream(name);
 			let output = '';
+			let partialLine = '';
 			const collect = (chunk: string) => {
 				output = output.length > 4_000_000 ? output.slice(-2_000_000) + chunk : output + chunk;
 				stream.write(chunk);
 				onOutput?.(name, chunk);
+				// Which execution ran where, line by line as it comes (the kept output is cut when long).
+				const lines = (partialLine + chunk).split('\n');
+				partialLine = lines.pop() ?? '';
+				for (const line of lines) {
+					const match = /Worker (started|finished) execution (\d+)/.exec(line);
+					if (match) (match[1] === 'started' ? startedOn : finishedOn).set(match[2], name);
+				}
 			};
 			child.stdout!.setEncoding('utf8').on('data', collect);
 			child.stderr!.setEncoding('utf8').on('data', collect);
@@ -371,22 +382,6 @@ export async function startQueueCluster(options: QueueClusterOptions) {
 	await rest.login();
 	for (const id of options.publish ?? []) await publish(rest, id);
 
-	/** Execution id -> the worker that ran it ("Worker started execution N" in its log). */
-	const workerOfExecutions = (): Map<string, string> => {
-		const map = new Map<string, string>();
-		for (const worker of workers) {
-			for (const match of worker.output().matchAll(/Worker started execution (\d+)/g)) map.set(match[1], worker.name);
-		}
-		return map;
-	};
-	const finishedOn = (): Map<string, string> => {
-		const map = new Map<string, string>();
-		for (const worker of workers) {
-			for (const match of worker.output().matchAll(/Worker finished execution (\d+)/g)) map.set(match[1], worker.name);
-		}
-		return map;
-	};
-
 	/** A query on n8n's Postgres database; rows of tab-separated fields. */
 	const psql = async (sql: string): Promise<string[][]> => {
 		const { stdout } = await run(psqlBin, [...psqlArgs, '-d', 'n8n', '-c', sql], { maxBuffer: 64 * 1024 * 1024 });
@@ -413,15 +408,21 @@ export async function startQueueCluster(options: QueueClusterOptions) {
 		}));
 	};
 
-	/** Waits until the workflow has at least `count` executions and none of them is new, running or waiting; returns them. */
+	/** The highest execution id so far (0 without any): executions after it are the ones still to come. */
+	const lastExecutionId = async (): Promise<number> => Number((await psql('select coalesce(max(id), 0) from execution_entity'))[0][0]);
+
+	/**
+	 * Waits until the workflow has at least `count` executions (with an id above `afterId`) and none of
+	 * them is new, running or waiting; returns them, oldest first.
+	 */
 	const waitForExecutions = async (
 		workflowId: string,
 		count: number,
-		{ timeoutMs = 120_000, everyMs = 500 } = {},
+		{ afterId = 0, timeoutMs = 120_000, everyMs = 500 } = {},
 	): Promise<ExecutionRow[]> => {
 		const deadline = Date.now() + timeoutMs;
 		for (;;) {
-			const rows = await executions(workflowId);
+			const rows = (await executions(workflowId)).filter((row) => Number(row.id) > afterId);
 			if (rows.length >= count && rows.every((row) => !['new', 'running', 'waiting'].includes(row.status))) return rows;
 			if (Date.now() > deadline) {
 				const states = rows.reduce<Record<string, number>>(
@@ -459,8 +460,11 @@ export async function startQueueCluster(options: QueueClusterOptions) {
 		workers: workers.map(({ name, pid, healthPort, output }) => ({ name, pid, healthPort, output })),
 		rest,
 		publish: (id: string) => publish(rest, id),
-		workerOfExecutions,
-		finishedOn,
+		/** Execution id -> the worker that started it ("Worker started execution N" in its log). */
+		workerOfExecutions: () => new Map(startedOn),
+		/** Execution id -> the worker that finished it ("Worker finished execution N"). */
+		finishedOn: () => new Map(finishedOn),
+		lastExecutionId,
 		psql,
 		executions,
 		waitForExecutions,

@@ -117,22 +117,8 @@ describe('the package in n8n queue mode (main + 2 workers, Postgres, Redis)', ()
 		expect(tally(statuses.map(String))).toEqual({ 200: events.length });
 	}
 
-	/** The highest execution id so far (executions after it are a case's own). */
-	const lastExecutionId = async () => Math.max(0, ...(await cluster.executions()).map((row) => Number(row.id)));
-
-	/** The workflow's executions after `afterId`, once `count` of them have finished. */
-	async function executionsAfter(workflowId: string, afterId: number, count: number, timeoutMs = 120_000): Promise<ExecutionRow[]> {
-		const deadline = Date.now() + timeoutMs;
-		for (;;) {
-			const rows = (await cluster.executions(workflowId)).filter((row) => Number(row.id) > afterId);
-			if (rows.length >= count && rows.every((row) => !['new', 'running', 'waiting'].includes(row.status))) return rows;
-			if (Date.now() > deadline)
-				throw new Error(
-					`Timed out waiting for ${count} executions of ${workflowId}: ${JSON.stringify(tally(rows.map((row) => row.status)))}`,
-				);
-			await new Promise((resolve) => setTimeout(resolve, 500));
-		}
-	}
+	const lastExecutionId = () => cluster.lastExecutionId();
+	const executionsAfter = (workflowId: string, afterId: number, count: number) => cluster.waitForExecutions(workflowId, count, { afterId });
 
 	/** Which worker ran each execution; every one must have run on a worker. */
 	function workersOf(rows: ExecutionRow[]): Record<string, number> {
@@ -310,12 +296,13 @@ describe('the package in n8n queue mode (main + 2 workers, Postgres, Redis)', ()
 			const perUser = acceptedPerUser(entries, 'Order C');
 			const twice = Object.values(perUser).filter((count) => count > 1).length;
 			const missing = users.filter((userId) => !perUser[userId]).length;
-			const refreshes = entries.filter(isPrimaryRefresh).length;
+			const refreshTimes = entries.filter(isPrimaryRefresh).map((entry) => seconds(entry.time - started));
+			const refreshes = refreshTimes.length;
 			const lives = Math.ceil(windowMs / (TOKEN_LIFE_SECONDS * 1000));
 			report(
 				`revoking refreshes: ${BURST} events in ${seconds(windowMs)} s (${lives} token lives); executions ${JSON.stringify(statuses)}; ` +
 					`per worker ${JSON.stringify(workersOf(rows))}; send calls ${JSON.stringify(tally(sends.map((entry) => String(entry.status))))}; ` +
-					`users notified twice ${twice}, not notified ${missing}; refreshes ${refreshes} (bound ${WORKERS * (lives + 1)}); ` +
+					`users notified twice ${twice}, not notified ${missing}; refreshes ${refreshes} (bound ${WORKERS * (lives + 1)}, at ${refreshTimes.join(', ')} s); ` +
 					`401s ${JSON.stringify(tally(entries.filter((entry) => entry.status === 401).map((entry) => `${entry.endpoint} ${entry.authorization}`)))}`,
 			);
 			expect(statuses).toEqual({ success: BURST });
