@@ -39,7 +39,9 @@ export function createN8nHome({
 		// Quiet and offline.
 		N8N_DIAGNOSTICS_ENABLED: 'false', N8N_VERSION_NOTIFICATIONS_ENABLED: 'false', N8N_TEMPLATES_ENABLED: 'false', N8N_PERSONALIZATION_ENABLED: 'false',
 		N8N_HIRING_BANNER_ENABLED: 'false', N8N_DYNAMIC_BANNERS_ENABLED: 'false', N8N_LICENSE_AUTO_RENEW_ENABLED: 'false', N8N_AI_ENABLED: 'false',
-		N8N_DISABLED_MODULES: 'mcp-registry', EXTERNAL_FRONTEND_HOOKS_URLS: '',
+		EXTERNAL_FRONTEND_HOOKS_URLS: '',
+		// n8n 1.x refuses to start on a module name it does not know ('Unknown module "mcp-registry"').
+		...(runtime.line === '1.x' ? {} : { N8N_DISABLED_MODULES: 'mcp-registry' }),
 		// This package is an unverified community package, installed by hand.
 		N8N_COMMUNITY_PACKAGES_ENABLED: 'true', N8N_VERIFIED_PACKAGES_ENABLED: 'false', N8N_UNVERIFIED_PACKAGES_ENABLED: 'true', N8N_REINSTALL_MISSING_PACKAGES: 'false',
 		// `n8n execute --rawOutput` prints its result at info level; warn would hide it.

