@@ -1,6 +1,7 @@
 // Global setup of the end-to-end tests (jest.e2e.config.js), run once before all the files:
-// 1. the real n8n runtime (Node 24 + n8n 2.41.1), installed once into a cache folder outside the
-//    checkout, with its progress printed (the first time takes about 4.5 minutes);
+// 1. the real n8n runtimes, installed once each into a cache folder outside the checkout, with their
+//    progress printed (the first time takes about 4.5 minutes each): Node 24 + n8n 2.41.1 for all the
+//    files, Node 22 + n8n 1.123.81 (the 1.x line) for n8n-1x.e2e.ts;
 // 2. the package built (unless scripts/test.js just did it) and packed with `npm pack`, exactly
 //    what would be published; its path goes to the tests in COMPANION_PUSH_E2E_TARBALL;
 // 3. Debian's Chromium for the editor tests, installed with apt-get when missing. If that is
@@ -11,15 +12,17 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 import { ensureChromium } from '../../scripts/chromium';
-import { ensureRuntime, packPackage, pinnedVersions } from '../../scripts/n8n-runtime';
+import { ensureRuntime, packPackage, pinnedVersions, RUNTIME_LINES } from '../../scripts/n8n-runtime';
 
 const log = (line: string) => process.stdout.write(`${line}\n`);
 
 export default async function globalSetup(): Promise<void> {
 	const started = Date.now();
 	log('\n[e2e] preparing a real n8n');
-	const runtime = await ensureRuntime({ log });
-	log(`[e2e] n8n ${pinnedVersions().n8n} runtime at ${runtime.runtimeDir} (${Math.round((Date.now() - started) / 1000)} s)`);
+	for (const line of RUNTIME_LINES) {
+		const runtime = await ensureRuntime({ log, line });
+		log(`[e2e] n8n ${pinnedVersions(line).n8n} runtime at ${runtime.runtimeDir} (${Math.round((Date.now() - started) / 1000)} s)`);
+	}
 
 	if (process.env.COMPANION_PUSH_E2E_BUILT !== '1') {
 		log('[e2e] npm run build');

@@ -11,8 +11,11 @@ import {
 	executeWorkflow,
 	findFreePort,
 	installPackageTarball,
+	locateRuntime,
 	startN8n,
+	type N8nRuntime,
 	type RunningN8n,
+	type RuntimeLine,
 } from '../../scripts/n8n-runtime';
 import {
 	CREDENTIAL_ID,
@@ -22,6 +25,7 @@ import {
 	credentialEntry,
 	importCredentials,
 	importWorkflows,
+	request,
 } from '../../scripts/n8n-preload';
 import type { LoggedRequest, Sandbox } from '../../sandbox';
 
@@ -111,41 +115,47 @@ export const brief = (request: LoggedRequest) => `${request.method} ${request.pa
 
 export const REFRESH = 'POST /auth/oauth/v2/refresh';
 
-/** A fresh, isolated n8n user folder with the package installed as a community package. */
+/**
+ * A fresh, isolated n8n user folder with the package installed as a community package, run by the
+ * runtime of an n8n release line (default 2.x; '1.x' is n8n 1.123.81, installed by the global setup).
+ */
 export class N8nHome {
 	private constructor(
 		readonly userFolder: string,
 		readonly env: Record<string, string>,
 		readonly port: number,
+		readonly runtime: N8nRuntime,
 	) {}
 
-	static async create(): Promise<N8nHome> {
+	static async create({ line = '2.x' }: { line?: RuntimeLine } = {}): Promise<N8nHome> {
+		const runtime = locateRuntime(line);
 		const port = await findFreePort();
 		const brokerPort = await findFreePort();
-		const { userFolder, env } = createN8nHome({ port, brokerPort });
+		const { userFolder, env } = createN8nHome({ port, brokerPort, runtime });
 		installPackageTarball(userFolder, packedTarball());
-		return new N8nHome(userFolder, env, port);
+		return new N8nHome(userFolder, env, port, runtime);
 	}
 
 	/** Imports the Companion Push API credential (id cpSandboxCredential) for the sandbox's primary org. */
 	async useSandbox(sandbox: Sandbox): Promise<void> {
 		const { clientId, clientSecret, refreshToken } = sandbox.orgs.primary;
-		await importCredentials(this.env, [credentialEntry({ baseUrl: sandbox.baseUrl, clientId, clientSecret, refreshToken })]);
+		const entry = credentialEntry({ baseUrl: sandbox.baseUrl, clientId, clientSecret, refreshToken });
+		await importCredentials(this.env, [entry], { runtime: this.runtime });
 	}
 
 	async importWorkflows(workflows: object[]): Promise<void> {
-		await importWorkflows(this.env, workflows);
+		await importWorkflows(this.env, workflows, { runtime: this.runtime });
 	}
 
 	/** `n8n execute --id=<id> --rawOutput`, parsed. */
 	async execute(workflowId: string, { timeoutMs = 240_000 } = {}): Promise<RunResult> {
-		const { result, run } = await executeWorkflow(this.env, workflowId, timeoutMs);
+		const { result, run } = await executeWorkflow(this.env, workflowId, timeoutMs, { runtime: this.runtime });
 		return new RunResult(result.code, run as Json, result.stdout, result.durationMs);
 	}
 
 	/** `n8n start` in this folder; resolves once /healthz/readiness answers 200. */
 	async start(): Promise<RunningN8n> {
-		return await startN8n(this.env);
+		return await startN8n(this.env, { runtime: this.runtime });
 	}
 
 	remove(): void {
@@ -203,6 +213,62 @@ export function manualWorkflow(id: string, name: string, chains: NodeSpec[][]): 
 		});
 	});
 	return { id, name, nodes, connections, settings: { executionOrder: 'v1' }, active: false, pinData: {} };
+}
+
+/**
+ * A workflow whose Companion Push Trigger ('Settled Or Failed') polls every minute for settled sends
+ * and failed deliveries with `tag` in their title, one item per event, into a No Op ('Received').
+ */
+export function triggerWorkflow(id: string, tag: string): Json {
+	return {
+		id,
+		name: 'e2e: trigger',
+		nodes: [
+			{
+				id: 'a0c4f6a2-5d0e-4f53-9a57-3e9d2b7c0001',
+				name: 'Settled Or Failed',
+				type: TRIGGER_TYPE,
+				typeVersion: 1,
+				position: [0, 0],
+				parameters: {
+					pollTimes: { item: [{ mode: 'everyMinute' }] },
+					events: ['notificationSettled', 'deliveryFailed'],
+					output: 'perEvent',
+					filters: { titleContains: tag },
+					options: {},
+				},
+				credentials,
+			},
+			{
+				id: 'a0c4f6a2-5d0e-4f53-9a57-3e9d2b7c0002',
+				name: 'Received',
+				type: 'n8n-nodes-base.noOp',
+				typeVersion: 1,
+				position: [260, 0],
+				parameters: {},
+			},
+		],
+		connections: { 'Settled Or Failed': { main: [[{ node: 'Received', type: 'main', index: 0 }]] } },
+		settings: { executionOrder: 'v1' },
+		active: false,
+		pinData: {},
+	};
+}
+
+/** A send made straight against the sandbox API (as another system of the organization would); returns its id. */
+export async function sendFromOutside(sandbox: Sandbox, title: string, userIds: string[]): Promise<string> {
+	const { clientId, clientSecret, refreshToken } = sandbox.orgs.primary;
+	const token = await request(`${sandbox.baseUrl}/auth/oauth/v2/refresh`, {
+		method: 'POST',
+		body: { client_id: clientId, client_secret: clientSecret, refresh_token: refreshToken },
+	});
+	const sent = await request(`${sandbox.baseUrl}/push-notification/send`, {
+		method: 'POST',
+		headers: { authorization: `Bearer ${token.json.access_token}` },
+		body: { title, body: 'Sent from outside n8n', target_user_ids: userIds },
+	});
+	if (sent.status !== 202) throw new Error(`The outside send answered ${sent.status}: ${sent.text.slice(0, 500)}`);
+	return sent.json.data.id;
 }
 
 /** Waits until `check` returns a value (not undefined/false), polling every `everyMs`. */

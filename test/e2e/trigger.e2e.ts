@@ -11,27 +11,11 @@ import { N8nRestClient, request } from '../../scripts/n8n-preload';
 import type { RunningN8n } from '../../scripts/n8n-runtime';
 import { startSandbox, type Sandbox } from '../../sandbox';
 import { exampleWorkflows } from '../../scripts/n8n-preload';
-import { CREDENTIAL_ID, N8nHome, TRIGGER_TYPE, waitFor } from './n8n';
+import { N8nHome, sendFromOutside, triggerWorkflow, waitFor } from './n8n';
 
 const POLL_MS = 60_000;
 const TRIGGER_WORKFLOW = 'e2eTrigger';
 const TAG = '[e2e-trigger]';
-
-/** A send made straight against the sandbox API (as another system of the organization would). */
-async function sendFromOutside(sandbox: Sandbox, title: string, userIds: string[]): Promise<string> {
-	const { clientId, clientSecret, refreshToken } = sandbox.orgs.primary;
-	const token = await request(`${sandbox.baseUrl}/auth/oauth/v2/refresh`, {
-		method: 'POST',
-		body: { client_id: clientId, client_secret: clientSecret, refresh_token: refreshToken },
-	});
-	const sent = await request(`${sandbox.baseUrl}/push-notification/send`, {
-		method: 'POST',
-		headers: { authorization: `Bearer ${token.json.access_token}` },
-		body: { title, body: 'Sent from outside n8n', target_user_ids: userIds },
-	});
-	expect(sent.status).toBe(202);
-	return sent.json.data.id;
-}
 
 describe('published workflows in a running n8n (n8n start)', () => {
 	let sandbox: Sandbox;
@@ -60,35 +44,7 @@ describe('published workflows in a running n8n (n8n start)', () => {
 		};
 		home = await N8nHome.create();
 		await home.useSandbox(sandbox);
-		await home.importWorkflows([
-			...exampleWorkflows().map((entry) => entry.workflow),
-			{
-				id: TRIGGER_WORKFLOW,
-				name: 'e2e: trigger',
-				nodes: [
-					{
-						id: 'a0c4f6a2-5d0e-4f53-9a57-3e9d2b7c0001',
-						name: 'Settled Or Failed',
-						type: TRIGGER_TYPE,
-						typeVersion: 1,
-						position: [0, 0],
-						parameters: {
-							pollTimes: { item: [{ mode: 'everyMinute' }] },
-							events: ['notificationSettled', 'deliveryFailed'],
-							output: 'perEvent',
-							filters: { titleContains: TAG },
-							options: {},
-						},
-						credentials: { companionPushApi: { id: CREDENTIAL_ID, name: 'Companion Push sandbox' } },
-					},
-					{ id: 'a0c4f6a2-5d0e-4f53-9a57-3e9d2b7c0002', name: 'Received', type: 'n8n-nodes-base.noOp', typeVersion: 1, position: [260, 0], parameters: {} },
-				],
-				connections: { 'Settled Or Failed': { main: [[{ node: 'Received', type: 'main', index: 0 }]] } },
-				settings: { executionOrder: 'v1' },
-				active: false,
-				pinData: {},
-			},
-		]);
+		await home.importWorkflows([...exampleWorkflows().map((entry) => entry.workflow), triggerWorkflow(TRIGGER_WORKFLOW, TAG)]);
 		n8n = await home.start();
 		rest = new N8nRestClient(n8n.url);
 		await rest.login();

@@ -1,0 +1,196 @@
+/**
+ * The package on the n8n 1.x line: n8n 1.123.81 (the newest 1.x release the registry holds), on
+ * Node 22 (the Node of n8n's 1.x Docker images), runtime installed by the global setup
+ * (scripts/n8n-runtime, line '1.x'). The packed package installed as a community package, then:
+ * - the node types load (n8n's /types/nodes.json lists them with their credential);
+ * - the action cases of cases/actions.ts (send, get with waiting, schedule and cancel, users, a large
+ *   audience, continue on fail), the token renewal cases of cases/renewal.ts and an Idempotency Key
+ *   (n8n's processed-data store) used twice, run by `n8n execute`;
+ * - the trigger in a running n8n (`n8n start`): a send made in the sandbox from outside gives exactly
+ *   one execution holding each of its events once, and the next poll adds nothing.
+ * The trigger's n8n starts first and is checked last: its polls (one a minute) overlap the CLI cases.
+ */
+import { N8nRestClient, request } from '../../scripts/n8n-preload';
+import { OWNER_EMAIL, OWNER_PASSWORD, pinnedVersions, runN8nCli, type RunningN8n } from '../../scripts/n8n-runtime';
+import { startSandbox, type Sandbox } from '../../sandbox';
+import { describeActions } from './cases/actions';
+import { describeRenewal } from './cases/renewal';
+import { code, manualWorkflow, N8nHome, NODE_TYPE, push, sendFromOutside, TRIGGER_TYPE, triggerWorkflow, waitFor } from './n8n';
+
+const LINE = '1.x';
+const POLL_MS = 60_000;
+const TRIGGER_WORKFLOW = 'e2eTrigger1x';
+const TAG = '[e2e-trigger-1x]';
+
+describe(`the package in n8n ${pinnedVersions(LINE).n8n} (the 1.x line)`, () => {
+	let sandbox: Sandbox;
+	let home: N8nHome;
+	let n8n: RunningN8n;
+	let rest: N8nRestClient;
+	let session: { cookie: string; browserId: string };
+	let users: Record<string, string>;
+	let outsideSendId: string;
+
+	beforeAll(async () => {
+		sandbox = await startSandbox({ port: 0, deliveryMs: 1500 });
+		const { primary } = sandbox.orgs;
+		users = {
+			onePhone: primary.usersOfKind('onePhone', 1)[0],
+			noPhone: primary.usersOfKind('noPhone', 1)[0],
+			uninstalled: primary.usersOfKind('uninstalled', 1)[0],
+		};
+		home = await N8nHome.create({ line: LINE });
+		await home.useSandbox(sandbox);
+		await home.importWorkflows([triggerWorkflow(TRIGGER_WORKFLOW, TAG)]);
+		// n8n 1.x has no `publish:workflow` (2.x): the workflow is marked active in the database and
+		// activated by `n8n start`.
+		const activate = await runN8nCli(home.env, ['update:workflow', `--id=${TRIGGER_WORKFLOW}`, '--active=true'], { runtime: home.runtime });
+		if (activate.code !== 0)
+			throw new Error(
+				`n8n update:workflow failed (exit ${activate.code}):\n${activate.stdout.slice(-2000)}\n${activate.stderr.slice(-2000)}`,
+			);
+		n8n = await home.start();
+		// n8n 1.x answers /healthz/readiness before it has mounted its REST API (Express answers 404 until then).
+		await waitFor("n8n's REST API", async () => (await request(`${n8n.url}/rest/settings`)).status === 200, 60_000, 250);
+		// n8n 1.x has no owner from the environment (N8N_INSTANCE_OWNER_MANAGED_BY_ENV is 2.x): set it up as
+		// the setup screen does, then log in as 2.x does.
+		const browserId = 'e2e-1x-owner-setup';
+		const setup = await request(`${n8n.url}/rest/owner/setup`, {
+			method: 'POST',
+			headers: { 'browser-id': browserId },
+			body: { email: OWNER_EMAIL, firstName: 'Companion', lastName: 'Owner', password: OWNER_PASSWORD },
+		});
+		if (setup.status !== 200) throw new Error(`POST /rest/owner/setup answered ${setup.status}: ${setup.text.slice(0, 500)}`);
+		const cookie = setup.headers
+			.getSetCookie()
+			.map((entry) => entry.split(';')[0])
+			.find((entry) => entry.startsWith('n8n-auth='));
+		session = { cookie: cookie ?? '', browserId };
+		rest = new N8nRestClient(n8n.url);
+		await rest.login();
+		// The trigger polls once at activation (its starting point); the outside send comes after it.
+		await waitFor(
+			"the trigger's first poll",
+			() => sandbox.requestLog().some((entry) => entry.path === '/push-notification/list'),
+			60_000,
+			250,
+		);
+		outsideSendId = await sendFromOutside(sandbox, `${TAG} Quarterly results`, [users.onePhone, users.uninstalled, users.noPhone]);
+	});
+
+	afterAll(async () => {
+		await n8n?.stop();
+		await sandbox?.stop();
+		home?.remove();
+	});
+
+	test('the community package loads: n8n lists its node and trigger, with their credential', async () => {
+		const response = await request(`${n8n.url}/types/nodes.json`, { headers: { cookie: session.cookie, 'browser-id': session.browserId } });
+		expect(response.status).toBe(200);
+		const types = (response.json as Array<{ name: string; version: number | number[]; credentials?: Array<{ name: string }> }>).filter(
+			(type) => [NODE_TYPE, TRIGGER_TYPE].includes(type.name),
+		);
+		expect(types.map((type) => [type.name, type.credentials?.map((credential) => credential.name)]).sort()).toEqual([
+			[NODE_TYPE, ['companionPushApi']],
+			[TRIGGER_TYPE, ['companionPushApi']],
+		]);
+	});
+
+	describeActions(LINE);
+	describeRenewal(LINE);
+
+	describe('Idempotency Key in n8n 1.x (its processed-data store, n8n execute)', () => {
+		let keyed: { sandbox: Sandbox; home: N8nHome };
+
+		beforeAll(async () => {
+			keyed = { sandbox: await startSandbox({ port: 0, deliveryMs: 500 }), home: await N8nHome.create({ line: LINE }) };
+			const userId = keyed.sandbox.orgs.primary.usersOfKind('onePhone', 1)[0];
+			await keyed.home.useSandbox(keyed.sandbox);
+			await keyed.home.importWorkflows([
+				manualWorkflow('e2eKeyed1x', 'e2e: a keyed send', [
+					[
+						code('Order Event', `return [{ json: { userId: '${userId}', key: 'order-9001:shipped' } }];`),
+						push('Send Keyed', {
+							resource: 'notification',
+							operation: 'send',
+							title: 'Order 9001 has shipped',
+							body: 'On its way',
+							audience: 'userIds',
+							userIds: '={{ $json.userId }}',
+							additionalFields: {},
+							options: { idempotencyKey: '={{ $json.key }}' },
+						}),
+					],
+				]),
+			]);
+		});
+
+		afterAll(async () => {
+			await keyed?.sandbox.stop();
+			keyed?.home.remove();
+		});
+
+		test('the same event run twice: one send; the item of the second run is skipped, naming the key', async () => {
+			const first = await keyed.home.execute('e2eKeyed1x');
+			const second = await keyed.home.execute('e2eKeyed1x');
+			expect([first.status, second.status]).toEqual(['success', 'success']);
+			const sends = keyed.sandbox.requestLog().filter((entry) => entry.endpoint === 'POST /push-notification/send');
+			expect(sends.map((entry) => entry.status)).toEqual([202]);
+			const [sent] = first.items('Send Keyed');
+			expect(sent).toMatchObject({ id: sends[0].notificationId, status: 'sending', idempotencyKey: 'order-9001:shipped' });
+			const [skipped] = second.items('Send Keyed');
+			expect(skipped).toMatchObject({ skipped: true, idempotencyKey: 'order-9001:shipped' });
+			expect(skipped.id).toBeUndefined();
+		});
+	});
+
+	describe('the trigger in a running n8n 1.x (n8n start)', () => {
+		let first: { id: string; startedAt: string };
+
+		test('a send made in the sandbox gives exactly one execution, with each of its events once', async () => {
+			const executions = await waitFor(
+				'the trigger to start an execution',
+				async () => {
+					const list = await rest.listExecutions(TRIGGER_WORKFLOW);
+					return list.length > 0 && list;
+				},
+				2 * POLL_MS + 15_000,
+				2000,
+			);
+			expect(executions).toHaveLength(1);
+			first = executions[0];
+			expect(first).toMatchObject({ mode: 'trigger', status: 'success' });
+			const execution = await rest.getExecution(first.id);
+			const items = execution.data.resultData.runData['Settled Or Failed'][0].data.main[0].map(
+				(item: { json: Record<string, any> }) => item.json,
+			);
+			expect(items.map((item: Record<string, any>) => [item.event, item.notificationId])).toEqual([
+				['notificationSettled', outsideSendId],
+				['deliveryFailed', outsideSendId],
+			]);
+			expect(items[0]).toMatchObject({
+				status: 'partially_failed',
+				stats: { targeted_users: 3, devices: 2, sent: 1, failed: 1, opened: 0, no_device: 1 },
+			});
+			expect(items[1]).toMatchObject({ userId: users.uninstalled, status: 'failed' });
+		});
+
+		test('the next poll, after that execution, emits nothing again', async () => {
+			expect(first).toBeDefined();
+			const startedAt = Date.parse(first.startedAt);
+			const laterPoll = await waitFor(
+				'a poll after the execution',
+				() => sandbox.requestLog().find((entry) => entry.path === '/push-notification/list' && entry.time > startedAt + 1000),
+				POLL_MS + 15_000,
+				1000,
+			);
+			// Give that poll time to read the details and (wrongly) start an execution.
+			await new Promise((resolve) => setTimeout(resolve, 5000));
+			expect(laterPoll.status).toBe(200);
+			const executions = await rest.listExecutions(TRIGGER_WORKFLOW);
+			expect(executions.map((execution) => execution.id)).toEqual([first.id]);
+			// Only the outside send was ever made in this sandbox: n8n sent nothing.
+			expect(sandbox.requestLog().filter((entry) => entry.endpoint === 'POST /push-notification/send')).toHaveLength(1);
+		});
+	});
+});
