@@ -105,6 +105,8 @@ export interface QueueClusterOptions {
 	log?: Log;
 	/** Called with every chunk of output of a process ('main', 'worker-1', ...). */
 	onOutput?: (name: string, chunk: string) => void;
+	/** End the cluster on SIGINT/SIGTERM (default true); false when the caller handles them and calls stop(). */
+	handleSignals?: boolean;
 	/** Where the processes' logs go (default: the cluster's temp folder, removed on stop). */
 	logDir?: string;
 }
@@ -162,15 +164,16 @@ export async function startQueueCluster(options: QueueClusterOptions) {
 		for (const folder of [...userFolders, root]) fs.rmSync(folder, { recursive: true, force: true });
 	};
 	process.on('exit', killAllNow);
-	// Ctrl-C / SIGTERM of a process that does not handle them itself (a test run): end everything, then
-	// die of the signal as it would have. `npm start -- --queue` handles them and calls stop().
+	// Ctrl-C / SIGTERM (unless the caller handles them and calls stop(), as `npm start -- --queue` does):
+	// end everything at once and exit as a process killed by the signal would (128 + its number). An
+	// exit, not the signal raised again: the 'exit' listeners run, among them the one that kills a main
+	// still starting (startN8n's), and a listener such as signal-exit's (proper-lockfile loads it), which
+	// re-raises only when it is alone, cannot leave the process running.
 	const onSignal = (signal: NodeJS.Signals) => {
 		killAllNow();
-		process.removeListener('SIGINT', onSignal).removeListener('SIGTERM', onSignal);
-		process.kill(process.pid, signal);
+		process.exit(128 + (os.constants.signals[signal] ?? 0));
 	};
-	const handleSignals = process.listenerCount('SIGINT') === 0 && process.listenerCount('SIGTERM') === 0;
-	if (handleSignals) process.on('SIGINT', onSignal).on('SIGTERM', onSignal);
+	if (options.handleSignals !== false) process.on('SIGINT', onSignal).on('SIGTERM', onSignal);
 
 	const pgPort = await findFreePort();
 	const redisPort = await findFreePort();

@@ -106,6 +106,7 @@ export async function startQueue(options: QueueStartOptions): Promise<void> {
 		workflows: examples.map(({ workflow }) => workflow),
 		publish: sandbox ? examples.map(({ workflow }) => workflow.id).filter((id) => options.publishedInSandbox.includes(id)) : [],
 		logDir,
+		handleSignals: false, // stopAll above stops it
 		log: (line) => log(`  ${line.replace(/^\[queue\] /, '')}`),
 		onOutput: options.verbose ? (name, chunk) => process.stdout.write(chunk.replace(/^(?=.)/gm, `[${name}] `)) : undefined,
 	});
