@@ -3,9 +3,16 @@
  * with its OpenAI Chat Model pointed at a scripted OpenAI-compatible server (scripts/fake-model.ts),
  * and the Companion Push node as its tool, its fields filled by the model through $fromAI(). Run by
  * `n8n execute`; checked in the fake model's request log (what the model was offered and given
- * back), the sandbox's request log (what was sent) and the agent's output.
+ * back), the sandbox's request log (what was sent) and the agent's output. Then the AI Agent example
+ * in the n8n editor (n8n start, headless Chromium): run with "Execute workflow", the screenshot the
+ * README shows (UPDATE_SCREENSHOTS=1 writes docs/screenshots/ai-agent-workflow.png).
  */
 import { randomUUID } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
 
 import {
 	FAKE_MODEL_CREDENTIAL,
@@ -15,11 +22,16 @@ import {
 	type FakeModel,
 	type FakeModelRequest,
 } from '../../scripts/fake-model';
+import { CHROMIUM_FLAGS } from '../../scripts/chromium';
 import { exampleWorkflows, importCredentials } from '../../scripts/n8n-preload';
+import { OWNER_EMAIL, OWNER_PASSWORD, type RunningN8n } from '../../scripts/n8n-runtime';
 import { startSandbox, type Sandbox } from '../../sandbox';
-import { CREDENTIAL_ID, N8nHome, NODE_TYPE } from './n8n';
+import { CREDENTIAL_ID, N8nHome, NODE_TYPE, waitFor } from './n8n';
 
 const SEND = 'POST /push-notification/send';
+const ROOT = path.resolve(__dirname, '..', '..');
+const SCREENSHOTS =
+	process.env.UPDATE_SCREENSHOTS === '1' ? path.join(ROOT, 'docs', 'screenshots') : path.join(ROOT, 'test-results', 'screenshots');
 const TOOL_TYPE = `${NODE_TYPE}Tool`; // n8n-nodes-companion-push.companionPushTool
 
 /** The Send fields as the model fills them: the keys and descriptions the model is offered. */
@@ -242,5 +254,96 @@ describe('an AI Agent uses Companion Push as a tool (real n8n, scripted OpenAI-c
 		// The system message of the example reached the model.
 		const [first] = modelCalls(fake, 'Tell the operations user that the quarterly report is ready');
 		expect(first.body.messages[0]).toMatchObject({ role: 'system', content: expect.stringContaining('Send Notification tool') });
+	});
+});
+
+describe('the AI Agent example in the n8n editor (n8n start, headless Chromium)', () => {
+	let sandbox: Sandbox;
+	let fake: FakeModel;
+	let home: N8nHome;
+	let n8n: RunningN8n;
+	let context: BrowserContext;
+	let page: Page;
+	let userDataDir: string;
+
+	beforeAll(async () => {
+		const chromiumError = process.env.COMPANION_PUSH_E2E_CHROMIUM_ERROR;
+		if (chromiumError) throw new Error(chromiumError);
+		const executablePath = process.env.COMPANION_PUSH_E2E_CHROMIUM;
+		if (!executablePath)
+			throw new Error('No Chromium: run the end-to-end tests through jest.e2e.config.js (its global setup provides it).');
+
+		sandbox = await startSandbox({ port: 0, deliveryMs: 1500 });
+		fake = await startFakeModel();
+		home = await N8nHome.create();
+		await home.useSandbox(sandbox);
+		await importCredentials(home.env, [fakeModelCredentialEntry(fake.baseUrl)]);
+		await home.importWorkflows([exampleWorkflows().find((entry) => entry.file === 'ai-agent-notify.json')!.workflow]);
+		n8n = await home.start();
+
+		userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'companion-push-chromium-'));
+		context = await chromium.launchPersistentContext(userDataDir, {
+			executablePath,
+			args: CHROMIUM_FLAGS,
+			headless: true,
+			viewport: { width: 1280, height: 800 },
+		});
+		page = context.pages()[0] ?? (await context.newPage());
+		page.setDefaultTimeout(60_000);
+	});
+
+	afterAll(async () => {
+		await context?.close();
+		await n8n?.stop();
+		await fake?.stop();
+		await sandbox?.stop();
+		home?.remove();
+		if (userDataDir) fs.rmSync(userDataDir, { recursive: true, force: true });
+	});
+
+	test('"Execute workflow" runs the agent: the tool node shows the Companion Push icon, one send goes out, every node ends green', async () => {
+		await page.goto(`${n8n.url}/signin`);
+		await page.fill('input[name="emailOrLdapLoginId"]', OWNER_EMAIL);
+		await page.fill('input[name="password"]', OWNER_PASSWORD);
+		await page.click('button:has-text("Sign in")');
+		await page.waitForURL((url) => !url.pathname.startsWith('/signin'));
+
+		await page.goto(`${n8n.url}/workflow/cpExampleAiAgent`);
+		const toolNode = page.locator('[data-test-id="canvas-node"]', { hasText: 'Send Notification' });
+		await toolNode.waitFor();
+		const icon = toolNode.locator('img[src*="companionPush"]');
+		await icon.waitFor();
+		await waitFor(
+			'the Companion Push icon on the tool node to load',
+			async () => (await icon.evaluate((image) => (image as unknown as { naturalWidth: number }).naturalWidth)) > 0,
+			15_000,
+			250,
+		);
+
+		await page.locator('[data-test-id="execute-workflow-button"]').first().click();
+		await waitFor(
+			'the send made by the agent',
+			() => sandbox.notifications().some((entry) => entry.title === 'Quarterly report ready'),
+			60_000,
+			250,
+		);
+		for (const name of ['AI Agent', 'OpenAI Chat Model', 'Send Notification']) {
+			await page
+				.locator('[data-test-id="canvas-node"]', { hasText: name })
+				.locator('[data-test-id="canvas-node-status-success"]')
+				.waitFor();
+		}
+		expect(sandbox.requestLog().filter((request) => request.endpoint === SEND)).toHaveLength(1);
+		expect(
+			fake
+				.requests()
+				.filter((request) => request.method === 'POST')
+				.map((request) => (request.answer?.toolCall ? 'tool call' : 'answer')),
+		).toEqual(['tool call', 'answer']);
+		await page.keyboard.press('Escape');
+		await page.locator('[data-test-id="zoom-to-fit"]').click();
+		fs.mkdirSync(SCREENSHOTS, { recursive: true });
+		await page.waitForTimeout(700); // let the canvas settle
+		await page.screenshot({ path: path.join(SCREENSHOTS, 'ai-agent-workflow.png') });
 	});
 });
