@@ -1,7 +1,7 @@
 // Runs the end-to-end files in a fixed order: fast CLI runs first, `n8n start` ones last.
 const Sequencer = require('@jest/test-sequencer').default;
 
-const ORDER = ['actions', 'renewal', 'examples', 'trigger', 'editor', 'start', 'start-queue', 'queue-mode'];
+const ORDER = ['actions', 'renewal', 'examples', 'trigger', 'editor', 'ai-agent', 'start', 'start-queue', 'queue-mode'];
 const rank = (file) => {
 	const index = ORDER.findIndex((name) => file.endsWith(`${name}.e2e.ts`));
 	return index === -1 ? ORDER.length : index;
