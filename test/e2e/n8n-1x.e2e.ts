@@ -6,11 +6,12 @@
  * - the action cases of cases/actions.ts (send, get with waiting, schedule and cancel, users, a large
  *   audience, continue on fail), the token renewal cases of cases/renewal.ts and an Idempotency Key
  *   (n8n's processed-data store) used twice, run by `n8n execute`;
- * - the trigger in a running n8n (`n8n start`): a send made in the sandbox from outside gives exactly
- *   one execution holding each of its events once, and the next poll adds nothing.
+ * - in a running n8n (`n8n start`): the ERP example through its real webhook, and the trigger: a send
+ *   made in the sandbox from outside gives exactly one execution holding each of its events once, and
+ *   the next poll adds nothing.
  * The trigger's n8n starts first and is checked last: its polls (one a minute) overlap the CLI cases.
  */
-import { N8nRestClient, request } from '../../scripts/n8n-preload';
+import { exampleWorkflows, N8nRestClient, request } from '../../scripts/n8n-preload';
 import { OWNER_EMAIL, OWNER_PASSWORD, pinnedVersions, runN8nCli, type RunningN8n } from '../../scripts/n8n-runtime';
 import { startSandbox, type Sandbox } from '../../sandbox';
 import { describeActions } from './cases/actions';
@@ -41,14 +42,17 @@ describe(`the package in n8n ${pinnedVersions(LINE).n8n} (the 1.x line)`, () => 
 		};
 		home = await N8nHome.create({ line: LINE });
 		await home.useSandbox(sandbox);
-		await home.importWorkflows([triggerWorkflow(TRIGGER_WORKFLOW, TAG)]);
+		const erpExample = exampleWorkflows().find((entry) => entry.workflow.id === 'cpExampleErpEvent')!.workflow;
+		await home.importWorkflows([triggerWorkflow(TRIGGER_WORKFLOW, TAG), erpExample]);
 		// n8n 1.x has no `publish:workflow` (2.x): the workflow is marked active in the database and
 		// activated by `n8n start`.
-		const activate = await runN8nCli(home.env, ['update:workflow', `--id=${TRIGGER_WORKFLOW}`, '--active=true'], { runtime: home.runtime });
-		if (activate.code !== 0)
-			throw new Error(
-				`n8n update:workflow failed (exit ${activate.code}):\n${activate.stdout.slice(-2000)}\n${activate.stderr.slice(-2000)}`,
-			);
+		for (const id of [TRIGGER_WORKFLOW, erpExample.id]) {
+			const activate = await runN8nCli(home.env, ['update:workflow', `--id=${id}`, '--active=true'], { runtime: home.runtime });
+			if (activate.code !== 0)
+				throw new Error(
+					`n8n update:workflow failed (exit ${activate.code}):\n${activate.stdout.slice(-2000)}\n${activate.stderr.slice(-2000)}`,
+				);
+		}
 		n8n = await home.start();
 		// n8n 1.x answers /healthz/readiness before it has mounted its REST API (Express answers 404 until then).
 		await waitFor("n8n's REST API", async () => (await request(`${n8n.url}/rest/settings`)).status === 200, 60_000, 250);
@@ -96,14 +100,36 @@ describe(`the package in n8n ${pinnedVersions(LINE).n8n} (the 1.x line)`, () => 
 		]);
 	});
 
+	test('the ERP example through its real webhook (production run, Idempotency Key): the named user is notified once', async () => {
+		const event = { orderId: '7001', status: 'ready for pickup', userId: users.onePhone };
+		expect((await request(`${n8n.url}/webhook/erp-event`, { method: 'POST', body: event })).status).toBe(200);
+		const executions = await waitFor(
+			'its execution',
+			async () => {
+				const list = await rest.listExecutions('cpExampleErpEvent');
+				return list.length > 0 && list.every((execution) => execution.status === 'success') && list;
+			},
+			30_000,
+			500,
+		);
+		expect(executions.map((execution) => execution.mode)).toEqual(['webhook']);
+		const erpSends = sandbox
+			.requestLog()
+			.filter(
+				(entry) => entry.endpoint === 'POST /push-notification/send' && (entry.body as any)?.title === 'Order 7001: ready for pickup',
+			);
+		expect(erpSends.map((entry) => [entry.status, (entry.body as any).target_user_ids])).toEqual([[202, [users.onePhone]]]);
+	});
+
 	describeActions(LINE);
 	describeRenewal(LINE);
 
 	describe('Idempotency Key in n8n 1.x (its processed-data store, n8n execute)', () => {
-		let keyed: { sandbox: Sandbox; home: N8nHome };
+		const keyed = {} as { sandbox: Sandbox; home: N8nHome };
 
 		beforeAll(async () => {
-			keyed = { sandbox: await startSandbox({ port: 0, deliveryMs: 500 }), home: await N8nHome.create({ line: LINE }) };
+			keyed.sandbox = await startSandbox({ port: 0, deliveryMs: 500 });
+			keyed.home = await N8nHome.create({ line: LINE });
 			const userId = keyed.sandbox.orgs.primary.usersOfKind('onePhone', 1)[0];
 			await keyed.home.useSandbox(keyed.sandbox);
 			await keyed.home.importWorkflows([
@@ -126,8 +152,8 @@ describe(`the package in n8n ${pinnedVersions(LINE).n8n} (the 1.x line)`, () => 
 		});
 
 		afterAll(async () => {
-			await keyed?.sandbox.stop();
-			keyed?.home.remove();
+			await keyed.sandbox?.stop();
+			keyed.home?.remove();
 		});
 
 		test('the same event run twice: one send; the item of the second run is skipped, naming the key', async () => {
@@ -189,8 +215,8 @@ describe(`the package in n8n ${pinnedVersions(LINE).n8n} (the 1.x line)`, () => 
 			expect(laterPoll.status).toBe(200);
 			const executions = await rest.listExecutions(TRIGGER_WORKFLOW);
 			expect(executions.map((execution) => execution.id)).toEqual([first.id]);
-			// Only the outside send was ever made in this sandbox: n8n sent nothing.
-			expect(sandbox.requestLog().filter((entry) => entry.endpoint === 'POST /push-notification/send')).toHaveLength(1);
+			// Only the outside send and the ERP example's were ever made in this sandbox: the trigger's workflow sent nothing.
+			expect(sandbox.requestLog().filter((entry) => entry.endpoint === 'POST /push-notification/send')).toHaveLength(2);
 		});
 	});
 });
