@@ -27,8 +27,9 @@ describe('Companion Push Trigger: a failing poll', () => {
 			message: /HTTP 502/,
 		},
 		{
-			name: '401 twice (the token is renewed once, then refused again)',
-			faults: [{ endpoint: 'GET /push-notification/:id', kind: 'unauthorized', times: 4 }],
+			// Every try of both detail reads (each call tries up to 5 tokens: saved by the other read, or renewed).
+			name: '401 on every try (each read renews twice at most, then fails)',
+			faults: [{ endpoint: 'GET /push-notification/:id', kind: 'unauthorized', times: 20 }],
 			httpCode: '401',
 			message: /HTTP 401/,
 		},
@@ -61,6 +62,8 @@ describe('Companion Push Trigger: a failing poll', () => {
 		if (httpCode) expect(failed.error!.httpCode).toBe(httpCode);
 		expect(fixture.staticData()).toEqual(before);
 
+		// The outage ends.
+		fixture.sandbox.clearFaults();
 		await fixture.sandbox.clock.advance(MINUTE);
 		const next = await fixture.poll();
 		expect(next.error).toBeUndefined();

@@ -245,8 +245,9 @@ const MAX_RENEWALS_PER_CALL = 2;
 /** Tokens one call may be sent with: the stored one, others saved meanwhile, its renewals. */
 const MAX_TOKENS_PER_CALL = 5;
 /** After a 401, how long to give a renewal under way in another process to be saved before renewing
- * here (jittered, so processes refused at the same moment don't renew in step). */
-const FOREIGN_RENEWAL_WAIT_MS = { min: 100, max: 300 };
+ * here (jittered, so processes refused at the same moment don't renew in step). A saved renewal is a
+ * refresh plus one database write. Mutable only so long fault tests can shorten it. */
+export const FOREIGN_RENEWAL_WAIT_MS = { min: 50, max: 150 };
 
 /** The stored credential when it holds a usable token other than the refused one: a concurrent call
  * or another process renewed it since. Looks twice, a short wait apart. */
