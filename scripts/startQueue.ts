@@ -10,6 +10,7 @@ import * as path from 'node:path';
 import { startSandbox, type Sandbox } from '../sandbox';
 import * as runtimeTools from './n8n-runtime';
 import * as preload from './n8n-preload';
+import { fakeModelCredentialEntry, startFakeModel, type FakeModel } from './fake-model';
 import { startQueueCluster, type QueueCluster } from './queueMode';
 
 export interface QueueStartOptions {
@@ -34,6 +35,7 @@ export async function startQueue(options: QueueStartOptions): Promise<void> {
 	const started = Date.now();
 	let sandbox: Sandbox | undefined;
 	let cluster: QueueCluster | undefined = undefined; // set once it runs; stopAll reads it
+	let fakeModel: FakeModel | undefined = undefined; // the AI Agent example's scripted model; stopAll reads it
 	let stopping = false;
 
 	const stopAll = async (code: number) => {
@@ -49,7 +51,11 @@ export async function startQueue(options: QueueStartOptions): Promise<void> {
 				console.error(`  ${what} did not stop cleanly: ${error.message}`);
 			}
 		};
-		await Promise.all([cluster && stopOne('the queue-mode cluster', cluster.stop), sandbox && stopOne('the sandbox', sandbox.stop)]);
+		await Promise.all([
+			cluster && stopOne('the queue-mode cluster', cluster.stop),
+			sandbox && stopOne('the sandbox', sandbox.stop),
+			fakeModel && stopOne('the scripted model', fakeModel.stop),
+		]);
 		log('Stopped.');
 		// A cluster still starting is ended by queueMode's exit hook.
 		process.exit(code);
@@ -96,13 +102,16 @@ export async function startQueue(options: QueueStartOptions): Promise<void> {
 	fs.rmSync(logDir, { recursive: true, force: true });
 	step(`Queue mode: Postgres, Redis, n8n main on 127.0.0.1:${port} and ${options.workers} workers (fresh for this run)`);
 	const examples = preload.exampleWorkflows();
+	// The AI Agent example's model: the same scripted, offline one as plain npm start.
+	fakeModel = await startFakeModel({ port: await runtimeTools.findFreePort() });
+	if (stopping) return;
 	cluster = await startQueueCluster({
 		tarball,
 		runtime,
 		port,
 		workers: options.workers,
 		concurrency: options.concurrency,
-		credentials: [preload.credentialEntry(credential)],
+		credentials: [preload.credentialEntry(credential), fakeModelCredentialEntry(fakeModel.baseUrl)],
 		workflows: examples.map(({ workflow }) => workflow),
 		publish: sandbox ? examples.map(({ workflow }) => workflow.id).filter((id) => options.publishedInSandbox.includes(id)) : [],
 		logDir,
