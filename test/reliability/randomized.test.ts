@@ -345,7 +345,7 @@ describe(`randomized run: ${OPERATIONS} operations with random faults (seed ${SE
 		expect(tally.executionRetries).toBeGreaterThan(0);
 		expect(tally.sentByEarlierTry).toBeGreaterThan(0);
 		expect(tally.skippedByKey).toBeGreaterThan(0);
-	}, 240_000);
+	}, 420_000); // about 200 s on a busy 2-core machine (CI runs it beside the other files)
 });
 
 function pairedIndex(paired: unknown): number | undefined {
