@@ -27,7 +27,7 @@ import {
 	importWorkflows,
 	request,
 } from '../../scripts/n8n-preload';
-import type { LoggedRequest, Sandbox } from '../../sandbox';
+import type { LoggedRequest, Sandbox, SandboxOrg } from '../../sandbox';
 
 export { NODE_TYPE, TRIGGER_TYPE, CREDENTIAL_ID };
 
@@ -217,9 +217,10 @@ export function manualWorkflow(id: string, name: string, chains: NodeSpec[][]): 
 
 /**
  * A workflow whose Companion Push Trigger ('Settled Or Failed') polls every minute for settled sends
- * and failed deliveries with `tag` in their title, one item per event, into a No Op ('Received').
+ * and failed deliveries (with `tag` in their title, when one is given), one item per event, into a
+ * No Op ('Received'). `credential` is the test credential unless another is named.
  */
-export function triggerWorkflow(id: string, tag: string): Json {
+export function triggerWorkflow(id: string, tag: string, credential = credentials.companionPushApi): Json {
 	return {
 		id,
 		name: 'e2e: trigger',
@@ -234,10 +235,10 @@ export function triggerWorkflow(id: string, tag: string): Json {
 					pollTimes: { item: [{ mode: 'everyMinute' }] },
 					events: ['notificationSettled', 'deliveryFailed'],
 					output: 'perEvent',
-					filters: { titleContains: tag },
+					filters: tag ? { titleContains: tag } : {},
 					options: {},
 				},
-				credentials,
+				credentials: { companionPushApi: credential },
 			},
 			{
 				id: 'a0c4f6a2-5d0e-4f53-9a57-3e9d2b7c0002',
@@ -256,8 +257,13 @@ export function triggerWorkflow(id: string, tag: string): Json {
 }
 
 /** A send made straight against the sandbox API (as another system of the organization would); returns its id. */
-export async function sendFromOutside(sandbox: Sandbox, title: string, userIds: string[]): Promise<string> {
-	const { clientId, clientSecret, refreshToken } = sandbox.orgs.primary;
+export async function sendFromOutside(
+	sandbox: Sandbox,
+	title: string,
+	userIds: string[],
+	org: SandboxOrg = sandbox.orgs.primary,
+): Promise<string> {
+	const { clientId, clientSecret, refreshToken } = org;
 	const token = await request(`${sandbox.baseUrl}/auth/oauth/v2/refresh`, {
 		method: 'POST',
 		body: { client_id: clientId, client_secret: clientSecret, refresh_token: refreshToken },

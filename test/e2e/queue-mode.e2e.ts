@@ -15,7 +15,7 @@
 import { startQueueCluster, type ExecutionRow, type QueueCluster } from '../../scripts/queueMode';
 import { credentialEntry, exampleWorkflows, request } from '../../scripts/n8n-preload';
 import { startSandbox, type LoggedRequest, type Sandbox, type SandboxOrg } from '../../sandbox';
-import { CREDENTIAL_ID, packedTarball, REFRESH, TRIGGER_TYPE } from './n8n';
+import { CREDENTIAL_ID, packedTarball, REFRESH, sendFromOutside, triggerWorkflow } from './n8n';
 
 const TOKEN_LIFE_SECONDS = 20;
 const WORKERS = 2;
@@ -36,58 +36,6 @@ const log = (line: string) => process.stdout.write(`[e2e queue] ${line}\n`);
 const seconds = (ms: number) => (ms / 1000).toFixed(1);
 const tally = (values: string[]) =>
 	values.reduce<Record<string, number>>((counts, value) => ({ ...counts, [value]: (counts[value] ?? 0) + 1 }), {});
-
-/** The trigger workflow: the Companion Push Trigger (every minute, the secondary org's credential) -> No Op. */
-function triggerWorkflow(): Json {
-	return {
-		id: TRIGGER_WORKFLOW,
-		name: 'queue mode: trigger',
-		nodes: [
-			{
-				id: 'b1c4f6a2-5d0e-4f53-9a57-3e9d2b7c0001',
-				name: 'Delivery Results',
-				type: TRIGGER_TYPE,
-				typeVersion: 1,
-				position: [0, 0],
-				parameters: {
-					pollTimes: { item: [{ mode: 'everyMinute' }] },
-					events: ['notificationSettled', 'deliveryFailed'],
-					output: 'perEvent',
-					filters: {},
-					options: {},
-				},
-				credentials: { companionPushApi: SECONDARY_CREDENTIAL },
-			},
-			{
-				id: 'b1c4f6a2-5d0e-4f53-9a57-3e9d2b7c0002',
-				name: 'Received',
-				type: 'n8n-nodes-base.noOp',
-				typeVersion: 1,
-				position: [260, 0],
-				parameters: {},
-			},
-		],
-		connections: { 'Delivery Results': { main: [[{ node: 'Received', type: 'main', index: 0 }]] } },
-		settings: { executionOrder: 'v1' },
-		active: false,
-		pinData: {},
-	};
-}
-
-/** A send made straight against the sandbox API, as another system of the organization would. */
-async function sendFromOutside(sandbox: Sandbox, org: SandboxOrg, title: string, userIds: string[]): Promise<string> {
-	const token = await request(`${sandbox.baseUrl}/auth/oauth/v2/refresh`, {
-		method: 'POST',
-		body: { client_id: org.clientId, client_secret: org.clientSecret, refresh_token: org.refreshToken },
-	});
-	const sent = await request(`${sandbox.baseUrl}/push-notification/send`, {
-		method: 'POST',
-		headers: { authorization: `Bearer ${token.json.access_token}` },
-		body: { title, body: 'Sent from outside n8n', target_user_ids: userIds },
-	});
-	if (sent.status !== 202) throw new Error(`outside send answered ${sent.status}`);
-	return sent.json.data.id;
-}
 
 describe('the package in n8n queue mode (main + 2 workers, Postgres, Redis)', () => {
 	let sandbox: Sandbox;
@@ -163,7 +111,7 @@ describe('the package in n8n queue mode (main + 2 workers, Postgres, Redis)', ()
 					SECONDARY_CREDENTIAL,
 				),
 			],
-			workflows: [erp, triggerWorkflow()],
+			workflows: [erp, triggerWorkflow(TRIGGER_WORKFLOW, '', SECONDARY_CREDENTIAL)],
 			publish: [ERP],
 			log,
 		});
@@ -175,11 +123,12 @@ describe('the package in n8n queue mode (main + 2 workers, Postgres, Redis)', ()
 		const failedUsers = secondary.usersOfKind('uninstalled', 2);
 		const others = [...secondary.usersOfKind('onePhone', 2), ...secondary.usersOfKind('twoPhones', 2)];
 		for (const [index, failedUser] of failedUsers.entries()) {
-			const id = await sendFromOutside(sandbox, secondary, `Queue trigger ${index + 1}`, [
-				others[2 * index],
-				others[2 * index + 1],
-				failedUser,
-			]);
+			const id = await sendFromOutside(
+				sandbox,
+				`Queue trigger ${index + 1}`,
+				[others[2 * index], others[2 * index + 1], failedUser],
+				secondary,
+			);
 			outsideSends.push({ id, failedUser });
 		}
 		report(
@@ -342,7 +291,7 @@ describe('the package in n8n queue mode (main + 2 workers, Postgres, Redis)', ()
 		const emitted: string[] = [];
 		for (const row of rows) {
 			const execution = await cluster.rest.getExecution(row.id);
-			for (const item of execution.data.resultData.runData['Delivery Results'][0].data.main[0]) {
+			for (const item of execution.data.resultData.runData['Settled Or Failed'][0].data.main[0]) {
 				const { event, notificationId, userId } = item.json;
 				emitted.push(event === 'deliveryFailed' ? `${event} ${notificationId} ${userId}` : `${event} ${notificationId}`);
 			}
