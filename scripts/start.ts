@@ -33,6 +33,7 @@ import { startSandbox, type Sandbox } from '../sandbox';
 import { FAKE_MODEL_CREDENTIAL, fakeModelCredentialEntry, startFakeModel, type FakeModel } from './fake-model';
 import * as runtimeTools from './n8n-runtime';
 import * as preload from './n8n-preload';
+import { stopOnSignal } from './stopOnSignal';
 import { startQueue } from './startQueue';
 
 const ROOT = path.resolve(__dirname, '..');
@@ -201,31 +202,11 @@ async function main() {
 	let sandbox: Sandbox | undefined;
 	let fakeModel: FakeModel | undefined = undefined; // set once it runs; stopAll reads it
 	let n8n: runtimeTools.RunningN8n | undefined = undefined; // set once n8n runs; stopAll reads it
-	let stopping = false;
-
-	const stopAll = async (code: number) => {
-		if (stopping) return;
-		stopping = true;
-		log('\nStopping n8n and the sandbox ...');
-		const begun = Date.now();
-		const stopOne = async (what: string, stop: () => Promise<void>) => {
-			try {
-				await stop();
-				log(`  ${what} stopped (${((Date.now() - begun) / 1000).toFixed(1)} s)`);
-			} catch (error) {
-				console.error(`  ${what} did not stop cleanly: ${error.message}`);
-			}
-		};
-		await Promise.all([
-			n8n && stopOne('n8n', n8n.stop),
-			sandbox && stopOne('the sandbox', sandbox.stop),
-			fakeModel && stopOne('the scripted model', fakeModel.stop),
-		]);
-		log('Stopped.');
-		process.exit(code);
-	};
-	process.on('SIGINT', () => stopAll(0));
-	process.on('SIGTERM', () => stopAll(0));
+	const { stopAll, isStopping } = stopOnSignal(log, 'Stopping n8n and the sandbox ...', () => [
+		['n8n', n8n?.stop],
+		['the sandbox', sandbox?.stop],
+		['the scripted model', fakeModel?.stop],
+	]);
 
 	if (options.build) {
 		step('Building the package (npm run build)');
@@ -254,7 +235,7 @@ async function main() {
 	step('Starting the scripted chat model of the AI Agent example (offline, OpenAI-compatible)');
 	fakeModel = await startFakeModel({ port: await runtimeTools.findFreePort(DEFAULT_FAKE_MODEL_PORT) });
 	log(`  ${fakeModel.baseUrl}`);
-	if (stopping) return;
+	if (isStopping()) return;
 
 	step('The n8n user folder');
 	const home = options.home ?? path.join(runtime.runtimeDir, 'n8n-home');
@@ -307,7 +288,7 @@ async function main() {
 		const forgotten = forgetTriggerState(runtime, home);
 		if (forgotten > 0) log(`  the sandbox starts empty: ${forgotten} trigger workflow(s) start watching afresh`);
 	}
-	if (stopping) return;
+	if (isStopping()) return;
 
 	step(`Starting n8n on 127.0.0.1:${port}`);
 	const logFile = path.join(home, 'n8n.log');
@@ -321,11 +302,11 @@ async function main() {
 		},
 	});
 	n8n.process.on('close', (code: number | null, signal: NodeJS.Signals | null) => {
-		if (stopping) return;
+		if (isStopping()) return;
 		console.error(`\nn8n stopped by itself (${code ?? signal}); its log: ${logFile}`);
 		stopAll(1);
 	});
-	if (stopping) return;
+	if (isStopping()) return;
 
 	const rest = new preload.N8nRestClient(n8n.url);
 	await rest.login();

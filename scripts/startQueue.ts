@@ -10,6 +10,7 @@ import * as path from 'node:path';
 import { startSandbox, type Sandbox } from '../sandbox';
 import * as runtimeTools from './n8n-runtime';
 import * as preload from './n8n-preload';
+import { stopOnSignal } from './stopOnSignal';
 import { fakeModelCredentialEntry, startFakeModel, type FakeModel } from './fake-model';
 import { startQueueCluster, type QueueCluster } from './queueMode';
 
@@ -36,32 +37,12 @@ export async function startQueue(options: QueueStartOptions): Promise<void> {
 	let sandbox: Sandbox | undefined;
 	let cluster: QueueCluster | undefined = undefined; // set once it runs; stopAll reads it
 	let fakeModel: FakeModel | undefined = undefined; // the AI Agent example's scripted model; stopAll reads it
-	let stopping = false;
-
-	const stopAll = async (code: number) => {
-		if (stopping) return;
-		stopping = true;
-		log('\nStopping n8n (main and workers), Postgres, Redis and the sandbox ...');
-		const begun = Date.now();
-		const stopOne = async (what: string, stop: () => Promise<void>) => {
-			try {
-				await stop();
-				log(`  ${what} stopped (${((Date.now() - begun) / 1000).toFixed(1)} s)`);
-			} catch (error) {
-				console.error(`  ${what} did not stop cleanly: ${error.message}`);
-			}
-		};
-		await Promise.all([
-			cluster && stopOne('the queue-mode cluster', cluster.stop),
-			sandbox && stopOne('the sandbox', sandbox.stop),
-			fakeModel && stopOne('the scripted model', fakeModel.stop),
-		]);
-		log('Stopped.');
-		// A cluster still starting is ended by queueMode's exit hook.
-		process.exit(code);
-	};
-	process.on('SIGINT', () => stopAll(0));
-	process.on('SIGTERM', () => stopAll(0));
+	// A cluster still starting is ended by queueMode's exit hook.
+	const { stopAll, isStopping } = stopOnSignal(log, 'Stopping n8n (main and workers), Postgres, Redis and the sandbox ...', () => [
+		['the queue-mode cluster', cluster?.stop],
+		['the sandbox', sandbox?.stop],
+		['the scripted model', fakeModel?.stop],
+	]);
 
 	if (options.build) {
 		step('Building the package (npm run build)');
@@ -95,7 +76,7 @@ export async function startQueue(options: QueueStartOptions): Promise<void> {
 		};
 		log(`  ${sandbox.baseUrl} (${primary.userIds.length} users, real clock, deliveries settle in 1.5 s)`);
 	}
-	if (stopping) return;
+	if (isStopping()) return;
 
 	const port = options.port ?? (await runtimeTools.findFreePort(options.defaultPorts.n8n));
 	const logDir = path.join(os.tmpdir(), 'companion-push-queue-logs');
@@ -104,7 +85,7 @@ export async function startQueue(options: QueueStartOptions): Promise<void> {
 	const examples = preload.exampleWorkflows();
 	// The AI Agent example's model: the same scripted, offline one as plain npm start.
 	fakeModel = await startFakeModel({ port: await runtimeTools.findFreePort() });
-	if (stopping) return;
+	if (isStopping()) return;
 	cluster = await startQueueCluster({
 		tarball,
 		runtime,
@@ -120,9 +101,9 @@ export async function startQueue(options: QueueStartOptions): Promise<void> {
 		onOutput: options.verbose ? (name, chunk) => process.stdout.write(chunk.replace(/^(?=.)/gm, `[${name}] `)) : undefined,
 	});
 	fs.rmSync(path.dirname(tarball), { recursive: true, force: true });
-	if (stopping) return;
+	if (isStopping()) return;
 	cluster.main.process.on('close', (code: number | null, signal: NodeJS.Signals | null) => {
-		if (stopping) return;
+		if (isStopping()) return;
 		console.error(`\nn8n main stopped by itself (${code ?? signal}); its log: ${path.join(logDir, 'main.log')}`);
 		stopAll(1);
 	});
