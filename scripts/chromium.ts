@@ -6,10 +6,7 @@
 // 30 s) when it is missing. When that is impossible (not root, no apt-get, the install fails) it
 // throws an error that says what to do: the browser tests then fail, they never pass silently.
 // CHROMIUM_PATH points at another Chromium build.
-import { execFile } from 'node:child_process';
-import * as fs from 'node:fs';
-import * as path from 'node:path';
-import { promisify } from 'node:util';
+import { aptGet, isExecutable, onPath } from './aptGet';
 
 /** The flags every test browser runs with (headless, offline, no background traffic). */
 export const CHROMIUM_FLAGS = [
@@ -23,15 +20,6 @@ export const CHROMIUM_FLAGS = [
 	'--disable-sync',
 ];
 
-function isExecutable(file: string): boolean {
-	try {
-		fs.accessSync(file, fs.constants.X_OK);
-		return true;
-	} catch {
-		return false;
-	}
-}
-
 /** Debian's Chromium, installed with apt-get when missing (needs root); returns the executable's path. */
 export async function ensureChromium({ log = console.log }: { log?: (line: string) => void } = {}): Promise<string> {
 	const file = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
@@ -40,23 +28,20 @@ export async function ensureChromium({ log = console.log }: { log?: (line: strin
 	const manual =
 		"The editor tests need Debian's Chromium at /usr/bin/chromium: install it with `sudo apt-get update && sudo apt-get install -y chromium` " +
 		'(or set CHROMIUM_PATH to a Chromium executable), then run the tests again.';
-	if (!(process.env.PATH ?? '').split(path.delimiter).some((dir) => dir && isExecutable(path.join(dir, 'apt-get')))) {
+	if (!onPath('apt-get')) {
 		throw new Error(`Chromium is missing and this machine has no apt-get. ${manual}`);
 	}
 	if (process.getuid?.() !== 0) throw new Error(`Chromium is missing and this process is not root, so it cannot install it. ${manual}`);
 
 	log("[chromium] /usr/bin/chromium is missing: installing Debian's chromium with apt-get (about 30 s)");
-	const aptGet = async (...args: string[]) => {
+	const timedAptGet = async (...args: string[]) => {
 		const started = Date.now();
-		await promisify(execFile)('apt-get', ['-o', 'DPkg::Lock::Timeout=300', '-q', ...args], {
-			env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
-			maxBuffer: 64 * 1024 * 1024,
-		});
+		await aptGet(...args);
 		log(`[chromium]   apt-get ${args.join(' ')} done in ${Math.round((Date.now() - started) / 1000)}s`);
 	};
 	try {
-		await aptGet('update');
-		await aptGet('-y', 'install', 'chromium');
+		await timedAptGet('update');
+		await timedAptGet('-y', 'install', 'chromium');
 	} catch (error) {
 		throw new Error(`Installing Chromium failed. ${manual}\n${error.message}`); // the message ends with apt-get's stderr
 	}

@@ -17,6 +17,7 @@ import { promisify } from 'node:util';
 
 import { createN8nHome, findFreePort, installPackageTarball, runN8nCli, startN8n, type N8nRuntime, type RunningN8n } from './n8n-runtime';
 import { locateRuntime } from './n8n-runtime/install';
+import { aptGet, isExecutable, onPath } from './aptGet';
 import { importCredentials, importWorkflows, N8nRestClient } from './n8n-preload';
 
 const PG_BIN = process.env.COMPANION_PUSH_PG_BIN || '/usr/lib/postgresql/15/bin';
@@ -26,17 +27,6 @@ type Env = Record<string, string>;
 
 const run = promisify(execFile);
 
-function isExecutable(file: string): boolean {
-	try {
-		fs.accessSync(file, fs.constants.X_OK);
-		return true;
-	} catch {
-		return false;
-	}
-}
-
-const onPath = (name: string) => (process.env.PATH ?? '').split(path.delimiter).find((dir) => dir && isExecutable(path.join(dir, name)));
-
 /** `redis-server`'s path, installed with apt-get when missing (as scripts/chromium.ts installs Chromium); throws the reason when it cannot. */
 export async function ensureRedis({ log = console.log }: { log?: Log } = {}): Promise<string> {
 	const found = onPath('redis-server');
@@ -45,11 +35,6 @@ export async function ensureRedis({ log = console.log }: { log?: Log } = {}): Pr
 	if (!onPath('apt-get')) throw new Error(`redis-server is missing and this machine has no apt-get. ${manual}`);
 	if (process.getuid?.() !== 0) throw new Error(`redis-server is missing and this process is not root, so it cannot install it. ${manual}`);
 	log("[queue] redis-server is missing: installing Debian's redis-server with apt-get (about 10 s)");
-	const aptGet = (...args: string[]) =>
-		run('apt-get', ['-o', 'DPkg::Lock::Timeout=300', '-q', ...args], {
-			env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
-			maxBuffer: 64 * 1024 * 1024,
-		});
 	try {
 		await aptGet('-y', 'install', 'redis-server').catch(async () => {
 			await aptGet('update');
