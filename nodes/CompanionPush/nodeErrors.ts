@@ -1,22 +1,10 @@
-import { NodeApiError, NodeOperationError } from 'n8n-workflow';
-import type { IDataObject, INode, IPairedItemData } from 'n8n-workflow';
+import { NodeOperationError } from 'n8n-workflow';
+import type { IDataObject, INode, IPairedItemData, NodeApiError } from 'n8n-workflow';
 
-/* The errors both nodes (action and trigger) make for the workflow. API errors are built in
- * transport/errors.ts. */
+export { asNodeError } from './transport/errors';
 
-/** An n8n error (for this item, when there is one): API and node errors keep their text; anything
- * else is wrapped. Also used by the trigger, whose polls have no item. */
-export function asNodeError(
-	context: { getNode(): INode },
-	error: unknown,
-	itemIndex?: number,
-): NodeApiError | NodeOperationError {
-	if (error instanceof NodeApiError || error instanceof NodeOperationError) {
-		if (itemIndex !== undefined) error.context.itemIndex ??= itemIndex;
-		return error;
-	}
-	return new NodeOperationError(context.getNode(), error as Error, { itemIndex });
-}
+/* The errors both nodes (action and trigger) make for the workflow. API errors, and asNodeError
+ * that turns anything thrown into an n8n error, are built in transport/errors.ts. */
 
 /** The output item that stands for a failed item under "Continue (using error output)" or "Continue". */
 export function errorItem(error: NodeApiError | NodeOperationError, pairedItem: IPairedItemData | IPairedItemData[], extra: IDataObject = {}) {
@@ -26,10 +14,21 @@ export function errorItem(error: NodeApiError | NodeOperationError, pairedItem: 
 	};
 }
 
-/** A bad parameter value: names the field and the item, and says how to fix it. */
-export function fieldError(context: { getNode(): INode }, field: string, problem: string, itemIndex: number): NodeOperationError {
+/** What a bad value of a Send or Schedule left unsent: the item it is on, or the whole run. */
+export type NothingSent = 'item' | 'run';
+
+/** A bad parameter value: names the field and the item, and says how to fix it (and, for Send and
+ * Schedule, that nothing was sent because of it). */
+export function fieldError(
+	context: { getNode(): INode },
+	field: string,
+	problem: string,
+	itemIndex: number,
+	nothingSent?: NothingSent,
+): NodeOperationError {
+	const unsent = nothingSent === 'item' ? 'Nothing was sent for this item. ' : nothingSent === 'run' ? 'Nothing was sent. ' : '';
 	return new NodeOperationError(context.getNode(), `"${field}" ${problem} [item ${itemIndex}]`, {
 		itemIndex,
-		description: `Nothing was sent for this item. Correct "${field}" and run the node again.`,
+		description: `${unsent}Correct "${field}" and run the node again.`,
 	});
 }

@@ -159,6 +159,10 @@ describe('bad-input catalog', () => {
 		expect(error!.message).toContain(`[item ${badItem}]`);
 		if (badCase.says) expect(error!.message).toMatch(badCase.says);
 		expect(error!.description).toContain(badCase.field);
+		// Send and Schedule say nothing was sent; the other operations send nothing, so they don't.
+		const sends = ['send', 'schedule'].includes(String(badCase.parameters.operation));
+		if (sends) expect(error!.description).toMatch(/^Nothing was sent( for this item)?\. /);
+		else expect(error!.description).not.toMatch(/sent/i);
 		// Nothing reached the sandbox: no send, and no request at all.
 		expect(count(sandbox, SEND)).toBe(0);
 		expect(sandbox.requestLog()).toEqual([]);

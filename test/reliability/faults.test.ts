@@ -12,14 +12,14 @@
  * timeout path itself is covered at the transport level (test/transport/endpoints.test.ts, a read
  * with timeoutMs 300).
  *
- * The retry waits are shortened for this file (RETRY_POLICY, restored after): the rule (what is
+ * The retry waits are shortened for this file (useTimings, reset after): the rule (what is
  * retried, how often) is the same, only the 0.4 s, 0.8 s ... backoff is smaller. A Retry-After
  * header is honoured as sent (1 s here).
  */
 import { DateTime } from 'luxon';
 import type { IDataObject } from 'n8n-workflow';
 
-import { RETRY_POLICY } from '../../nodes/CompanionPush/transport/retry';
+import { resetProcessState, useTimings } from '../../nodes/CompanionPush/processState';
 import type { FaultSpec, Sandbox } from '../../sandbox';
 import type { NodeRunResult } from '../harness/engine';
 import {
@@ -45,9 +45,8 @@ import { errorsOf, everyItemAnswered, SendLedger } from './invariants';
 type Fault = Omit<FaultSpec, 'endpoint'>;
 type Outcome = 'ok' | RegExp;
 
-const savedPolicy = { ...RETRY_POLICY };
-beforeAll(() => Object.assign(RETRY_POLICY, { baseDelayMs: 20, maxDelayMs: 80 }));
-afterAll(() => Object.assign(RETRY_POLICY, savedPolicy));
+beforeAll(() => useTimings({ retry: { baseDelayMs: 20, maxDelayMs: 80 } }));
+afterAll(() => resetProcessState());
 
 /** Faults that go away after one hit: the node must succeed. Requests the faulted endpoint gets
  * on top of a run without fault: */

@@ -15,14 +15,13 @@
  *   RELIABILITY_SEED=<seed> npx jest test/reliability/randomized
  * (RELIABILITY_OPS changes the number of operations, 2000 by default). The transport's retry
  * waits and the wait for another process's renewal after a 401 are shortened for this file
- * (RETRY_POLICY, FOREIGN_RENEWAL_WAIT_MS, restored after) and every 429 asks for
+ * (useTimings, reset after) and every 429 asks for
  * Retry-After: 0, so the run stays short; what is retried and how often is unchanged.
  */
 import { DateTime } from 'luxon';
 import type { IDataObject } from 'n8n-workflow';
 
-import { FOREIGN_RENEWAL_WAIT_MS } from '../../nodes/CompanionPush/transport/request';
-import { RETRY_POLICY } from '../../nodes/CompanionPush/transport/retry';
+import { resetProcessState, useTimings } from '../../nodes/CompanionPush/processState';
 import { ERROR_SHAPES, LIST_SHAPES } from '../../sandbox';
 import type { FaultSpec, Sandbox } from '../../sandbox';
 import { seededRandom } from '../../sandbox/random';
@@ -73,19 +72,15 @@ const ENDPOINTS: Record<Op, string[]> = {
 describe(`randomized run: ${OPERATIONS} operations with random faults (seed ${SEED})`, () => {
 	let sandbox: Sandbox;
 	let store: CredentialStore;
-	const savedPolicy = { ...RETRY_POLICY };
-	const savedRenewalWait = { ...FOREIGN_RENEWAL_WAIT_MS };
 	beforeAll(async () => {
-		Object.assign(RETRY_POLICY, { baseDelayMs: 5, maxDelayMs: 40 });
-		Object.assign(FOREIGN_RENEWAL_WAIT_MS, { min: 5, max: 15 });
+		useTimings({ retry: { baseDelayMs: 5, maxDelayMs: 40 }, foreignRenewalWaitMs: { min: 5, max: 15 } });
 		sandbox = await sandboxFor({ deliveryMs: 5 });
 		// One credential for the whole run, as n8n keeps it: its token lives across workflows.
 		store = storeFor(sandbox);
 		(await processedDataStore()).reset();
 	});
 	afterAll(async () => {
-		Object.assign(RETRY_POLICY, savedPolicy);
-		Object.assign(FOREIGN_RENEWAL_WAIT_MS, savedRenewalWait);
+		resetProcessState();
 		await sandbox.stop();
 	});
 

@@ -3,12 +3,12 @@
  * state), the detail of a send, and a request timeout treated like a lost answer.
  */
 import {
-	apiRequest,
 	cancelNotification,
 	getNotification,
 	listActiveUserIds,
 	sendNotification,
 } from '../../nodes/CompanionPush/transport';
+import { repeatableRequest } from '../../nodes/CompanionPush/transport/repeatableRequest';
 import type { Sandbox } from '../../sandbox';
 import type { CredentialStore } from '../harness/engine';
 import { z } from 'zod';
@@ -112,7 +112,7 @@ describe('a request that times out', () => {
 		const schema = z.object({ data: z.object({ user_ids: z.array(z.string()) }) });
 		const started = Date.now();
 		const answer = await valueInNode(store, (context) =>
-			apiRequest(context, { method: 'GET', path: '/user-device/users', action: 'Reading', timeoutMs: 300 }, schema),
+			repeatableRequest(context, { method: 'GET', path: '/user-device/users', action: 'Reading', timeoutMs: 300 }, schema),
 		);
 		expect(answer.data.user_ids.length).toBeGreaterThan(0);
 		expect(logOf(sandbox, ACTIVE_USERS).map((entry) => entry.fault ?? null)).toEqual([null, 'delay', null]);

@@ -4,7 +4,7 @@
  * NodeApiError naming the action, the HTTP status and a hint. The waits are real (400 ms base).
  */
 import { getNotification, listActiveUserIds, listUsersPage, sendNotification } from '../../nodes/CompanionPush/transport';
-import { RETRY_POLICY } from '../../nodes/CompanionPush/transport/retry';
+import { timings } from '../../nodes/CompanionPush/processState';
 import type { Sandbox } from '../../sandbox';
 import {
 	ACTIVE_USERS,
@@ -54,7 +54,7 @@ describe('read retries', () => {
 	}
 
 	test('the policy is the documented one', () => {
-		expect(RETRY_POLICY).toEqual({ maxAttempts: 4, maxRateLimitedTries: 20, baseDelayMs: 400, maxDelayMs: 8_000, maxRetryAfterMs: 60_000 });
+		expect(timings().retry).toEqual({ maxAttempts: 4, maxRateLimitedTries: 20, baseDelayMs: 400, maxDelayMs: 8_000, maxRetryAfterMs: 60_000 });
 	});
 
 	test.each([500, 502, 503, 504])('a %i then success: retried once, and the value comes back', async (status) => {

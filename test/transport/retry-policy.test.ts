@@ -1,16 +1,16 @@
 /**
- * The pure parts of the retry policy (retry.ts) and of the renewal decision (request.ts): the
+ * The pure parts of the retry policy (retry.ts) and of the renewal decision (tokenRenewal.ts): the
  * numbers the integration tests rely on, pinned exactly.
  */
 import { secretsFingerprint } from '../../credentials/CompanionPushApi.credentials';
-import { tokenNeedsRenewal } from '../../nodes/CompanionPush/transport';
-import { redactSecrets } from '../../nodes/CompanionPush/transport/request';
+import { DEFAULT_TIMINGS } from '../../nodes/CompanionPush/processState';
+import { redactSecrets } from '../../nodes/CompanionPush/transport/http';
+import { tokenNeedsRenewal } from '../../nodes/CompanionPush/transport/tokenRenewal';
 import {
 	backoffDelayMs,
 	isRetryableStatus,
 	nextDelayMs,
 	retryAfterMs,
-	RETRY_POLICY,
 } from '../../nodes/CompanionPush/transport/retry';
 
 describe('backoff: exponential from 400 ms, capped at 8 s, equal jitter', () => {
@@ -22,8 +22,8 @@ describe('backoff: exponential from 400 ms, capped at 8 s, equal jitter', () => 
 		[6, 4_000, 8_000],
 		[12, 4_000, 8_000],
 	])('retry %i waits between %i and %i ms', (retry, low, high) => {
-		expect(backoffDelayMs(retry, () => 0)).toBe(low);
-		expect(backoffDelayMs(retry, () => 0.999999)).toBe(high);
+		expect(backoffDelayMs(retry, DEFAULT_TIMINGS.retry, () => 0)).toBe(low);
+		expect(backoffDelayMs(retry, DEFAULT_TIMINGS.retry, () => 0.999999)).toBe(high);
 		const any = backoffDelayMs(retry);
 		expect(any).toBeGreaterThanOrEqual(low);
 		expect(any).toBeLessThanOrEqual(high);
@@ -60,10 +60,10 @@ describe('Retry-After', () => {
 		expect(nextDelayMs(1, 'Mon, 02 Mar 2026 09:05:00 GMT', now)).toBeUndefined();
 	});
 
-	test(`after ${RETRY_POLICY.maxAttempts} tries there is no further wait, even with a Retry-After`, () => {
-		expect(nextDelayMs(RETRY_POLICY.maxAttempts - 1, undefined, now)).toEqual(expect.any(Number));
-		expect(nextDelayMs(RETRY_POLICY.maxAttempts, undefined, now)).toBeUndefined();
-		expect(nextDelayMs(RETRY_POLICY.maxAttempts, '1', now)).toBeUndefined();
+	test(`after ${DEFAULT_TIMINGS.retry.maxAttempts} tries there is no further wait, even with a Retry-After`, () => {
+		expect(nextDelayMs(DEFAULT_TIMINGS.retry.maxAttempts - 1, undefined, now)).toEqual(expect.any(Number));
+		expect(nextDelayMs(DEFAULT_TIMINGS.retry.maxAttempts, undefined, now)).toBeUndefined();
+		expect(nextDelayMs(DEFAULT_TIMINGS.retry.maxAttempts, '1', now)).toBeUndefined();
 	});
 });
 

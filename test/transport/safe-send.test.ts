@@ -1,5 +1,5 @@
 /**
- * The send rule of safeSend.ts: a 202 is never repeated; 4xx are errors, not repeated; 429 is
+ * The send rule of send.ts: a 202 is never repeated; 4xx are errors, not repeated; 429 is
  * waited for and repeated; after a lost answer (reset, 5xx) the list of sends is read first, and
  * the send is repeated only when it is certainly not registered. The proof is the sandbox's own
  * record: which sends it registered, and how many sends each user is in.

@@ -3,6 +3,7 @@ import type { IDataObject, IExecuteFunctions, IGetNodeParameterOptions, INodeExe
 
 import { runPool } from '../helpers/pool';
 import { asNodeError, errorItem, fieldError } from '../nodeErrors';
+import type { NothingSent } from '../nodeErrors';
 
 /** Max Parallel Requests: its default and bound. At a 40 ms service, 50 in flight come close to
  * n8n's HTTP Request node (which sends every item at once) without flooding a service whose limits
@@ -11,7 +12,7 @@ export const DEFAULT_MAX_PARALLEL_REQUESTS = 50;
 export const MAX_PARALLEL_REQUESTS = 100;
 
 /** The option "Max Parallel Requests" of an item's Options. */
-export function readMaxParallelRequests(context: IExecuteFunctions, options: IDataObject, itemIndex: number): number {
+export function readMaxParallelRequests(context: IExecuteFunctions, options: IDataObject, itemIndex: number, nothingSent?: NothingSent): number {
 	const value = Number(options.maxParallelRequests ?? DEFAULT_MAX_PARALLEL_REQUESTS);
 	if (!Number.isInteger(value) || value < 1 || value > MAX_PARALLEL_REQUESTS) {
 		throw fieldError(
@@ -19,6 +20,7 @@ export function readMaxParallelRequests(context: IExecuteFunctions, options: IDa
 			'Max Parallel Requests',
 			`must be a whole number from 1 to ${MAX_PARALLEL_REQUESTS} (got ${String(options.maxParallelRequests)})`,
 			itemIndex,
+			nothingSent,
 		);
 	}
 	return value;
@@ -64,15 +66,12 @@ export function readParameter(
 	itemIndex: number,
 	fallback: unknown,
 	options?: IGetNodeParameterOptions,
+	nothingSent?: NothingSent,
 ): unknown {
 	try {
 		return context.getNodeParameter(name, itemIndex, fallback, options);
 	} catch (error) {
-		throw unreadableParameter(context, error, field, itemIndex);
+		if (error instanceof NodeOperationError || error instanceof NodeApiError) throw error;
+		throw fieldError(context, field, `could not be read: ${(error as Error).message}`, itemIndex, nothingSent);
 	}
-}
-
-function unreadableParameter(context: IExecuteFunctions, error: unknown, field: string, itemIndex: number) {
-	if (error instanceof NodeOperationError || error instanceof NodeApiError) return error;
-	return fieldError(context, field, `could not be read: ${(error as Error).message}`, itemIndex);
 }

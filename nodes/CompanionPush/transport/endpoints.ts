@@ -2,10 +2,9 @@ import { z } from 'zod';
 
 import { NodeApiError } from 'n8n-workflow';
 
-import { asNodeError } from '../nodeErrors';
-import { notCancelable } from './errors';
-import { apiRequest, apiRequestWithHeaders } from './read';
-import type { CompanionPushContext } from './request';
+import { asNodeError, notCancelable } from './errors';
+import type { CompanionPushContext } from './http';
+import { repeatableRequest, repeatableRequestWithHeaders } from './repeatableRequest';
 import {
 	activeUsersSchema,
 	cancelSchema,
@@ -27,7 +26,7 @@ export async function listUsersPage(
 	limit: number,
 	itemIndex?: number,
 ): Promise<User[]> {
-	return await apiRequest(
+	return await repeatableRequest(
 		context,
 		{ method: 'GET', path: '/user/list', qs: { skip, limit }, action: 'Reading the user list', itemIndex },
 		userPageSchema,
@@ -48,7 +47,7 @@ export async function listUsers(context: CompanionPushContext, max = Infinity, i
 }
 
 export async function listActiveUserIds(context: CompanionPushContext, itemIndex?: number): Promise<string[]> {
-	const response = await apiRequest(
+	const response = await repeatableRequest(
 		context,
 		{ method: 'GET', path: '/user-device/users', action: 'Reading the users with an active app', itemIndex },
 		activeUsersSchema,
@@ -61,7 +60,7 @@ export async function getNotification(
 	notificationId: string,
 	itemIndex?: number,
 ): Promise<NotificationDetail> {
-	const response = await apiRequest(
+	const response = await repeatableRequest(
 		context,
 		{
 			method: 'GET',
@@ -89,7 +88,7 @@ export async function cancelNotification(
 ): Promise<CancelResult> {
 	const path = `/push-notification/${encodeURIComponent(notificationId)}/cancel`;
 	try {
-		const response = await apiRequest(
+		const response = await repeatableRequest(
 			context,
 			{ method: 'POST', path, action: `Canceling notification ${notificationId}`, itemIndex },
 			cancelSchema,
@@ -128,7 +127,7 @@ export async function listNotificationsPage(
 	limit: number,
 	itemIndex?: number,
 ): Promise<SendListPage> {
-	const { value, headers } = await apiRequestWithHeaders(
+	const { value, headers } = await repeatableRequestWithHeaders(
 		context,
 		{
 			method: 'GET',

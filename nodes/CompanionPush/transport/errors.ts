@@ -1,7 +1,22 @@
-import { NodeApiError } from 'n8n-workflow';
+import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 import type { INode, JsonObject } from 'n8n-workflow';
 
+import type { NoAnswer } from './http';
 import { excerpt } from './schemas';
+
+/** An n8n error (for this item, when there is one): API and node errors keep their text; anything
+ * else is wrapped. Used by the transport and both nodes (the trigger's polls have no item). */
+export function asNodeError(
+	context: { getNode(): INode },
+	error: unknown,
+	itemIndex?: number,
+): NodeApiError | NodeOperationError {
+	if (error instanceof NodeApiError || error instanceof NodeOperationError) {
+		if (itemIndex !== undefined) error.context.itemIndex ??= itemIndex;
+		return error;
+	}
+	return new NodeOperationError(context.getNode(), error as Error, { itemIndex });
+}
 
 /** One-line hints from the spec's error table, shown under the error in n8n. */
 const HINTS: Record<number, string> = {
@@ -133,10 +148,15 @@ export function renewalError(
 	});
 }
 
-/** No answer at all (connection reset, refused, timeout). */
-export function networkError(node: INode, action: string, code: string, itemIndex?: number, extra?: string): NodeApiError {
-	return nodeApiError(node, { code } as JsonObject, {
-		message: `${action} failed: no answer from the API (${code})`,
+/** No answer at all (connection reset, refused, timeout), or an error nobody recognizes: then the
+ * message says so, with the error's own words, rather than blaming the network. */
+export function networkError(node: INode, action: string, answer: NoAnswer, itemIndex?: number, extra?: string): NodeApiError {
+	const what =
+		answer.unexpected === undefined
+			? `no answer from the API (${answer.code})`
+			: `an unexpected error, not an answer from the API (${answer.unexpected})`;
+	return nodeApiError(node, { code: answer.code } as JsonObject, {
+		message: `${action} failed: ${what}`,
 		description: extra ?? 'Check the Base URL of the credential and that the API is reachable, then retry.',
 		itemIndex,
 	});

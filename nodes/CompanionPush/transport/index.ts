@@ -1,7 +1,10 @@
-/** The only code that talks HTTP to the Push Notification API. */
-export { apiRequest } from './read';
-export { exchange, CREDENTIAL_TYPE, tokenNeedsRenewal } from './request';
-export type { Answer, ApiCall, CompanionPushContext } from './request';
+/**
+ * The node's door to the Push Notification API: every call of the action node and the trigger
+ * goes through here. (The only other HTTP call is the credential's own token renewal, in
+ * credentials/CompanionPushApi.credentials.ts, which n8n runs when this door asks for a token.)
+ */
+export { repeatableRequest } from './repeatableRequest';
+export type { Answer, ApiCall, CompanionPushContext } from './http';
 export {
 	cancelNotification,
 	getNotification,
@@ -11,8 +14,7 @@ export {
 	listUsersPage,
 	USER_PAGE_SIZE,
 } from './endpoints';
-export { failedSendOutcome, sendNotification } from './safeSend';
-export type { FailedSendOutcome, SendOptions, SendOutcome, SendRequest } from './safeSend';
+export { failedSendOutcome, sendNotification } from './send';
+export type { FailedSendOutcome, SendOptions, SendOutcome, SendRequest } from './send';
 export { parseErrorBody } from './errors';
-export { DELIVERY_STATES, SEND_STATES } from './schemas';
 export type { Delivery, ListedNotification, NotificationDetail, NotificationRecord, User } from './schemas';

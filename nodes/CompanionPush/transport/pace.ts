@@ -1,7 +1,7 @@
 import { sleep } from 'n8n-workflow';
 
-import type { CompanionPushContext } from './request';
-import { credentialKey } from './request';
+import { credentialKey, processState } from '../processState';
+import type { CompanionPushContext } from './http';
 
 /** Above this, a pace that grew back after 429s has no limit of its own any more. */
 const UNLIMITED_FROM = 1000;
@@ -12,7 +12,7 @@ const UNLIMITED_FROM = 1000;
  * was in flight, and every request of the credential waits out the `Retry-After`; after that many
  * answers without a 429 it allows one more (additive increase, multiplicative decrease). Reads and
  * sends share it. The callers' own bound (Max Parallel Requests) applies on top.
- * Process memory (see request.ts): with several processes each adapts on its own.
+ * Process memory (processState.paces): with several processes each adapts on its own.
  */
 export class Pace {
 	limit = Infinity;
@@ -54,11 +54,9 @@ export class Pace {
 	}
 }
 
-const paces = new Map<string, Pace>();
-
 export function paceOf(context: CompanionPushContext): Pace {
 	const key = credentialKey(context);
-	let pace = paces.get(key);
-	if (!pace) paces.set(key, (pace = new Pace()));
+	let pace = processState.paces.get(key);
+	if (!pace) processState.paces.set(key, (pace = new Pace()));
 	return pace;
 }

@@ -1,37 +1,32 @@
 import { sleep } from 'n8n-workflow';
+import type { NodeApiError } from 'n8n-workflow';
 
+import { timings } from '../processState';
+import type { RetryPolicy } from '../processState';
 import { apiError, networkError, renewalError, unexpectedResponse } from './errors';
+import type { Answer, ApiCall, CompanionPushContext } from './http';
 import { paceOf } from './pace';
-import { exchange } from './request';
-import type { Answer, ApiCall, CompanionPushContext } from './request';
+import { exchange } from './tokenRenewal';
 
 /**
- * The retry policy for reads (GET, and the cancel call, which is safe to repeat):
- * - retried on 5xx and network errors (reset, refused, timeout), at most `maxAttempts` tries;
+ * The retry policy (its numbers: DEFAULT_TIMINGS.retry in processState.ts):
+ * - a caller retries an answer only when it says it may (reads: 5xx, no answer, malformed JSON;
+ *   sends: see send.ts), at most `maxAttempts` tries;
  * - a 429 slows down every request of the credential (pace.ts) and is retried after its
  *   Retry-After without spending a try, up to `maxRateLimitedTries` times;
  * - waits grow exponentially from `baseDelayMs`, capped at `maxDelayMs`, with "equal jitter"
  *   (half fixed, half random) so parallel workflows do not retry in step;
  * - a `Retry-After` header (seconds or an HTTP date) replaces the computed wait, up to
  *   `maxRetryAfterMs`; a longer one is not waited for: the error goes to the workflow.
- * Sends follow their own rule (see safeSend.ts): a send is never blindly repeated.
  */
-export const RETRY_POLICY = {
-	maxAttempts: 4,
-	/** 429s a request may meet beyond its tries: each slows the pace (pace.ts) and waits Retry-After. */
-	maxRateLimitedTries: 20,
-	baseDelayMs: 400,
-	maxDelayMs: 8_000,
-	maxRetryAfterMs: 60_000,
-};
 
 export function isRetryableStatus(status: number): boolean {
 	return status === 429 || status >= 500;
 }
 
 /** Wait before retry number `retry` (1 for the first retry). */
-export function backoffDelayMs(retry: number, random: () => number = Math.random): number {
-	const ceiling = Math.min(RETRY_POLICY.maxDelayMs, RETRY_POLICY.baseDelayMs * 2 ** (retry - 1));
+export function backoffDelayMs(retry: number, policy: RetryPolicy = timings().retry, random: () => number = Math.random): number {
+	const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (retry - 1));
 	return Math.round(ceiling / 2 + random() * (ceiling / 2));
 }
 
@@ -49,72 +44,92 @@ export function retryAfterMs(header: unknown, nowMs: number): number | undefined
 }
 
 /** The wait before the next try, honouring Retry-After; undefined means "do not retry". */
-export function nextDelayMs(retry: number, retryAfterHeader: unknown, nowMs: number): number | undefined {
-	if (retry >= RETRY_POLICY.maxAttempts) return undefined;
+export function nextDelayMs(retry: number, retryAfterHeader: unknown, nowMs: number, policy: RetryPolicy = timings().retry): number | undefined {
+	if (retry >= policy.maxAttempts) return undefined;
 	const asked = retryAfterMs(retryAfterHeader, nowMs);
-	if (asked === undefined) return backoffDelayMs(retry);
-	return asked > RETRY_POLICY.maxRetryAfterMs ? undefined : asked;
+	if (asked === undefined) return backoffDelayMs(retry, policy);
+	return asked > policy.maxRetryAfterMs ? undefined : asked;
 }
 
-/** How a caller judges one answer: its result, "try again" (while the policy allows), or "fail"
- * (the final error is built from the answer: no answer, an unreadable success body, or a status). */
-export type Judgement<T> = { result: T } | 'retry' | 'fail';
-type AnyAnswer = Exclude<Answer, { kind: 'renewalFailed' }>;
+/** An answer a caller judges: a status, or no answer at all. */
+export type FinalAnswer = Exclude<Answer, { kind: 'renewalFailed' }>;
 
 /**
- * The one retry loop of the transport, shared by reads (read.ts) and sends (safeSend.ts), each with
- * its own `judge` of what may be tried again. A token that could not be renewed sent nothing: an
- * unreachable token endpoint is waited for like a 429, a refusal fails at once. The waits follow
- * RETRY_POLICY (with Retry-After); when no try is left, the last answer becomes the error.
+ * The tries of one call, driven by the caller, who judges each answer:
+ *
+ *     const tries = new Tries(context, call);
+ *     for (;;) {
+ *       const answer = await tries.send();
+ *       if (<answer is the result>) return ...;
+ *       if (!(await tries.waitToRetry(answer))) throw tries.failure(answer);
+ *     }
+ *
+ * `send` takes the credential's pace, exchanges (token renewal included), and absorbs what sent
+ * nothing: a 429 is waited out without spending a try; a token that could not be renewed is waited
+ * for like a 429 when its endpoint was unreachable, and is an error at once when it was refused.
  */
-export async function withRetries<T>(
-	context: CompanionPushContext,
-	call: ApiCall,
-	// `requests`: how many times the request went out so far, this one included.
-	judge: (answer: AnyAnswer, requests: number) => Promise<Judgement<T>> | Judgement<T>,
-	noAnswerNote?: string,
-): Promise<T> {
-	const pace = paceOf(context);
-	let rateLimited = 0;
-	for (let attempt = 1; ; ) {
-		await pace.acquire();
-		let answer: Answer;
-		try {
-			answer = await exchange(context, call);
-		} finally {
-			pace.release();
-		}
-		if (answer.kind === 'renewalFailed') {
-			const wait = answer.failure.retryable ? nextDelayMs(attempt, undefined, Date.now()) : undefined;
-			if (wait === undefined) throw renewalError(context.getNode(), call.action, answer.failure, call.itemIndex);
-			await sleep(wait);
-			attempt++;
-			continue;
-		}
-		if (answer.kind === 'answer' && answer.status === 429) {
-			// Nothing was done: the pace slows down for every request of the credential, and this one
-			// waits its turn without spending a try, as long as the service asks for a sane wait.
-			const asked = retryAfterMs(answer.headers['retry-after'], Date.now()) ?? backoffDelayMs(rateLimited + 1);
-			if (asked <= RETRY_POLICY.maxRetryAfterMs && ++rateLimited <= RETRY_POLICY.maxRateLimitedTries) {
-				pace.rateLimited(asked);
+export class Tries {
+	/** Tries spent (429s aside). */
+	private attempt = 1;
+	private rateLimited = 0;
+	private readonly policy = timings().retry;
+
+	constructor(
+		private readonly context: CompanionPushContext,
+		private readonly call: ApiCall,
+	) {}
+
+	/** How many times the request went out so far, the last one included. */
+	get requests(): number {
+		return this.attempt + this.rateLimited;
+	}
+
+	async send(): Promise<FinalAnswer> {
+		const pace = paceOf(this.context);
+		for (;;) {
+			await pace.acquire();
+			let answer: Answer;
+			try {
+				answer = await exchange(this.context, this.call);
+			} finally {
+				pace.release();
+			}
+			if (answer.kind === 'renewalFailed') {
+				const wait = answer.failure.retryable ? nextDelayMs(this.attempt, undefined, Date.now(), this.policy) : undefined;
+				if (wait === undefined) throw renewalError(this.context.getNode(), this.call.action, answer.failure, this.call.itemIndex);
+				await sleep(wait);
+				this.attempt++;
 				continue;
 			}
-		} else if (answer.kind === 'answer') pace.answered();
-		const judgement = await judge(answer, attempt + rateLimited);
-		if (typeof judgement === 'object') return judgement.result;
-		const retryAfter = answer.kind === 'answer' ? answer.headers['retry-after'] : undefined;
-		const delay = judgement === 'retry' ? nextDelayMs(attempt, retryAfter, Date.now()) : undefined;
-		if (delay === undefined) throw finalError(context, call, answer, noAnswerNote);
-		await sleep(delay);
-		attempt++;
+			if (answer.kind === 'answer' && answer.status === 429) {
+				// Nothing was done: the pace slows down for every request of the credential, and this one
+				// waits its turn without spending a try, as long as the service asks for a sane wait.
+				const asked = retryAfterMs(answer.headers['retry-after'], Date.now()) ?? backoffDelayMs(this.rateLimited + 1, this.policy);
+				if (asked <= this.policy.maxRetryAfterMs && ++this.rateLimited <= this.policy.maxRateLimitedTries) {
+					pace.rateLimited(asked);
+					continue;
+				}
+			} else if (answer.kind === 'answer') pace.answered();
+			return answer;
+		}
 	}
-}
 
-function finalError(context: CompanionPushContext, call: ApiCall, answer: AnyAnswer, noAnswerNote?: string) {
-	const node = context.getNode();
-	if (answer.kind === 'noAnswer') return networkError(node, call.action, answer.code, call.itemIndex, noAnswerNote);
-	if (answer.status >= 200 && answer.status < 300) {
-		return unexpectedResponse(node, call.action, answer.redact(answer.body), call.itemIndex);
+	/** Waits before the next try when the policy allows one; false when no try is left. */
+	async waitToRetry(answer: FinalAnswer): Promise<boolean> {
+		const retryAfter = answer.kind === 'answer' ? answer.headers['retry-after'] : undefined;
+		const delay = nextDelayMs(this.attempt, retryAfter, Date.now(), this.policy);
+		if (delay === undefined) return false;
+		await sleep(delay);
+		this.attempt++;
+		return true;
 	}
-	return apiError(node, { status: answer.status, body: answer.body, action: call.action, itemIndex: call.itemIndex });
+
+	/** The error for the last answer: no answer, an unreadable success body, or a status. */
+	failure(answer: FinalAnswer, noAnswerNote?: string): NodeApiError {
+		const node = this.context.getNode();
+		const { action, itemIndex } = this.call;
+		if (answer.kind === 'noAnswer') return networkError(node, action, answer, itemIndex, noAnswerNote);
+		if (answer.status >= 200 && answer.status < 300) return unexpectedResponse(node, action, answer.redact(answer.body), itemIndex);
+		return apiError(node, { status: answer.status, body: answer.body, action, itemIndex });
+	}
 }

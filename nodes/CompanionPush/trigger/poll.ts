@@ -3,6 +3,7 @@ import type { IDataObject, INodeExecutionData, IPollFunctions } from 'n8n-workfl
 
 import { runPool } from '../helpers/pool';
 import { asNodeError } from '../nodeErrors';
+import { processState } from '../processState';
 import { getNotification, listNotifications } from '../transport';
 import type { ListedNotification, NotificationRecord } from '../transport';
 import { detectEvents, matchesFilters, toItems } from './events';
@@ -27,8 +28,9 @@ export async function pollCompanionPush(this: IPollFunctions): Promise<INodeExec
 	// that poll throws, marks the trigger failed for good. An API outage at that moment must not
 	// disable the trigger: that poll logs the error and emits nothing, leaving the state as it was;
 	// the scheduled polls then catch up, and their errors reach n8n as usual.
-	const isActivationPoll = !polledContexts.has(this);
-	polledContexts.add(this);
+	// n8n keeps one poll context per activation, so the first poll of a context is that poll.
+	const isActivationPoll = !processState.polledContexts.has(this);
+	processState.polledContexts.add(this);
 	if (!isActivationPoll) return await pollWithState.call(this, parameters);
 	try {
 		return await pollWithState.call(this, parameters);
@@ -41,10 +43,6 @@ export async function pollCompanionPush(this: IPollFunctions): Promise<INodeExec
 
 /** Detail reads of one poll in flight at once (the transport's pace slows them on 429s). */
 const PARALLEL_READS = 10;
-
-// The poll contexts n8n has polled with: n8n keeps one per activation, so the first poll of a
-// context is the one it runs while activating the workflow.
-const polledContexts = new WeakSet<object>();
 
 /** A send's detail, or undefined when the API answers 404 for it. */
 async function readDetailUnlessGone(context: IPollFunctions, id: string) {

@@ -1,6 +1,7 @@
 import type { IExecuteFunctions } from 'n8n-workflow';
 
 import { oneAtATime } from '../../helpers/oneAtATime';
+import { processState } from '../../processState';
 
 /**
  * Idempotency Keys: a send whose key was already used successfully is not made again.
@@ -33,10 +34,6 @@ export interface IdempotencyKey {
 
 export const DEFAULT_KEYS_TO_KEEP = 10_000;
 
-// One claim at a time per workflow in this process (see above). Process memory: other processes
-// are not ordered by it.
-const storeQueues = new Map<string, Promise<unknown>>();
-
 /** What is stored for batch `batchIndex` of a send with this key. */
 export function storedKey(key: string, batchIndex: number): string {
 	return batchIndex === 0 ? key : `${key} [batch ${batchIndex + 1}]`;
@@ -54,8 +51,9 @@ export type Claim = 'claimed' | 'used' | 'unconfirmed';
 export class IdempotencyKeys {
 	constructor(private readonly context: IExecuteFunctions) {}
 
+	/** One claim at a time per workflow in this process (see above); other processes are not ordered by it. */
 	private run<T>(task: () => Promise<T>): Promise<T> {
-		return oneAtATime(storeQueues, this.context.getWorkflow().id ?? '', task);
+		return oneAtATime(processState.storeQueues, this.context.getWorkflow().id ?? '', task);
 	}
 
 	// Each key is stored with its confirmation: two entries a key.

@@ -1,28 +1,14 @@
-import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { toScheduledAtWithOffset } from '../../helpers/scheduleTime';
 import { fieldError } from '../../nodeErrors';
-import { maxParallelRequestsOption, optionsCollection, updateDisplayOptions } from '../descriptions';
+import { updateDisplayOptions } from '../descriptions';
 import { readParameter } from '../itemLoop';
-import {
-	additionalFields,
-	asyncNotice,
-	audienceFields,
-	batchSizeOption,
-	idempotencyOptions,
-	messageFields,
-	SEND_WAIT_DESCRIPTION,
-	sendModeField,
-} from './sendFields';
+import { sendOperationProperties } from './sendFields';
 import { sendItems } from './sendItems';
-import { waitOptions } from './wait';
 
-const properties: INodeProperties[] = [
-	asyncNotice,
-	...messageFields,
-	...audienceFields,
-	sendModeField,
-	{
+const properties = sendOperationProperties({
+	scheduledAtField: {
 		displayName: 'Scheduled At',
 		name: 'scheduledAt',
 		type: 'dateTime',
@@ -31,30 +17,23 @@ const properties: INodeProperties[] = [
 		description:
 			"When the notification goes out. A time without a time zone is read in the workflow's time zone; the API always receives an explicit offset. Dispatch may come up to a couple of minutes late.",
 	},
-	additionalFields,
-	optionsCollection([
-		batchSizeOption,
-		...idempotencyOptions,
-		maxParallelRequestsOption,
-		{
-			displayName: 'Send If Time Is Past',
-			name: 'sendIfPast',
-			type: 'boolean',
-			default: false,
-			description:
-				'Whether to send at once when Scheduled At is already past. Off: the item fails instead, so a late run never notifies people unexpectedly.',
-		},
-		...waitOptions(SEND_WAIT_DESCRIPTION),
-	]),
-];
+	sendIfPastOption: {
+		displayName: 'Send If Time Is Past',
+		name: 'sendIfPast',
+		type: 'boolean',
+		default: false,
+		description:
+			'Whether to send at once when Scheduled At is already past. Off: the item fails instead, so a late run never notifies people unexpectedly.',
+	},
+});
 
 export const description = updateDisplayOptions({ show: { resource: ['notification'], operation: ['schedule'] } }, properties);
 
 /** "Scheduled At" of an item, with an explicit offset. A past time is refused unless "Send If Time
  * Is Past" is on (then the send goes out at once), so a late run never notifies people unexpectedly. */
 function readSchedule(context: IExecuteFunctions, itemIndex: number, options: IDataObject) {
-	const when = toScheduledAtWithOffset(readParameter(context, 'scheduledAt', 'Scheduled At', itemIndex, ''), context.getTimezone());
-	if ('problem' in when) throw fieldError(context, 'Scheduled At', when.problem, itemIndex);
+	const when = toScheduledAtWithOffset(readParameter(context, 'scheduledAt', 'Scheduled At', itemIndex, '', undefined, 'item'), context.getTimezone());
+	if ('problem' in when) throw fieldError(context, 'Scheduled At', when.problem, itemIndex, 'item');
 	if (when.epochMs > Date.now()) return { scheduledAtWithOffset: when.iso };
 	if (options.sendIfPast === true) return { sentImmediately: true };
 	throw fieldError(
@@ -62,6 +41,7 @@ function readSchedule(context: IExecuteFunctions, itemIndex: number, options: ID
 		'Scheduled At',
 		`is in the past (${when.iso}), so the notification would go out at once. Pick a future time, or turn on the option "Send If Time Is Past"`,
 		itemIndex,
+		'item',
 	);
 }
 

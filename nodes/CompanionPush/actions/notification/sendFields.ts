@@ -1,19 +1,21 @@
 import type { INodeProperties } from 'n8n-workflow';
 
+import { maxParallelRequestsOption, optionsCollection } from '../descriptions';
 import { DEFAULT_KEYS_TO_KEEP } from './idempotencyKeys';
+import { waitOptions } from './wait';
 
-/* The fields Send and Schedule share, declared once. Each operation file lists which it shows,
- * in its own order, with its own fields among them. */
+/* The fields of Send and Schedule, declared once; sendOperationProperties (at the end) puts them
+ * in order for either operation. */
 
-export const asyncNotice: INodeProperties = {
+const asyncNotice: INodeProperties = {
 	displayName:
-		'Sending is asynchronous: the API accepts the send (202) and delivers in the background. Acceptance is not delivery: use "Wait for Final Status", the Get operation or the Companion Push Trigger to follow up. A send is never repeated by this node, so nobody is notified twice.',
+		'Sending is asynchronous: the API accepts the send (202) and delivers in the background. Acceptance is not delivery: use "Wait for Final Status", the Get operation or the Companion Push Trigger to follow up. This node never repeats a send the API accepted; when an answer is lost and the API cannot show what happened, the item fails as "outcome unknown" rather than risk a second notification. To send each event once when n8n runs it again, set an Idempotency Key.',
 	name: 'asyncNotice',
 	type: 'notice',
 	default: '',
 };
 
-export const messageFields: INodeProperties[] = [
+const messageFields: INodeProperties[] = [
 	{
 		displayName: 'Title',
 		name: 'title',
@@ -35,7 +37,7 @@ export const messageFields: INodeProperties[] = [
 	},
 ];
 
-export const audienceFields: INodeProperties[] = [
+const audienceFields: INodeProperties[] = [
 	{
 		displayName: 'Audience',
 		name: 'audience',
@@ -100,7 +102,7 @@ export const audienceFields: INodeProperties[] = [
 	},
 ];
 
-export const sendModeField: INodeProperties = {
+const sendModeField: INodeProperties = {
 	displayName: 'Send Mode',
 	name: 'sendMode',
 	type: 'options',
@@ -120,7 +122,7 @@ export const sendModeField: INodeProperties = {
 	],
 };
 
-export const additionalFields: INodeProperties = {
+const additionalFields: INodeProperties = {
 	displayName: 'Additional Fields',
 	name: 'additionalFields',
 	type: 'collection',
@@ -175,7 +177,7 @@ export const additionalFields: INodeProperties = {
 	],
 };
 
-export const batchSizeOption: INodeProperties = {
+const batchSizeOption: INodeProperties = {
 	displayName: 'Batch Size',
 	name: 'batchSize',
 	type: 'number',
@@ -185,11 +187,11 @@ export const batchSizeOption: INodeProperties = {
 		'Recipients per send. Larger audiences are split into several sends, each with its own ID (the API recommends at most 1000).',
 };
 
-export const SEND_WAIT_DESCRIPTION =
+const SEND_WAIT_DESCRIPTION =
 	'Whether to wait, checking with growing intervals, until the send is delivered (sent, partially failed or failed) before the node finishes';
 
 /** Idempotency Key and its settings (see idempotencyKeys.ts), among the Options of Send and Schedule. */
-export const idempotencyOptions: INodeProperties[] = [
+const idempotencyOptions: INodeProperties[] = [
 	{
 		displayName: 'Idempotency Key',
 		name: 'idempotencyKey',
@@ -219,3 +221,28 @@ export const idempotencyOptions: INodeProperties[] = [
 		description: 'How many used keys are remembered; beyond that the oldest are forgotten and could be used again',
 	},
 ];
+
+/** What Schedule adds to Send: its time, and what to do when that time is already past. */
+export interface ScheduleProperties {
+	scheduledAtField: INodeProperties;
+	sendIfPastOption: INodeProperties;
+}
+
+/** The properties of Send, or of Schedule with `schedule`: the same fields in the same order. */
+export function sendOperationProperties(schedule?: ScheduleProperties): INodeProperties[] {
+	return [
+		asyncNotice,
+		...messageFields,
+		...audienceFields,
+		sendModeField,
+		...(schedule ? [schedule.scheduledAtField] : []),
+		additionalFields,
+		optionsCollection([
+			batchSizeOption,
+			...idempotencyOptions,
+			maxParallelRequestsOption,
+			...(schedule ? [schedule.sendIfPastOption] : []),
+			...waitOptions(SEND_WAIT_DESCRIPTION),
+		]),
+	];
+}

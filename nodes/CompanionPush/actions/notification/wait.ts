@@ -4,6 +4,7 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 import { getNotification } from '../../transport';
 import type { NotificationDetail } from '../../transport';
 import { fieldError } from '../../nodeErrors';
+import type { NothingSent } from '../../nodeErrors';
 
 /** States a send leaves on its own; every other state is final (sent, partially_failed, failed, canceled). */
 const MOVING_STATES = new Set(['sending', 'scheduled']);
@@ -73,11 +74,11 @@ export function waitOptions(waitDescription: string): INodeProperties[] {
 }
 
 /** The wait asked in `options`, in seconds, or undefined when there is none to wait. */
-export function readWaitTimeout(context: IExecuteFunctions, options: IDataObject, itemIndex: number): number | undefined {
+export function readWaitTimeout(context: IExecuteFunctions, options: IDataObject, itemIndex: number, nothingSent?: NothingSent): number | undefined {
 	if (options.waitForFinalStatus !== true) return undefined;
 	const timeoutSeconds = Number(options.waitTimeout ?? 120);
 	if (!Number.isFinite(timeoutSeconds) || timeoutSeconds <= 0) {
-		throw fieldError(context, 'Wait Timeout (Seconds)', `must be a positive number (got ${String(options.waitTimeout)})`, itemIndex);
+		throw fieldError(context, 'Wait Timeout (Seconds)', `must be a positive number (got ${String(options.waitTimeout)})`, itemIndex, nothingSent);
 	}
 	return timeoutSeconds;
 }

@@ -1,0 +1,158 @@
+import type { IDataObject, IExecuteFunctions, IGetNodeParameterOptions, INodeExecutionData } from 'n8n-workflow';
+
+import { checkMessage, isProblem } from '../../helpers/message';
+import type { CheckedMessage } from '../../helpers/message';
+import { parseUserIds } from '../../helpers/recipients';
+import { asNodeError, errorItem, fieldError } from '../../nodeErrors';
+import { readMaxParallelRequests, readParameter } from '../itemLoop';
+import { DEFAULT_KEYS_TO_KEEP } from './idempotencyKeys';
+import type { IdempotencyKey } from './idempotencyKeys';
+import { readWaitTimeout } from './wait';
+
+export type Audience = 'userIds' | 'user' | 'allUsers' | 'activeUsers';
+
+/** One input item, checked: everything needed to send it, read before anything is sent. */
+export interface CheckedItem {
+	itemIndex: number;
+	message: CheckedMessage;
+	audience: Audience;
+	/** The recipients given on the item (for the userIds and user audiences). */
+	userIds: string[];
+	/** Absent for Send, and for a past time sent at once with "Send If Time Is Past". */
+	scheduledAtWithOffset?: string;
+	sentImmediately?: boolean;
+	batchSize: number;
+	waitTimeoutSeconds?: number;
+	/** The option "Idempotency Key", when set. */
+	idempotency?: IdempotencyKey;
+	maxParallelRequests: number;
+}
+
+/** Schedule's reading of "Scheduled At" for an item (see schedule.operation.ts). */
+export type ScheduleReader = (
+	context: IExecuteFunctions,
+	itemIndex: number,
+	options: IDataObject,
+) => Pick<CheckedItem, 'scheduledAtWithOffset' | 'sentImmediately'>;
+
+/** What the input of a Send or Schedule run asks for, checked. */
+export interface SendInput {
+	/** "One Send for All Items": the items' recipients go out together, with the first item's message. */
+	combined: boolean;
+	checkedItems: CheckedItem[];
+	/** The error item of each item that failed its check (when the node continues on fail). */
+	rejected: Map<number, INodeExecutionData>;
+}
+
+/**
+ * Reads and checks every item before anything is sent: with bad input nothing at all is sent (the
+ * first bad item stops the node), or, when the node continues on fail, that item becomes an error
+ * item and the others go on.
+ */
+export function readSendInput(context: IExecuteFunctions, readSchedule?: ScheduleReader): SendInput {
+	const sendMode = readParameter(context, 'sendMode', 'Send Mode', 0, 'perItem', undefined, 'run');
+	// An unknown mode must not fall back to one send per item: that could turn one intended send into many.
+	if (sendMode !== 'perItem' && sendMode !== 'combined') {
+		throw fieldError(context, 'Send Mode', `has an unknown value "${String(sendMode).slice(0, 60)}": use perItem or combined`, 0, 'run');
+	}
+	const combined = sendMode === 'combined';
+	const checkedItems: CheckedItem[] = [];
+	const rejected = new Map<number, INodeExecutionData>();
+	const itemCount = context.getInputData().length;
+	for (let itemIndex = 0; itemIndex < itemCount; itemIndex++) {
+		try {
+			const checked = checkItem(context, itemIndex, readSchedule);
+			// One send for all items takes its audience from the first item: another audience on a
+			// later item would be dropped without a word, so it is an error instead.
+			if (combined && checkedItems.length > 0 && checked.audience !== checkedItems[0].audience) {
+				throw sendFieldError(
+					context,
+					'Audience',
+					`must be the same on every item in "One Send for All Items" mode (item ${checkedItems[0].itemIndex} has "${checkedItems[0].audience}", this one "${checked.audience}")`,
+					itemIndex,
+				);
+			}
+			checkedItems.push(checked);
+		} catch (error) {
+			const nodeError = asNodeError(context, error, itemIndex);
+			if (!context.continueOnFail()) throw nodeError;
+			rejected.set(itemIndex, errorItem(nodeError, { item: itemIndex }));
+		}
+	}
+	return { combined, checkedItems, rejected };
+}
+
+/** A bad value of a Send or Schedule item: nothing is sent for it. */
+function sendFieldError(context: IExecuteFunctions, field: string, problem: string, itemIndex: number) {
+	return fieldError(context, field, problem, itemIndex, 'item');
+}
+
+function checkItem(context: IExecuteFunctions, itemIndex: number, readSchedule?: ScheduleReader): CheckedItem {
+	const read = (name: string, field: string, fallback: unknown, options?: IGetNodeParameterOptions) =>
+		readParameter(context, name, field, itemIndex, fallback, options, 'item');
+	const additional = read('additionalFields', 'Additional Fields', {}) as IDataObject;
+	const options = read('options', 'Options', {}) as IDataObject;
+	const message = checkMessage({
+		title: read('title', 'Title', ''),
+		body: read('body', 'Body', ''),
+		imageUrl: additional.imageUrl,
+		deeplink: additional.deeplink,
+		deeplinkAnnouncementId: additional.deeplinkAnnouncementId,
+		customDeeplink: additional.customDeeplink,
+		announcementId: additional.announcementId,
+	});
+	if (isProblem(message)) throw sendFieldError(context, message.field, message.problem, itemIndex);
+
+	const audience = read('audience', 'Audience', 'userIds') as Audience;
+	let userIds: string[] = [];
+	if (audience === 'userIds') {
+		const parsed = parseUserIds(read('userIds', 'User IDs', ''));
+		if ('problem' in parsed) throw sendFieldError(context, 'User IDs', parsed.problem, itemIndex);
+		if (parsed.userIds.length === 0) {
+			throw sendFieldError(context, 'User IDs', 'is empty: give at least one user ID', itemIndex);
+		}
+		userIds = parsed.userIds;
+	} else if (audience === 'user') {
+		const userId = read('user', 'User', '', { extractValue: true });
+		if (typeof userId !== 'string' && typeof userId !== 'number') {
+			throw sendFieldError(context, 'User', 'must be one user ID', itemIndex);
+		}
+		if (String(userId).trim() === '') throw sendFieldError(context, 'User', 'is empty: pick a user', itemIndex);
+		userIds = [String(userId).trim()];
+	} else if (audience !== 'allUsers' && audience !== 'activeUsers') {
+		throw sendFieldError(context, 'Audience', `has an unknown value "${String(audience)}"`, itemIndex);
+	}
+
+	const batchSize = Number(options.batchSize ?? 1000);
+	if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 1000) {
+		throw sendFieldError(context, 'Batch Size', `must be a whole number from 1 to 1000 (got ${String(options.batchSize)})`, itemIndex);
+	}
+	const waitTimeoutSeconds = readWaitTimeout(context, options, itemIndex, 'item');
+	const idempotency = readIdempotencyKey(context, options, itemIndex);
+	const maxParallelRequests = readMaxParallelRequests(context, options, itemIndex, 'item');
+	const checked: CheckedItem = { itemIndex, message, audience, userIds, batchSize, waitTimeoutSeconds, idempotency, maxParallelRequests };
+	if (readSchedule) Object.assign(checked, readSchedule(context, itemIndex, options));
+	return checked;
+}
+
+/** The options "Idempotency Key", "Idempotency Scope" and "Keys to Keep" of an item. */
+function readIdempotencyKey(context: IExecuteFunctions, options: IDataObject, itemIndex: number): IdempotencyKey | undefined {
+	if (options.idempotencyKey === undefined) return undefined;
+	const value = options.idempotencyKey;
+	if (typeof value !== 'string' && typeof value !== 'number') {
+		throw sendFieldError(context, 'Idempotency Key', 'must be a text, for example {{ $json.orderId }}:{{ $json.status }}', itemIndex);
+	}
+	const key = String(value).trim();
+	if (key === '') {
+		throw sendFieldError(context, 'Idempotency Key', 'is empty for this item: give each event its own key, or remove the option', itemIndex);
+	}
+	const scope = options.idempotencyScope ?? 'node';
+	if (scope !== 'node' && scope !== 'workflow') {
+		throw sendFieldError(context, 'Idempotency Scope', `has an unknown value "${String(scope)}": use node or workflow`, itemIndex);
+	}
+	const keysToKeep = Number(options.keysToKeep ?? DEFAULT_KEYS_TO_KEEP);
+	if (!Number.isInteger(keysToKeep) || keysToKeep < 1) {
+		throw sendFieldError(context, 'Keys to Keep', `must be a whole number of at least 1 (got ${String(options.keysToKeep)})`, itemIndex);
+	}
+	return { key, scope, keysToKeep };
+}

@@ -1,0 +1,95 @@
+import { NodeOperationError } from 'n8n-workflow';
+import type { IExecuteFunctions, IPairedItemData, NodeApiError } from 'n8n-workflow';
+
+import { toBatches, uniqueUserIds } from '../../helpers/recipients';
+import { asNodeError } from '../../nodeErrors';
+import { listActiveUserIds, listUsers } from '../../transport';
+import { notSentForOtherItems } from './sendFailures';
+import type { Audience, CheckedItem, SendInput } from './sendInput';
+
+/** What one send goes out with: the lead item's message, the recipients, the items it stands for. */
+export interface SendGroup {
+	lead: CheckedItem;
+	userIds: string[];
+	pairedItems: IPairedItemData[];
+}
+
+/** One send to make: a batch of a group. */
+export interface SendTask {
+	group: SendGroup;
+	batch: string[];
+	batchIndex: number;
+	batchCount: number;
+}
+
+export interface SendPlan {
+	groups: SendGroup[];
+	tasks: SendTask[];
+	/** Groups whose audience could not be read or is empty (when the node continues on fail). */
+	groupErrors: Map<SendGroup, NodeApiError | NodeOperationError>;
+}
+
+/** One group per item, or one for all items in "One Send for All Items" mode. */
+function groupsOf(input: SendInput): SendGroup[] {
+	const { checkedItems } = input;
+	if (!input.combined) return checkedItems.map((item) => ({ lead: item, userIds: item.userIds, pairedItems: [{ item: item.itemIndex }] }));
+	return [
+		{
+			lead: checkedItems[0],
+			userIds: checkedItems.flatMap((item) => item.userIds),
+			pairedItems: checkedItems.map((item) => ({ item: item.itemIndex })),
+		},
+	];
+}
+
+/** Reads audiences that live in the API once per run, however many items ask for them. */
+function audienceReader(context: IExecuteFunctions) {
+	const cache = new Map<Audience, Promise<string[]>>();
+	return async (group: SendGroup): Promise<string[]> => {
+		const { audience, itemIndex } = group.lead;
+		if (audience === 'userIds' || audience === 'user') return group.userIds;
+		if (!cache.has(audience)) {
+			cache.set(
+				audience,
+				audience === 'allUsers'
+					? listUsers(context, Infinity, itemIndex).then((users) => users.map((user) => user.id))
+					: listActiveUserIds(context, itemIndex),
+			);
+		}
+		return await cache.get(audience)!;
+	};
+}
+
+/**
+ * The sends to make, read before any is made: each group's audience (those read from the API once
+ * per run), de-duplicated and split into batches of at most Batch Size. A group whose audience
+ * cannot be read, or is empty, fails whole: it stops the node (naming the items not sent), or,
+ * when the node continues on fail, it is set aside with its error.
+ */
+export async function planSends(context: IExecuteFunctions, input: SendInput): Promise<SendPlan> {
+	const groups = groupsOf(input);
+	const readAudience = audienceReader(context);
+	const tasks: SendTask[] = [];
+	const groupErrors = new Map<SendGroup, NodeApiError | NodeOperationError>();
+	for (const group of groups) {
+		try {
+			const recipients = uniqueUserIds(await readAudience(group));
+			if (recipients.length === 0) {
+				throw new NodeOperationError(context.getNode(), 'The audience has no users: nothing was sent', {
+					itemIndex: group.lead.itemIndex,
+					description:
+						group.lead.audience === 'activeUsers'
+							? 'No user has an active app right now (installed, logged in, notifications allowed).'
+							: 'The organization has no users.',
+				});
+			}
+			const batches = toBatches(recipients, group.lead.batchSize);
+			batches.forEach((batch, batchIndex) => tasks.push({ group, batch, batchIndex, batchCount: batches.length }));
+		} catch (error) {
+			const nodeError = asNodeError(context, error, group.lead.itemIndex);
+			if (!context.continueOnFail()) throw notSentForOtherItems(nodeError, group, groups);
+			groupErrors.set(group, nodeError);
+		}
+	}
+	return { groups, tasks, groupErrors };
+}

@@ -1,0 +1,193 @@
+import type {
+	ICredentialDataDecryptedObject,
+	IDataObject,
+	IExecuteFunctions,
+	IHttpRequestMethods,
+	IHttpRequestOptions,
+	ILoadOptionsFunctions,
+	IPollFunctions,
+} from 'n8n-workflow';
+
+import { CREDENTIAL_TYPE } from '../processState';
+import type { RenewalFailure } from './errors';
+
+/** Every n8n context the nodes call the API from. */
+export type CompanionPushContext = IExecuteFunctions | IPollFunctions | ILoadOptionsFunctions;
+
+export const DEFAULT_TIMEOUT_MS = 30_000;
+
+export interface ApiCall {
+	method: IHttpRequestMethods;
+	/** Path below the base URL, e.g. `/user/list`. */
+	path: string;
+	qs?: IDataObject;
+	body?: IDataObject;
+	/** What the call does, in words for error messages ("Reading the user list"). */
+	action: string;
+	itemIndex?: number;
+	timeoutMs?: number;
+}
+
+/** What one request came back with: an answer (any status), no answer at all (connection failed,
+ * reset, timed out, or an error nobody recognizes), or nothing sent because the access token could
+ * not be renewed. */
+export type Answer =
+	| {
+			kind: 'answer';
+			status: number;
+			body: unknown;
+			headers: Record<string, unknown>;
+			/** Hides the credential's secrets in a body about to be shown in an error. */
+			redact: (body: unknown) => unknown;
+	  }
+	| NoAnswer
+	| { kind: 'renewalFailed'; failure: RenewalFailure };
+
+export interface NoAnswer {
+	kind: 'noAnswer';
+	/** A network error code (ECONNRESET, ETIMEDOUT ...), or UNKNOWN_ERROR for an error that carries
+	 * none: then `unexpected` says what it was, since it may be a fault of this package, not of the
+	 * network. Either way the request may or may not have reached the API. */
+	code: string;
+	unexpected?: string;
+}
+
+/** The error and the errors it wraps (`cause`), outermost first: n8n wraps what the request or
+ * the credential threw, so what matters may be a few levels down. */
+function* causeChain(error: unknown): Generator<Record<string, unknown>> {
+	const seen = new Set<unknown>();
+	for (let current = error; typeof current === 'object' && current !== null && !seen.has(current); ) {
+		seen.add(current);
+		yield current as Record<string, unknown>;
+		current = (current as { cause?: unknown }).cause;
+	}
+}
+
+/** The credential's TokenRenewalError, wherever n8n wrapped it. */
+function renewalFailure(error: unknown): RenewalFailure | undefined {
+	for (const current of causeChain(error)) {
+		if (current.name === 'TokenRenewalError' && typeof current.message === 'string') {
+			return {
+				message: current.message,
+				retryable: current.retryable === true,
+				httpCode: typeof current.httpCode === 'number' ? current.httpCode : undefined,
+			};
+		}
+	}
+	return undefined;
+}
+
+/** A request that failed without an answer: its network error code, or, for an error that carries
+ * none, UNKNOWN_ERROR with the error's own message (without secrets). */
+function noAnswer(error: unknown, secrets: unknown[]): NoAnswer {
+	for (const current of causeChain(error)) {
+		if (typeof current.code === 'string' && /^E[A-Z_]+$/.test(current.code)) return { kind: 'noAnswer', code: current.code };
+		if (typeof current.message === 'string' && /timeout/i.test(current.message)) return { kind: 'noAnswer', code: 'ETIMEDOUT' };
+	}
+	const message = error instanceof Error ? error.message : String(error);
+	const shown = String(redactSecrets(withoutUserInfo(message), secrets)).slice(0, 200);
+	return { kind: 'noAnswer', code: 'UNKNOWN_ERROR', unexpected: shown };
+}
+
+/** Hides a user and password written into an address (`https://user:pass@host`). */
+export function withoutUserInfo(text: string): string {
+	return text.replace(/\/\/[^/\s@]+@/g, '//');
+}
+
+/** The organization comes from the credential: `tenant_id` is never sent, even when a caller
+ * passes one through. */
+function withoutTenantId(values: IDataObject | undefined): IDataObject | undefined {
+	if (!values || !('tenant_id' in values)) return values;
+	const rest = { ...values };
+	delete rest.tenant_id;
+	return rest;
+}
+
+const REDACTED = '[redacted]';
+
+/** Replaces the credential's secrets and tokens wherever the API echoed them in a body (an error
+ * message quoting the Authorization header, say), so no error or output can show them. */
+export function redactSecrets(body: unknown, secrets: unknown[]): unknown {
+	const hidden = secrets.filter((value): value is string => typeof value === 'string' && value.length >= 8);
+	if (hidden.length === 0 || body === undefined || body === null) return body;
+	const text = typeof body === 'string' ? body : JSON.stringify(body);
+	if (typeof text !== 'string' || !hidden.some((secret) => text.includes(JSON.stringify(secret).slice(1, -1)))) return body;
+	let redacted = text;
+	for (const secret of hidden) redacted = redacted.split(JSON.stringify(secret).slice(1, -1)).join(REDACTED);
+	return typeof body === 'string' ? redacted : JSON.parse(redacted);
+}
+
+/**
+ * One request through n8n's authenticated request helper, any status returned as an answer.
+ * `stored` is the credential as read for this exchange (its secrets are hidden in error bodies);
+ * `credentials`, when given, is what n8n authenticates with instead (an emptied token to renew,
+ * or a renewed one).
+ */
+export async function requestOnce(
+	context: CompanionPushContext,
+	call: ApiCall,
+	baseUrl: string,
+	stored: ICredentialDataDecryptedObject,
+	credentials?: ICredentialDataDecryptedObject,
+): Promise<Answer> {
+	const options: IHttpRequestOptions = {
+		method: call.method,
+		url: `${baseUrl}${call.path}`,
+		qs: withoutTenantId(call.qs),
+		body: withoutTenantId(call.body),
+		json: true,
+		timeout: call.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+		// Statuses come back as values: errors are built here from status and body only, and the
+		// 401 renewal is done by the caller, the same way in every n8n version.
+		ignoreHttpStatusErrors: true,
+		returnFullResponse: true,
+	};
+	const reference = context.getNode().credentials?.[CREDENTIAL_TYPE];
+	// Read when needed: n8n writes a renewed token into `credentials` during the request.
+	const secrets = () => [stored.clientSecret, stored.refreshToken, stored.accessToken, credentials?.accessToken];
+	try {
+		const response = (await context.helpers.httpRequestWithAuthentication.call(
+			context,
+			CREDENTIAL_TYPE,
+			options,
+			credentials
+				? {
+						credentialsDecrypted: {
+							id: reference?.id ?? '',
+							name: reference?.name ?? '',
+							type: CREDENTIAL_TYPE,
+							data: credentials,
+						},
+					}
+				: undefined,
+		)) as { statusCode: number; body: unknown; headers?: Record<string, unknown> };
+		const redact = (body: unknown) => redactSecrets(body, secrets());
+		// An error body is shown to the user: secrets echoed in it are hidden now. A success body is
+		// data; it is redacted only when it ends up in an error (an unexpected shape), not on every
+		// page read (that cost a JSON round trip per page of 1000 users).
+		const succeeded = response.statusCode >= 200 && response.statusCode < 300;
+		return {
+			kind: 'answer',
+			status: response.statusCode,
+			body: succeeded ? response.body : redact(response.body),
+			headers: response.headers ?? {},
+			redact,
+		};
+	} catch (error) {
+		// The token could not be renewed: nothing was sent. Keep only the credential's message.
+		const failure = renewalFailure(error);
+		if (failure) return { kind: 'renewalFailed', failure };
+		// The error n8n wraps here still holds the request (and its headers): keep only the code.
+		return noAnswer(error, secrets());
+	}
+}
+
+/** The body as JSON: the helper hands back text when the API's JSON is malformed. */
+export function readJson(body: unknown): { ok: true; value: unknown } | { ok: false } {
+	if (typeof body !== 'string') return { ok: true, value: body };
+	try {
+		return { ok: true, value: JSON.parse(body) };
+	} catch {
+		return { ok: false };
+	}
+}
