@@ -31,8 +31,6 @@ export async function startHttpServer(state: SandboxState, port: number): Promis
 	const heldAnswers = new Set<NodeJS.Timeout>();
 	let baseUrl = '';
 	const server = createServer((req, res) => {
-		// node's own Date header would tell the host's clock; write() gives the API's instead.
-		res.sendDate = false;
 		handle(req, res).catch((error) => {
 			if (!res.headersSent && !res.destroyed) write(res, internalError(state, error));
 		});
@@ -41,7 +39,8 @@ export async function startHttpServer(state: SandboxState, port: number): Promis
 	/**
 	 * Every answer, public or admin, carries a Date header on the API's clock (the sandbox clock plus
 	 * clockOffsetMs) at the moment it is written, as a real server's tells its own clock: clients
-	 * compare created_at and Retry-After dates with it.
+	 * compare created_at and Retry-After dates with it. (node adds its own, from the host clock, only
+	 * when none is set.)
 	 */
 	function write(res: ServerResponse, answer: Answer): void {
 		const date = new Date(state.apiNow()).toUTCString();
