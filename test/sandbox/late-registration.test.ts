@@ -113,7 +113,7 @@ describe('sandbox late registration (registerAfterMs) and slow 202 (delay)', () 
 		expect((await call(sandbox, 'POST', '/__sandbox/faults', { body: { endpoint: SEND, kind: 'status5xx', registerAfterMs: 1 } })).status).toBe(400);
 	});
 
-	test('slow 202 (delay fault): the send is registered, listed and readable while its 202 is still held', async () => {
+	test('slow 202 (delay fault): the send is registered, listed and readable while its 202 is held; its Date tells when it left', async () => {
 		sandbox.addFault({ endpoint: SEND, kind: 'delay', delayMs: 3000 });
 		let answered = false;
 		const held = post({ title: 'Slow' }).then((answer) => {
@@ -122,12 +122,16 @@ describe('sandbox late registration (registerAfterMs) and slow 202 (delay)', () 
 		});
 		await until(() => sendEntries()[0]?.notificationId !== undefined);
 		const id = sendEntries()[0].notificationId as string;
+		const arrival = sandbox.clock.now();
 		expect(await listIds()).toEqual([id]);
-		expect((await detail(sandbox, token, id)).notification.title).toBe('Slow');
+		expect((await detail(sandbox, token, id)).notification).toMatchObject({ title: 'Slow', created_at: new Date(arrival).toISOString() });
+		await sandbox.clock.advance(60_000); // while the answer is held
 		expect(answered).toBe(false);
 		const answer = await held;
 		expect(answer.status).toBe(202);
 		expect(answer.body.data.id).toBe(id);
+		// The Date header is written when the answer leaves, not when the request arrived.
+		expect(answer.headers.get('date')).toBe(new Date(arrival + 60_000).toUTCString());
 		expect(sandbox.notifications()).toHaveLength(1);
 	});
 });
