@@ -49,7 +49,7 @@ function parseArgs(argv: string[]): SandboxOptions {
 /** The settings that differ from the defaults, e.g. `latencyMs=40, rateLimitPerSecond=50`. */
 function changedSettings(settings: SandboxSettings): string {
 	return (Object.keys(DEFAULT_SETTINGS) as Array<keyof SandboxSettings>)
-		.filter((key) => settings[key] !== DEFAULT_SETTINGS[key])
+		.filter((key) => JSON.stringify(settings[key]) !== JSON.stringify(DEFAULT_SETTINGS[key])) // lists compare by content
 		.map((key) => `${key}=${settings[key]}`)
 		.join(', ');
 }

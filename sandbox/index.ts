@@ -19,6 +19,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
 		nonAdminCredential: { ...state.nonAdminCredential },
 		clock: {
 			now: () => state.clock.now(),
+			apiNow: () => state.apiNow(),
 			// Dispatches, deliveries, retries and auto taps are read off the clock: moving it runs them.
 			advance: async (ms) => state.clock.advance(ms),
 			set: async (iso) => state.clock.set(iso),
@@ -26,7 +27,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
 		settle: async () => undefined,
 		reset: async () => state.reset(),
 		stop: () => server.close(),
-		settings: () => ({ ...state.settings }),
+		settings: () => ({ ...state.settings, listOmitsFields: [...state.settings.listOmitsFields] }),
 		configure: (settings) => state.configure(settings),
 		setListShape: (listShape) => state.configure({ listShape }),
 		setErrorShape: (errorShape) => state.configure({ errorShape }),

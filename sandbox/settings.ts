@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ERROR_SHAPES, LIST_SHAPES, type ErrorShape, type ListShape, type SandboxSettings } from './types';
+import { ERROR_SHAPES, LIST_FIELDS, LIST_SHAPES, type ErrorShape, type ListField, type ListShape, type SandboxSettings } from './types';
 
 /** The documented default of every "not shown" choice (see README, conformance table). */
 export const DEFAULT_SETTINGS: SandboxSettings = {
@@ -10,12 +10,19 @@ export const DEFAULT_SETTINGS: SandboxSettings = {
 	listIncludesTargets: true,
 	recordIncludesAnnouncementId: false, // the record table does not list it
 	listDefaultLimit: 100,
+	listLagMs: 0, // list paging and filters: not shown
+	listIgnoresSkip: false,
+	listMaxPageSize: null,
+	listOmitsFields: [],
 	userListDefaultLimit: 100,
 	userListOverLimit: 'clamp',
 	scheduledAtWithoutZoneStatus: 400,
 	tenantIdPolicy: 'reject',
 	maxTitleLength: null,
 	maxBodyLength: null,
+	storageTrimsText: false, // the record table: title and body "As sent"
+	storedTitleMaxLength: null,
+	storedBodyMaxLength: null,
 	maxRecipients: null,
 	deliveryMs: 1500,
 	scheduleLatenessMs: 0,
@@ -26,6 +33,7 @@ export const DEFAULT_SETTINGS: SandboxSettings = {
 	latencyJitterMs: 0,
 	rateLimitPerSecond: null, // spec Limits: "Rate limits: not shown"
 	maxInFlight: null,
+	clockOffsetMs: 0,
 };
 
 const nonNegativeInt = z.number().int().nonnegative();
@@ -41,12 +49,19 @@ export const settingsPatchSchema = z
 		listIncludesTargets: z.boolean(),
 		recordIncludesAnnouncementId: z.boolean(),
 		listDefaultLimit: z.number().int().min(1).max(1000),
+		listLagMs: nonNegativeInt,
+		listIgnoresSkip: z.boolean(),
+		listMaxPageSize: limitOrNull,
+		listOmitsFields: z.array(z.enum(LIST_FIELDS as [ListField, ...ListField[]])),
 		userListDefaultLimit: z.number().int().min(1).max(1000),
 		userListOverLimit: z.enum(['clamp', 'reject']),
 		scheduledAtWithoutZoneStatus: z.union([z.literal(400), z.literal(422)]),
 		tenantIdPolicy: z.enum(['reject', 'ignore']),
 		maxTitleLength: limitOrNull,
 		maxBodyLength: limitOrNull,
+		storageTrimsText: z.boolean(),
+		storedTitleMaxLength: limitOrNull,
+		storedBodyMaxLength: limitOrNull,
 		maxRecipients: limitOrNull,
 		deliveryMs: nonNegativeInt,
 		scheduleLatenessMs: nonNegativeInt,
@@ -57,6 +72,7 @@ export const settingsPatchSchema = z
 		latencyJitterMs: nonNegativeInt,
 		rateLimitPerSecond: z.number().positive().finite().nullable(),
 		maxInFlight: limitOrNull,
+		clockOffsetMs: z.number().int(),
 	})
 	.partial()
 	.strict();

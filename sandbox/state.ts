@@ -53,6 +53,11 @@ export class SandboxState {
 		return this.current;
 	}
 
+	/** The API's clock: the sandbox clock plus clockOffsetMs. Everything the API shows or decides by time reads it. */
+	apiNow(): number {
+		return this.clock.now() + this.current.clockOffsetMs;
+	}
+
 	configure(patch: Partial<SandboxSettings>): void {
 		this.current = { ...this.current, ...checkSettingsPatch(patch) };
 	}
@@ -75,13 +80,14 @@ export class SandboxState {
 	}
 
 	tap(notificationId: string, userId: string, deviceIndex?: number): void {
-		this.store.tap(notificationId, userId, this.clock.now(), deviceIndex);
+		this.store.tap(notificationId, userId, this.apiNow(), deviceIndex);
 	}
 
-	view(stored: StoredNotification) {
-		return this.store.view(stored, this.clock.now(), this.current.retriesVisible);
+	view(stored: StoredNotification, now = this.apiNow()) {
+		return this.store.view(stored, now, this.current.retriesVisible);
 	}
 
+	/** Every send, those a fault will register later included (their created_at is still ahead). */
 	notifications(orgId?: string): NotificationRecord[] {
 		const scope = orgId === undefined ? undefined : this.org(orgId).id;
 		return this.store
@@ -90,7 +96,7 @@ export class SandboxState {
 			.map((stored) => internalRecord(stored, this.view(stored)));
 	}
 
-	/** In how many sends (not canceled) each user of the org(s) is a recipient. */
+	/** In how many sends (not canceled) each user of the org(s) is a recipient, those to be registered later included. */
 	deliveriesByUser(orgId?: string): Map<string, number> {
 		const scope = orgId === undefined ? undefined : this.org(orgId).id;
 		const perUser = new Map<string, number>();

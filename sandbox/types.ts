@@ -1,94 +1,11 @@
 /**
  * Public types of the sandbox library. Others code against these names: keep them stable.
- * Every "not shown" clause of the spec that the sandbox decides is a field of SandboxSettings,
- * switchable at start (SandboxOptions), from a test (sandbox.configure) or over HTTP
- * (POST /__sandbox/settings).
+ * The switches (SandboxSettings) are in settingsTypes.ts and re-exported here.
  */
 
-/**
- * Body of GET /push-notification/list (spec: "Response body of this endpoint: not shown").
- * - `envelope` (default): `{ ok: true, data: { notifications: [...], total, skip, limit } }`
- * - `bareArray`: `[...]`
- * - `dataArray`: `{ ok: true, data: [...] }`
- * - `dataItems`: `{ ok: true, data: { items: [...], total } }`
- * - `dataNotifications`: `{ ok: true, data: { notifications: [...], total } }`
- */
-export type ListShape = 'envelope' | 'bareArray' | 'dataArray' | 'dataItems' | 'dataNotifications';
+import type { ErrorShape, ListShape, SandboxSettings } from './settingsTypes';
 
-/**
- * Body of every error answer (spec Errors rule 3: "Shape of the error body: not shown").
- * - `okFalse` (default): `{ ok: false, error: { code, message, field?, details? } }`
- * - `detail`: FastAPI-like. 422 -> `{ detail: [{ loc: ['body', field], msg, type }] }`,
- *   any other status -> `{ detail: "message" }`
- * - `statusMessage`: NestJS-like `{ statusCode, error, message }`
- * - `plainText`: `text/plain` body holding the message only
- */
-export type ErrorShape = 'okFalse' | 'detail' | 'statusMessage' | 'plainText';
-
-export const LIST_SHAPES: readonly ListShape[] = ['envelope', 'bareArray', 'dataArray', 'dataItems', 'dataNotifications'];
-export const ERROR_SHAPES: readonly ErrorShape[] = ['okFalse', 'detail', 'statusMessage', 'plainText'];
-
-/** Behaviour switches, one per "not shown" choice. Defaults in settings.ts. */
-export interface SandboxSettings {
-	listShape: ListShape;
-	errorShape: ErrorShape;
-	/** `expires_in` of newly issued access tokens. Spec: 3600. */
-	tokenLifetimeSeconds: number;
-	/**
-	 * Spec Authentication 8 (refresh behaviour: not shown). false (default): every access token stays
-	 * valid until it expires. true: a successful refresh revokes the access tokens issued earlier for
-	 * the same credential (they answer 401, logged as `revoked`); the refresh token itself still works.
-	 */
-	refreshRevokesPreviousTokens: boolean;
-	/** List elements carry `target_user_ids` (as sent), so clients can match a send after a network error. */
-	listIncludesTargets: boolean;
-	/** The notification record (detail and list) also carries `announcement_id` (spec: not shown). */
-	recordIncludesAnnouncementId: boolean;
-	/** Default page size of GET /push-notification/list (skip/limit paging; limit is clamped to 1000). */
-	listDefaultLimit: number;
-	/** Default `limit` of GET /user/list (spec: not shown). */
-	userListDefaultLimit: number;
-	/** What GET /user/list does with limit > 1000 (spec: not shown): clamp to 1000, or answer 400. */
-	userListOverLimit: 'clamp' | 'reject';
-	/** Status for a `scheduled_at` without time zone (spec Errors rule 4: not shown). */
-	scheduledAtWithoutZoneStatus: 400 | 422;
-	/** A `tenant_id` in the send body (spec: "must not be sent"): answer 400, or ignore it. */
-	tenantIdPolicy: 'reject' | 'ignore';
-	/** Enforced maximum lengths (spec: not shown; 50/150 are recommendations). null = no limit. */
-	maxTitleLength: number | null;
-	maxBodyLength: number | null;
-	/** Maximum recipients per request (spec: not shown). null = no limit; above it -> 400. */
-	maxRecipients: number | null;
-	/** How long after dispatch the first delivery attempts settle; retries follow at the same interval. */
-	deliveryMs: number;
-	/** Dispatch lateness after `scheduled_at` (spec: "up to a couple of minutes"). */
-	scheduleLatenessMs: number;
-	/**
-	 * Moves out of sent/partially_failed/failed after retries (spec: not shown).
-	 * true (default): the send shows its interim state while retries run (e.g. partially_failed
-	 * then sent); false: it stays `sending` until every retry is over.
-	 */
-	retriesVisible: boolean;
-	/** Share (0..1) of delivered phones the sandbox taps by itself, autoTapAfterMs after delivery. */
-	autoTapShare: number;
-	autoTapAfterMs: number;
-	/**
-	 * Latency of every public API call, the token refresh included, in real time (not the sandbox
-	 * clock): the request is processed when it arrives and its answer is held latencyMs plus a whole
-	 * number of ms drawn from 0..latencyJitterMs (seeded by `seed` and the request's place in the log).
-	 * Default 0 / 0.
-	 */
-	latencyMs: number;
-	latencyJitterMs: number;
-	/**
-	 * Rate limits: not shown. Requests per second per credential (token bucket holding up to
-	 * max(1, rate) requests, refilled by the sandbox clock), null = none (default). A request over it
-	 * answers 429 with `Retry-After` and has no effect.
-	 */
-	rateLimitPerSecond: number | null;
-	/** Requests of one credential being processed or held (latency, delay fault) at once; null = none (default). Over it: 429. */
-	maxInFlight: number | null;
-}
+export * from './settingsTypes';
 
 export interface SandboxOptions extends Partial<SandboxSettings> {
 	/** Default 0 (random). The host is always 127.0.0.1. */
@@ -157,7 +74,8 @@ export type FaultKind =
 	| 'delay'
 	| 'malformedJson'
 	| 'rateLimit'
-	| 'unauthorized';
+	| 'unauthorized'
+	| 'listLag';
 
 export interface FaultSpec {
 	/** Same keys as counts(), e.g. 'POST /push-notification/send', or '*' for every public endpoint. */
@@ -167,10 +85,27 @@ export interface FaultSpec {
 	status?: number;
 	/** status5xx only: process the request first (a send IS registered), then answer 5xx. Default false. */
 	afterProcessing?: boolean;
-	/** rateLimit only: the Retry-After header, default 1. */
+	/** rateLimit: the Retry-After header, default 1. status5xx: a Retry-After header only when this or
+	 * retryAfterAsDate is given (default 1). No other kind takes one. */
 	retryAfterSeconds?: number;
+	/** rateLimit and status5xx: Retry-After as an HTTP date on the API's clock (that clock's now plus
+	 * retryAfterSeconds, rounded up to the whole second) instead of seconds. Default false. */
+	retryAfterAsDate?: boolean;
 	/** delay only: the response is held this long in real time (the request is processed at once). */
 	delayMs?: number;
+	/**
+	 * Sends only (endpoint POST /push-notification/send or '*'): the send this request registers
+	 * appears in the list this many ms (API clock) after its registration, instead of listLagMs. Taken
+	 * by listLag (required there; the request is otherwise untouched) and by the kinds that let the
+	 * send be registered: resetAfter, delay, malformedJson, status5xx with afterProcessing.
+	 */
+	listDelayMs?: number;
+	/**
+	 * Sends only, status5xx with afterProcessing or resetAfter: the answer (or reset) comes at once and
+	 * the send is registered this many ms (API clock) later, with that time as created_at. Until
+	 * then neither the list nor the detail shows it.
+	 */
+	registerAfterMs?: number;
 	/** Let the first N matching requests pass (whatever else happens to them); the fault strikes from
 	 * the (N+1)th on. Requests to other endpoints, and requests refused by a rate limit, do not count. Default 0. */
 	skip?: number;
@@ -249,7 +184,10 @@ export interface NotificationRecord {
 }
 
 export interface SandboxClockControl {
+	/** The sandbox clock (ms): what advance and set move, and the time of the request log. */
 	now(): number;
+	/** The API's clock: now() plus clockOffsetMs; what the API shows and answers by. */
+	apiNow(): number;
 	advance(ms: number): Promise<void>;
 	set(iso: string): Promise<void>;
 }

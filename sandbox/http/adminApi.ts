@@ -123,9 +123,11 @@ export function describeSandbox(state: SandboxState, baseUrl: string) {
 	};
 }
 
+/** The sandbox clock (`now`, `ms`) and the API's clock (`apiNow`, `apiMs`: plus clockOffsetMs). */
 function clockInfo(state: SandboxState) {
 	const now = state.clock.now();
-	return { ok: true, mode: state.clock.mode, now: new Date(now).toISOString(), ms: now };
+	const apiNow = state.apiNow();
+	return { ok: true, mode: state.clock.mode, now: new Date(now).toISOString(), ms: now, apiNow: new Date(apiNow).toISOString(), apiMs: apiNow };
 }
 
 function parse<T>(schema: z.ZodType<T>, body: unknown): T {

@@ -3,8 +3,8 @@ import { seededRandom } from '../random';
 import type { FaultKind, FaultSpec } from '../types';
 
 /**
- * Injected faults (issue 3, "Faults"): each request takes at most one, the oldest that matches,
- * has hits left and is done skipping.
+ * Injected faults (the sandbox's fault injection, see README "Faults"): each request takes at most
+ * one, the oldest that matches, has hits left and is done skipping.
  */
 interface ActiveFault {
 	spec: FaultSpec;
@@ -25,7 +25,10 @@ const FAULT_KINDS = [
 	'malformedJson',
 	'rateLimit',
 	'unauthorized',
+	'listLag',
 ] as const satisfies readonly FaultKind[];
+
+const SEND_ENDPOINT = 'POST /push-notification/send';
 
 /** The statuses a kind may answer with; kinds not listed take no `status`. */
 const STATUS_RANGE: Partial<Record<FaultKind, [number, number]>> = { status5xx: [500, 599], status4xx: [400, 499] };
@@ -37,7 +40,10 @@ export const faultSchema = z
 		status: z.number().int().optional(),
 		afterProcessing: z.boolean().optional(),
 		retryAfterSeconds: z.number().int().nonnegative().optional(),
+		retryAfterAsDate: z.boolean().optional(),
 		delayMs: z.number().int().nonnegative().optional(),
+		listDelayMs: z.number().int().nonnegative().optional(),
+		registerAfterMs: z.number().int().nonnegative().optional(),
 		skip: z.number().int().nonnegative().optional(),
 		times: z.number().int().positive().optional(),
 		share: z.number().min(0).max(1).optional(),
@@ -45,14 +51,36 @@ export const faultSchema = z
 	})
 	.strict()
 	.superRefine((fault, context) => {
-		if (fault.status === undefined) return;
-		const range = STATUS_RANGE[fault.kind];
-		if (!range) {
-			context.addIssue({ code: z.ZodIssueCode.custom, path: ['status'], message: `${fault.kind} takes no status (only status5xx and status4xx do)` });
-		} else if (fault.status < range[0] || fault.status > range[1]) {
-			context.addIssue({ code: z.ZodIssueCode.custom, path: ['status'], message: `${fault.kind} takes a status from ${range[0]} to ${range[1]}` });
+		const refuse = (field: string, message: string) => context.addIssue({ code: z.ZodIssueCode.custom, path: [field], message });
+		if (fault.status !== undefined) {
+			const range = STATUS_RANGE[fault.kind];
+			if (!range) refuse('status', `${fault.kind} takes no status (only status5xx and status4xx do)`);
+			else if (fault.status < range[0] || fault.status > range[1]) refuse('status', `${fault.kind} takes a status from ${range[0]} to ${range[1]}`);
+		}
+		for (const field of ['retryAfterSeconds', 'retryAfterAsDate'] as const) {
+			if (fault[field] !== undefined && fault.kind !== 'rateLimit' && fault.kind !== 'status5xx') {
+				refuse(field, `${fault.kind} takes no ${field} (only rateLimit and status5xx do)`);
+			}
+		}
+		if (fault.kind === 'listLag' && fault.listDelayMs === undefined) refuse('listDelayMs', 'listLag needs a listDelayMs');
+		if (fault.listDelayMs !== undefined && !processesTheRequest(fault)) {
+			refuse('listDelayMs', `${fault.kind} registers no send (listLag, resetAfter, delay, malformedJson and status5xx with afterProcessing do)`);
+		}
+		if (fault.registerAfterMs !== undefined && fault.kind !== 'resetAfter' && !(fault.kind === 'status5xx' && fault.afterProcessing)) {
+			refuse('registerAfterMs', 'only resetAfter and status5xx with afterProcessing: true take a registerAfterMs');
+		}
+		for (const field of ['listDelayMs', 'registerAfterMs'] as const) {
+			if (fault[field] !== undefined && fault.endpoint !== SEND_ENDPOINT && fault.endpoint !== '*') {
+				refuse(field, `${field} acts on sends only: endpoint must be '${SEND_ENDPOINT}' or '*'`);
+			}
 		}
 	});
+
+/** The request is processed (a send is registered) before the fault strikes, or the fault only alters its answer or listing. */
+export function processesTheRequest(fault: Pick<FaultSpec, 'kind' | 'afterProcessing'>): boolean {
+	if (fault.kind === 'status5xx') return fault.afterProcessing === true;
+	return fault.kind === 'resetAfter' || fault.kind === 'delay' || fault.kind === 'malformedJson' || fault.kind === 'listLag';
+}
 
 export class FaultBook {
 	private faults: ActiveFault[] = [];

@@ -4,6 +4,8 @@ import type { OrgCredential } from '../directory';
 import { publicRecord } from '../notifications/store';
 import { validateSend } from '../notifications/validation';
 import type { SandboxState } from '../state';
+import type { FaultSpec } from '../types';
+import { listPage } from './listPage';
 import { renderList } from './listShapes';
 
 /** What a handler sees of the request. */
@@ -13,7 +15,10 @@ export interface RequestContext {
 	/** Throws 400 invalid_json when the body is not JSON; an empty body reads as {}. */
 	json(): unknown;
 	bearer: BearerCheck;
+	/** Arrival time on the API's clock. */
 	now: number;
+	/** The fault this request took, when it lets the request be processed (it may shift the send's registration or listing). */
+	fault?: FaultSpec;
 	/** Set by the send handler: the log shows which send a request registered, even if its answer is lost. */
 	registeredId?: string;
 }
@@ -76,7 +81,9 @@ export const PUBLIC_ROUTES: Route[] = [
 		handle: (context) => {
 			const credential = requireAdmin(caller(context), 'send push notifications');
 			const input = validateSend(context.json(), context.state.settings);
-			const stored = context.state.store.create(orgOf(context, credential), input, context.now, context.state.settings);
+			const { fault } = context;
+			const registeredAt = context.now + (fault?.registerAfterMs ?? 0);
+			const stored = context.state.store.create(orgOf(context, credential), input, registeredAt, context.state.settings, fault?.listDelayMs);
 			context.registeredId = stored.id;
 			// Spec Send transitions: the answer says `sending` or `scheduled`, even if delivery is instant (deliveryMs 0).
 			return ok({ ok: true, data: { id: stored.id, status: stored.scheduled ? 'scheduled' : 'sending' } }, 202);
@@ -88,16 +95,10 @@ export const PUBLIC_ROUTES: Route[] = [
 		endpoint: 'GET /push-notification/list',
 		handle: (context) => {
 			const credential = caller(context);
-			const { settings, store } = context.state;
+			const { settings } = context.state;
 			const skip = intParam(context.query, 'skip', 0, 0);
 			const limit = Math.min(1000, intParam(context.query, 'limit', settings.listDefaultLimit, 1));
-			const all = store.list(credential.orgId);
-			const items = all.slice(skip, skip + limit).map((stored) => {
-				const record = publicRecord(stored, context.state.view(stored), settings);
-				if (settings.listIncludesTargets) record.target_user_ids = [...stored.input.target_user_ids];
-				return record;
-			});
-			return ok(renderList({ items, total: all.length, skip, limit }, settings.listShape));
+			return ok(renderList(listPage(context.state, credential.orgId, { skip, limit }, context.now), settings.listShape));
 		},
 	},
 	{
@@ -105,8 +106,9 @@ export const PUBLIC_ROUTES: Route[] = [
 		pattern: /^\/push-notification\/([^/]+)$/,
 		endpoint: 'GET /push-notification/:id',
 		handle: (context, [id]) => {
-			const stored = context.state.store.getForOrg(id, caller(context).orgId);
-			const view = context.state.view(stored);
+			// Not delayed by listLagMs: the detail shows a send as soon as it is registered.
+			const stored = context.state.store.getForOrg(id, caller(context).orgId, context.now);
+			const view = context.state.view(stored, context.now);
 			return ok({ ok: true, data: { notification: publicRecord(stored, view, context.state.settings), deliveries: view.deliveries } });
 		},
 	},
@@ -117,7 +119,7 @@ export const PUBLIC_ROUTES: Route[] = [
 		handle: (context, [id]) => {
 			// Not shown whether cancel needs the admin role; the sandbox treats it like send (a write).
 			const credential = requireAdmin(caller(context), 'cancel push notifications');
-			const stored = context.state.store.getForOrg(id, credential.orgId);
+			const stored = context.state.store.getForOrg(id, credential.orgId, context.now);
 			context.state.store.cancel(stored, context.now);
 			return ok({ ok: true, message: 'Push notification canceled' });
 		},

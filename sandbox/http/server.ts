@@ -1,11 +1,12 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ApiError, clientError } from '../apiError';
+import { ApiError } from '../apiError';
 import type { BearerCheck } from '../auth';
 import type { SandboxState } from '../state';
-import type { FaultSpec } from '../types';
 import { ADMIN_PREFIX, handleAdmin } from './adminApi';
 import { renderError, type RenderedBody } from './errorShapes';
+import { faultError } from './faultAnswers';
+import { processesTheRequest } from './faults';
 import { ANONYMOUS_CALLER } from './limits';
 import { matchRoute, REFRESH_ENDPOINT, unknownRoute, type RequestContext } from './publicApi';
 import { redactBody } from './requestLog';
@@ -30,14 +31,22 @@ export async function startHttpServer(state: SandboxState, port: number): Promis
 	const heldAnswers = new Set<NodeJS.Timeout>();
 	let baseUrl = '';
 	const server = createServer((req, res) => {
-		// The Date header tells the sandbox's own (possibly manual) clock, as a real server's tells its
-		// clock: clients compare created_at with it (the send lookup after a lost answer does).
-		res.sendDate = false;
-		res.setHeader('date', new Date(state.clock.now()).toUTCString());
 		handle(req, res).catch((error) => {
 			if (!res.headersSent && !res.destroyed) write(res, internalError(state, error));
 		});
 	});
+
+	/**
+	 * Every answer, public or admin, carries a Date header on the API's clock (the sandbox clock plus
+	 * clockOffsetMs) at the moment it is written, as a real server's tells its own clock: clients
+	 * compare created_at and Retry-After dates with it. (node adds its own, from the host clock, only
+	 * when none is set.)
+	 */
+	function write(res: ServerResponse, answer: Answer): void {
+		const date = new Date(state.apiNow()).toUTCString();
+		res.writeHead(answer.status, { 'content-type': answer.rendered.contentType, date, ...answer.headers });
+		res.end(answer.rendered.text);
+	}
 
 	async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
 		const url = new URL(req.url ?? '/', `http://${HOST}`);
@@ -59,9 +68,11 @@ export async function startHttpServer(state: SandboxState, port: number): Promis
 	}
 
 	function handlePublic(req: IncomingMessage, res: ServerResponse, method: string, url: URL, rawBody: string): void {
+		// The log and the rate limits follow the sandbox clock; what the API shows and decides, its own.
 		const now = state.clock.now();
+		const apiNow = state.apiNow();
 		const { route, params, endpoint } = matchRoute(method, url.pathname);
-		const bearer = state.auth.check(req.headers.authorization, now);
+		const bearer = state.auth.check(req.headers.authorization, apiNow);
 		const parsed = parseJson(rawBody);
 		const latency = state.latencyFor(state.log.size);
 		const entry = state.log.add({
@@ -112,9 +123,9 @@ export async function startHttpServer(state: SandboxState, port: number): Promis
 
 		const fault = state.faults.take(endpoint);
 		if (fault) entry.fault = fault.kind;
-		if (fault && !strikesAfterProcessing(fault)) {
+		if (fault && !processesTheRequest(fault)) {
 			// Nothing is processed, so nothing is registered.
-			return fault.kind === 'resetBefore' ? reset() : send(faultAnswer(state, fault));
+			return fault.kind === 'resetBefore' ? reset() : send(errorAnswer(state, faultError(fault, apiNow)));
 		}
 
 		const context: RequestContext = {
@@ -126,17 +137,18 @@ export async function startHttpServer(state: SandboxState, port: number): Promis
 				return parsed.value;
 			},
 			bearer,
-			now,
+			now: apiNow,
+			fault,
 		};
 		const answer = runHandler(context, () => (route ? route.handle(context, params) : unknownRoute(method, url.pathname)));
 		entry.notificationId = context.registeredId;
 
-		// Faults that strike after the request was processed: a send IS registered.
+		// Faults that strike after the request was processed: a send IS registered (maybe later, registerAfterMs).
 		switch (fault?.kind) {
 			case 'resetAfter':
 				return reset();
 			case 'status5xx':
-				return send(faultAnswer(state, fault));
+				return send(errorAnswer(state, faultError(fault, apiNow)));
 			case 'malformedJson':
 				return send({ ...answer, rendered: { contentType: 'application/json; charset=utf-8', text: truncate(answer.rendered.text) } });
 			case 'delay':
@@ -175,32 +187,6 @@ export async function startHttpServer(state: SandboxState, port: number): Promis
 	};
 }
 
-/** resetAfter, delay, malformedJson and status5xx with afterProcessing let the request be processed first. */
-function strikesAfterProcessing(fault: FaultSpec): boolean {
-	if (fault.kind === 'status5xx') return fault.afterProcessing === true;
-	return fault.kind === 'resetAfter' || fault.kind === 'delay' || fault.kind === 'malformedJson';
-}
-
-/** The answer of a fault that replaces the real one (unauthorized, forbidden, status4xx, rateLimit, status5xx). */
-function faultAnswer(state: SandboxState, fault: FaultSpec): Answer {
-	switch (fault.kind) {
-		case 'unauthorized':
-			return errorAnswer(state, clientError(401));
-		case 'forbidden':
-			return errorAnswer(state, clientError(403));
-		case 'status4xx':
-			return errorAnswer(state, clientError(fault.status ?? 400));
-		case 'rateLimit': {
-			const seconds = String(fault.retryAfterSeconds ?? 1);
-			return errorAnswer(state, new ApiError(429, 'rate_limited', 'Too many requests; retry later', undefined, [], { 'retry-after': seconds }));
-		}
-		default: {
-			const status = fault.status ?? 503;
-			return errorAnswer(state, new ApiError(status, 'platform_error', 'Transient platform error; wait and retry'));
-		}
-	}
-}
-
 /** Whose limits a request counts against: its valid token's credential, or the client_id of a refresh body. */
 function callerOf(bearer: BearerCheck, endpoint: string, parsed: ReturnType<typeof parseJson>): string {
 	if (endpoint === REFRESH_ENDPOINT) {
@@ -222,11 +208,6 @@ function internalError(state: SandboxState, error: unknown): Answer {
 
 function jsonAnswer(status: number, body: unknown): Answer {
 	return { status, rendered: { contentType: 'application/json; charset=utf-8', text: JSON.stringify(body) } };
-}
-
-function write(res: ServerResponse, answer: Answer): void {
-	res.writeHead(answer.status, { 'content-type': answer.rendered.contentType, ...answer.headers });
-	res.end(answer.rendered.text);
 }
 
 /** Half of the real body: a JSON parser fails on it, as on a body cut by a proxy. */

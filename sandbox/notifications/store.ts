@@ -3,6 +3,7 @@ import { ApiError } from '../apiError';
 import type { SeededOrg } from '../directory';
 import { unitFloat } from '../random';
 import type { NotificationRecord, SandboxSettings } from '../types';
+import { storedInput } from './storage';
 import { deliveredAt, deliveryAt, iso, planDeliveries, settledAt, viewAt, type SendView, type Timeline } from './timeline';
 import type { SendInput } from './validation';
 
@@ -11,8 +12,12 @@ export interface StoredNotification {
 	seq: number;
 	id: string;
 	orgId: string;
+	/** What the API stored (see storage.ts); `target_user_ids` as sent. */
 	input: SendInput;
+	/** Registration time on the API's clock (created_at); later than the request with registerAfterMs. */
 	createdAt: number;
+	/** Listed this long after createdAt, replacing listLagMs (a fault's listDelayMs); null = listLagMs. */
+	listDelayMs: number | null;
 	/** scheduled_at was in the future when it was registered. */
 	scheduled: boolean;
 	/** Distinct recipients of the caller's org (ids of other orgs are silently dropped, spec 10). */
@@ -29,9 +34,13 @@ export class NotificationStore {
 	private readonly byId = new Map<string, StoredNotification>();
 	private seq = 0;
 
-	/** Registers a send (spec: "Every accepted request creates a new send"). */
-	create(org: SeededOrg, input: SendInput, now: number, settings: SandboxSettings): StoredNotification {
+	/**
+	 * Registers a send (spec: "Every accepted request creates a new send") at `now` on the API's clock,
+	 * which is later than the request when a fault delays the registration.
+	 */
+	create(org: SeededOrg, sent: SendInput, now: number, settings: SandboxSettings, listDelayMs: number | null = null): StoredNotification {
 		const id = randomUUID();
+		const input = storedInput(sent, settings);
 		const scheduledMs = input.scheduled_at === null ? null : Date.parse(input.scheduled_at);
 		const scheduled = scheduledMs !== null && scheduledMs > now;
 		const ownTargetIds = [...new Set(input.target_user_ids)].filter((userId) => org.hasUser(userId));
@@ -55,6 +64,7 @@ export class NotificationStore {
 			orgId: org.id,
 			input,
 			createdAt: now,
+			listDelayMs,
 			scheduled,
 			ownTargetIds,
 			timeline,
@@ -69,15 +79,15 @@ export class NotificationStore {
 		return this.byId.get(id);
 	}
 
-	/** Spec GET /push-notification/{id}: 404 when it does not exist, 403 when another org's. */
-	getForOrg(id: string, orgId: string): StoredNotification {
+	/** Spec GET /push-notification/{id}: 404 when it does not exist (or is not registered yet at `now`), 403 when another org's. */
+	getForOrg(id: string, orgId: string, now: number): StoredNotification {
 		const stored = this.byId.get(id);
-		if (!stored) throw new ApiError(404, 'not_found', `Push notification ${id} not found`);
+		if (!stored || stored.createdAt > now) throw new ApiError(404, 'not_found', `Push notification ${id} not found`);
 		if (stored.orgId !== orgId) throw new ApiError(403, 'forbidden', 'This push notification belongs to another organization');
 		return stored;
 	}
 
-	/** Sends of one org (or all), newest first (spec GET /push-notification/list). */
+	/** Sends of one org (or all), newest first, those to be registered later included (spec GET /push-notification/list). */
 	list(orgId?: string): StoredNotification[] {
 		const all = [...this.byId.values()].filter((stored) => orgId === undefined || stored.orgId === orgId);
 		return all.sort((a, b) => b.createdAt - a.createdAt || b.seq - a.seq);
@@ -176,6 +186,11 @@ export function publicRecord(stored: StoredNotification, view: SendView, setting
 	const record: Record<string, unknown> = recordFields(stored, view);
 	if (settings.recordIncludesAnnouncementId) record.announcement_id = stored.input.announcement_id;
 	return record;
+}
+
+/** Shown by the list at `now`: registered, and its list lag (its own, else `listLagMs`) is over. */
+export function isListed(stored: StoredNotification, now: number, listLagMs: number): boolean {
+	return now >= stored.createdAt + (stored.listDelayMs ?? listLagMs);
 }
 
 /** The internal view for tests (sandbox.notifications()): the record plus what the API does not show. */

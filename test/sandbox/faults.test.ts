@@ -3,7 +3,7 @@ import { call, manualSandbox, sendBody, tokenFor } from './helpers';
 
 const SEND = 'POST /push-notification/send';
 
-describe('sandbox fault injection (issue 3 "Faults"; spec Errors 5xx and rules 1-2)', () => {
+describe('sandbox fault injection (spec Errors 5xx and rules 1-2)', () => {
 	let sandbox: Sandbox;
 	let token: string;
 	let user: string;

@@ -1,7 +1,7 @@
 import type { Sandbox } from '../../sandbox';
 import { call, manualSandbox, send, sendBody, tokenFor } from './helpers';
 
-describe('sandbox request log, counts and reset (issue 3 "Request log")', () => {
+describe('sandbox request log, counts and reset', () => {
 	let sandbox: Sandbox;
 	let token: string;
 	beforeAll(async () => {
