@@ -13,9 +13,11 @@ import type { Pace } from './transport/pace';
  * | piece | what it holds | why it is safe with several processes |
  * |---|---|---|
  * | renewalsInFlight | token renewals under way, per credential: items and polls running at the same time share one refresh | each process may renew once per token life; the renewed token is saved in n8n's database, and a 401 first takes a token another process saved since, then renews (at most twice per call, for an API whose refresh revokes the previous token) |
- * | knownSendIds | ids of sends this process made or recovered lately, per credential (bounded, oldest forgotten first): a lookup after a lost answer never takes one of them for its own | only sends of this process can be in flight in its runs, so other processes need not see them |
+ * | heldSends | ids of sends this process made or recovered lately, per credential, with the send each stands for (its holder: a batch of an execution, or an Idempotency Key); bounded, oldest forgotten first: a lookup after a lost answer never takes a send held by another holder for its own | a send of another process is told apart by its content and creation time (transport/sendLookup.ts); where it cannot be, the outcome is unknown |
+ * | postsInFlight | the sends of this process whose answer has not come yet, with their content: a lookup waits for those that look like its own before it decides, so a sibling's send is never taken for its own before the sibling learns its id | only this process's sends have answers still to come here |
+ * | keysInFlight | Idempotency Keys this process sent under lately (bounded, oldest forgotten first), with the outcome or its promise: a copy of the key waits for that send's outcome instead of guessing, and names its send | across processes the keys' claim protocol decides (actions/notification/idempotencyKeys.ts) |
  * | paces | how many requests of a credential may be in flight after 429s | each process adapts to the service on its own; N processes start at N x the node's bound and each halves at its first 429 |
- * | identicalSends, storeQueues | queues that keep identical sends, and claims of Idempotency Keys, one at a time in this process | they order this process only; across processes the Idempotency Keys' protocol decides |
+ * | storeQueues | claims of Idempotency Keys one at a time in this process (they would only contend for the store's lock) | across processes the store's lock orders them |
  * | polledContexts | the poll contexts n8n has polled with, to tell the poll n8n runs while activating a trigger | triggers poll on the main process only |
  * | timings | retry waits and other waits (the defaults below); tests shorten them with useTimings | read-only in production |
  *
@@ -43,12 +45,21 @@ export interface Timings {
 	/** How long a claim of an Idempotency Key found unconfirmed is given to be confirmed by the run
 	 * that may still be sending it (a send takes well under a second). */
 	unconfirmedClaimSettleMs: number;
+	/** After a lost answer, the list of sends must show nothing twice, this long apart, before the
+	 * send counts as never made: the API may register a send a moment after it answered 5xx, and
+	 * its list may show a new send a few seconds late. */
+	lookupSettleMs: number;
+	/** How long to keep trying to take the Idempotency Keys' store lock before giving up on the store
+	 * and deciding from the list of sends instead. */
+	storeLockBudgetMs: number;
 }
 
 export const DEFAULT_TIMINGS: Timings = {
 	retry: { maxAttempts: 4, maxRateLimitedTries: 20, baseDelayMs: 400, maxDelayMs: 8_000, maxRetryAfterMs: 60_000 },
 	foreignRenewalWaitMs: { min: 50, max: 150 },
 	unconfirmedClaimSettleMs: 5_000,
+	lookupSettleMs: 10_000,
+	storeLockBudgetMs: 30_000,
 };
 
 /** A forced token renewal: the renewed credential data, or why it failed (shared too: a refused
@@ -58,11 +69,28 @@ export interface RenewalResult {
 	failed?: RenewalFailure;
 }
 
+/** A send of this process whose answer has not come yet. */
+export interface PostInFlight {
+	/** Its content but the recipients (see transport/sendRegistry.ts). */
+	lookalike: string;
+	holder: string;
+	answered: Promise<void>;
+}
+
+/** What became of an event sent under an Idempotency Key in this process: every batch accepted (with
+ * the send id of each batch's content id), or not; nothing sent at all, or not. */
+export interface KeyedSendOutcome {
+	accepted: boolean;
+	notSent: boolean;
+	ids: Record<string, string>;
+}
+
 interface ProcessState {
 	renewalsInFlight: Map<string, Promise<RenewalResult>>;
-	knownSendIds: Map<string, Set<string>>;
+	heldSends: Map<string, Map<string, string>>;
+	postsInFlight: Map<string, Set<PostInFlight>>;
+	keysInFlight: Map<string, Promise<KeyedSendOutcome>>;
 	paces: Map<string, Pace>;
-	identicalSends: Map<string, Promise<unknown>>;
 	storeQueues: Map<string, Promise<unknown>>;
 	polledContexts: WeakSet<object>;
 	timings: Timings;
@@ -71,9 +99,10 @@ interface ProcessState {
 function freshState(): ProcessState {
 	return {
 		renewalsInFlight: new Map(),
-		knownSendIds: new Map(),
+		heldSends: new Map(),
+		postsInFlight: new Map(),
+		keysInFlight: new Map(),
 		paces: new Map(),
-		identicalSends: new Map(),
 		storeQueues: new Map(),
 		polledContexts: new WeakSet(),
 		timings: JSON.parse(JSON.stringify(DEFAULT_TIMINGS)) as Timings,

@@ -1,8 +1,20 @@
 /**
  * n8n's processed-data store (the one behind `this.helpers.checkProcessedAndRecord`) for the
- * in-process engine: n8n keeps it in its database (packages/cli, DeduplicationHelper); here the
- * same rules live in memory: one list per workflow and scope (`n:<node id>` for scope node), values
- * stored as md5 hashes, `maxEntries` keeping the newest, and `removeProcessed` taking values out.
+ * in-process engine, behaving as n8n 2.41.1's does in its database (packages/cli,
+ * DeduplicationHelper, over the processed_data table), including the way it loses writes:
+ * - one row per workflow and scope (`n:<node id>` for scope node, '' for scope workflow), primary
+ *   key (workflow, context);
+ * - every call reads the row, then (a database round trip later) writes: an absent row is INSERTed
+ *   (a second insert of the same row fails with Postgres's unique-constraint error), a present row is
+ *   rewritten whole from what was read (last writer wins: a concurrent write is lost), even when
+ *   nothing changed; an update of a row deleted meanwhile changes nothing;
+ * - `entries` mode stores md5 (base64) hashes, keeps the newest `maxEntries` (oldest first out);
+ *   `removeProcessed` takes out the first copy of each value; the `latest*` modes keep one value and
+ *   report an item new only when greater; a call in another mode than the row's throws;
+ * - `clearAllProcessedItems` deletes the row; `getProcessedDataCount` only reads.
+ * `roundTripMs` is the time between a read and its write: 0 by default (the next turn of the event
+ * loop), more to widen the window in which two processes overlap. `failing` makes every call throw,
+ * as a database that is down.
  * The real store is exercised by the end-to-end tests in a real n8n.
  */
 import { createHash } from 'node:crypto';
@@ -17,15 +29,58 @@ import type {
 	IDeduplicationOutput,
 } from 'n8n-workflow';
 
+type Mode = ICheckProcessedOptions['mode'];
+interface Row {
+	mode: Mode;
+	data: unknown;
+}
+
 const hash = (value: DeduplicationItemTypes) => createHash('md5').update(String(value)).digest('base64');
 
+/** Postgres's answer to a second INSERT of the same primary key, as n8n passes it on. */
+function uniqueViolation(): Error {
+	return Object.assign(new Error('duplicate key value violates unique constraint "PK_processed_data"'), { code: '23505' });
+}
+
+function compare(mode: Mode, a: unknown, b: unknown): number {
+	const [x, y] = mode === 'latestDate' ? [Date.parse(String(a)), Date.parse(String(b))] : [Number(a), Number(b)];
+	if (Number.isNaN(x) || Number.isNaN(y)) throw new Error(`Invalid value. Only numbers are supported in mode "${mode}"`);
+	return x === y ? 0 : x > y ? 1 : -1;
+}
+
 export class MemoryProcessedData implements IDataDeduplicator {
-	readonly rows = new Map<string, string[]>();
+	readonly rows = new Map<string, Row>();
 	/** Calls seen, in order: what a test can count. */
-	readonly calls: Array<{ kind: 'check' | 'remove'; items: DeduplicationItemTypes[]; scope: DeduplicationScope }> = [];
+	readonly calls: Array<{ kind: 'check' | 'remove' | 'clear' | 'count'; items: DeduplicationItemTypes[]; scope: DeduplicationScope; mode?: Mode }> = [];
+	roundTripMs = 0;
+	failing: string | undefined;
 
 	private rowKey(scope: DeduplicationScope, contextData: ICheckProcessedContextData): string {
 		return `${contextData.workflow.id}|${scope === 'node' ? `n:${contextData.node?.id}` : ''}`;
+	}
+
+	private async roundTrip(): Promise<void> {
+		await new Promise((resolve) => (this.roundTripMs > 0 ? setTimeout(resolve, this.roundTripMs) : setImmediate(resolve)));
+	}
+
+	/** A SELECT: a copy of the row as it is now. */
+	private async select(key: string): Promise<Row | undefined> {
+		if (this.failing) throw new Error(this.failing);
+		await this.roundTrip();
+		const row = this.rows.get(key);
+		return row && { mode: row.mode, data: Array.isArray(row.data) ? [...(row.data as string[])] : row.data };
+	}
+
+	private async insert(key: string, row: Row): Promise<void> {
+		await this.roundTrip();
+		if (this.rows.has(key)) throw uniqueViolation();
+		this.rows.set(key, row);
+	}
+
+	/** An UPDATE of the whole row; a row deleted meanwhile stays deleted. */
+	private async update(key: string, row: Row): Promise<void> {
+		await this.roundTrip();
+		if (this.rows.has(key)) this.rows.set(key, row);
 	}
 
 	async checkProcessedAndRecord(
@@ -34,43 +89,93 @@ export class MemoryProcessedData implements IDataDeduplicator {
 		contextData: ICheckProcessedContextData,
 		options: ICheckProcessedOptions,
 	): Promise<IDeduplicationOutput> {
-		this.calls.push({ kind: 'check', items, scope });
+		this.calls.push({ kind: 'check', items, scope, mode: options.mode });
 		const key = this.rowKey(scope, contextData);
-		const stored = this.rows.get(key) ?? [];
-		const output: IDeduplicationOutput = { new: [], processed: [] };
-		for (const item of items) {
-			const hashed = hash(item);
-			if (stored.includes(hashed)) output.processed.push(item);
-			else {
-				stored.push(hashed);
-				output.new.push(item);
-			}
+		const row = await this.select(key);
+		if (row && row.mode !== options.mode) {
+			throw new Error('Deduplication data was originally saved with an incompatible setting of the ‘Keep Items Where’ parameter.');
 		}
-		if (options.maxEntries) stored.splice(0, Math.max(0, stored.length - options.maxEntries));
-		this.rows.set(key, stored);
+		if (options.mode === 'entries') {
+			const hashes = items.map(hash);
+			if (!row) {
+				if (options.maxEntries) hashes.splice(0, Math.max(0, hashes.length - options.maxEntries));
+				await this.insert(key, { mode: options.mode, data: hashes });
+				return { new: items, processed: [] };
+			}
+			const stored = row.data as string[];
+			const known = new Set(stored);
+			const output: IDeduplicationOutput = { new: [], processed: [] };
+			hashes.forEach((hashed, index) => {
+				if (known.has(hashed)) output.processed.push(items[index]);
+				else {
+					output.new.push(items[index]);
+					stored.push(hashed);
+				}
+			});
+			if (options.maxEntries) stored.splice(0, Math.max(0, stored.length - options.maxEntries));
+			await this.update(key, { mode: options.mode, data: stored });
+			return output;
+		}
+		const sorted = [...items].sort((a, b) => compare(options.mode, a, b));
+		if (!row) {
+			await this.insert(key, { mode: options.mode, data: sorted[sorted.length - 1] });
+			return { new: items, processed: [] };
+		}
+		const output: IDeduplicationOutput = { new: [], processed: [] };
+		let largest = row.data;
+		for (const item of sorted) {
+			if (compare(options.mode, item, row.data) === 1) {
+				output.new.push(item);
+				if (compare(options.mode, item, largest) === 1) largest = item;
+			} else output.processed.push(item);
+		}
+		await this.update(key, { mode: options.mode, data: largest });
 		return output;
 	}
 
-	async removeProcessed(items: DeduplicationItemTypes[], scope: DeduplicationScope, contextData: ICheckProcessedContextData): Promise<void> {
-		this.calls.push({ kind: 'remove', items, scope });
-		const stored = this.rows.get(this.rowKey(scope, contextData)) ?? [];
+	async removeProcessed(items: DeduplicationItemTypes[], scope: DeduplicationScope, contextData: ICheckProcessedContextData, options: ICheckProcessedOptions): Promise<void> {
+		this.calls.push({ kind: 'remove', items, scope, mode: options.mode });
+		if (options.mode !== 'entries') throw new Error('Removing processed data is not possible in mode "latest"');
+		const key = this.rowKey(scope, contextData);
+		const row = await this.select(key);
+		if (!row) return;
+		const stored = row.data as string[];
 		for (const item of items) {
 			const index = stored.indexOf(hash(item));
 			if (index !== -1) stored.splice(index, 1);
 		}
+		await this.update(key, { mode: row.mode, data: stored });
 	}
 
 	async clearAllProcessedItems(scope: DeduplicationScope, contextData: ICheckProcessedContextData): Promise<void> {
+		this.calls.push({ kind: 'clear', items: [], scope });
+		if (this.failing) throw new Error(this.failing);
+		await this.roundTrip();
 		this.rows.delete(this.rowKey(scope, contextData));
 	}
 
-	async getProcessedDataCount(scope: DeduplicationScope, contextData: ICheckProcessedContextData): Promise<number> {
-		return this.rows.get(this.rowKey(scope, contextData))?.length ?? 0;
+	async getProcessedDataCount(scope: DeduplicationScope, contextData: ICheckProcessedContextData, options: ICheckProcessedOptions): Promise<number> {
+		this.calls.push({ kind: 'count', items: [], scope, mode: options.mode });
+		const row = await this.select(this.rowKey(scope, contextData));
+		return row && row.mode === 'entries' && options.mode === 'entries' ? (row.data as string[]).length : 0;
+	}
+
+	/** The hashes of the entries-mode row of a workflow (`n:<node id>` or '' for the workflow scope). */
+	entries(workflowId: string, context: string): string[] {
+		const row = this.rows.get(`${workflowId}|${context}`);
+		return row?.mode === 'entries' ? [...(row.data as string[])] : [];
+	}
+
+	/** Whether a value is stored in that row (as n8n stores it: hashed). */
+	holds(workflowId: string, context: string, value: string): boolean {
+		return this.entries(workflowId, context).includes(hash(value));
 	}
 
 	reset(): void {
 		this.rows.clear();
 		this.calls.length = 0;
+		this.roundTripMs = 0;
+		this.failing = undefined;
 	}
 }
 

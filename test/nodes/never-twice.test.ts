@@ -10,6 +10,9 @@ import type { IDataObject } from 'n8n-workflow';
 import type { Sandbox } from '../../sandbox';
 import { nodeResult, nodeWorkflow, retryWorkflow, runWorkflow } from '../harness/engine';
 import type { NodeRunOptions } from '../harness/engine';
+import { batchContentId } from '../../nodes/CompanionPush/helpers/recipients';
+import { BUCKET_MS, entriesOf } from '../../nodes/CompanionPush/actions/notification/idempotencyKeys';
+import { resetProcessState, useTimings } from '../../nodes/CompanionPush/processState';
 import { processedDataStore } from '../harness/processedData';
 import type { MemoryProcessedData } from '../harness/processedData';
 import { jsonOf, logOf, pairedOf, SEND, SEND_LIST, sandboxFor, sendParameters, storeFor } from './helpers';
@@ -55,7 +58,12 @@ describe('never twice: n8n runs the node again', () => {
 	beforeEach(() => {
 		sandbox.reset();
 		store.reset();
+		// A fresh n8n process each time, with short waits: how long the list must stay empty before a
+		// send counts as absent, and how long a claim found unconfirmed is given to be confirmed.
+		resetProcessState();
+		useTimings({ lookupSettleMs: 200, unconfirmedClaimSettleMs: 300 });
 	});
+	afterAll(() => resetProcessState());
 
 	/** One send per item, each item to its own user; one send at a time (so a fault meets a known
 	 * item) unless `fields.options` says otherwise. */
@@ -264,7 +272,8 @@ describe('never twice: n8n runs the node again', () => {
 			const run: NodeRunOptions = { ...perUserRun({}, keyed()), items: [{ userId: users[0], key: 'k-refused' }] };
 			const refused = nodeResult(await runWorkflow(nodeWorkflow(run)));
 			expect(refused.error?.message).toContain('HTTP 403');
-			expect(store.calls.map((call) => call.kind)).toEqual(['check', 'remove']);
+			// Nothing of the key is left: neither its claim nor a confirmation.
+			expect(store.entries('wf-test', 'n:n-test')).toEqual([]);
 
 			const sent = nodeResult(await runWorkflow(nodeWorkflow(run)));
 			expect(sent.error).toBeUndefined();
@@ -277,7 +286,7 @@ describe('never twice: n8n runs the node again', () => {
 			sandbox.addFault({ endpoint: SEND_LIST, kind: 'status5xx', times: 50 });
 			const run: NodeRunOptions = { ...perUserRun({}, keyed()), items: [{ userId: users[0], key: 'k-unknown' }] };
 			const unknown = nodeResult(await runWorkflow(nodeWorkflow(run)));
-			expect(unknown.error?.description).toContain('Its Idempotency Key "k-unknown" stays used');
+			expect(unknown.error?.description).toContain('Its Idempotency Key "k-unknown" stays claimed: a later run looks the send up first.');
 
 			sandbox.clearFaults();
 			// The key was never confirmed (no answer came): the later run looks in the list instead
@@ -292,7 +301,9 @@ describe('never twice: n8n runs the node again', () => {
 
 		test('a key claimed by a run that died before sending: the next run finds no send and sends it once', async () => {
 			// What n8n killed between the claim and the send leaves behind: the claim, no confirmation.
-			await store.checkProcessedAndRecord(['k-crash'], 'node', { workflow: { id: 'wf-test', active: true }, node: { id: 'n-test' } as never }, { mode: 'entries' });
+			const left = entriesOf('k-crash', [batchContentId([users[0]])]);
+			const where = { workflow: { id: 'wf-test', active: true }, node: { id: 'n-test' } as never };
+			await store.checkProcessedAndRecord([left.claimed, left.claimedAt(Math.floor(Date.now() / BUCKET_MS)), left.layout], 'node', where, { mode: 'entries' });
 			const run: NodeRunOptions = { ...perUserRun({}, keyed()), items: [{ userId: users[0], key: 'k-crash' }] };
 			const result = nodeResult(await runWorkflow(nodeWorkflow(run)));
 
@@ -329,26 +340,36 @@ describe('never twice: n8n runs the node again', () => {
 		test('scope: "This Node" keeps keys per node, "The Whole Workflow" per workflow', async () => {
 			const items = [{ userId: users[0], key: 'scoped' }];
 			await runWorkflow(nodeWorkflow({ ...perUserRun({}, keyed()), items }));
-			await runWorkflow(nodeWorkflow({ ...perUserRun({}, keyed({ idempotencyScope: 'workflow' })), items }));
+			// The node's row holds the key's confirmation; the lock (the workflow's row) is given back.
+			expect(store.entries('wf-test', 'n:n-test')).toHaveLength(1);
+			expect(store.rows.has('wf-test|')).toBe(false);
 
+			store.reset();
+			await runWorkflow(nodeWorkflow({ ...perUserRun({}, keyed({ idempotencyScope: 'workflow' })), items }));
+			expect(store.entries('wf-test', '')).toHaveLength(1);
+			expect(store.rows.has('wf-test|n:n-test')).toBe(false);
 			// Two sends: the key used by the node does not count in the workflow's scope.
 			expect(registered(sandbox)).toHaveLength(2);
-			expect([...store.rows.entries()].map(([row, values]) => [row, values.length])).toEqual([
-				['wf-test|n:n-test', 2],
-				['wf-test|', 2],
-			]);
 		});
 
-		test('Keys to Keep bounds the store: beyond it the oldest key is forgotten and sends again', async () => {
+		test('Keys to Keep counts events: at least that many are remembered, the oldest beyond them (and as many again) are forgotten', async () => {
 			const run = (key: string) =>
 				runWorkflow(nodeWorkflow({ ...perUserRun({}, keyed({ keysToKeep: 2 })), items: [{ userId: users[0], key }] }));
-			await run('a');
-			await run('b');
-			await run('c');
-			// Two keys kept, each with its confirmation.
-			expect(store.rows.get('wf-test|n:n-test')).toHaveLength(4);
-			await run('a');
-			expect(registered(sandbox)).toHaveLength(4);
+			for (const key of ['k1', 'k2', 'k3', 'k4', 'k5', 'k6']) await run(key);
+			expect(registered(sandbox)).toHaveLength(6);
+			// One entry per event sent (its confirmation), no working entries left, at most 2 + 2 + 1.
+			const entries = store.entries('wf-test', 'n:n-test');
+			expect(entries.length).toBeGreaterThanOrEqual(2);
+			expect(entries.length).toBeLessThanOrEqual(5);
+			expect(store.holds('wf-test', 'n:n-test', entriesOf('k6', []).accepted)).toBe(true);
+			expect(store.holds('wf-test', 'n:n-test', entriesOf('k5', []).accepted)).toBe(true);
+
+			resetProcessState(); // another process: only the store remembers
+			useTimings({ lookupSettleMs: 200, unconfirmedClaimSettleMs: 300 });
+			await run('k6');
+			expect(registered(sandbox)).toHaveLength(6);
+			await run('k1');
+			expect(registered(sandbox)).toHaveLength(7);
 		});
 
 		test('an empty key is bad input: the error names the field and nothing is sent', async () => {

@@ -45,25 +45,37 @@ describe('Retry-After', () => {
 		[7, 7_000],
 		[['4', '9'], 4_000],
 		['Mon, 02 Mar 2026 09:00:05 GMT', 5_000],
-		['Mon, 02 Mar 2026 08:59:00 GMT', 0],
 	])('%j -> %i ms', (header, ms) => {
-		expect(retryAfterMs(header, now)).toBe(ms);
+		expect(retryAfterMs(header, undefined, now)).toBe(ms);
 	});
 	test.each([undefined, null, '', 'soon', '-1', {}])('%j is ignored', (header) => {
-		expect(retryAfterMs(header, now)).toBeUndefined();
+		expect(retryAfterMs(header, undefined, now)).toBeUndefined();
+	});
+	test('a date not in the future is ignored (the caller backs off instead of retrying at once)', () => {
+		expect(retryAfterMs('Mon, 02 Mar 2026 08:59:00 GMT', undefined, now)).toBeUndefined();
+		expect(retryAfterMs('Mon, 02 Mar 2026 09:00:00 GMT', undefined, now)).toBeUndefined();
+	});
+
+	test("a date is measured against the answer's Date header, the API's clock, not n8n's", () => {
+		const apiClock = now - 10_000; // the API's clock runs 10 s behind n8n's
+		expect(retryAfterMs('Mon, 02 Mar 2026 08:59:53 GMT', apiClock, now)).toBe(3_000);
+		const aheadClock = now + 60_000; // the API's clock runs a minute ahead
+		expect(retryAfterMs('Mon, 02 Mar 2026 09:01:03 GMT', aheadClock, now)).toBe(3_000);
 	});
 
 	test('replaces the backoff when present, up to the cap; beyond it: no retry', () => {
-		expect(nextDelayMs(1, '5', now)).toBe(5_000);
-		expect(nextDelayMs(1, '60', now)).toBe(60_000);
-		expect(nextDelayMs(1, '61', now)).toBeUndefined();
-		expect(nextDelayMs(1, 'Mon, 02 Mar 2026 09:05:00 GMT', now)).toBeUndefined();
+		expect(nextDelayMs(1, 5_000)).toBe(5_000);
+		expect(nextDelayMs(1, 60_000)).toBe(60_000);
+		expect(nextDelayMs(1, 61_000)).toBeUndefined();
+		const backoff = nextDelayMs(1, undefined)!;
+		expect(backoff).toBeGreaterThanOrEqual(200);
+		expect(backoff).toBeLessThanOrEqual(400);
 	});
 
 	test(`after ${DEFAULT_TIMINGS.retry.maxAttempts} tries there is no further wait, even with a Retry-After`, () => {
-		expect(nextDelayMs(DEFAULT_TIMINGS.retry.maxAttempts - 1, undefined, now)).toEqual(expect.any(Number));
-		expect(nextDelayMs(DEFAULT_TIMINGS.retry.maxAttempts, undefined, now)).toBeUndefined();
-		expect(nextDelayMs(DEFAULT_TIMINGS.retry.maxAttempts, '1', now)).toBeUndefined();
+		expect(nextDelayMs(DEFAULT_TIMINGS.retry.maxAttempts - 1, undefined)).toEqual(expect.any(Number));
+		expect(nextDelayMs(DEFAULT_TIMINGS.retry.maxAttempts, undefined)).toBeUndefined();
+		expect(nextDelayMs(DEFAULT_TIMINGS.retry.maxAttempts, 1_000)).toBeUndefined();
 	});
 });
 

@@ -71,7 +71,7 @@ export function readParameter(
 	try {
 		return context.getNodeParameter(name, itemIndex, fallback, options);
 	} catch (error) {
-		if (error instanceof NodeOperationError || error instanceof NodeApiError) throw error;
+		if (error instanceof NodeOperationError || error instanceof NodeApiError) throw asNodeError(context, error, itemIndex);
 		throw fieldError(context, field, `could not be read: ${(error as Error).message}`, itemIndex, nothingSent);
 	}
 }

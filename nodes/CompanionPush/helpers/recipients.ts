@@ -1,3 +1,5 @@
+import { createHash } from 'crypto';
+
 /** Recipients: what the user typed or mapped, turned into clean, unique user IDs and batches. */
 
 /** Splits IDs given as text (commas, semicolons, spaces or new lines) or as an array (from an
@@ -43,4 +45,10 @@ export function toBatches<T>(values: T[], batchSize: number): T[][] {
 	const batches: T[][] = [];
 	for (let start = 0; start < values.length; start += batchSize) batches.push(values.slice(start, start + batchSize));
 	return batches;
+}
+
+/** A batch's identity by its content: the same recipients, in any order, give the same id, so a
+ * batch is recognized by whom it reaches, not by its position in the audience. */
+export function batchContentId(userIds: string[]): string {
+	return createHash('sha256').update([...userIds].sort().join('\n')).digest('hex').slice(0, 16);
 }

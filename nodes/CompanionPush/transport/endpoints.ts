@@ -5,6 +5,7 @@ import { NodeApiError } from 'n8n-workflow';
 import { asNodeError, notCancelable } from './errors';
 import type { CompanionPushContext } from './http';
 import { repeatableRequest, repeatableRequestWithHeaders } from './repeatableRequest';
+import { serverTimeMs } from './retry';
 import {
 	activeUsersSchema,
 	cancelSchema,
@@ -138,8 +139,7 @@ export async function listNotificationsPage(
 		},
 		sendListSchema,
 	);
-	const serverTime = Date.parse(String(headers.date ?? ''));
-	return { ...value, serverTimeMs: Number.isNaN(serverTime) ? undefined : serverTime };
+	return { ...value, serverTimeMs: serverTimeMs(headers) };
 }
 
 /**

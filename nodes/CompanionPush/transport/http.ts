@@ -45,12 +45,21 @@ export type Answer =
 
 export interface NoAnswer {
 	kind: 'noAnswer';
-	/** A network error code (ECONNRESET, ETIMEDOUT ...), or UNKNOWN_ERROR for an error that carries
-	 * none: then `unexpected` says what it was, since it may be a fault of this package, not of the
-	 * network. Either way the request may or may not have reached the API. */
+	/** A network error code (ECONNRESET, ECONNABORTED for a timeout ...), or UNKNOWN_ERROR for an error
+	 * that carries none: then `unexpected` says what it was, since it may be a fault of this package
+	 * or of n8n, not of the network. */
 	code: string;
 	unexpected?: string;
+	/** True when the request certainly never reached the API (the connection was refused, the host
+	 * not found, the TLS handshake failed): nothing can have been registered. Otherwise the request
+	 * may or may not have reached it. */
+	neverSent: boolean;
 }
+
+/** Codes of failures that happen before any byte of the request reaches the API. */
+const NEVER_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ENETUNREACH', 'EHOSTUNREACH', 'ERR_INVALID_URL']);
+/** TLS handshake failures (certificate checks), which also happen before the request is written. */
+const TLS_FAILURE = /^(CERT_|DEPTH_ZERO_SELF_SIGNED_CERT$|SELF_SIGNED_CERT_IN_CHAIN$|UNABLE_TO_|ERR_TLS_|ERR_SSL_)/;
 
 /** The error and the errors it wraps (`cause`), outermost first: n8n wraps what the request or
  * the credential threw, so what matters may be a few levels down. */
@@ -77,16 +86,22 @@ function renewalFailure(error: unknown): RenewalFailure | undefined {
 	return undefined;
 }
 
-/** A request that failed without an answer: its network error code, or, for an error that carries
- * none, UNKNOWN_ERROR with the error's own message (without secrets). */
+/** A request that failed without an answer: its network error code (n8n wraps the client's error,
+ * so it is looked for down the chain), or, for an error that carries none, UNKNOWN_ERROR with the
+ * innermost error's own message (without secrets). */
 function noAnswer(error: unknown, secrets: unknown[]): NoAnswer {
+	let innermost: Record<string, unknown> | undefined;
 	for (const current of causeChain(error)) {
-		if (typeof current.code === 'string' && /^E[A-Z_]+$/.test(current.code)) return { kind: 'noAnswer', code: current.code };
-		if (typeof current.message === 'string' && /timeout/i.test(current.message)) return { kind: 'noAnswer', code: 'ETIMEDOUT' };
+		innermost = current;
+		const code = current.code;
+		if (typeof code === 'string' && (/^E[A-Z_]+$/.test(code) || TLS_FAILURE.test(code))) {
+			return { kind: 'noAnswer', code, neverSent: NEVER_SENT_CODES.has(code) || TLS_FAILURE.test(code) };
+		}
+		if (typeof current.message === 'string' && /timeout/i.test(current.message)) return { kind: 'noAnswer', code: 'ETIMEDOUT', neverSent: false };
 	}
-	const message = error instanceof Error ? error.message : String(error);
+	const message = typeof innermost?.message === 'string' ? innermost.message : String(error);
 	const shown = String(redactSecrets(withoutUserInfo(message), secrets)).slice(0, 200);
-	return { kind: 'noAnswer', code: 'UNKNOWN_ERROR', unexpected: shown };
+	return { kind: 'noAnswer', code: 'UNKNOWN_ERROR', unexpected: shown, neverSent: false };
 }
 
 /** Hides a user and password written into an address (`https://user:pass@host`). */

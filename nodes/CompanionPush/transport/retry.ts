@@ -30,8 +30,20 @@ export function backoffDelayMs(retry: number, policy: RetryPolicy = timings().re
 	return Math.round(ceiling / 2 + random() * (ceiling / 2));
 }
 
-/** Milliseconds asked by a Retry-After header, or undefined when absent or unreadable. */
-export function retryAfterMs(header: unknown, nowMs: number): number | undefined {
+/** The API's clock when it answered: its Date header, or undefined when absent or unreadable. */
+export function serverTimeMs(headers: Record<string, unknown>): number | undefined {
+	const value = Array.isArray(headers.date) ? headers.date[0] : headers.date;
+	const time = typeof value === 'string' ? Date.parse(value) : NaN;
+	return Number.isNaN(time) ? undefined : time;
+}
+
+/**
+ * Milliseconds asked by a Retry-After header: seconds as given; an HTTP date measured against the
+ * answer's own Date header (the API's clock, which may differ from n8n's), or against n8n's clock
+ * when the answer has none. Undefined when absent, unreadable, or a date not in the future: the
+ * caller then backs off, so a wait never turns into a burst of calls.
+ */
+export function retryAfterMs(header: unknown, answeredAtMs: number | undefined, nowMs: number): number | undefined {
 	const value = Array.isArray(header) ? header[0] : header;
 	if (typeof value !== 'string' && typeof value !== 'number') return undefined;
 	const text = String(value).trim();
@@ -40,15 +52,22 @@ export function retryAfterMs(header: unknown, nowMs: number): number | undefined
 	// also read "-1" or "7 " as dates in the past, i.e. "retry at once".
 	if (!/[a-z]/i.test(text)) return undefined;
 	const date = Date.parse(text);
-	return Number.isNaN(date) ? undefined : Math.max(0, date - nowMs);
+	if (Number.isNaN(date)) return undefined;
+	const wait = date - (answeredAtMs ?? nowMs);
+	return wait > 0 ? wait : undefined;
 }
 
-/** The wait before the next try, honouring Retry-After; undefined means "do not retry". */
-export function nextDelayMs(retry: number, retryAfterHeader: unknown, nowMs: number, policy: RetryPolicy = timings().retry): number | undefined {
+/** The Retry-After of an answer, in milliseconds (see retryAfterMs). */
+function askedWaitMs(answer: FinalAnswer | undefined): number | undefined {
+	if (answer?.kind !== 'answer') return undefined;
+	return retryAfterMs(answer.headers['retry-after'], serverTimeMs(answer.headers), Date.now());
+}
+
+/** The wait before the next try, honouring the wait the API asked for; undefined means "do not retry". */
+export function nextDelayMs(retry: number, askedMs: number | undefined, policy: RetryPolicy = timings().retry): number | undefined {
 	if (retry >= policy.maxAttempts) return undefined;
-	const asked = retryAfterMs(retryAfterHeader, nowMs);
-	if (asked === undefined) return backoffDelayMs(retry, policy);
-	return asked > policy.maxRetryAfterMs ? undefined : asked;
+	if (askedMs === undefined) return backoffDelayMs(retry, policy);
+	return askedMs > policy.maxRetryAfterMs ? undefined : askedMs;
 }
 
 /** An answer a caller judges: a status, or no answer at all. */
@@ -95,7 +114,7 @@ export class Tries {
 				pace.release();
 			}
 			if (answer.kind === 'renewalFailed') {
-				const wait = answer.failure.retryable ? nextDelayMs(this.attempt, undefined, Date.now(), this.policy) : undefined;
+				const wait = answer.failure.retryable ? nextDelayMs(this.attempt, undefined, this.policy) : undefined;
 				if (wait === undefined) throw renewalError(this.context.getNode(), this.call.action, answer.failure, this.call.itemIndex);
 				await sleep(wait);
 				this.attempt++;
@@ -104,7 +123,7 @@ export class Tries {
 			if (answer.kind === 'answer' && answer.status === 429) {
 				// Nothing was done: the pace slows down for every request of the credential, and this one
 				// waits its turn without spending a try, as long as the service asks for a sane wait.
-				const asked = retryAfterMs(answer.headers['retry-after'], Date.now()) ?? backoffDelayMs(this.rateLimited + 1, this.policy);
+				const asked = askedWaitMs(answer) ?? backoffDelayMs(this.rateLimited + 1, this.policy);
 				if (asked <= this.policy.maxRetryAfterMs && ++this.rateLimited <= this.policy.maxRateLimitedTries) {
 					pace.rateLimited(asked);
 					continue;
@@ -116,8 +135,7 @@ export class Tries {
 
 	/** Waits before the next try when the policy allows one; false when no try is left. */
 	async waitToRetry(answer: FinalAnswer): Promise<boolean> {
-		const retryAfter = answer.kind === 'answer' ? answer.headers['retry-after'] : undefined;
-		const delay = nextDelayMs(this.attempt, retryAfter, Date.now(), this.policy);
+		const delay = nextDelayMs(this.attempt, askedWaitMs(answer), this.policy);
 		if (delay === undefined) return false;
 		await sleep(delay);
 		this.attempt++;

@@ -1,15 +1,17 @@
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 import type { JsonObject } from 'n8n-workflow';
 
-import { oneAtATime } from '../helpers/oneAtATime';
-import { credentialKey, processState } from '../processState';
+import { randomUUID } from 'crypto';
+
 import { nodeApiError, unexpectedResponse } from './errors';
 import { readJson } from './http';
 import type { CompanionPushContext } from './http';
 import { Tries } from './retry';
+import type { FinalAnswer } from './retry';
 import { sendAcceptedSchema } from './schemas';
-import type { ListedNotification } from './schemas';
-import { findRegisteredSend, rememberSendId } from './sendLookup';
+import { lookUpSend } from './sendLookup';
+import type { LookupResult } from './sendLookup';
+import { holdSend, sendInFlight } from './sendRegistry';
 
 /** The body of POST /push-notification/send, as the API names its fields. `tenant_id` has no
  * place here: the organization comes from the credential. */
@@ -33,11 +35,19 @@ export interface SendOutcome {
 }
 
 export interface SendOptions {
-	/** An earlier try of this very send (an earlier node try or execution) lost its answer at this
-	 * time: the list of sends is read from then on before anything is sent. */
-	lookUpSince?: number;
+	/** The send this one stands for (see sendRegistry.ts): a batch of one execution, or an
+	 * Idempotency Key. A lookup never takes a send another holder of this process made. */
+	holder?: string;
+	/** This send may already be registered: an earlier attempt (an earlier node try or execution, or
+	 * the run that claimed its Idempotency Key) started at this time and its outcome is not known.
+	 * The list of sends is read first, from then on. */
+	lookUpFrom?: number;
 	/** Why the list is searched first, for `recoveredAfter`. */
 	lookUpReason?: string;
+	/** Whether a send found by that first lookup is taken as this one (`take`, the default), or only
+	 * shows that this one may have been made: then the outcome is unknown (`unknown`), for a lookup
+	 * whose window is a guess rather than the time of an attempt. */
+	ifFoundFirst?: 'take' | 'unknown';
 }
 
 /** What a failed send left behind, in `error.context.sendOutcome`: `notSent` (certainly nothing
@@ -56,31 +66,31 @@ export function failedSendOutcome(error: unknown): FailedSendOutcome {
 	return outcome === 'notSent' ? 'notSent' : 'unknown';
 }
 
-function outcomeUnknown(context: CompanionPushContext, reason: string, itemIndex?: number): NodeApiError {
-	return nodeApiError(context.getNode(), { reason } as JsonObject, {
-		message: `Sending the notification: the outcome is unknown (${reason}), so it was not sent again`,
+/** The send may or may not be registered: what is known, and how to check. */
+function outcomeUnknown(context: CompanionPushContext, cause: string, reason: string, request: SendRequest, since: number, itemIndex?: number): NodeApiError {
+	return nodeApiError(context.getNode(), { cause, reason } as JsonObject, {
+		message: `Sending the notification: the outcome is unknown (${cause}), so it was not sent again`,
 		description:
-			'The API may or may not have registered the send, and repeating it could notify people twice. Check the list of sends (Notification > Get Many) before running this item again.',
+			`What the API showed cannot prove whether it was registered: ${reason}. ` +
+			`Check the list of sends (Notification > Get Many) for a send titled "${request.title.slice(0, 80)}" to ${request.target_user_ids.length} recipient(s) created since ${new Date(since).toISOString()} (n8n's clock): if it is there, it went out; if not, run this item again.`,
 		itemIndex,
 	});
 }
 
 /**
  * Sends a notification so that nobody is notified twice and no send is lost unreported:
- * - 2xx: accepted; never sent again, whatever follows. When its body cannot be read, the id is
- *   looked up in the list of sends as below; not found there, the error says it was accepted.
+ * - 2xx: accepted; never sent again, whatever follows. When its body cannot be read, the list of
+ *   sends is asked for its id as below; not found there, the error says it was accepted.
  * - 401: the transport takes a token saved since, or renews it, and tries again (a 401 registers
- *   nothing; see tokenRenewal.ts).
- * - The token cannot be renewed: nothing left. A refused renewal is an error at once; an
- *   unreachable token endpoint is waited for and tried again like a 429.
+ *   nothing; see tokenRenewal.ts). A token that cannot be renewed sent nothing.
  * - 429: nothing was registered; waits (Retry-After, or backoff) and tries again.
- * - 400, 403, 404, 409, 422: an error for the workflow, not repeated.
- * - 5xx or no answer (reset, timeout): the outcome is unknown, so the list of sends is read
- *   first (see sendLookup.ts). Found: that send is the result. Certainly absent: sent again.
- *   The list cannot be read: an error, nothing re-sent.
- * At most the retry policy's tries in all. Identical sends (same title, body, recipients) of this
- * process go one at a time: a lookup after a lost answer must never take a sibling in flight for
- * its own (its id is not known yet).
+ * - 400, 403, 404, 409, 422: an error for the workflow, not repeated; nothing was registered.
+ * - No connection at all (refused, host not found, TLS failed): nothing was registered; tried again.
+ * - 5xx or no answer (reset, timeout): the outcome is unknown, so the list of sends decides
+ *   (sendLookup.ts): exactly this send: that is the result; proven absent: tried again; otherwise
+ *   the error says the outcome is unknown, and nothing is sent again.
+ * At most the retry policy's tries in all. While its request is out, the send is registered as in
+ * flight, so that a lookup of another send of this process that looks like it waits for its answer.
  */
 export async function sendNotification(
 	context: CompanionPushContext,
@@ -88,33 +98,27 @@ export async function sendNotification(
 	itemIndex?: number,
 	options: SendOptions = {},
 ): Promise<SendOutcome> {
-	const sameSend = JSON.stringify([credentialKey(context), request.title, request.body, [...request.target_user_ids].sort()]);
-	return await oneAtATime(processState.identicalSends, sameSend, async () => await sendLookingUpLostAnswers(context, request, itemIndex, options));
-}
-
-/** One send by the rule above, once its identical siblings of this process are done. */
-async function sendLookingUpLostAnswers(
-	context: CompanionPushContext,
-	request: SendRequest,
-	itemIndex: number | undefined,
-	options: SendOptions,
-): Promise<SendOutcome> {
+	const holder = options.holder ?? `call:${randomUUID()}`;
 	const action = 'Sending the notification';
-	const firstTryStartedAt = options.lookUpSince ?? Date.now();
-	const lookUp = async () => await findRegisteredSend(context, request, firstTryStartedAt, itemIndex);
-	const found = (registered: ListedNotification, recoveredAfter: string, attempts: number): SendOutcome => {
-		rememberSendId(context, registered.id);
-		return { id: registered.id, status: registered.status ?? 'sending', recoveredAfter, attempts };
+	const firstAttemptAt = options.lookUpFrom ?? Date.now();
+	const lookUp = async (): Promise<LookupResult> =>
+		await lookUpSend(context, { request, holder, firstAttemptAt, itemIndex }).catch((error: Error) => ({
+			kind: 'unknown' as const,
+			reason: `the list of sends could not be read (${error.message})`,
+		}));
+	const found = (id: string, status: string, recoveredAfter: string, attempts: number): SendOutcome => {
+		holdSend(context, id, holder);
+		return { id, status, recoveredAfter, attempts };
 	};
-	if (options.lookUpSince !== undefined) {
-		// An earlier try of this send lost its answer: it may be registered, so look before sending.
-		let registered: ListedNotification | undefined;
-		try {
-			registered = await lookUp();
-		} catch {
-			throw tagged(outcomeUnknown(context, 'an earlier try lost its answer, and the list of sends could not be read', itemIndex), 'unknown');
+	if (options.lookUpFrom !== undefined) {
+		const cause = options.lookUpReason ?? 'an earlier try whose answer was lost';
+		const result = await lookUp();
+		if (result.kind === 'found' && options.ifFoundFirst !== 'unknown') return found(result.id, result.status, cause, 0);
+		if (result.kind === 'found') {
+			const reason = `the list holds a send exactly like it (${result.id}), which may be this one or another made the same way`;
+			throw tagged(outcomeUnknown(context, cause, reason, request, firstAttemptAt, itemIndex), 'unknown');
 		}
-		if (registered) return found(registered, options.lookUpReason ?? 'an earlier try whose answer was lost', 0);
+		if (result.kind === 'unknown') throw tagged(outcomeUnknown(context, cause, result.reason, request, firstAttemptAt, itemIndex), 'unknown');
 	}
 	const tries = new Tries(context, { method: 'POST', path: '/push-notification/send', body: { ...request }, action, itemIndex });
 	// Whether a request may have reached the service without us learning its id: then an error
@@ -122,41 +126,50 @@ async function sendLookingUpLostAnswers(
 	let mayBeRegistered = false;
 	try {
 		for (;;) {
-			const answer = await tries.send();
-			if (answer.kind === 'answer' && answer.status >= 200 && answer.status < 300) {
-				const json = readJson(answer.body);
-				const accepted = json.ok ? sendAcceptedSchema.safeParse(json.value) : undefined;
-				if (accepted?.success) {
-					rememberSendId(context, accepted.data.data.id);
-					return { id: accepted.data.data.id, status: accepted.data.data.status, attempts: tries.requests };
+			const answered = sendInFlight(context, request, holder);
+			let answer: FinalAnswer;
+			try {
+				answer = await tries.send();
+				const accepted = acceptedSend(answer);
+				if (accepted) {
+					holdSend(context, accepted.id, holder);
+					return { ...accepted, attempts: tries.requests };
 				}
+			} finally {
+				answered();
+			}
+			if (answer.kind === 'answer' && answer.status >= 200 && answer.status < 300) {
 				// Accepted, but the id is unreadable (a body cut short, say): it must not be sent again.
 				// The list of sends can still tell its id; if it cannot, the error says it was accepted.
 				mayBeRegistered = true;
-				const registered = await lookUp().catch(() => undefined);
-				if (registered) return found(registered, 'an unreadable 202 answer', tries.requests);
+				const result = await lookUp();
+				if (result.kind === 'found') return found(result.id, result.status, 'an unreadable 202 answer', tries.requests);
 				throw unexpectedResponse(context.getNode(), `${action} (accepted, not re-sent)`, answer.redact(answer.body), itemIndex);
 			}
-			const lostAnswer = answer.kind === 'noAnswer' ? answer.code : answer.status >= 500 ? `HTTP ${answer.status}` : undefined;
+			const lostAnswer = answer.kind === 'noAnswer' ? (answer.neverSent ? undefined : answer.code) : answer.status >= 500 ? `HTTP ${answer.status}` : undefined;
 			if (lostAnswer !== undefined) {
 				mayBeRegistered = true;
-				let registered: ListedNotification | undefined;
-				try {
-					registered = await lookUp();
-				} catch {
-					throw outcomeUnknown(context, `${lostAnswer}, and the list of sends could not be read`, itemIndex);
-				}
-				if (registered) return found(registered, lostAnswer, tries.requests);
-				// Certainly not registered (yet): the next try may send it.
+				const result = await lookUp();
+				if (result.kind === 'found') return found(result.id, result.status, lostAnswer, tries.requests);
+				if (result.kind === 'unknown') throw outcomeUnknown(context, lostAnswer, result.reason, request, firstAttemptAt, itemIndex);
+				// Proven absent: the next try may send it.
 				mayBeRegistered = false;
 			} else if (answer.kind === 'answer' && answer.status !== 429) {
 				throw tries.failure(answer); // refused: nothing was registered
 			}
 			if (!(await tries.waitToRetry(answer))) {
-				throw tries.failure(answer, 'The send was not registered (checked in the list of sends): retry later.');
+				throw tries.failure(answer, 'The send was not registered (the list of sends proved it absent, or it never reached the API): retry later.');
 			}
 		}
 	} catch (error) {
-		throw tagged(error, mayBeRegistered || options.lookUpSince !== undefined ? 'unknown' : 'notSent');
+		throw tagged(error, mayBeRegistered || options.lookUpFrom !== undefined ? 'unknown' : 'notSent');
 	}
+}
+
+/** The id and status of an accepted send, when its answer can be read. */
+function acceptedSend(answer: FinalAnswer): { id: string; status: string } | undefined {
+	if (answer.kind !== 'answer' || answer.status < 200 || answer.status >= 300) return undefined;
+	const json = readJson(answer.body);
+	const accepted = json.ok ? sendAcceptedSchema.safeParse(json.value) : undefined;
+	return accepted?.success ? { id: accepted.data.data.id, status: accepted.data.data.status } : undefined;
 }

@@ -1,72 +1,166 @@
-import { credentialKey, processState } from '../processState';
-import { getNotification, listNotifications } from './endpoints';
+import { sleep } from 'n8n-workflow';
+
+import { timings } from '../processState';
+import { getNotification, listNotificationsPage } from './endpoints';
 import type { CompanionPushContext } from './http';
 import type { ListedNotification } from './schemas';
 import type { SendRequest } from './send';
-
-// Sends this process made or recovered lately, per credential (processState.knownSendIds): a lookup
-// after a lost answer must never claim one of them (an identical send of an earlier item) as its
-// own. Bounded, oldest forgotten first.
-const KNOWN_SEND_IDS_LIMIT = 10_000;
-
-export function rememberSendId(context: CompanionPushContext, id: string): void {
-	const key = credentialKey(context);
-	const known = processState.knownSendIds.get(key) ?? new Set<string>();
-	processState.knownSendIds.set(key, known);
-	known.add(id);
-	if (known.size > KNOWN_SEND_IDS_LIMIT) known.delete(known.values().next().value!);
-}
-
-function isKnownSendId(context: CompanionPushContext, id: string): boolean {
-	return processState.knownSendIds.get(credentialKey(context))?.has(id) === true;
-}
-
-/** Margin for the time a request spends in flight, on the server's own clock. */
-const LOOKUP_MARGIN_MS = 5_000;
-
-function sameRecipients(listed: string[], wanted: Set<string>): boolean {
-	const unique = new Set(listed);
-	return unique.size === wanted.size && [...unique].every((userId) => wanted.has(userId));
-}
+import { combine, compareDeliveries, compareSend, matchOf, notShown } from './sendMatch';
+import type { Comparison } from './sendMatch';
+import { holderOf, lookalikesAnswered } from './sendRegistry';
 
 /**
- * After a send whose outcome is unknown (no answer, or 5xx), looks in the list of sends for one
- * registered since the first try: same title, same body, same recipients (from the list when it
- * shows them, otherwise the targeted-users counter of the send's detail), not created by an
- * earlier item. Returns it, or undefined when it is certainly not there.
+ * After a send whose answer was lost, finds out from the list of sends what became of it: exactly
+ * that send, proven absent, or unknown. Never a guess:
+ * - ours is a send that matches every field we sent that the API shows (title, body, recipients as
+ *   a set, scheduled time; image, deeplink and announcement when shown; a detail read fills in what
+ *   the list leaves out), created inside the window that starts at this send's first attempt (on the
+ *   API's clock, from its Date header, with a margin), and not held by another send of this process;
+ * - one such send, and nothing else that could be ours: found;
+ * - nothing that could be ours, seen twice `lookupSettleMs` apart, each time reading back past the
+ *   window's start (or to the end of the list): absent, so the caller may send;
+ * - anything else (two candidates, a candidate whose recipients or time the API does not show, a
+ *   list that repeats itself before reaching the window's start): unknown.
  */
-export async function findRegisteredSend(
-	context: CompanionPushContext,
-	request: SendRequest,
-	firstTryStartedAt: number,
-	itemIndex?: number,
-): Promise<ListedNotification | undefined> {
-	const wanted = new Set(request.target_user_ids);
-	const candidates: ListedNotification[] = [];
-	await listNotifications(context, {
-		itemIndex,
-		stopWhen: (send, page) => {
-			const elapsed = Date.now() - firstTryStartedAt;
-			const windowStart =
-				page.serverTimeMs !== undefined
-					? page.serverTimeMs - elapsed - LOOKUP_MARGIN_MS
-					: Date.now() - elapsed - 60_000; // no server clock: allow for clock skew
-			const createdAt = Date.parse(String(send.created_at ?? ''));
-			if (!Number.isNaN(createdAt) && createdAt < windowStart) return true; // newest first: done
-			if (!isKnownSendId(context, send.id) && send.title === request.title && send.body === request.body) {
-				candidates.push(send);
-			}
-			return false;
-		},
-	});
-	// Oldest candidate first: the first try is the earliest send that could be ours.
-	for (const candidate of candidates.reverse()) {
-		if (candidate.target_user_ids) {
-			if (sameRecipients(candidate.target_user_ids, wanted)) return candidate;
-			continue;
+
+export type LookupResult =
+	| { kind: 'found'; id: string; status: string }
+	| { kind: 'absent' }
+	| { kind: 'unknown'; reason: string };
+
+export interface Lookup {
+	request: SendRequest;
+	/** The send this one stands for (see sendRegistry.ts): sends held by others are never ours. */
+	holder: string;
+	/** When the first attempt of this send started, on n8n's clock. */
+	firstAttemptAt: number;
+	itemIndex?: number;
+}
+
+const PAGE_SIZE = 100;
+/** Pages read back at most (a window of seconds is one page; a claim from hours ago, a few). */
+const MAX_PAGES = 30;
+/** Detail reads at most for candidates the list does not show well enough. */
+const MAX_DETAILS = 10;
+/** How much earlier than the first attempt a send of ours may carry as its creation time: the
+ * Date header counts whole seconds, and the API may stamp a send before it reads all of it. */
+const MARGIN_WITH_SERVER_CLOCK_MS = 5_000;
+/** Without a Date header the API's clock is unknown: a wider window, where more sends may look
+ * like ours (and so the outcome is more often unknown, never guessed). */
+const MARGIN_WITHOUT_SERVER_CLOCK_MS = 10 * 60_000;
+
+interface Candidate {
+	listed: ListedNotification;
+	comparison: Comparison;
+}
+
+/** One reading of the list back to the window's start: what could be ours, and whether the reading
+ * got there. */
+interface Reading {
+	candidates: Candidate[];
+	/** Why the reading stopped before the window's start or the list's end, if it did. */
+	cutShort?: string;
+	windowStart: number;
+}
+
+function timeOf(value: unknown): number | undefined {
+	if (typeof value !== 'string' || value === '') return undefined;
+	const time = Date.parse(value);
+	return Number.isNaN(time) ? undefined : time;
+}
+
+async function readBackToWindow(context: CompanionPushContext, lookup: Lookup): Promise<Reading> {
+	const seen = new Set<string>();
+	const candidates: Candidate[] = [];
+	let windowStart: number | undefined;
+	let skip = 0;
+	for (let pages = 1; ; pages++) {
+		const page = await listNotificationsPage(context, skip, PAGE_SIZE, lookup.itemIndex);
+		// The window starts at the first attempt, moved onto the API's clock.
+		windowStart ??=
+			page.serverTimeMs !== undefined
+				? lookup.firstAttemptAt + (page.serverTimeMs - Date.now()) - MARGIN_WITH_SERVER_CLOCK_MS
+				: lookup.firstAttemptAt - MARGIN_WITHOUT_SERVER_CLOCK_MS;
+		if (page.items.length === 0) return { candidates, windowStart };
+		const fresh = page.items.filter((send) => !seen.has(send.id));
+		if (fresh.length === 0) return { candidates, windowStart, cutShort: 'the list of sends showed the same page again (it ignores paging)' };
+		let passedWindow = false;
+		for (const send of fresh) {
+			seen.add(send.id);
+			const createdAt = timeOf(send.created_at);
+			if (createdAt !== undefined && createdAt < windowStart) passedWindow = true;
+			else candidates.push({ listed: send, comparison: compareSend(send, lookup.request) });
 		}
-		const detail = await getNotification(context, candidate.id, itemIndex);
-		if (detail.notification.stats?.targeted_users === wanted.size) return candidate;
+		// A page without creation times: its oldest send's detail tells whether the window is passed.
+		if (!passedWindow && fresh.every((send) => timeOf(send.created_at) === undefined)) {
+			const oldest = await getNotification(context, fresh[fresh.length - 1].id, lookup.itemIndex);
+			const createdAt = timeOf(oldest.notification.created_at);
+			passedWindow = createdAt !== undefined && createdAt < windowStart;
+		}
+		if (passedWindow) return { candidates, windowStart };
+		skip += page.items.length;
+		if (page.total !== undefined && skip >= page.total) return { candidates, windowStart };
+		if (pages >= MAX_PAGES) return { candidates, windowStart, cutShort: `${MAX_PAGES * PAGE_SIZE} sends were read without reaching the time of the first try` };
 	}
-	return undefined;
+}
+
+type Decision = LookupResult | { kind: 'none' };
+
+/** Which candidates are ours: those the list shows well enough, and the others after a detail read. */
+async function decide(context: CompanionPushContext, lookup: Lookup, reading: Reading): Promise<Decision> {
+	// A send of this process still waiting for its answer may be among the candidates: its id is
+	// known (held) once the answer comes.
+	await lookalikesAnswered(context, lookup.request, lookup.holder);
+	const wanted = new Set(lookup.request.target_user_ids);
+	const exact: Candidate[] = [];
+	const undecided: Candidate[] = [];
+	let detailsRead = 0;
+	for (const candidate of reading.candidates) {
+		const holder = holderOf(context, candidate.listed.id);
+		if (holder !== undefined && holder !== lookup.holder) continue;
+		let { comparison } = candidate;
+		let createdAt = timeOf(candidate.listed.created_at);
+		let match = matchOf(comparison, lookup.request);
+		if (match === 'different') continue;
+		if ((match === 'undecided' || createdAt === undefined) && detailsRead < MAX_DETAILS) {
+			detailsRead++;
+			const detail = await getNotification(context, candidate.listed.id, lookup.itemIndex);
+			const record = detail.notification;
+			const recipients = compareDeliveries(detail.deliveries, record.stats?.targeted_users, wanted);
+			comparison = combine(comparison, compareSend(record, lookup.request, recipients));
+			createdAt ??= timeOf(record.created_at);
+			if (createdAt !== undefined && createdAt < reading.windowStart) continue;
+			match = matchOf(comparison, lookup.request);
+			if (match === 'different') continue;
+			candidate.listed = { ...candidate.listed, status: candidate.listed.status ?? record.status };
+		}
+		candidate.comparison = comparison;
+		if (match === 'exact' && createdAt !== undefined) exact.push(candidate);
+		else undecided.push(candidate);
+	}
+	if (exact.length === 1 && undecided.length === 0) {
+		return { kind: 'found', id: exact[0].listed.id, status: exact[0].listed.status ?? 'sending' };
+	}
+	if (exact.length === 0 && undecided.length === 0) return { kind: 'none' };
+	const ids = [...exact, ...undecided].map((candidate) => candidate.listed.id);
+	const shown = (ids.length > 5 ? [...ids.slice(0, 5), `and ${ids.length - 5} more`] : ids).join(', ');
+	if (exact.length > 1) return { kind: 'unknown', reason: `${exact.length} sends in the list match it exactly (${shown})` };
+	const hidden = [...new Set(undecided.flatMap((candidate) => notShown(candidate.comparison)))];
+	const missing = hidden.length > 0 ? `its ${hidden.join(', ')}` : 'its creation time';
+	return { kind: 'unknown', reason: `the list holds a send that could be it, but the API does not show ${missing} (${shown})` };
+}
+
+/** The lookup described at the top. Errors of the list or detail reads are thrown. */
+export async function lookUpSend(context: CompanionPushContext, lookup: Lookup): Promise<LookupResult> {
+	const first = await readBackToWindow(context, lookup);
+	const firstDecision = await decide(context, lookup, first);
+	if (firstDecision.kind !== 'none') return firstDecision;
+	if (first.cutShort) return { kind: 'unknown', reason: `nothing in the list of sends looks like it, but ${first.cutShort}` };
+	// Absent once: the API may still register it, and its list may show it late.
+	await sleep(timings().lookupSettleMs);
+	const second = await readBackToWindow(context, lookup);
+	const secondDecision = await decide(context, lookup, second);
+	if (secondDecision.kind !== 'none') return secondDecision;
+	if (second.cutShort) return { kind: 'unknown', reason: `nothing in the list of sends looks like it, but ${second.cutShort}` };
+	return { kind: 'absent' };
 }

@@ -46,6 +46,28 @@ interface Attempt {
 	token: unknown;
 }
 
+/**
+ * Credential data with an emptied token, for n8n to renew (see the top of this file). n8n writes the
+ * renewed token into it just before it sends the request: `onRenewed` is called with the renewed
+ * data then (once the whole write is done), not when the request's answer comes back, so calls that
+ * join this renewal need not wait for the renewing call's own answer.
+ */
+function toRenew(credentials: ICredentialDataDecryptedObject, onRenewed: (renewed: ICredentialDataDecryptedObject) => void) {
+	const renewing: ICredentialDataDecryptedObject = { ...credentials };
+	let token = '';
+	Object.defineProperty(renewing, 'accessToken', {
+		enumerable: true,
+		configurable: true,
+		get: () => token,
+		set: (value: string) => {
+			token = value;
+			// n8n assigns the renewed fields in one Object.assign: report them after it, all set.
+			if (value) void Promise.resolve().then(() => onRenewed({ ...renewing }));
+		},
+	});
+	return renewing;
+}
+
 /** Sends with a token renewed first; the renewal is shared with concurrent callers of this process. */
 async function sendWithRenewedToken(
 	context: CompanionPushContext,
@@ -60,16 +82,21 @@ async function sendWithRenewedToken(
 		if (failed) return { answer: { kind: 'renewalFailed', failure: failed }, token: undefined };
 		if (renewed) return { answer: await requestOnce(context, call, baseUrl, credentials, renewed), token: renewed.accessToken };
 	}
-	const renewing: ICredentialDataDecryptedObject = { ...credentials, accessToken: '' };
 	let finish!: (value: RenewalResult) => void;
-	processState.renewalsInFlight.set(key, new Promise((resolve) => (finish = resolve)));
+	const shared = new Promise<RenewalResult>((resolve) => (finish = resolve));
+	processState.renewalsInFlight.set(key, shared);
+	const renewing = toRenew(credentials, (renewed) => {
+		finish({ renewed });
+		if (processState.renewalsInFlight.get(key) === shared) processState.renewalsInFlight.delete(key);
+	});
 	let answer: Answer | undefined;
 	try {
 		answer = await requestOnce(context, call, baseUrl, credentials, renewing);
 		return { answer, token: renewing.accessToken };
 	} finally {
-		finish({ renewed: renewing.accessToken ? renewing : undefined, failed: answer?.kind === 'renewalFailed' ? answer.failure : undefined });
-		processState.renewalsInFlight.delete(key);
+		// No token came (the renewal failed, or nothing was sent): joiners learn why, or renew themselves.
+		finish({ failed: answer?.kind === 'renewalFailed' ? answer.failure : undefined });
+		if (processState.renewalsInFlight.get(key) === shared) processState.renewalsInFlight.delete(key);
 	}
 }
 

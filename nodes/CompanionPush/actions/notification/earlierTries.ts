@@ -1,3 +1,4 @@
+import { randomUUID } from 'crypto';
 import type { IExecuteFunctions } from 'n8n-workflow';
 
 /**
@@ -13,11 +14,14 @@ import type { IExecuteFunctions } from 'n8n-workflow';
  * what the node sent. Idempotency Keys (idempotencyKeys.ts) cover that case.
  *
  * A record is keyed by the node's run index (a node in a loop runs several times), the item that
- * leads the send and the batch; it holds the send's id and status, or, when its outcome stayed
- * unknown, the time from which the list of sends must be searched before it is sent again.
- * A node run that ends without an error drops its records: nothing runs it again.
+ * leads the send and the batch's content id (its recipients, so a changed audience is noticed, not
+ * taken for the same batch). It holds the send's holder (its identity for lookups, the same in
+ * every try), and its id and status, or, when its outcome stayed unknown, the time from which the
+ * list of sends must be searched before it is sent again. A node run that ends without an error
+ * drops its records: nothing runs it again.
  */
 export interface EarlierSend {
+	holder: string;
 	id?: string;
 	status?: string;
 	/** The outcome stayed unknown (a lost answer): search the list of sends from this time. */
@@ -38,24 +42,37 @@ export class EarlierTries {
 		this.prefix = `${Number.isInteger(runIndex) ? runIndex : 0}:`;
 	}
 
-	private key(itemIndex: number, batchIndex: number): string {
-		return `${this.prefix}${itemIndex}:${batchIndex}`;
+	private key(itemIndex: number, batchId: string): string {
+		return `${this.prefix}${itemIndex}:${batchId}`;
 	}
 
-	get(itemIndex: number, batchIndex: number): EarlierSend | undefined {
-		return this.records[this.key(itemIndex, batchIndex)];
+	get(itemIndex: number, batchId: string): EarlierSend | undefined {
+		return this.records[this.key(itemIndex, batchId)];
 	}
 
-	sent(itemIndex: number, batchIndex: number, id: string, status: string): void {
-		this.records[this.key(itemIndex, batchIndex)] = { id, status };
+	/** The holder of a batch: the earlier tries' one, or a new one. */
+	holderOf(itemIndex: number, batchId: string): string {
+		return this.get(itemIndex, batchId)?.holder ?? `send:${randomUUID()}`;
 	}
 
-	unknown(itemIndex: number, batchIndex: number, since: number): void {
-		this.records[this.key(itemIndex, batchIndex)] = { unknownSince: since };
+	/** The content ids of the batches earlier tries sent or left unknown for an item. */
+	batchesOf(itemIndex: number): string[] {
+		const prefix = `${this.prefix}${itemIndex}:`;
+		return Object.keys(this.records)
+			.filter((key) => key.startsWith(prefix))
+			.map((key) => key.slice(prefix.length));
 	}
 
-	notSent(itemIndex: number, batchIndex: number): void {
-		delete this.records[this.key(itemIndex, batchIndex)];
+	sent(itemIndex: number, batchId: string, holder: string, id: string, status: string): void {
+		this.records[this.key(itemIndex, batchId)] = { holder, id, status };
+	}
+
+	unknown(itemIndex: number, batchId: string, holder: string, since: number): void {
+		this.records[this.key(itemIndex, batchId)] = { holder, unknownSince: since };
+	}
+
+	notSent(itemIndex: number, batchId: string): void {
+		delete this.records[this.key(itemIndex, batchId)];
 	}
 
 	/** The run finished: nothing will run it again, so its records would only weigh on the execution data. */

@@ -1,29 +1,34 @@
-import type { IExecuteFunctions } from 'n8n-workflow';
+import type { DeduplicationScope, IExecuteFunctions } from 'n8n-workflow';
 
-import { oneAtATime } from '../../helpers/oneAtATime';
-import { processState } from '../../processState';
+import { withStoreLock } from './storeLock';
+import type { LockOutcome } from './storeLock';
 
 /**
- * Idempotency Keys: a send whose key was already used successfully is not made again.
+ * Idempotency Keys: an event (one item's send, in one or more batches) whose key was used is not
+ * sent again, by any execution of any n8n process.
  *
- * The keys live in n8n's processed-data store (`checkProcessedAndRecord` / `removeProcessed`, the
- * helpers of n8n's Remove Duplicates node): n8n's own database, so they survive restarts and are
- * shared by every process of a queue-mode setup. Scope `node` keeps them per node, `workflow` per
- * workflow; at most `keysToKeep` are kept, the oldest forgotten first.
+ * The keys live in n8n's processed-data store (the helpers of n8n's Remove Duplicates node): n8n's
+ * own database, shared by every process of a queue-mode setup, per node (scope `node`) or per
+ * workflow (scope `workflow`). Every read and write of them happens under the store's lock
+ * (storeLock.ts), so the row behaves as a set that loses nothing. The store keeps hashes: a value
+ * can only be tested by recording it, so a test of a value that was absent takes it out again.
  *
- * A key is claimed before its send (so a second item or execution with the same key skips it even
- * while the first send is in flight), confirmed once the API accepted the send, freed again when
- * the API refused it (nothing was registered), and kept when its outcome stayed unknown. A claim
- * found without its confirmation (n8n died between the claim and the answer, or the outcome stayed
- * unknown) is not trusted either way: the caller looks for the send in the list of sends and sends
- * it only when it is not there. The batches of one item each claim the key with their batch
- * number, so they never block each other.
- *
- * n8n's store reads and writes its row without a lock (last write wins). Claims of this process
- * are therefore made one at a time, and an accepted send claims its key once more: if a write of
- * another process lost it in between, that puts it back. Two processes claiming the same key
- * within the same few milliseconds can still both win: the README says so.
+ * What is stored for an event with key K (at least the newest `keysToKeep` accepted events are kept;
+ * beyond them and some room, the oldest are forgotten):
+ * - while it is being sent: `claimed K`, `claimedAt K <10-minute bucket>`, `layout K <its batches>`,
+ *   and `batchAccepted K <batch>` for each batch the API accepted;
+ * - once every batch was accepted: only `accepted K`.
+ * A claim reads these and answers:
+ * - `claimed`: the key was free; it is ours now;
+ * - `used`: the event was accepted before: not sent again;
+ * - `unconfirmed`: another run claimed it and did not confirm it (it may still be sending, it may
+ *   have died, its outcome may have stayed unknown). It comes with when that run claimed it (to the
+ *   10-minute bucket, up to 48 hours back), which batches it had sent, and whether its batches were
+ *   these (the audience may have changed since). The caller waits for that run, then looks the
+ *   send up in the list of sends from the claim's time, and sends only when it is proven absent.
+ * - `storeFailed`: the store could not be read; the caller decides from the list of sends alone.
  */
+
 export type IdempotencyScope = 'node' | 'workflow';
 
 export interface IdempotencyKey {
@@ -34,64 +39,119 @@ export interface IdempotencyKey {
 
 export const DEFAULT_KEYS_TO_KEEP = 10_000;
 
-/** What is stored for batch `batchIndex` of a send with this key. */
-export function storedKey(key: string, batchIndex: number): string {
-	return batchIndex === 0 ? key : `${key} [batch ${batchIndex + 1}]`;
+/** Room in the row beyond the accepted events kept (as many again, up to this): the entries of events
+ * being sent, so that they never push out accepted events before `keysToKeep` of them are kept. */
+const ROW_SLACK = 2_000;
+export const BUCKET_MS = 10 * 60_000;
+/** How far back an unconfirmed claim's time is looked for: 48 hours of 10-minute buckets. */
+const BUCKETS_LOOKED_AT = 288;
+
+/** Where an event's claim stands: what a caller needs to confirm or release it later. */
+export interface EventClaim {
+	state: 'claimed' | 'used' | 'unconfirmed';
+	/** The start of the 10-minute bucket the event was claimed in, when known. */
+	claimedAt?: number;
+	/** The batches (their content ids) an unconfirmed claim's run had sent. */
+	acceptedBatches: Set<string>;
+	/** Whether an unconfirmed claim's run sent the same batches as this one. */
+	sameLayout: boolean;
 }
 
-/** What is stored once that send was accepted. */
-function confirmedKey(key: string, batchIndex: number): string {
-	return `${storedKey(key, batchIndex)} [accepted]`;
-}
+export type ClaimOutcome = EventClaim | { state: 'storeFailed'; reason: string };
 
-/** A claim: `claimed` (the key was free, it is ours now), `used` (an earlier send was accepted), or
- * `unconfirmed` (claimed earlier, but its send was never confirmed as accepted). */
-export type Claim = 'claimed' | 'used' | 'unconfirmed';
+/** The values stored for one event (each hashed by n8n). JSON keeps their parts apart. */
+export function entriesOf(key: string, layout: string[]) {
+	const layoutId = layout.join(',');
+	return {
+		claimed: JSON.stringify(['claimed', key]),
+		accepted: JSON.stringify(['accepted', key]),
+		layout: JSON.stringify(['layout', key, layoutId]),
+		claimedAt: (bucket: number) => JSON.stringify(['claimedAt', key, bucket]),
+		batchAccepted: (batch: string) => JSON.stringify(['batchAccepted', key, batch]),
+	};
+}
 
 export class IdempotencyKeys {
 	constructor(private readonly context: IExecuteFunctions) {}
 
-	/** One claim at a time per workflow in this process (see above); other processes are not ordered by it. */
-	private run<T>(task: () => Promise<T>): Promise<T> {
-		return oneAtATime(processState.storeQueues, this.context.getWorkflow().id ?? '', task);
+	/** The lock lives in the row the keys do not use. */
+	private locked<T>(idempotency: IdempotencyKey, work: () => Promise<T>): Promise<LockOutcome<T>> {
+		const lockScope: DeduplicationScope = idempotency.scope === 'node' ? 'workflow' : 'node';
+		return withStoreLock(this.context, lockScope, work);
 	}
 
-	// Each key is stored with its confirmation: two entries a key.
-	private async record(idempotency: IdempotencyKey, values: string[]) {
-		return await this.context.helpers.checkProcessedAndRecord(values, idempotency.scope, {
-			mode: 'entries',
-			maxEntries: idempotency.keysToKeep * 2,
+	/** Records values; the row keeps its newest entries, at least `keysToKeep` accepted events among
+	 * them (this call's own values never push any out). */
+	private async record(idempotency: IdempotencyKey, values: string[]): Promise<Set<string>> {
+		const maxEntries = idempotency.keysToKeep + Math.min(ROW_SLACK, idempotency.keysToKeep) + values.length;
+		const result = await this.context.helpers.checkProcessedAndRecord(values, idempotency.scope, { mode: 'entries', maxEntries });
+		return new Set(result.new.map(String));
+	}
+
+	private async remove(idempotency: IdempotencyKey, values: string[]): Promise<void> {
+		if (values.length === 0) return;
+		await this.context.helpers.removeProcessed(values, idempotency.scope, { mode: 'entries' });
+	}
+
+	/** Claims the event of `layout` (its batches' content ids, in order). See the top of this file. */
+	async claim(idempotency: IdempotencyKey, layout: string[]): Promise<ClaimOutcome> {
+		const entries = entriesOf(idempotency.key, layout);
+		const nowBucket = Math.floor(Date.now() / BUCKET_MS);
+		const outcome = await this.locked(idempotency, async (): Promise<EventClaim> => {
+			const asked = [entries.claimed, entries.accepted, entries.claimedAt(nowBucket), entries.layout];
+			const fresh = await this.record(idempotency, asked);
+			const addedByThisTest = asked.filter((value) => fresh.has(value));
+			if (!fresh.has(entries.accepted)) {
+				await this.remove(idempotency, addedByThisTest);
+				return { state: 'used', acceptedBatches: new Set(), sameLayout: true };
+			}
+			if (fresh.has(entries.claimed)) {
+				await this.remove(idempotency, [entries.accepted]);
+				return { state: 'claimed', claimedAt: nowBucket * BUCKET_MS, acceptedBatches: new Set(), sameLayout: true };
+			}
+			// Claimed by another run that did not confirm it: when, what it sent, with which batches.
+			const buckets = Array.from({ length: BUCKETS_LOOKED_AT }, (_, back) => nowBucket - back).filter(
+				(bucket) => bucket !== nowBucket || !fresh.has(entries.claimedAt(nowBucket)),
+			);
+			const probes = [...buckets.map(entries.claimedAt), ...layout.map(entries.batchAccepted)];
+			const absent = await this.record(idempotency, probes);
+			await this.remove(idempotency, [...addedByThisTest, ...probes.filter((value) => absent.has(value))]);
+			const claimedBuckets = buckets.filter((bucket) => !absent.has(entries.claimedAt(bucket)));
+			return {
+				state: 'unconfirmed',
+				claimedAt: claimedBuckets.length > 0 ? Math.min(...claimedBuckets) * BUCKET_MS : undefined,
+				acceptedBatches: new Set(layout.filter((batch) => !absent.has(entries.batchAccepted(batch)))),
+				sameLayout: !fresh.has(entries.layout),
+			};
+		});
+		return outcome.ok ? outcome.value : { state: 'storeFailed', reason: outcome.reason };
+	}
+
+	/** One batch of a multi-batch event was accepted: a later run does not send it again. */
+	async batchAccepted(idempotency: IdempotencyKey, layout: string[], batch: string): Promise<LockOutcome<void>> {
+		const entries = entriesOf(idempotency.key, layout);
+		return await this.locked(idempotency, async () => {
+			await this.record(idempotency, [entries.batchAccepted(batch)]);
 		});
 	}
 
-	private async remove(idempotency: IdempotencyKey, values: string[]) {
-		await this.context.helpers.removeProcessed(values, idempotency.scope, { mode: 'entries', maxEntries: idempotency.keysToKeep * 2 });
-	}
-
-	/** Claims the key of one batch (see Claim). */
-	async claim(idempotency: IdempotencyKey, batchIndex: number): Promise<Claim> {
-		return await this.run(async () => {
-			const claimed = await this.record(idempotency, [storedKey(idempotency.key, batchIndex)]);
-			if (claimed.new.length === 1) return 'claimed';
-			// The store can only be asked by recording: a confirmation found missing is taken out again.
-			const confirmation = confirmedKey(idempotency.key, batchIndex);
-			const confirmed = await this.record(idempotency, [confirmation]);
-			if (confirmed.new.length === 0) return 'used';
-			await this.remove(idempotency, [confirmation]);
-			return 'unconfirmed';
+	/** Every batch of the event was accepted: the key is used, and its working entries go. */
+	async confirm(idempotency: IdempotencyKey, layout: string[], claim: EventClaim): Promise<LockOutcome<void>> {
+		const entries = entriesOf(idempotency.key, layout);
+		return await this.locked(idempotency, async () => {
+			// The working entries go first, so that recording the confirmation pushes out no accepted event.
+			const bucket = claim.claimedAt === undefined ? [] : [entries.claimedAt(Math.floor(claim.claimedAt / BUCKET_MS))];
+			await this.remove(idempotency, [entries.claimed, ...bucket, entries.layout, ...(layout.length > 1 ? layout.map(entries.batchAccepted) : [])]);
+			await this.record(idempotency, [entries.accepted]);
 		});
 	}
 
-	/** The API accepted the send: the claim is confirmed (and stored again, should a write of
-	 * another process have lost it, see the comment at the top). */
-	async confirm(idempotency: IdempotencyKey, batchIndex: number): Promise<void> {
-		await this.run(
-			async () => await this.record(idempotency, [storedKey(idempotency.key, batchIndex), confirmedKey(idempotency.key, batchIndex)]),
-		);
-	}
-
-	/** The API refused the send, so nothing was registered: the key is free for the next try. */
-	async release(idempotency: IdempotencyKey, batchIndex: number): Promise<void> {
-		await this.run(async () => await this.remove(idempotency, [storedKey(idempotency.key, batchIndex)]));
+	/** Nothing of the event was sent (the API refused it): the key is free for the next run. */
+	async release(idempotency: IdempotencyKey, layout: string[], claim: EventClaim): Promise<LockOutcome<void>> {
+		const entries = entriesOf(idempotency.key, layout);
+		return await this.locked(idempotency, async () => {
+			const bucket = claim.claimedAt === undefined ? [] : [entries.claimedAt(Math.floor(claim.claimedAt / BUCKET_MS))];
+			await this.remove(idempotency, [entries.claimed, ...bucket, entries.layout]);
+		});
 	}
 }

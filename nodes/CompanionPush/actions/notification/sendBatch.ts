@@ -1,34 +1,23 @@
-import { sleep } from 'n8n-workflow';
+import { NodeOperationError } from 'n8n-workflow';
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
 import { asNodeError } from '../../nodeErrors';
-import { timings } from '../../processState';
 import { failedSendOutcome, sendNotification } from '../../transport';
-import type { SendRequest } from '../../transport';
+import type { SendOptions, SendRequest } from '../../transport';
 import type { EarlierTries } from './earlierTries';
-import { storedKey } from './idempotencyKeys';
-import type { IdempotencyKeys } from './idempotencyKeys';
+import type { KeyedEvent } from './keyedEvent';
 import type { CheckedItem } from './sendInput';
+import type { SendGroup, SendTask } from './sendPlan';
 
-/** What a run knows of sends made before it (earlier tries) and of Idempotency Keys. */
+/** What a run knows of sends made before it: its earlier tries, and the events of its Idempotency Keys. */
 export interface SendMemory {
 	earlierTries: EarlierTries;
-	keys: IdempotencyKeys;
-	/** The sends of keys claimed in this very run, by stored key: a skipped copy names the send
-	 * (once it is made: copies may run in parallel with it). */
-	sentByKey: Map<string, Promise<string | undefined>>;
+	events: Map<SendGroup, KeyedEvent>;
 }
 
-/** One batch of a group: its lead item's message and the batch's recipients. */
-export interface Batch {
-	lead: CheckedItem;
-	userIds: string[];
-	batchIndex: number;
-	batchCount: number;
-}
-
-/** How far back the list of sends is searched for the send of an unconfirmed claim. */
-const UNCONFIRMED_LOOKBACK_MS = 24 * 60 * 60 * 1000;
+/** When n8n's store cannot say whether a key was used, the list of sends of this long is read:
+ * nothing like the send there, twice, proves it was not made. */
+const LOOKBACK_WITHOUT_STORE_MS = 24 * 60 * 60 * 1000;
 
 function requestFor(item: CheckedItem, targetUserIds: string[]): SendRequest {
 	const { title, body, image_url, deeplink, announcement_id } = item.message;
@@ -44,10 +33,11 @@ function requestFor(item: CheckedItem, targetUserIds: string[]): SendRequest {
 }
 
 /** The fields every output item of a batch carries, whatever became of it. */
-function describeBatch({ lead, userIds, batchIndex, batchCount }: Batch): IDataObject {
+function describeBatch({ group, batch, batchIndex, batchCount }: SendTask): IDataObject {
+	const { lead } = group;
 	return {
 		...(batchCount > 1 ? { batch: batchIndex + 1, batchCount } : {}),
-		recipients: userIds.length,
+		recipients: batch.length,
 		title: lead.message.title,
 		...(lead.scheduledAtWithOffset ? { scheduledAt: lead.scheduledAtWithOffset } : {}),
 		...(lead.sentImmediately ? { sentImmediately: true } : {}),
@@ -55,87 +45,106 @@ function describeBatch({ lead, userIds, batchIndex, batchCount }: Batch): IDataO
 	};
 }
 
-/**
- * Sends one batch: never a send an earlier try of this node already made (its item comes out
- * with `sentByEarlierTry`), never a send whose Idempotency Key was used (its item comes out
- * `skipped`), otherwise sent by the transport's safe-send rule, and remembered as sent, not sent,
- * or unknown.
- */
-export async function sendBatch(context: IExecuteFunctions, memory: SendMemory, batch: Batch): Promise<IDataObject> {
-	const { lead, userIds, batchIndex } = batch;
-	const about = describeBatch(batch);
-	const earlier = memory.earlierTries.get(lead.itemIndex, batchIndex);
-	if (earlier?.id) {
-		return { id: earlier.id, status: earlier.status, ...about, sentByEarlierTry: true, targetUserIds: userIds };
-	}
-	const { idempotency } = lead;
-	// A send whose outcome stayed unknown in an earlier try still holds its key: it is looked up, not skipped.
-	let claim = idempotency && earlier?.unknownSince === undefined ? await memory.keys.claim(idempotency, batchIndex) : undefined;
-	if (idempotency && claim === 'unconfirmed') {
-		// Claimed before but never confirmed: perhaps a send still in flight in another execution.
-		// Given time to finish, it is confirmed by then; otherwise its send is looked for below.
-		await sleep(timings().unconfirmedClaimSettleMs);
-		claim = await memory.keys.claim(idempotency, batchIndex);
-	}
-	if (idempotency && claim === 'used') {
-		const earlierSendId = await memory.sentByKey.get(storedKey(idempotency.key, batchIndex));
-		return {
-			skipped: true,
-			skipReason: 'Idempotency Key already used: not sent again',
-			idempotencyKey: idempotency.key,
-			...(earlierSendId ? { earlierSendId } : {}),
-			...about,
-			targetUserIds: userIds,
-		};
-	}
-	const startedAt = Date.now();
-	// A key claimed before but never confirmed (n8n died in between, or the outcome stayed unknown):
-	// the send is looked for in the list of sends, and made only when it is not there.
-	const lookUpSince = earlier?.unknownSince ?? (claim === 'unconfirmed' ? Date.now() - UNCONFIRMED_LOOKBACK_MS : undefined);
-	const sending = sendNotification(context, requestFor(lead, userIds), lead.itemIndex, {
-		lookUpSince,
-		lookUpReason: claim === 'unconfirmed' ? 'an earlier run that claimed its Idempotency Key' : undefined,
+/** A send that must not be made because what came before it cannot be told: the outcome is unknown. */
+function cannotTell(context: IExecuteFunctions, task: SendTask, reason: string, check: string): NodeOperationError {
+	const error = new NodeOperationError(context.getNode(), `Sending the notification: the outcome is unknown (${reason}), so it was not sent`, {
+		itemIndex: task.group.lead.itemIndex,
+		description: `${check} If they did not get it, send it again without the earlier run's records (a new execution, or a new Idempotency Key).`,
 	});
-	if (idempotency) {
-		memory.sentByKey.set(
-			storedKey(idempotency.key, batchIndex),
-			sending.then(
-				(outcome) => outcome.id,
-				() => undefined,
-			),
+	error.context.sendOutcome = 'unknown';
+	return error;
+}
+
+/** How to send a batch of an event with an Idempotency Key, or the item to output instead. */
+async function underKey(
+	context: IExecuteFunctions,
+	task: SendTask,
+	event: KeyedEvent,
+	about: IDataObject,
+): Promise<{ output: IDataObject } | { options: SendOptions }> {
+	const { batch, batchId } = task;
+	const key = event.idempotency.key;
+	const claim = await event.claim();
+	if (claim.state === 'used') {
+		const earlierSendId = 'earlierSendIds' in claim ? claim.earlierSendIds.get(batchId) : undefined;
+		const output = { skipped: true, skipReason: 'Idempotency Key already used: not sent again', idempotencyKey: key, ...(earlierSendId ? { earlierSendId } : {}) };
+		return { output: { ...output, ...about, targetUserIds: batch } };
+	}
+	if (claim.state === 'storeFailed') {
+		// The store cannot say whether this event was sent: only a list without anything like it decides.
+		const reason = `n8n's store of Idempotency Keys could not be read (${claim.reason})`;
+		return { options: { lookUpFrom: Date.now() - LOOKBACK_WITHOUT_STORE_MS, lookUpReason: reason, ifFoundFirst: 'unknown' } };
+	}
+	if (claim.state === 'claimed') return { options: {} };
+	// Claimed by another run that never confirmed it (it died, or its outcome stayed unknown).
+	if (claim.acceptedBatches.has(batchId)) {
+		const output = { skipped: true, skipReason: 'Idempotency Key already used: this batch was sent by an earlier run', idempotencyKey: key };
+		return { output: { ...output, ...about, targetUserIds: batch } };
+	}
+	const check = `Check the list of sends (Notification > Get Many) for sends titled "${task.group.lead.message.title.slice(0, 80)}" to learn who was notified.`;
+	if (!claim.sameLayout) {
+		throw cannotTell(context, task, `an earlier run claimed the Idempotency Key "${key}" for other recipients, and may have sent to some of these`, check);
+	}
+	if (claim.claimedAt === undefined) {
+		throw cannotTell(context, task, `the Idempotency Key "${key}" was claimed more than 48 hours ago by a run that never confirmed its send`, check);
+	}
+	return { options: { lookUpFrom: claim.claimedAt, lookUpReason: 'an earlier run that claimed its Idempotency Key' } };
+}
+
+/**
+ * Sends one batch: never a send an earlier try of this node already made (its item comes out with
+ * `sentByEarlierTry`), never a send whose Idempotency Key was used (its item comes out `skipped`),
+ * and, where an earlier try or run may have made it, only after the list of sends proved it absent.
+ * Otherwise sent by the transport's rule, and remembered as sent, not sent, or unknown.
+ */
+export async function sendBatch(context: IExecuteFunctions, memory: SendMemory, task: SendTask): Promise<IDataObject> {
+	const { group, batch: userIds, batchId } = task;
+	const { lead } = group;
+	const about = describeBatch(task);
+	const earlier = memory.earlierTries.get(lead.itemIndex, batchId);
+	if (earlier?.id) return { id: earlier.id, status: earlier.status, ...about, sentByEarlierTry: true, targetUserIds: userIds };
+	const changed = memory.earlierTries.batchesOf(lead.itemIndex).filter((earlierBatch) => !group.layout.includes(earlierBatch));
+	if (changed.length > 0) {
+		throw cannotTell(
+			context,
+			task,
+			'the recipients changed since an earlier try of this node, which sent, or may have sent, other batches of them',
+			'The earlier try\'s output or error names what it sent.',
 		);
 	}
+	const event = memory.events.get(group);
+	let options: SendOptions = {};
+	if (event) {
+		const keyed = await underKey(context, task, event, about);
+		if ('output' in keyed) return keyed.output;
+		options = keyed.options;
+	}
+	const holder = event ? event.holder(batchId) : memory.earlierTries.holderOf(lead.itemIndex, batchId);
+	if (earlier?.unknownSince !== undefined) {
+		// This execution's earlier try lost its answer: look from its own time.
+		options = { lookUpFrom: earlier.unknownSince, lookUpReason: 'an earlier try whose answer was lost' };
+	}
+	const startedAt = Date.now();
 	try {
-		const outcome = await sending;
-		memory.earlierTries.sent(lead.itemIndex, batchIndex, outcome.id, outcome.status);
-		if (idempotency) {
-			// The send is made: a failing store must not hide its id from the workflow.
-			await memory.keys.confirm(idempotency, batchIndex).catch(() => undefined);
-		}
+		const outcome = await sendNotification(context, requestFor(lead, userIds), lead.itemIndex, { ...options, holder });
+		memory.earlierTries.sent(lead.itemIndex, batchId, holder, outcome.id, outcome.status);
+		await event?.accepted(batchId, outcome.id);
 		return {
 			id: outcome.id,
 			status: outcome.status,
 			...about,
 			...(outcome.recoveredAfter ? { recoveredAfter: outcome.recoveredAfter } : {}),
-			...(idempotency ? { idempotencyKey: idempotency.key } : {}),
+			...(event ? { idempotencyKey: event.idempotency.key } : {}),
 			targetUserIds: userIds,
 		};
 	} catch (error) {
 		const nodeError = asNodeError(context, error, lead.itemIndex);
 		if (failedSendOutcome(error) === 'notSent') {
-			memory.earlierTries.notSent(lead.itemIndex, batchIndex);
-			if (idempotency) {
-				const freed = await memory.keys.release(idempotency, batchIndex).then(
-					() => true,
-					() => false,
-				);
-				if (!freed)
-					nodeError.description = `${nodeError.description ?? ''} The Idempotency Key "${idempotency.key}" could not be freed.`.trim();
-			}
+			memory.earlierTries.notSent(lead.itemIndex, batchId);
 		} else {
-			memory.earlierTries.unknown(lead.itemIndex, batchIndex, earlier?.unknownSince ?? startedAt);
-			const note = idempotency
-				? ` Its Idempotency Key "${idempotency.key}" stays used: a retry of this execution looks the send up first.`
+			memory.earlierTries.unknown(lead.itemIndex, batchId, holder, options.lookUpFrom ?? startedAt);
+			const note = event
+				? ` Its Idempotency Key "${event.idempotency.key}" stays claimed: a later run looks the send up first.`
 				: ' A retry of this execution looks the send up first.';
 			nodeError.description = `${nodeError.description ?? ''}${note}`.trim();
 		}

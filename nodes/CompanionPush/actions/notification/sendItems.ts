@@ -3,15 +3,17 @@ import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-wor
 import { runPool } from '../../helpers/pool';
 import type { PoolResult } from '../../helpers/pool';
 import { asNodeError, errorItem } from '../../nodeErrors';
+import { failedSendOutcome } from '../../transport';
 import { EarlierTries } from './earlierTries';
 import { IdempotencyKeys } from './idempotencyKeys';
+import { KeyedEvent } from './keyedEvent';
 import { sendBatch } from './sendBatch';
 import type { SendMemory } from './sendBatch';
 import { batchFailure, stopError } from './sendFailures';
 import { readSendInput } from './sendInput';
 import type { ScheduleReader } from './sendInput';
 import { planSends } from './sendPlan';
-import type { SendTask } from './sendPlan';
+import type { SendGroup, SendTask } from './sendPlan';
 import { waitFields, waitForFinalStatus } from './wait';
 
 /**
@@ -28,20 +30,15 @@ export async function sendItems(context: IExecuteFunctions, readSchedule?: Sched
 	if (input.checkedItems.length === 0) return [...input.rejected.values()];
 	const { groups, tasks, groupErrors } = await planSends(context, input);
 
+	const earlierTries = new EarlierTries(context);
+	const memory: SendMemory = { earlierTries, events: eventsOf(context, groups, earlierTries) };
 	// When one send fails and the node does not continue on fail, nothing new starts: what is in
 	// flight finishes, then the error says what was sent and what was not.
-	const memory: SendMemory = { earlierTries: new EarlierTries(context), keys: new IdempotencyKeys(context), sentByKey: new Map() };
 	const maxParallel = input.checkedItems[0].maxParallelRequests;
 	const stopOnFailure = !context.continueOnFail();
-	const results = await runPool(
-		tasks.length,
-		maxParallel,
-		async (index) => {
-			const { group, batch, batchIndex, batchCount } = tasks[index];
-			return await sendBatch(context, memory, { lead: group.lead, userIds: batch, batchIndex, batchCount });
-		},
-		stopOnFailure,
-	);
+	const results = await runPool(tasks.length, maxParallel, async (index) => await sendAndReport(context, memory, tasks[index]), stopOnFailure);
+	// Events cut short (a failure stopped the run) end too: their keys say what was sent.
+	for (const event of memory.events.values()) await event.finish();
 	if (stopOnFailure && results.some((result) => result?.ok === false)) throw stopError(context, tasks, results);
 
 	await followSends(context, tasks, results, maxParallel);
@@ -54,12 +51,42 @@ export async function sendItems(context: IExecuteFunctions, readSchedule?: Sched
 		const groupError = groupErrors.get(group);
 		if (groupError) outputByItem[group.lead.itemIndex].push(errorItem(groupError, group.pairedItems));
 	}
-	tasks.forEach((task, index) => outputByItem[task.group.lead.itemIndex].push(outputOf(context, task, index, tasks, results)));
+	tasks.forEach((task, index) => {
+		const output = outputOf(context, task, index, tasks, results);
+		const storeNote = memory.events.get(task.group)?.storeNote;
+		if (storeNote && output.json.error === undefined) output.json.idempotencyKeyNote = storeNote;
+		outputByItem[task.group.lead.itemIndex].push(output);
+	});
 	const output = outputByItem.flat();
 	// With error items n8n may run the node again (Retry On Fail retries a run whose first item is an
 	// error), so the records stay; otherwise nothing runs this node run again.
-	if (!output.some((item) => item.json.error !== undefined)) memory.earlierTries.forgetRun();
+	if (!output.some((item) => item.json.error !== undefined)) earlierTries.forgetRun();
 	return output;
+}
+
+/** One event per group with an Idempotency Key (see keyedEvent.ts). */
+function eventsOf(context: IExecuteFunctions, groups: SendGroup[], earlierTries: EarlierTries): Map<SendGroup, KeyedEvent> {
+	const keys = new IdempotencyKeys(context);
+	const events = new Map<SendGroup, KeyedEvent>();
+	for (const group of groups) {
+		const { idempotency, itemIndex } = group.lead;
+		if (!idempotency || group.layout.length === 0) continue;
+		events.set(group, new KeyedEvent(context, keys, idempotency, group.layout, earlierTries.batchesOf(itemIndex).length > 0));
+	}
+	return events;
+}
+
+/** Sends one batch and tells its event (if it has a key) what became of it. */
+async function sendAndReport(context: IExecuteFunctions, memory: SendMemory, task: SendTask): Promise<IDataObject> {
+	const event = memory.events.get(task.group);
+	try {
+		const json = await sendBatch(context, memory, task);
+		await event?.batchDone(task.batchId, 'accepted');
+		return json;
+	} catch (error) {
+		await event?.batchDone(task.batchId, failedSendOutcome(error));
+		throw asNodeError(context, error, task.group.lead.itemIndex);
+	}
 }
 
 /** Wait for Final Status: every send made followed at once, in parallel up to the same bound. */

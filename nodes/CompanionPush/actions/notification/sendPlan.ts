@@ -1,7 +1,7 @@
 import { NodeOperationError } from 'n8n-workflow';
 import type { IExecuteFunctions, IPairedItemData, NodeApiError } from 'n8n-workflow';
 
-import { toBatches, uniqueUserIds } from '../../helpers/recipients';
+import { batchContentId, toBatches, uniqueUserIds } from '../../helpers/recipients';
 import { asNodeError } from '../../nodeErrors';
 import { listActiveUserIds, listUsers } from '../../transport';
 import { notSentForOtherItems } from './sendFailures';
@@ -12,12 +12,16 @@ export interface SendGroup {
 	lead: CheckedItem;
 	userIds: string[];
 	pairedItems: IPairedItemData[];
+	/** The content ids of its batches, in order, once planned: the event an Idempotency Key names. */
+	layout: string[];
 }
 
 /** One send to make: a batch of a group. */
 export interface SendTask {
 	group: SendGroup;
 	batch: string[];
+	/** The batch's identity by its recipients (see batchContentId). */
+	batchId: string;
 	batchIndex: number;
 	batchCount: number;
 }
@@ -32,12 +36,13 @@ export interface SendPlan {
 /** One group per item, or one for all items in "One Send for All Items" mode. */
 function groupsOf(input: SendInput): SendGroup[] {
 	const { checkedItems } = input;
-	if (!input.combined) return checkedItems.map((item) => ({ lead: item, userIds: item.userIds, pairedItems: [{ item: item.itemIndex }] }));
+	if (!input.combined) return checkedItems.map((item) => ({ lead: item, userIds: item.userIds, pairedItems: [{ item: item.itemIndex }], layout: [] }));
 	return [
 		{
 			lead: checkedItems[0],
 			userIds: checkedItems.flatMap((item) => item.userIds),
 			pairedItems: checkedItems.map((item) => ({ item: item.itemIndex })),
+			layout: [],
 		},
 	];
 }
@@ -84,7 +89,8 @@ export async function planSends(context: IExecuteFunctions, input: SendInput): P
 				});
 			}
 			const batches = toBatches(recipients, group.lead.batchSize);
-			batches.forEach((batch, batchIndex) => tasks.push({ group, batch, batchIndex, batchCount: batches.length }));
+			group.layout = batches.map(batchContentId);
+			batches.forEach((batch, batchIndex) => tasks.push({ group, batch, batchId: group.layout[batchIndex], batchIndex, batchCount: batches.length }));
 		} catch (error) {
 			const nodeError = asNodeError(context, error, group.lead.itemIndex);
 			if (!context.continueOnFail()) throw notSentForOtherItems(nodeError, group, groups);

@@ -1,0 +1,145 @@
+import { sleep } from 'n8n-workflow';
+import type { IExecuteFunctions } from 'n8n-workflow';
+
+import { processState, timings } from '../../processState';
+import type { KeyedSendOutcome } from '../../processState';
+import type { ClaimOutcome, IdempotencyKey, IdempotencyKeys } from './idempotencyKeys';
+import type { LockOutcome } from './storeLock';
+
+/** What became of one batch of an event. */
+export type BatchOutcome = 'accepted' | 'notSent' | 'unknown';
+
+/** How often a claim left unconfirmed by another run is read again while that run may still be sending. */
+const RECHECK_MS = 2_000;
+/** Outcomes of keyed events this process keeps for later copies. */
+const KEY_OUTCOMES_KEPT = 1_000;
+/** Tries of a confirm or release whose store write failed. */
+const STORE_WRITE_TRIES = 3;
+
+export type EventClaim = ClaimOutcome | { state: 'used'; earlierSendIds: Map<string, string> };
+
+/**
+ * One event named by an Idempotency Key: the batches of one item (or of all items, in "One Send for
+ * All Items" mode) sent under one key.
+ * - The key is claimed once, however many batches the event has (idempotencyKeys.ts).
+ * - A copy of the key in flight in this process (the same event delivered twice at once) is waited
+ *   for, and its outcome decides: accepted, this copy is skipped with its send ids.
+ * - A claim another run left unconfirmed is read again every few seconds for a while: that run may
+ *   still be sending (then it confirms, and this copy is skipped, or it releases the key, and this
+ *   copy claims it). Not for a claim this execution's own earlier try left: nobody else will
+ *   confirm that one.
+ * - When every batch is done, the key is confirmed (all accepted), released (nothing sent), or left
+ *   claimed with the batches that were accepted, for the next run to finish.
+ */
+export class KeyedEvent {
+	private claiming?: Promise<EventClaim>;
+	private readonly outcomes = new Map<string, BatchOutcome>();
+	private readonly sendIds = new Map<string, string>();
+	private finished = false;
+	private storeNotes: string[] = [];
+	/** Set once this event is registered as in flight in this process: tells copies waiting for it. */
+	private announce?: (outcome: KeyedSendOutcome) => void;
+	/** This event's entry in processState.keysInFlight. */
+	private readonly inProcessKey: string;
+
+	constructor(
+		context: IExecuteFunctions,
+		private readonly keys: IdempotencyKeys,
+		readonly idempotency: IdempotencyKey,
+		private readonly layout: string[],
+		/** This execution's earlier try worked on this event: a claim found unconfirmed is its own. */
+		private readonly ownEarlierTry: boolean,
+	) {
+		const row = idempotency.scope === 'node' ? `n:${context.getNode().id}` : '';
+		this.inProcessKey = JSON.stringify([context.getWorkflow().id ?? '', row, idempotency.key]);
+	}
+
+	/** The identity of one batch's send for lookups: every copy of the event shares it. */
+	holder(batchId: string): string {
+		return `key:${this.inProcessKey}:${batchId}`;
+	}
+
+	claim(): Promise<EventClaim> {
+		this.claiming ??= this.claimOnce();
+		return this.claiming;
+	}
+
+	private async claimOnce(): Promise<EventClaim> {
+		// A copy of this event in this process, under way or done: its outcome decides, or, when it sent
+		// nothing for sure, the store does. (Waiting for one copy may reveal another that started meanwhile.)
+		for (let other = processState.keysInFlight.get(this.inProcessKey), seen = new Set<unknown>(); other && !seen.has(other); other = processState.keysInFlight.get(this.inProcessKey)) {
+			seen.add(other);
+			const outcome = await other;
+			if (outcome.accepted) return { state: 'used', earlierSendIds: new Map(Object.entries(outcome.ids)) };
+		}
+		processState.keysInFlight.delete(this.inProcessKey);
+		processState.keysInFlight.set(this.inProcessKey, new Promise((resolve) => (this.announce = resolve)));
+		let claim = await this.keys.claim(this.idempotency, this.layout);
+		if (claim.state === 'unconfirmed' && !this.ownEarlierTry) {
+			const giveUpAt = Date.now() + timings().unconfirmedClaimSettleMs;
+			while (claim.state === 'unconfirmed' && Date.now() < giveUpAt) {
+				await sleep(Math.min(RECHECK_MS, Math.max(0, giveUpAt - Date.now())));
+				claim = await this.keys.claim(this.idempotency, this.layout);
+			}
+		}
+		return claim;
+	}
+
+	/** A batch was accepted: in an event of several batches, the store remembers it at once, so a
+	 * run that dies before the others are sent is continued without sending it again. */
+	async accepted(batchId: string, sendId: string): Promise<void> {
+		this.sendIds.set(batchId, sendId);
+		if (this.layout.length > 1) this.noteStoreOutcome(await this.keys.batchAccepted(this.idempotency, this.layout, batchId), 'marked as used');
+	}
+
+	/** A batch is done. The last one finishes the event. */
+	async batchDone(batchId: string, outcome: BatchOutcome): Promise<void> {
+		this.outcomes.set(batchId, outcome);
+		if (this.outcomes.size === this.layout.length) await this.finish();
+	}
+
+	/** What the store could not record for this event, for its output items. */
+	get storeNote(): string | undefined {
+		return this.storeNotes.length > 0 ? this.storeNotes.join(' ') : undefined;
+	}
+
+	/** Ends the event: batches never started count as not sent. */
+	async finish(): Promise<void> {
+		if (this.finished) return;
+		this.finished = true;
+		const outcomes = this.layout.map((batchId) => this.outcomes.get(batchId) ?? 'notSent');
+		const allAccepted = outcomes.every((outcome) => outcome === 'accepted');
+		const noneSent = outcomes.every((outcome) => outcome === 'notSent');
+		const claim = this.claiming ? await this.claiming : undefined;
+		if (claim && (claim.state === 'claimed' || claim.state === 'unconfirmed')) {
+			if (allAccepted) {
+				this.noteStoreOutcome(await this.withTries(() => this.keys.confirm(this.idempotency, this.layout, claim)), 'marked as used');
+			} else if (noneSent && claim.state === 'claimed') {
+				this.noteStoreOutcome(await this.withTries(() => this.keys.release(this.idempotency, this.layout, claim)), 'freed');
+			}
+		}
+		// Copies in this process learn the outcome (the store says the same, when it could be written);
+		// the outcome stays for later copies (with the send ids), the oldest forgotten first.
+		this.announce?.({ accepted: allAccepted, notSent: noneSent, ids: Object.fromEntries(this.sendIds) });
+		const kept = processState.keysInFlight;
+		if (kept.size > KEY_OUTCOMES_KEPT) kept.delete(kept.keys().next().value!);
+	}
+
+	private async withTries(write: () => Promise<LockOutcome<void>>): Promise<LockOutcome<void>> {
+		let outcome = await write();
+		for (let tries = 1; !outcome.ok && tries < STORE_WRITE_TRIES; tries++) {
+			await sleep(1_000 * tries);
+			outcome = await write();
+		}
+		return outcome;
+	}
+
+	private noteStoreOutcome(outcome: LockOutcome<void>, meant: 'marked as used' | 'freed'): void {
+		if (outcome.ok) return;
+		const consequence =
+			meant === 'marked as used'
+				? 'the send was made; a later copy of this event is looked up in the list of sends before anything is sent.'
+				: 'nothing was sent; a later copy of this event looks the send up in the list of sends first.';
+		this.storeNotes.push(`The Idempotency Key "${this.idempotency.key}" could not be ${meant} in n8n's store (${outcome.reason}): ${consequence}`);
+	}
+}

@@ -1,0 +1,64 @@
+import { credentialKey, processState } from '../processState';
+import type { PostInFlight } from '../processState';
+import type { CompanionPushContext } from './http';
+import type { SendRequest } from './send';
+
+/*
+ * What this process knows of its own sends, per credential (see processState.ts):
+ * - held sends: the id of every send it made or recovered lately, with its holder, the send it
+ *   stands for (a batch of one execution, or an Idempotency Key, which copies of one event share);
+ * - sends in flight: those whose answer has not come yet, with what they look like in the list.
+ * A lookup after a lost answer takes no send held by another holder, and waits for the sends in
+ * flight that look like its own before it decides.
+ */
+
+/** Ids kept per credential; the oldest are forgotten first. A lookup looks at seconds to hours of
+ * sends, far fewer than this. */
+const HELD_SENDS_LIMIT = 20_000;
+
+export function holdSend(context: CompanionPushContext, id: string, holder: string): void {
+	const key = credentialKey(context);
+	const held = processState.heldSends.get(key) ?? new Map<string, string>();
+	processState.heldSends.set(key, held);
+	held.delete(id);
+	held.set(id, holder);
+	if (held.size > HELD_SENDS_LIMIT) held.delete(held.keys().next().value!);
+}
+
+/** The holder of a send this process made or recovered, if any. */
+export function holderOf(context: CompanionPushContext, id: string): string | undefined {
+	return processState.heldSends.get(credentialKey(context))?.get(id);
+}
+
+/** What a send looks like when its recipients cannot be seen: every other field it carries. Two
+ * sends that share it may be told apart only by their recipients. */
+export function lookalikeOf(request: SendRequest): string {
+	const { title, body, image_url, deeplink, scheduled_at, announcement_id } = request;
+	return JSON.stringify([title.trim(), body.trim(), image_url ?? '', deeplink ?? '', scheduled_at ?? '', announcement_id ?? '']);
+}
+
+/** Registers a send about to go out; call the returned function once its answer came (or not). */
+export function sendInFlight(context: CompanionPushContext, request: SendRequest, holder: string): () => void {
+	const key = credentialKey(context);
+	const posts = processState.postsInFlight.get(key) ?? new Set<PostInFlight>();
+	processState.postsInFlight.set(key, posts);
+	let answered!: () => void;
+	const post: PostInFlight = { lookalike: lookalikeOf(request), holder, answered: new Promise((resolve) => (answered = resolve)) };
+	posts.add(post);
+	return () => {
+		posts.delete(post);
+		if (posts.size === 0 && processState.postsInFlight.get(key) === posts) processState.postsInFlight.delete(key);
+		answered();
+	};
+}
+
+/** Waits until every send of this process in flight now that looks like `request` and stands for
+ * another holder has its answer (and so, when accepted, its id is held). Returns how many it waited for. */
+export async function lookalikesAnswered(context: CompanionPushContext, request: SendRequest, holder: string): Promise<number> {
+	const lookalike = lookalikeOf(request);
+	const pending = [...(processState.postsInFlight.get(credentialKey(context)) ?? [])].filter(
+		(post) => post.holder !== holder && post.lookalike === lookalike,
+	);
+	await Promise.all(pending.map(async (post) => await post.answered));
+	return pending.length;
+}
