@@ -31,7 +31,14 @@ const LOOPBACK_HOSTS = new Set(['localhost', '[::1]', '::1']);
 /** 127.0.0.0/8 as an IPv4 literal only: a name such as `127.0.0.1.example.com` is not loopback. */
 const LOOPBACK_IPV4 = /^127(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3}$/;
 
-/** The API needs https (its calls carry secrets); plain http is accepted only on loopback, for the sandbox. */
+/** Hides a user and password written into an address (`https://user:pass@host`), for messages. */
+export function withoutUserInfo(text: string): string {
+	return text.replace(/\/\/[^/\s@]*@/g, '//');
+}
+
+/** The API needs https (its calls carry secrets); plain http is accepted only on loopback, for the
+ * sandbox. A user or password in the address is refused: the credential's secrets have their own
+ * fields, and an address is shown in messages. */
 export function checkBaseUrl(baseUrl: unknown): string {
 	const text = typeof baseUrl === 'string' ? baseUrl.trim().replace(/\/+$/, '') : '';
 	let url: URL;
@@ -39,7 +46,12 @@ export function checkBaseUrl(baseUrl: unknown): string {
 		url = new URL(text);
 	} catch {
 		throw new Error(
-			`Base URL "${text}" is not a valid URL. Use the API address you were given, e.g. https://api.example.com`,
+			`Base URL "${withoutUserInfo(text).slice(0, 200)}" is not a valid URL. Use the API address you were given, e.g. https://api.example.com`,
+		);
+	}
+	if (url.username !== '' || url.password !== '') {
+		throw new Error(
+			`Base URL must not contain a user name or password (got "${url.protocol}//…@${url.host}"): give only the API address, e.g. https://api.example.com`,
 		);
 	}
 	const isLoopback = LOOPBACK_HOSTS.has(url.hostname) || LOOPBACK_IPV4.test(url.hostname);

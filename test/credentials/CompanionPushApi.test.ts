@@ -83,6 +83,23 @@ describe('checkBaseUrl: https required, plain http only on loopback', () => {
 	])('rejects %j', (input, message) => {
 		expect(() => checkBaseUrl(input)).toThrow(message);
 	});
+
+	test.each([
+		'https://ops:s3cr3t-pass@api.example.com',
+		'https://s3cr3t-pass@api.example.com/v1',
+		'http://ops:s3cr3t-pass@127.0.0.1:4010',
+		'ht tp://ops:s3cr3t-pass@api example.com',
+	])('rejects a user or password in %j without showing it', (input) => {
+		let message = '';
+		try {
+			checkBaseUrl(input);
+		} catch (error) {
+			message = (error as Error).message;
+		}
+		expect(message).toMatch(/^Base URL /);
+		expect(message).not.toContain('s3cr3t-pass');
+		expect(message).not.toContain('ops:');
+	});
 });
 
 describe('renewalMarginMs: five minutes of a one-hour token, a twelfth of a shorter one', () => {

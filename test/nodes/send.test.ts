@@ -354,6 +354,19 @@ describe('Send (60 users)', () => {
 			expect(count(sandbox, SEND)).toBe(2);
 			expect(error?.description).toMatch(/Also failed: item 1 \(Sending the notification failed with HTTP 403/);
 		});
+
+		test('the stop error of a large run stays a few KB: how many were sent, then the first of them', async () => {
+			const items = Array.from({ length: 300 }, (_, index) => ({ to: users[index % users.length] }));
+			sandbox.addFault({ endpoint: SEND, kind: 'forbidden', skip: 299, times: 1 });
+			const { error } = await runOn(sandbox, {
+				items,
+				parameters: sendParameters({ userIds: '={{ $json.to }}', options: { maxParallelRequests: 1 } }),
+			});
+			expect(count(sandbox, SEND)).toBe(300);
+			expect(error?.description).toContain('Already sent for earlier items (not repeated): 299 sends: item 0: ');
+			expect(error?.description).toContain(' and 279 more.');
+			expect(error!.description!.length).toBeLessThan(4_000);
+		});
 	});
 });
 

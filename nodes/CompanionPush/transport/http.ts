@@ -8,6 +8,7 @@ import type {
 	IPollFunctions,
 } from 'n8n-workflow';
 
+import { withoutUserInfo } from '../../../credentials/CompanionPushApi.credentials';
 import { CREDENTIAL_TYPE } from '../processState';
 import type { RenewalFailure } from './errors';
 
@@ -102,11 +103,6 @@ function noAnswer(error: unknown, secrets: unknown[]): NoAnswer {
 	const message = typeof innermost?.message === 'string' ? innermost.message : String(error);
 	const shown = String(redactSecrets(withoutUserInfo(message), secrets)).slice(0, 200);
 	return { kind: 'noAnswer', code: 'UNKNOWN_ERROR', unexpected: shown, neverSent: false };
-}
-
-/** Hides a user and password written into an address (`https://user:pass@host`). */
-export function withoutUserInfo(text: string): string {
-	return text.replace(/\/\/[^/\s@]+@/g, '//');
 }
 
 /** The organization comes from the credential: `tenant_id` is never sent, even when a caller
