@@ -70,7 +70,9 @@ export class TokenRenewalError extends Error {
 	constructor(
 		message: string,
 		readonly retryable: boolean,
-		readonly httpCode?: number,
+		/** The token endpoint's status. Not named httpCode: n8n wraps this error in a NodeApiError,
+		 * which reads an httpCode as text (a number there breaks on a 3xx). */
+		readonly refusedWithStatus?: number,
 	) {
 		super(message);
 		this.name = 'TokenRenewalError';
@@ -156,7 +158,7 @@ export class CompanionPushApi implements ICredentialType {
 	async preAuthentication(this: IHttpRequestHelper, credentials: ICredentialDataDecryptedObject) {
 		const baseUrl = checkBaseUrl(credentials.baseUrl);
 		const issuedAt = Date.now();
-		let response: { statusCode: number; body: unknown };
+		let response: { statusCode: number; body: unknown; headers?: Record<string, unknown> };
 		try {
 			response = (await this.helpers.httpRequest({
 				method: 'POST',
@@ -169,12 +171,23 @@ export class CompanionPushApi implements ICredentialType {
 				json: true,
 				returnFullResponse: true,
 				ignoreHttpStatusErrors: true,
+				// Never follow a redirect with the secrets in the body (see the transport's http.ts).
+				disableFollowRedirect: true,
 				timeout: 30_000,
-			})) as { statusCode: number; body: unknown };
+			})) as { statusCode: number; body: unknown; headers?: Record<string, unknown> };
 		} catch (error) {
 			// A network failure: rethrow without the request, whose body holds the secrets.
 			const code = (error as { code?: string })?.code ?? 'network error';
 			throw new TokenRenewalError(`Could not reach ${baseUrl} to renew the access token (${code}).`, true);
+		}
+		if (response.statusCode >= 300 && response.statusCode < 400) {
+			const location = response.headers?.location;
+			const where = typeof location === 'string' ? ` to ${withoutUserInfo(location).slice(0, 200)}` : '';
+			throw new TokenRenewalError(
+				`The API answered the token renewal with a redirect (HTTP ${response.statusCode})${where}. Redirects are not followed, so the secrets went nowhere else: check the Base URL (use the address the API is really at).`,
+				false,
+				response.statusCode,
+			);
 		}
 		if (response.statusCode < 200 || response.statusCode >= 300) {
 			throw new TokenRenewalError(

@@ -18,6 +18,7 @@ export interface FakeAnswer {
 	body: unknown;
 	/** Send `body` as it is (a string), not as JSON. */
 	raw?: boolean;
+	headers?: Record<string, string>;
 }
 
 export interface FakeApi {
@@ -27,7 +28,9 @@ export interface FakeApi {
 	stop(): Promise<void>;
 }
 
-export async function startFakeApi(answer: (request: FakeRequest) => FakeAnswer): Promise<FakeApi> {
+/** `answer` answers every request but the token refresh, which `refresh` answers when given (the
+ * API's own token answer otherwise). */
+export async function startFakeApi(answer: (request: FakeRequest) => FakeAnswer, refresh?: (request: FakeRequest) => FakeAnswer): Promise<FakeApi> {
 	const requests: FakeRequest[] = [];
 	const accessToken = 'fake-access-token-0123456789';
 	const server = createServer((req, res) => {
@@ -41,12 +44,12 @@ export async function startFakeApi(answer: (request: FakeRequest) => FakeAnswer)
 				authorization: req.headers.authorization,
 			};
 			requests.push(request);
-			const reply =
-				request.path === '/auth/oauth/v2/refresh'
-					? { status: 200, body: { access_token: accessToken, token_type: 'Bearer', expires_in: 3600 } }
-					: answer(request);
+			const reply: FakeAnswer =
+				request.path !== '/auth/oauth/v2/refresh'
+					? answer(request)
+					: (refresh?.(request) ?? { status: 200, body: { access_token: accessToken, token_type: 'Bearer', expires_in: 3600 } });
 			const text = reply.raw ? String(reply.body) : JSON.stringify(reply.body);
-			res.writeHead(reply.status ?? 200, { 'content-type': reply.raw ? 'text/plain' : 'application/json' });
+			res.writeHead(reply.status ?? 200, { 'content-type': reply.raw ? 'text/plain' : 'application/json', ...reply.headers });
 			res.end(text);
 		});
 	});

@@ -80,7 +80,7 @@ function renewalFailure(error: unknown): RenewalFailure | undefined {
 			return {
 				message: current.message,
 				retryable: current.retryable === true,
-				httpCode: typeof current.httpCode === 'number' ? current.httpCode : undefined,
+				httpCode: typeof current.refusedWithStatus === 'number' ? current.refusedWithStatus : undefined,
 			};
 		}
 	}
@@ -151,6 +151,9 @@ export async function requestOnce(
 		// Statuses come back as values: errors are built here from status and body only, and the
 		// 401 renewal is done by the caller, the same way in every n8n version.
 		ignoreHttpStatusErrors: true,
+		// A redirect comes back as an answer too: followed, it would carry the token to another address
+		// (n8n puts it back on), and turn a send's POST into a GET. Not following is also cheaper.
+		disableFollowRedirect: true,
 		returnFullResponse: true,
 	};
 	const reference = context.getNode().credentials?.[CREDENTIAL_TYPE];
