@@ -116,7 +116,7 @@ export class CredentialStore {
 	readonly map = new Map<string, StoredCredential>();
 
 	add(data: IDataObject, id = 'cred-1', name = 'Companion Push test'): StoredCredential {
-		const stored: StoredCredential = { id, name, type: 'companionPushApi', data: { ...data } as never, writes: 0 };
+		const stored: StoredCredential = { id, name, type: 'companionPushApi', data: { ...data } as never, reads: 0, writes: 0 };
 		this.map.set(id, stored);
 		return stored;
 	}
