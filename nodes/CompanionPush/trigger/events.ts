@@ -1,18 +1,10 @@
 import type { IDataObject } from 'n8n-workflow';
 
+import { isSettled } from '../helpers/sendStates';
 import type { NotificationDetail, NotificationRecord } from '../transport';
 
 export const TRIGGER_EVENTS = ['notificationSettled', 'deliveryFailed', 'deliveryOpened'] as const;
 export type TriggerEventName = (typeof TRIGGER_EVENTS)[number];
-
-/** Spec send states a send reaches when it leaves `sending` (or `scheduled`, by a cancel). */
-export const SETTLED_STATES: readonly string[] = ['sent', 'partially_failed', 'failed', 'canceled'];
-/** States in which a send is still moving: read every poll. */
-export const MOVING_STATES: readonly string[] = ['scheduled', 'sending'];
-
-export function isSettled(status: string | undefined): boolean {
-	return status !== undefined && SETTLED_STATES.includes(status);
-}
 
 export interface TriggerEvent {
 	name: TriggerEventName;

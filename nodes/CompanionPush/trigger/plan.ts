@@ -1,4 +1,4 @@
-import { isSettled } from './events';
+import { isSettled } from '../helpers/sendStates';
 import type { TriggerState, WatchedSend } from './state';
 
 /**

@@ -3,10 +3,9 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 
 import { getNotification } from '../../transport';
 import type { NotificationDetail } from '../../transport';
+import { isMoving } from '../../helpers/sendStates';
 import { fieldError } from '../../nodeErrors';
 
-/** States a send leaves on its own; every other state is final (sent, partially_failed, failed, canceled). */
-const MOVING_STATES = new Set(['sending', 'scheduled']);
 const FIRST_INTERVAL_MS = 1_000;
 const LONGEST_INTERVAL_MS = 15_000;
 
@@ -31,7 +30,8 @@ export async function waitForFinalStatus(
 	for (;;) {
 		const detail = await getNotification(context, notificationId, itemIndex);
 		const waitedSeconds = Math.round((Date.now() - startedAt) / 100) / 10;
-		if (!MOVING_STATES.has(detail.notification.status)) return { detail, finalStatusReached: true, waitedSeconds };
+		// Any state a send does not leave on its own is final for this wait, an unknown one too.
+		if (!isMoving(detail.notification.status)) return { detail, finalStatusReached: true, waitedSeconds };
 		const remaining = deadline - Date.now();
 		if (remaining <= 0) return { detail, finalStatusReached: false, waitedSeconds };
 		await sleep(Math.min(interval, remaining));
