@@ -121,11 +121,12 @@ describe('state', () => {
 			old: watched({ from: T0 - 25 * HOUR_MS }),
 			scheduledLater: watched({ from: T0 + 48 * HOUR_MS }),
 		});
-		expect(ageOut(state, T0, 24 * HOUR_MS)).toEqual(['old']);
+		// Forgotten at the end of its window: nothing lost, so nothing to report.
+		expect(ageOut(state, T0, 24 * HOUR_MS)).toEqual([]);
 		expect(Object.keys(state.sends).sort()).toEqual(['fresh', 'scheduledLater']);
 	});
 
-	test('hard bounds: at most MAX_WATCHED_SENDS sends and MAX_REMEMBERED_KEYS keys, oldest forgotten first', () => {
+	test('hard bounds: at most MAX_WATCHED_SENDS sends and MAX_REMEMBERED_KEYS keys, oldest forgotten first, and returned', () => {
 		const many: Record<string, WatchedSend> = {};
 		for (let n = 0; n < MAX_WATCHED_SENDS + 10; n++) many[`s${n}`] = watched({ from: T0 + n });
 		const state = stateWith(many);

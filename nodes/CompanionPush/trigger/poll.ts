@@ -10,7 +10,19 @@ import type { TriggerEvent } from './events';
 import { fetchTestEvent } from './manual';
 import { readParameters } from './parameters';
 import { planReads, scheduleNextRead, windowStart } from './plan';
-import { advanceNewest, ageOut, alreadySeen, initialState, NEWEST_IDS, parseTime, readState, watchSend, writeState } from './state';
+import {
+	advanceNewest,
+	ageOut,
+	alreadySeen,
+	initialState,
+	MAX_REMEMBERED_KEYS,
+	MAX_WATCHED_SENDS,
+	NEWEST_IDS,
+	parseTime,
+	readState,
+	watchSend,
+	writeState,
+} from './state';
 
 /**
  * One poll of the Companion Push Trigger.
@@ -56,6 +68,17 @@ async function readDetailUnlessGone(context: IPollFunctions, id: string) {
 	}
 }
 
+/** Sends dropped by the state's hard bounds before their watch window ended: their later events
+ * will not be reported, which n8n's log must say rather than the trigger staying silent. */
+function warnForgottenEarly(context: IPollFunctions, ids: string[]): void {
+	const shown = ids.slice(0, 10).join(', ');
+	context.logger.warn(
+		`Companion Push Trigger: more notifications or events than it can remember (${MAX_WATCHED_SENDS.toLocaleString('en-US')} notifications, ` +
+			`${MAX_REMEMBERED_KEYS.toLocaleString('en-US')} events); it stopped watching ${ids.length} before their watch window ended, oldest first: ` +
+			`${shown}${ids.length > 10 ? ', …' : ''}. Their later events are not reported: use Filters or a shorter Watch Window.`,
+	);
+}
+
 /** One poll with the stored state (see the comment at the top). */
 async function pollWithState(this: IPollFunctions, parameters: ReturnType<typeof readParameters>): Promise<INodeExecutionData[][] | null> {
 	const staticData = this.getWorkflowStaticData('node');
@@ -82,7 +105,7 @@ async function pollWithState(this: IPollFunctions, parameters: ReturnType<typeof
 		if (matchesFilters(send as ListedNotification, parameters.filters) === false) continue;
 		watchSend(state, send.id, send, now);
 	}
-	ageOut(state, now, parameters.watchWindowMs);
+	const forgottenEarly = ageOut(state, now, parameters.watchWindowMs);
 
 	const selected = new Set(parameters.events);
 	const events: TriggerEvent[] = [];
@@ -120,9 +143,10 @@ async function pollWithState(this: IPollFunctions, parameters: ReturnType<typeof
 		events.push(...found);
 		records.set(id, record);
 	}
-	ageOut(state, now, parameters.watchWindowMs);
+	forgottenEarly.push(...ageOut(state, now, parameters.watchWindowMs));
 
 	writeState(staticData, state);
+	if (forgottenEarly.length > 0) warnForgottenEarly(this, forgottenEarly);
 	if (events.length === 0) return null;
 	return [toItems(events, parameters.output, records).map((json: IDataObject) => ({ json }))];
 }

@@ -128,24 +128,22 @@ export function watchSend(state: TriggerState, id: string, listed: { status?: st
 
 /**
  * Forgets sends whose watch window has passed (`now` beyond `from` + window), then keeps the state
- * within its hard bounds by forgetting the oldest sends first. Returns the ids forgotten.
+ * within its hard bounds by forgetting the oldest sends first. Returns the ids forgotten by the
+ * bounds, before their window ended: their later events are lost, so the poll says so in n8n's log.
  */
 export function ageOut(state: TriggerState, now: number, watchWindowMs: number): string[] {
-	const forgotten: string[] = [];
 	for (const [id, send] of Object.entries(state.sends)) {
-		if (now - send.from > watchWindowMs) {
-			delete state.sends[id];
-			forgotten.push(id);
-		}
+		if (now - send.from > watchWindowMs) delete state.sends[id];
 	}
+	const forgottenEarly: string[] = [];
 	const newestFirst = Object.entries(state.sends).sort(([, a], [, b]) => b.from - a.from);
 	let keys = 0;
 	for (const [index, [id, send]] of newestFirst.entries()) {
 		keys += send.keys.length;
 		if (index >= MAX_WATCHED_SENDS || keys > MAX_REMEMBERED_KEYS) {
 			delete state.sends[id];
-			forgotten.push(id);
+			forgottenEarly.push(id);
 		}
 	}
-	return forgotten;
+	return forgottenEarly;
 }
