@@ -6,14 +6,17 @@ import type { NotificationDetail } from '../../nodes/CompanionPush/transport';
 import { detectEvents, matchesFilters, TRIGGER_EVENTS } from '../../nodes/CompanionPush/trigger/events';
 import { MAX_BACKOFF_MINUTES, MINUTE_MS, planReads, scheduleNextRead } from '../../nodes/CompanionPush/trigger/plan';
 import {
-	advanceNewest,
 	ageOut,
-	alreadySeen,
 	initialState,
+	isKnown,
+	LIST_LAG_MARGIN_MS,
+	listingEndsAt,
+	MAX_RECENT_IDS,
 	MAX_REMEMBERED_KEYS,
 	MAX_WATCHED_SENDS,
-	NEWEST_IDS,
 	readState,
+	rememberListed,
+	UNTIMED_IDS,
 	writeState,
 } from '../../nodes/CompanionPush/trigger/state';
 import type { TriggerState, WatchedSend } from '../../nodes/CompanionPush/trigger/state';
@@ -94,25 +97,64 @@ describe('state', () => {
 		expect(readState({ watch: { ...stateWith({}), sends: { a: { from: 'x' } } } } as never)).toBeUndefined();
 	});
 
-	test('the list is read down to what was seen: newest ids, watched sends, or older than the newest created_at', () => {
-		const state = initialState(
-			[
-				{ id: 'n2', created_at: '2026-03-02T09:00:02.000Z' },
-				{ id: 'n1', created_at: '2026-03-02T09:00:01.000Z' },
-			],
-			T0,
-		);
-		state.sends.w = watched();
-		expect(alreadySeen(state, { id: 'n1' })).toBe(true);
-		expect(alreadySeen(state, { id: 'w' })).toBe(true);
-		expect(alreadySeen(state, { id: 'x', created_at: '2026-03-02T09:00:00.000Z' })).toBe(true);
-		expect(alreadySeen(state, { id: 'x', created_at: '2026-03-02T09:00:03.000Z' })).toBe(false);
-		expect(alreadySeen(state, { id: 'x' })).toBe(false);
+	const at = (ms: number) => new Date(ms).toISOString();
 
-		advanceNewest(state, Array.from({ length: 30 }, (_, n) => ({ id: `m${n}`, created_at: '2026-03-02T10:00:00.000Z' })));
-		expect(state.newest.ids).toHaveLength(NEWEST_IDS);
-		expect(state.newest.ids[0]).toBe('m0');
-		expect(state.newest.createdAt).toBe(Date.parse('2026-03-02T10:00:00.000Z'));
+	test('the list is read down to a margin below the newest created_at seen; known sends above it are passed over, not stopped at', () => {
+		const state = initialState([{ id: 'n1', created_at: at(T0) }], T0);
+		expect(state.listed).toEqual({ floor: T0, newestCreatedAt: T0, recent: [{ id: 'n1', createdAt: T0 }] });
+		state.sends.w = watched();
+
+		// Ten minutes later a new send is listed: the floor follows it, LIST_LAG_MARGIN_MS below.
+		rememberListed(state, [{ id: 'n2', created_at: at(T0 + 10 * MINUTE_MS) }]);
+		expect(state.listed.floor).toBe(T0 + 10 * MINUTE_MS - LIST_LAG_MARGIN_MS);
+		expect(state.listed.recent.map((send) => send.id)).toEqual(['n2']); // n1 is below the floor now
+
+		expect(listingEndsAt(state, { id: 'n2', created_at: at(T0 + 10 * MINUTE_MS) })).toBe(false); // known: passed over
+		expect(isKnown(state, 'n2')).toBe(true);
+		expect(isKnown(state, 'w')).toBe(true);
+		// A send created a minute before n2 and listed only now: above the floor, not known, so it is new.
+		const late = { id: 'late', created_at: at(T0 + 9 * MINUTE_MS) };
+		expect(listingEndsAt(state, late)).toBe(false);
+		expect(isKnown(state, 'late')).toBe(false);
+		// Below the floor the reading ends.
+		expect(listingEndsAt(state, { id: 'old', created_at: at(state.listed.floor - 1) })).toBe(true);
+		// Without created_at, the first send met before ends it; an unknown one does not.
+		expect(listingEndsAt(state, { id: 'w' })).toBe(true);
+		expect(listingEndsAt(state, { id: 'x' })).toBe(false);
+		// Before the first poll has a state, only its own time ends the reading.
+		expect(listingEndsAt(undefined, { id: 'y', created_at: at(T0 - 1) }, T0)).toBe(true);
+		expect(listingEndsAt(undefined, { id: 'y', created_at: at(T0) }, T0)).toBe(false);
+	});
+
+	test('recent stays bounded: beyond MAX_RECENT_IDS within the margin the floor rises past the oldest; UNTIMED_IDS sends without created_at', () => {
+		const state = initialState([], T0);
+		const many = Array.from({ length: MAX_RECENT_IDS + 50 }, (_, n) => ({ id: `s${n}`, created_at: at(T0 + (MAX_RECENT_IDS + 50 - n) * 100) }));
+		rememberListed(state, many);
+		expect(state.listed.recent).toHaveLength(MAX_RECENT_IDS - 1);
+		const kept = new Set(state.listed.recent.map((send) => send.id));
+		// The oldest ones are gone and lie below the floor: never listed (nor watched) again.
+		for (const send of many.filter((entry) => !kept.has(entry.id))) expect(listingEndsAt(state, send)).toBe(true);
+		for (const send of many.filter((entry) => kept.has(entry.id))) expect(listingEndsAt(state, send)).toBe(false);
+
+		rememberListed(state, Array.from({ length: UNTIMED_IDS + 5 }, (_, n) => ({ id: `u${n}` })));
+		expect(state.listed.recent.filter((send) => send.createdAt === undefined).map((send) => send.id)).toEqual(
+			Array.from({ length: UNTIMED_IDS }, (_, n) => `u${n}`),
+		);
+	});
+
+	test('a state stored by the first version is taken over: its sends stay watched, the reading starts where it stopped', () => {
+		const newestCreatedAt = T0 + HOUR_MS;
+		const stored = { watch: { version: 1, startedAt: T0, newest: { ids: ['n9', 'n8'], createdAt: newestCreatedAt }, sends: { n8: watched() } } };
+		const state = readState(stored as never)!;
+		expect(state).toEqual({
+			version: 2,
+			startedAt: T0,
+			listed: { floor: newestCreatedAt, newestCreatedAt, recent: [{ id: 'n9' }, { id: 'n8' }] },
+			sends: { n8: watched() },
+		});
+		expect(listingEndsAt(state, { id: 'n9', created_at: at(newestCreatedAt) })).toBe(false);
+		expect(isKnown(state, 'n9')).toBe(true);
+		expect(listingEndsAt(state, { id: 'older', created_at: at(newestCreatedAt - 1) })).toBe(true);
 	});
 
 	test('aging: a send is forgotten once its window has passed since it went out', () => {

@@ -11,24 +11,26 @@ import { fetchTestEvent } from './manual';
 import { readParameters } from './parameters';
 import { planReads, scheduleNextRead, windowStart } from './plan';
 import {
-	advanceNewest,
 	ageOut,
-	alreadySeen,
 	initialState,
+	isKnown,
+	listingEndsAt,
+	MAX_RECENT_IDS,
 	MAX_REMEMBERED_KEYS,
 	MAX_WATCHED_SENDS,
-	NEWEST_IDS,
 	parseTime,
 	readState,
+	rememberListed,
 	watchSend,
 	writeState,
 } from './state';
 
 /**
  * One poll of the Companion Push Trigger.
- * - First poll: records the newest sends as the starting point and emits nothing.
- * - Then: lists sends newest first only down to what it has already seen, watches the new ones,
- *   reads the details that are due (see plan.ts), and emits the events not emitted before.
+ * - First poll: records the sends listed at its time as the starting point and emits nothing.
+ * - Then: lists sends newest first down to a margin below the newest one seen (see state.ts: a
+ *   send the list shows late is found there), watches the ones not met before, reads the details
+ *   that are due (see plan.ts), and emits the events not emitted before.
  * The state is changed on a copy and stored once everything was read: a poll that fails (an API
  * error after the transport's retries) emits nothing and moves nothing, and the next poll catches up.
  */
@@ -89,9 +91,10 @@ async function pollWithState(this: IPollFunctions, parameters: ReturnType<typeof
 	// scheduled_at come from that clock too.
 	let serverNow: number | undefined;
 	const listed = await listNotifications(this, {
-		max: state ? undefined : NEWEST_IDS,
-		onPage: (page) => (serverNow ??= page.serverTimeMs),
-		stopWhen: (send) => state !== undefined && alreadySeen(state, send),
+		// The first poll reads down to its own time: what is listed there is the starting point.
+		max: state ? undefined : MAX_RECENT_IDS,
+		onPage: (page) => (serverNow ??= page.serverTimeMs ?? Date.now()),
+		stopWhen: (send) => listingEndsAt(state, send, state?.listed.floor ?? serverNow),
 	});
 	const now = serverNow ?? Date.now();
 
@@ -100,8 +103,9 @@ async function pollWithState(this: IPollFunctions, parameters: ReturnType<typeof
 		return null;
 	}
 
-	advanceNewest(state, listed);
-	for (const send of listed) {
+	const fresh = listed.filter((send) => !isKnown(state, send.id));
+	rememberListed(state, fresh);
+	for (const send of fresh) {
 		if (matchesFilters(send as ListedNotification, parameters.filters) === false) continue;
 		watchSend(state, send.id, send, now);
 	}
