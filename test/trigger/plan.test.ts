@@ -47,6 +47,15 @@ describe('poll plan', () => {
 		expect(scheduleNextRead(send, { status: 'sent', foundSomethingNew: true }, now)).toEqual({ dueAt: now + MINUTE_MS, backoffMinutes: 1 });
 	});
 
+	test('an open deadline makes a settled send due right when it passes, if the back-off would read it later', () => {
+		const backedOff = watched({ backoffMinutes: 16 });
+		const deadline = T0 + 10 * MINUTE_MS;
+		expect(scheduleNextRead(backedOff, { status: 'sent', foundSomethingNew: false }, T0, deadline)).toEqual({ dueAt: deadline, backoffMinutes: 32 });
+		// The back-off comes first: kept; a deadline already passed changes nothing.
+		expect(scheduleNextRead(watched(), { status: 'sent', foundSomethingNew: false }, T0, deadline).dueAt).toBe(T0 + MINUTE_MS);
+		expect(scheduleNextRead(backedOff, { status: 'sent', foundSomethingNew: false }, deadline + 1, deadline).dueAt).toBe(deadline + 1 + 32 * MINUTE_MS);
+	});
+
 	test('a send still sending or scheduled is due again at once (read every poll)', () => {
 		for (const status of ['sending', 'scheduled']) {
 			expect(scheduleNextRead(watched({ backoffMinutes: 8 }), { status, foundSomethingNew: false }, T0)).toEqual({ dueAt: T0, backoffMinutes: 0 });
@@ -207,6 +216,7 @@ describe('events', () => {
 			previousStatus: 'sending',
 			emittedKeys: new Set(['u2:1:opened']),
 			selected: all,
+			now: T0,
 		});
 		expect(events.map((event) => event.key)).toEqual(['status:partially_failed', 'u1:0:opened', 'u1:1:failed']);
 		expect(events.map((event) => event.json.eventKey)).toEqual(['n1:status:partially_failed', 'n1:u1:0:opened', 'n1:u1:1:failed']);
@@ -215,8 +225,8 @@ describe('events', () => {
 
 	test('a failure is reported once the send has settled, not while it is still sending', () => {
 		const failed = [{ user_id: 'u1', status: 'failed', sent_at: at, opened_at: null }];
-		expect(detectEvents({ detail: detail('sending', failed), emittedKeys: new Set(), selected: all })).toEqual([]);
-		expect(detectEvents({ detail: detail('failed', failed), emittedKeys: new Set(), selected: all }).map((e) => e.name)).toEqual([
+		expect(detectEvents({ detail: detail('sending', failed), emittedKeys: new Set(), selected: all, now: T0 })).toEqual([]);
+		expect(detectEvents({ detail: detail('failed', failed), emittedKeys: new Set(), selected: all, now: T0 }).map((e) => e.name)).toEqual([
 			'notificationSettled',
 			'deliveryFailed',
 		]);
@@ -227,6 +237,7 @@ describe('events', () => {
 			detail: detail('sent', [{ user_id: 'u1', status: 'opened', sent_at: at, opened_at: at }]),
 			emittedKeys: new Set(),
 			selected: new Set(['deliveryOpened'] as const),
+			now: T0,
 		});
 		expect(events.map((event) => event.name)).toEqual(['deliveryOpened']);
 	});
@@ -241,5 +252,68 @@ describe('events', () => {
 		expect(matchesFilters({ announcement_id: 'a1', deeplink: null }, { announcementId: 'a1' })).toBe(true);
 		expect(matchesFilters({ announcement_id: 'a2', title: 'hello' }, { announcementId: 'a1', titleContains: 'hello' })).toBe(false);
 		expect(matchesFilters({}, {})).toBe(true);
+	});
+
+	describe('per person: No Device and Not Opened in Time', () => {
+		const sentAt = '2026-03-02T09:00:00.000Z';
+		const deadline = T0 + 15 * MINUTE_MS;
+		const after = (minutes: number) => new Date(T0 + minutes * MINUTE_MS).toISOString();
+		const deliveries: NotificationDetail['deliveries'] = [
+			{ user_id: 'twoPhonesOneOpened', status: 'sent', sent_at: at, opened_at: null },
+			{ user_id: 'twoPhonesOneOpened', status: 'opened', sent_at: at, opened_at: after(3) },
+			{ user_id: 'openedLate', status: 'opened', sent_at: at, opened_at: after(16) },
+			{ user_id: 'notOpened', status: 'sent', sent_at: at, opened_at: null },
+			{ user_id: 'notOpened', status: 'failed', sent_at: at, opened_at: null },
+			{ user_id: 'openedNoTime', status: 'opened', sent_at: at, opened_at: null },
+			{ user_id: 'allFailed', status: 'failed', sent_at: at, opened_at: null },
+			{ user_id: 'noApp', status: 'no_device', sent_at: at, opened_at: null },
+		];
+		const read = (now: number, status = 'sent', emittedKeys = new Set<string>()) =>
+			detectEvents({
+				detail: { notification: { id: 'n1', title: 'Alert', status, sent_at: sentAt }, deliveries },
+				emittedKeys,
+				selected: new Set(['noDevice', 'notOpenedInTime'] as const),
+				now,
+				openDeadlineMs: 15 * MINUTE_MS,
+			});
+
+		test('before the deadline: only No Device, once the send has settled', () => {
+			expect(read(deadline - 1, 'sending')).toEqual([]);
+			expect(read(deadline - 1).map((event) => [event.name, event.key])).toEqual([['noDevice', 'noApp:noDevice']]);
+		});
+
+		test('at the deadline: each person reached who opened on no phone by then, one event each; an open after it does not undo it', () => {
+			const events = read(deadline + 5 * MINUTE_MS);
+			expect(events.map((event) => event.key)).toEqual(['openedLate:notOpened', 'notOpened:notOpened', 'noApp:noDevice']);
+			const late = events[0].json;
+			expect(late).toEqual({
+				event: 'notOpenedInTime',
+				eventKey: 'n1:openedLate:notOpened',
+				notificationId: 'n1',
+				title: 'Alert',
+				userId: 'openedLate',
+				sentAt,
+				deadline: new Date(deadline).toISOString(),
+				phonesReached: 1,
+				openedAt: after(16),
+			});
+			expect(events[1].json).toMatchObject({ userId: 'notOpened', phonesReached: 1, openedAt: null });
+			// Emitted keys are not emitted again.
+			expect(read(deadline + 6 * MINUTE_MS, 'sent', new Set(events.map((event) => event.key)))).toEqual([]);
+		});
+
+		test('the deadline runs from sent_at (a scheduled send: when it went out); none before it went out', () => {
+			const scheduled = (now: number, sent_at: string | null) =>
+				detectEvents({
+					detail: { notification: { id: 'n2', status: 'sent', scheduled_at: '2026-03-02T08:00:00.000Z', sent_at }, deliveries: deliveries.slice(3, 4) },
+					emittedKeys: new Set(),
+					selected: new Set(['notOpenedInTime'] as const),
+					now,
+					openDeadlineMs: 15 * MINUTE_MS,
+				});
+			expect(scheduled(deadline - 1, sentAt)).toEqual([]);
+			expect(scheduled(deadline, sentAt).map((event) => event.key)).toEqual(['notOpened:notOpened']);
+			expect(scheduled(deadline + HOUR_MS, null)).toEqual([]);
+		});
 	});
 });

@@ -5,7 +5,7 @@ import { runPool } from '../helpers/pool';
 import { asNodeError } from '../nodeErrors';
 import { getNotification, listNotifications } from '../transport';
 import type { ListedNotification, NotificationRecord } from '../transport';
-import { detectEvents, matchesFilters, toItems } from './events';
+import { detectEvents, matchesFilters, openDeadline, toItems } from './events';
 import type { TriggerEvent } from './events';
 import { fetchTestEvent } from './manual';
 import { readParameters } from './parameters';
@@ -135,11 +135,14 @@ async function pollWithState(this: IPollFunctions, parameters: ReturnType<typeof
 			continue;
 		}
 		const emittedKeys = new Set(watched.keys);
-		const found = detectEvents({ detail, previousStatus: watched.status, emittedKeys, selected });
+		const { openDeadlineMs } = parameters;
+		const found = detectEvents({ detail, previousStatus: watched.status, emittedKeys, selected, now, openDeadlineMs });
 		const statusChanged = watched.status !== record.status;
 		watched.keys.push(...found.map((event) => event.key));
 		watched.from = windowStart(watched.from, parseTime(record.scheduled_at), parseTime(record.sent_at));
-		Object.assign(watched, scheduleNextRead(watched, { status: record.status, foundSomethingNew: found.length > 0 || statusChanged }, now));
+		const foundSomethingNew = found.length > 0 || statusChanged;
+		const deadline = openDeadline(record, openDeadlineMs);
+		Object.assign(watched, scheduleNextRead(watched, { status: record.status, foundSomethingNew }, now, deadline));
 		watched.status = record.status;
 		watched.readAt = now;
 		// A canceled send never changes again (spec: canceled before sending, no deliveries).

@@ -23,7 +23,10 @@ export const MAX_RECENT_IDS = 500;
 /** Sends without a created_at kept in `recent` (the list then stops at the first one already seen). */
 export const UNTIMED_IDS = 20;
 export const MAX_WATCHED_SENDS = 500;
-export const MAX_REMEMBERED_KEYS = 10_000;
+/** Emitted events remembered in all. No Device and Not Opened in Time remember one key per person,
+ * so an alert to everyone needs about one key per person who gets either; 25,000 keys of 24-character
+ * user ids are about 1 MB of static data. */
+export const MAX_REMEMBERED_KEYS = 25_000;
 
 export interface WatchedSend {
 	/** Start of the watch window, server time (ms): the latest of created_at, scheduled_at, sent_at. */
@@ -36,7 +39,7 @@ export interface WatchedSend {
 	dueAt: number;
 	/** Current re-read interval in minutes for a settled send (0 while it still moves). */
 	backoffMinutes: number;
-	/** Events already emitted for this send: `status:<state>`, `<userId>:<deliveryIndex>:<state>`. */
+	/** Events already emitted for this send (see TriggerEvent.key). */
 	keys: string[];
 }
 
