@@ -46,6 +46,7 @@ describe('Companion Push Trigger: No Device and Not Opened in Time', () => {
 			eventKey: `${id}:${noPhone}:noDevice`,
 			notificationId: id,
 			title: 'Safety alert',
+			body: 'Your shift starts at 9:00 tomorrow.',
 			userId: noPhone,
 			sentAt: new Date(sentAt).toISOString(),
 		});
@@ -84,6 +85,7 @@ describe('Companion Push Trigger: No Device and Not Opened in Time', () => {
 			eventKey: `${id}:${opensLate}:notOpened`,
 			notificationId: id,
 			title: 'Safety alert',
+			body: 'Your shift starts at 9:00 tomorrow.',
 			userId: opensLate,
 			sentAt: new Date(sentAt).toISOString(),
 			deadline: new Date(deadline).toISOString(),

@@ -83,7 +83,9 @@ describe('Companion Push Trigger: Fetch Test Event (manual mode)', () => {
 		await fixture.sandbox.clock.advance(5_000);
 
 		const noDevice = await fetchTestEvent(fixture, { events: ['noDevice'] });
-		expect(noDevice.items).toEqual([{ event: 'noDevice', eventKey: `${id}:${noPhone}:noDevice`, notificationId: id, title: 'Safety alert', userId: noPhone, sentAt: expect.any(String) }]);
+		expect(noDevice.items).toEqual([
+			{ event: 'noDevice', eventKey: `${id}:${noPhone}:noDevice`, notificationId: id, title: 'Safety alert', body: expect.any(String), userId: noPhone, sentAt: expect.any(String) },
+		]);
 
 		// Within the 30 minutes nobody is late yet: a sample, marked so.
 		const notOpened = await fetchTestEvent(fixture, { events: ['notOpenedInTime'], openDeadline: 30 });

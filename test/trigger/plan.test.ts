@@ -291,6 +291,7 @@ describe('events', () => {
 				eventKey: 'n1:openedLate:notOpened',
 				notificationId: 'n1',
 				title: 'Alert',
+				body: null,
 				userId: 'openedLate',
 				sentAt,
 				deadline: new Date(deadline).toISOString(),

@@ -146,14 +146,18 @@ export function openDeadline(record: NotificationRecord, openDeadlineMs: number 
 	return openDeadlineMs === undefined || sentAt === undefined ? undefined : sentAt + openDeadlineMs;
 }
 
+/** The person events carry the message itself, so a next step can pass it on another way. */
+function personFields(record: NotificationRecord, userId: string | null): IDataObject {
+	return { ...baseFields(record), body: record.body ?? null, userId };
+}
+
 function noDeviceFields(record: NotificationRecord, userId: string | null): IDataObject {
-	return { ...baseFields(record), userId, sentAt: record.sent_at ?? null };
+	return { ...personFields(record, userId), sentAt: record.sent_at ?? null };
 }
 
 function notOpenedFields(record: NotificationRecord, outcome: UserOutcome | undefined, deadline: number | undefined): IDataObject {
 	return {
-		...baseFields(record),
-		userId: outcome?.userId ?? null,
+		...personFields(record, outcome?.userId ?? null),
 		sentAt: record.sent_at ?? null,
 		deadline: deadline === undefined ? null : new Date(deadline).toISOString(),
 		phonesReached: outcome?.phonesReached ?? 0,
