@@ -62,12 +62,13 @@ describe('the example workflows in a real n8n', () => {
 		home?.remove();
 	});
 
-	test('the four examples import into n8n, every Companion Push node using the credential cpSandboxCredential', () => {
+	test('the five examples import into n8n, every Companion Push node using the credential cpSandboxCredential', () => {
 		const examples = exampleWorkflows();
 		expect(examples.map((entry) => entry.file)).toEqual([
 			'ai-agent-notify.json',
 			'erp-event-to-push.json',
 			'follow-up-report.json',
+			'safety-alert-escalation.json',
 			'scheduled-digest.json',
 		]);
 		for (const { workflow } of examples) {

@@ -2,6 +2,7 @@
  * The static data stays bounded over a simulated week of daily sends, polled every 10 minutes:
  * sends age out after the watch window, and every event is still emitted exactly once.
  */
+import { MAX_WATCHED_SENDS } from '../../nodes/CompanionPush/trigger/state';
 import { DAY, MINUTE, TriggerFixture } from './helpers';
 
 const SENDS_PER_DAY = 12;
@@ -82,5 +83,27 @@ describe('Companion Push Trigger: bounded state', () => {
 		const logStart = fixture.sandbox.requestLog().length;
 		expect(await fixture.pollEvery(10 * MINUTE, 6)).toEqual([]);
 		expect(fixture.callsSince(logStart)['GET /push-notification/:id'] ?? 0).toBe(0);
+	});
+
+	test('beyond the hard bounds the oldest sends are dropped before their window ends, and n8n\'s log says which', async () => {
+		fixture = await TriggerFixture.start({ events: ['notificationSettled'] });
+		fixture.hostClockFollowsSandbox();
+		await fixture.poll();
+		const oldest = await fixture.send([fixture.user('onePhone')], { title: 'Oldest' });
+		await fixture.sandbox.clock.advance(1_000);
+		await Promise.all(Array.from({ length: MAX_WATCHED_SENDS }, () => fixture.send([fixture.user('onePhone')], { title: 'Later' })));
+		await fixture.sandbox.clock.advance(1_000);
+		const warn = jest.spyOn(fixture.target.context!.logger, 'warn').mockImplementation(() => undefined);
+		try {
+			const outcome = await fixture.poll();
+			expect(outcome.error).toBeUndefined();
+			const sends = (fixture.staticData().watch as { sends: object }).sends;
+			expect(Object.keys(sends)).toHaveLength(MAX_WATCHED_SENDS);
+			expect(Object.keys(sends)).not.toContain(oldest);
+			expect(warn).toHaveBeenCalledTimes(1);
+			expect(warn.mock.calls[0][0]).toMatch(new RegExp(`stopped watching 1 before their watch window ended, oldest first: ${oldest}\\.`));
+		} finally {
+			warn.mockRestore();
+		}
 	});
 });

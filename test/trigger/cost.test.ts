@@ -68,10 +68,11 @@ describe('Companion Push Trigger: cost', () => {
 		console.log(`API calls per poll (10,000 old + 5 moving): max ${Math.max(...totals)}, ${JSON.stringify(perPoll[0])}`);
 	}, 120_000);
 
-	test('more than a page of new sends since the last poll: pages down to what was seen, no further', async () => {
+	test('more than a page of new sends since the last poll: pages down to the margin below the newest one, no further', async () => {
 		fixture = await TriggerFixture.start({ events: ['notificationSettled'] });
 		const user = [fixture.user('onePhone')];
 		await Promise.all(Array.from({ length: 250 }, () => fixture.send(user, { title: 'Before' })));
+		await fixture.sandbox.clock.advance(10 * MINUTE);
 		await fixture.poll();
 		const fresh = await Promise.all(Array.from({ length: 150 }, () => fixture.send(user, { title: 'After' })));
 		await fixture.sandbox.clock.advance(5_000);
@@ -85,9 +86,15 @@ describe('Companion Push Trigger: cost', () => {
 			listCalls.push(fixture.callsSince(logStart)['GET /push-notification/list']);
 			await fixture.sandbox.clock.advance(MINUTE);
 		}
-		// 150 new sends: two pages of 100 the first time (the second holds the first send already
-		// seen), one page afterwards; the 50-read budget spreads the reads over three polls.
-		expect(listCalls).toEqual([2, 1, 1, 1]);
+		// 150 new sends within the margin: two pages of 100 on every poll (the second ends at the
+		// first send older than the margin), never the third page of older sends; the 50-read budget
+		// spreads the reads over three polls.
+		expect(listCalls).toEqual([2, 2, 2, 2]);
+		const listedSkips = fixture.sandbox
+			.requestLog()
+			.filter((entry) => entry.endpoint === 'GET /push-notification/list')
+			.map((entry) => Number(entry.query.skip ?? 0));
+		expect(Math.max(...listedSkips)).toBe(100);
 		expect(emitted.sort()).toEqual([...fresh].sort());
 	});
 

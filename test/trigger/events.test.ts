@@ -18,7 +18,8 @@ describe('Companion Push Trigger: events', () => {
 		expect(first.error).toBeUndefined();
 		expect(first.emitted).toBe(false);
 		const state = fixture.staticData().watch as any;
-		expect(state.newest.ids).toEqual([before]);
+		// The list is read from the first poll's time on: the earlier send lies below it.
+		expect(state.listed).toEqual({ floor: fixture.sandbox.clock.now(), recent: [] });
 		expect(state.sends).toEqual({});
 
 		fixture.sandbox.tap(before, fixture.user('onePhone'));

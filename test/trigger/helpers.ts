@@ -41,6 +41,12 @@ export class TriggerFixture {
 		return this.target;
 	}
 
+	/** Points the trigger's credential at another base URL, e.g. a proxy in front of the sandbox. */
+	useBaseUrl(baseUrl: string): void {
+		const stored = this.credentials.get();
+		stored.data = { ...stored.data, baseUrl };
+	}
+
 	poll(): Promise<PollOutcome> {
 		return runPoll(this.target);
 	}

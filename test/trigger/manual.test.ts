@@ -76,6 +76,29 @@ describe('Companion Push Trigger: Fetch Test Event (manual mode)', () => {
 		expect(staticData).toEqual({});
 	});
 
+	test('the person events: a real one when there is one (No Device), else a sample with the deadline (Not Opened in Time)', async () => {
+		fixture = await TriggerFixture.start();
+		const noPhone = fixture.user('noPhone');
+		const id = await fixture.send([fixture.user('onePhone'), noPhone], { title: 'Safety alert' });
+		await fixture.sandbox.clock.advance(5_000);
+
+		const noDevice = await fetchTestEvent(fixture, { events: ['noDevice'] });
+		expect(noDevice.items).toEqual([
+			{ event: 'noDevice', eventKey: `${id}:${noPhone}:noDevice`, notificationId: id, title: 'Safety alert', body: expect.any(String), userId: noPhone, sentAt: expect.any(String) },
+		]);
+
+		// Within the 30 minutes nobody is late yet: a sample, marked so.
+		const notOpened = await fetchTestEvent(fixture, { events: ['notOpenedInTime'], openDeadline: 30 });
+		const sentAt = Date.parse(noDevice.items[0].sentAt as string);
+		expect(notOpened.items).toEqual([
+			expect.objectContaining({ event: 'notOpenedInTime', sample: true, notificationId: id, deadline: new Date(sentAt + 30 * MINUTE).toISOString() }),
+		]);
+		await fixture.sandbox.clock.advance(30 * MINUTE);
+		expect((await fetchTestEvent(fixture, { events: ['notOpenedInTime'], openDeadline: 30 })).items).toEqual([
+			expect.not.objectContaining({ sample: true }),
+		]);
+	});
+
 	test('with no send at all, a clear error instead of an empty run', async () => {
 		fixture = await TriggerFixture.start();
 		const result = await fetchTestEvent(fixture, {});

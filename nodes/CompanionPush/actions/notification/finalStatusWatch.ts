@@ -3,7 +3,7 @@ import type { IExecuteFunctions } from 'n8n-workflow';
 
 import { getNotification, listNotifications } from '../../transport';
 import type { ListedNotification, NotificationDetail, NotificationRecord } from '../../transport';
-import { isMoving } from './wait';
+import { isMoving } from '../../helpers/sendStates';
 
 /** What following one send came to. */
 export interface WaitResult {

@@ -4,13 +4,6 @@ import { fieldError } from '../../nodeErrors';
 import type { NothingSent } from '../../nodeErrors';
 import type { WaitResult } from './finalStatusWatch';
 
-/** States a send leaves on its own; every other state is final (sent, partially_failed, failed, canceled). */
-const MOVING_STATES = new Set(['sending', 'scheduled']);
-
-export function isMoving(status: string | undefined): boolean {
-	return status !== undefined && MOVING_STATES.has(status);
-}
-
 /** The fields a wait adds to an output item. */
 export function waitFields(result: WaitResult) {
 	return {
