@@ -126,6 +126,12 @@ async function tokenSavedSince(
 	return undefined;
 }
 
+/** A node run or a poll starts: the credential is read anew at its first call (n8n keeps one poll
+ * context for every poll of an activation, and an edited credential must be seen by the next poll). */
+export function readCredentialsAnew(context: CompanionPushContext): void {
+	processState.credentialsRead.delete(context);
+}
+
 /** The credential as this node run or poll read it (once; see processState.credentialsRead). */
 async function credentialsOf(context: CompanionPushContext, itemIndex?: number): Promise<ICredentialDataDecryptedObject> {
 	let read = processState.credentialsRead.get(context);

@@ -4,7 +4,7 @@ import type { IDataObject, INodeExecutionData, IPollFunctions } from 'n8n-workfl
 import { runPool } from '../helpers/pool';
 import { asNodeError } from '../nodeErrors';
 import { processState } from '../processState';
-import { getNotification, listNotifications } from '../transport';
+import { getNotification, listNotifications, readCredentialsAnew } from '../transport';
 import type { ListedNotification, NotificationRecord } from '../transport';
 import { detectEvents, matchesFilters, openDeadline, toItems } from './events';
 import type { TriggerEvent } from './events';
@@ -37,6 +37,7 @@ import {
  */
 export async function pollCompanionPush(this: IPollFunctions): Promise<INodeExecutionData[][] | null> {
 	const parameters = readParameters(this);
+	readCredentialsAnew(this);
 	if (this.getMode() === 'manual') return await fetchTestEvent(this, parameters);
 	// n8n 2.41 runs one poll as it activates the workflow (at publish and at every start) and, if
 	// that poll throws, marks the trigger failed for good. An API outage at that moment must not
