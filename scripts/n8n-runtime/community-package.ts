@@ -13,7 +13,10 @@ const PACKAGE_ROOT = path.resolve(__dirname, '..', '..');
  */
 export function packPackage(outDir = fs.mkdtempSync(path.join(os.tmpdir(), 'companion-push-pack-'))): string {
 	const pack = spawnSync('npm', ['pack', '--json', '--ignore-scripts=false', '--pack-destination', outDir], { cwd: PACKAGE_ROOT, env: cleanEnv({ keepNpmConfig: true }), encoding: 'utf8' });
-	if (pack.status !== 0) throw new Error(`npm pack failed:\n${pack.stderr}`);
+	if (pack.status !== 0) {
+		fs.rmdirSync(outDir); // empty: npm wrote no tarball (rmdir refuses a folder with anything in it)
+		throw new Error(`npm pack failed:\n${pack.stderr}`);
+	}
 	return path.join(outDir, JSON.parse(pack.stdout)[0].filename);
 }
 
