@@ -126,31 +126,17 @@ describe('npm run release', () => {
 		expect(git(repo, 'tag', '-l', '--format=%(contents)', 'v1.5.0')).toContain('- The widget no longer spins forever.');
 	});
 
-	test('refuses, changing nothing: uncommitted changes', () => {
-		fs.writeFileSync(path.join(repo, 'notes.txt'), 'draft');
+	test.each<[string, (repo: string) => void, string]>([
+		['uncommitted changes', (repo) => fs.writeFileSync(path.join(repo, 'notes.txt'), 'draft'), 'the working tree has uncommitted changes'],
+		['not on main', (repo) => git(repo, 'checkout', '--quiet', '-b', 'feature'), 'releases are made from main, this is feature'],
+		['the tag exists already', (repo) => git(repo, 'tag', 'v1.4.3'), 'the tag v1.4.3 exists already'],
+	])('refuses, changing nothing: %s', (_case, setUp, reason) => {
+		setUp(repo);
 		const before = snapshot(repo);
 		const result = release(repo, ['patch']);
 		expect(result.status).toBe(1);
 		expect(result.stderr).toContain('Refused, nothing changed');
-		expect(result.stderr).toContain('the working tree has uncommitted changes');
-		expect(snapshot(repo)).toEqual(before);
-	});
-
-	test('refuses, changing nothing: not on main', () => {
-		git(repo, 'checkout', '--quiet', '-b', 'feature');
-		const before = snapshot(repo);
-		const result = release(repo, ['patch']);
-		expect(result.status).toBe(1);
-		expect(result.stderr).toContain('releases are made from main, this is feature');
-		expect(snapshot(repo)).toEqual(before);
-	});
-
-	test('refuses, changing nothing: the tag exists already', () => {
-		git(repo, 'tag', 'v1.4.3');
-		const before = snapshot(repo);
-		const result = release(repo, ['patch']);
-		expect(result.status).toBe(1);
-		expect(result.stderr).toContain('the tag v1.4.3 exists already');
+		expect(result.stderr).toContain(reason);
 		expect(snapshot(repo)).toEqual(before);
 	});
 
