@@ -1,7 +1,8 @@
 /** Jest runs TypeScript through ts-jest without type checking (tsc does that in `npm test`). */
 module.exports = {
 	testEnvironment: 'node',
-	roots: ['<rootDir>/test'],
+	// devkit/ holds no tests: it is a root so that watch mode reruns the tests when the engine harness changes.
+	roots: ['<rootDir>/test', '<rootDir>/devkit'],
 	testMatch: ['**/*.test.ts'],
 	transform: {
 		'^.+\\.ts$': ['ts-jest', { diagnostics: false }],

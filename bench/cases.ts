@@ -1,7 +1,7 @@
 /**
  * The benchmark cases, each a function of its scale so that `test/bench/bench-smoke.test.ts` can
- * run them small. Node sides run through n8n-core's own engine (test/harness/engine.ts:
- * WorkflowExecute for the action node; test/harness/poll.ts, a PollContext run by TriggersAndPollers, for the trigger),
+ * run them small. Node sides run through n8n-core's own engine (devkit/engine.ts:
+ * WorkflowExecute for the action node; devkit/poll.ts, a PollContext run by TriggersAndPollers, for the trigger),
  * with a fresh credential (no access token yet), so n8n's overhead and the one token refresh are
  * inside the figures. Every case starts on a freshly reset sandbox and reads its call counts.
  *
@@ -18,8 +18,8 @@ import { CompanionPush } from '../nodes/CompanionPush/CompanionPush.node';
 import { CompanionPushTrigger } from '../nodes/CompanionPush/CompanionPushTrigger.node';
 import { parseUserIds, toBatches, uniqueUserIds } from '../nodes/CompanionPush/helpers/recipients';
 import type { Sandbox, SandboxSettings } from '../sandbox';
-import { CredentialStore, registerNodeType, runNode, runProbe } from '../test/harness/engine';
-import { createPollTarget, runPoll } from '../test/harness/poll';
+import { CredentialStore, registerNodeType, runNode, runProbe } from '../devkit/engine';
+import { createPollTarget, runPoll } from '../devkit/poll';
 import { countsSince, heapHeldBy, measured, withMemoryPeak } from './measure';
 import type { Counts, MemoryPeak } from './measure';
 import { rawClient } from './raw';
@@ -359,7 +359,7 @@ export interface TriggerResult {
 	setupMs: number;
 }
 
-/** A trigger in an active workflow, polled the way n8n polls it (test/harness/poll.ts: a PollContext
+/** A trigger in an active workflow, polled the way n8n polls it (devkit/poll.ts: a PollContext
  * in 'trigger' mode through TriggersAndPollers.runPollFunction, static data kept across polls). */
 export function activeTrigger(store: CredentialStore) {
 	const target = createPollTarget({

@@ -9,7 +9,7 @@ import type { ICredentialDataDecryptedObject, IHttpRequestHelper, IHttpRequestOp
 import { checkBaseUrl, CompanionPushApi, renewalMarginMs, secretsFingerprint } from '../../credentials/CompanionPushApi.credentials';
 import { listActiveUserIds } from '../../nodes/CompanionPush/transport';
 import type { Sandbox } from '../../sandbox';
-import { nodeTypes } from '../harness/engine';
+import { nodeTypes } from '../../devkit/engine';
 import {
 	ACTIVE_USERS,
 	count,

@@ -1,17 +1,17 @@
 /**
  * Shared helpers of the action node tests: a sandbox, a credential store holding its credential
  * the way n8n's database would, and `run` that executes the Companion Push node through n8n-core's
- * real WorkflowExecute (test/harness/engine.ts) and returns its output next to the request log.
+ * real WorkflowExecute (devkit/engine.ts) and returns its output next to the request log.
  */
 import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 
 import { CompanionPush } from '../../nodes/CompanionPush/CompanionPush.node';
 import { startSandbox } from '../../sandbox';
 import type { LoggedRequest, Sandbox, SandboxCredential, SandboxOptions } from '../../sandbox';
-import { CredentialStore, registerNodeType, runNode } from '../harness/engine';
+import { CredentialStore, registerNodeType, runNode } from '../../devkit/engine';
 import { send, tokenFor } from '../sandbox/helpers';
-import type { NodeRunResult } from '../harness/engine';
-import { ACTIVE_USERS, CANCEL, credentialData, DETAIL, REFRESH, SEND, SEND_LIST, USER_LIST } from '../harness/fixtures';
+import type { NodeRunResult } from '../../devkit/engine';
+import { ACTIVE_USERS, CANCEL, credentialData, DETAIL, REFRESH, SEND, SEND_LIST, USER_LIST } from '../../devkit/fixtures';
 
 registerNodeType('companionPush', new CompanionPush());
 

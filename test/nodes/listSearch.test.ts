@@ -8,8 +8,8 @@ import type { ILoadOptionsFunctions, INode } from 'n8n-workflow';
 
 import { CompanionPush } from '../../nodes/CompanionPush/CompanionPush.node';
 import type { Sandbox } from '../../sandbox';
-import { buildAdditionalData, nodeTypes } from '../harness/engine';
-import type { CredentialStore } from '../harness/engine';
+import { buildAdditionalData, nodeTypes } from '../../devkit/engine';
+import type { CredentialStore } from '../../devkit/engine';
 import { call, tokenFor } from '../sandbox/helpers';
 import { count, logOf, REFRESH, sandboxFor, storeFor, USER_LIST } from './helpers';
 

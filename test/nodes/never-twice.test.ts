@@ -8,10 +8,10 @@
 import type { IDataObject } from 'n8n-workflow';
 
 import type { Sandbox } from '../../sandbox';
-import { nodeResult, nodeWorkflow, retryWorkflow, runWorkflow } from '../harness/engine';
-import type { NodeRunOptions } from '../harness/engine';
-import { processedDataStore } from '../harness/processedData';
-import type { MemoryProcessedData } from '../harness/processedData';
+import { nodeResult, nodeWorkflow, retryWorkflow, runWorkflow } from '../../devkit/engine';
+import type { NodeRunOptions } from '../../devkit/engine';
+import { processedDataStore } from '../../devkit/processedData';
+import type { MemoryProcessedData } from '../../devkit/processedData';
 import { jsonOf, logOf, pairedOf, SEND, SEND_LIST, sandboxFor, sendParameters, storeFor } from './helpers';
 
 const RETRY_ON_FAIL = { retryOnFail: true, maxTries: 3, waitBetweenTries: 0 };

@@ -6,7 +6,7 @@
  */
 import type { Sandbox } from '../../sandbox';
 import { paceOf } from '../../nodes/CompanionPush/transport/pace';
-import { runProbe } from '../harness/engine';
+import { runProbe } from '../../devkit/engine';
 import { DETAIL, jsonOf, logOf, pairedOf, runOn, SEND, sandboxFor, sendParameters, storeFor } from './helpers';
 
 describe('parallel sends', () => {

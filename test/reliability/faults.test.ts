@@ -21,7 +21,7 @@ import type { IDataObject } from 'n8n-workflow';
 
 import { RETRY_POLICY } from '../../nodes/CompanionPush/transport/retry';
 import type { FaultSpec, Sandbox } from '../../sandbox';
-import type { NodeRunResult } from '../harness/engine';
+import type { NodeRunResult } from '../../devkit/engine';
 import {
 	ACTIVE_USERS,
 	CANCEL,

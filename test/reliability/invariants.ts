@@ -15,7 +15,7 @@
 import type { INodeExecutionData } from 'n8n-workflow';
 
 import type { LoggedRequest, Sandbox } from '../../sandbox';
-import type { NodeRunResult } from '../harness/engine';
+import type { NodeRunResult } from '../../devkit/engine';
 import { SEND } from '../nodes/helpers';
 
 /** How an error of this package starts: the action that failed, or the field to fix. */

@@ -26,9 +26,9 @@ import { RETRY_POLICY } from '../../nodes/CompanionPush/transport/retry';
 import { ERROR_SHAPES, LIST_SHAPES } from '../../sandbox';
 import type { FaultSpec, Sandbox } from '../../sandbox';
 import { seededRandom } from '../../sandbox/random';
-import { nodeResult, nodeWorkflow, retryWorkflow, runWorkflow } from '../harness/engine';
-import type { CredentialStore, NodeRunResult, WorkflowRunOptions } from '../harness/engine';
-import { processedDataStore } from '../harness/processedData';
+import { nodeResult, nodeWorkflow, retryWorkflow, runWorkflow } from '../../devkit/engine';
+import type { CredentialStore, NodeRunResult, WorkflowRunOptions } from '../../devkit/engine';
+import { processedDataStore } from '../../devkit/processedData';
 import {
 	ACTIVE_USERS,
 	CANCEL,

@@ -7,7 +7,7 @@ import { NodeOperationError } from 'n8n-workflow';
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import type { Sandbox } from '../../sandbox';
-import { runProbe } from '../harness/engine';
+import { runProbe } from '../../devkit/engine';
 import { runOn, sandboxFor, storeFor } from '../nodes/helpers';
 import { TriggerFixture } from '../trigger/helpers';
 import { describeFindings, SECRET_MARKER, scanned, takeFindings } from './secret-guard';

@@ -10,7 +10,7 @@ import {
 	sendNotification,
 } from '../../nodes/CompanionPush/transport';
 import type { Sandbox } from '../../sandbox';
-import type { CredentialStore } from '../harness/engine';
+import type { CredentialStore } from '../../devkit/engine';
 import { z } from 'zod';
 import { ACTIVE_USERS, CANCEL, DETAIL, errorInNode, logOf, sandboxFor, storeFor, valueInNode } from './helpers';
 

@@ -1,15 +1,15 @@
 /**
  * Shared helpers of the transport and credential tests: a sandbox, a credential store holding the
  * sandbox's credential the way n8n's database would, and probes that run transport functions in a
- * real n8n node context (n8n-core's WorkflowExecute, see test/harness/engine.ts).
+ * real n8n node context (n8n-core's WorkflowExecute, see devkit/engine.ts).
  */
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { startSandbox } from '../../sandbox';
 import type { LoggedRequest, Sandbox, SandboxCredential, SandboxOptions } from '../../sandbox';
-import { CredentialStore, runProbe } from '../harness/engine';
-import type { NodeRunResult } from '../harness/engine';
-import { ACTIVE_USERS, CANCEL, credentialData, DETAIL, REFRESH, SEND, SEND_LIST, USER_LIST } from '../harness/fixtures';
+import { CredentialStore, runProbe } from '../../devkit/engine';
+import type { NodeRunResult } from '../../devkit/engine';
+import { ACTIVE_USERS, CANCEL, credentialData, DETAIL, REFRESH, SEND, SEND_LIST, USER_LIST } from '../../devkit/fixtures';
 
 export const START = '2026-03-02T09:00:00.000Z';
 

@@ -5,7 +5,7 @@
  */
 import { listNotifications, listUsers, USER_PAGE_SIZE } from '../../nodes/CompanionPush/transport';
 import type { Sandbox } from '../../sandbox';
-import { CredentialStore } from '../harness/engine';
+import { CredentialStore } from '../../devkit/engine';
 import { fakeCredential, startFakeApi } from './fake-api';
 import { count, logOf, sandboxFor, storeFor, USER_LIST, valueInNode } from './helpers';
 

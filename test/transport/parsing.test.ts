@@ -11,7 +11,7 @@ import {
 	sendNotification,
 } from '../../nodes/CompanionPush/transport';
 import type { ErrorShape, ListShape, Sandbox } from '../../sandbox';
-import type { CredentialStore } from '../harness/engine';
+import type { CredentialStore } from '../../devkit/engine';
 import { startFakeApi, fakeCredential } from './fake-api';
 import type { FakeApi } from './fake-api';
 import {
@@ -156,7 +156,7 @@ describe('unknown shapes (a server answering what the spec does not describe)', 
 		await api.stop();
 	});
 	const fakeStore = async () => {
-		const { CredentialStore } = await import('../harness/engine');
+		const { CredentialStore } = await import('../../devkit/engine');
 		const store = new CredentialStore();
 		store.add(fakeCredential(api));
 		return store;

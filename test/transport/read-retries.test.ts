@@ -22,7 +22,7 @@ import {
 	USER_LIST,
 	valueInNode,
 } from './helpers';
-import type { CredentialStore } from "../harness/engine";
+import type { CredentialStore } from "../../devkit/engine";
 
 describe('read retries', () => {
 	let sandbox: Sandbox;

@@ -23,7 +23,7 @@ import {
 	USER_LIST,
 	valueInNode,
 } from './helpers';
-import { runProbe } from '../harness/engine';
+import { runProbe } from '../../devkit/engine';
 
 const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

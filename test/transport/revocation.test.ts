@@ -10,7 +10,7 @@ import type { IDataObject } from 'n8n-workflow';
 
 import * as transport from '../../nodes/CompanionPush/transport';
 import type { Sandbox } from '../../sandbox';
-import type { CredentialStore } from '../harness/engine';
+import type { CredentialStore } from '../../devkit/engine';
 import { ACTIVE_USERS, count, inNode, logOf, REFRESH, sandboxFor, SEND, storeFor, valueInNode } from './helpers';
 
 type Transport = typeof transport;

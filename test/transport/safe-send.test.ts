@@ -7,7 +7,7 @@
 import { listActiveUserIds, sendNotification } from '../../nodes/CompanionPush/transport';
 import type { SendOutcome, SendRequest } from '../../nodes/CompanionPush/transport';
 import type { Sandbox } from '../../sandbox';
-import type { CredentialStore } from '../harness/engine';
+import type { CredentialStore } from '../../devkit/engine';
 import {
 	count,
 	credentialData,

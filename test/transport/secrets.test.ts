@@ -14,7 +14,7 @@ import {
 	sendNotification,
 } from '../../nodes/CompanionPush/transport';
 import type { Sandbox } from '../../sandbox';
-import { CredentialStore, runProbe } from '../harness/engine';
+import { CredentialStore, runProbe } from '../../devkit/engine';
 import { fakeCredential, startFakeApi } from './fake-api';
 import {
 	ACTIVE_USERS,

@@ -2,9 +2,9 @@ import type { IDataObject } from 'n8n-workflow';
 
 import { CompanionPushTrigger } from '../../nodes/CompanionPush/CompanionPushTrigger.node';
 import type { Sandbox, SandboxOptions, UserKind } from '../../sandbox';
-import { CredentialStore } from '../harness/engine';
-import { createPollTarget, nodeStaticData, runPoll } from '../harness/poll';
-import type { PollOutcome, PollTarget } from '../harness/poll';
+import { CredentialStore } from '../../devkit/engine';
+import { createPollTarget, nodeStaticData, runPoll } from '../../devkit/poll';
+import type { PollOutcome, PollTarget } from '../../devkit/poll';
 import { call, manualSandbox, sendBody, tokenFor } from '../sandbox/helpers';
 
 export const TRIGGER_TYPE = 'test.companionPushTrigger';

@@ -5,7 +5,7 @@
  */
 import type { IDataObject, INode } from 'n8n-workflow';
 
-import { runWorkflow } from '../harness/engine';
+import { runWorkflow } from '../../devkit/engine';
 import { MINUTE, TRIGGER_TYPE, TriggerFixture } from './helpers';
 
 const NODE_NAME = 'Companion Push Trigger';

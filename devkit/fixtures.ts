@@ -2,7 +2,7 @@
  * counts) and the credential data n8n stores before a credential's first use. */
 import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
 
-import type { Sandbox, SandboxCredential } from '../../sandbox';
+import type { Sandbox, SandboxCredential } from '../sandbox';
 
 export const REFRESH = 'POST /auth/oauth/v2/refresh';
 export const USER_LIST = 'GET /user/list';
