@@ -12,7 +12,7 @@ import { DETAIL, REFRESH, SEND, SEND_LIST } from '../../bench/measure';
 import { httpNodeName, httpRequestWorkflow, peerRunOf } from '../../bench/n8nPeer';
 import { resultsMarkdown } from '../../bench/report';
 import { parseBenchArgs } from '../../bench/run';
-import { RunResult } from '../e2e/n8n';
+import { RunResult } from '../../devkit/n8nWorkflow';
 
 const SMALL: LatencyScale = {
 	users: 2000,
