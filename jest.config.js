@@ -7,7 +7,8 @@ module.exports = {
 	transform: {
 		'^.+\\.ts$': ['ts-jest', { diagnostics: false }],
 	},
-	setupFiles: ['<rootDir>/test/setup-env.js'],
+	// n8n-core's user folder and encryption key, set before any test file loads n8n-core.
+	setupFiles: ['<rootDir>/devkit/env.ts'],
 	// Every test runs with marked secrets; any that shows up in an output, error or log line fails it.
 	setupFilesAfterEnv: ['<rootDir>/test/reliability/secret-guard.setup.ts'],
 	testTimeout: 60000,

@@ -5,7 +5,7 @@
  * n8n's HTTP Request node runs in a real n8n (bench/n8nPeer.ts). These cases need a sandbox on the
  * real clock (deliveries and rate-limit buckets follow the sandbox clock).
  */
-import './env';
+import '../devkit/env';
 
 import { performance } from 'node:perf_hooks';
 
@@ -13,9 +13,11 @@ import type { INodeProperties } from 'n8n-workflow';
 
 import { CompanionPush } from '../nodes/CompanionPush/CompanionPush.node';
 import type { Sandbox, SandboxSettings } from '../sandbox';
-import { activeTrigger, BODY, freshStore, measuredRaw, nodeSend, TITLE, timedOf } from './cases';
+import { activeTrigger, BODY, measuredRaw, nodeSend, TITLE, timedOf } from './cases';
 import type { NodeTimed, Timed } from './cases';
-import { clearInFlight, countsSince, DETAIL, peakInFlight, SEND } from './measure';
+import { DETAIL, SEND } from '../devkit/endpoints';
+import { storeFor } from '../devkit/fixtures';
+import { clearInFlight, countsSince, peakInFlight } from './measure';
 import type { Counts } from './measure';
 import { rawClient } from './raw';
 
@@ -213,7 +215,7 @@ export async function triggerReadsDue(sandbox: Sandbox, reads: number, polls: nu
 	const settings = { latencyMs, deliveryMs: 10 * 60_000 };
 	await sandbox.reset();
 	sandbox.configure(settings);
-	const poll = activeTrigger(freshStore(sandbox));
+	const poll = activeTrigger(storeFor(sandbox));
 	let before = sandbox.counts();
 	await poll();
 	const activation = countsSince(before, sandbox.counts());

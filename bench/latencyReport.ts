@@ -1,5 +1,6 @@
 /** The latency suite's figures (rows 6 to 10), their goals and verdicts, and the causes of misses. */
-import { DETAIL, median, ms, ratio, REFRESH, SEND, SEND_LIST, spread, totalCalls } from './measure';
+import { DETAIL, REFRESH, SEND, SEND_LIST } from '../devkit/endpoints';
+import { median, ms, ratio, spread, totalCalls } from './measure';
 import type { Counts } from './measure';
 import type { AtLatency, LatencyResults, SendSides } from './latencySuite';
 import { HTTP_REQUEST_VERSION } from './n8nPeer';

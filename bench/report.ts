@@ -1,5 +1,6 @@
 /** Turns the suite's results into figures with goals and verdicts, a console table and RESULTS.md. */
-import { DETAIL, mb, median, ms, ratio, REFRESH, SEND, SEND_LIST, spread, totalCalls, USER_LIST } from './measure';
+import { DETAIL, REFRESH, SEND, SEND_LIST, USER_LIST } from '../devkit/endpoints';
+import { mb, median, ms, ratio, spread, totalCalls } from './measure';
 import type { Counts } from './measure';
 import { latencyFiguresOf } from './latencyReport';
 import type { LatencyResults } from './latencySuite';

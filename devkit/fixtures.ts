@@ -1,16 +1,9 @@
-/** What tests of every layer share about the sandbox: its endpoint keys (as in its request log and
- * counts) and the credential data n8n stores before a credential's first use. */
-import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
+/** The sandbox's credential as n8n stores it before its first use, for the tests of every layer
+ * and the benchmark. */
+import type { ICredentialDataDecryptedObject, IDataObject } from 'n8n-workflow';
 
 import type { Sandbox, SandboxCredential } from '../sandbox';
-
-export const REFRESH = 'POST /auth/oauth/v2/refresh';
-export const USER_LIST = 'GET /user/list';
-export const ACTIVE_USERS = 'GET /user-device/users';
-export const SEND = 'POST /push-notification/send';
-export const SEND_LIST = 'GET /push-notification/list';
-export const DETAIL = 'GET /push-notification/:id';
-export const CANCEL = 'POST /push-notification/:id/cancel';
+import { CredentialStore } from './engine';
 
 /** The credential data as n8n stores it before its first use: no access token yet. */
 export function credentialData(
@@ -25,4 +18,21 @@ export function credentialData(
 		accessToken: '',
 		accessTokenRenewAfter: 0,
 	};
+}
+
+export interface StoreOptions {
+	/** Whose credential: the primary org's unless given (another org's, the non-admin one). */
+	credential?: SandboxCredential;
+	/** Fields that replace the stored ones (a wrong secret, a token already there). */
+	overrides?: IDataObject;
+	/** The credential's id in the store (what the node keeps in process memory per credential,
+	 * e.g. its pace after 429s, is keyed by it); `cred-1` unless given. */
+	id?: string;
+}
+
+/** A credential store holding the sandbox's credential as n8n keeps it before its first use. */
+export function storeFor(sandbox: Sandbox, { credential, overrides = {}, id }: StoreOptions = {}): CredentialStore {
+	const store = new CredentialStore();
+	store.add({ ...credentialData(sandbox, credential), ...overrides }, id);
+	return store;
 }

@@ -8,7 +8,7 @@ import type { LoggedRequest, Sandbox } from '../../sandbox';
 import { latencyFiguresOf } from '../../bench/latencyReport';
 import { LATENCY_GROUPS, runLatencySuite } from '../../bench/latencySuite';
 import type { LatencyResults, LatencyScale } from '../../bench/latencySuite';
-import { DETAIL, REFRESH, SEND, SEND_LIST } from '../../bench/measure';
+import { DETAIL, REFRESH, SEND, SEND_LIST } from '../../devkit/endpoints';
 import { httpNodeName, httpRequestWorkflow, peerRunOf } from '../../bench/n8nPeer';
 import { resultsMarkdown } from '../../bench/report';
 import { parseBenchArgs } from '../../bench/run';

@@ -4,7 +4,8 @@
  */
 import { startSandbox } from '../../sandbox';
 import type { Sandbox } from '../../sandbox';
-import { DETAIL, REFRESH, SEND, SEND_LIST, totalCalls, USER_LIST } from '../../bench/measure';
+import { DETAIL, REFRESH, SEND, SEND_LIST, USER_LIST } from '../../devkit/endpoints';
+import { totalCalls } from '../../bench/measure';
 import { figuresOf, markdownTable, resultsMarkdown } from '../../bench/report';
 import { runSuite } from '../../bench/suite';
 import type { BenchResults, Scale } from '../../bench/suite';

@@ -11,7 +11,8 @@ import type { LoggedRequest, Sandbox, SandboxCredential, SandboxOptions } from '
 import { CredentialStore, registerNodeType, runNode } from '../../devkit/engine';
 import { send, tokenFor } from '../sandbox/helpers';
 import type { NodeRunResult } from '../../devkit/engine';
-import { ACTIVE_USERS, CANCEL, credentialData, DETAIL, REFRESH, SEND, SEND_LIST, USER_LIST } from '../../devkit/fixtures';
+import { ACTIVE_USERS, CANCEL, DETAIL, REFRESH, SEND, SEND_LIST, USER_LIST } from '../../devkit/endpoints';
+import { credentialData } from '../../devkit/fixtures';
 
 registerNodeType('companionPush', new CompanionPush());
 

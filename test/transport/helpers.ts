@@ -9,7 +9,8 @@ import { startSandbox } from '../../sandbox';
 import type { LoggedRequest, Sandbox, SandboxCredential, SandboxOptions } from '../../sandbox';
 import { CredentialStore, runProbe } from '../../devkit/engine';
 import type { NodeRunResult } from '../../devkit/engine';
-import { ACTIVE_USERS, CANCEL, credentialData, DETAIL, REFRESH, SEND, SEND_LIST, USER_LIST } from '../../devkit/fixtures';
+import { ACTIVE_USERS, CANCEL, DETAIL, REFRESH, SEND, SEND_LIST, USER_LIST } from '../../devkit/endpoints';
+import { credentialData } from '../../devkit/fixtures';
 
 export const START = '2026-03-02T09:00:00.000Z';
 
