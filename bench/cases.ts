@@ -366,8 +366,9 @@ export function activeTrigger(store: CredentialStore) {
 	};
 }
 
-/** Many sends at once (setup only): a few connections in parallel, one recipient each. */
-async function makePastSends(sandbox: Sandbox, count: number): Promise<void> {
+/** Many sends at once (setup only), made with a raw client over a few connections in parallel: one
+ * recipient each (the org's users in turn), titled `<titlePrefix> <index>`. */
+export async function makeRawSends(sandbox: Sandbox, count: number, titlePrefix: string): Promise<void> {
 	const client = rawClient(sandbox, 4);
 	try {
 		const token = await client.token();
@@ -376,7 +377,7 @@ async function makePastSends(sandbox: Sandbox, count: number): Promise<void> {
 		const worker = async () => {
 			while (next < count) {
 				const index = next++;
-				const body = JSON.stringify({ title: `Past ${index}`, body: BODY, target_user_ids: [userIds[index % userIds.length]] });
+				const body = JSON.stringify({ title: `${titlePrefix} ${index}`, body: BODY, target_user_ids: [userIds[index % userIds.length]] });
 				await client.post('/push-notification/send', token, body);
 			}
 		};
@@ -398,7 +399,7 @@ export async function triggerPolls(sandbox: Sandbox, scenario: TriggerScenario):
 	await sandbox.reset();
 	const setupStarted = Date.now();
 	sandbox.configure({ deliveryMs: 1_000 });
-	await makePastSends(sandbox, scenario.pastSends);
+	await makeRawSends(sandbox, scenario.pastSends, 'Past');
 	const setupMs = Date.now() - setupStarted;
 	await sandbox.clock.advance(2 * 60 * MINUTE);
 

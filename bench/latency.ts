@@ -13,7 +13,7 @@ import type { INodeProperties } from 'n8n-workflow';
 
 import { CompanionPush } from '../nodes/CompanionPush/CompanionPush.node';
 import type { Sandbox, SandboxSettings } from '../sandbox';
-import { activeTrigger, BODY, measuredRaw, nodeSend, TITLE, timedOf } from './cases';
+import { activeTrigger, BODY, makeRawSends, measuredRaw, nodeSend, TITLE, timedOf } from './cases';
 import type { NodeTimed, Timed } from './cases';
 import { DETAIL, SEND } from '../devkit/endpoints';
 import { storeFor } from '../devkit/fixtures';
@@ -220,21 +220,7 @@ export async function triggerReadsDue(sandbox: Sandbox, reads: number, polls: nu
 	await poll();
 	const activation = countsSince(before, sandbox.counts());
 
-	const client = rawClient(sandbox, 4);
-	try {
-		const token = await client.token();
-		const userIds = sandbox.orgs.primary.userIds;
-		let next = 0;
-		const worker = async () => {
-			while (next < reads) {
-				const index = next++;
-				await client.post('/push-notification/send', token, JSON.stringify({ title: `Due ${index}`, body: BODY, target_user_ids: [userIds[index]] }));
-			}
-		};
-		await Promise.all([worker(), worker(), worker(), worker()]);
-	} finally {
-		await client.close();
-	}
+	await makeRawSends(sandbox, reads, 'Due');
 
 	const measuredPolls: TriggerReadsRun['polls'] = [];
 	for (let index = 0; index < polls; index++) {
