@@ -21,8 +21,6 @@ export function sandboxFor(options: SandboxOptions = {}): Promise<Sandbox> {
 	return startSandbox({ clock: 'manual', startTime: START, seedUsers: 60, deliveryMs: 0, ...options });
 }
 
-
-
 export function storeFor(sandbox: Sandbox, data: IDataObject = {}): CredentialStore {
 	const store = new CredentialStore();
 	store.add({ ...credentialData(sandbox), ...data });

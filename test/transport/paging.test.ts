@@ -6,7 +6,7 @@
 import { listNotifications, listUsers, USER_PAGE_SIZE } from '../../nodes/CompanionPush/transport';
 import type { Sandbox } from '../../sandbox';
 import { CredentialStore } from '../../devkit/engine';
-import { fakeCredential, startFakeApi } from './fake-api';
+import { fakeCredential, startFakeApi } from '../harness/fakeApi';
 import { count, logOf, sandboxFor, storeFor, USER_LIST, valueInNode } from './helpers';
 
 describe('listUsers over 2500 users', () => {

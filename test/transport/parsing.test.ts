@@ -12,8 +12,8 @@ import {
 } from '../../nodes/CompanionPush/transport';
 import type { ErrorShape, ListShape, Sandbox } from '../../sandbox';
 import type { CredentialStore } from '../../devkit/engine';
-import { startFakeApi, fakeCredential } from './fake-api';
-import type { FakeApi } from './fake-api';
+import { startFakeApi, fakeCredential } from '../harness/fakeApi';
+import type { FakeApi } from '../harness/fakeApi';
 import {
 	errorInNode,
 	expectNoSecret,

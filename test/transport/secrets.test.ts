@@ -15,7 +15,7 @@ import {
 } from '../../nodes/CompanionPush/transport';
 import type { Sandbox } from '../../sandbox';
 import { CredentialStore, runProbe } from '../../devkit/engine';
-import { fakeCredential, startFakeApi } from './fake-api';
+import { fakeCredential, startFakeApi } from '../harness/fakeApi';
 import {
 	ACTIVE_USERS,
 	credentialData,
