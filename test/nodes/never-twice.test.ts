@@ -12,7 +12,17 @@ import { nodeResult, nodeWorkflow, retryWorkflow, runWorkflow } from '../../devk
 import type { NodeRunOptions } from '../../devkit/engine';
 import { processedDataStore } from '../../devkit/processedData';
 import type { MemoryProcessedData } from '../../devkit/processedData';
-import { jsonOf, logOf, pairedOf, SEND, SEND_LIST, sandboxFor, sendParameters, storeFor } from './helpers';
+import {
+	jsonOf,
+	logOf,
+	NODE_SANDBOX,
+	pairedOf,
+	SEND,
+	SEND_LIST,
+	sendParameters,
+	storeFor,
+	useSandbox,
+} from '../harness';
 
 const RETRY_ON_FAIL = { retryOnFail: true, maxTries: 3, waitBetweenTries: 0 };
 
@@ -42,18 +52,15 @@ function expectEachOnce(sandbox: Sandbox, userIds: string[]) {
 }
 
 describe('never twice: n8n runs the node again', () => {
-	let sandbox: Sandbox;
+	const sandbox = useSandbox({ ...NODE_SANDBOX, resetBeforeEach: true });
 	let users: string[];
 	let store: MemoryProcessedData;
 
 	beforeAll(async () => {
-		sandbox = await sandboxFor();
 		users = sandbox.orgs.primary.usersOfKind('onePhone', 8);
 		store = await processedDataStore();
 	});
-	afterAll(async () => await sandbox.stop());
 	beforeEach(() => {
-		sandbox.reset();
 		store.reset();
 	});
 
