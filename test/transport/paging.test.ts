@@ -4,23 +4,26 @@
  * server that ignores `skip`.
  */
 import { listNotifications, listUsers, USER_PAGE_SIZE } from '../../nodes/CompanionPush/transport';
-import type { Sandbox } from '../../sandbox';
 import { CredentialStore } from '../../devkit/engine';
-import { fakeCredential, startFakeApi } from '../harness/fakeApi';
-import { count, logOf, sandboxFor, storeFor, USER_LIST, valueInNode } from './helpers';
+import {
+	count,
+	fakeCredential,
+	logOf,
+	startFakeApi,
+	storeFor,
+	TRANSPORT_SANDBOX,
+	USER_LIST,
+	useSandbox,
+	useTestSandboxes,
+	valueInNode,
+} from '../harness';
 
 describe('listUsers over 2500 users', () => {
-	let sandbox: Sandbox;
+	const sandbox = useSandbox({ ...TRANSPORT_SANDBOX, seedUsers: 2500, resetBeforeEach: true });
+	const sandboxes = useTestSandboxes();
 	let store: CredentialStore;
 	beforeAll(async () => {
-		sandbox = await sandboxFor({ seedUsers: 2500 });
 		store = storeFor(sandbox);
-	});
-	afterAll(async () => {
-		await sandbox.stop();
-	});
-	beforeEach(async () => {
-		await sandbox.reset();
 	});
 
 	test('reads pages of 1000 and stops on the empty page: 4 calls, every user once', async () => {
@@ -47,12 +50,10 @@ describe('listUsers over 2500 users', () => {
 	});
 
 	test('exactly 2000 users: the third page comes back empty and ends the reading', async () => {
-		await sandbox.stop();
-		sandbox = await sandboxFor({ seedUsers: 2000 });
-		store = storeFor(sandbox);
-		const users = await valueInNode(store, (context) => listUsers(context));
+		const exactly2000 = await sandboxes.start({ ...TRANSPORT_SANDBOX, seedUsers: 2000 });
+		const users = await valueInNode(storeFor(exactly2000), (context) => listUsers(context));
 		expect(users).toHaveLength(2000);
-		expect(count(sandbox, USER_LIST)).toBe(3);
+		expect(count(exactly2000, USER_LIST)).toBe(3);
 	});
 });
 

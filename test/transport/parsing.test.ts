@@ -10,34 +10,35 @@ import {
 	parseErrorBody,
 	sendNotification,
 } from '../../nodes/CompanionPush/transport';
-import type { ErrorShape, ListShape, Sandbox } from '../../sandbox';
+import type { ErrorShape, ListShape } from '../../sandbox';
 import type { CredentialStore } from '../../devkit/engine';
-import { startFakeApi, fakeCredential } from '../harness/fakeApi';
-import type { FakeApi } from '../harness/fakeApi';
 import {
 	errorInNode,
 	expectNoSecret,
+	fakeCredential,
 	logOf,
-	sandboxFor,
 	secretsOf,
 	SEND,
 	SEND_LIST,
+	startFakeApi,
 	storeFor,
 	tokensSeen,
+	TRANSPORT_SANDBOX,
 	USER_LIST,
+	useSandbox,
 	valueInNode,
-} from './helpers';
+} from '../harness';
+import type { FakeApi } from '../harness';
 
 const LIST_SHAPES: ListShape[] = ['bareArray', 'dataArray', 'dataItems', 'dataNotifications', 'envelope'];
 const ERROR_SHAPES: ErrorShape[] = ['okFalse', 'detail', 'statusMessage', 'plainText'];
 
 describe('tolerant parsing against the sandbox', () => {
-	let sandbox: Sandbox;
+	const sandbox = useSandbox({ ...TRANSPORT_SANDBOX, seedUsers: 40 });
 	let store: CredentialStore;
 	let tokens: () => string[];
 	let sentIds: string[];
 	beforeAll(async () => {
-		sandbox = await sandboxFor({ seedUsers: 40 });
 		store = storeFor(sandbox);
 		tokens = tokensSeen(store);
 		const users = sandbox.orgs.primary.usersOfKind('onePhone', 2);
@@ -48,9 +49,6 @@ describe('tolerant parsing against the sandbox', () => {
 			}
 			return ids;
 		});
-	});
-	afterAll(async () => {
-		await sandbox.stop();
 	});
 	afterEach(() => {
 		sandbox.configure({ listShape: 'envelope', errorShape: 'okFalse' });

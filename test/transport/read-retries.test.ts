@@ -3,50 +3,47 @@
  * with backoff (Retry-After honoured up to a cap); 4xx are not; exhausted retries give a
  * NodeApiError naming the action, the HTTP status and a hint. The waits are real (400 ms base).
  */
-import { getNotification, listActiveUserIds, listUsersPage, sendNotification } from '../../nodes/CompanionPush/transport';
+import {
+	getNotification,
+	listActiveUserIds,
+	listUsersPage,
+	sendNotification,
+} from '../../nodes/CompanionPush/transport';
 import { RETRY_POLICY } from '../../nodes/CompanionPush/transport/retry';
-import type { Sandbox } from '../../sandbox';
 import {
 	ACTIVE_USERS,
 	count,
-	credentialData,
 	DETAIL,
 	errorInNode,
 	expectNoSecret,
 	logOf,
 	REFRESH,
-	sandboxFor,
 	secretsOf,
 	storeFor,
 	tokensSeen,
+	TRANSPORT_SANDBOX,
 	USER_LIST,
+	useSandbox,
 	valueInNode,
-} from './helpers';
+} from '../harness';
 import type { CredentialStore } from "../../devkit/engine";
 
 describe('read retries', () => {
-	let sandbox: Sandbox;
+	const sandbox = useSandbox({ ...TRANSPORT_SANDBOX, clock: 'real', seedUsers: 30, resetBeforeEach: true });
 	let store: CredentialStore;
 	let tokens: () => string[];
 	beforeAll(async () => {
-		sandbox = await sandboxFor({ clock: 'real', seedUsers: 30 });
 		store = storeFor(sandbox);
 		tokens = tokensSeen(store);
 		// Take the token once, so the logs below hold only the calls under test.
 		await valueInNode(store, (context) => listActiveUserIds(context));
-	});
-	afterAll(async () => {
-		await sandbox.stop();
-	});
-	beforeEach(async () => {
-		await sandbox.reset();
 	});
 
 	const statuses = (endpoint: string) => logOf(sandbox, endpoint).map((entry) => entry.status);
 
 	/** A send registered by the secondary organization (through its own credential). */
 	async function sendOfSecondaryOrg(): Promise<string> {
-		const other = storeFor(sandbox, credentialData(sandbox, sandbox.orgs.secondary));
+		const other = storeFor(sandbox, { credential: sandbox.orgs.secondary });
 		const outcome = await valueInNode(other, (context) =>
 			sendNotification(context, { title: 't', body: 'b', target_user_ids: sandbox.orgs.secondary.userIds.slice(0, 1) }),
 		);

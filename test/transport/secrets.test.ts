@@ -13,40 +13,33 @@ import {
 	listUsersPage,
 	sendNotification,
 } from '../../nodes/CompanionPush/transport';
-import type { Sandbox } from '../../sandbox';
 import { CredentialStore, runProbe } from '../../devkit/engine';
-import { fakeCredential, startFakeApi } from '../harness/fakeApi';
 import {
 	ACTIVE_USERS,
-	credentialData,
 	DETAIL,
 	errorInNode,
 	expectNoSecret,
-	sandboxFor,
+	fakeCredential,
 	SEND,
 	SEND_LIST,
+	startFakeApi,
 	storeFor,
 	tokensSeen,
+	TRANSPORT_SANDBOX,
 	USER_LIST,
+	useSandbox,
 	valueInNode,
-} from './helpers';
+} from '../harness';
 
 describe('no secret or token in any error', () => {
-	let sandbox: Sandbox;
+	const sandbox = useSandbox({ ...TRANSPORT_SANDBOX, seedUsers: 30, resetBeforeEach: true });
 	let store: CredentialStore;
 	let tokens: () => string[];
 	const secrets = () => [sandbox.orgs.primary.clientSecret, sandbox.orgs.primary.refreshToken, ...tokens()];
 	beforeAll(async () => {
-		sandbox = await sandboxFor({ seedUsers: 30 });
 		store = storeFor(sandbox);
 		tokens = tokensSeen(store);
 		await valueInNode(store, (context) => listActiveUserIds(context));
-	});
-	afterAll(async () => {
-		await sandbox.stop();
-	});
-	beforeEach(async () => {
-		await sandbox.reset();
 	});
 
 	const request = () => ({ title: 'T', body: 'B', target_user_ids: sandbox.orgs.primary.usersOfKind('onePhone', 1) });
@@ -87,7 +80,7 @@ describe('no secret or token in any error', () => {
 	});
 
 	test('a 403 (another organization\'s send)', async () => {
-		const other = storeFor(sandbox, credentialData(sandbox, sandbox.orgs.secondary));
+		const other = storeFor(sandbox, { credential: sandbox.orgs.secondary });
 		const otherTokens = tokensSeen(other);
 		const theirs = await valueInNode(other, (context) =>
 			sendNotification(context, { title: 'T', body: 'B', target_user_ids: sandbox.orgs.secondary.userIds.slice(0, 1) }),
