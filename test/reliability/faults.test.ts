@@ -28,18 +28,20 @@ import {
 	DETAIL,
 	jsonOf,
 	logOf,
+	MINUTE,
+	NODE_SANDBOX,
 	pairedOf,
 	REFRESH,
 	runOn,
-	sandboxFor,
 	seedSends,
 	SEND,
 	SEND_LIST,
 	sendParameters,
 	storeFor,
 	USER_LIST,
-} from '../nodes/helpers';
-import { MINUTE, TriggerFixture } from '../trigger/helpers';
+	useSandbox,
+	useTriggerFixtures,
+} from '../harness';
 import { errorsOf, everyItemAnswered, SendLedger } from './invariants';
 
 type Fault = Omit<FaultSpec, 'endpoint'>;
@@ -190,20 +192,13 @@ const refreshCases: Case[] = (['send', 'users'] as Op[]).flatMap((op): Case[] =>
 });
 
 describe('faults on every endpoint, through the action node', () => {
-	let sandbox: Sandbox;
+	const sandbox = useSandbox({ ...NODE_SANDBOX, deliveryMs: 5, resetBeforeEach: true });
 	let users: string[];
 	const ledger = new SendLedger();
 	let counter = 0;
 
 	beforeAll(async () => {
-		sandbox = await sandboxFor({ deliveryMs: 5 });
 		users = sandbox.orgs.primary.usersOfKind('onePhone', 6);
-	});
-	afterAll(async () => {
-		await sandbox.stop();
-	});
-	beforeEach(async () => {
-		await sandbox.reset();
 	});
 
 	/** The node's parameters and items for `op`; titles unique to the run. Seeds sends for get/cancel. */
@@ -453,8 +448,7 @@ describe('faults on every endpoint, through the action node', () => {
 });
 
 describe('faults on the list and detail reads, through the trigger', () => {
-	let fixture: TriggerFixture;
-	afterEach(async () => fixture?.stop());
+	const triggers = useTriggerFixtures();
 
 	const LIST = SEND_LIST;
 	const cases: Array<{ name: string; faults: FaultSpec[]; renewToken?: boolean; outcome: Outcome }> = [
@@ -472,7 +466,7 @@ describe('faults on the list and detail reads, through the trigger', () => {
 	];
 
 	test.each(cases)('$name: every event emitted exactly once', async ({ faults, renewToken, outcome }) => {
-		fixture = await TriggerFixture.start({ events: ['notificationSettled', 'deliveryFailed'] });
+		const fixture = await triggers.start({ events: ['notificationSettled', 'deliveryFailed'] });
 		expect((await fixture.poll()).error).toBeUndefined();
 		const reached = await fixture.send([fixture.user('onePhone')], { title: 'Reached' });
 		const failed = await fixture.send([fixture.user('uninstalled')], { title: 'Failed' });

@@ -24,7 +24,7 @@ import type { IDataObject } from 'n8n-workflow';
 import { FOREIGN_RENEWAL_WAIT_MS } from '../../nodes/CompanionPush/transport/request';
 import { RETRY_POLICY } from '../../nodes/CompanionPush/transport/retry';
 import { ERROR_SHAPES, LIST_SHAPES } from '../../sandbox';
-import type { FaultSpec, Sandbox } from '../../sandbox';
+import type { FaultSpec } from '../../sandbox';
 import { seededRandom } from '../../sandbox/random';
 import { nodeResult, nodeWorkflow, retryWorkflow, runWorkflow } from '../../devkit/engine';
 import type { CredentialStore, NodeRunResult, WorkflowRunOptions } from '../../devkit/engine';
@@ -33,14 +33,15 @@ import {
 	ACTIVE_USERS,
 	CANCEL,
 	DETAIL,
+	NODE_SANDBOX,
 	REFRESH,
-	sandboxFor,
 	SEND,
 	SEND_LIST,
 	sendParameters,
 	storeFor,
 	USER_LIST,
-} from '../nodes/helpers';
+	useSandbox,
+} from '../harness';
 import { errorsOf, everyItemAnswered, InvariantViolation, SendLedger } from './invariants';
 
 const SEED = Number(process.env.RELIABILITY_SEED ?? 7_2026);
@@ -71,14 +72,13 @@ const ENDPOINTS: Record<Op, string[]> = {
 };
 
 describe(`randomized run: ${OPERATIONS} operations with random faults (seed ${SEED})`, () => {
-	let sandbox: Sandbox;
+	const sandbox = useSandbox({ ...NODE_SANDBOX, deliveryMs: 5 });
 	let store: CredentialStore;
 	const savedPolicy = { ...RETRY_POLICY };
 	const savedRenewalWait = { ...FOREIGN_RENEWAL_WAIT_MS };
 	beforeAll(async () => {
 		Object.assign(RETRY_POLICY, { baseDelayMs: 5, maxDelayMs: 40 });
 		Object.assign(FOREIGN_RENEWAL_WAIT_MS, { min: 5, max: 15 });
-		sandbox = await sandboxFor({ deliveryMs: 5 });
 		// One credential for the whole run, as n8n keeps it: its token lives across workflows.
 		store = storeFor(sandbox);
 		(await processedDataStore()).reset();
@@ -86,7 +86,6 @@ describe(`randomized run: ${OPERATIONS} operations with random faults (seed ${SE
 	afterAll(async () => {
 		Object.assign(RETRY_POLICY, savedPolicy);
 		Object.assign(FOREIGN_RENEWAL_WAIT_MS, savedRenewalWait);
-		await sandbox.stop();
 	});
 
 	test('the invariants hold after every workflow', async () => {
