@@ -6,18 +6,7 @@
  */
 import type { IDataObject } from 'n8n-workflow';
 
-import {
-	count,
-	jsonOf,
-	logOf,
-	NODE_SANDBOX,
-	pairedOf,
-	runOn,
-	SEND,
-	sendParameters,
-	sentBodies,
-	useSandbox,
-} from '../harness';
+import { count, jsonOf, logOf, NODE_SANDBOX, pairedOf, runOn, SEND, sendParameters, sentBodies, useSandbox } from '../harness';
 
 interface BadCase {
 	/** The field the message must name, as the user sees it. */

@@ -5,19 +5,7 @@
  */
 import { DateTime } from 'luxon';
 
-import {
-	CANCEL,
-	count,
-	DETAIL,
-	jsonOf,
-	logOf,
-	NODE_SANDBOX,
-	pairedOf,
-	runOn,
-	seedSends,
-	storeFor,
-	useSandbox,
-} from '../harness';
+import { CANCEL, count, DETAIL, jsonOf, logOf, NODE_SANDBOX, pairedOf, runOn, seedSends, storeFor, useSandbox } from '../harness';
 
 describe('Cancel', () => {
 	// Deliveries take a minute: a send made now stays "sending" for the whole test.

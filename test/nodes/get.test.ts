@@ -2,19 +2,7 @@
  * Notification > Get: the record, its counters and deliveries (included, omitted or split into
  * items), waiting for the final status, and the API's 404 and 403.
  */
-import {
-	count,
-	DETAIL,
-	jsonOf,
-	logOf,
-	NODE_SANDBOX,
-	pairedOf,
-	runOn,
-	seedSends,
-	storeFor,
-	useSandbox,
-	wait,
-} from '../harness';
+import { count, DETAIL, jsonOf, logOf, NODE_SANDBOX, pairedOf, runOn, seedSends, storeFor, useSandbox, wait } from '../harness';
 
 const get = (notificationId: string, options: Record<string, unknown> = {}) => ({
 	resource: 'notification',

@@ -12,17 +12,7 @@ import { nodeResult, nodeWorkflow, retryWorkflow, runWorkflow } from '../../devk
 import type { NodeRunOptions } from '../../devkit/engine';
 import { processedDataStore } from '../../devkit/processedData';
 import type { MemoryProcessedData } from '../../devkit/processedData';
-import {
-	jsonOf,
-	logOf,
-	NODE_SANDBOX,
-	pairedOf,
-	SEND,
-	SEND_LIST,
-	sendParameters,
-	storeFor,
-	useSandbox,
-} from '../harness';
+import { jsonOf, logOf, NODE_SANDBOX, pairedOf, SEND, SEND_LIST, sendParameters, storeFor, useSandbox } from '../harness';
 
 const RETRY_ON_FAIL = { retryOnFail: true, maxTries: 3, waitBetweenTries: 0 };
 

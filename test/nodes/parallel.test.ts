@@ -6,19 +6,7 @@
  */
 import { paceOf } from '../../nodes/CompanionPush/transport/pace';
 import { runProbe } from '../../devkit/engine';
-import {
-	DETAIL,
-	jsonOf,
-	logOf,
-	NODE_SANDBOX,
-	pairedOf,
-	runOn,
-	SEND,
-	sendParameters,
-	storeFor,
-	useSandbox,
-	useTestSandboxes,
-} from '../harness';
+import { DETAIL, jsonOf, logOf, NODE_SANDBOX, pairedOf, runOn, SEND, sendParameters, storeFor, useSandbox, useTestSandboxes } from '../harness';
 
 describe('parallel sends', () => {
 	// Jitter makes answers come back in another order than the requests went out.

@@ -6,18 +6,7 @@
 import { DateTime } from 'luxon';
 import type { IDataObject } from 'n8n-workflow';
 
-import {
-	count,
-	expectNoTenantId,
-	logOf,
-	NODE_SANDBOX,
-	REFRESH,
-	runOn,
-	SEND,
-	sendParameters,
-	sentBodies,
-	useSandbox,
-} from '../harness';
+import { count, expectNoTenantId, logOf, NODE_SANDBOX, REFRESH, runOn, SEND, sendParameters, sentBodies, useSandbox } from '../harness';
 
 const OFFSET = /(Z|[+-]\d\d:\d\d)$/;
 

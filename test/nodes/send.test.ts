@@ -5,24 +5,7 @@
  */
 import type { IDataObject } from 'n8n-workflow';
 
-import {
-	ACTIVE_USERS,
-	count,
-	DETAIL,
-	expectNoTenantId,
-	jsonOf,
-	logOf,
-	NODE_SANDBOX,
-	pairedOf,
-	REFRESH,
-	runOn,
-	SEND,
-	sendParameters,
-	sentBodies,
-	storeFor,
-	USER_LIST,
-	useSandbox,
-} from '../harness';
+import { ACTIVE_USERS, count, DETAIL, expectNoTenantId, jsonOf, logOf, NODE_SANDBOX, pairedOf, REFRESH, runOn, SEND, sendParameters, sentBodies, storeFor, USER_LIST, useSandbox } from '../harness';
 
 describe('Send (60 users)', () => {
 	const sandbox = useSandbox({ ...NODE_SANDBOX, resetBeforeEach: true });

@@ -2,18 +2,7 @@
  * User > Get Many (the user list, paged by 1000 until an empty page) and User > Get With Active
  * App (one item per user, or one item with the IDs).
  */
-import {
-	ACTIVE_USERS,
-	count,
-	jsonOf,
-	logOf,
-	NODE_SANDBOX,
-	pairedOf,
-	REFRESH,
-	runOn,
-	USER_LIST,
-	useSandbox,
-} from '../harness';
+import { ACTIVE_USERS, count, jsonOf, logOf, NODE_SANDBOX, pairedOf, REFRESH, runOn, USER_LIST, useSandbox } from '../harness';
 
 describe('User (2500 users)', () => {
 	const sandbox = useSandbox({ ...NODE_SANDBOX, seedUsers: 2500, resetBeforeEach: true });

@@ -22,26 +22,7 @@ import type { IDataObject } from 'n8n-workflow';
 import { RETRY_POLICY } from '../../nodes/CompanionPush/transport/retry';
 import type { FaultSpec, Sandbox } from '../../sandbox';
 import type { NodeRunResult } from '../../devkit/engine';
-import {
-	ACTIVE_USERS,
-	CANCEL,
-	DETAIL,
-	jsonOf,
-	logOf,
-	MINUTE,
-	NODE_SANDBOX,
-	pairedOf,
-	REFRESH,
-	runOn,
-	seedSends,
-	SEND,
-	SEND_LIST,
-	sendParameters,
-	storeFor,
-	USER_LIST,
-	useSandbox,
-	useTriggerFixtures,
-} from '../harness';
+import { ACTIVE_USERS, CANCEL, DETAIL, jsonOf, logOf, MINUTE, NODE_SANDBOX, pairedOf, REFRESH, runOn, seedSends, SEND, SEND_LIST, sendParameters, storeFor, USER_LIST, useSandbox, useTriggerFixtures } from '../harness';
 import { errorsOf, everyItemAnswered, SendLedger } from './invariants';
 
 type Fault = Omit<FaultSpec, 'endpoint'>;

@@ -29,19 +29,7 @@ import { seededRandom } from '../../sandbox/random';
 import { nodeResult, nodeWorkflow, retryWorkflow, runWorkflow } from '../../devkit/engine';
 import type { CredentialStore, NodeRunResult, WorkflowRunOptions } from '../../devkit/engine';
 import { processedDataStore } from '../../devkit/processedData';
-import {
-	ACTIVE_USERS,
-	CANCEL,
-	DETAIL,
-	NODE_SANDBOX,
-	REFRESH,
-	SEND,
-	SEND_LIST,
-	sendParameters,
-	storeFor,
-	USER_LIST,
-	useSandbox,
-} from '../harness';
+import { ACTIVE_USERS, CANCEL, DETAIL, NODE_SANDBOX, REFRESH, SEND, SEND_LIST, sendParameters, storeFor, USER_LIST, useSandbox } from '../harness';
 import { errorsOf, everyItemAnswered, InvariantViolation, SendLedger } from './invariants';
 
 const SEED = Number(process.env.RELIABILITY_SEED ?? 7_2026);

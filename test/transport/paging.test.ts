@@ -5,18 +5,7 @@
  */
 import { listNotifications, listUsers, USER_PAGE_SIZE } from '../../nodes/CompanionPush/transport';
 import { CredentialStore } from '../../devkit/engine';
-import {
-	count,
-	fakeCredential,
-	logOf,
-	startFakeApi,
-	storeFor,
-	TRANSPORT_SANDBOX,
-	USER_LIST,
-	useSandbox,
-	useTestSandboxes,
-	valueInNode,
-} from '../harness';
+import { count, fakeCredential, logOf, startFakeApi, storeFor, TRANSPORT_SANDBOX, USER_LIST, useSandbox, useTestSandboxes, valueInNode } from '../harness';
 
 describe('listUsers over 2500 users', () => {
 	const sandbox = useSandbox({ ...TRANSPORT_SANDBOX, seedUsers: 2500, resetBeforeEach: true });

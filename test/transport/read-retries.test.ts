@@ -10,22 +10,7 @@ import {
 	sendNotification,
 } from '../../nodes/CompanionPush/transport';
 import { RETRY_POLICY } from '../../nodes/CompanionPush/transport/retry';
-import {
-	ACTIVE_USERS,
-	count,
-	DETAIL,
-	errorInNode,
-	expectNoSecret,
-	logOf,
-	REFRESH,
-	secretsOf,
-	storeFor,
-	tokensSeen,
-	TRANSPORT_SANDBOX,
-	USER_LIST,
-	useSandbox,
-	valueInNode,
-} from '../harness';
+import { ACTIVE_USERS, count, DETAIL, errorInNode, expectNoSecret, logOf, REFRESH, secretsOf, storeFor, tokensSeen, TRANSPORT_SANDBOX, USER_LIST, useSandbox, valueInNode } from '../harness';
 import type { CredentialStore } from "../../devkit/engine";
 
 describe('read retries', () => {

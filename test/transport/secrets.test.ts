@@ -14,22 +14,7 @@ import {
 	sendNotification,
 } from '../../nodes/CompanionPush/transport';
 import { CredentialStore, runProbe } from '../../devkit/engine';
-import {
-	ACTIVE_USERS,
-	DETAIL,
-	errorInNode,
-	expectNoSecret,
-	fakeCredential,
-	SEND,
-	SEND_LIST,
-	startFakeApi,
-	storeFor,
-	tokensSeen,
-	TRANSPORT_SANDBOX,
-	USER_LIST,
-	useSandbox,
-	valueInNode,
-} from '../harness';
+import { ACTIVE_USERS, DETAIL, errorInNode, expectNoSecret, fakeCredential, SEND, SEND_LIST, startFakeApi, storeFor, tokensSeen, TRANSPORT_SANDBOX, USER_LIST, useSandbox, valueInNode } from '../harness';
 
 describe('no secret or token in any error', () => {
 	const sandbox = useSandbox({ ...TRANSPORT_SANDBOX, seedUsers: 30, resetBeforeEach: true });
