@@ -5,7 +5,7 @@
  */
 import { listNotifications, listUsers, USER_PAGE_SIZE } from '../../nodes/CompanionPush/transport';
 import { CredentialStore } from '../../devkit/engine';
-import { count, fakeCredential, logOf, startFakeApi, storeFor, TRANSPORT_SANDBOX, USER_LIST, useSandbox, useTestSandboxes, valueInNode } from '../harness';
+import { count, fakeStore, logOf, storeFor, TRANSPORT_SANDBOX, useFakeApis, USER_LIST, useSandbox, useTestSandboxes, valueInNode } from '../harness';
 
 describe('listUsers over 2500 users', () => {
 	const sandbox = useSandbox({ ...TRANSPORT_SANDBOX, seedUsers: 2500, resetBeforeEach: true });
@@ -47,46 +47,33 @@ describe('listUsers over 2500 users', () => {
 });
 
 describe('listNotifications on a server that ignores skip', () => {
+	const fakeApis = useFakeApis();
+
 	test('stops when a page holds only sends already seen: 2 calls, each send once', async () => {
 		const sends = [3, 2, 1].map((n) => ({ id: `n${n}`, title: `Send ${n}`, body: 'B', status: 'sent', created_at: new Date().toISOString() }));
-		const api = await startFakeApi(() => ({ body: { ok: true, data: sends } }));
-		try {
-			const store = new CredentialStore();
-			store.add(fakeCredential(api));
-			const listed = await valueInNode(store, (context) => listNotifications(context));
-			expect(listed.map((send) => send.id)).toEqual(['n3', 'n2', 'n1']);
-			const reads = api.requests.filter((request) => request.path === '/push-notification/list');
-			expect(reads.map((request) => request.query.skip)).toEqual(['0', '3']);
-		} finally {
-			await api.stop();
-		}
+		const api = await fakeApis.start(() => ({ body: { ok: true, data: sends } }));
+		const store = fakeStore(api);
+		const listed = await valueInNode(store, (context) => listNotifications(context));
+		expect(listed.map((send) => send.id)).toEqual(['n3', 'n2', 'n1']);
+		const reads = api.requests.filter((request) => request.path === '/push-notification/list');
+		expect(reads.map((request) => request.query.skip)).toEqual(['0', '3']);
 	});
 
 	test('a server ignoring skip with a full page of 100: still 2 calls, 100 sends', async () => {
 		const sends = Array.from({ length: 100 }, (_, n) => ({ id: `s${100 - n}`, status: 'sent' }));
-		const api = await startFakeApi(() => ({ body: sends }));
-		try {
-			const store = new CredentialStore();
-			store.add(fakeCredential(api));
-			const listed = await valueInNode(store, (context) => listNotifications(context));
-			expect(listed).toHaveLength(100);
-			expect(api.requests.filter((request) => request.path === '/push-notification/list')).toHaveLength(2);
-		} finally {
-			await api.stop();
-		}
+		const api = await fakeApis.start(() => ({ body: sends }));
+		const store = fakeStore(api);
+		const listed = await valueInNode(store, (context) => listNotifications(context));
+		expect(listed).toHaveLength(100);
+		expect(api.requests.filter((request) => request.path === '/push-notification/list')).toHaveLength(2);
 	});
 
 	test('a server ignoring skip and limit, reporting a total: stops on the total', async () => {
 		const sends = Array.from({ length: 5 }, (_, n) => ({ id: `t${n}` }));
-		const api = await startFakeApi(() => ({ body: { ok: true, data: { items: sends, total: 5 } } }));
-		try {
-			const store = new CredentialStore();
-			store.add(fakeCredential(api));
-			const listed = await valueInNode(store, (context) => listNotifications(context));
-			expect(listed.map((send) => send.id)).toEqual(['t0', 't1', 't2', 't3', 't4']);
-			expect(api.requests.filter((request) => request.path === '/push-notification/list')).toHaveLength(1);
-		} finally {
-			await api.stop();
-		}
+		const api = await fakeApis.start(() => ({ body: { ok: true, data: { items: sends, total: 5 } } }));
+		const store = fakeStore(api);
+		const listed = await valueInNode(store, (context) => listNotifications(context));
+		expect(listed.map((send) => send.id)).toEqual(['t0', 't1', 't2', 't3', 't4']);
+		expect(api.requests.filter((request) => request.path === '/push-notification/list')).toHaveLength(1);
 	});
 });

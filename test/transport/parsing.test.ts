@@ -12,7 +12,7 @@ import {
 } from '../../nodes/CompanionPush/transport';
 import type { ErrorShape, ListShape } from '../../sandbox';
 import type { CredentialStore } from '../../devkit/engine';
-import { errorInNode, expectNoSecret, fakeCredential, logOf, secretsOf, SEND, SEND_LIST, startFakeApi, storeFor, tokensSeen, TRANSPORT_SANDBOX, USER_LIST, useSandbox, valueInNode } from '../harness';
+import { errorInNode, expectNoSecret, fakeCredential, fakeStore, logOf, secretsOf, SEND, SEND_LIST, startFakeApi, storeFor, tokensSeen, TRANSPORT_SANDBOX, USER_LIST, useSandbox, valueInNode } from '../harness';
 import type { FakeApi } from '../harness';
 
 const LIST_SHAPES: ListShape[] = ['bareArray', 'dataArray', 'dataItems', 'dataNotifications', 'envelope'];
@@ -138,13 +138,6 @@ describe('unknown shapes (a server answering what the spec does not describe)', 
 	afterAll(async () => {
 		await api.stop();
 	});
-	const fakeStore = async () => {
-		const { CredentialStore } = await import('../../devkit/engine');
-		const store = new CredentialStore();
-		store.add(fakeCredential(api));
-		return store;
-	};
-
 	test.each([
 		['the list of sends', () => listNotificationsOf(), 'Reading the list of sends', { foo: 1 }],
 		['the user list', () => usersOf(), 'Reading the user list', { foo: 1 }],
@@ -152,7 +145,7 @@ describe('unknown shapes (a server answering what the spec does not describe)', 
 		['a notification', () => detailOf(), 'Reading notification n1', { ok: true, data: { id: 'n1' } }],
 	])('%s answered with an unknown shape: one request, an error showing the body', async (_what, call, action, body) => {
 		answer = () => ({ body });
-		const store = await fakeStore();
+		const store = fakeStore(api);
 		const before = api.requests.filter((request) => request.path !== '/auth/oauth/v2/refresh').length;
 		const error = await errorInNode(store, call());
 		const after = api.requests.filter((request) => request.path !== '/auth/oauth/v2/refresh').length;
@@ -166,7 +159,7 @@ describe('unknown shapes (a server answering what the spec does not describe)', 
 	test('a very long unknown body is shown cut short, not whole', async () => {
 		const body = { foo: 'x'.repeat(5000) };
 		answer = () => ({ body });
-		const error = await errorInNode(await fakeStore(), listNotificationsOf());
+		const error = await errorInNode(fakeStore(api), listNotificationsOf());
 		expect(error.description.length).toBeLessThan(400);
 		expect(error.description).toMatch(/^What came back: \{"foo":"xxx/);
 		expect(error.description).toMatch(/…$/);
@@ -175,7 +168,7 @@ describe('unknown shapes (a server answering what the spec does not describe)', 
 	test('a send accepted with an unknown body is an error showing it, and is not sent again', async () => {
 		answer = () => ({ status: 202, body: { accepted: true } });
 		const before = api.requests.filter((request) => request.path === '/push-notification/send').length;
-		const error = await errorInNode(await fakeStore(), (context) =>
+		const error = await errorInNode(fakeStore(api), (context) =>
 			sendNotification(context, { title: 'T', body: 'B', target_user_ids: ['u1'] }),
 		);
 		expect(api.requests.filter((request) => request.path === '/push-notification/send').length - before).toBe(1);
