@@ -5,7 +5,8 @@
  * n8n's engine (nodeRuns.ts), transport functions run in a node context (probes.ts), secret checks
  * (secrets.ts), the trigger polled as an active workflow (trigger.ts) and APIs answering shapes
  * the sandbox never produces (fakeApi.ts). Whatever a test or a describe block starts through them
- * is stopped when it ends, also when a test failed. The engine itself is devkit/ (the benchmark uses it too).
+ * is stopped when it ends, also when a test failed. The engine itself is devkit/ (the benchmark
+ * uses it too).
  */
 export * from './sandboxes';
 export * from './api';
