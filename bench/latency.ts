@@ -5,7 +5,7 @@
  * n8n's HTTP Request node runs in a real n8n (bench/n8nPeer.ts). These cases need a sandbox on the
  * real clock (deliveries and rate-limit buckets follow the sandbox clock).
  */
-import './env';
+import '../devkit/env';
 
 import { performance } from 'node:perf_hooks';
 
@@ -13,9 +13,11 @@ import type { INodeProperties } from 'n8n-workflow';
 
 import { CompanionPush } from '../nodes/CompanionPush/CompanionPush.node';
 import type { Sandbox, SandboxSettings } from '../sandbox';
-import { activeTrigger, BODY, freshStore, measuredRaw, nodeSend, TITLE, timedOf } from './cases';
+import { activeTrigger, BODY, makeRawSends, measuredRaw, nodeSend, TITLE, timedOf } from './cases';
 import type { NodeTimed, Timed } from './cases';
-import { clearInFlight, countsSince, DETAIL, peakInFlight, SEND } from './measure';
+import { DETAIL, SEND } from '../devkit/endpoints';
+import { storeFor } from '../devkit/fixtures';
+import { clearInFlight, countsSince, peakInFlight } from './measure';
 import type { Counts } from './measure';
 import { rawClient } from './raw';
 
@@ -213,26 +215,12 @@ export async function triggerReadsDue(sandbox: Sandbox, reads: number, polls: nu
 	const settings = { latencyMs, deliveryMs: 10 * 60_000 };
 	await sandbox.reset();
 	sandbox.configure(settings);
-	const poll = activeTrigger(freshStore(sandbox));
+	const poll = activeTrigger(storeFor(sandbox));
 	let before = sandbox.counts();
 	await poll();
 	const activation = countsSince(before, sandbox.counts());
 
-	const client = rawClient(sandbox, 4);
-	try {
-		const token = await client.token();
-		const userIds = sandbox.orgs.primary.userIds;
-		let next = 0;
-		const worker = async () => {
-			while (next < reads) {
-				const index = next++;
-				await client.post('/push-notification/send', token, JSON.stringify({ title: `Due ${index}`, body: BODY, target_user_ids: [userIds[index]] }));
-			}
-		};
-		await Promise.all([worker(), worker(), worker(), worker()]);
-	} finally {
-		await client.close();
-	}
+	await makeRawSends(sandbox, reads, 'Due');
 
 	const measuredPolls: TriggerReadsRun['polls'] = [];
 	for (let index = 0; index < polls; index++) {

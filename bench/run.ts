@@ -21,7 +21,7 @@
  *   --json FILE        also save the raw results (to render them again later).
  *   --from-json FILE   measure nothing: render saved raw results (with --out, or to the temp folder).
  */
-import './env';
+import '../devkit/env';
 
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';

@@ -3,11 +3,13 @@
 //   1. build      npm run build
 //   2. lint       node scripts/lint.js (n8n's verification lint on what ships + the dev lint)
 //   3. typecheck  tsc --noEmit -p tsconfig.json
-//   4. jest       unit and integration tests (jest.config.js)
+//   4. jest       unit and integration tests (jest.config.js, project `unit`), and at the same time
+//      randomized the randomized reliability run (project `randomized`, minutes long on its own):
+//                 its output is shown when it ends
 //   5. e2e        end-to-end tests in a real n8n and its editor (jest.e2e.config.js): the first run
 //                 installs the n8n runtime (about 4.5 min) and Chromium (about 30 s)
 // A failed build stops there; otherwise every step runs, so one report shows everything.
-// The LAST line is exactly `N passed, N failed`: the tests of both jest runs, where a failed
+// The LAST line is exactly `N passed, N failed`: the tests of every jest run, where a failed
 // non-jest step (build, lint, typecheck) or a jest run that ended without results counts as one
 // failure. The exit code is non-zero when anything failed.
 'use strict';
@@ -21,14 +23,21 @@ const ROOT = path.resolve(__dirname, '..');
 const bin = (name) => path.join(ROOT, 'node_modules', '.bin', name);
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 
-function run(command, args, env = {}) {
+/** Runs a command; its output goes to the terminal, or when `quiet` into `output` (the step that
+ * runs beside another shows its output once it ends, so the two do not interleave). */
+function run(command, args, env = {}, quiet = false) {
 	return new Promise((resolve) => {
-		const child = spawn(command, args, { cwd: ROOT, stdio: 'inherit', env: { ...process.env, ...env } });
+		const output = [];
+		const child = spawn(command, args, { cwd: ROOT, stdio: quiet ? ['ignore', 'pipe', 'pipe'] : 'inherit', env: { ...process.env, ...env } });
+		if (quiet) {
+			child.stdout.on('data', (chunk) => output.push(chunk));
+			child.stderr.on('data', (chunk) => output.push(chunk));
+		}
 		child.on('error', (error) => {
 			console.error(`${command}: ${error.message}`);
-			resolve(1);
+			resolve({ code: 1, output });
 		});
-		child.on('close', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
+		child.on('close', (code, signal) => resolve({ code: code ?? (signal ? 1 : 0), output }));
 	});
 }
 
@@ -51,7 +60,19 @@ async function main() {
 		{ name: 'build', command: npm, args: ['run', '--silent', 'build'], stopOnFailure: true },
 		{ name: 'lint', command: process.execPath, args: [path.join(__dirname, 'lint.js')] },
 		{ name: 'typecheck', command: bin('tsc'), args: ['--noEmit', '-p', 'tsconfig.json'] },
-		{ name: 'jest', command: bin('jest'), args: ['--json', `--outputFile=${path.join(resultsDir, 'jest.json')}`], results: 'jest.json' },
+		{
+			name: 'jest',
+			command: bin('jest'),
+			args: ['--selectProjects', 'unit', '--json', `--outputFile=${path.join(resultsDir, 'jest.json')}`],
+			results: 'jest.json',
+			// Started with the unit tests, in its own jest process (its own worker), not in their pool.
+			beside: {
+				name: 'randomized',
+				command: bin('jest'),
+				args: ['--selectProjects', 'randomized', '--json', `--outputFile=${path.join(resultsDir, 'randomized.json')}`],
+				results: 'randomized.json',
+			},
+		},
 		{
 			name: 'e2e',
 			command: bin('jest'),
@@ -65,11 +86,10 @@ async function main() {
 	let failed = 0;
 	const report = [];
 	const started = Date.now();
-	for (const step of steps) {
-		console.log(`\n=== ${step.name}: ${[path.basename(step.command), ...step.args.filter((arg) => !arg.startsWith('--outputFile'))].join(' ')}`);
-		const stepStarted = Date.now();
-		const code = await run(step.command, step.args, step.env);
-		const took = duration(Date.now() - stepStarted);
+	const commandLine = (step) => [path.basename(step.command), ...step.args.filter((arg) => !arg.startsWith('--outputFile'))].join(' ');
+
+	/** Adds a finished step to the report and the totals; false when nothing more can run. */
+	function record(step, code, took) {
 		if (step.results) {
 			const results = readJestResults(path.join(resultsDir, step.results));
 			if (results) {
@@ -86,13 +106,29 @@ async function main() {
 				failed += 1;
 				report.push(`${step.name.padEnd(10)} FAIL  ended without results (exit ${code}, ${took})`);
 			}
-		} else {
-			if (code !== 0) failed += 1;
-			report.push(`${step.name.padEnd(10)} ${code === 0 ? 'ok  ' : 'FAIL'}  (exit ${code}, ${took})`);
-			if (code !== 0 && step.stopOnFailure) {
-				report.push(`(stopped: nothing can be tested without a build)`);
-				break;
-			}
+			return true;
+		}
+		if (code !== 0) failed += 1;
+		report.push(`${step.name.padEnd(10)} ${code === 0 ? 'ok  ' : 'FAIL'}  (exit ${code}, ${took})`);
+		if (code !== 0 && step.stopOnFailure) {
+			report.push(`(stopped: nothing can be tested without a build)`);
+			return false;
+		}
+		return true;
+	}
+
+	for (const step of steps) {
+		console.log(`\n=== ${step.name}: ${commandLine(step)}${step.beside ? `\n=== ${step.beside.name} (beside it, output when it ends): ${commandLine(step.beside)}` : ''}`);
+		const stepStarted = Date.now();
+		const beside = step.beside && run(step.beside.command, step.beside.args, step.beside.env, true).then((outcome) => ({ ...outcome, took: duration(Date.now() - stepStarted) }));
+		const { code } = await run(step.command, step.args, step.env);
+		const took = duration(Date.now() - stepStarted);
+		if (!record(step, code, took)) break;
+		if (beside) {
+			const outcome = await beside;
+			console.log(`\n=== ${step.beside.name}: output`);
+			process.stdout.write(Buffer.concat(outcome.output));
+			record(step.beside, outcome.code, outcome.took);
 		}
 	}
 	fs.rmSync(resultsDir, { recursive: true, force: true });

@@ -3,15 +3,10 @@
  * read), and again only when it may have changed: after the token was renewed, or after a 401
  * (another process may have saved a new token). Counted by the credential store the engine reads.
  */
-import type { Sandbox } from '../../sandbox';
-import { count, runOn, SEND, sandboxFor, sendParameters, storeFor } from './helpers';
+import { count, runOn, SEND, NODE_SANDBOX, sendParameters, storeFor , useSandbox } from '../harness';
 
 describe('credential reads per run', () => {
-	let sandbox: Sandbox;
-	beforeAll(async () => {
-		sandbox = await sandboxFor({ seedUsers: 60 });
-	});
-	afterAll(async () => await sandbox.stop());
+	const sandbox = useSandbox({ ...NODE_SANDBOX, seedUsers: 60 });
 
 	test('1,000 one-recipient sends: one read, plus one per renewal', async () => {
 		const credentials = storeFor(sandbox);

@@ -8,14 +8,14 @@
 import type { IDataObject } from 'n8n-workflow';
 
 import type { Sandbox } from '../../sandbox';
-import { nodeResult, nodeWorkflow, retryWorkflow, runWorkflow } from '../harness/engine';
-import type { NodeRunOptions } from '../harness/engine';
-import { batchContentId } from '../../nodes/CompanionPush/helpers/recipients';
 import { BUCKET_MS, entriesOf } from '../../nodes/CompanionPush/actions/notification/idempotencyKeys';
+import { batchContentId } from '../../nodes/CompanionPush/helpers/recipients';
 import { resetProcessState, useTimings } from '../../nodes/CompanionPush/processState';
-import { processedDataStore } from '../harness/processedData';
-import type { MemoryProcessedData } from '../harness/processedData';
-import { jsonOf, logOf, pairedOf, SEND, SEND_LIST, sandboxFor, sendParameters, storeFor } from './helpers';
+import { nodeResult, nodeWorkflow, retryWorkflow, runWorkflow } from '../../devkit/engine';
+import type { NodeRunOptions } from '../../devkit/engine';
+import { processedDataStore } from '../../devkit/processedData';
+import type { MemoryProcessedData } from '../../devkit/processedData';
+import { jsonOf, logOf, NODE_SANDBOX, pairedOf, SEND, SEND_LIST, sendParameters, storeFor, useSandbox } from '../harness';
 
 const RETRY_ON_FAIL = { retryOnFail: true, maxTries: 3, waitBetweenTries: 0 };
 
@@ -45,18 +45,15 @@ function expectEachOnce(sandbox: Sandbox, userIds: string[]) {
 }
 
 describe('never twice: n8n runs the node again', () => {
-	let sandbox: Sandbox;
+	const sandbox = useSandbox({ ...NODE_SANDBOX, resetBeforeEach: true });
 	let users: string[];
 	let store: MemoryProcessedData;
 
 	beforeAll(async () => {
-		sandbox = await sandboxFor();
 		users = sandbox.orgs.primary.usersOfKind('onePhone', 8);
 		store = await processedDataStore();
 	});
-	afterAll(async () => await sandbox.stop());
 	beforeEach(() => {
-		sandbox.reset();
 		store.reset();
 		// A fresh n8n process each time, with short waits: how long the list must stay empty before a
 		// send counts as absent, and how long a claim found unconfirmed is given to be confirmed.

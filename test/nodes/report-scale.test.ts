@@ -11,9 +11,7 @@
  *   afterwards under 100 MB (measured about 45 MB).
  */
 import { withMemoryPeak } from '../../bench/measure';
-import type { Sandbox } from '../../sandbox';
-import { DETAIL, REFRESH, runOn, sandboxFor } from './helpers';
-import { send, tokenFor } from '../sandbox/helpers';
+import { DETAIL, NODE_SANDBOX, REFRESH, runOn, send, tokenFor, useSandbox } from '../harness';
 
 const USERS = 100_000;
 const PER_SEND = 1_000;
@@ -21,10 +19,9 @@ const PARALLEL = 20;
 const MB = 1024 * 1024;
 
 describe('Get Report: 100,000 users in 100 sends', () => {
-	let sandbox: Sandbox;
+	const sandbox = useSandbox({ ...NODE_SANDBOX, seedUsers: USERS, maxInFlight: PARALLEL });
 	let items: Array<{ id: string }>;
 	beforeAll(async () => {
-		sandbox = await sandboxFor({ seedUsers: USERS, maxInFlight: PARALLEL });
 		const token = await tokenFor(sandbox);
 		const { userIds } = sandbox.orgs.primary;
 		items = [];
@@ -33,7 +30,6 @@ describe('Get Report: 100,000 users in 100 sends', () => {
 		}
 		await new Promise((resolve) => setTimeout(resolve, 200)); // deliveries settle (deliveryMs 20)
 	}, 120_000);
-	afterAll(async () => await sandbox?.stop());
 
 	test.each(['summary', 'perUser'])('output %s: 100 reads, 1 refresh, at most Max Parallel Requests in flight, within the memory budget', async (output) => {
 		const logStart = sandbox.requestLog().length;

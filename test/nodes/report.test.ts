@@ -5,17 +5,15 @@
  */
 import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 
-import type { Sandbox } from '../../sandbox';
-import { nodeResult, nodeWorkflow, runWorkflow } from '../harness/engine';
-import { count, DETAIL, jsonOf, pairedOf, REFRESH, runOn, SEND, sandboxFor, sendParameters, storeFor } from './helpers';
+import { nodeResult, nodeWorkflow, runWorkflow } from '../../devkit/engine';
+import { count, DETAIL, jsonOf, pairedOf, REFRESH, runOn, SEND, NODE_SANDBOX, sendParameters, storeFor , useSandbox } from '../harness';
 
 const report = (fields: IDataObject = {}) => ({ resource: 'notification', operation: 'getReport', ...fields });
 
 describe('Get Report', () => {
-	let sandbox: Sandbox;
+	const sandbox = useSandbox({ ...NODE_SANDBOX });
 	let users: Record<string, string>;
 	beforeAll(async () => {
-		sandbox = await sandboxFor();
 		const kind = (name: Parameters<typeof sandbox.orgs.primary.usersOfKind>[0]) => sandbox.orgs.primary.usersOfKind(name, 1)[0];
 		users = {
 			twoPhones: kind('twoPhones'),
@@ -25,7 +23,6 @@ describe('Get Report', () => {
 			onePhone: kind('onePhone'),
 		};
 	});
-	afterAll(async () => await sandbox.stop());
 	beforeEach(() => sandbox.reset());
 
 	/** Send (batches of 2, waiting for the final status) -> Get Report, in one workflow run. */

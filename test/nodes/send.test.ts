@@ -5,38 +5,13 @@
  */
 import type { IDataObject } from 'n8n-workflow';
 
-import type { Sandbox } from '../../sandbox';
-import {
-	ACTIVE_USERS,
-	count,
-	DETAIL,
-	expectNoTenantId,
-	jsonOf,
-	logOf,
-	pairedOf,
-	REFRESH,
-	runOn,
-	sandboxFor,
-	SEND,
-	SEND_LIST,
-	sendParameters,
-	sentBodies,
-	storeFor,
-	USER_LIST,
-} from './helpers';
+import { ACTIVE_USERS, count, DETAIL, expectNoTenantId, jsonOf, logOf, NODE_SANDBOX, pairedOf, REFRESH, runOn, SEND, SEND_LIST, sendParameters, sentBodies, storeFor, USER_LIST, useSandbox } from '../harness';
 
 describe('Send (60 users)', () => {
-	let sandbox: Sandbox;
+	const sandbox = useSandbox({ ...NODE_SANDBOX, resetBeforeEach: true });
 	let users: string[];
 	beforeAll(async () => {
-		sandbox = await sandboxFor();
 		users = sandbox.orgs.primary.usersOfKind('onePhone', 8);
-	});
-	afterAll(async () => {
-		await sandbox.stop();
-	});
-	beforeEach(async () => {
-		await sandbox.reset();
 	});
 	afterEach(() => {
 		expectNoTenantId(sandbox);
@@ -318,7 +293,7 @@ describe('Send (60 users)', () => {
 
 		test('a credential of a non-admin user: 403 error items (continue on fail), each paired, with the fix in the text', async () => {
 			const { items: output, error } = await runOn(sandbox, {
-				credentials: storeFor(sandbox, sandbox.nonAdminCredential),
+				credentials: storeFor(sandbox, { credential: sandbox.nonAdminCredential }),
 				items: [{ to: users[0] }, { to: users[1] }],
 				continueOnFail: true,
 				parameters: sendParameters({ userIds: '={{ $json.to }}' }),
@@ -334,7 +309,7 @@ describe('Send (60 users)', () => {
 
 		test('without continue on fail the run stops with the API error, naming the item (one at a time: nothing after it starts)', async () => {
 			const { items: output, error } = await runOn(sandbox, {
-				credentials: storeFor(sandbox, sandbox.nonAdminCredential),
+				credentials: storeFor(sandbox, { credential: sandbox.nonAdminCredential }),
 				items: [{ to: users[0] }, { to: users[1] }],
 				parameters: sendParameters({ userIds: '={{ $json.to }}', options: { maxParallelRequests: 1 } }),
 			});
@@ -346,7 +321,7 @@ describe('Send (60 users)', () => {
 
 		test('without continue on fail, in parallel: what was in flight finishes, and the error names every item\'s fate', async () => {
 			const { items: output, error } = await runOn(sandbox, {
-				credentials: storeFor(sandbox, sandbox.nonAdminCredential),
+				credentials: storeFor(sandbox, { credential: sandbox.nonAdminCredential }),
 				items: [{ to: users[0] }, { to: users[1] }],
 				parameters: sendParameters({ userIds: '={{ $json.to }}' }),
 			});
@@ -373,16 +348,7 @@ describe('Send (60 users)', () => {
 });
 
 describe('Send to large audiences (2500 users)', () => {
-	let sandbox: Sandbox;
-	beforeAll(async () => {
-		sandbox = await sandboxFor({ seedUsers: 2500 });
-	});
-	afterAll(async () => {
-		await sandbox.stop();
-	});
-	beforeEach(async () => {
-		await sandbox.reset();
-	});
+	const sandbox = useSandbox({ ...NODE_SANDBOX, seedUsers: 2500, resetBeforeEach: true });
 
 	test('All Users: the user list read page by page (3 pages + 1 empty), then sent in batches of 1000, 1000 and 500', async () => {
 		const { items: output, error } = await runOn(sandbox, { parameters: sendParameters({ audience: 'allUsers' }) });
@@ -440,13 +406,7 @@ describe('Send to large audiences (2500 users)', () => {
 });
 
 describe('Send: waiting runs out (deliveries take a minute)', () => {
-	let sandbox: Sandbox;
-	beforeAll(async () => {
-		sandbox = await sandboxFor({ deliveryMs: 60_000 });
-	});
-	afterAll(async () => {
-		await sandbox.stop();
-	});
+	const sandbox = useSandbox({ ...NODE_SANDBOX, deliveryMs: 60_000 });
 
 	test('Wait Timeout reached: the send is reported with finalStatusReached false and a note, not as an error', async () => {
 		const user = sandbox.orgs.primary.usersOfKind('onePhone', 1);

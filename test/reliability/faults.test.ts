@@ -21,25 +21,8 @@ import type { IDataObject } from 'n8n-workflow';
 
 import { resetProcessState, useTimings } from '../../nodes/CompanionPush/processState';
 import type { FaultSpec, Sandbox } from '../../sandbox';
-import type { NodeRunResult } from '../harness/engine';
-import {
-	ACTIVE_USERS,
-	CANCEL,
-	DETAIL,
-	jsonOf,
-	logOf,
-	pairedOf,
-	REFRESH,
-	runOn,
-	sandboxFor,
-	seedSends,
-	SEND,
-	SEND_LIST,
-	sendParameters,
-	storeFor,
-	USER_LIST,
-} from '../nodes/helpers';
-import { MINUTE, TriggerFixture } from '../trigger/helpers';
+import type { NodeRunResult } from '../../devkit/engine';
+import { ACTIVE_USERS, CANCEL, DETAIL, jsonOf, logOf, MINUTE, NODE_SANDBOX, pairedOf, REFRESH, runOn, seedSends, SEND, SEND_LIST, sendParameters, storeFor, USER_LIST, useSandbox, useTriggerFixtures } from '../harness';
 import { errorsOf, everyItemAnswered, SendLedger } from './invariants';
 
 type Fault = Omit<FaultSpec, 'endpoint'>;
@@ -189,20 +172,13 @@ const refreshCases: Case[] = (['send', 'users'] as Op[]).flatMap((op): Case[] =>
 });
 
 describe('faults on every endpoint, through the action node', () => {
-	let sandbox: Sandbox;
+	const sandbox = useSandbox({ ...NODE_SANDBOX, deliveryMs: 5, resetBeforeEach: true });
 	let users: string[];
 	const ledger = new SendLedger();
 	let counter = 0;
 
 	beforeAll(async () => {
-		sandbox = await sandboxFor({ deliveryMs: 5 });
 		users = sandbox.orgs.primary.usersOfKind('onePhone', 6);
-	});
-	afterAll(async () => {
-		await sandbox.stop();
-	});
-	beforeEach(async () => {
-		await sandbox.reset();
 	});
 
 	/** The node's parameters and items for `op`; titles unique to the run. Seeds sends for get/cancel. */
@@ -452,8 +428,7 @@ describe('faults on every endpoint, through the action node', () => {
 });
 
 describe('faults on the list and detail reads, through the trigger', () => {
-	let fixture: TriggerFixture;
-	afterEach(async () => fixture?.stop());
+	const triggers = useTriggerFixtures();
 
 	const LIST = SEND_LIST;
 	const cases: Array<{ name: string; faults: FaultSpec[]; renewToken?: boolean; outcome: Outcome }> = [
@@ -471,7 +446,7 @@ describe('faults on the list and detail reads, through the trigger', () => {
 	];
 
 	test.each(cases)('$name: every event emitted exactly once', async ({ faults, renewToken, outcome }) => {
-		fixture = await TriggerFixture.start({ events: ['notificationSettled', 'deliveryFailed'] });
+		const fixture = await triggers.start({ events: ['notificationSettled', 'deliveryFailed'] });
 		expect((await fixture.poll()).error).toBeUndefined();
 		const reached = await fixture.send([fixture.user('onePhone')], { title: 'Reached' });
 		const failed = await fixture.send([fixture.user('uninstalled')], { title: 'Failed' });

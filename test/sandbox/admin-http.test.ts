@@ -1,14 +1,8 @@
-import type { Sandbox } from '../../sandbox';
-import { call, manualSandbox, sendBody } from './helpers';
+import { call, MANUAL_CLOCK, sendBody, useSandbox } from '../harness';
 
 /** The same controls over HTTP, for tests that run n8n in another process. */
 describe('sandbox admin HTTP API (/__sandbox)', () => {
-	let sandbox: Sandbox;
-	beforeAll(async () => {
-		sandbox = await manualSandbox({ seedUsers: 60 });
-	});
-	afterAll(() => sandbox.stop());
-	beforeEach(() => sandbox.reset());
+	const sandbox = useSandbox({ ...MANUAL_CLOCK, seedUsers: 60, resetBeforeEach: true });
 
 	const admin = (method: string, path: string, body?: unknown) => call(sandbox, method, `/__sandbox${path}`, { body });
 	async function adminToken(): Promise<string> {

@@ -4,10 +4,8 @@
  * send's. A redirect is an error that says where it pointed; the other address gets nothing.
  */
 import { failedSendOutcome, listActiveUserIds, sendNotification } from '../../nodes/CompanionPush/transport';
-import { CredentialStore } from '../harness/engine';
-import { fakeCredential, startFakeApi } from './fake-api';
-import type { FakeApi } from './fake-api';
-import { errorInNode } from './helpers';
+import { errorInNode, fakeStore, startFakeApi } from '../harness';
+import type { FakeApi } from '../harness';
 
 describe('redirects', () => {
 	let elsewhere: FakeApi;
@@ -27,9 +25,7 @@ describe('redirects', () => {
 			options.refresh ? (request) => moved(request.path) : undefined,
 		);
 		running.push(api);
-		const store = new CredentialStore();
-		store.add(fakeCredential(api));
-		return { api, store };
+		return { api, store: fakeStore(api) };
 	}
 
 	test('the token renewal is not followed: the error says where it pointed, the secrets went nowhere else', async () => {

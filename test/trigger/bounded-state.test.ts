@@ -3,18 +3,17 @@
  * sends age out after the watch window, and every event is still emitted exactly once.
  */
 import { MAX_WATCHED_SENDS } from '../../nodes/CompanionPush/trigger/state';
-import { DAY, MINUTE, TriggerFixture } from './helpers';
+import { DAY, MINUTE, useTriggerFixtures } from '../harness';
 
 const SENDS_PER_DAY = 12;
 const POLL_EVERY = 10 * MINUTE;
 
 describe('Companion Push Trigger: bounded state', () => {
-	let fixture: TriggerFixture;
-	afterEach(async () => fixture?.stop());
+	const triggers = useTriggerFixtures();
 
 	test('over a week the static data stays small and watches only the last window of sends', async () => {
 		// A third of the delivered phones are tapped 20 minutes after delivery.
-		fixture = await TriggerFixture.start({}, { autoTapShare: 0.34, autoTapAfterMs: 20 * MINUTE });
+		const fixture = await triggers.start({}, { autoTapShare: 0.34, autoTapAfterMs: 20 * MINUTE });
 		fixture.hostClockFollowsSandbox();
 		await fixture.poll();
 		const audience = [
@@ -69,7 +68,7 @@ describe('Companion Push Trigger: bounded state', () => {
 	}, 120_000);
 
 	test('a send is watched for the window after it went out, then forgotten and never read again', async () => {
-		fixture = await TriggerFixture.start({ events: ['deliveryOpened'], options: { watchWindow: 2 } });
+		const fixture = await triggers.start({ events: ['deliveryOpened'], options: { watchWindow: 2 } });
 		fixture.hostClockFollowsSandbox();
 		await fixture.poll();
 		const user = fixture.user('onePhone');
@@ -86,7 +85,7 @@ describe('Companion Push Trigger: bounded state', () => {
 	});
 
 	test('beyond the hard bounds the oldest sends are dropped before their window ends, and n8n\'s log says which', async () => {
-		fixture = await TriggerFixture.start({ events: ['notificationSettled'] });
+		const fixture = await triggers.start({ events: ['notificationSettled'] });
 		fixture.hostClockFollowsSandbox();
 		await fixture.poll();
 		const oldest = await fixture.send([fixture.user('onePhone')], { title: 'Oldest' });

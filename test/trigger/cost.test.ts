@@ -3,16 +3,15 @@
  * moving, every poll costs at most 7 API calls (1 list page + 5 detail reads, + a token renewal
  * at most), and none of the old sends is ever read. The read budget caps a poll, fairly.
  */
-import { HOUR, MINUTE, total, TriggerFixture } from './helpers';
+import { HOUR, MINUTE, total, useTriggerFixtures } from '../harness';
 
 const OLD_SENDS = 10_000;
 
 describe('Companion Push Trigger: cost', () => {
-	let fixture: TriggerFixture;
-	afterEach(async () => fixture?.stop());
+	const triggers = useTriggerFixtures();
 
 	test('10,000 old sends + 5 moving ones: at most 7 API calls per poll, no old send read', async () => {
-		fixture = await TriggerFixture.start({ events: ['notificationSettled', 'deliveryOpened'] });
+		const fixture = await triggers.start({ events: ['notificationSettled', 'deliveryOpened'] });
 		// The token is renewed ahead of expiry (1 call), not after a 401 (2 more calls).
 		fixture.hostClockFollowsSandbox();
 		const user = [fixture.user('onePhone')];
@@ -69,7 +68,7 @@ describe('Companion Push Trigger: cost', () => {
 	}, 120_000);
 
 	test('more than a page of new sends since the last poll: pages down to the margin below the newest one, no further', async () => {
-		fixture = await TriggerFixture.start({ events: ['notificationSettled'] });
+		const fixture = await triggers.start({ events: ['notificationSettled'] });
 		const user = [fixture.user('onePhone')];
 		await Promise.all(Array.from({ length: 250 }, () => fixture.send(user, { title: 'Before' })));
 		await fixture.sandbox.clock.advance(10 * MINUTE);
@@ -99,7 +98,7 @@ describe('Companion Push Trigger: cost', () => {
 	});
 
 	test('maxReadsPerPoll caps the detail reads, and every send gets its turn', async () => {
-		fixture = await TriggerFixture.start({ events: ['notificationSettled'], options: { maxReadsPerPoll: 3 } });
+		const fixture = await triggers.start({ events: ['notificationSettled'], options: { maxReadsPerPoll: 3 } });
 		await fixture.poll();
 		const ids = await Promise.all(Array.from({ length: 10 }, (_, n) => fixture.send([fixture.user('onePhone')], { title: `N${n}` })));
 		await fixture.sandbox.clock.advance(5_000);

@@ -7,7 +7,8 @@
 import { NodeApiError } from 'n8n-workflow';
 import type { IDataObject } from 'n8n-workflow';
 
-import { MINUTE, TriggerFixture } from './helpers';
+import { MINUTE, useTriggerFixtures } from '../harness';
+import type { TriggerFixture } from '../harness';
 
 const DEADLINE_MINUTES = 20;
 const ESCALATION = { events: ['noDevice', 'notOpenedInTime'], openDeadline: DEADLINE_MINUTES };
@@ -15,8 +16,8 @@ const ESCALATION = { events: ['noDevice', 'notOpenedInTime'], openDeadline: DEAD
 const brief = (items: IDataObject[]) => items.map((item) => [item.event, item.userId]);
 
 describe('Companion Push Trigger: No Device and Not Opened in Time', () => {
+	const triggers = useTriggerFixtures();
 	let fixture: TriggerFixture;
-	afterEach(async () => fixture?.stop());
 
 	/** A new activation of the same workflow over the state it stored, as after an n8n restart. */
 	function restart(): void {
@@ -25,7 +26,7 @@ describe('Companion Push Trigger: No Device and Not Opened in Time', () => {
 	}
 
 	test('two phones opening on one; one opening a minute after the deadline; one never; no device; a failed poll and restarts in between', async () => {
-		fixture = await TriggerFixture.start(ESCALATION);
+		fixture = await triggers.start(ESCALATION);
 		fixture.hostClockFollowsSandbox();
 		await fixture.poll();
 		const twoPhones = fixture.user('twoPhones');
@@ -111,7 +112,7 @@ describe('Companion Push Trigger: No Device and Not Opened in Time', () => {
 
 	test('a scheduled send: the deadline runs from when it went out (sent_at), not from its scheduled time', async () => {
 		// Dispatch comes 5 minutes after the scheduled time (the spec allows a couple of minutes).
-		fixture = await TriggerFixture.start({ ...ESCALATION, events: ['notOpenedInTime'] }, { scheduleLatenessMs: 5 * MINUTE });
+		fixture = await triggers.start({ ...ESCALATION, events: ['notOpenedInTime'] }, { scheduleLatenessMs: 5 * MINUTE });
 		fixture.hostClockFollowsSandbox();
 		await fixture.poll();
 		const user = fixture.user('onePhone');
@@ -142,7 +143,7 @@ describe('Companion Push Trigger: No Device and Not Opened in Time', () => {
 	});
 
 	test('users without an active app for different reasons: one No Device each, a person with several phones counted once', async () => {
-		fixture = await TriggerFixture.start({ events: ['noDevice', 'notOpenedInTime'], openDeadline: 1 });
+		fixture = await triggers.start({ events: ['noDevice', 'notOpenedInTime'], openDeadline: 1 });
 		await fixture.poll();
 		const noApp = [fixture.user('noPhone'), fixture.user('loggedOut'), fixture.user('noPermission')];
 		const threePhones = fixture.user('threePhones');
@@ -159,7 +160,7 @@ describe('Companion Push Trigger: No Device and Not Opened in Time', () => {
 	});
 
 	test('Not Opened Within must be a positive number of minutes shorter than the Watch Window', async () => {
-		fixture = await TriggerFixture.start({ events: ['notOpenedInTime'], openDeadline: 0 });
+		fixture = await triggers.start({ events: ['notOpenedInTime'], openDeadline: 0 });
 		expect((await fixture.poll()).error?.message).toMatch(/Not Opened Within must be a positive number of minutes \(got 0\)/);
 		fixture.activate({ events: ['notOpenedInTime'], openDeadline: 24 * 60, options: { watchWindow: 24 } });
 		const tooLong = await fixture.poll();

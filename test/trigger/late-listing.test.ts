@@ -7,21 +7,19 @@
  * The lag comes from a test-local proxy (listLag.ts) until the sandbox has a switch for it.
  */
 import { LIST_LAG_MARGIN_MS } from '../../nodes/CompanionPush/trigger/state';
-import { call } from '../sandbox/helpers';
 import { startLaggingList } from './listLag';
 import type { LaggingList } from './listLag';
-import { MINUTE, TriggerFixture } from './helpers';
+import { call, MINUTE, useTriggerFixtures } from '../harness';
+import type { TriggerFixture } from '../harness';
 
 describe('Companion Push Trigger: a send the list shows late', () => {
+	const triggers = useTriggerFixtures();
 	let fixture: TriggerFixture;
 	let list: LaggingList;
-	afterEach(async () => {
-		await list?.stop();
-		await fixture?.stop();
-	});
+	afterEach(async () => await list?.stop());
 
 	async function start(): Promise<void> {
-		fixture = await TriggerFixture.start({ events: ['notificationSettled', 'deliveryFailed'] });
+		fixture = await triggers.start({ events: ['notificationSettled', 'deliveryFailed'] });
 		list = await startLaggingList(fixture.sandbox);
 		fixture.useBaseUrl(list.baseUrl);
 		await fixture.poll();
@@ -56,7 +54,7 @@ describe('Companion Push Trigger: a send the list shows late', () => {
 	});
 
 	test('a send listed late after sends that are no longer watched (canceled, filtered out) is found; those are not watched again', async () => {
-		fixture = await TriggerFixture.start({ events: ['notificationSettled'], filters: { titleContains: 'alert' } });
+		fixture = await triggers.start({ events: ['notificationSettled'], filters: { titleContains: 'alert' } });
 		list = await startLaggingList(fixture.sandbox);
 		fixture.useBaseUrl(list.baseUrl);
 		await fixture.poll();

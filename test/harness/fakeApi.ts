@@ -6,6 +6,9 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
+import { CredentialStore } from '../../devkit/engine';
+import { stoppedAfterEachTest } from './sandboxes';
+
 export interface FakeRequest {
 	method: string;
 	path: string;
@@ -73,4 +76,18 @@ export function fakeCredential(api: FakeApi) {
 		accessToken: '',
 		accessTokenRenewAfter: 0,
 	};
+}
+
+/** A credential store holding the fake API's credential, as n8n keeps it before its first use. */
+export function fakeStore(api: FakeApi): CredentialStore {
+	const store = new CredentialStore();
+	store.add(fakeCredential(api));
+	return store;
+}
+
+/** Fake APIs the tests of this describe block start, each answering its own way: each one is
+ * stopped once its test ends, also when the test failed. */
+export function useFakeApis(): { start(answer: (request: FakeRequest) => FakeAnswer): Promise<FakeApi> } {
+	const keep = stoppedAfterEachTest<FakeApi>();
+	return { start: async (answer) => keep(await startFakeApi(answer)) };
 }

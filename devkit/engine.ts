@@ -19,8 +19,8 @@ import type {
 	IWorkflowExecuteAdditionalData,
 } from 'n8n-workflow';
 
-import { TestCredentialsHelper } from './credentials-helper';
-import type { StoredCredential } from './credentials-helper';
+import { TestCredentialsHelper } from './credentialsHelper';
+import type { StoredCredential } from './credentialsHelper';
 
 /** Emits the items given in its `items` parameter: the input of the node under test. */
 class TestItemsNode implements INodeType {

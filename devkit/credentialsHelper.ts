@@ -11,7 +11,7 @@ import type {
 	IRequestOptionsSimplified,
 } from 'n8n-workflow';
 
-import { CompanionPushApi } from '../../credentials/CompanionPushApi.credentials';
+import { CompanionPushApi } from '../credentials/CompanionPushApi.credentials';
 
 /** A saved credential as n8n keeps it: its data, how often n8n read it (in a real n8n each read is a
  * database query and a decrypt), and how often n8n wrote it back. */
