@@ -6,15 +6,14 @@
  * ones the README shows).
  */
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 
-import { CHROMIUM_FLAGS } from '../../scripts/chromium';
 import { exampleWorkflows } from '../../scripts/n8n-preload';
 import { OWNER_EMAIL, OWNER_PASSWORD, type RunningN8n } from '../../scripts/n8n-runtime';
 import { startSandbox, type Sandbox } from '../../sandbox';
+import { launchBrowser, settled } from './browser';
 import { brief, manualWorkflow, N8nHome, push } from './n8n';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -24,24 +23,17 @@ describe('the n8n editor in headless Chromium', () => {
 	let sandbox: Sandbox;
 	let home: N8nHome;
 	let n8n: RunningN8n;
-	let context: BrowserContext;
+	let browser: Awaited<ReturnType<typeof launchBrowser>> | undefined;
 	let page: Page;
-	let userDataDir: string;
 	let recipient: string;
 
 	const screenshot = async (name: string) => {
 		fs.mkdirSync(SCREENSHOTS, { recursive: true });
-		await page.waitForTimeout(700); // let panels finish sliding in
+		await settled(page); // panels slid in
 		await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`) });
 	};
 
 	beforeAll(async () => {
-		// No Chromium (and no way to install it): every test here fails with the reason.
-		const chromiumError = process.env.COMPANION_PUSH_E2E_CHROMIUM_ERROR;
-		if (chromiumError) throw new Error(chromiumError);
-		const executablePath = process.env.COMPANION_PUSH_E2E_CHROMIUM;
-		if (!executablePath) throw new Error('No Chromium: run the end-to-end tests through jest.e2e.config.js (its global setup provides it).');
-
 		sandbox = await startSandbox({ port: 0, deliveryMs: 1500 });
 		recipient = sandbox.orgs.primary.usersOfKind('twoPhones', 1)[0];
 		home = await N8nHome.create();
@@ -63,25 +55,19 @@ describe('the n8n editor in headless Chromium', () => {
 				],
 			]),
 		]);
-		n8n = await home.start();
-
-		userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'companion-push-chromium-'));
-		context = await chromium.launchPersistentContext(userDataDir, {
-			executablePath,
-			args: CHROMIUM_FLAGS,
-			headless: true,
-			viewport: { width: 1280, height: 800 },
-		});
-		page = context.pages()[0] ?? (await context.newPage());
-		page.setDefaultTimeout(60_000);
+		// n8n starts while Chromium launches.
+		const [started, launched] = await Promise.allSettled([home.start(), launchBrowser()]);
+		if (started.status === 'fulfilled') n8n = started.value;
+		if (launched.status === 'fulfilled') browser = launched.value;
+		for (const outcome of [started, launched]) if (outcome.status === 'rejected') throw outcome.reason;
+		page = browser!.page;
 	});
 
 	afterAll(async () => {
-		await context?.close();
+		await browser?.close();
 		await n8n?.stop();
 		await sandbox?.stop();
 		home?.remove();
-		if (userDataDir) fs.rmSync(userDataDir, { recursive: true, force: true });
 	});
 
 	test('sign in as the owner set from the environment: the example workflows are listed', async () => {
