@@ -145,13 +145,14 @@ beforeAll(async () => {
 	recipients = [sandbox.orgs.primary.usersOfKind('onePhone', 1)[0], sandbox.orgs.primary.usersOfKind('twoPhones', 1)[0]];
 	home = await N8nHome.create();
 	await home.useSandbox(sandbox, { more: [fakeModelCredentialEntry(fake.baseUrl)] });
-	await home.importWorkflows([
-		agentWorkflow('e2eAgentSend', PROMPTS.send(recipients), 'chatCompletions'),
-		agentWorkflow('e2eAgentBadArgument', PROMPTS.badArgument, 'chatCompletions'),
-		agentWorkflow('e2eAgentResponses', PROMPTS.responses(recipients[0]), 'responses'),
-		aiExample(),
-	]);
-	server = await N8nServer.start(home);
+	server = await N8nServer.start(home, {
+		workflows: [
+			agentWorkflow('e2eAgentSend', PROMPTS.send(recipients), 'chatCompletions'),
+			agentWorkflow('e2eAgentBadArgument', PROMPTS.badArgument, 'chatCompletions'),
+			agentWorkflow('e2eAgentResponses', PROMPTS.responses(recipients[0]), 'responses'),
+			aiExample(),
+		],
+	});
 });
 
 afterAll(async () => {

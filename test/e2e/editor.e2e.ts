@@ -11,10 +11,11 @@ import * as path from 'node:path';
 import type { Page } from 'playwright-core';
 
 import { exampleWorkflows } from '../../scripts/n8n-preload';
-import { OWNER_EMAIL, OWNER_PASSWORD, type RunningN8n } from '../../scripts/n8n-runtime';
+import { OWNER_EMAIL, OWNER_PASSWORD } from '../../scripts/n8n-runtime';
 import { startSandbox, type Sandbox } from '../../sandbox';
 import { launchBrowser, settled } from './browser';
 import { brief, manualWorkflow, N8nHome, push } from './n8n';
+import { N8nServer } from './n8n-server';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === '1' ? path.join(ROOT, 'docs', 'screenshots') : path.join(ROOT, 'test-results', 'screenshots');
@@ -22,7 +23,7 @@ const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === '1' ? path.join(ROOT, 'do
 describe('the n8n editor in headless Chromium', () => {
 	let sandbox: Sandbox;
 	let home: N8nHome;
-	let n8n: RunningN8n;
+	let server: N8nServer;
 	let browser: Awaited<ReturnType<typeof launchBrowser>> | undefined;
 	let page: Page;
 	let recipient: string;
@@ -38,7 +39,7 @@ describe('the n8n editor in headless Chromium', () => {
 		recipient = sandbox.orgs.primary.usersOfKind('twoPhones', 1)[0];
 		home = await N8nHome.create();
 		await home.useSandbox(sandbox);
-		await home.importWorkflows([
+		const workflows = [
 			...exampleWorkflows().map((entry) => entry.workflow),
 			manualWorkflow('e2eEditor', 'Send from the editor', [
 				[
@@ -54,10 +55,10 @@ describe('the n8n editor in headless Chromium', () => {
 					}),
 				],
 			]),
-		]);
+		];
 		// n8n starts while Chromium launches.
-		const [started, launched] = await Promise.allSettled([home.start(), launchBrowser()]);
-		if (started.status === 'fulfilled') n8n = started.value;
+		const [started, launched] = await Promise.allSettled([N8nServer.start(home, { workflows }), launchBrowser()]);
+		if (started.status === 'fulfilled') server = started.value;
 		if (launched.status === 'fulfilled') browser = launched.value;
 		for (const outcome of [started, launched]) if (outcome.status === 'rejected') throw outcome.reason;
 		page = browser!.page;
@@ -65,13 +66,13 @@ describe('the n8n editor in headless Chromium', () => {
 
 	afterAll(async () => {
 		await browser?.close();
-		await n8n?.stop();
+		await server?.stop();
 		await sandbox?.stop();
 		home?.remove();
 	});
 
 	test('sign in as the owner set from the environment: the example workflows are listed', async () => {
-		await page.goto(`${n8n.url}/signin`);
+		await page.goto(`${server.url}/signin`);
 		await page.fill('input[name="emailOrLdapLoginId"]', OWNER_EMAIL);
 		await page.fill('input[name="password"]', OWNER_PASSWORD);
 		await page.click('button:has-text("Sign in")');
@@ -83,7 +84,7 @@ describe('the n8n editor in headless Chromium', () => {
 	});
 
 	test('an example workflow on the canvas, then the node panel: Companion Push with its icon, its actions and triggers', async () => {
-		await page.goto(`${n8n.url}/workflow/cpExampleFollowUp`);
+		await page.goto(`${server.url}/workflow/cpExampleFollowUp`);
 		await page.locator('[data-test-id="canvas-node"]').first().waitFor();
 		const canvasIcons = page.locator('[data-test-id="canvas-node"] img[src*="companionPush"]');
 		await expectLoadedImages(canvasIcons, 2); // the trigger and the Send node
@@ -102,14 +103,14 @@ describe('the n8n editor in headless Chromium', () => {
 		await panel.getByText('Triggers (3)').waitFor();
 		await expectLoadedImages(panel.locator('img[src*="companionPush"]'), 7);
 		await screenshot('node-panel');
-		const icon = await fetch(`${n8n.url}${await panel.locator('img[src*="companionPush"]').first().getAttribute('src')}`);
+		const icon = await fetch(`${server.url}${await panel.locator('img[src*="companionPush"]').first().getAttribute('src')}`);
 		expect(icon.status).toBe(200);
 		expect(await icon.text()).toMatch(/^<svg|^<\?xml/);
 		await page.keyboard.press('Escape');
 	});
 
 	test('the credential: opening it tests it (a token renewal and a read), and the test button (Retry) passes again', async () => {
-		await page.goto(`${n8n.url}/home/credentials`);
+		await page.goto(`${server.url}/home/credentials`);
 		const before = sandbox.requestLog().length;
 		const opened = waitForCredentialTest(page);
 		await page.getByText('Companion Push sandbox', { exact: true }).first().click();
@@ -152,7 +153,7 @@ describe('the n8n editor in headless Chromium', () => {
 	});
 
 	test('a Send node run with "Execute step" shows its output, and the sandbox got exactly that send', async () => {
-		await page.goto(`${n8n.url}/workflow/e2eEditor`);
+		await page.goto(`${server.url}/workflow/e2eEditor`);
 		await page.locator('[data-test-id="canvas-node"]', { hasText: 'Send a Notification' }).dblclick();
 		const ndv = page.locator('[data-test-id="ndv"]');
 		await ndv.waitFor();

@@ -5,8 +5,8 @@
  * whole file instead of one `n8n execute` process (4 to 7 s each) per run. The run goes through the
  * same engine (WorkflowRunner) and credential pipeline as `n8n execute`, and n8n reads the credential
  * from its database on every use: a token saved by one run is what the next run reads.
- * Credentials and workflows are imported with n8n's CLI before the start (n8n 1.x's REST API cannot
- * save a workflow under a given id).
+ * Credentials are imported with n8n's CLI before the start, workflows through the REST API (n8n 1.x:
+ * with the CLI, see start()).
  */
 import { N8nRestClient, request } from '../../scripts/n8n-preload';
 import { OWNER_EMAIL, OWNER_PASSWORD, type RunningN8n } from '../../scripts/n8n-runtime';
@@ -28,8 +28,14 @@ export class N8nServer {
 		readonly session: { cookie: string; browserId: string },
 	) {}
 
-	/** `n8n start` in the home (its credentials imported before), then logged in as the owner. */
-	static async start(home: N8nHome): Promise<N8nServer> {
+	/**
+	 * `n8n start` in the home (its credentials imported before), logged in as the owner, with
+	 * `workflows` saved the quickest way the line allows: n8n 2.x through the REST API once it runs
+	 * (no CLI process), n8n 1.x (whose REST API does not keep a workflow's id) with the CLI before.
+	 */
+	static async start(home: N8nHome, { workflows = [] }: { workflows?: Json[] } = {}): Promise<N8nServer> {
+		const viaRest = home.runtime.line !== '1.x';
+		if (!viaRest && workflows.length > 0) await home.importWorkflows(workflows);
 		const printed: string[] = [];
 		const n8n = await home.start({ onOutput: (chunk) => printed.push(chunk) });
 		try {
@@ -38,6 +44,11 @@ export class N8nServer {
 			await rest.login();
 			const server = new N8nServer(home, n8n, rest, session);
 			server.printed = printed;
+			if (viaRest) {
+				for (const { id, name, nodes, connections, settings, pinData } of workflows) {
+					await rest.call('POST', '/workflows', { id, name, nodes, connections, settings, pinData: pinData ?? {} });
+				}
+			}
 			return server;
 		} catch (error) {
 			await n8n.stop();

@@ -128,32 +128,33 @@ describe('never twice in a real n8n', () => {
 		userIds = sandbox.orgs.primary.userIds;
 		home = await N8nHome.create();
 		await home.useSandbox(sandbox);
-		await home.importWorkflows([
-			manualWorkflow('ntRetry5xx', `${TAG} Retry On Fail after a 5xx outage`, [
-				[itemsNode('Five Items', five(0).map((userId) => ({ userId }))), withRetryOnFail(sendEach('Send', `${TAG} retry after 5xx`), 3, 5000)],
-			]),
-			manualWorkflow('ntRetry403', `${TAG} Retry On Fail after a 403`, [
-				[itemsNode('Five Items', five(5).map((userId) => ({ userId }))), withRetryOnFail(sendEach('Send', `${TAG} retry after 403`), 3, 5000)],
-			]),
-			manualWorkflow('ntKeyCost', `${TAG} what a key costs`, [
-				[itemsNode('Items Without Keys', userIds.slice(0, 1000).map((userId) => ({ userId }))), sendEach('Send Without Keys', `${TAG} cost without keys`)],
-				[
-					itemsNode('Items With Keys', userIds.slice(0, 1000).map((userId, index) => ({ userId, key: `cost-${index}` }))),
-					sendEach('Send With Keys', `${TAG} cost with keys`, { idempotencyKey: '={{ $json.key }}' }),
-				],
-			]),
-			webhookWorkflow('ntRetryExecution', `${TAG} a failed execution retried`, 'nt-retry-execution', [bodyItems(), sendEach('Send', `${TAG} execution retried`)]),
-			webhookWorkflow('ntBulkKeys', `${TAG} 200 sends with keys`, 'nt-bulk', [
-				bodyItems(),
-				sendEach('Send', `${TAG} bulk with keys`, { idempotencyKey: '={{ $json.key }}' }),
-			]),
-			webhookWorkflow('ntKeyCrash', `${TAG} a claimed key, then a crash`, 'nt-key-crash', [
-				bodyItems(),
-				sendEach('Send', `${TAG} claimed key, crash`, { idempotencyKey: '={{ $json.key }}' }),
-			]),
-			erpExampleCopy('ntErpExample', 'nt-erp-event'),
-		]);
-		server = await N8nServer.start(home);
+		server = await N8nServer.start(home, {
+			workflows: [
+				manualWorkflow('ntRetry5xx', `${TAG} Retry On Fail after a 5xx outage`, [
+					[itemsNode('Five Items', five(0).map((userId) => ({ userId }))), withRetryOnFail(sendEach('Send', `${TAG} retry after 5xx`), 3, 5000)],
+				]),
+				manualWorkflow('ntRetry403', `${TAG} Retry On Fail after a 403`, [
+					[itemsNode('Five Items', five(5).map((userId) => ({ userId }))), withRetryOnFail(sendEach('Send', `${TAG} retry after 403`), 3, 5000)],
+				]),
+				manualWorkflow('ntKeyCost', `${TAG} what a key costs`, [
+					[itemsNode('Items Without Keys', userIds.slice(0, 1000).map((userId) => ({ userId }))), sendEach('Send Without Keys', `${TAG} cost without keys`)],
+					[
+						itemsNode('Items With Keys', userIds.slice(0, 1000).map((userId, index) => ({ userId, key: `cost-${index}` }))),
+						sendEach('Send With Keys', `${TAG} cost with keys`, { idempotencyKey: '={{ $json.key }}' }),
+					],
+				]),
+				webhookWorkflow('ntRetryExecution', `${TAG} a failed execution retried`, 'nt-retry-execution', [bodyItems(), sendEach('Send', `${TAG} execution retried`)]),
+				webhookWorkflow('ntBulkKeys', `${TAG} 200 sends with keys`, 'nt-bulk', [
+					bodyItems(),
+					sendEach('Send', `${TAG} bulk with keys`, { idempotencyKey: '={{ $json.key }}' }),
+				]),
+				webhookWorkflow('ntKeyCrash', `${TAG} a claimed key, then a crash`, 'nt-key-crash', [
+					bodyItems(),
+					sendEach('Send', `${TAG} claimed key, crash`, { idempotencyKey: '={{ $json.key }}' }),
+				]),
+				erpExampleCopy('ntErpExample', 'nt-erp-event'),
+			],
+		});
 	});
 
 	afterAll(async () => {

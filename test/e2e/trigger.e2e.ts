@@ -50,8 +50,9 @@ describe('published workflows in a running n8n (n8n start)', () => {
 		secondaryUsers = fourUsers(sandbox.orgs.secondary);
 		home = await N8nHome.create();
 		await home.useSandbox(sandbox, { secondaryOrg: true });
-		await home.importWorkflows([...exampleWorkflows().map((entry) => entry.workflow), triggerWorkflow(TRIGGER_WORKFLOW, TAG, SECONDARY_CREDENTIAL)]);
-		server = await N8nServer.start(home);
+		server = await N8nServer.start(home, {
+			workflows: [...exampleWorkflows().map((entry) => entry.workflow), triggerWorkflow(TRIGGER_WORKFLOW, TAG, SECONDARY_CREDENTIAL)],
+		});
 		rest = server.rest;
 	});
 

@@ -35,118 +35,118 @@ export const describeActions = (line: RuntimeLine) =>
 			await home.useSandbox(sandbox);
 
 			const fourUsers = [users.onePhone, users.twoPhones, users.noPhone, users.uninstalled].join(', ');
-			await home.importWorkflows([
-				manualWorkflow('e2eNotifications', 'e2e: send, get, schedule, cancel', [
-					[
-						push('Send', {
-							resource: 'notification',
-							operation: 'send',
-							title: 'Your order has shipped',
-							body: 'Order 1042 is on its way',
-							audience: 'userIds',
-							userIds: fourUsers,
-							additionalFields: { deeplink: 'chat', imageUrl: 'https://example.com/parcel.png' },
-							options: {},
-						}),
-						push('Get and Wait', {
-							resource: 'notification',
-							operation: 'get',
-							notificationId: '={{ $json.id }}',
-							options: { waitForFinalStatus: true, waitTimeout: 60, deliveries: 'include' },
-						}),
-						push('Cancel a Sent One', {
-							resource: 'notification',
-							operation: 'cancel',
-							notificationId: '={{ $json.id }}',
-							options: { ignoreIfNotScheduled: true },
-						}),
-					],
-					[
-						push('Schedule', {
-							resource: 'notification',
-							operation: 'schedule',
-							title: 'Team meeting',
-							body: 'Starts in two hours',
-							audience: 'userIds',
-							userIds: users.twoPhones,
-							scheduledAt: '={{ $now.plus({ hours: 2 }).toISO() }}',
-							additionalFields: {},
-							options: {},
-						}),
-						push('Cancel', { resource: 'notification', operation: 'cancel', notificationId: '={{ $json.id }}', options: {} }),
-						push('Get Canceled', {
-							resource: 'notification',
-							operation: 'get',
-							notificationId: "={{ $('Schedule').item.json.id }}",
-							options: { deliveries: 'omit' },
-						}),
-					],
-					[push('Get Many', { resource: 'notification', operation: 'getMany', returnAll: false, limit: 10 })],
-				]),
-				manualWorkflow('e2eAudiences', 'e2e: users, active users, a large audience, continue on fail', [
-					[push('All Users', { resource: 'user', operation: 'getMany', returnAll: true })],
-					[push('Active Users', { resource: 'user', operation: 'getActive', options: { idsOnly: true } })],
-					[
-						push('Send to Everyone', {
-							resource: 'notification',
-							operation: 'send',
-							title: 'Office closed on Friday',
-							body: 'The office is closed this Friday.',
-							audience: 'allUsers',
-							additionalFields: {},
-							options: { batchSize: 1000 },
-						}),
-					],
-					[
-						code(
-							'Three Orders',
-							`return [
-								{ json: { userId: '${users.onePhone}', order: 'A-1', image: 'https://example.com/a.png' } },
-								{ json: { userId: '${users.twoPhones}', order: 'A-2', image: 'http://example.com/not-https.png' } },
-								{ json: { userId: '${users.noPhone}', order: 'A-3', image: 'https://example.com/c.png' } },
-							];`,
-						),
-						push(
-							'Send Each, Continue On Fail',
-							{
+			server = await N8nServer.start(home, {
+				workflows: [
+					manualWorkflow('e2eNotifications', 'e2e: send, get, schedule, cancel', [
+						[
+							push('Send', {
 								resource: 'notification',
 								operation: 'send',
-								title: '=Order {{ $json.order }}',
+								title: 'Your order has shipped',
+								body: 'Order 1042 is on its way',
+								audience: 'userIds',
+								userIds: fourUsers,
+								additionalFields: { deeplink: 'chat', imageUrl: 'https://example.com/parcel.png' },
+								options: {},
+							}),
+							push('Get and Wait', {
+								resource: 'notification',
+								operation: 'get',
+								notificationId: '={{ $json.id }}',
+								options: { waitForFinalStatus: true, waitTimeout: 60, deliveries: 'include' },
+							}),
+							push('Cancel a Sent One', {
+								resource: 'notification',
+								operation: 'cancel',
+								notificationId: '={{ $json.id }}',
+								options: { ignoreIfNotScheduled: true },
+							}),
+						],
+						[
+							push('Schedule', {
+								resource: 'notification',
+								operation: 'schedule',
+								title: 'Team meeting',
+								body: 'Starts in two hours',
+								audience: 'userIds',
+								userIds: users.twoPhones,
+								scheduledAt: '={{ $now.plus({ hours: 2 }).toISO() }}',
+								additionalFields: {},
+								options: {},
+							}),
+							push('Cancel', { resource: 'notification', operation: 'cancel', notificationId: '={{ $json.id }}', options: {} }),
+							push('Get Canceled', {
+								resource: 'notification',
+								operation: 'get',
+								notificationId: "={{ $('Schedule').item.json.id }}",
+								options: { deliveries: 'omit' },
+							}),
+						],
+						[push('Get Many', { resource: 'notification', operation: 'getMany', returnAll: false, limit: 10 })],
+					]),
+					manualWorkflow('e2eAudiences', 'e2e: users, active users, a large audience, continue on fail', [
+						[push('All Users', { resource: 'user', operation: 'getMany', returnAll: true })],
+						[push('Active Users', { resource: 'user', operation: 'getActive', options: { idsOnly: true } })],
+						[
+							push('Send to Everyone', {
+								resource: 'notification',
+								operation: 'send',
+								title: 'Office closed on Friday',
+								body: 'The office is closed this Friday.',
+								audience: 'allUsers',
+								additionalFields: {},
+								options: { batchSize: 1000 },
+							}),
+						],
+						[
+							code(
+								'Three Orders',
+								`return [
+									{ json: { userId: '${users.onePhone}', order: 'A-1', image: 'https://example.com/a.png' } },
+									{ json: { userId: '${users.twoPhones}', order: 'A-2', image: 'http://example.com/not-https.png' } },
+									{ json: { userId: '${users.noPhone}', order: 'A-3', image: 'https://example.com/c.png' } },
+								];`,
+							),
+							push(
+								'Send Each, Continue On Fail',
+								{
+									resource: 'notification',
+									operation: 'send',
+									title: '=Order {{ $json.order }}',
+									body: 'Your order is ready',
+									audience: 'userIds',
+									userIds: '={{ $json.userId }}',
+									additionalFields: { imageUrl: '={{ $json.image }}' },
+									options: {},
+								},
+								{ onError: 'continueRegularOutput' },
+							),
+						],
+					]),
+					manualWorkflow('e2eStopOnFail', 'e2e: one bad item stops the run before any send', [
+						[
+							code(
+								'Three Orders',
+								`return [
+									{ json: { userId: '${users.onePhone}', title: 'Order B-1' } },
+									{ json: { userId: '${users.twoPhones}', title: '   ' } },
+									{ json: { userId: '${users.noPhone}', title: 'Order B-3' } },
+								];`,
+							),
+							push('Send Each', {
+								resource: 'notification',
+								operation: 'send',
+								title: '={{ $json.title }}',
 								body: 'Your order is ready',
 								audience: 'userIds',
 								userIds: '={{ $json.userId }}',
-								additionalFields: { imageUrl: '={{ $json.image }}' },
+								additionalFields: {},
 								options: {},
-							},
-							{ onError: 'continueRegularOutput' },
-						),
-					],
-				]),
-				manualWorkflow('e2eStopOnFail', 'e2e: one bad item stops the run before any send', [
-					[
-						code(
-							'Three Orders',
-							`return [
-								{ json: { userId: '${users.onePhone}', title: 'Order B-1' } },
-								{ json: { userId: '${users.twoPhones}', title: '   ' } },
-								{ json: { userId: '${users.noPhone}', title: 'Order B-3' } },
-							];`,
-						),
-						push('Send Each', {
-							resource: 'notification',
-							operation: 'send',
-							title: '={{ $json.title }}',
-							body: 'Your order is ready',
-							audience: 'userIds',
-							userIds: '={{ $json.userId }}',
-							additionalFields: {},
-							options: {},
-						}),
-					],
-				]),
-			]);
-
-			server = await N8nServer.start(home);
+							}),
+						],
+					]),
+				],
+			});
 			notifications = await server.execute('e2eNotifications');
 			audiences = await server.execute('e2eAudiences');
 			stopOnFail = await server.execute('e2eStopOnFail');

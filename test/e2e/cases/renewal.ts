@@ -38,20 +38,21 @@ export const describeRenewal = (line: RuntimeLine) =>
 			sandbox = await startSandbox({ port: 0, tokenLifetimeSeconds: TOKEN_LIFE_SECONDS, deliveryMs: 500 });
 			home = await N8nHome.create({ line });
 			await home.useSandbox(sandbox);
-			await home.importWorkflows([
-				manualWorkflow('e2eRenewal', 'e2e: three token lives in one run', [
-					[
-						code('Five Items', 'return [1, 2, 3, 4, 5].map((n) => ({ json: { n } }));'),
-						activeUsers('Read 1'),
-						wait('Wait 1', TOKEN_LIFE_SECONDS + 1),
-						activeUsers('Read 2'),
-						wait('Wait 2', TOKEN_LIFE_SECONDS + 1),
-						activeUsers('Read 3'),
-					],
-				]),
-				manualWorkflow('e2eOneRead', 'e2e: one read', [[activeUsers('Read')]]),
-			]);
-			server = await N8nServer.start(home);
+			server = await N8nServer.start(home, {
+				workflows: [
+					manualWorkflow('e2eRenewal', 'e2e: three token lives in one run', [
+						[
+							code('Five Items', 'return [1, 2, 3, 4, 5].map((n) => ({ json: { n } }));'),
+							activeUsers('Read 1'),
+							wait('Wait 1', TOKEN_LIFE_SECONDS + 1),
+							activeUsers('Read 2'),
+							wait('Wait 2', TOKEN_LIFE_SECONDS + 1),
+							activeUsers('Read 3'),
+						],
+					]),
+					manualWorkflow('e2eOneRead', 'e2e: one read', [[activeUsers('Read')]]),
+				],
+			});
 		});
 
 		afterAll(async () => {
