@@ -13,6 +13,7 @@ const { transform } = require('./jest.config');
 module.exports = {
 	roots: ['<rootDir>/test/e2e'],
 	testMatch: ['**/*.e2e.ts'],
+	testEnvironment: '<rootDir>/test/e2e/environment.js',
 	transform,
 	globalSetup: '<rootDir>/test/e2e/global-setup.ts',
 	globalTeardown: '<rootDir>/test/e2e/global-teardown.js',
