@@ -1,20 +1,20 @@
-// Runs the end-to-end files longest first (their seconds on a quiet 2-core machine, measured with
-// the files side by side), so that the short ones fill the workers at the end instead of one long
-// file running alone. A file missing here runs last.
+// Runs the end-to-end files longest first (their seconds when run three at a time on a loaded 2-core
+// machine), so that the short ones fill the workers at the end instead of one long file running
+// alone. A file missing here runs last.
 const Sequencer = require('@jest/test-sequencer').default;
 
 const SECONDS = {
-	'n8n-1x': 200,
-	trigger: 200,
-	'queue-mode': 180,
-	'ai-agent': 120,
-	'never-twice': 110,
+	'n8n-1x': 250,
+	'queue-mode': 240,
+	trigger: 210,
+	'never-twice': 170,
+	start: 105,
 	editor: 90,
-	start: 80,
-	'start-queue': 50,
-	renewal: 50,
-	examples: 35,
-	actions: 25,
+	renewal: 77,
+	'ai-agent': 75,
+	'start-queue': 70,
+	actions: 55,
+	examples: 42,
 };
 const secondsOf = (file) => {
 	const name = Object.keys(SECONDS).find((candidate) => file.endsWith(`/${candidate}.e2e.ts`));
