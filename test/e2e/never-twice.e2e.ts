@@ -15,6 +15,7 @@
 import { randomUUID } from 'node:crypto';
 
 import { exampleWorkflows, request } from '../../scripts/n8n-preload';
+import { publish } from '../../scripts/queueMode';
 import { startSandbox, type LoggedRequest, type Sandbox } from '../../sandbox';
 import { code, hasFinished, manualWorkflow, N8nHome, push, waitFor, type NodeSpec, type RunResult } from './n8n';
 import { N8nServer } from './n8n-server';
@@ -246,21 +247,6 @@ describe('never twice in a real n8n', () => {
 			server = await N8nServer.start(home);
 		}
 
-		/** Publishes a workflow and waits until n8n has activated it. */
-		async function publish(id: string): Promise<void> {
-			await rest().activateWorkflow(id);
-			const status = await waitFor(
-				`${id} to be published`,
-				async () => {
-					const current = await rest().call('GET', `/workflows/${id}/publication-status`);
-					return current.status !== 'in_progress' && current.status !== 'pending' && current;
-				},
-				60_000,
-				250,
-			);
-			expect(status.status).toBe('published');
-		}
-
 		async function postWebhook(path: string, body: unknown): Promise<void> {
 			const response = await request(`${server!.url}/webhook/${path}`, { method: 'POST', body });
 			expect(response.status).toBe(200);
@@ -296,7 +282,7 @@ describe('never twice in a real n8n', () => {
 		}
 
 		beforeAll(async () => {
-			for (const id of ['ntRetryExecution', 'ntBulkKeys', 'ntErpExample', 'ntKeyCrash']) await publish(id);
+			for (const id of ['ntRetryExecution', 'ntBulkKeys', 'ntErpExample', 'ntKeyCrash']) await publish(rest(), id);
 		});
 
 		test.each([

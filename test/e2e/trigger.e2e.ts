@@ -11,6 +11,7 @@
  * log tells their polls apart.
  */
 import { exampleWorkflows, request, type N8nRestClient } from '../../scripts/n8n-preload';
+import { publish } from '../../scripts/queueMode';
 import { startSandbox, type Sandbox, type SandboxOrg } from '../../sandbox';
 import { hasFinished, N8nHome, SECONDARY_CREDENTIAL, sendFromOutside, triggerWorkflow, waitFor } from './n8n';
 import { N8nServer } from './n8n-server';
@@ -65,18 +66,9 @@ describe('published workflows in a running n8n (n8n start)', () => {
 	test('publishing: the trigger workflows, the webhook example and the schedule example activate; each trigger polls at once', async () => {
 		const before = sandbox.requestLog().length;
 		for (const id of [TRIGGER_WORKFLOW, 'cpExampleFollowUp', 'cpExampleErpEvent', 'cpExampleDigest']) {
-			await rest.activateWorkflow(id);
-			// Publishing is asynchronous in n8n 2.41 (an outbox): wait until it is done.
-			const status = await waitFor(
-				`${id} to be published`,
-				async () => {
-					const current = await rest.call('GET', `/workflows/${id}/publication-status`);
-					return current.status !== 'in_progress' && current.status !== 'pending' && current;
-				},
-				60_000,
-				250,
-			);
-			expect({ id, status: status.status, triggers: status.triggers.map((trigger: { status: string }) => trigger.status) }).toEqual({
+			// Publishing is asynchronous in n8n 2.41 (an outbox): this waits until it is done.
+			const status = await publish(rest, id);
+			expect({ id, status: status.status, triggers: status.triggers.map((trigger) => trigger.status) }).toEqual({
 				id,
 				status: 'published',
 				triggers: ['activated'],
