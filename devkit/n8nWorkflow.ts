@@ -19,7 +19,8 @@ export interface NodeRun {
 /** The result of `n8n execute --id=... --rawOutput`. */
 export class RunResult {
 	constructor(
-		readonly code: number | null,
+		/** The exit code of `n8n execute` (undefined for a run through the REST API). */
+		readonly code: number | null | undefined,
 		readonly run: Json,
 		readonly output: string,
 		readonly durationMs: number,

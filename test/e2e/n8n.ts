@@ -68,6 +68,16 @@ export const brief = (request: LoggedRequest) => `${request.method} ${request.pa
 
 export const REFRESH = 'POST /auth/oauth/v2/refresh';
 
+/** The credential of the sandbox's secondary org (another organization, with sends of its own). */
+export const SECONDARY_CREDENTIAL = { id: 'cpSandboxSecondary', name: 'Companion Push secondary org' };
+
+/** Credential entries for `n8n import:credentials`: the sandbox's primary org (id cpSandboxCredential), and its secondary org when asked. */
+export function sandboxCredentials(sandbox: Sandbox, { secondaryOrg = false } = {}): object[] {
+	const entry = ({ clientId, clientSecret, refreshToken }: SandboxOrg, ids?: { id: string; name: string }) =>
+		credentialEntry({ baseUrl: sandbox.baseUrl, clientId, clientSecret, refreshToken }, ids);
+	return [entry(sandbox.orgs.primary), ...(secondaryOrg ? [entry(sandbox.orgs.secondary, SECONDARY_CREDENTIAL)] : [])];
+}
+
 /**
  * A fresh, isolated n8n user folder with the package installed as a community package, run by the
  * runtime of an n8n release line (default 2.x; '1.x' is n8n 1.123.81, installed by the global setup).
@@ -89,11 +99,13 @@ export class N8nHome {
 		return new N8nHome(userFolder, env, port, runtime);
 	}
 
-	/** Imports the Companion Push API credential (id cpSandboxCredential) for the sandbox's primary org. */
-	async useSandbox(sandbox: Sandbox): Promise<void> {
-		const { clientId, clientSecret, refreshToken } = sandbox.orgs.primary;
-		const entry = credentialEntry({ baseUrl: sandbox.baseUrl, clientId, clientSecret, refreshToken });
-		await importCredentials(this.env, [entry], { runtime: this.runtime });
+	/**
+	 * Imports the Companion Push API credential (id cpSandboxCredential) for the sandbox's primary org,
+	 * the one of its secondary org too when asked (SECONDARY_CREDENTIAL), and any `more` credential
+	 * entries: one CLI call.
+	 */
+	async useSandbox(sandbox: Sandbox, { secondaryOrg = false, more = [] }: { secondaryOrg?: boolean; more?: object[] } = {}): Promise<void> {
+		await importCredentials(this.env, [...sandboxCredentials(sandbox, { secondaryOrg }), ...more], { runtime: this.runtime });
 	}
 
 	async importWorkflows(workflows: object[]): Promise<void> {
@@ -107,8 +119,8 @@ export class N8nHome {
 	}
 
 	/** `n8n start` in this folder; resolves once /healthz/readiness answers 200. */
-	async start(): Promise<RunningN8n> {
-		return await startN8n(this.env, { runtime: this.runtime });
+	async start({ onOutput }: { onOutput?: (chunk: string) => void } = {}): Promise<RunningN8n> {
+		return await startN8n(this.env, { runtime: this.runtime, onOutput });
 	}
 
 	remove(): void {
@@ -193,6 +205,9 @@ export async function sendFromOutside(
 	if (sent.status !== 202) throw new Error(`The outside send answered ${sent.status}: ${sent.text.slice(0, 500)}`);
 	return sent.json.data.id;
 }
+
+/** Whether an execution (as n8n lists it) has ended: it is no longer new, running or waiting. */
+export const hasFinished = (execution: { status: string }) => !['new', 'running', 'waiting'].includes(execution.status);
 
 /** Waits until `check` returns a value (not undefined/false), polling every `everyMs`. */
 export async function waitFor<T>(what: string, check: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs: number, everyMs = 1000): Promise<T> {
