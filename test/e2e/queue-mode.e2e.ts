@@ -1,11 +1,13 @@
 /**
- * The package in n8n's real queue mode (issue 13): Postgres, Redis, `n8n start` (main) and two
+ * The package in n8n's real queue mode: Postgres, Redis, `n8n start` (main) and two
  * `n8n worker --concurrency=10` (scripts/queueMode.ts), one cluster for the whole file, against the
  * in-process sandbox with tokens that live 20 s. Effects are counted in the sandbox's request log,
  * which worker ran an execution in the workers' logs, executions in Postgres.
  * - a burst of 300 ERP webhook events, 20 at a time: both workers run them, each named user is
  *   notified exactly once, every execution succeeds;
- * - an Idempotency Key shared by the workers: the same event twice, on different workers, one send;
+ * - Idempotency Keys held by every worker: all 300 events delivered again send nothing; the same
+ *   event twice about 1 ms apart (30 rounds) and 1 s apart (30 rounds), on the two workers, one send
+ *   each; the same event twice, the second after the first finished, on different workers, one send;
  * - token renewal across workers over more than three token lives: no call fails, refreshes bounded;
  * - the same burst with refreshes that revoke earlier tokens (tokens expired at its start);
  * - the Companion Push Trigger (every minute) polls on main only, once per interval; its
@@ -161,6 +163,62 @@ describe('the package in n8n queue mode (main + 2 workers, Postgres, Redis)', ()
 			`burst: ${BURST} events posted in ${seconds(posted - started)} s, all executed in ${seconds(done - started)} s; ` +
 				`per worker ${JSON.stringify(perWorker)}; ${BURST} sends (202), ${refreshes} refresh(es); RSS MB ${JSON.stringify(cluster.rssMb())}`,
 		);
+	});
+
+	test(`all ${BURST} events of the burst delivered again: nothing is sent again, every execution succeeds`, async () => {
+		const users = primary.userIds.slice(0, BURST);
+		const events = users.map((userId, index) => ({ orderId: `A${index}`, status: 'shipped', userId }));
+		const afterId = await lastExecutionId();
+		const before = sandbox.requestLog().length;
+		const started = Date.now();
+		await postEvents(events);
+		const rows = await executionsAfter(ERP, afterId, BURST);
+		const entries = sandbox.requestLog().slice(before);
+		expect(tally(rows.map((row) => row.status))).toEqual({ success: BURST });
+		expect(entries.filter((entry) => entry.endpoint === SEND)).toEqual([]);
+		report(`redelivery: ${BURST} events again in ${seconds(Date.now() - started)} s, per worker ${JSON.stringify(workersOf(rows))}; 0 sends`);
+	});
+
+	/** The same event posted twice, `apartMs` apart, for each of `rounds` events at once; each user once. */
+	async function pairs(prefix: string, users: string[], apartMs: number) {
+		const events = users.map((userId, index) => ({ orderId: `${prefix}${index}`, status: 'paid', userId }));
+		const afterId = await lastExecutionId();
+		const before = sandbox.requestLog().length;
+		const posts = events.map(async (event, index) => {
+			// Rounds 100 ms apart; within a round the two copies `apartMs` apart.
+			await new Promise((resolve) => setTimeout(resolve, index * 100));
+			const first = postEvents([event], 1);
+			await new Promise((resolve) => setTimeout(resolve, apartMs));
+			await Promise.all([first, postEvents([event], 1)]);
+		});
+		await Promise.all(posts);
+		const rows = await executionsAfter(ERP, afterId, 2 * events.length);
+		expect(tally(rows.map((row) => row.status))).toEqual({ success: 2 * events.length });
+		const perUser = acceptedPerUser(sandbox.requestLog().slice(before), `Order ${prefix}`);
+		const twice = users.filter((userId) => (perUser[userId] ?? 0) > 1).length;
+		const missing = users.filter((userId) => !perUser[userId]).length;
+		// Which worker ran each copy: rows of one event are those whose user is the event's.
+		const ranOn = cluster.workerOfExecutions();
+		const byEvent = new Map<string, Set<string>>();
+		for (const row of rows) {
+			const execution = await cluster.rest.getExecution(row.id);
+			const body = execution.data.resultData.runData['ERP Event']?.[0]?.data?.main?.[0]?.[0]?.json?.body as Json | undefined;
+			const key = String(body?.orderId);
+			byEvent.set(key, (byEvent.get(key) ?? new Set()).add(ranOn.get(row.id) ?? 'nowhere'));
+		}
+		const onBoth = [...byEvent.values()].filter((workers) => workers.size === 2).length;
+		report(`same event twice ${apartMs} ms apart, ${events.length} rounds: on both workers ${onBoth}, notified twice ${twice}, not notified ${missing}`);
+		expect(perUser).toEqual(oncePerUser(users));
+		return onBoth;
+	}
+
+	test('the same event twice about 1 ms apart, 30 rounds: nobody notified twice, nobody missed', async () => {
+		const onBoth = await pairs('P', primary.userIds.slice(440, 470), 1);
+		expect(onBoth).toBeGreaterThan(0);
+	});
+
+	test('the same event twice 1 s apart, 30 rounds: nobody notified twice, nobody missed', async () => {
+		await pairs('Q', primary.userIds.slice(470, 500), 1000);
 	});
 
 	test('an Idempotency Key shared by the workers: the same event twice, the second after the first finished, on different workers, notifies once', async () => {
