@@ -400,6 +400,54 @@ async function postEvents(url: string, events: ErpEvent[], atOnce: number): Prom
 	return statuses;
 }
 
+/** The worker that ran each event's execution (told apart by the event's order id in the execution's data). */
+async function workerPerEvent(context: RunContext, rows: ExecutionRow[], events: ErpEvent[]): Promise<Array<string | undefined>> {
+	const names = await workersOf(context, rows);
+	const workerOf = new Map(rows.map((row, index) => [row.id, names[index]]));
+	const eventOf = new Map(events.map((event, index) => [event.orderId, index]));
+	const prefix = events[0].orderId.replace(/-\d+$/, '').replace(/[^A-Za-z0-9]/g, '');
+	const found = rows.length
+		? await context.psql.query(
+				`select "executionId", substring(data from '${prefix}-[0-9]+') from execution_data where "executionId" in (${rows.map((row) => Number(row.id)).join(',')})`,
+			)
+		: [];
+	const workers: Array<string | undefined> = events.map(() => undefined);
+	for (const [executionId, orderId] of found) {
+		const index = eventOf.get(orderId);
+		if (index !== undefined) workers[index] = workerOf.get(executionId);
+	}
+	return workers;
+}
+
+/**
+ * Why a redelivered event was or was not sent again: its store state when the pass began (claim
+ * lost; claim held but accepted mark lost; both held), whether the redelivery ran on the worker that
+ * made the earlier send, and whether it was sent again. Counts per combination.
+ */
+export function redeliveryCauses(
+	format: KeyValueFormat,
+	keys: string[],
+	heldAtStart: Set<string>,
+	earlierWorkers: Array<string | undefined>,
+	workers: Array<string | undefined>,
+	sends: number[],
+	sentBefore: number[],
+): Record<string, number> {
+	const causes: string[] = [];
+	keys.forEach((key, index) => {
+		if (sentBefore[index] === 0) return;
+		const values = format.valuesOf(key);
+		const state = !heldAtStart.has(entryHash(values.claimed))
+			? 'claim lost'
+			: values.accepted !== undefined && !heldAtStart.has(entryHash(values.accepted))
+				? 'accepted mark lost'
+				: 'held';
+		const where = !workers[index] || !earlierWorkers[index] ? 'worker unknown' : workers[index] === earlierWorkers[index] ? 'same worker' : 'other worker';
+		causes.push(`${state}; ${where}; ${sends[index] > 0 ? 'sent again' : 'not sent'}`);
+	});
+	return tally(causes);
+}
+
 /** One delivery of every event (K at a time) and everything it left behind. */
 async function deliveryPass(
 	context: RunContext,
@@ -407,10 +455,12 @@ async function deliveryPass(
 	url: string,
 	events: ErpEvent[],
 	atOnce: number,
-	sentBefore: number[],
-): Promise<{ pass: PassResult; sends: number[] }> {
+	earlier?: { sends: number[]; workers: Array<string | undefined> },
+): Promise<{ pass: PassResult; sends: number[]; workers: Array<string | undefined> }> {
 	const { cluster, sandbox, psql } = context;
 	const keys = events.map(context.example.keyOf);
+	const sentBefore = earlier?.sends ?? events.map(() => 0);
+	const heldAtStart = (await readStoreRows(psql, workflowId)).hashes;
 	const afterId = await cluster.lastExecutionId();
 	const writesAfter = await lastWriteId(psql);
 	const logFrom = sandbox.requestLog().length;
@@ -424,6 +474,9 @@ async function deliveryPass(
 	const done = Date.now();
 	const entries = sandbox.requestLog().slice(logFrom);
 	const sends = sendsPerEvent(entries, events, context.example.titleOf);
+	const workers = await workerPerEvent(context, rows, events);
+	const store = await readStore(context, workflowId, keys, writesAfter);
+	const format = KEY_VALUE_FORMATS.find((known) => known.name === store.format) ?? context.format!;
 	const pass: PassResult = {
 		posted: events.length,
 		postAnswers: tally(statuses.map(String)),
@@ -440,20 +493,20 @@ async function deliveryPass(
 		listLookups: entries.filter((entry) => entry.endpoint === LIST).length,
 		refreshes: entries.filter((entry) => entry.endpoint === REFRESH).length,
 		postgresErrors: postgresErrorsSince(context, pgLogFrom),
-		store: await readStore(context, workflowId, keys, writesAfter),
+		store,
+		...(earlier ? { redeliveryCauses: redeliveryCauses(format, keys, new Set(heldAtStart), earlier.workers, workers, sends, sentBefore) } : {}),
 		loadBefore,
 		loadAfter: load1(),
 	};
-	return { pass, sends };
+	return { pass, sends, workers };
 }
 
 /** burst-K: N distinct events K at a time, then all of them again. */
 async function burstCase(context: RunContext, name: string, atOnce: number, workflowId: string, events: ErpEvent[]): Promise<CaseResult> {
 	const url = `${context.cluster.url}/webhook/${name}`;
-	const none = events.map(() => 0);
-	const first = await deliveryPass(context, workflowId, url, events, atOnce, none);
+	const first = await deliveryPass(context, workflowId, url, events, atOnce);
 	context.log(`${name} first pass: ${summary(first.pass)}`);
-	const again = await deliveryPass(context, workflowId, url, events, atOnce, first.sends);
+	const again = await deliveryPass(context, workflowId, url, events, atOnce, first);
 	context.log(`${name} redelivery: ${summary(again.pass)}`);
 	return { name, kind: 'burst', atOnce, events: events.length, first: first.pass, again: again.pass };
 }
@@ -527,7 +580,14 @@ async function waitForQuietMachine(wait: boolean, log: (line: string) => void): 
 }
 
 /** One fresh cluster with `workers` workers and every case. */
-async function measureRun(options: QueueKeysOptions, workers: number, runIndex: number, tarball: string, log: (line: string) => void): Promise<QueueKeysRun> {
+async function measureRun(
+	options: QueueKeysOptions,
+	workers: number,
+	runIndex: number,
+	measured: { tarball: string; checkout: QueueKeysRun['checkout'] },
+	log: (line: string) => void,
+): Promise<QueueKeysRun> {
+	const { tarball, checkout } = measured;
 	const example = erpExample();
 	const specs = options.cases.map((name) => ({ name, spec: caseSpec(name) }));
 	const usersNeeded = specs.reduce((sum, { spec }) => sum + (spec.kind === 'burst' ? options.events : options.rounds), 0);
@@ -597,7 +657,6 @@ async function measureRun(options: QueueKeysOptions, workers: number, runIndex: 
 			log(`row of ${entries} entries (${cost.textBytes} bytes): UPDATE ${cost.updateMs} ms (server ${cost.updateServerMs} ms), read ${cost.readMs} ms`);
 			rowCosts.push(cost);
 		}
-		const checkout = checkoutMeasured();
 		return {
 			label: options.label,
 			command: options.command,
@@ -654,6 +713,8 @@ export async function main(argv: string[]): Promise<void> {
 		const build = spawnSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: 'inherit' });
 		if (build.status !== 0) throw new Error('npm run build failed');
 	}
+	// What is measured: the checkout as it is now (a commit made while the runs go on is not in them).
+	const checkout = checkoutMeasured();
 	const tarball = packPackage();
 	log(`packed ${path.basename(tarball)}; runs saved to ${options.save}`);
 	try {
@@ -662,7 +723,7 @@ export async function main(argv: string[]): Promise<void> {
 			for (let repeat = 0; repeat < options.runs; repeat++) {
 				runIndex++;
 				log(`run ${runIndex}: main + ${workers} workers, cases ${options.cases.join(', ')}`);
-				const result = await measureRun(options, workers, runIndex, tarball, log);
+				const result = await measureRun(options, workers, runIndex, { tarball, checkout }, log);
 				fs.mkdirSync(path.dirname(options.save), { recursive: true });
 				fs.appendFileSync(options.save, `${JSON.stringify(result)}\n`);
 				log(`run ${runIndex} saved (${result.totalSeconds} s)`);

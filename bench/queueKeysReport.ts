@@ -49,6 +49,11 @@ export interface PassResult {
 	refreshes: number;
 	postgresErrors: PostgresErrors;
 	store: StoreSnapshot;
+	/**
+	 * A redelivery's events by "<store state when the pass began>; <same worker as the earlier send,
+	 * or other worker>; <sent again, or not sent>", e.g. "claim lost; other worker; sent again".
+	 */
+	redeliveryCauses?: Record<string, number>;
 	loadBefore: number;
 	loadAfter: number;
 }
@@ -205,6 +210,32 @@ export function renderQueueKeysSection(runs: QueueKeysRun[]): string {
 						rowsSummary(pass.store),
 					]),
 				),
+			),
+			'',
+		);
+	}
+
+	const causes = bursts.filter(({ result }) => result.again.redeliveryCauses);
+	if (causes.length > 0) {
+		const states = ['claim lost', 'accepted mark lost', 'held'];
+		const cell = (counts: Record<string, number>, state: string) => {
+			const of = (where?: string, outcome?: string) =>
+				Object.entries(counts)
+					.filter(([cause]) => {
+						const [causeState, causeWhere, causeOutcome] = cause.split('; ');
+						return causeState === state && (!where || causeWhere === where) && (!outcome || causeOutcome === outcome);
+					})
+					.reduce((sum, [, count]) => sum + count, 0);
+			const events = of();
+			if (events === 0) return '0';
+			return `${events}: ${of(undefined, 'sent again')} sent again (same worker ${of('same worker', 'sent again')} of ${of('same worker')}, other worker ${of('other worker', 'sent again')} of ${of('other worker')})`;
+		};
+		lines.push(
+			'Why redelivered events were sent again: each event by its state in the store when the redelivery began (its claim lost; its claim held but its accepted mark lost; both held), and by whether the redelivery ran on the worker that made the first send (the executions\' data tell which event each one ran).',
+			'',
+			table(
+				['run', 'workers', 'K', ...states],
+				causes.map(({ run, index, result }) => [runName(run, index), String(run.workers), String(result.atOnce), ...states.map((state) => cell(result.again.redeliveryCauses!, state))]),
 			),
 			'',
 		);

@@ -8,7 +8,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 
 import type { LoggedRequest } from '../../sandbox';
-import { countPostgresErrors, erpExample, parseQueueKeysArgs, sendsPerEvent } from '../../bench/queueKeys';
+import { countPostgresErrors, erpExample, parseQueueKeysArgs, redeliveryCauses, sendsPerEvent } from '../../bench/queueKeys';
 import { entryHash, KEY_VALUE_FORMATS, keysFound, likeliestFormat, loadFormat } from '../../bench/queueKeysFormat';
 import { keepQueueKeysSection, SECTION_TITLE, writeQueueKeysSection } from '../../bench/queueKeysReport';
 
@@ -75,6 +75,17 @@ describe('counting', () => {
 			{ endpoint: 'GET /push-notification/list', body: undefined } as unknown as LoggedRequest,
 		];
 		expect(sendsPerEvent(entries, events, example.titleOf)).toEqual([2, 1, 0]);
+	});
+
+	test('why redelivered events were sent again: store state at the start, same or other worker, sent or not', () => {
+		const keys = ['k1', 'k2', 'k3', 'k4'];
+		const held = new Set(['k2', 'k3', 'k3 [accepted]', 'k4', 'k4 [accepted]'].map(entryHash));
+		const causes = redeliveryCauses(keyAndAccepted, keys, held, ['w1', 'w1', 'w2', undefined], ['w2', 'w1', 'w2', 'w1'], [1, 1, 0, 0], [1, 1, 1, 0]);
+		expect(causes).toEqual({
+			'claim lost; other worker; sent again': 1,
+			'accepted mark lost; same worker; sent again': 1,
+			'held; same worker; not sent': 1,
+		});
 	});
 
 	test("Postgres's log: violations of processed_data's primary key, the other errors by message", () => {
