@@ -700,7 +700,7 @@ export async function main(argv: string[]): Promise<void> {
 				.filter(Boolean)
 				.map((line) => JSON.parse(line) as QueueKeysRun),
 		);
-		const section = renderQueueKeysSection(runs);
+		const section = renderQueueKeysSection(runs, options.report.map((file) => path.relative(ROOT, file)));
 		if (options.writeResults) {
 			const file = path.join(__dirname, 'RESULTS.md');
 			writeQueueKeysSection(file, section);

@@ -137,11 +137,79 @@ const duplicateKeys = (errors: PostgresErrors) => (errors.duplicateKey < 0 ? 'n/
 
 const runName = (run: QueueKeysRun, index: number) => `${index + 1}${run.label ? ` (${run.label})` : ''}`;
 
+/** Redelivered events (redeliveryCauses) in store state `state`, and on `where` / with `outcome` when given. */
+function countCauses(counts: Record<string, number>, state: string, where?: string, outcome?: string): number {
+	return Object.entries(counts)
+		.filter(([cause]) => {
+			const [causeState, causeWhere, causeOutcome] = cause.split('; ');
+			return causeState === state && (!where || causeWhere === where) && (!outcome || causeOutcome === outcome);
+		})
+		.reduce((sum, [, events]) => sum + events, 0);
+}
+
+/** Over the runs that tell why: redelivered events sent again, by store state and worker. */
+function causesSummary(causes: Array<Record<string, number> | undefined>): string {
+	const known = causes.filter((counts): counts is Record<string, number> => counts !== undefined);
+	if (known.length === 0) return '';
+	const count = (state: string, where?: string, outcome?: string) => known.reduce((sum, counts) => sum + countCauses(counts, state, where, outcome), 0);
+	const sentOf = (state: string, where?: string) => `${count(state, where, 'sent again')} of ${count(state, where)}`;
+	return (
+		` Why (${known.length} run${known.length > 1 ? 's' : ''}): claim lost: sent again ${sentOf('claim lost')}; ` +
+		`claim held but accepted mark lost: sent again ${sentOf('accepted mark lost', 'same worker')} on the worker of the first send, ${sentOf('accepted mark lost', 'other worker')} on another; ` +
+		`both held: sent again ${sentOf('held')}.`
+	);
+}
+
+/** Headline figures per label, worker count and case, over its runs (a range when the runs differ). */
+function summaryLines(runs: QueueKeysRun[]): string[] {
+	const range = (values: number[]) => {
+		const [min, max] = [Math.min(...values), Math.max(...values)];
+		return min === max ? String(min) : `${min}-${max}`;
+	};
+	const groups = new Map<string, { run: QueueKeysRun; results: CaseResult[] }>();
+	for (const run of runs) {
+		for (const result of run.cases) {
+			const key = `${run.label ?? ''}\u0000${run.workers}\u0000${result.name}`;
+			if (!groups.has(key)) groups.set(key, { run, results: [] });
+			groups.get(key)!.results.push(result);
+		}
+	}
+	const sizes = [...new Set(runs.flatMap((run) => run.rowCosts.map((cost) => cost.entries)))].sort((a, b) => a - b);
+	const costs = sizes.map((entries) => {
+		const of = runs.flatMap((run) => run.rowCosts.filter((cost) => cost.entries === entries));
+		const ms = (values: number[]) => `${Math.min(...values).toFixed(1)}-${Math.max(...values).toFixed(1)} ms`;
+		return `${entries.toLocaleString('en-US')} entries (${bytes(of[0].textBytes)}) ${ms(of.map((cost) => cost.updateMs))} (server ${ms(of.map((cost) => cost.updateServerMs))})`;
+	});
+	const costLine = costs.length ? [`- **One whole-row UPDATE of the store row** (${runs.filter((run) => run.rowCosts.length).length} runs, psql): ${costs.join('; ')}.`] : [];
+	return [...groups.values()].map(({ run, results }) => {
+		const head = `- **${run.label ? `${run.label}, ` : ''}main + ${run.workers} workers, ${results[0].name}** (${results.length} run${results.length > 1 ? 's' : ''})`;
+		const bursts = results.flatMap((result) => (result.kind === 'burst' ? [result] : []));
+		if (bursts.length > 0) {
+			const figure = (pick: (result: (typeof bursts)[number]) => number) => range(bursts.map(pick));
+			return (
+				`${head}, ${bursts[0].events} events ${bursts[0].atOnce} at a time: first pass: failed executions ${figure((result) => failedCount(result.first.executions))}, ` +
+				`never sent ${figure((result) => result.first.eventsNeverSentSoFar)}, sent twice ${figure((result) => result.first.eventsSentTwice)}, ` +
+				`duplicate-key errors ${figure((result) => result.first.postgresErrors.duplicateKey)}, keys held at its end ${figure((result) => result.first.store.keysClaimed)} of ${bursts[0].events}; redelivery of the same events: **sent again ${figure((result) => result.again.eventsSent)}** ` +
+				`(each a user notified twice), failed executions ${figure((result) => failedCount(result.again.executions))}.` +
+				causesSummary(bursts.map((result) => result.again.redeliveryCauses))
+			);
+		}
+		const rounds = results.flatMap((result) => (result.kind === 'pair' ? result.rounds : []));
+		const twice = rounds.filter((round) => round.sends > 1).length;
+		return (
+			`${head}: **notified twice in ${twice} of ${rounds.length} rounds** ` +
+			`(per run ${results.map((result) => (result.kind === 'pair' ? result.rounds.filter((round) => round.sends > 1).length : 0)).join(', ')}); ` +
+			`the two copies ran on two different workers in ${rounds.filter((round) => new Set(round.workers).size === 2).length} of ${rounds.length}; ` +
+			`not notified in ${rounds.filter((round) => round.sends === 0).length}.`
+		);
+	}).concat(costLine);
+}
+
 /** The whole section, from its title to the end. */
-export function renderQueueKeysSection(runs: QueueKeysRun[]): string {
+export function renderQueueKeysSection(runs: QueueKeysRun[], sources: string[] = ['FILES']): string {
 	const lines: string[] = [SECTION_TITLE, ''];
 	lines.push(
-		'Written by `npm run bench -- queue-keys --report FILES --write-results` (bench/queueKeys.ts) from the runs it saved; do not edit by hand.',
+		`Written by \`npm run bench -- queue-keys --report ${sources.join(',')} --write-results\` (bench/queueKeys.ts) from the runs saved there (raw figures, one JSON line per run; add the files of later runs to render them alongside); do not edit by hand.`,
 		'Each run: the package of the checkout built and packed, a fresh queue-mode cluster (scripts/queueMode.ts: Postgres 15 with fsync off, Redis, n8n 2.41.1 main + N workers with `--concurrency`), the sandbox API in the same process (tokens of ' +
 			`${runs[0]?.tokenLifeSeconds ?? 20} s, each refresh revokes the previous token, deliveries after 0.5 s), and one copy of the ERP webhook example per case (Idempotency Key from the event; Retry On Fail ` +
 			`${runs[0]?.retry.retryOnFail ? `on, ${runs[0].retry.maxTries} tries, ${runs[0].retry.waitBetweenTries} ms apart` : 'off'}), so each case starts on an empty store. A trigger on processed_data logs every write to it (what each write dropped), which adds a little to each write. Everything on 127.0.0.1, one machine.`,
@@ -149,6 +217,10 @@ export function renderQueueKeysSection(runs: QueueKeysRun[]): string {
 		'Made by:',
 		'',
 		...[...new Set(runs.map((run) => run.command))].map((command) => `    ${command}`),
+		'',
+		'In short:',
+		'',
+		...summaryLines(runs),
 		'',
 	);
 	lines.push(
@@ -219,13 +291,7 @@ export function renderQueueKeysSection(runs: QueueKeysRun[]): string {
 	if (causes.length > 0) {
 		const states = ['claim lost', 'accepted mark lost', 'held'];
 		const cell = (counts: Record<string, number>, state: string) => {
-			const of = (where?: string, outcome?: string) =>
-				Object.entries(counts)
-					.filter(([cause]) => {
-						const [causeState, causeWhere, causeOutcome] = cause.split('; ');
-						return causeState === state && (!where || causeWhere === where) && (!outcome || causeOutcome === outcome);
-					})
-					.reduce((sum, [, count]) => sum + count, 0);
+			const of = (where?: string, outcome?: string) => countCauses(counts, state, where, outcome);
 			const events = of();
 			if (events === 0) return '0';
 			return `${events}: ${of(undefined, 'sent again')} sent again (same worker ${of('same worker', 'sent again')} of ${of('same worker')}, other worker ${of('other worker', 'sent again')} of ${of('other worker')})`;

@@ -10,7 +10,8 @@ import * as path from 'node:path';
 import type { LoggedRequest } from '../../sandbox';
 import { countPostgresErrors, erpExample, parseQueueKeysArgs, redeliveryCauses, sendsPerEvent } from '../../bench/queueKeys';
 import { entryHash, KEY_VALUE_FORMATS, keysFound, likeliestFormat, loadFormat } from '../../bench/queueKeysFormat';
-import { keepQueueKeysSection, SECTION_TITLE, writeQueueKeysSection } from '../../bench/queueKeysReport';
+import { keepQueueKeysSection, renderQueueKeysSection, SECTION_TITLE, writeQueueKeysSection } from '../../bench/queueKeysReport';
+import type { QueueKeysRun } from '../../bench/queueKeysReport';
 
 const [keyAndAccepted, v1Prefixed] = KEY_VALUE_FORMATS;
 
@@ -147,5 +148,21 @@ describe('the section in bench/RESULTS.md', () => {
 		const next = keepQueueKeysSection(previous, benchResults);
 		expect(next).toBe(`${benchResults}\n${section('kept')}`);
 		expect(keepQueueKeysSection('', benchResults)).toBe(benchResults);
+	});
+
+	test('rendered from the saved runs: one row per run, the summary gives the range of the runs\' redelivery sends', () => {
+		const runs = fs
+			.readFileSync(path.join(__dirname, '..', '..', 'bench', 'queue-keys-before.jsonl'), 'utf8')
+			.split('\n')
+			.filter(Boolean)
+			.map((line) => JSON.parse(line) as QueueKeysRun);
+		const markdown = renderQueueKeysSection(runs, ['bench/queue-keys-before.jsonl']);
+		expect(markdown.startsWith(`${SECTION_TITLE}\n`)).toBe(true);
+		for (const [index, run] of runs.entries()) expect(markdown).toContain(`| ${index + 1}${run.label ? ` (${run.label})` : ''} | ${run.date.slice(0, 16).replace('T', ' ')} |`);
+		const sentAgain = runs
+			.filter((run) => run.workers === 2)
+			.flatMap((run) => run.cases.flatMap((result) => (result.kind === 'burst' && result.atOnce === 20 ? [result.again.eventsSent] : [])));
+		const range = Math.min(...sentAgain) === Math.max(...sentAgain) ? `${sentAgain[0]}` : `${Math.min(...sentAgain)}-${Math.max(...sentAgain)}`;
+		expect(markdown).toMatch(new RegExp(`main \\+ 2 workers, burst-20\\*\\* \\(${sentAgain.length} runs\\).*\\*\\*sent again ${range}\\*\\*`));
 	});
 });
