@@ -11,6 +11,8 @@
 import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
 
+import { entriesOf } from '../nodes/CompanionPush/actions/notification/idempotencyKeys';
+
 export interface KeyValueFormat {
 	name: string;
 	/** One line for the report: the strings stored for a key. */
@@ -29,9 +31,13 @@ export const KEY_VALUE_FORMATS: KeyValueFormat[] = [
 		valuesOf: (key) => ({ claimed: key, accepted: `${key} [accepted]` }),
 	},
 	{
-		name: 'v1-prefixed',
-		description: '`v1:<key>` when claimed (the lock-protocol sketch: keys in the node scope row, no accepted mark)',
-		valuesOf: (key) => ({ claimed: `v1:${key}` }),
+		name: 'claim-under-lock',
+		description:
+			'`["claimed",<key>]` while its send is under way, only `["accepted",<key>]` once the API accepted it (node scope row; the lock is the workflow scope row)',
+		valuesOf: (key) => {
+			const entries = entriesOf(key, []);
+			return { claimed: entries.claimed, accepted: entries.accepted };
+		},
 	},
 ];
 
