@@ -13,7 +13,7 @@ import { entryHash, KEY_VALUE_FORMATS, keysFound, likeliestFormat, loadFormat } 
 import { keepQueueKeysSection, renderQueueKeysSection, SECTION_TITLE, writeQueueKeysSection } from '../../bench/queueKeysReport';
 import type { QueueKeysRun } from '../../bench/queueKeysReport';
 
-const [keyAndAccepted, v1Prefixed] = KEY_VALUE_FORMATS;
+const [keyAndAccepted, underLock] = KEY_VALUE_FORMATS;
 
 describe('what the benchmark looks for in the store', () => {
 	test("n8n's hash of an entry: the MD5 of the string, in base64", () => {
@@ -26,8 +26,8 @@ describe('what the benchmark looks for in the store', () => {
 	});
 
 	test('auto: the format that finds the most keys is chosen', () => {
-		const stored = ['v1:k1', 'v1:k2'].map(entryHash);
-		expect(likeliestFormat(KEY_VALUE_FORMATS, ['k1', 'k2'], stored).name).toBe(v1Prefixed.name);
+		const stored = [JSON.stringify(['accepted', 'k1']), JSON.stringify(['claimed', 'k2'])].map(entryHash);
+		expect(likeliestFormat(KEY_VALUE_FORMATS, ['k1', 'k2'], stored).name).toBe(underLock.name);
 		expect(likeliestFormat(KEY_VALUE_FORMATS, ['k1', 'k2'], ['k1'].map(entryHash)).name).toBe(keyAndAccepted.name);
 	});
 
