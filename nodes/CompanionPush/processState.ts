@@ -1,5 +1,6 @@
 import type { ICredentialDataDecryptedObject, INode } from 'n8n-workflow';
 
+import type { SendListPage } from './transport/endpoints';
 import type { RenewalFailure } from './transport/errors';
 import type { Pace } from './transport/pace';
 
@@ -20,6 +21,7 @@ import type { Pace } from './transport/pace';
  * | storeQueues | claims of Idempotency Keys one at a time in this process (they would only contend for the store's lock) | across processes the store's lock orders them |
  * | polledContexts | the poll contexts n8n has polled with, to tell the poll n8n runs while activating a trigger | triggers poll on the main process only |
  * | credentialsRead | the credential as each node run or poll read it last (by its n8n context, forgotten with it, and read anew when a run or poll starts): read once per run, and again only after a renewal or a 401, when it may have changed (n8n reads the database and decrypts at every read) | per run, so another process's renewal is seen by the next run, or at once after a 401 |
+ * | listPagesRead | the pages of the list of sends lookups of a node run read lately (by the run's context, forgotten with it), with when each read started: lookups that need a page read after a given moment share it (fifty lookups after one outage read each page once a round) | per run |
  * | timings | retry waits and other waits (the defaults below); tests shorten them with useTimings | read-only in production |
  *
  * Tests start from a clean state with resetProcessState().
@@ -95,6 +97,7 @@ interface ProcessState {
 	storeQueues: Map<string, Promise<unknown>>;
 	polledContexts: WeakSet<object>;
 	credentialsRead: WeakMap<object, Promise<ICredentialDataDecryptedObject>>;
+	listPagesRead: WeakMap<object, Map<number, { startedAt: number; page: Promise<SendListPage> }>>;
 	timings: Timings;
 }
 
@@ -108,6 +111,7 @@ function freshState(): ProcessState {
 		storeQueues: new Map(),
 		polledContexts: new WeakSet(),
 		credentialsRead: new WeakMap(),
+		listPagesRead: new WeakMap(),
 		timings: JSON.parse(JSON.stringify(DEFAULT_TIMINGS)) as Timings,
 	};
 }

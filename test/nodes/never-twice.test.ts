@@ -8,7 +8,7 @@
 import type { IDataObject } from 'n8n-workflow';
 
 import type { Sandbox } from '../../sandbox';
-import { BUCKET_MS, entriesOf } from '../../nodes/CompanionPush/actions/notification/idempotencyKeys';
+import { entriesOf, MINUTE_MS } from '../../nodes/CompanionPush/actions/notification/idempotencyKeys';
 import { batchContentId } from '../../nodes/CompanionPush/helpers/recipients';
 import { resetProcessState, useTimings } from '../../nodes/CompanionPush/processState';
 import { nodeResult, nodeWorkflow, retryWorkflow, runWorkflow } from '../../devkit/engine';
@@ -300,7 +300,8 @@ describe('never twice: n8n runs the node again', () => {
 			// What n8n killed between the claim and the send leaves behind: the claim, no confirmation.
 			const left = entriesOf('k-crash', [batchContentId([users[0]])]);
 			const where = { workflow: { id: 'wf-test', active: true }, node: { id: 'n-test' } as never };
-			await store.checkProcessedAndRecord([left.claimed, left.claimedAt(Math.floor(Date.now() / BUCKET_MS)), left.layout], 'node', where, { mode: 'entries' });
+			const minute = Math.floor(Date.now() / MINUTE_MS);
+			await store.checkProcessedAndRecord([left.claimed, left.claimedIn(Math.floor(minute / 10)), left.claimedAt(minute), left.layout], 'node', where, { mode: 'entries' });
 			const run: NodeRunOptions = { ...perUserRun({}, keyed()), items: [{ userId: users[0], key: 'k-crash' }] };
 			const result = nodeResult(await runWorkflow(nodeWorkflow(run)));
 
