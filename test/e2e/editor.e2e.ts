@@ -97,11 +97,20 @@ describe('the n8n editor in headless Chromium', () => {
 		await expectLoadedImages(page.locator('[data-test-id="node-creator"] img[src*="companionPush"]'), 1);
 		await item.click();
 		const panel = page.locator('[data-test-id="node-creator"]');
-		for (const action of ['Send a notification', 'Schedule a notification', 'Cancel a scheduled notification', 'Get the status of a notification', 'Get many notifications', 'Get many users', 'Get users with an active app']) {
-			await panel.getByText(action, { exact: true }).waitFor();
-		}
-		await panel.getByText('Triggers (3)').waitFor();
-		await expectLoadedImages(panel.locator('img[src*="companionPush"]'), 7);
+		const actions = [
+			'Send a notification',
+			'Schedule a notification',
+			'Cancel a scheduled notification',
+			'Get the status of a notification',
+			'Get many notifications',
+			'Get a delivery report for notifications',
+			'Get many users',
+			'Get users with an active app',
+		];
+		for (const action of actions) await panel.getByText(action, { exact: true }).waitFor();
+		// The trigger's five events: settled, failed, opened, no device, not opened in time.
+		await panel.getByText('Triggers (5)').waitFor();
+		await expectLoadedImages(panel.locator('img[src*="companionPush"]'), actions.length);
 		await screenshot('node-panel');
 		const icon = await fetch(`${server.url}${await panel.locator('img[src*="companionPush"]').first().getAttribute('src')}`);
 		expect(icon.status).toBe(200);
