@@ -1,5 +1,5 @@
 /**
- * The bad-input catalog (issue 7): wrong types, empty values, wrong formats, zones, huge lists,
+ * The bad-input catalog: wrong types, empty values, wrong formats, zones, huge lists,
  * unicode and expressions resolving to odd types, across every operation. Each case runs the node
  * through n8n's engine and must end in a NodeOperationError whose message names the field and the
  * item, with nothing at all reaching the sandbox (not even a token renewal).
