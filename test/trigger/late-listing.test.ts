@@ -2,33 +2,26 @@
  * A send the list shows late: created a second before another send but listed a minute after it
  * (a big send registered slowly, a lagging list). The trigger reads the list down to a margin
  * below the newest send it has seen, so the late one is still found, and emitted once; the sends
- * met before are passed over, never watched twice.
- *
- * The lag comes from a test-local proxy (listLag.ts) until the sandbox has a switch for it.
+ * met before are passed over, never watched twice. The lag is the sandbox's: a `listLag` fault on
+ * the send leaves it out of the list for `listDelayMs` of the API's clock (its detail shows it).
  */
 import { LIST_LAG_MARGIN_MS } from '../../nodes/CompanionPush/trigger/state';
-import { startLaggingList } from './listLag';
-import type { LaggingList } from './listLag';
-import { call, MINUTE, useTriggerFixtures } from '../harness';
+import { call, MINUTE, SEND, useTriggerFixtures } from '../harness';
 import type { TriggerFixture } from '../harness';
 
 describe('Companion Push Trigger: a send the list shows late', () => {
 	const triggers = useTriggerFixtures();
-	let fixture: TriggerFixture;
-	let list: LaggingList;
-	afterEach(async () => await list?.stop());
 
-	async function start(): Promise<void> {
-		fixture = await triggers.start({ events: ['notificationSettled', 'deliveryFailed'] });
-		list = await startLaggingList(fixture.sandbox);
-		fixture.useBaseUrl(list.baseUrl);
-		await fixture.poll();
+	/** A send the list shows only `listDelayMs` after it was registered. */
+	async function sendListedLate(fixture: TriggerFixture, listDelayMs: number, targets: string[], title: string): Promise<string> {
+		fixture.sandbox.addFault({ endpoint: SEND, kind: 'listLag', listDelayMs });
+		return await fixture.send(targets, { title });
 	}
 
 	test('created a second before a send already reported, listed a minute later: reported once', async () => {
-		await start();
-		const late = await fixture.send([fixture.user('onePhone'), fixture.user('uninstalled')], { title: 'Big send' });
-		list.holdBack(late);
+		const fixture = await triggers.start({ events: ['notificationSettled', 'deliveryFailed'] });
+		await fixture.poll();
+		const late = await sendListedLate(fixture, MINUTE, [fixture.user('onePhone'), fixture.user('uninstalled')], 'Big send');
 		await fixture.sandbox.clock.advance(1_000);
 		const shown = await fixture.send([fixture.user('onePhone')], { title: 'Small send' });
 		await fixture.sandbox.clock.advance(5_000);
@@ -36,8 +29,7 @@ describe('Companion Push Trigger: a send the list shows late', () => {
 		const first = await fixture.poll();
 		expect(first.items.map((item) => [item.event, item.notificationId])).toEqual([['notificationSettled', shown]]);
 
-		await fixture.sandbox.clock.advance(MINUTE);
-		list.release(late);
+		await fixture.sandbox.clock.advance(MINUTE); // the big send is listed now
 		const next = await fixture.poll();
 		expect(next.error).toBeUndefined();
 		expect(next.items.map((item) => [item.event, item.notificationId])).toEqual([
@@ -54,12 +46,10 @@ describe('Companion Push Trigger: a send the list shows late', () => {
 	});
 
 	test('a send listed late after sends that are no longer watched (canceled, filtered out) is found; those are not watched again', async () => {
-		fixture = await triggers.start({ events: ['notificationSettled'], filters: { titleContains: 'alert' } });
-		list = await startLaggingList(fixture.sandbox);
-		fixture.useBaseUrl(list.baseUrl);
+		const fixture = await triggers.start({ events: ['notificationSettled'], filters: { titleContains: 'alert' } });
 		await fixture.poll();
-		const late = await fixture.send([fixture.user('onePhone')], { title: 'Safety alert, part 2' });
-		list.holdBack(late);
+		// Listed three minutes late: after the cancel below has been reported.
+		const late = await sendListedLate(fixture, 3 * MINUTE, [fixture.user('onePhone')], 'Safety alert, part 2');
 		await fixture.sandbox.clock.advance(1_000);
 		const lunch = await fixture.send([fixture.user('onePhone')], { title: 'Lunch menu' });
 		const scheduledAt = new Date(fixture.sandbox.clock.now() + 60 * MINUTE).toISOString();
@@ -70,9 +60,8 @@ describe('Companion Push Trigger: a send the list shows late', () => {
 		const cancelItems = await fixture.pollEvery(MINUTE, 1);
 		expect(cancelItems.map((item) => [item.notificationId, item.status])).toEqual([[canceled, 'canceled']]);
 
-		list.release(late);
 		const logStart = fixture.sandbox.requestLog().length;
-		const items = await fixture.pollEvery(MINUTE, 3);
+		const items = await fixture.pollEvery(MINUTE, 3); // the late send is listed during these
 		expect(items.map((item) => [item.notificationId, item.status])).toEqual([[late, 'sent']]);
 		// Neither the canceled send nor the filtered one is read again, though both are still listed.
 		const read = fixture.sandbox
@@ -85,14 +74,14 @@ describe('Companion Push Trigger: a send the list shows late', () => {
 	});
 
 	test('listed later than the margin after a newer send: below the floor, not reported (the documented limit)', async () => {
-		await start();
-		const tooLate = await fixture.send([fixture.user('onePhone')], { title: 'Very late' });
-		list.holdBack(tooLate);
+		const fixture = await triggers.start({ events: ['notificationSettled', 'deliveryFailed'] });
+		await fixture.poll();
+		const tooLate = await sendListedLate(fixture, LIST_LAG_MARGIN_MS + 2 * MINUTE, [fixture.user('onePhone')], 'Very late');
 		await fixture.sandbox.clock.advance(LIST_LAG_MARGIN_MS + MINUTE);
 		const newer = await fixture.send([fixture.user('onePhone')], { title: 'Newer' });
 		await fixture.sandbox.clock.advance(5_000);
 		expect((await fixture.poll()).items.map((item) => item.notificationId)).toEqual([newer]);
-		list.release(tooLate);
-		expect(await fixture.pollEvery(MINUTE, 3)).toEqual([]);
+		expect(await fixture.pollEvery(MINUTE, 3)).toEqual([]); // the late send is listed during these
+		expect(fixture.sandbox.notifications('primary').map((send) => send.id)).toContain(tooLate);
 	});
 });
