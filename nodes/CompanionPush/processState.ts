@@ -52,8 +52,8 @@ export interface Timings {
 	 * send counts as never made: the API may register a send a moment after it answered 5xx, and
 	 * its list may show a new send a few seconds late. */
 	lookupSettleMs: number;
-	/** How long to keep trying to take the Idempotency Keys' store lock before giving up on the store
-	 * and deciding from the list of sends instead. */
+	/** How long the Idempotency Keys' store lock may be found taken, try after try, before it is taken
+	 * as left by a process that died holding it (a holder keeps it for milliseconds). */
 	storeLockBudgetMs: number;
 }
 
@@ -62,7 +62,7 @@ export const DEFAULT_TIMINGS: Timings = {
 	foreignRenewalWaitMs: { min: 50, max: 150 },
 	unconfirmedClaimSettleMs: 5_000,
 	lookupSettleMs: 10_000,
-	storeLockBudgetMs: 30_000,
+	storeLockBudgetMs: 20_000,
 };
 
 /** A forced token renewal: the renewed credential data, or why it failed (shared too: a refused
