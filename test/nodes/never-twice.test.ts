@@ -314,6 +314,20 @@ describe('never twice: n8n runs the node again', () => {
 			expect(registered(sandbox)).toHaveLength(1);
 		});
 
+		test('the store lock left taken by a process that died: after the budget it is taken anew, and the event is sent once', async () => {
+			// What n8n killed while holding the lock leaves behind: the lock's row (the workflow scope's, for node-scope keys).
+			const where = { workflow: { id: 'wf-test', active: true }, node: { id: 'n-test' } as never };
+			await store.checkProcessedAndRecord(['-Infinity'], 'workflow', where, { mode: 'latestIncrementalKey' });
+			useTimings({ lookupSettleMs: 200, unconfirmedClaimSettleMs: 300, storeLockBudgetMs: 300 });
+			const run: NodeRunOptions = { ...perUserRun({}, keyed()), items: [{ userId: users[0], key: 'k-after-a-dead-lock' }] };
+			const result = nodeResult(await runWorkflow(nodeWorkflow(run)));
+
+			expect(result.error).toBeUndefined();
+			expectEachOnce(sandbox, [users[0]]);
+			expect(store.holds('wf-test', 'n:n-test', entriesOf('k-after-a-dead-lock', []).accepted)).toBe(true);
+			expect(store.rows.has('wf-test|')).toBe(false); // given back
+		});
+
 		test('batches of one item share its key without blocking each other: a re-run sends only the batches not sent', async () => {
 			sandbox.addFault({ endpoint: SEND, kind: 'forbidden', skip: 1, times: 1 });
 			const run: NodeRunOptions = {
