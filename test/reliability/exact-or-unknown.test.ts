@@ -110,7 +110,11 @@ describe('exact or unknown: a send whose answer was lost', () => {
 		expect(jsonOf(result.items).map((item) => targetsOf.get(item.id as string))).toEqual([[users[0]], [users[1]]]);
 	});
 
-	test('7. two reminders with the same text and user at +1 h and +2 h, the second answer lost after registration: each scheduled once, each item its own', async () => {
+	test.each<[string, IDataObject]>([
+		['', {}],
+		[', a list without scheduled times', { listOmitsFields: ['scheduled_at'] }],
+	])('7. two reminders with the same text and user at +1 h and +2 h, the second answer lost after registration%s: each scheduled once, each item its own', async (_, settings) => {
+		sandbox.configure(settings);
 		const at = (hours: number) => new Date(Date.now() + hours * HOUR).toISOString();
 		const reminder = (hours: number) => sendRun(sandbox, [{ userId: users[0], at: at(hours) }], { operation: 'schedule', scheduledAt: '={{ $json.at }}' });
 		const first = await runOnce(reminder(1));
