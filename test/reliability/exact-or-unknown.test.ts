@@ -13,7 +13,7 @@ import { resetProcessState } from '../../nodes/CompanionPush/processState';
 import { listActiveUserIds } from '../../nodes/CompanionPush/transport';
 import type { Sandbox } from '../../sandbox';
 import { runProbe } from '../harness/engine';
-import { ACTIVE_USERS, expectEachOnce, jsonOf, logOf, REFRESH, registeredSends, sandboxFor, SEND, storeFor } from '../nodes/helpers';
+import { ACTIVE_USERS, expectEachOnce, jsonOf, logOf, REFRESH, registeredSends, sandboxFor, SEND, SEND_LIST, storeFor } from '../nodes/helpers';
 import { HOUR, MESSAGE, runOnce, sendAsAnotherClient, sendRun, until, useShortTimings } from './exactOrUnknown';
 
 describe('exact or unknown: a send whose answer was lost', () => {
@@ -141,6 +141,22 @@ describe('exact or unknown: a send whose answer was lost', () => {
 		expect(today).not.toBe(yesterday);
 		expect(jsonOf(result.items)[0]).toMatchObject({ id: today, recoveredAfter: 'ECONNRESET' });
 		expect(posts()).toBe(2);
+	});
+
+	test('an identical send of this process whose outcome stayed unknown is not taken by the next one that loses its answer', async () => {
+		const daily = () => sendRun(sandbox, [{ userId: users[0] }], { title: 'Daily check-in', body: 'How did your shift go today?' });
+		// Registered, its answer lost, the list unreadable: unknown, and this process holds no id for it.
+		sandbox.addFault({ endpoint: SEND, kind: 'resetAfter' });
+		sandbox.addFault({ endpoint: SEND_LIST, kind: 'status5xx', times: 4 });
+		const first = jsonOf((await runOnce(daily())).items)[0];
+		expect(first.error).toContain('the outcome is unknown');
+		// The next day's message, a moment later (another event): its connection resets before reaching the API.
+		sandbox.addFault({ endpoint: SEND, kind: 'resetBefore' });
+		const second = jsonOf((await runOnce(daily())).items)[0];
+
+		const [earlier] = registeredSends(sandbox);
+		expect(second.id).not.toBe(earlier.id);
+		expect(second.error ?? '').toContain('the outcome is unknown');
 	});
 
 	describe('9. Retry-After as an HTTP date, on the API\'s clock', () => {

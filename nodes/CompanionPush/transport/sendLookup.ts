@@ -7,7 +7,7 @@ import type { ListedNotification } from './schemas';
 import type { SendRequest } from './send';
 import { combine, compareDeliveries, compareSend, matchOf, notShown } from './sendMatch';
 import type { Comparison } from './sendMatch';
-import { holderOf, lookalikesAnswered } from './sendRegistry';
+import { holderOf, lookalikesAnswered, unresolvedLookalike } from './sendRegistry';
 
 /**
  * After a send whose answer was lost, finds out from the list of sends what became of it: exactly
@@ -16,7 +16,9 @@ import { holderOf, lookalikesAnswered } from './sendRegistry';
  *   a set, scheduled time; image, deeplink and announcement when shown; a detail read fills in what
  *   the list leaves out), created inside the window that starts at this send's first attempt (on the
  *   API's clock, from its Date header, with a margin), and not held by another send of this process;
- * - one such send, and nothing else that could be ours: found;
+ * - one such send, and nothing else that could be ours: found, unless another send of this process
+ *   exactly like it stayed unresolved (its outcome unknown, so no id is held for it): that one may
+ *   be the send listed, so the outcome is unknown;
  * - nothing that could be ours, seen twice `lookupSettleMs` apart, each time reading back past the
  *   window's start (or to the end of the list): absent, so the caller may send;
  * - anything else (two candidates, a candidate whose recipients or time the API does not show, a
@@ -139,7 +141,11 @@ async function decide(context: CompanionPushContext, lookup: Lookup, reading: Re
 		else undecided.push(candidate);
 	}
 	if (exact.length === 1 && undecided.length === 0) {
-		return { kind: 'found', id: exact[0].listed.id, status: exact[0].listed.status ?? 'sending' };
+		const { id, status } = exact[0].listed;
+		if (unresolvedLookalike(context, lookup.request, lookup.holder, lookup.firstAttemptAt - MARGIN_WITHOUT_SERVER_CLOCK_MS)) {
+			return { kind: 'unknown', reason: `the list holds a send exactly like it (${id}), which may be another send of this process whose outcome stayed unknown` };
+		}
+		return { kind: 'found', id, status: status ?? 'sending' };
 	}
 	if (exact.length === 0 && undecided.length === 0) return { kind: 'none' };
 	const ids = [...exact, ...undecided].map((candidate) => candidate.listed.id);
