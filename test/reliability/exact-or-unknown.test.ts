@@ -76,6 +76,24 @@ describe('exact or unknown: a send whose answer was lost', () => {
 		});
 	});
 
+	test('new sends listed while the list is read push the pages down: read on, not taken for a list that ignores paging', async () => {
+		// Pages of 2; three sends of another client just before; ours never reaches the API.
+		sandbox.configure({ listMaxPageSize: 2 });
+		for (let index = 0; index < 3; index++) await sendAsAnotherClient(sandbox, [users[5]], { title: `Another client ${index}` });
+		sandbox.addFault({ endpoint: SEND, kind: 'resetBefore' });
+		// The second page is refused once (429, 1 s); meanwhile two more sends are listed at the top.
+		sandbox.addFault({ endpoint: SEND_LIST, kind: 'rateLimit', retryAfterSeconds: 1, skip: 1 });
+		const running = runOnce(oneItem());
+		await until(() => logOf(sandbox, SEND_LIST).some((entry) => entry.status === 429));
+		for (let index = 3; index < 5; index++) await sendAsAnotherClient(sandbox, [users[5]], { title: `Another client ${index}` });
+		const [item] = jsonOf((await running).items);
+
+		const ours = registeredSends(sandbox).filter((send) => send.userIds.includes(users[0]));
+		expect(ours).toHaveLength(1);
+		expect(item.error).toBeUndefined();
+		expect(item.id).toBe(ours[0].id);
+	});
+
 	test.each<[string, IDataObject, IDataObject]>([
 		['a list whose entries carry no title nor body', { listOmitsFields: ['title', 'body'] }, {}],
 		['an API that stores the text trimmed', { storageTrimsText: true }, { title: '  Shift change ', body: 'Your shift starts at 9:00.\n' }],

@@ -76,6 +76,7 @@ async function readBackToWindow(context: CompanionPushContext, lookup: Lookup): 
 	const candidates: Candidate[] = [];
 	let windowStart: number | undefined;
 	let skip = 0;
+	let pagesWithNothingNew = 0;
 	for (let pages = 1; ; pages++) {
 		const page = await listNotificationsPage(context, skip, PAGE_SIZE, lookup.itemIndex);
 		// The window starts at the first attempt, moved onto the API's clock.
@@ -85,7 +86,11 @@ async function readBackToWindow(context: CompanionPushContext, lookup: Lookup): 
 				: lookup.firstAttemptAt - MARGIN_WITHOUT_SERVER_CLOCK_MS;
 		if (page.items.length === 0) return { candidates, windowStart };
 		const fresh = page.items.filter((send) => !seen.has(send.id));
-		if (fresh.length === 0) return { candidates, windowStart, cutShort: 'the list of sends showed the same page again (it ignores paging)' };
+		// Nothing new: sends listed since the last page pushed those already read down to this one
+		// (newest first), or the API ignores skip. Read on; a second page in a row with nothing new
+		// is the same page again.
+		pagesWithNothingNew = fresh.length === 0 ? pagesWithNothingNew + 1 : 0;
+		if (pagesWithNothingNew >= 2) return { candidates, windowStart, cutShort: 'the list of sends showed the same page again (it ignores paging)' };
 		let passedWindow = false;
 		for (const send of fresh) {
 			seen.add(send.id);
@@ -94,14 +99,15 @@ async function readBackToWindow(context: CompanionPushContext, lookup: Lookup): 
 			else candidates.push({ listed: send, comparison: compareSend(send, lookup.request) });
 		}
 		// A page without creation times: its oldest send's detail tells whether the window is passed.
-		if (!passedWindow && fresh.every((send) => timeOf(send.created_at) === undefined)) {
+		if (!passedWindow && fresh.length > 0 && fresh.every((send) => timeOf(send.created_at) === undefined)) {
 			const oldest = await getNotification(context, fresh[fresh.length - 1].id, lookup.itemIndex);
 			const createdAt = timeOf(oldest.notification.created_at);
 			passedWindow = createdAt !== undefined && createdAt < windowStart;
 		}
 		if (passedWindow) return { candidates, windowStart };
 		skip += page.items.length;
-		if (page.total !== undefined && skip >= page.total) return { candidates, windowStart };
+		// The end of the list: every send it counts was seen (pages read prove nothing if skip is ignored).
+		if (page.total !== undefined && seen.size >= page.total) return { candidates, windowStart };
 		if (pages >= MAX_PAGES) return { candidates, windowStart, cutShort: `${MAX_PAGES * PAGE_SIZE} sends were read without reaching the time of the first try` };
 	}
 }
