@@ -204,9 +204,11 @@ const sameSet = (a: readonly string[], b: readonly string[]) => new Set(a).size 
  *        creation times, title or body, it showed new sends later than the settle wait, it ignored
  *        paging, or a read of the list, of a send's detail or of the token answered other than 200
  *        (a fault, a limit) at least once; or
- *    (b) the sandbox holds a send of another event with the same title and body (and recipients,
- *        when the error names them) whose id no workflow was ever told: its own outcome stayed
- *        unknown, so this process holds no id for it, and the list cannot tell the two apart.
+ *    (b) a send of another event with the same title and body (and recipients, when the error
+ *        names them) may be in the list with no id held for it: the sandbox holds such a send whose
+ *        id no workflow was ever told, or an earlier item of another event with that message ended
+ *        unknown and was not resolved since (the process cannot know whether the API registered
+ *        it, so an exact match in the list may be that send).
  *    Otherwise a lost answer always resolves: the send is found, or proven absent and sent.
  */
 export class Attribution {
@@ -216,6 +218,9 @@ export class Attribution {
 	private readonly reported = new Set<string>();
 	/** Items that ended unknown, by reason: the list was not informative, or a twin was there. */
 	readonly unknown = { notInformative: 0, twin: 0 };
+	/** Items of earlier runs that ended unknown and were not resolved since, with their recipients
+	 * when known. */
+	private unresolved: Array<IntendedSend & { recipients?: string[] }> = [];
 
 	/** Attributes the sends one run registered to what that run intended (throws when a send stands
 	 * for no intended send, or for several). */
@@ -258,25 +263,28 @@ export class Attribution {
 				if (sendEvent !== event) problems.push(`an item of ${event} names send ${id}, which stands for ${sendEvent ?? 'no registered send'}`);
 			}
 		}
+		const resolvedEvents = new Set(outputs.filter((item) => typeof item.json.id === 'string').map((item) => intendedOf(pairedItems(item)[0])?.event));
+		this.unresolved = this.unresolved.filter((earlier) => !resolvedEvents.has(earlier.event));
+		const endedUnknown: Array<IntendedSend & { recipients?: string[] }> = [];
 		for (const error of errors.filter((candidate) => OUTCOME_WITHOUT_ID.test(candidate.text))) {
+			const intended = intendedOf(error.items[0]);
+			const errorItem = outputs.find((item) => item.json.error === error.message && pairedItems(item).includes(error.items[0]));
+			const recipients = (errorItem?.json.targetUserIds as string[] | undefined) ?? intended?.userIds;
+			if (intended) endedUnknown.push({ ...intended, recipients });
 			if (!conditions.informative) {
 				this.unknown.notInformative++;
 				continue;
 			}
-			const intended = intendedOf(error.items[0]);
-			const errorItem = outputs.find((item) => item.json.error === error.message && pairedItems(item).includes(error.items[0]));
-			const recipients = (errorItem?.json.targetUserIds as string[] | undefined) ?? intended?.userIds;
-			const twin = [...this.sends.values()].find(
-				(send) =>
-					this.eventOfSend.get(send.id) !== intended?.event &&
-					!this.reported.has(send.id) &&
-					send.title === intended?.title &&
-					send.body === intended.body &&
-					(recipients === undefined || sameSet(send.recipients, recipients)),
+			const sameMessage = (other: { title: string; body: string }, otherRecipients: string[] | undefined) =>
+				other.title === intended?.title && other.body === intended.body && (recipients === undefined || otherRecipients === undefined || sameSet(otherRecipients, recipients));
+			const twinSent = [...this.sends.values()].some(
+				(send) => this.eventOfSend.get(send.id) !== intended?.event && !this.reported.has(send.id) && sameMessage(send, send.recipients),
 			);
-			if (twin) this.unknown.twin++;
+			const twinUnresolved = this.unresolved.some((earlier) => earlier.event !== intended?.event && sameMessage(earlier, earlier.recipients));
+			if (twinSent || twinUnresolved) this.unknown.twin++;
 			else problems.push(`an item of ${intended?.event} ended "${error.message}" although the list of sends was informative and held no twin of it`);
 		}
+		this.unresolved.push(...endedUnknown);
 		if (problems.length > 0) throw new InvariantViolation(problems.join('\n'));
 	}
 }
