@@ -1,5 +1,5 @@
 /**
- * Faults on every endpoint the nodes use (issue 7, "Reliability"), through n8n's engine: the
+ * Faults on every endpoint the nodes use (the reliability requirements), through n8n's engine: the
  * action node (and the trigger for the list and detail reads) meets 5xx, 429 with Retry-After,
  * a connection reset before and after the request was processed, a delay, a malformed JSON body,
  * a 401 with a valid token, and a failing token endpoint. For each: the node's result (success
