@@ -1,4 +1,4 @@
-// Lint for the dev-only code (sandbox, tests, benchmarks, scripts). These never ship, so n8n's
+// Lint for the dev-only code (sandbox, tests, devkit, benchmarks, scripts). These never ship, so n8n's
 // Cloud rules (no process, no setTimeout, restricted imports) do not apply to them; the shipped
 // code is checked by the unchanged official config in eslint.config.mjs (see scripts/lint.js).
 import js from '@eslint/js';

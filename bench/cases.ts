@@ -1,14 +1,14 @@
 /**
  * The benchmark cases, each a function of its scale so that `test/bench/bench-smoke.test.ts` can
- * run them small. Node sides run through n8n-core's own engine (test/harness/engine.ts:
- * WorkflowExecute for the action node; test/harness/poll.ts, a PollContext run by TriggersAndPollers, for the trigger),
+ * run them small. Node sides run through n8n-core's own engine (devkit/engine.ts:
+ * WorkflowExecute for the action node; devkit/poll.ts, a PollContext run by TriggersAndPollers, for the trigger),
  * with a fresh credential (no access token yet), so n8n's overhead and the one token refresh are
  * inside the figures. Every case starts on a freshly reset sandbox and reads its call counts.
  *
- * n8n-core must be loaded after N8N_USER_FOLDER is set: import './env' first (run.ts does; jest
- * does it in test/setup-env.js).
+ * n8n-core must be loaded after N8N_USER_FOLDER is set: import devkit/env first (run.ts does; jest
+ * loads it in its setupFiles).
  */
-import './env';
+import '../devkit/env';
 
 import { performance } from 'node:perf_hooks';
 
@@ -18,8 +18,10 @@ import { CompanionPush } from '../nodes/CompanionPush/CompanionPush.node';
 import { CompanionPushTrigger } from '../nodes/CompanionPush/CompanionPushTrigger.node';
 import { parseUserIds, toBatches, uniqueUserIds } from '../nodes/CompanionPush/helpers/recipients';
 import type { Sandbox, SandboxSettings } from '../sandbox';
-import { CredentialStore, registerNodeType, runNode, runProbe } from '../test/harness/engine';
-import { createPollTarget, runPoll } from '../test/harness/poll';
+import { registerNodeType, runNode, runProbe } from '../devkit/engine';
+import type { CredentialStore } from '../devkit/engine';
+import { storeFor } from '../devkit/fixtures';
+import { createPollTarget, runPoll } from '../devkit/poll';
 import { countsSince, heapHeldBy, measured, withMemoryPeak } from './measure';
 import type { Counts, MemoryPeak } from './measure';
 import { rawClient } from './raw';
@@ -32,16 +34,6 @@ registerNodeType(TRIGGER_TYPE, new CompanionPushTrigger());
 
 export const TITLE = 'Benchmark';
 export const BODY = 'A notification sent by npm run bench';
-
-/** A credential as n8n stores it before its first use: no access token yet. Its id is `cred-1`
- * unless given (what the node keeps in process memory per credential, e.g. its pace after 429s,
- * is keyed by that id). */
-export function freshStore(sandbox: Sandbox, credentialId?: string): CredentialStore {
-	const { clientId, clientSecret, refreshToken } = sandbox.orgs.primary;
-	const store = new CredentialStore();
-	store.add({ baseUrl: sandbox.baseUrl, clientId, clientSecret, refreshToken, accessToken: '', accessTokenRenewAfter: 0 }, credentialId);
-	return store;
-}
 
 export function batchesOf<T>(values: T[], size: number): T[][] {
 	const batches: T[][] = [];
@@ -106,7 +98,7 @@ function nodeResult(result: Awaited<ReturnType<typeof runNode>>, timed: Timed): 
  * between the node and the floor is this package (and the per-item work n8n does for it).
  */
 export async function floorSend(sandbox: Sandbox, batches: string[][]): Promise<Timed> {
-	const store = freshStore(sandbox);
+	const store = storeFor(sandbox);
 	const url = `${sandbox.baseUrl}/push-notification/send`;
 	const timed = await measured(sandbox, () =>
 		runProbe(store, async function (this: IExecuteFunctions) {
@@ -130,7 +122,7 @@ export async function floorSend(sandbox: Sandbox, batches: string[][]): Promise<
 
 // ---- 1 and 5: one Send to a large audience ----------------------------------------------------
 
-/** How a node side runs: the sandbox's settings for it, and the credential's id (see freshStore). */
+/** How a node side runs: the sandbox's settings for it, and the credential's id (see StoreOptions.id). */
 export interface NodeSideOptions {
 	settings?: Partial<SandboxSettings>;
 	credentialId?: string;
@@ -145,7 +137,7 @@ export async function nodeSend(
 	options?: IDataObject,
 	{ settings, credentialId }: NodeSideOptions = {},
 ): Promise<NodeTimed & { items: IDataObject[] }> {
-	const store = freshStore(sandbox, credentialId);
+	const store = storeFor(sandbox, { id: credentialId });
 	const timed = await measured(
 		sandbox,
 		() =>
@@ -260,7 +252,7 @@ export async function nodeGetAllUsers(sandbox: Sandbox): Promise<GetAllUsersResu
 }
 
 async function runGetAllUsers(sandbox: Sandbox): Promise<{ result: Omit<GetAllUsersResult, 'parsedHeapBytes'>; text: string }> {
-	const store = freshStore(sandbox);
+	const store = storeFor(sandbox);
 	let memory!: MemoryPeak;
 	const timed = await measured(sandbox, async () => {
 		const run = await withMemoryPeak(() =>
@@ -280,7 +272,7 @@ async function runGetAllUsers(sandbox: Sandbox): Promise<{ result: Omit<GetAllUs
 /** n8n's floor for row 3: a bare probe node reading the same pages through n8n's
  * httpRequestWithAuthentication into output items, nothing else (no checks, no schema). */
 export async function floorGetAllUsers(sandbox: Sandbox): Promise<Timed & { users: number; memory: MemoryPeak }> {
-	const store = freshStore(sandbox);
+	const store = storeFor(sandbox);
 	let memory!: MemoryPeak;
 	const timed = await measured(sandbox, async () => {
 		const run = await withMemoryPeak(() =>
@@ -359,7 +351,7 @@ export interface TriggerResult {
 	setupMs: number;
 }
 
-/** A trigger in an active workflow, polled the way n8n polls it (test/harness/poll.ts: a PollContext
+/** A trigger in an active workflow, polled the way n8n polls it (devkit/poll.ts: a PollContext
  * in 'trigger' mode through TriggersAndPollers.runPollFunction, static data kept across polls). */
 export function activeTrigger(store: CredentialStore) {
 	const target = createPollTarget({
@@ -374,8 +366,9 @@ export function activeTrigger(store: CredentialStore) {
 	};
 }
 
-/** Many sends at once (setup only): a few connections in parallel, one recipient each. */
-async function makePastSends(sandbox: Sandbox, count: number): Promise<void> {
+/** Many sends at once (setup only), made with a raw client over a few connections in parallel: one
+ * recipient each (the org's users in turn), titled `<titlePrefix> <index>`. */
+export async function makeRawSends(sandbox: Sandbox, count: number, titlePrefix: string): Promise<void> {
 	const client = rawClient(sandbox, 4);
 	try {
 		const token = await client.token();
@@ -384,7 +377,7 @@ async function makePastSends(sandbox: Sandbox, count: number): Promise<void> {
 		const worker = async () => {
 			while (next < count) {
 				const index = next++;
-				const body = JSON.stringify({ title: `Past ${index}`, body: BODY, target_user_ids: [userIds[index % userIds.length]] });
+				const body = JSON.stringify({ title: `${titlePrefix} ${index}`, body: BODY, target_user_ids: [userIds[index % userIds.length]] });
 				await client.post('/push-notification/send', token, body);
 			}
 		};
@@ -406,12 +399,12 @@ export async function triggerPolls(sandbox: Sandbox, scenario: TriggerScenario):
 	await sandbox.reset();
 	const setupStarted = Date.now();
 	sandbox.configure({ deliveryMs: 1_000 });
-	await makePastSends(sandbox, scenario.pastSends);
+	await makeRawSends(sandbox, scenario.pastSends, 'Past');
 	const setupMs = Date.now() - setupStarted;
 	await sandbox.clock.advance(2 * 60 * MINUTE);
 
 	if (scenario.polls < 1 || scenario.polls > 8) throw new Error('polls while moving: 1 to 8 (the sends settle after 10 minutes)');
-	const store = freshStore(sandbox);
+	const store = storeFor(sandbox);
 	const poll = activeTrigger(store);
 	const before = sandbox.counts();
 	await poll();

@@ -5,7 +5,7 @@
  * n8n's HTTP Request node runs in a real n8n (bench/n8nPeer.ts). These cases need a sandbox on the
  * real clock (deliveries and rate-limit buckets follow the sandbox clock).
  */
-import './env';
+import '../devkit/env';
 
 import { performance } from 'node:perf_hooks';
 
@@ -13,9 +13,11 @@ import type { INodeProperties } from 'n8n-workflow';
 
 import { CompanionPush } from '../nodes/CompanionPush/CompanionPush.node';
 import type { Sandbox, SandboxSettings } from '../sandbox';
-import { activeTrigger, BODY, freshStore, measuredRaw, nodeSend, TITLE, timedOf } from './cases';
+import { activeTrigger, BODY, makeRawSends, measuredRaw, nodeSend, TITLE, timedOf } from './cases';
 import type { NodeTimed, Timed } from './cases';
-import { clearInFlight, countsSince, DETAIL, peakInFlight, SEND } from './measure';
+import { DETAIL, SEND, SEND_LIST } from '../devkit/endpoints';
+import { storeFor } from '../devkit/fixtures';
+import { clearInFlight, countsSince, peakInFlight } from './measure';
 import type { Counts } from './measure';
 import { rawClient } from './raw';
 
@@ -76,11 +78,11 @@ export async function rawSendParallel(
  * (a status4xx fault on every request), which makes the node end its run soon (what it waits for
  * fails at once). Keeps a slow node from taking the bench's whole time; the result says it happened.
  */
-async function bounded<T>(sandbox: Sandbox, boundMs: number, endpoint: string, body: () => Promise<T>): Promise<{ value: T; boundHit: boolean }> {
+async function bounded<T>(sandbox: Sandbox, boundMs: number, endpoints: string[], body: () => Promise<T>): Promise<{ value: T; boundHit: boolean }> {
 	let boundHit = false;
 	const timer = setTimeout(() => {
 		boundHit = true;
-		sandbox.addFault({ endpoint, kind: 'status4xx', status: 400, share: 1 });
+		for (const endpoint of endpoints) sandbox.addFault({ endpoint, kind: 'status4xx', status: 400, share: 1 });
 	}, boundMs);
 	try {
 		return { value: await body(), boundHit };
@@ -113,7 +115,8 @@ export async function nodeSendAndWait(
 ): Promise<WaitRun> {
 	const userIds = sandbox.orgs.primary.usersOfKind('onePhone', sends);
 	if (userIds.length < sends) throw new Error(`the sandbox has ${userIds.length} users of kind onePhone; ${sends} needed`);
-	const { value, boundHit } = await bounded(sandbox, boundMs, DETAIL, () =>
+	// The node follows the sends in the list of sends, and reads a detail only where the list falls short.
+	const { value, boundHit } = await bounded(sandbox, boundMs, [SEND_LIST, DETAIL], () =>
 		nodeSend(sandbox, userIds.map((id) => ({ id })), '={{ $json.id }}', { waitForFinalStatus: true }, { settings }),
 	);
 	const { items, ...timed } = value;
@@ -157,7 +160,7 @@ export async function nodeUnderRateLimit(
 ): Promise<RateLimitedRun> {
 	const userIds = sandbox.orgs.primary.userIds.slice(0, items);
 	const credentialId = `bench-rate-limited-${++rateLimitedRuns}`;
-	const { value, boundHit } = await bounded(sandbox, boundMs, SEND, () =>
+	const { value, boundHit } = await bounded(sandbox, boundMs, [SEND], () =>
 		nodeSend(sandbox, userIds.map((id) => ({ id })), '={{ $json.id }}', undefined, {
 			settings: { latencyMs, rateLimitPerSecond: ratePerSecond },
 			credentialId,
@@ -213,26 +216,12 @@ export async function triggerReadsDue(sandbox: Sandbox, reads: number, polls: nu
 	const settings = { latencyMs, deliveryMs: 10 * 60_000 };
 	await sandbox.reset();
 	sandbox.configure(settings);
-	const poll = activeTrigger(freshStore(sandbox));
+	const poll = activeTrigger(storeFor(sandbox));
 	let before = sandbox.counts();
 	await poll();
 	const activation = countsSince(before, sandbox.counts());
 
-	const client = rawClient(sandbox, 4);
-	try {
-		const token = await client.token();
-		const userIds = sandbox.orgs.primary.userIds;
-		let next = 0;
-		const worker = async () => {
-			while (next < reads) {
-				const index = next++;
-				await client.post('/push-notification/send', token, JSON.stringify({ title: `Due ${index}`, body: BODY, target_user_ids: [userIds[index]] }));
-			}
-		};
-		await Promise.all([worker(), worker(), worker(), worker()]);
-	} finally {
-		await client.close();
-	}
+	await makeRawSends(sandbox, reads, 'Due');
 
 	const measuredPolls: TriggerReadsRun['polls'] = [];
 	for (let index = 0; index < polls; index++) {

@@ -1,23 +1,15 @@
 /** The latency suite's figures (rows 6 to 10), their goals and verdicts, and the causes of misses. */
-import { DETAIL, median, ms, ratio, REFRESH, SEND, SEND_LIST, spread, totalCalls } from './measure';
-import type { Counts } from './measure';
+import { DETAIL } from '../devkit/endpoints';
+import { constant, count, describeCalls, fmtK, sendCalls, verdictOf } from './figures';
+import type { Figure } from './figures';
+import { median, ms, ratio, spread } from './measure';
 import type { AtLatency, LatencyResults, SendSides } from './latencySuite';
 import { HTTP_REQUEST_VERSION } from './n8nPeer';
 import type { PeerRun } from './n8nPeer';
-import type { Figure, Verdict } from './report';
 
-/** The goals comparing the node with its peers apply from this sandbox latency up (issue 12: 40 ms). */
+/** The goals comparing the node with its peers apply from this sandbox latency up. */
 export const GOAL_LATENCY_MS = 40;
 
-const fmtK = (value: number) => value.toLocaleString('en-US');
-const count = (counts: Counts, endpoint: string) => counts[endpoint] ?? 0;
-const constant = (values: number[]) => (new Set(values).size === 1 ? String(values[0]) : values.join('/'));
-const callNames: Record<string, string> = { [REFRESH]: 'refresh', [SEND]: 'send', [SEND_LIST]: 'list', [DETAIL]: 'detail' };
-const describeCalls = (counts: Counts) =>
-	Object.entries(counts)
-		.map(([endpoint, value]) => `${value} ${callNames[endpoint] ?? endpoint}`)
-		.join(' + ') || 'none';
-const verdictOf = (ok: boolean): Verdict => (ok ? 'pass' : 'FAIL');
 const med = <T>(runs: T[], pick: (run: T) => number) => median(runs.map(pick));
 
 /** The figures and misses of the latency suite, in latency order, case by case. */
@@ -88,20 +80,17 @@ function sendCase(figures: Figure[], misses: string[], results: LatencyResults, 
 	const peers = runs.map((run) => run.peer).filter((peer): peer is PeerRun => peer !== undefined);
 
 	// Calls
-	const sends = runs.map((run) => count(run.node.counts, SEND));
-	const refresh = runs.map((run) => count(run.node.counts, REFRESH));
-	const other = runs.map((run) => totalCalls(run.node.counts) - count(run.node.counts, SEND) - count(run.node.counts, REFRESH));
-	const errors = runs.map((run) => run.node.error).filter(Boolean);
+	const calls = sendCalls(runs, c.requests);
 	const peerAccepted = peers.map((peer) => peer.statuses[202] ?? 0);
 	const peerErrors = peers.map((peer) => peer.error).filter(Boolean);
 	figures.push({
 		row: c.row,
 		figure: `${c.name}: API calls of the node`,
 		measured:
-			`${constant(sends)} sends + ${constant(refresh)} refresh${other.some((n) => n > 0) ? ` + ${constant(other)} other` : ''}${errors.length ? ` (errors: ${errors.join('; ')})` : ''}` +
+			calls.measured +
 			(peers.length ? `; HTTP Request node: ${constant(peerAccepted)} sends accepted${peerErrors.length ? ` (errors: ${peerErrors.join('; ')})` : ''}` : ''),
 		goal: `exactly ${c.requests} sends, at most 1 refresh`,
-		verdict: verdictOf(errors.length === 0 && sends.every((n) => n === c.requests) && refresh.every((n) => n <= 1) && other.every((n) => n === 0)),
+		verdict: calls.verdict,
 		how: `${c.how} Sandbox request counts, in each of ${runs.length} runs.`,
 	});
 

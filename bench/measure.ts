@@ -6,11 +6,6 @@ import { runInNewContext } from 'node:vm';
 
 import type { Sandbox, SandboxSettings } from '../sandbox';
 
-export const REFRESH = 'POST /auth/oauth/v2/refresh';
-export const USER_LIST = 'GET /user/list';
-export const SEND = 'POST /push-notification/send';
-export const SEND_LIST = 'GET /push-notification/list';
-export const DETAIL = 'GET /push-notification/:id';
 
 /** API calls the sandbox saw, per endpoint (admin calls are never counted). */
 export type Counts = Record<string, number>;

@@ -15,10 +15,11 @@ import type { IDataObject } from 'n8n-workflow';
 
 import { createN8nHome, ensureRuntime, executeWorkflow, findFreePort, runN8nCli } from '../scripts/n8n-runtime';
 import type { Sandbox } from '../sandbox';
-import { code, manualWorkflow, RunResult } from '../test/e2e/n8n';
-import type { NodeSpec } from '../test/e2e/n8n';
+import { code, manualWorkflow, RunResult } from '../devkit/n8nWorkflow';
+import type { NodeSpec } from '../devkit/n8nWorkflow';
 import { BODY } from './cases';
-import { peakInFlight, SEND } from './measure';
+import { SEND } from '../devkit/endpoints';
+import { peakInFlight } from './measure';
 
 /** The HTTP Request node's default version in n8n 2.41.1 (what a new node on the canvas gets). */
 export const HTTP_REQUEST_VERSION = 4.5;

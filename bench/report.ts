@@ -1,21 +1,11 @@
 /** Turns the suite's results into figures with goals and verdicts, a console table and RESULTS.md. */
-import { DETAIL, mb, median, ms, ratio, REFRESH, SEND, SEND_LIST, spread, totalCalls, USER_LIST } from './measure';
-import type { Counts } from './measure';
+import { REFRESH, SEND, USER_LIST } from '../devkit/endpoints';
+import { mb, median, ms, ratio, spread, totalCalls } from './measure';
+import { constant, count, describeCalls, fmtK, sendCalls } from './figures';
+import type { Figure } from './figures';
 import { latencyFiguresOf } from './latencyReport';
 import type { LatencyResults } from './latencySuite';
 import type { BenchResults } from './suite';
-
-export type Verdict = 'pass' | 'FAIL' | '—';
-
-export interface Figure {
-	row: string;
-	figure: string;
-	measured: string;
-	goal: string;
-	verdict: Verdict;
-	/** How it was measured, one sentence. */
-	how: string;
-}
 
 export interface Environment {
 	date: string;
@@ -28,28 +18,6 @@ export interface Environment {
 	totalMs?: number;
 }
 
-/** The same number in every run, or the runs' values listed. */
-function constant(values: number[]): string {
-	return new Set(values).size === 1 ? String(values[0]) : values.join('/');
-}
-
-function describeCalls(counts: Counts): string {
-	const names: Record<string, string> = {
-		[REFRESH]: 'refresh',
-		[SEND]: 'send',
-		[USER_LIST]: 'user-list',
-		[SEND_LIST]: 'list',
-		[DETAIL]: 'detail',
-	};
-	return (
-		Object.entries(counts)
-			.map(([endpoint, value]) => `${value} ${names[endpoint] ?? endpoint}`)
-			.join(' + ') || 'none'
-	);
-}
-
-const count = (counts: Counts, endpoint: string) => counts[endpoint] ?? 0;
-
 /** "node/floor/raw" connection counts, the same in every run or each side's values listed. */
 function connectionsOf(runs: Array<{ node: { connections: number }; floor: { connections: number }; raw: { connections: number } }>): string {
 	return [runs.map((run) => run.node.connections), runs.map((run) => run.floor.connections), runs.map((run) => run.raw.connections)]
@@ -59,20 +27,6 @@ function connectionsOf(runs: Array<{ node: { connections: number }; floor: { con
 
 /** The runs of a send case (rows 1 and 2): the node, raw undici and n8n's floor, per repetition. */
 type SendRuns = BenchResults['perItem'];
-
-/** The node's calls in a send case, "N sends + N refresh [+ N other] [(errors)]", and whether they are
- * exactly `expectedSends` sends, at most one refresh, nothing else and no error. */
-function sendCalls(runs: SendRuns, expectedSends: number): { measured: string; verdict: Verdict } {
-	const sends = runs.map((run) => count(run.node.counts, SEND));
-	const refresh = runs.map((run) => count(run.node.counts, REFRESH));
-	const other = runs.map((run) => totalCalls(run.node.counts) - count(run.node.counts, SEND) - count(run.node.counts, REFRESH));
-	const errors = runs.map((run) => run.node.error).filter(Boolean);
-	const callsOk = sends.every((n) => n === expectedSends) && refresh.every((n) => n <= 1) && other.every((n) => n === 0);
-	return {
-		measured: `${constant(sends)} sends + ${constant(refresh)} refresh${other.some((n) => n > 0) ? ` + ${constant(other)} other` : ''}${errors.length ? ` (errors: ${errors.join('; ')})` : ''}`,
-		verdict: callsOk && errors.length === 0 ? 'pass' : 'FAIL',
-	};
-}
 
 /** Per repetition of a send case: wall time node / raw, floor / raw, node / floor, and CPU time node / raw;
  * with the measured texts of its wall-time figure and of its context figure. */
@@ -95,7 +49,6 @@ export function figuresOf(results: BenchResults): { figures: Figure[]; misses: s
 	const { scale } = results;
 	const figures: Figure[] = [];
 	const misses: string[] = [];
-	const fmtK = (value: number) => value.toLocaleString('en-US');
 	const runs = (n: number) => `${n} run${n === 1 ? '' : 's'}`;
 
 	// ---- 1
@@ -230,7 +183,7 @@ export function figuresOf(results: BenchResults): { figures: Figure[]; misses: s
 		measured: `max ${maxCalls}. While moving: ${movingShapes.join('; ')}. After settling: ${settledCalls.join(' or ')} per poll (${constant(emittedAfter)} events emitted). Activation poll: ${describeCalls(t[0]?.firstPoll ?? {})}`,
 		goal: '<= 7 per poll',
 		verdict: all.length > 0 && maxCalls <= 7 ? 'pass' : 'FAIL',
-		how: `Sandbox counts around each poll, run as an active n8n workflow runs it (test/harness/poll.ts: n8n-core's TriggersAndPollers.runPollFunction in a PollContext, 'trigger' mode, static data kept on the Workflow between polls), ${runs(t.length)}. The ${fmtK(scale.pastSends)} past sends were made and settled 2 h before the trigger's activation poll; then ${scale.moving} sends stay 'sending' (first delivery round after 10 min) for ${scale.movingPolls} polls a minute apart, the last one due to renew the hourly token (the credential's renew-after time set to now, as 55 min of real time would); ${scale.settledPolls} more polls run from 30 min later, when all have settled. Bound beyond this scenario: sends settled within the watch window (24 h) are re-read with back-off (1, 2, 4 ... 60 min), at most "Max Reads per Poll" (default 50) per poll.`,
+		how: `Sandbox counts around each poll, run as an active n8n workflow runs it (devkit/poll.ts: n8n-core's TriggersAndPollers.runPollFunction in a PollContext, 'trigger' mode, static data kept on the Workflow between polls), ${runs(t.length)}. The ${fmtK(scale.pastSends)} past sends were made and settled 2 h before the trigger's activation poll; then ${scale.moving} sends stay 'sending' (first delivery round after 10 min) for ${scale.movingPolls} polls a minute apart, the last one due to renew the hourly token (the credential's renew-after time set to now, as 55 min of real time would); ${scale.settledPolls} more polls run from 30 min later, when all have settled. Bound beyond this scenario: sends settled within the watch window (24 h) are re-read with back-off (1, 2, 4 ... 60 min), at most "Max Reads per Poll" (default 50) per poll.`,
 	});
 
 	// ---- 5

@@ -20,11 +20,14 @@
  *                      never replaces RESULTS.md unless --out says so).
  *   --json FILE        also save the raw results (to render them again later).
  *   --from-json FILE   measure nothing: render saved raw results (with --out, or to the temp folder).
+ *
+ * `npm run bench -- queue-keys [options]` runs another benchmark instead: the Idempotency Keys in
+ * n8n's queue mode (bench/queueKeys.ts). Rewriting RESULTS.md keeps its section.
  */
-import './env';
+import '../devkit/env';
 
 import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -32,6 +35,7 @@ import { startSandbox } from '../sandbox';
 import type { Sandbox } from '../sandbox';
 import { FULL_LATENCY_SCALE, LATENCY_GROUPS, runLatencySuite } from './latencySuite';
 import type { LatencyGroup, LatencyScale } from './latencySuite';
+import { keepQueueKeysSection } from './queueKeysReport';
 import { allFiguresOf, consoleTable, resultsMarkdown } from './report';
 import type { BenchRuns, Environment } from './report';
 import { FULL_SCALE, runSuite } from './suite';
@@ -140,6 +144,7 @@ export function parseBenchArgs(argv: string[], env: NodeJS.ProcessEnv = process.
 }
 
 async function main() {
+	if (process.argv[2] === 'queue-keys') return await (await import('./queueKeys')).main(process.argv.slice(3));
 	const options = parseBenchArgs(process.argv.slice(2));
 	const started = Date.now();
 	const stamp = () => `[${Math.round((Date.now() - started) / 1000)} s]`;
@@ -187,7 +192,7 @@ async function main() {
 		: options.complete
 			? join(__dirname, 'RESULTS.md')
 			: join(tmpdir(), `companion-push-bench-${new Date().toISOString().replace(/[:.]/g, '-')}.md`);
-	writeFileSync(file, markdown);
+	writeFileSync(file, keepQueueKeysSection(existsSync(file) ? readFileSync(file, 'utf8') : '', markdown));
 	console.log(`\nwritten: ${file} (${((Date.now() - started) / 1000).toFixed(0)} s)${options.complete || options.out ? '' : ' (a partial run: bench/RESULTS.md is left as it is)'}`);
 }
 

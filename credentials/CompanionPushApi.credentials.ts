@@ -31,7 +31,14 @@ const LOOPBACK_HOSTS = new Set(['localhost', '[::1]', '::1']);
 /** 127.0.0.0/8 as an IPv4 literal only: a name such as `127.0.0.1.example.com` is not loopback. */
 const LOOPBACK_IPV4 = /^127(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3}$/;
 
-/** The API needs https (its calls carry secrets); plain http is accepted only on loopback, for the sandbox. */
+/** Hides a user and password written into an address (`https://user:pass@host`), for messages. */
+export function withoutUserInfo(text: string): string {
+	return text.replace(/\/\/[^/\s@]*@/g, '//');
+}
+
+/** The API needs https (its calls carry secrets); plain http is accepted only on loopback, for the
+ * sandbox. A user or password in the address is refused: the credential's secrets have their own
+ * fields, and an address is shown in messages. */
 export function checkBaseUrl(baseUrl: unknown): string {
 	const text = typeof baseUrl === 'string' ? baseUrl.trim().replace(/\/+$/, '') : '';
 	let url: URL;
@@ -39,7 +46,12 @@ export function checkBaseUrl(baseUrl: unknown): string {
 		url = new URL(text);
 	} catch {
 		throw new Error(
-			`Base URL "${text}" is not a valid URL. Use the API address you were given, e.g. https://api.example.com`,
+			`Base URL "${withoutUserInfo(text).slice(0, 200)}" is not a valid URL. Use the API address you were given, e.g. https://api.example.com`,
+		);
+	}
+	if (url.username !== '' || url.password !== '') {
+		throw new Error(
+			`Base URL must not contain a user name or password (got "${url.protocol}//…@${url.host}"): give only the API address, e.g. https://api.example.com`,
 		);
 	}
 	const isLoopback = LOOPBACK_HOSTS.has(url.hostname) || LOOPBACK_IPV4.test(url.hostname);
@@ -58,7 +70,9 @@ export class TokenRenewalError extends Error {
 	constructor(
 		message: string,
 		readonly retryable: boolean,
-		readonly httpCode?: number,
+		/** The token endpoint's status. Not named httpCode: n8n wraps this error in a NodeApiError,
+		 * which reads an httpCode as text (a number there breaks on a 3xx). */
+		readonly refusedWithStatus?: number,
 	) {
 		super(message);
 		this.name = 'TokenRenewalError';
@@ -144,7 +158,7 @@ export class CompanionPushApi implements ICredentialType {
 	async preAuthentication(this: IHttpRequestHelper, credentials: ICredentialDataDecryptedObject) {
 		const baseUrl = checkBaseUrl(credentials.baseUrl);
 		const issuedAt = Date.now();
-		let response: { statusCode: number; body: unknown };
+		let response: { statusCode: number; body: unknown; headers?: Record<string, unknown> };
 		try {
 			response = (await this.helpers.httpRequest({
 				method: 'POST',
@@ -157,12 +171,23 @@ export class CompanionPushApi implements ICredentialType {
 				json: true,
 				returnFullResponse: true,
 				ignoreHttpStatusErrors: true,
+				// Never follow a redirect with the secrets in the body (see the transport's http.ts).
+				disableFollowRedirect: true,
 				timeout: 30_000,
-			})) as { statusCode: number; body: unknown };
+			})) as { statusCode: number; body: unknown; headers?: Record<string, unknown> };
 		} catch (error) {
 			// A network failure: rethrow without the request, whose body holds the secrets.
 			const code = (error as { code?: string })?.code ?? 'network error';
 			throw new TokenRenewalError(`Could not reach ${baseUrl} to renew the access token (${code}).`, true);
+		}
+		if (response.statusCode >= 300 && response.statusCode < 400) {
+			const location = response.headers?.location;
+			const where = typeof location === 'string' ? ` to ${withoutUserInfo(location).slice(0, 200)}` : '';
+			throw new TokenRenewalError(
+				`The API answered the token renewal with a redirect (HTTP ${response.statusCode})${where}. Redirects are not followed, so the secrets went nowhere else: check the Base URL (use the address the API is really at).`,
+				false,
+				response.statusCode,
+			);
 		}
 		if (response.statusCode < 200 || response.statusCode >= 300) {
 			throw new TokenRenewalError(

@@ -24,7 +24,6 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
 			advance: async (ms) => state.clock.advance(ms),
 			set: async (iso) => state.clock.set(iso),
 		},
-		settle: async () => undefined,
 		reset: async () => state.reset(),
 		stop: () => server.close(),
 		settings: () => ({ ...state.settings, listOmitsFields: [...state.settings.listOmitsFields] }),

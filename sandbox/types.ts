@@ -199,7 +199,6 @@ export interface Sandbox {
 	/** A credential of the primary org tied to a non-admin user: 403 on send. */
 	nonAdminCredential: SandboxCredential;
 	clock: SandboxClockControl;
-	settle(): Promise<void>;
 	reset(): Promise<void>;
 	stop(): Promise<void>;
 	settings(): SandboxSettings;

@@ -3,7 +3,8 @@
 // 1. n8n's verification: the real `n8n-node lint` (strict mode: it first checks eslint.config.mjs
 //    is the unchanged template, then runs `eslint .` with the Cloud rules) over exactly what ships:
 //    package.json, eslint.config.mjs, tsconfig, credentials/, nodes/ and icons/, staged in a temp folder.
-// 2. The dev code (sandbox, tests, benchmarks, scripts) with eslint.dev.config.mjs.
+// 2. The dev code (sandbox, tests, the dev kit they share with the benchmarks, benchmarks, scripts)
+//    with eslint.dev.config.mjs.
 // Both must end with 0 errors and 0 warnings.
 const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
@@ -31,6 +32,6 @@ try {
 	fs.rmSync(stage, { recursive: true, force: true });
 }
 
-const devFolders = ['sandbox', 'test', 'bench', 'scripts', 'gulpfile.js'].filter((p) => fs.existsSync(path.join(root, p)));
+const devFolders = ['sandbox', 'test', 'devkit', 'bench', 'scripts', 'gulpfile.js'].filter((p) => fs.existsSync(path.join(root, p)));
 console.log(`dev lint on ${devFolders.join(', ')}`);
 run(bin('eslint'), ['--max-warnings=0', '--config', 'eslint.dev.config.mjs', ...devFolders], root);

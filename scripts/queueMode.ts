@@ -465,17 +465,27 @@ export async function startQueueCluster(options: QueueClusterOptions) {
 	};
 }
 
-/** Publishes a workflow through main's REST API and waits until n8n says it is published (an outbox in 2.41). */
-export async function publish(rest: N8nRestClient, id: string, timeoutMs = 60_000): Promise<void> {
+/**
+ * Publishes a workflow through n8n's REST API and waits until n8n says it is published (an outbox in
+ * 2.41); returns that status ({ status: 'published', triggers: [{ status: 'activated', ... }] }).
+ * Until then n8n answers in_progress or pending, and, as it completes a first publication, for a
+ * moment not_published: it reads the outbox and the trigger statuses in two queries, and on Postgres
+ * the first can see the outbox done before the second sees the trigger statuses written with it.
+ */
+export async function publish(
+	rest: N8nRestClient,
+	id: string,
+	timeoutMs = 60_000,
+): Promise<{ status: string; triggers: Array<{ status: string; nodeId: string; errorMessage?: string | null }> }> {
 	await rest.activateWorkflow(id);
 	const deadline = Date.now() + timeoutMs;
 	for (;;) {
 		const status = await rest.call('GET', `/workflows/${encodeURIComponent(id)}/publication-status`);
-		if (status.status === 'published') return;
-		if (status.status !== 'in_progress' && status.status !== 'pending') {
+		if (status.status === 'published') return status;
+		if (!['in_progress', 'pending', 'not_published'].includes(status.status)) {
 			throw new Error(`Publishing ${id} ended "${status.status}": ${JSON.stringify(status.triggers ?? [])}`);
 		}
-		if (Date.now() > deadline) throw new Error(`${id} was not published within ${timeoutMs / 1000} s`);
+		if (Date.now() > deadline) throw new Error(`${id} was not published within ${timeoutMs / 1000} s (n8n says "${status.status}")`);
 		await sleep(250);
 	}
 }

@@ -357,6 +357,8 @@ async function main() {
 	}
 	log('');
 	log('  Try the AI Agent example: open it and click "Execute workflow"; the agent sends with the Companion Push tool.');
+	log('  Try the safety alert example: set your mail server in "Email the Person", publish it, then click "Execute workflow";');
+	log('  15 minutes later everyone who has no phone with the app, or has not opened the alert, gets it by e-mail, once.');
 	log('');
 	log(`  n8n's log: ${logFile}`);
 	log('Ctrl-C to stop.');

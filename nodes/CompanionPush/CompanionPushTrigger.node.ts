@@ -2,7 +2,7 @@ import { NodeConnectionTypes } from 'n8n-workflow';
 import type { INodeExecutionData, INodeType, INodeTypeDescription, IPollFunctions } from 'n8n-workflow';
 
 import { pollCompanionPush } from './trigger/poll';
-import { DEFAULT_MAX_READS_PER_POLL, DEFAULT_WATCH_WINDOW_HOURS } from './trigger/parameters';
+import { DEFAULT_MAX_READS_PER_POLL, DEFAULT_OPEN_DEADLINE_MINUTES, DEFAULT_WATCH_WINDOW_HOURS } from './trigger/parameters';
 
 export class CompanionPushTrigger implements INodeType {
 	description: INodeTypeDescription = {
@@ -12,7 +12,7 @@ export class CompanionPushTrigger implements INodeType {
 		group: ['trigger'],
 		version: 1,
 		subtitle: '={{$parameter["events"].join(", ")}}',
-		description: 'Starts the workflow when push notifications settle, fail on a phone or are opened',
+		description: 'Starts the workflow when push notifications settle, fail on a phone, are opened, or reach someone who does not open them in time',
 		defaults: {
 			name: 'Companion Push Trigger',
 		},
@@ -45,12 +45,33 @@ export class CompanionPushTrigger implements INodeType {
 						description: 'Someone tapped the notification (one item per opened delivery)',
 					},
 					{
+						name: 'No Device',
+						value: 'noDevice',
+						description: 'A person has no active app on any phone, so the notification could not reach them (one item per person)',
+					},
+					{
+						name: 'Not Opened in Time',
+						value: 'notOpenedInTime',
+						description:
+							'A person reached on a phone opened it on none of their phones within the chosen minutes after it went out (one item per person)',
+					},
+					{
 						name: 'Notification Settled',
 						value: 'notificationSettled',
 						description:
 							'A send left "sending" (sent, partially failed or failed) or was canceled; emitted again if its state changes later',
 					},
 				],
+			},
+			{
+				displayName: 'Not Opened Within (Minutes)',
+				name: 'openDeadline',
+				type: 'number',
+				typeOptions: { minValue: 1 },
+				default: DEFAULT_OPEN_DEADLINE_MINUTES,
+				displayOptions: { show: { events: ['notOpenedInTime'] } },
+				description:
+					'Minutes after the notification went out (for a scheduled one: after it was sent, not its scheduled time) by which a person must have opened it on some phone',
 			},
 			{
 				displayName: 'Output',

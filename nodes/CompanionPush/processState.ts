@@ -1,5 +1,6 @@
 import type { ICredentialDataDecryptedObject, INode } from 'n8n-workflow';
 
+import type { SendListPage } from './transport/endpoints';
 import type { RenewalFailure } from './transport/errors';
 import type { Pace } from './transport/pace';
 
@@ -20,6 +21,8 @@ import type { Pace } from './transport/pace';
  * | paces | how many requests of a credential may be in flight after 429s | each process adapts to the service on its own; N processes start at N x the node's bound and each halves at its first 429 |
  * | storeQueues | claims of Idempotency Keys one at a time in this process (they would only contend for the store's lock) | across processes the store's lock orders them |
  * | polledContexts | the poll contexts n8n has polled with, to tell the poll n8n runs while activating a trigger | triggers poll on the main process only |
+ * | credentialsRead | the credential as each node run or poll read it last (by its n8n context, forgotten with it, and read anew when a run or poll starts): read once per run, and again only after a renewal or a 401, when it may have changed (n8n reads the database and decrypts at every read) | per run, so another process's renewal is seen by the next run, or at once after a 401 |
+ * | listPagesRead | the pages of the list of sends lookups of a node run read lately (by the run's context, forgotten with it), with when each read started: lookups that need a page read after a given moment share it (fifty lookups after one outage read each page once a round) | per run |
  * | timings | retry waits and other waits (the defaults below); tests shorten them with useTimings | read-only in production |
  *
  * Tests start from a clean state with resetProcessState().
@@ -50,8 +53,8 @@ export interface Timings {
 	 * send counts as never made: the API may register a send a moment after it answered 5xx, and
 	 * its list may show a new send a few seconds late. */
 	lookupSettleMs: number;
-	/** How long to keep trying to take the Idempotency Keys' store lock before giving up on the store
-	 * and deciding from the list of sends instead. */
+	/** How long the Idempotency Keys' store lock may be found taken, try after try, before it is taken
+	 * as left by a process that died holding it (a holder keeps it for milliseconds). */
 	storeLockBudgetMs: number;
 }
 
@@ -60,7 +63,7 @@ export const DEFAULT_TIMINGS: Timings = {
 	foreignRenewalWaitMs: { min: 50, max: 150 },
 	unconfirmedClaimSettleMs: 5_000,
 	lookupSettleMs: 10_000,
-	storeLockBudgetMs: 30_000,
+	storeLockBudgetMs: 20_000,
 };
 
 /** A forced token renewal: the renewed credential data, or why it failed (shared too: a refused
@@ -105,6 +108,8 @@ interface ProcessState {
 	paces: Map<string, Pace>;
 	storeQueues: Map<string, Promise<unknown>>;
 	polledContexts: WeakSet<object>;
+	credentialsRead: WeakMap<object, Promise<ICredentialDataDecryptedObject>>;
+	listPagesRead: WeakMap<object, Map<number, { startedAt: number; page: Promise<SendListPage> }>>;
 	timings: Timings;
 }
 
@@ -118,6 +123,8 @@ function freshState(): ProcessState {
 		paces: new Map(),
 		storeQueues: new Map(),
 		polledContexts: new WeakSet(),
+		credentialsRead: new WeakMap(),
+		listPagesRead: new WeakMap(),
 		timings: JSON.parse(JSON.stringify(DEFAULT_TIMINGS)) as Timings,
 	};
 }

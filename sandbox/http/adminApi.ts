@@ -50,7 +50,6 @@ const ROUTES: Record<string, AdminHandler> = {
 		return clockInfo(state);
 	},
 	// Background steps are computed from the clock, so there is nothing to run: kept for symmetry with the library.
-	'POST /settle': ({ state }) => clockInfo(state),
 	'GET /settings': ({ state }) => ({ ok: true, settings: state.settings }),
 	'POST /settings': ({ state, body }) => {
 		state.configure(parse(z.record(z.unknown()), body));

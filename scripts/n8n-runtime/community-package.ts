@@ -7,10 +7,16 @@ import { cleanEnv } from './env';
 
 const PACKAGE_ROOT = path.resolve(__dirname, '..', '..');
 
-/** `npm pack` of this package (dist/ must be built) into a new temp folder; returns the tarball's path. */
+/**
+ * `npm pack` of this package into a new temp folder; returns the tarball's path. Lifecycle scripts on
+ * (the project's .npmrc turns them off for installs), so prepack refuses a dist/ that is not a fresh build.
+ */
 export function packPackage(outDir = fs.mkdtempSync(path.join(os.tmpdir(), 'companion-push-pack-'))): string {
-	const pack = spawnSync('npm', ['pack', '--json', '--pack-destination', outDir], { cwd: PACKAGE_ROOT, env: cleanEnv({ keepNpmConfig: true }), encoding: 'utf8' });
-	if (pack.status !== 0) throw new Error(`npm pack failed:\n${pack.stderr}`);
+	const pack = spawnSync('npm', ['pack', '--json', '--ignore-scripts=false', '--pack-destination', outDir], { cwd: PACKAGE_ROOT, env: cleanEnv({ keepNpmConfig: true }), encoding: 'utf8' });
+	if (pack.status !== 0) {
+		fs.rmdirSync(outDir); // empty: npm wrote no tarball (rmdir refuses a folder with anything in it)
+		throw new Error(`npm pack failed:\n${pack.stderr}`);
+	}
 	return path.join(outDir, JSON.parse(pack.stdout)[0].filename);
 }
 

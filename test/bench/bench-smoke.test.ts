@@ -2,9 +2,8 @@
  * The benchmark's code at a very small scale, so `npm test` proves `npm run bench` still works.
  * Asserts call counts and that the report renders; never times (timing is the bench's job).
  */
-import { startSandbox } from '../../sandbox';
-import type { Sandbox } from '../../sandbox';
-import { DETAIL, REFRESH, SEND, SEND_LIST, totalCalls, USER_LIST } from '../../bench/measure';
+import { DETAIL, REFRESH, SEND, SEND_LIST, USER_LIST, useSandbox } from '../harness';
+import { totalCalls } from '../../bench/measure';
 import { figuresOf, markdownTable, resultsMarkdown } from '../../bench/report';
 import { runSuite } from '../../bench/suite';
 import type { BenchResults, Scale } from '../../bench/suite';
@@ -23,15 +22,11 @@ const SMALL: Scale = {
 };
 
 describe('bench at a small scale', () => {
-	let sandbox: Sandbox;
+	const sandbox = useSandbox({ port: 0, seedUsers: SMALL.users, clock: 'manual' });
 	let results: BenchResults;
 	beforeAll(async () => {
-		sandbox = await startSandbox({ port: 0, seedUsers: SMALL.users, clock: 'manual' });
 		results = await runSuite(sandbox, SMALL);
 	}, 120_000);
-	afterAll(async () => {
-		await sandbox?.stop();
-	});
 
 	test('one Send to 2,000 recipients in batches of 100: 20 sends and 1 refresh, on every side', () => {
 		const [run] = results.audience;

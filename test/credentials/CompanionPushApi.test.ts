@@ -6,23 +6,15 @@
 import { Workflow } from 'n8n-workflow';
 import type { ICredentialDataDecryptedObject, IHttpRequestHelper, IHttpRequestOptions, INode } from 'n8n-workflow';
 
-import { checkBaseUrl, CompanionPushApi, renewalMarginMs, secretsFingerprint } from '../../credentials/CompanionPushApi.credentials';
-import { listActiveUserIds } from '../../nodes/CompanionPush/transport';
-import type { Sandbox } from '../../sandbox';
-import { nodeTypes } from '../harness/engine';
 import {
-	ACTIVE_USERS,
-	count,
-	credentialData,
-	errorInNode,
-	expectNoSecret,
-	logOf,
-	REFRESH,
-	sandboxFor,
-	secretsOf,
-	storeFor,
-	valueInNode,
-} from '../transport/helpers';
+	checkBaseUrl,
+	CompanionPushApi,
+	renewalMarginMs,
+	secretsFingerprint,
+} from '../../credentials/CompanionPushApi.credentials';
+import { listActiveUserIds } from '../../nodes/CompanionPush/transport';
+import { nodeTypes } from '../../devkit/engine';
+import { ACTIVE_USERS, count, credentialData, errorInNode, expectNoSecret, logOf, REFRESH, secretsOf, storeFor, TRANSPORT_SANDBOX, useSandbox, useTestSandboxes, valueInNode } from '../harness';
 
 const credentialType = new CompanionPushApi();
 
@@ -83,6 +75,23 @@ describe('checkBaseUrl: https required, plain http only on loopback', () => {
 	])('rejects %j', (input, message) => {
 		expect(() => checkBaseUrl(input)).toThrow(message);
 	});
+
+	test.each([
+		'https://ops:s3cr3t-pass@api.example.com',
+		'https://s3cr3t-pass@api.example.com/v1',
+		'http://ops:s3cr3t-pass@127.0.0.1:4010',
+		'ht tp://ops:s3cr3t-pass@api example.com',
+	])('rejects a user or password in %j without showing it', (input) => {
+		let message = '';
+		try {
+			checkBaseUrl(input);
+		} catch (error) {
+			message = (error as Error).message;
+		}
+		expect(message).toMatch(/^Base URL /);
+		expect(message).not.toContain('s3cr3t-pass');
+		expect(message).not.toContain('ops:');
+	});
 });
 
 describe('renewalMarginMs: five minutes of a one-hour token, a twelfth of a shorter one', () => {
@@ -98,16 +107,8 @@ describe('renewalMarginMs: five minutes of a one-hour token, a twelfth of a shor
 });
 
 describe('the credential against the sandbox', () => {
-	let sandbox: Sandbox;
-	beforeAll(async () => {
-		sandbox = await sandboxFor();
-	});
-	afterAll(async () => {
-		await sandbox.stop();
-	});
-	beforeEach(async () => {
-		await sandbox.reset();
-	});
+	const sandbox = useSandbox({ ...TRANSPORT_SANDBOX, resetBeforeEach: true });
+	const sandboxes = useTestSandboxes();
 
 	test('preAuthentication sends one refresh with exactly client_id, client_secret and refresh_token', async () => {
 		const { helper, requests } = recordingHelper();
@@ -252,7 +253,7 @@ describe('the credential against the sandbox', () => {
 		});
 
 		test('an unreachable base URL: says so, no secret', async () => {
-			const closed = await sandboxFor();
+			const closed = await sandboxes.start(TRANSPORT_SANDBOX);
 			const baseUrl = closed.baseUrl;
 			await closed.stop();
 			const { helper } = recordingHelper();
@@ -270,7 +271,7 @@ describe('the credential against the sandbox', () => {
 		});
 
 		test('inside n8n, a wrong secret fails the call with that clear error after one refresh, and the API is not called', async () => {
-			const store = storeFor(sandbox, { clientSecret: 'cps_wrong_secret_0123456789abcdef' });
+			const store = storeFor(sandbox, { overrides: { clientSecret: 'cps_wrong_secret_0123456789abcdef' } });
 			const error = await errorInNode(store, (context) => listActiveUserIds(context));
 			expect(error.message).toMatch(/refused to renew the access token \(HTTP 401\)/);
 			expect(`${error.message} ${error.description ?? ''}`).toMatch(/Client ID, Client Secret and Refresh Token/);

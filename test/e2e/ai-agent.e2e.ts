@@ -1,18 +1,18 @@
 /**
  * An AI Agent uses the Companion Push node as a tool, in a real n8n 2.41.1, offline: n8n's AI Agent
  * with its OpenAI Chat Model pointed at a scripted OpenAI-compatible server (scripts/fake-model.ts),
- * and the Companion Push node as its tool, its fields filled by the model through $fromAI(). Run by
- * `n8n execute`; checked in the fake model's request log (what the model was offered and given
- * back), the sandbox's request log (what was sent) and the agent's output. Then the AI Agent example
- * in the n8n editor (n8n start, headless Chromium): run with "Execute workflow", the screenshot the
- * README shows (UPDATE_SCREENSHOTS=1 writes docs/screenshots/ai-agent-workflow.png).
+ * and the Companion Push node as its tool, its fields filled by the model through $fromAI(). Run in
+ * a running n8n through its REST API (n8n-server.ts); checked in the fake model's request log (what
+ * the model was offered and given back), the sandbox's request log (what was sent) and the agent's
+ * output. Then the AI Agent example in the n8n editor of the same n8n (headless Chromium): run with
+ * "Execute workflow", the screenshot the README shows (UPDATE_SCREENSHOTS=1 writes
+ * docs/screenshots/ai-agent-workflow.png). One n8n, one sandbox and one scripted model for the file.
  */
 import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 
 import {
 	FAKE_MODEL_CREDENTIAL,
@@ -22,11 +22,12 @@ import {
 	type FakeModel,
 	type FakeModelRequest,
 } from '../../scripts/fake-model';
-import { CHROMIUM_FLAGS } from '../../scripts/chromium';
-import { exampleWorkflows, importCredentials } from '../../scripts/n8n-preload';
-import { OWNER_EMAIL, OWNER_PASSWORD, type RunningN8n } from '../../scripts/n8n-runtime';
+import { exampleWorkflows } from '../../scripts/n8n-preload';
+import { OWNER_EMAIL, OWNER_PASSWORD } from '../../scripts/n8n-runtime';
 import { startSandbox, type Sandbox } from '../../sandbox';
 import { CREDENTIAL_ID, N8nHome, NODE_TYPE, waitFor } from './n8n';
+import { launchBrowser, settled } from './browser';
+import { N8nServer } from './n8n-server';
 
 const SEND = 'POST /push-notification/send';
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -113,38 +114,62 @@ function toolMessage(request: FakeModelRequest): string {
 	return tool.content;
 }
 
-describe('an AI Agent uses Companion Push as a tool (real n8n, scripted OpenAI-compatible model)', () => {
-	let sandbox: Sandbox;
-	let fake: FakeModel;
-	let home: N8nHome;
-	let recipients: string[];
-
-	beforeAll(async () => {
-		sandbox = await startSandbox({ port: 0, deliveryMs: 1500 });
-		fake = await startFakeModel();
-		recipients = [sandbox.orgs.primary.usersOfKind('onePhone', 1)[0], sandbox.orgs.primary.usersOfKind('twoPhones', 1)[0]];
-		home = await N8nHome.create();
-		await home.useSandbox(sandbox);
-		await importCredentials(home.env, [fakeModelCredentialEntry(fake.baseUrl)]);
-	});
-
-	afterAll(async () => {
-		await fake?.stop();
-		await sandbox?.stop();
-		home?.remove();
-	});
-
-	test('the model calls the tool: exactly one send goes out with its arguments, and the final answer quotes the real send ID', async () => {
-		const prompt = [
+/** The prompts of the agent runs (the scripted model reads title, body and userIds off them). */
+const PROMPTS = {
+	send: (recipients: string[]) =>
+		[
 			'Tell the two warehouse leads that the inventory starts at 7 am.',
 			'title: Inventory tomorrow',
 			'body: The inventory starts at 7 am in hall B.',
 			`userIds: ${recipients.join(', ')}`,
-		].join('\n');
-		await home.importWorkflows([agentWorkflow('e2eAgentSend', prompt, 'chatCompletions')]);
-		const sendsBefore = sandbox.requestLog().filter((request) => request.endpoint === SEND).length;
+		].join('\n'),
+	badArgument: ['Tell everyone about the fire drill.', 'title: Fire drill at 11', 'body: Please leave the building by the nearest exit.', 'userIds:'].join(
+		'\n',
+	),
+	responses: (recipient: string) =>
+		['Remind the lead about the audit.', 'title: Audit on Monday', 'body: The audit starts Monday at 9.', `userIds: ${recipient}`].join('\n'),
+};
 
-		const result = await home.execute('e2eAgentSend');
+const aiExample = () => exampleWorkflows().find((entry) => entry.file === 'ai-agent-notify.json')!.workflow;
+
+// One n8n for the file: the runs of the first describe, then the editor of the second.
+let sandbox: Sandbox;
+let fake: FakeModel;
+let home: N8nHome;
+let server: N8nServer;
+let recipients: string[];
+
+beforeAll(async () => {
+	sandbox = await startSandbox({ port: 0, deliveryMs: 1500 });
+	fake = await startFakeModel();
+	recipients = [sandbox.orgs.primary.usersOfKind('onePhone', 1)[0], sandbox.orgs.primary.usersOfKind('twoPhones', 1)[0]];
+	home = await N8nHome.create();
+	await home.useSandbox(sandbox, { more: [fakeModelCredentialEntry(fake.baseUrl)] });
+	server = await N8nServer.start(home, {
+		workflows: [
+			agentWorkflow('e2eAgentSend', PROMPTS.send(recipients), 'chatCompletions'),
+			agentWorkflow('e2eAgentBadArgument', PROMPTS.badArgument, 'chatCompletions'),
+			agentWorkflow('e2eAgentResponses', PROMPTS.responses(recipients[0]), 'responses'),
+			aiExample(),
+		],
+	});
+});
+
+afterAll(async () => {
+	await server?.stop();
+	await fake?.stop();
+	await sandbox?.stop();
+	home?.remove();
+});
+
+const sendsLogged = () => sandbox.requestLog().filter((request) => request.endpoint === SEND);
+
+describe('an AI Agent uses Companion Push as a tool (real n8n, scripted OpenAI-compatible model)', () => {
+	test('the model calls the tool: exactly one send goes out with its arguments, and the final answer quotes the real send ID', async () => {
+		const prompt = PROMPTS.send(recipients);
+		const sendsBefore = sendsLogged().length;
+
+		const result = await server.execute('e2eAgentSend');
 		process.stdout.write(`[e2e] AI Agent run (tool call + final answer) in ${(result.durationMs / 1000).toFixed(1)} s\n`);
 		expect(result.status).toBe('success');
 
@@ -160,7 +185,7 @@ describe('an AI Agent uses Companion Push as a tool (real n8n, scripted OpenAI-c
 		expect(given).toEqual({ title: 'Inventory tomorrow', body: 'The inventory starts at 7 am in hall B.', userIds: recipients.join(', ') });
 
 		// Exactly one send, with exactly those arguments.
-		const sends = sandbox.requestLog().filter((request) => request.endpoint === SEND);
+		const sends = sendsLogged();
 		expect(sends).toHaveLength(sendsBefore + 1);
 		const send = sends[sends.length - 1];
 		expect(send.body).toEqual({ title: given.title, body: given.body, target_user_ids: recipients });
@@ -177,16 +202,10 @@ describe('an AI Agent uses Companion Push as a tool (real n8n, scripted OpenAI-c
 	});
 
 	test('an empty user list: nothing is sent, and the tool result the model gets is an error naming "User IDs"', async () => {
-		const prompt = [
-			'Tell everyone about the fire drill.',
-			'title: Fire drill at 11',
-			'body: Please leave the building by the nearest exit.',
-			'userIds:',
-		].join('\n');
-		await home.importWorkflows([agentWorkflow('e2eAgentBadArgument', prompt, 'chatCompletions')]);
-		const sendsBefore = sandbox.requestLog().filter((request) => request.endpoint === SEND).length;
+		const prompt = PROMPTS.badArgument;
+		const sendsBefore = sendsLogged().length;
 
-		const result = await home.execute('e2eAgentBadArgument');
+		const result = await server.execute('e2eAgentBadArgument');
 		const calls = modelCalls(fake, prompt);
 		expect(calls.map((call) => call.path)).toEqual(['/v1/chat/completions', '/v1/chat/completions']);
 		expect(calls[0].answer!.toolCall!.arguments).toEqual({
@@ -198,7 +217,7 @@ describe('an AI Agent uses Companion Push as a tool (real n8n, scripted OpenAI-c
 		// What the model read back: an error, naming the field, telling what to give.
 		const [toolResult] = JSON.parse(toolMessage(calls[1]));
 		expect(toolResult.error).toMatch(/^"User IDs" is empty: give at least one user ID/);
-		expect(sandbox.requestLog().filter((request) => request.endpoint === SEND)).toHaveLength(sendsBefore);
+		expect(sendsLogged()).toHaveLength(sendsBefore);
 		expect(sandbox.notifications().filter((entry: { title: string }) => entry.title === 'Fire drill at 11')).toEqual([]);
 
 		// The agent carries on with the model's answer (the tool's failure is the model's to handle).
@@ -207,22 +226,16 @@ describe('an AI Agent uses Companion Push as a tool (real n8n, scripted OpenAI-c
 	});
 
 	test('the same with the Responses API (the OpenAI Chat Model default since version 1.3): one send, its ID in the answer', async () => {
-		const prompt = [
-			'Remind the lead about the audit.',
-			'title: Audit on Monday',
-			'body: The audit starts Monday at 9.',
-			`userIds: ${recipients[0]}`,
-		].join('\n');
-		await home.importWorkflows([agentWorkflow('e2eAgentResponses', prompt, 'responses')]);
-		const sendsBefore = sandbox.requestLog().filter((request) => request.endpoint === SEND).length;
+		const prompt = PROMPTS.responses(recipients[0]);
+		const sendsBefore = sendsLogged().length;
 
-		const result = await home.execute('e2eAgentResponses');
+		const result = await server.execute('e2eAgentResponses');
 		expect(result.status).toBe('success');
 		const calls = modelCalls(fake, prompt);
 		expect(calls.map((call) => call.path)).toEqual(['/v1/responses', '/v1/responses']);
 		expect(calls[0].body.tools.map((tool: { name: string }) => tool.name)).toEqual(['Send_Notification']);
 
-		const sends = sandbox.requestLog().filter((request) => request.endpoint === SEND);
+		const sends = sendsLogged();
 		expect(sends).toHaveLength(sendsBefore + 1);
 		expect(sends[sends.length - 1].body).toEqual({
 			title: 'Audit on Monday',
@@ -236,13 +249,12 @@ describe('an AI Agent uses Companion Push as a tool (real n8n, scripted OpenAI-c
 	});
 
 	test('the example examples/ai-agent-notify.json, as it is, runs offline: the ops user is notified and the answer quotes the send ID', async () => {
-		const example = exampleWorkflows().find((entry) => entry.file === 'ai-agent-notify.json')!.workflow;
-		await home.importWorkflows([example]);
-		const sendsBefore = sandbox.requestLog().filter((request) => request.endpoint === SEND).length;
+		const example = aiExample();
+		const sendsBefore = sendsLogged().length;
 
-		const result = await home.execute(example.id);
+		const result = await server.execute(example.id);
 		expect(result.status).toBe('success');
-		const sends = sandbox.requestLog().filter((request) => request.endpoint === SEND);
+		const sends = sendsLogged();
 		expect(sends).toHaveLength(sendsBefore + 1);
 		expect(sends[sends.length - 1].body).toEqual({
 			title: 'Quarterly report ready',
@@ -258,57 +270,32 @@ describe('an AI Agent uses Companion Push as a tool (real n8n, scripted OpenAI-c
 });
 
 describe('the AI Agent example in the n8n editor (n8n start, headless Chromium)', () => {
-	let sandbox: Sandbox;
-	let fake: FakeModel;
-	let home: N8nHome;
-	let n8n: RunningN8n;
-	let context: BrowserContext;
 	let page: Page;
-	let userDataDir: string;
+
+	let browser: Awaited<ReturnType<typeof launchBrowser>> | undefined;
 
 	beforeAll(async () => {
-		const chromiumError = process.env.COMPANION_PUSH_E2E_CHROMIUM_ERROR;
-		if (chromiumError) throw new Error(chromiumError);
-		const executablePath = process.env.COMPANION_PUSH_E2E_CHROMIUM;
-		if (!executablePath)
-			throw new Error('No Chromium: run the end-to-end tests through jest.e2e.config.js (its global setup provides it).');
-
-		sandbox = await startSandbox({ port: 0, deliveryMs: 1500 });
-		fake = await startFakeModel();
-		home = await N8nHome.create();
-		await home.useSandbox(sandbox);
-		await importCredentials(home.env, [fakeModelCredentialEntry(fake.baseUrl)]);
-		await home.importWorkflows([exampleWorkflows().find((entry) => entry.file === 'ai-agent-notify.json')!.workflow]);
-		n8n = await home.start();
-
-		userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'companion-push-chromium-'));
-		context = await chromium.launchPersistentContext(userDataDir, {
-			executablePath,
-			args: CHROMIUM_FLAGS,
-			headless: true,
-			viewport: { width: 1280, height: 800 },
-		});
-		page = context.pages()[0] ?? (await context.newPage());
-		page.setDefaultTimeout(60_000);
+		browser = await launchBrowser();
+		page = browser.page;
 	});
 
 	afterAll(async () => {
-		await context?.close();
-		await n8n?.stop();
-		await fake?.stop();
-		await sandbox?.stop();
-		home?.remove();
-		if (userDataDir) fs.rmSync(userDataDir, { recursive: true, force: true });
+		await browser?.close();
 	});
 
 	test('"Execute workflow" runs the agent: the tool node shows the Companion Push icon, one send goes out, every node ends green', async () => {
-		await page.goto(`${n8n.url}/signin`);
+		// The runs above used the same n8n, sandbox and model: what this run did is what came after.
+		const sendsBefore = sendsLogged().length;
+		const reportsBefore = sandbox.notifications().filter((entry) => entry.title === 'Quarterly report ready').length;
+		const modelCallsBefore = fake.requests().length;
+
+		await page.goto(`${server.url}/signin`);
 		await page.fill('input[name="emailOrLdapLoginId"]', OWNER_EMAIL);
 		await page.fill('input[name="password"]', OWNER_PASSWORD);
 		await page.click('button:has-text("Sign in")');
 		await page.waitForURL((url) => !url.pathname.startsWith('/signin'));
 
-		await page.goto(`${n8n.url}/workflow/cpExampleAiAgent`);
+		await page.goto(`${server.url}/workflow/cpExampleAiAgent`);
 		const toolNode = page.locator('[data-test-id="canvas-node"]', { hasText: 'Send Notification' });
 		await toolNode.waitFor();
 		const icon = toolNode.locator('img[src*="companionPush"]');
@@ -323,7 +310,7 @@ describe('the AI Agent example in the n8n editor (n8n start, headless Chromium)'
 		await page.locator('[data-test-id="execute-workflow-button"]').first().click();
 		await waitFor(
 			'the send made by the agent',
-			() => sandbox.notifications().some((entry) => entry.title === 'Quarterly report ready'),
+			() => sandbox.notifications().filter((entry) => entry.title === 'Quarterly report ready').length > reportsBefore,
 			60_000,
 			250,
 		);
@@ -333,17 +320,18 @@ describe('the AI Agent example in the n8n editor (n8n start, headless Chromium)'
 				.locator('[data-test-id="canvas-node-status-success"]')
 				.waitFor();
 		}
-		expect(sandbox.requestLog().filter((request) => request.endpoint === SEND)).toHaveLength(1);
+		expect(sendsLogged().slice(sendsBefore)).toHaveLength(1);
 		expect(
 			fake
 				.requests()
+				.slice(modelCallsBefore)
 				.filter((request) => request.method === 'POST')
 				.map((request) => (request.answer?.toolCall ? 'tool call' : 'answer')),
 		).toEqual(['tool call', 'answer']);
 		await page.keyboard.press('Escape');
 		await page.locator('[data-test-id="zoom-to-fit"]').click();
 		fs.mkdirSync(SCREENSHOTS, { recursive: true });
-		await page.waitForTimeout(700); // let the canvas settle
+		await settled(page);
 		await page.screenshot({ path: path.join(SCREENSHOTS, 'ai-agent-workflow.png') });
 	});
 });

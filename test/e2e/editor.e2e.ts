@@ -6,16 +6,16 @@
  * ones the README shows).
  */
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 
-import { CHROMIUM_FLAGS } from '../../scripts/chromium';
 import { exampleWorkflows } from '../../scripts/n8n-preload';
-import { OWNER_EMAIL, OWNER_PASSWORD, type RunningN8n } from '../../scripts/n8n-runtime';
+import { OWNER_EMAIL, OWNER_PASSWORD } from '../../scripts/n8n-runtime';
 import { startSandbox, type Sandbox } from '../../sandbox';
+import { launchBrowser, settled } from './browser';
 import { brief, manualWorkflow, N8nHome, push } from './n8n';
+import { N8nServer } from './n8n-server';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === '1' ? path.join(ROOT, 'docs', 'screenshots') : path.join(ROOT, 'test-results', 'screenshots');
@@ -23,30 +23,23 @@ const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === '1' ? path.join(ROOT, 'do
 describe('the n8n editor in headless Chromium', () => {
 	let sandbox: Sandbox;
 	let home: N8nHome;
-	let n8n: RunningN8n;
-	let context: BrowserContext;
+	let server: N8nServer;
+	let browser: Awaited<ReturnType<typeof launchBrowser>> | undefined;
 	let page: Page;
-	let userDataDir: string;
 	let recipient: string;
 
 	const screenshot = async (name: string) => {
 		fs.mkdirSync(SCREENSHOTS, { recursive: true });
-		await page.waitForTimeout(700); // let panels finish sliding in
+		await settled(page); // panels slid in
 		await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`) });
 	};
 
 	beforeAll(async () => {
-		// No Chromium (and no way to install it): every test here fails with the reason.
-		const chromiumError = process.env.COMPANION_PUSH_E2E_CHROMIUM_ERROR;
-		if (chromiumError) throw new Error(chromiumError);
-		const executablePath = process.env.COMPANION_PUSH_E2E_CHROMIUM;
-		if (!executablePath) throw new Error('No Chromium: run the end-to-end tests through jest.e2e.config.js (its global setup provides it).');
-
 		sandbox = await startSandbox({ port: 0, deliveryMs: 1500 });
 		recipient = sandbox.orgs.primary.usersOfKind('twoPhones', 1)[0];
 		home = await N8nHome.create();
 		await home.useSandbox(sandbox);
-		await home.importWorkflows([
+		const workflows = [
 			...exampleWorkflows().map((entry) => entry.workflow),
 			manualWorkflow('e2eEditor', 'Send from the editor', [
 				[
@@ -62,30 +55,24 @@ describe('the n8n editor in headless Chromium', () => {
 					}),
 				],
 			]),
-		]);
-		n8n = await home.start();
-
-		userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'companion-push-chromium-'));
-		context = await chromium.launchPersistentContext(userDataDir, {
-			executablePath,
-			args: CHROMIUM_FLAGS,
-			headless: true,
-			viewport: { width: 1280, height: 800 },
-		});
-		page = context.pages()[0] ?? (await context.newPage());
-		page.setDefaultTimeout(60_000);
+		];
+		// n8n starts while Chromium launches.
+		const [started, launched] = await Promise.allSettled([N8nServer.start(home, { workflows }), launchBrowser()]);
+		if (started.status === 'fulfilled') server = started.value;
+		if (launched.status === 'fulfilled') browser = launched.value;
+		for (const outcome of [started, launched]) if (outcome.status === 'rejected') throw outcome.reason;
+		page = browser!.page;
 	});
 
 	afterAll(async () => {
-		await context?.close();
-		await n8n?.stop();
+		await browser?.close();
+		await server?.stop();
 		await sandbox?.stop();
 		home?.remove();
-		if (userDataDir) fs.rmSync(userDataDir, { recursive: true, force: true });
 	});
 
 	test('sign in as the owner set from the environment: the example workflows are listed', async () => {
-		await page.goto(`${n8n.url}/signin`);
+		await page.goto(`${server.url}/signin`);
 		await page.fill('input[name="emailOrLdapLoginId"]', OWNER_EMAIL);
 		await page.fill('input[name="password"]', OWNER_PASSWORD);
 		await page.click('button:has-text("Sign in")');
@@ -97,7 +84,7 @@ describe('the n8n editor in headless Chromium', () => {
 	});
 
 	test('an example workflow on the canvas, then the node panel: Companion Push with its icon, its actions and triggers', async () => {
-		await page.goto(`${n8n.url}/workflow/cpExampleFollowUp`);
+		await page.goto(`${server.url}/workflow/cpExampleFollowUp`);
 		await page.locator('[data-test-id="canvas-node"]').first().waitFor();
 		const canvasIcons = page.locator('[data-test-id="canvas-node"] img[src*="companionPush"]');
 		await expectLoadedImages(canvasIcons, 2); // the trigger and the Send node
@@ -110,20 +97,29 @@ describe('the n8n editor in headless Chromium', () => {
 		await expectLoadedImages(page.locator('[data-test-id="node-creator"] img[src*="companionPush"]'), 1);
 		await item.click();
 		const panel = page.locator('[data-test-id="node-creator"]');
-		for (const action of ['Send a notification', 'Schedule a notification', 'Cancel a scheduled notification', 'Get the status of a notification', 'Get many notifications', 'Get many users', 'Get users with an active app']) {
-			await panel.getByText(action, { exact: true }).waitFor();
-		}
-		await panel.getByText('Triggers (3)').waitFor();
-		await expectLoadedImages(panel.locator('img[src*="companionPush"]'), 7);
+		const actions = [
+			'Send a notification',
+			'Schedule a notification',
+			'Cancel a scheduled notification',
+			'Get the status of a notification',
+			'Get many notifications',
+			'Get a delivery report for notifications',
+			'Get many users',
+			'Get users with an active app',
+		];
+		for (const action of actions) await panel.getByText(action, { exact: true }).waitFor();
+		// The trigger's five events: settled, failed, opened, no device, not opened in time.
+		await panel.getByText('Triggers (5)').waitFor();
+		await expectLoadedImages(panel.locator('img[src*="companionPush"]'), actions.length);
 		await screenshot('node-panel');
-		const icon = await fetch(`${n8n.url}${await panel.locator('img[src*="companionPush"]').first().getAttribute('src')}`);
+		const icon = await fetch(`${server.url}${await panel.locator('img[src*="companionPush"]').first().getAttribute('src')}`);
 		expect(icon.status).toBe(200);
 		expect(await icon.text()).toMatch(/^<svg|^<\?xml/);
 		await page.keyboard.press('Escape');
 	});
 
 	test('the credential: opening it tests it (a token renewal and a read), and the test button (Retry) passes again', async () => {
-		await page.goto(`${n8n.url}/home/credentials`);
+		await page.goto(`${server.url}/home/credentials`);
 		const before = sandbox.requestLog().length;
 		const opened = waitForCredentialTest(page);
 		await page.getByText('Companion Push sandbox', { exact: true }).first().click();
@@ -166,7 +162,7 @@ describe('the n8n editor in headless Chromium', () => {
 	});
 
 	test('a Send node run with "Execute step" shows its output, and the sandbox got exactly that send', async () => {
-		await page.goto(`${n8n.url}/workflow/e2eEditor`);
+		await page.goto(`${server.url}/workflow/e2eEditor`);
 		await page.locator('[data-test-id="canvas-node"]', { hasText: 'Send a Notification' }).dblclick();
 		const ndv = page.locator('[data-test-id="ndv"]');
 		await ndv.waitFor();

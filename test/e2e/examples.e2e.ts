@@ -31,7 +31,6 @@ describe('the example workflows in a real n8n', () => {
 		employee = sandbox.orgs.primary.usersOfKind('twoPhones', 1)[0];
 		home = await N8nHome.create();
 		await home.useSandbox(sandbox);
-		await home.importWorkflows(exampleWorkflows().map((entry) => entry.workflow));
 
 		const webhookRequest = { headers: {}, params: {}, query: {}, body: { orderId: '1042', status: 'shipped', userId: employee, announcementId: 'an-7' } };
 		const settled = {
@@ -43,7 +42,9 @@ describe('the example workflows in a real n8n', () => {
 			stats: { targeted_users: 3, devices: 4, sent: 3, failed: 1, opened: 2, no_device: 0 },
 		};
 		const report = { ...settled, notificationId: 'n-1043', title: 'Delivery report: sent' };
+		// The examples as they are, and their nodes behind a Manual Trigger: one import.
 		await home.importWorkflows([
+			...exampleWorkflows().map((entry) => entry.workflow),
 			manualWorkflow('e2eExampleNodes', 'e2e: the example nodes as saved', [
 				[code('As the Webhook Gives It', `return [{ json: ${JSON.stringify(webhookRequest)} }];`), exampleNode('erp-event-to-push.json', 'Notify the User')],
 				[
@@ -62,12 +63,13 @@ describe('the example workflows in a real n8n', () => {
 		home?.remove();
 	});
 
-	test('the four examples import into n8n, every Companion Push node using the credential cpSandboxCredential', () => {
+	test('the five examples import into n8n, every Companion Push node using the credential cpSandboxCredential', () => {
 		const examples = exampleWorkflows();
 		expect(examples.map((entry) => entry.file)).toEqual([
 			'ai-agent-notify.json',
 			'erp-event-to-push.json',
 			'follow-up-report.json',
+			'safety-alert-escalation.json',
 			'scheduled-digest.json',
 		]);
 		for (const { workflow } of examples) {

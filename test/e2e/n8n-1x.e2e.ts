@@ -4,19 +4,21 @@
  * (scripts/n8n-runtime, line '1.x'). The packed package installed as a community package, then:
  * - the node types load (n8n's /types/nodes.json lists them with their credential);
  * - the action cases of cases/actions.ts (send, get with waiting, schedule and cancel, users, a large
- *   audience, continue on fail), the token renewal cases of cases/renewal.ts and an Idempotency Key
- *   (n8n's processed-data store) used twice, run by `n8n execute`;
+ *   audience, continue on fail) and the token renewal cases of cases/renewal.ts, run in a running
+ *   n8n through its REST API, and an Idempotency Key (n8n's processed-data store) used twice, run by
+ *   `n8n execute`;
  * - in a running n8n (`n8n start`): the ERP example through its real webhook, and the trigger: a send
  *   made in the sandbox from outside gives exactly one execution holding each of its events once, and
  *   the next poll adds nothing.
  * The trigger's n8n starts first and is checked last: its polls (one a minute) overlap the CLI cases.
  */
-import { exampleWorkflows, N8nRestClient, request } from '../../scripts/n8n-preload';
-import { OWNER_EMAIL, OWNER_PASSWORD, pinnedVersions, runN8nCli, type RunningN8n } from '../../scripts/n8n-runtime';
+import { exampleWorkflows, type N8nRestClient, request } from '../../scripts/n8n-preload';
+import { pinnedVersions, runN8nCli } from '../../scripts/n8n-runtime';
 import { startSandbox, type Sandbox } from '../../sandbox';
 import { describeActions } from './cases/actions';
 import { describeRenewal } from './cases/renewal';
-import { code, manualWorkflow, N8nHome, NODE_TYPE, push, sendFromOutside, TRIGGER_TYPE, triggerWorkflow, waitFor } from './n8n';
+import { code, manualWorkflow, N8nHome, NODE_TYPE, push, sendFromOutside, TRIGGER_TYPE, triggerWorkflow, waitFor, hasFinished } from './n8n';
+import { N8nServer } from './n8n-server';
 
 const LINE = '1.x';
 const POLL_MS = 60_000;
@@ -26,7 +28,7 @@ const TAG = '[e2e-trigger-1x]';
 describe(`the package in n8n ${pinnedVersions(LINE).n8n} (the 1.x line)`, () => {
 	let sandbox: Sandbox;
 	let home: N8nHome;
-	let n8n: RunningN8n;
+	let server: N8nServer;
 	let rest: N8nRestClient;
 	let session: { cookie: string; browserId: string };
 	let users: Record<string, string>;
@@ -44,34 +46,14 @@ describe(`the package in n8n ${pinnedVersions(LINE).n8n} (the 1.x line)`, () => 
 		await home.useSandbox(sandbox);
 		const erpExample = exampleWorkflows().find((entry) => entry.workflow.id === 'cpExampleErpEvent')!.workflow;
 		await home.importWorkflows([triggerWorkflow(TRIGGER_WORKFLOW, TAG), erpExample]);
-		// n8n 1.x has no `publish:workflow` (2.x): the workflow is marked active in the database and
-		// activated by `n8n start`.
-		for (const id of [TRIGGER_WORKFLOW, erpExample.id]) {
-			const activate = await runN8nCli(home.env, ['update:workflow', `--id=${id}`, '--active=true'], { runtime: home.runtime });
-			if (activate.code !== 0)
-				throw new Error(
-					`n8n update:workflow failed (exit ${activate.code}):\n${activate.stdout.slice(-2000)}\n${activate.stderr.slice(-2000)}`,
-				);
-		}
-		n8n = await home.start();
-		// n8n 1.x answers /healthz/readiness before it has mounted its REST API (Express answers 404 until then).
-		await waitFor("n8n's REST API", async () => (await request(`${n8n.url}/rest/settings`)).status === 200, 60_000, 250);
-		// n8n 1.x has no owner from the environment (N8N_INSTANCE_OWNER_MANAGED_BY_ENV is 2.x): set it up as
-		// the setup screen does, then log in as 2.x does.
-		const browserId = 'e2e-1x-owner-setup';
-		const setup = await request(`${n8n.url}/rest/owner/setup`, {
-			method: 'POST',
-			headers: { 'browser-id': browserId },
-			body: { email: OWNER_EMAIL, firstName: 'Companion', lastName: 'Owner', password: OWNER_PASSWORD },
-		});
-		if (setup.status !== 200) throw new Error(`POST /rest/owner/setup answered ${setup.status}: ${setup.text.slice(0, 500)}`);
-		const cookie = setup.headers
-			.getSetCookie()
-			.map((entry) => entry.split(';')[0])
-			.find((entry) => entry.startsWith('n8n-auth='));
-		session = { cookie: cookie ?? '', browserId };
-		rest = new N8nRestClient(n8n.url);
-		await rest.login();
+		// n8n 1.x has no `publish:workflow` (2.x): both workflows (all there is) are marked active in the
+		// database and activated by `n8n start`.
+		const activate = await runN8nCli(home.env, ['update:workflow', '--all', '--active=true'], { runtime: home.runtime });
+		if (activate.code !== 0)
+			throw new Error(`n8n update:workflow failed (exit ${activate.code}):\n${activate.stdout.slice(-2000)}\n${activate.stderr.slice(-2000)}`);
+		// The owner set up as n8n 1.x's setup screen does (n8n-server.ts), then logged in as 2.x does.
+		server = await N8nServer.start(home);
+		({ rest, session } = server);
 		// The trigger polls once at activation (its starting point); the outside send comes after it.
 		await waitFor(
 			"the trigger's first poll",
@@ -83,13 +65,13 @@ describe(`the package in n8n ${pinnedVersions(LINE).n8n} (the 1.x line)`, () => 
 	});
 
 	afterAll(async () => {
-		await n8n?.stop();
+		await server?.stop();
 		await sandbox?.stop();
 		home?.remove();
 	});
 
 	test('the community package loads: n8n lists its node and trigger, with their credential', async () => {
-		const response = await request(`${n8n.url}/types/nodes.json`, { headers: { cookie: session.cookie, 'browser-id': session.browserId } });
+		const response = await request(`${server.url}/types/nodes.json`, { headers: { cookie: session.cookie, 'browser-id': session.browserId } });
 		expect(response.status).toBe(200);
 		const types = (response.json as Array<{ name: string; version: number | number[]; credentials?: Array<{ name: string }> }>).filter(
 			(type) => [NODE_TYPE, TRIGGER_TYPE].includes(type.name),
@@ -102,7 +84,7 @@ describe(`the package in n8n ${pinnedVersions(LINE).n8n} (the 1.x line)`, () => 
 
 	test('the ERP example through its real webhook (production run, Idempotency Key): the named user is notified once', async () => {
 		const event = { orderId: '7001', status: 'ready for pickup', userId: users.onePhone };
-		expect((await request(`${n8n.url}/webhook/erp-event`, { method: 'POST', body: event })).status).toBe(200);
+		expect((await request(`${server.url}/webhook/erp-event`, { method: 'POST', body: event })).status).toBe(200);
 		const executions = await waitFor(
 			'its execution',
 			async () => {
@@ -175,10 +157,10 @@ describe(`the package in n8n ${pinnedVersions(LINE).n8n} (the 1.x line)`, () => 
 
 		test('a send made in the sandbox gives exactly one execution, with each of its events once', async () => {
 			const executions = await waitFor(
-				'the trigger to start an execution',
+				'the trigger to start an execution and finish it',
 				async () => {
 					const list = await rest.listExecutions(TRIGGER_WORKFLOW);
-					return list.length > 0 && list;
+					return list.length > 0 && list.every(hasFinished) && list;
 				},
 				2 * POLL_MS + 15_000,
 				2000,
@@ -204,14 +186,18 @@ describe(`the package in n8n ${pinnedVersions(LINE).n8n} (the 1.x line)`, () => 
 		test('the next poll, after that execution, emits nothing again', async () => {
 			expect(first).toBeDefined();
 			const startedAt = Date.parse(first.startedAt);
-			const laterPoll = await waitFor(
-				'a poll after the execution',
-				() => sandbox.requestLog().find((entry) => entry.path === '/push-notification/list' && entry.time > startedAt + 1000),
-				POLL_MS + 15_000,
+			// The trigger is the only one polling this sandbox, once a minute. The first poll after the
+			// execution has long ended when the second one begins: had it emitted anything again, that
+			// execution would be listed by then.
+			const [laterPoll] = await waitFor(
+				'two polls after the execution',
+				() => {
+					const polls = sandbox.requestLog().filter((entry) => entry.path === '/push-notification/list' && entry.time > startedAt + 1000);
+					return polls.length >= 2 && polls;
+				},
+				2 * POLL_MS + 15_000,
 				1000,
 			);
-			// Give that poll time to read the details and (wrongly) start an execution.
-			await new Promise((resolve) => setTimeout(resolve, 5000));
 			expect(laterPoll.status).toBe(200);
 			const executions = await rest.listExecutions(TRIGGER_WORKFLOW);
 			expect(executions.map((execution) => execution.id)).toEqual([first.id]);

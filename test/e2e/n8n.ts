@@ -28,8 +28,13 @@ import {
 	request,
 } from '../../scripts/n8n-preload';
 import type { LoggedRequest, Sandbox, SandboxOrg } from '../../sandbox';
+import { code, manualWorkflow, RunResult } from '../../devkit/n8nWorkflow';
+import type { Json, NodeRun, NodeSpec } from '../../devkit/n8nWorkflow';
 
 export { NODE_TYPE, TRIGGER_TYPE, CREDENTIAL_ID };
+// The workflow builders and the run result live in devkit/ (the benchmark's peer uses them too).
+export { code, manualWorkflow, RunResult };
+export type { NodeSpec };
 
 /** The `npm pack` tarball made by the global setup. */
 export function packedTarball(): string {
@@ -38,58 +43,6 @@ export function packedTarball(): string {
 		throw new Error('No packed tarball: run the end-to-end tests with `npx jest -c jest.e2e.config.js` (its global setup packs the package).');
 	}
 	return tarball;
-}
-
-type Json = Record<string, any>;
-
-/** One node run of `n8n execute`'s result. */
-interface NodeRun {
-	startTime: number;
-	executionTime: number;
-	executionStatus?: string;
-	error?: Json;
-	data?: { main?: Array<Array<{ json: Json; pairedItem?: unknown; error?: Json }> | null> };
-}
-
-/** The result of `n8n execute --id=... --rawOutput`. */
-export class RunResult {
-	constructor(
-		readonly code: number | null,
-		readonly run: Json,
-		readonly output: string,
-		readonly durationMs: number,
-	) {}
-
-	get status(): string {
-		return this.run.status;
-	}
-
-	/** The workflow's error, if it stopped on one. */
-	get error(): Json | undefined {
-		return this.run.data?.resultData?.error;
-	}
-
-	nodeRuns(node: string): NodeRun[] {
-		const runs = this.run.data?.resultData?.runData?.[node] as NodeRun[] | undefined;
-		if (!runs) {
-			const ran = Object.keys(this.run.data?.resultData?.runData ?? {}).join(', ');
-			throw new Error(`Node "${node}" did not run (ran: ${ran}); workflow error: ${JSON.stringify(this.error ?? null)}`);
-		}
-		return runs;
-	}
-
-	/** The output items (json) of a node's first output in its given run. */
-	items(node: string, runIndex = 0): Json[] {
-		const nodeRun = this.nodeRuns(node)[runIndex];
-		if (nodeRun.error) throw new Error(`Node "${node}" failed: ${JSON.stringify(nodeRun.error).slice(0, 2000)}`);
-		return (nodeRun.data?.main?.[0] ?? []).map((item) => item.json);
-	}
-
-	/** [start, end] of a node's runs, in ms (the same clock as the in-process sandbox's real clock). */
-	window(node: string): [number, number] {
-		const runs = this.nodeRuns(node);
-		return [runs[0].startTime, Math.max(...runs.map((run) => run.startTime + run.executionTime))];
-	}
 }
 
 /**
@@ -115,6 +68,16 @@ export const brief = (request: LoggedRequest) => `${request.method} ${request.pa
 
 export const REFRESH = 'POST /auth/oauth/v2/refresh';
 
+/** The credential of the sandbox's secondary org (another organization, with sends of its own). */
+export const SECONDARY_CREDENTIAL = { id: 'cpSandboxSecondary', name: 'Companion Push secondary org' };
+
+/** Credential entries for `n8n import:credentials`: the sandbox's primary org (id cpSandboxCredential), and its secondary org when asked. */
+export function sandboxCredentials(sandbox: Sandbox, { secondaryOrg = false } = {}): object[] {
+	const entry = ({ clientId, clientSecret, refreshToken }: SandboxOrg, ids?: { id: string; name: string }) =>
+		credentialEntry({ baseUrl: sandbox.baseUrl, clientId, clientSecret, refreshToken }, ids);
+	return [entry(sandbox.orgs.primary), ...(secondaryOrg ? [entry(sandbox.orgs.secondary, SECONDARY_CREDENTIAL)] : [])];
+}
+
 /**
  * A fresh, isolated n8n user folder with the package installed as a community package, run by the
  * runtime of an n8n release line (default 2.x; '1.x' is n8n 1.123.81, installed by the global setup).
@@ -136,11 +99,13 @@ export class N8nHome {
 		return new N8nHome(userFolder, env, port, runtime);
 	}
 
-	/** Imports the Companion Push API credential (id cpSandboxCredential) for the sandbox's primary org. */
-	async useSandbox(sandbox: Sandbox): Promise<void> {
-		const { clientId, clientSecret, refreshToken } = sandbox.orgs.primary;
-		const entry = credentialEntry({ baseUrl: sandbox.baseUrl, clientId, clientSecret, refreshToken });
-		await importCredentials(this.env, [entry], { runtime: this.runtime });
+	/**
+	 * Imports the Companion Push API credential (id cpSandboxCredential) for the sandbox's primary org,
+	 * the one of its secondary org too when asked (SECONDARY_CREDENTIAL), and any `more` credential
+	 * entries: one CLI call.
+	 */
+	async useSandbox(sandbox: Sandbox, { secondaryOrg = false, more = [] }: { secondaryOrg?: boolean; more?: object[] } = {}): Promise<void> {
+		await importCredentials(this.env, [...sandboxCredentials(sandbox, { secondaryOrg }), ...more], { runtime: this.runtime });
 	}
 
 	async importWorkflows(workflows: object[]): Promise<void> {
@@ -154,8 +119,8 @@ export class N8nHome {
 	}
 
 	/** `n8n start` in this folder; resolves once /healthz/readiness answers 200. */
-	async start(): Promise<RunningN8n> {
-		return await startN8n(this.env, { runtime: this.runtime });
+	async start({ onOutput }: { onOutput?: (chunk: string) => void } = {}): Promise<RunningN8n> {
+		return await startN8n(this.env, { runtime: this.runtime, onOutput });
 	}
 
 	remove(): void {
@@ -167,16 +132,6 @@ export class N8nHome {
 // Workflow builders
 // ---------------------------------------------------------------------------------------------
 
-export interface NodeSpec {
-	name: string;
-	type: string;
-	typeVersion: number;
-	parameters: Json;
-	credentials?: Json;
-	onError?: 'stopWorkflow' | 'continueRegularOutput' | 'continueErrorOutput';
-	webhookId?: string;
-}
-
 const credentials = { companionPushApi: { id: CREDENTIAL_ID, name: CREDENTIAL_NAME } };
 
 /** A Companion Push node. */
@@ -184,35 +139,9 @@ export function push(name: string, parameters: Json, extra: Partial<NodeSpec> = 
 	return { name, type: NODE_TYPE, typeVersion: 1, parameters, credentials, ...extra };
 }
 
-/** A Code node (JavaScript, run once for all items). */
-export function code(name: string, jsCode: string): NodeSpec {
-	return { name, type: 'n8n-nodes-base.code', typeVersion: 2, parameters: { jsCode } };
-}
-
 /** A Wait node that waits in the running execution (under 65 s n8n does not park it). */
 export function wait(name: string, seconds: number): NodeSpec {
 	return { name, type: 'n8n-nodes-base.wait', typeVersion: 1.1, parameters: { amount: seconds, unit: 'seconds' }, webhookId: randomUUID() };
-}
-
-/**
- * A workflow: a Manual Trigger followed by chains of nodes. With execution order v1, n8n runs the
- * chains one after the other, from the top one (the first given) down.
- */
-export function manualWorkflow(id: string, name: string, chains: NodeSpec[][]): Json {
-	const trigger = { name: 'Start', type: 'n8n-nodes-base.manualTrigger', typeVersion: 1, parameters: {} };
-	const nodes: Json[] = [{ id: randomUUID(), position: [0, 0], ...trigger }];
-	const connections: Json = {};
-	const link = (from: string, to: string) => {
-		connections[from] ??= { main: [[]] };
-		connections[from].main[0].push({ node: to, type: 'main', index: 0 });
-	};
-	chains.forEach((chain, row) => {
-		chain.forEach((node, column) => {
-			nodes.push({ id: randomUUID(), position: [(column + 1) * 260, row * 200], ...node });
-			link(column === 0 ? 'Start' : chain[column - 1].name, node.name);
-		});
-	});
-	return { id, name, nodes, connections, settings: { executionOrder: 'v1' }, active: false, pinData: {} };
 }
 
 /**
@@ -276,6 +205,9 @@ export async function sendFromOutside(
 	if (sent.status !== 202) throw new Error(`The outside send answered ${sent.status}: ${sent.text.slice(0, 500)}`);
 	return sent.json.data.id;
 }
+
+/** Whether an execution (as n8n lists it) has ended: it is no longer new, running or waiting. */
+export const hasFinished = (execution: { status: string }) => !['new', 'running', 'waiting'].includes(execution.status);
 
 /** Waits until `check` returns a value (not undefined/false), polling every `everyMs`. */
 export async function waitFor<T>(what: string, check: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs: number, everyMs = 1000): Promise<T> {

@@ -1,11 +1,13 @@
 /**
- * The package in n8n's real queue mode (issue 13): Postgres, Redis, `n8n start` (main) and two
+ * The package in n8n's real queue mode: Postgres, Redis, `n8n start` (main) and two
  * `n8n worker --concurrency=10` (scripts/queueMode.ts), one cluster for the whole file, against the
  * in-process sandbox with tokens that live 20 s. Effects are counted in the sandbox's request log,
  * which worker ran an execution in the workers' logs, executions in Postgres.
  * - a burst of 300 ERP webhook events, 20 at a time: both workers run them, each named user is
  *   notified exactly once, every execution succeeds;
- * - an Idempotency Key shared by the workers: the same event twice, on different workers, one send;
+ * - Idempotency Keys held by every worker: all 300 events delivered again send nothing; the same
+ *   event twice about 1 ms apart (30 rounds) and 1 s apart (30 rounds), on the two workers, one send
+ *   each; the same event twice, the second after the first finished, on different workers, one send;
  * - token renewal across workers over more than three token lives: no call fails, refreshes bounded;
  * - the same burst with refreshes that revoke earlier tokens (tokens expired at its start);
  * - the Companion Push Trigger (every minute) polls on main only, once per interval; its
@@ -13,9 +15,19 @@
  * Figures (wall times, executions per worker, refreshes per token life, sends, RSS) are printed.
  */
 import { startQueueCluster, type ExecutionRow, type QueueCluster } from '../../scripts/queueMode';
-import { credentialEntry, exampleWorkflows, request } from '../../scripts/n8n-preload';
+import { exampleWorkflows, request } from '../../scripts/n8n-preload';
 import { startSandbox, type LoggedRequest, type Sandbox, type SandboxOrg } from '../../sandbox';
-import { CREDENTIAL_ID, packedTarball, REFRESH, sendFromOutside, triggerWorkflow } from './n8n';
+import {
+	CREDENTIAL_ID,
+	hasFinished,
+	packedTarball,
+	REFRESH,
+	sandboxCredentials,
+	SECONDARY_CREDENTIAL,
+	sendFromOutside,
+	triggerWorkflow,
+	waitFor,
+} from './n8n';
 
 const TOKEN_LIFE_SECONDS = 20;
 const WORKERS = 2;
@@ -24,7 +36,6 @@ const BURST = 300;
 const AT_ONCE = 20;
 const ERP = 'cpExampleErpEvent';
 const TRIGGER_WORKFLOW = 'queueTrigger';
-const SECONDARY_CREDENTIAL = { id: 'cpQueueSecondary', name: 'Companion Push secondary org' };
 const SEND = 'POST /push-notification/send';
 const LIST = 'GET /push-notification/list';
 const POLL_MS = 60_000;
@@ -94,23 +105,7 @@ describe('the package in n8n queue mode (main + 2 workers, Postgres, Redis)', ()
 			tarball: packedTarball(),
 			workers: WORKERS,
 			concurrency: CONCURRENCY,
-			credentials: [
-				credentialEntry({
-					baseUrl: sandbox.baseUrl,
-					clientId: primary.clientId,
-					clientSecret: primary.clientSecret,
-					refreshToken: primary.refreshToken,
-				}),
-				credentialEntry(
-					{
-						baseUrl: sandbox.baseUrl,
-						clientId: secondary.clientId,
-						clientSecret: secondary.clientSecret,
-						refreshToken: secondary.refreshToken,
-					},
-					SECONDARY_CREDENTIAL,
-				),
-			],
+			credentials: sandboxCredentials(sandbox, { secondaryOrg: true }),
 			workflows: [erp, triggerWorkflow(TRIGGER_WORKFLOW, '', SECONDARY_CREDENTIAL)],
 			publish: [ERP],
 			log,
@@ -170,7 +165,63 @@ describe('the package in n8n queue mode (main + 2 workers, Postgres, Redis)', ()
 		);
 	});
 
-	test('an Idempotency Key shared by the workers: the same event twice, 2 s apart, on different workers, notifies once', async () => {
+	test(`all ${BURST} events of the burst delivered again: nothing is sent again, every execution succeeds`, async () => {
+		const users = primary.userIds.slice(0, BURST);
+		const events = users.map((userId, index) => ({ orderId: `A${index}`, status: 'shipped', userId }));
+		const afterId = await lastExecutionId();
+		const before = sandbox.requestLog().length;
+		const started = Date.now();
+		await postEvents(events);
+		const rows = await executionsAfter(ERP, afterId, BURST);
+		const entries = sandbox.requestLog().slice(before);
+		expect(tally(rows.map((row) => row.status))).toEqual({ success: BURST });
+		expect(entries.filter((entry) => entry.endpoint === SEND)).toEqual([]);
+		report(`redelivery: ${BURST} events again in ${seconds(Date.now() - started)} s, per worker ${JSON.stringify(workersOf(rows))}; 0 sends`);
+	});
+
+	/** The same event posted twice, `apartMs` apart, for each of `rounds` events at once; each user once. */
+	async function pairs(prefix: string, users: string[], apartMs: number) {
+		const events = users.map((userId, index) => ({ orderId: `${prefix}${index}`, status: 'paid', userId }));
+		const afterId = await lastExecutionId();
+		const before = sandbox.requestLog().length;
+		const posts = events.map(async (event, index) => {
+			// Rounds 100 ms apart; within a round the two copies `apartMs` apart.
+			await new Promise((resolve) => setTimeout(resolve, index * 100));
+			const first = postEvents([event], 1);
+			await new Promise((resolve) => setTimeout(resolve, apartMs));
+			await Promise.all([first, postEvents([event], 1)]);
+		});
+		await Promise.all(posts);
+		const rows = await executionsAfter(ERP, afterId, 2 * events.length);
+		expect(tally(rows.map((row) => row.status))).toEqual({ success: 2 * events.length });
+		const perUser = acceptedPerUser(sandbox.requestLog().slice(before), `Order ${prefix}`);
+		const twice = users.filter((userId) => (perUser[userId] ?? 0) > 1).length;
+		const missing = users.filter((userId) => !perUser[userId]).length;
+		// Which worker ran each copy: rows of one event are those whose user is the event's.
+		const ranOn = cluster.workerOfExecutions();
+		const byEvent = new Map<string, Set<string>>();
+		for (const row of rows) {
+			const execution = await cluster.rest.getExecution(row.id);
+			const body = execution.data.resultData.runData['ERP Event']?.[0]?.data?.main?.[0]?.[0]?.json?.body as Json | undefined;
+			const key = String(body?.orderId);
+			byEvent.set(key, (byEvent.get(key) ?? new Set()).add(ranOn.get(row.id) ?? 'nowhere'));
+		}
+		const onBoth = [...byEvent.values()].filter((workers) => workers.size === 2).length;
+		report(`same event twice ${apartMs} ms apart, ${events.length} rounds: on both workers ${onBoth}, notified twice ${twice}, not notified ${missing}`);
+		expect(perUser).toEqual(oncePerUser(users));
+		return onBoth;
+	}
+
+	test('the same event twice about 1 ms apart, 30 rounds: nobody notified twice, nobody missed', async () => {
+		const onBoth = await pairs('P', primary.userIds.slice(440, 470), 1);
+		expect(onBoth).toBeGreaterThan(0);
+	});
+
+	test('the same event twice 1 s apart, 30 rounds: nobody notified twice, nobody missed', async () => {
+		await pairs('Q', primary.userIds.slice(470, 500), 1000);
+	});
+
+	test('an Idempotency Key shared by the workers: the same event twice, the second after the first finished, on different workers, notifies once', async () => {
 		const pairs: Array<{ workers: string[]; accepted: number }> = [];
 		// Which worker takes a job is Redis's choice: try fresh events until a pair ran on two workers.
 		for (let attempt = 0; attempt < 6 && !pairs.some((pair) => new Set(pair.workers).size === 2); attempt++) {
@@ -179,7 +230,6 @@ describe('the package in n8n queue mode (main + 2 workers, Postgres, Redis)', ()
 			const before = sandbox.requestLog().length;
 			await postEvents([event]);
 			const [first] = await executionsAfter(ERP, afterId, 1);
-			await new Promise((resolve) => setTimeout(resolve, 2000));
 			await postEvents([event]);
 			const [, second] = await executionsAfter(ERP, afterId, 2);
 			expect([first.status, second.status]).toEqual(['success', 'success']);
@@ -263,15 +313,42 @@ describe('the package in n8n queue mode (main + 2 workers, Postgres, Redis)', ()
 	});
 
 	test('the trigger polls on main only, once per interval; its executions run on the workers and emit each event once', async () => {
-		// At least two scheduled polls after the outside sends (deliveries settle within 1.5 s).
-		const waitUntil = triggerPublishedAt + 2 * POLL_MS + 10_000;
-		await new Promise((resolve) => setTimeout(resolve, Math.max(0, waitUntil - Date.now())));
-		const now = Date.now();
-
 		// One poll = the list requests of the secondary org within a few seconds of each other.
-		const lists = sandbox.requestLog().filter((entry) => entry.endpoint === LIST && entry.orgId === secondary.id);
-		const polls: number[] = [];
-		for (const entry of lists) if (polls.length === 0 || entry.time - polls[polls.length - 1] > 5000) polls.push(entry.time);
+		const pollsSoFar = () => {
+			const lists = sandbox.requestLog().filter((entry) => entry.endpoint === LIST && entry.orgId === secondary.id);
+			const polls: number[] = [];
+			for (const entry of lists) if (polls.length === 0 || entry.time - polls[polls.length - 1] > 5000) polls.push(entry.time);
+			return { lists, polls };
+		};
+		/** The events the trigger's executions emitted: `event notificationId [userId]`. */
+		const emittedBy = async (rows: ExecutionRow[]) => {
+			const emitted: string[] = [];
+			for (const row of rows) {
+				const execution = await cluster.rest.getExecution(row.id);
+				for (const item of execution.data.resultData.runData['Settled Or Failed'][0].data.main[0]) {
+					const { event, notificationId, userId } = item.json;
+					emitted.push(event === 'deliveryFailed' ? `${event} ${notificationId} ${userId}` : `${event} ${notificationId}`);
+				}
+			}
+			return emitted;
+		};
+		const expected = outsideSends.flatMap(({ id, failedUser }) => [`notificationSettled ${id}`, `deliveryFailed ${id} ${failedUser}`]);
+		// The state to wait for: the activation poll and two scheduled ones (so there is a gap between
+		// scheduled polls to measure), and every event of the outside sends emitted by a finished execution.
+		await waitFor(
+			'two scheduled polls and every event of the outside sends emitted',
+			async () => {
+				if (pollsSoFar().polls.length < 3) return false;
+				const rows = await cluster.executions(TRIGGER_WORKFLOW);
+				if (!rows.every(hasFinished)) return false;
+				const emitted = await emittedBy(rows);
+				return expected.every((event) => emitted.includes(event));
+			},
+			3 * POLL_MS + 30_000,
+			2000,
+		);
+		const now = Date.now();
+		const { lists, polls } = pollsSoFar();
 		const gaps = polls.slice(1).map((time, index) => time - polls[index]);
 		const minutes = (now - triggerPublishedAt) / POLL_MS;
 		report(
@@ -288,15 +365,7 @@ describe('the package in n8n queue mode (main + 2 workers, Postgres, Redis)', ()
 		expect(tally(rows.map((row) => `${row.mode}:${row.status}`))).toEqual({ [`trigger:success`]: rows.length });
 		const perWorker = workersOf(rows);
 		expect(Object.keys(perWorker).every((name) => /^worker-\d$/.test(name))).toBe(true);
-		const emitted: string[] = [];
-		for (const row of rows) {
-			const execution = await cluster.rest.getExecution(row.id);
-			for (const item of execution.data.resultData.runData['Settled Or Failed'][0].data.main[0]) {
-				const { event, notificationId, userId } = item.json;
-				emitted.push(event === 'deliveryFailed' ? `${event} ${notificationId} ${userId}` : `${event} ${notificationId}`);
-			}
-		}
-		const expected = outsideSends.flatMap(({ id, failedUser }) => [`notificationSettled ${id}`, `deliveryFailed ${id} ${failedUser}`]);
+		const emitted = await emittedBy(rows);
 		report(`trigger: ${rows.length} execution(s) on ${JSON.stringify(perWorker)}, ${emitted.length} events emitted`);
 		expect(emitted.sort()).toEqual(expected.sort());
 	});

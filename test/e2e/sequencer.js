@@ -1,15 +1,30 @@
-// Runs the end-to-end files in a fixed order: fast CLI runs first, `n8n start` ones last.
+// Runs the end-to-end files longest first (their seconds when run three at a time on a loaded 2-core
+// machine), so that the short ones fill the workers at the end instead of one long file running
+// alone. A file missing here runs last.
 const Sequencer = require('@jest/test-sequencer').default;
 
-const ORDER = ['actions', 'renewal', 'examples', 'trigger', 'editor', 'ai-agent', 'start', 'start-queue', 'queue-mode'];
-const rank = (file) => {
-	const index = ORDER.findIndex((name) => file.endsWith(`${name}.e2e.ts`));
-	return index === -1 ? ORDER.length : index;
+const SECONDS = {
+	'n8n-1x': 250,
+	'queue-mode': 240,
+	escalation: 222,
+	trigger: 210,
+	'never-twice': 170,
+	start: 105,
+	editor: 90,
+	renewal: 77,
+	'ai-agent': 75,
+	'start-queue': 70,
+	actions: 55,
+	examples: 42,
+};
+const secondsOf = (file) => {
+	const name = Object.keys(SECONDS).find((candidate) => file.endsWith(`/${candidate}.e2e.ts`));
+	return name === undefined ? 0 : SECONDS[name];
 };
 
 class E2eSequencer extends Sequencer {
 	sort(tests) {
-		return [...tests].sort((a, b) => rank(a.path) - rank(b.path) || a.path.localeCompare(b.path));
+		return [...tests].sort((a, b) => secondsOf(b.path) - secondsOf(a.path) || a.path.localeCompare(b.path));
 	}
 }
 

@@ -93,6 +93,7 @@ describe('npm start -- --queue', () => {
 			['cpExampleAiAgent', false],
 			['cpExampleDigest', false],
 			['cpExampleErpEvent', true],
+			['cpExampleEscalation', false],
 			['cpExampleFollowUp', true],
 		]);
 		for (const healthPort of healthPorts) expect((await request(`http://127.0.0.1:${healthPort}/healthz`)).status).toBe(200);

@@ -93,7 +93,7 @@ describe('npm start', () => {
 		expect(output).toContain(`Password:  ${OWNER_PASSWORD}`);
 		expect(output).toContain(`Sandbox:   http://127.0.0.1:${sandboxPort}`);
 		expect(output).toMatch(
-			/Importing the example workflows: ai-agent-notify.json, erp-event-to-push.json, follow-up-report.json, scheduled-digest.json/,
+			/Importing the example workflows: ai-agent-notify.json, erp-event-to-push.json, follow-up-report.json, safety-alert-escalation.json, scheduled-digest.json/,
 		);
 		process.stdout.write(`[e2e] npm start (fresh user folder, no build) ready in ${Math.round((Date.now() - started) / 1000)} s\n`);
 
@@ -106,6 +106,7 @@ describe('npm start', () => {
 			['cpExampleAiAgent', false],
 			['cpExampleDigest', false],
 			['cpExampleErpEvent', true],
+			['cpExampleEscalation', false],
 			['cpExampleFollowUp', true],
 		]);
 		const credentials = await rest.listCredentials();
@@ -153,6 +154,7 @@ describe('npm start', () => {
 			['cpExampleAiAgent', false],
 			['cpExampleDigest', false],
 			['cpExampleErpEvent', false],
+			['cpExampleEscalation', false],
 			['cpExampleFollowUp', false],
 		]);
 		const credential = await rest.call('GET', '/credentials/cpSandboxCredential?includeData=true');

@@ -1,28 +1,40 @@
 /**
  * Published workflows in a running n8n (`n8n start`), against the in-process sandbox:
- * - the Companion Push Trigger (poll every minute): a send made in the sandbox, from outside n8n,
- *   gives exactly one execution, holding each of its events once; the next poll adds nothing;
+ * - the Companion Push Trigger (poll every minute), watching the sandbox's secondary org: a send
+ *   made there from outside n8n gives exactly one execution, holding each of its events once;
+ *   another send there without the trigger's tag in its title gives none; the next poll adds nothing;
  * - the ERP example through its real Webhook;
- * - the follow-up report example through its real trigger: one report per settled send, with the
- *   counters of that send, and the reports themselves are not reported.
- * Bounded waits: at most two poll intervals for an event, and one more to see nothing is repeated.
+ * - the follow-up report example (primary org) through its real trigger: one report per settled
+ *   send, with the counters of that send, and the reports themselves are not reported.
+ * Every wait is for a state (an execution finished, a report sent, a poll seen in the sandbox's log),
+ * bounded by two or three poll intervals. The two triggers watch different orgs so that the sandbox's
+ * log tells their polls apart.
  */
-import { N8nRestClient, request } from '../../scripts/n8n-preload';
-import type { RunningN8n } from '../../scripts/n8n-runtime';
-import { startSandbox, type Sandbox } from '../../sandbox';
-import { exampleWorkflows } from '../../scripts/n8n-preload';
-import { N8nHome, sendFromOutside, triggerWorkflow, waitFor } from './n8n';
+import { exampleWorkflows, request, type N8nRestClient } from '../../scripts/n8n-preload';
+import { publish } from '../../scripts/queueMode';
+import { startSandbox, type Sandbox, type SandboxOrg } from '../../sandbox';
+import { hasFinished, N8nHome, SECONDARY_CREDENTIAL, sendFromOutside, triggerWorkflow, waitFor } from './n8n';
+import { N8nServer } from './n8n-server';
 
 const POLL_MS = 60_000;
 const TRIGGER_WORKFLOW = 'e2eTrigger';
 const TAG = '[e2e-trigger]';
+const LIST = 'GET /push-notification/list';
+
+const fourUsers = (org: SandboxOrg) => ({
+	onePhone: org.usersOfKind('onePhone', 1)[0],
+	twoPhones: org.usersOfKind('twoPhones', 1)[0],
+	noPhone: org.usersOfKind('noPhone', 1)[0],
+	uninstalled: org.usersOfKind('uninstalled', 1)[0],
+});
 
 describe('published workflows in a running n8n (n8n start)', () => {
 	let sandbox: Sandbox;
 	let home: N8nHome;
-	let n8n: RunningN8n;
+	let server: N8nServer;
 	let rest: N8nRestClient;
-	let users: Record<string, string>;
+	let users: ReturnType<typeof fourUsers>;
+	let secondaryUsers: ReturnType<typeof fourUsers>;
 	let outsideSendId: string;
 	let firstExecution: { id: string; startedAt: string };
 
@@ -35,23 +47,18 @@ describe('published workflows in a running n8n (n8n start)', () => {
 
 	beforeAll(async () => {
 		sandbox = await startSandbox({ port: 0, deliveryMs: 1500 });
-		const { primary } = sandbox.orgs;
-		users = {
-			onePhone: primary.usersOfKind('onePhone', 1)[0],
-			twoPhones: primary.usersOfKind('twoPhones', 1)[0],
-			noPhone: primary.usersOfKind('noPhone', 1)[0],
-			uninstalled: primary.usersOfKind('uninstalled', 1)[0],
-		};
+		users = fourUsers(sandbox.orgs.primary);
+		secondaryUsers = fourUsers(sandbox.orgs.secondary);
 		home = await N8nHome.create();
-		await home.useSandbox(sandbox);
-		await home.importWorkflows([...exampleWorkflows().map((entry) => entry.workflow), triggerWorkflow(TRIGGER_WORKFLOW, TAG)]);
-		n8n = await home.start();
-		rest = new N8nRestClient(n8n.url);
-		await rest.login();
+		await home.useSandbox(sandbox, { secondaryOrg: true });
+		server = await N8nServer.start(home, {
+			workflows: [...exampleWorkflows().map((entry) => entry.workflow), triggerWorkflow(TRIGGER_WORKFLOW, TAG, SECONDARY_CREDENTIAL)],
+		});
+		rest = server.rest;
 	});
 
 	afterAll(async () => {
-		await n8n?.stop();
+		await server?.stop();
 		await sandbox?.stop();
 		home?.remove();
 	});
@@ -59,18 +66,9 @@ describe('published workflows in a running n8n (n8n start)', () => {
 	test('publishing: the trigger workflows, the webhook example and the schedule example activate; each trigger polls at once', async () => {
 		const before = sandbox.requestLog().length;
 		for (const id of [TRIGGER_WORKFLOW, 'cpExampleFollowUp', 'cpExampleErpEvent', 'cpExampleDigest']) {
-			await rest.activateWorkflow(id);
-			// Publishing is asynchronous in n8n 2.41 (an outbox): wait until it is done.
-			const status = await waitFor(
-				`${id} to be published`,
-				async () => {
-					const current = await rest.call('GET', `/workflows/${id}/publication-status`);
-					return current.status !== 'in_progress' && current.status !== 'pending' && current;
-				},
-				60_000,
-				250,
-			);
-			expect({ id, status: status.status, triggers: status.triggers.map((trigger: { status: string }) => trigger.status) }).toEqual({
+			// Publishing is asynchronous in n8n 2.41 (an outbox): this waits until it is done.
+			const status = await publish(rest, id);
+			expect({ id, status: status.status, triggers: status.triggers.map((trigger) => trigger.status) }).toEqual({
 				id,
 				status: 'published',
 				triggers: ['activated'],
@@ -78,13 +76,13 @@ describe('published workflows in a running n8n (n8n start)', () => {
 		}
 		// The digest runs at 09:00 on weekdays: activated to prove its schedule is valid, then unpublished.
 		await rest.deactivateWorkflow('cpExampleDigest');
-		// Each trigger's first poll (at activation) lists the sends to set its starting point.
-		const lists = sandbox.requestLog().slice(before).filter((entry) => entry.path === '/push-notification/list');
-		expect(lists.length).toBeGreaterThanOrEqual(2);
+		// Each trigger's first poll (at activation) lists the sends of its org to set its starting point.
+		const lists = sandbox.requestLog().slice(before).filter((entry) => entry.endpoint === LIST);
+		expect([...new Set(lists.map((entry) => entry.orgId))].sort()).toEqual([sandbox.orgs.primary.id, sandbox.orgs.secondary.id].sort());
 	});
 
 	test('the ERP example through its real webhook: the named user is notified', async () => {
-		const response = await request(`${n8n.url}/webhook/erp-event`, {
+		const response = await request(`${server.url}/webhook/erp-event`, {
 			method: 'POST',
 			body: { orderId: '7001', status: 'ready for pickup', userId: users.twoPhones },
 		});
@@ -104,12 +102,23 @@ describe('published workflows in a running n8n (n8n start)', () => {
 	});
 
 	test('the trigger: a send made in the sandbox gives exactly one execution, with each of its events once', async () => {
-		outsideSendId = await sendFromOutside(sandbox, `${TAG} Quarterly results`, [users.onePhone, users.uninstalled, users.noPhone]);
+		const { secondary } = sandbox.orgs;
+		// Another send of the watched org, without the tag in its title: the trigger's filter drops it.
+		await sendFromOutside(sandbox, 'Quarterly results for sales', [secondaryUsers.twoPhones], secondary);
+		outsideSendId = await sendFromOutside(
+			sandbox,
+			`${TAG} Quarterly results`,
+			[secondaryUsers.onePhone, secondaryUsers.uninstalled, secondaryUsers.noPhone],
+			secondary,
+		);
+		// And one in the primary org, for the follow-up report example below.
+		await sendFromOutside(sandbox, 'Quarterly results', [users.onePhone, users.uninstalled, users.noPhone]);
+		// Finished, not only started: under load the execution can still be running when first listed.
 		const executions = await waitFor(
-			'the trigger to start an execution',
+			'the trigger to start an execution and finish it',
 			async () => {
 				const list = await rest.listExecutions(TRIGGER_WORKFLOW);
-				return list.length > 0 && list;
+				return list.length > 0 && list.every(hasFinished) && list;
 			},
 			2 * POLL_MS + 15_000,
 			2000,
@@ -127,7 +136,7 @@ describe('published workflows in a running n8n (n8n start)', () => {
 			status: 'partially_failed',
 			stats: { targeted_users: 3, devices: 2, sent: 1, failed: 1, opened: 0, no_device: 1 },
 		});
-		expect(items[1]).toMatchObject({ userId: users.uninstalled, status: 'failed' });
+		expect(items[1]).toMatchObject({ userId: secondaryUsers.uninstalled, status: 'failed' });
 	});
 
 	test('the follow-up report example: one report per settled send with its counters; the reports are not reported', async () => {
@@ -141,7 +150,7 @@ describe('published workflows in a running n8n (n8n start)', () => {
 			2000,
 		);
 		const erpSend = sandbox.notifications().find((entry) => entry.title === 'Order 7001: ready for pickup');
-		const outside = sandbox.notifications().find((entry) => entry.id === outsideSendId);
+		const outside = sandbox.notifications().find((entry) => entry.title === 'Quarterly results');
 		for (const send of [erpSend, outside]) {
 			const stats = send!.stats;
 			const report = reports.find((entry) => entry.body.includes(`(${send!.id})`));
@@ -155,25 +164,46 @@ describe('published workflows in a running n8n (n8n start)', () => {
 		}
 	});
 
-	test('one more poll later: no event was emitted twice; the reports settled, were seen by the trigger and filtered out', async () => {
-		// Every trigger polls once a minute: after this wait each has polled again after the first
-		// execution, and after the reports settled (deliveries take 4.5 s at most here).
-		const reports = sandbox.notifications().filter((entry) => entry.title.startsWith('Delivery report:'));
-		const lastReportAt = Math.max(...reports.map((report) => Date.parse(report.created_at)));
-		const waitUntil = Math.max(Date.parse(firstExecution.startedAt), lastReportAt + 5000) + POLL_MS + 5000;
-		await new Promise((resolve) => setTimeout(resolve, Math.max(0, waitUntil - Date.now())));
+	test('later polls: no event was emitted twice; the reports settled, were seen by the follow-up trigger and filtered out', async () => {
+		const primarySends = () => sandbox.notifications(sandbox.orgs.primary.id);
+		/** The events the follow-up trigger emitted, over its finished executions (undefined while one runs). */
+		const followUpEmitted = async () => {
+			const followUps = await rest.listExecutions('cpExampleFollowUp');
+			if (!followUps.every(hasFinished)) return undefined;
+			expect(followUps.every((execution) => execution.status === 'success')).toBe(true);
+			return (await Promise.all(followUps.map(async (execution) => await triggerItems(execution.id, 'When a Send Settles')))).flat();
+		};
+		// The follow-up trigger has emitted every send of its org, the reports included (they settle
+		// within 4.5 s, then its next poll sees them).
+		await waitFor(
+			'the follow-up trigger to emit every send of the primary org',
+			async () => {
+				const emitted = new Set(((await followUpEmitted()) ?? []).map((item) => item.notificationId));
+				return primarySends().every((send) => emitted.has(send.id));
+			},
+			2 * POLL_MS + 15_000,
+			2000,
+		);
+		// The trigger's first poll after its execution has ended when its second one begins (one poll a
+		// minute, each in a moment): had that poll emitted anything again, the execution would be listed.
+		const startedAt = Date.parse(firstExecution.startedAt);
+		await waitFor(
+			"two of the trigger's polls after its execution",
+			() =>
+				sandbox.requestLog().filter((entry) => entry.endpoint === LIST && entry.orgId === sandbox.orgs.secondary.id && entry.time > startedAt + 1000)
+					.length >= 2,
+			2 * POLL_MS + 15_000,
+			1000,
+		);
 
 		const executions = await rest.listExecutions(TRIGGER_WORKFLOW);
 		expect(executions.map((execution) => execution.id)).toEqual([firstExecution.id]);
 
 		expect(sandbox.notifications().filter((entry) => entry.title.startsWith('Delivery report:'))).toHaveLength(2);
 		const sends = sandbox.requestLog().filter((entry) => entry.endpoint === 'POST /push-notification/send');
-		expect(sends).toHaveLength(4); // the ERP send, the outside send, two reports
-
-		// The follow-up trigger emitted each settled send once, the reports included; the filter kept the reports back.
-		const followUps = await rest.listExecutions('cpExampleFollowUp');
-		expect(followUps.every((execution) => execution.status === 'success')).toBe(true);
-		const emitted = (await Promise.all(followUps.map(async (execution) => await triggerItems(execution.id, 'When a Send Settles')))).flat();
-		expect(emitted.map((item) => item.notificationId).sort()).toEqual(sandbox.notifications().map((entry) => entry.id).sort());
+		expect(sends).toHaveLength(6); // the ERP send, three outside sends, the two reports (of the primary org's two sends)
+		// The follow-up trigger emitted each settled send of its org once, the reports included; the filter kept the reports back.
+		const emitted = (await followUpEmitted())!;
+		expect(emitted.map((item) => item.notificationId).sort()).toEqual(primarySends().map((send) => send.id).sort());
 	});
 });

@@ -1,13 +1,12 @@
 /**
- * The bad-input catalog (issue 7): wrong types, empty values, wrong formats, zones, huge lists,
+ * The bad-input catalog: wrong types, empty values, wrong formats, zones, huge lists,
  * unicode and expressions resolving to odd types, across every operation. Each case runs the node
  * through n8n's engine and must end in a NodeOperationError whose message names the field and the
  * item, with nothing at all reaching the sandbox (not even a token renewal).
  */
 import type { IDataObject } from 'n8n-workflow';
 
-import type { Sandbox } from '../../sandbox';
-import { count, jsonOf, logOf, pairedOf, runOn, sandboxFor, SEND, sendParameters, sentBodies } from './helpers';
+import { count, jsonOf, logOf, NODE_SANDBOX, pairedOf, runOn, SEND, sendParameters, sentBodies, useSandbox } from '../harness';
 
 interface BadCase {
 	/** The field the message must name, as the user sees it. */
@@ -132,16 +131,7 @@ const catalog: Array<[string, BadCase]> = [
 ];
 
 describe('bad-input catalog', () => {
-	let sandbox: Sandbox;
-	beforeAll(async () => {
-		sandbox = await sandboxFor({ seedUsers: 20 });
-	});
-	afterAll(async () => {
-		await sandbox.stop();
-	});
-	beforeEach(async () => {
-		await sandbox.reset();
-	});
+	const sandbox = useSandbox({ ...NODE_SANDBOX, seedUsers: 20, resetBeforeEach: true });
 
 	test('holds at least 30 cases', () => {
 		expect(catalog.length).toBeGreaterThanOrEqual(30);
@@ -170,16 +160,7 @@ describe('bad-input catalog', () => {
 });
 
 describe('not bad input: odd but valid values go out as given', () => {
-	let sandbox: Sandbox;
-	beforeAll(async () => {
-		sandbox = await sandboxFor({ seedUsers: 20 });
-	});
-	afterAll(async () => {
-		await sandbox.stop();
-	});
-	beforeEach(async () => {
-		await sandbox.reset();
-	});
+	const sandbox = useSandbox({ ...NODE_SANDBOX, seedUsers: 20, resetBeforeEach: true });
 
 	test('a 5000-character title is not refused (the spec only recommends 50): sent whole, with a warning', async () => {
 		const title = 'Ω'.repeat(5000);
@@ -214,17 +195,10 @@ describe('not bad input: odd but valid values go out as given', () => {
 });
 
 describe('3 items, only item 1 bad', () => {
-	let sandbox: Sandbox;
+	const sandbox = useSandbox({ ...NODE_SANDBOX, seedUsers: 20, resetBeforeEach: true });
 	let users: string[];
 	beforeAll(async () => {
-		sandbox = await sandboxFor({ seedUsers: 20 });
 		users = sandbox.orgs.primary.usersOfKind('onePhone', 3);
-	});
-	afterAll(async () => {
-		await sandbox.stop();
-	});
-	beforeEach(async () => {
-		await sandbox.reset();
 	});
 
 	const items = () => [

@@ -5,22 +5,12 @@
  */
 import { DateTime } from 'luxon';
 
-import type { Sandbox } from '../../sandbox';
-import { CANCEL, count, DETAIL, jsonOf, logOf, pairedOf, runOn, sandboxFor, seedSends, storeFor } from './helpers';
+import { CANCEL, count, DETAIL, jsonOf, logOf, NODE_SANDBOX, pairedOf, runOn, seedSends, storeFor, useSandbox } from '../harness';
 
 describe('Cancel', () => {
-	let sandbox: Sandbox;
+	// Deliveries take a minute: a send made now stays "sending" for the whole test.
+	const sandbox = useSandbox({ ...NODE_SANDBOX, deliveryMs: 60_000, resetBeforeEach: true });
 	const future = () => DateTime.now().plus({ days: 2 }).toISO();
-	beforeAll(async () => {
-		// Deliveries take a minute: a send made now stays "sending" for the whole test.
-		sandbox = await sandboxFor({ deliveryMs: 60_000 });
-	});
-	afterAll(async () => {
-		await sandbox.stop();
-	});
-	beforeEach(async () => {
-		await sandbox.reset();
-	});
 
 	const cancel = (notificationId: string, options: Record<string, unknown> = {}) => ({
 		resource: 'notification',
@@ -112,7 +102,7 @@ describe('Cancel', () => {
 
 	test('a non-admin credential: 403 (a cancel is a write)', async () => {
 		const [id] = await seedSends(sandbox, 1, { scheduled_at: future() });
-		const { error } = await runOn(sandbox, { credentials: storeFor(sandbox, sandbox.nonAdminCredential), parameters: cancel(id) });
+		const { error } = await runOn(sandbox, { credentials: storeFor(sandbox, { credential: sandbox.nonAdminCredential }), parameters: cancel(id) });
 		expect(error?.message).toMatch(/403|permission|forbidden/i);
 		expect(sandbox.notifications()[0].status).toBe('scheduled');
 	});

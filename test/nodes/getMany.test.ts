@@ -2,22 +2,18 @@
  * Notification > Get Many: the organization's sends, newest first, with Limit or Return All,
  * over every list body shape the sandbox can answer with (the spec does not show it).
  */
-import type { ListShape, Sandbox } from '../../sandbox';
-import { jsonOf, logOf, pairedOf, runOn, sandboxFor, seedSends, SEND_LIST, storeFor } from './helpers';
+import type { ListShape } from '../../sandbox';
+import { jsonOf, logOf, NODE_SANDBOX, pairedOf, runOn, seedSends, SEND_LIST, storeFor, useSandbox } from '../harness';
 
 const getMany = (fields: Record<string, unknown>) => ({ resource: 'notification', operation: 'getMany', ...fields });
 
 describe('Get Many notifications', () => {
-	let sandbox: Sandbox;
+	const sandbox = useSandbox(NODE_SANDBOX);
 	/** 250 sends of the primary org, oldest first; 3 of the secondary org. */
 	let ids: string[];
 	beforeAll(async () => {
-		sandbox = await sandboxFor();
 		ids = await seedSends(sandbox, 250);
 		await seedSends(sandbox, 3, {}, sandbox.orgs.secondary);
-	});
-	afterAll(async () => {
-		await sandbox.stop();
 	});
 	const newestFirst = () => [...ids].reverse();
 
@@ -82,7 +78,7 @@ describe('Get Many notifications', () => {
 
 	test('the secondary organization sees only its own 3 sends', async () => {
 		const { items: output } = await runOn(sandbox, {
-			credentials: storeFor(sandbox, sandbox.orgs.secondary),
+			credentials: storeFor(sandbox, { credential: sandbox.orgs.secondary }),
 			parameters: getMany({ returnAll: true }),
 		});
 		expect(output).toHaveLength(3);

@@ -7,11 +7,9 @@ import { Workflow } from 'n8n-workflow';
 import type { ILoadOptionsFunctions, INode } from 'n8n-workflow';
 
 import { CompanionPush } from '../../nodes/CompanionPush/CompanionPush.node';
-import type { Sandbox } from '../../sandbox';
-import { buildAdditionalData, nodeTypes } from '../harness/engine';
-import type { CredentialStore } from '../harness/engine';
-import { call, tokenFor } from '../sandbox/helpers';
-import { count, logOf, REFRESH, sandboxFor, storeFor, USER_LIST } from './helpers';
+import { buildAdditionalData, nodeTypes } from '../../devkit/engine';
+import type { CredentialStore } from '../../devkit/engine';
+import { call, count, logOf, NODE_SANDBOX, REFRESH, storeFor, tokenFor, USER_LIST, useSandbox } from '../harness';
 
 interface UserRecord {
 	id: string;
@@ -38,19 +36,12 @@ function pickerContext(store: CredentialStore): ILoadOptionsFunctions {
 }
 
 describe('User picker (searchUsers)', () => {
-	let sandbox: Sandbox;
+	const sandbox = useSandbox({ ...NODE_SANDBOX, seedUsers: 1200, resetBeforeEach: true });
 	let users: UserRecord[];
 	const search = new CompanionPush().methods.listSearch.searchUsers;
 	beforeAll(async () => {
-		sandbox = await sandboxFor({ seedUsers: 1200 });
 		const token = await tokenFor(sandbox);
 		users = (await call(sandbox, 'GET', '/user/list?skip=1100&limit=5', { token })).body as UserRecord[];
-	});
-	afterAll(async () => {
-		await sandbox.stop();
-	});
-	beforeEach(async () => {
-		await sandbox.reset();
 	});
 
 	test('no filter: the first page, named "Name Lastname (email)", with a token for the next page', async () => {

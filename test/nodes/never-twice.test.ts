@@ -7,31 +7,27 @@
  */
 import type { IDataObject } from 'n8n-workflow';
 
-import type { Sandbox } from '../../sandbox';
-import { nodeResult, nodeWorkflow, retryWorkflow, runWorkflow } from '../harness/engine';
-import type { NodeRunOptions } from '../harness/engine';
+import { entriesOf, MINUTE_MS } from '../../nodes/CompanionPush/actions/notification/idempotencyKeys';
 import { batchContentId } from '../../nodes/CompanionPush/helpers/recipients';
-import { BUCKET_MS, entriesOf } from '../../nodes/CompanionPush/actions/notification/idempotencyKeys';
 import { resetProcessState, useTimings } from '../../nodes/CompanionPush/processState';
-import { processedDataStore } from '../harness/processedData';
-import type { MemoryProcessedData } from '../harness/processedData';
-import { expectEachOnce, jsonOf, logOf, pairedOf, registeredSends, SEND, SEND_LIST, sandboxFor, sendParameters, storeFor } from './helpers';
+import { nodeResult, nodeWorkflow, retryWorkflow, runWorkflow } from '../../devkit/engine';
+import type { NodeRunOptions } from '../../devkit/engine';
+import { processedDataStore } from '../../devkit/processedData';
+import type { MemoryProcessedData } from '../../devkit/processedData';
+import { expectEachOnce, jsonOf, logOf, NODE_SANDBOX, pairedOf, registeredSends, SEND, SEND_LIST, sendParameters, storeFor, useSandbox } from '../harness';
 
 const RETRY_ON_FAIL = { retryOnFail: true, maxTries: 3, waitBetweenTries: 0 };
 
 describe('never twice: n8n runs the node again', () => {
-	let sandbox: Sandbox;
+	const sandbox = useSandbox({ ...NODE_SANDBOX, resetBeforeEach: true });
 	let users: string[];
 	let store: MemoryProcessedData;
 
 	beforeAll(async () => {
-		sandbox = await sandboxFor();
 		users = sandbox.orgs.primary.usersOfKind('onePhone', 8);
 		store = await processedDataStore();
 	});
-	afterAll(async () => await sandbox.stop());
 	beforeEach(() => {
-		sandbox.reset();
 		store.reset();
 		// A fresh n8n process each time, with short waits: how long the list must stay empty before a
 		// send counts as absent, and how long a claim found unconfirmed is given to be confirmed.
@@ -278,7 +274,8 @@ describe('never twice: n8n runs the node again', () => {
 			// What n8n killed between the claim and the send leaves behind: the claim, no confirmation.
 			const left = entriesOf('k-crash', [batchContentId([users[0]])]);
 			const where = { workflow: { id: 'wf-test', active: true }, node: { id: 'n-test' } as never };
-			await store.checkProcessedAndRecord([left.claimed, left.claimedAt(Math.floor(Date.now() / BUCKET_MS)), left.layout], 'node', where, { mode: 'entries' });
+			const minute = Math.floor(Date.now() / MINUTE_MS);
+			await store.checkProcessedAndRecord([left.claimed, left.claimedIn(Math.floor(minute / 10)), left.claimedAt(minute), left.layout], 'node', where, { mode: 'entries' });
 			const run: NodeRunOptions = { ...perUserRun({}, keyed()), items: [{ userId: users[0], key: 'k-crash' }] };
 			const result = nodeResult(await runWorkflow(nodeWorkflow(run)));
 
@@ -289,6 +286,20 @@ describe('never twice: n8n runs the node again', () => {
 			const again = nodeResult(await runWorkflow(nodeWorkflow(run)));
 			expect(jsonOf(again.items)[0].skipped).toBe(true);
 			expect(registeredSends(sandbox)).toHaveLength(1);
+		});
+
+		test('the store lock left taken by a process that died: after the budget it is taken anew, and the event is sent once', async () => {
+			// What n8n killed while holding the lock leaves behind: the lock's row (the workflow scope's, for node-scope keys).
+			const where = { workflow: { id: 'wf-test', active: true }, node: { id: 'n-test' } as never };
+			await store.checkProcessedAndRecord(['-Infinity'], 'workflow', where, { mode: 'latestIncrementalKey' });
+			useTimings({ lookupSettleMs: 200, unconfirmedClaimSettleMs: 300, storeLockBudgetMs: 300 });
+			const run: NodeRunOptions = { ...perUserRun({}, keyed()), items: [{ userId: users[0], key: 'k-after-a-dead-lock' }] };
+			const result = nodeResult(await runWorkflow(nodeWorkflow(run)));
+
+			expect(result.error).toBeUndefined();
+			expectEachOnce(sandbox, [users[0]]);
+			expect(store.holds('wf-test', 'n:n-test', entriesOf('k-after-a-dead-lock', []).accepted)).toBe(true);
+			expect(store.rows.has('wf-test|')).toBe(false); // given back
 		});
 
 		test('batches of one item share its key without blocking each other: a re-run sends only the batches not sent', async () => {

@@ -6,8 +6,7 @@
 import { DateTime } from 'luxon';
 import type { IDataObject } from 'n8n-workflow';
 
-import type { Sandbox } from '../../sandbox';
-import { count, expectNoTenantId, logOf, REFRESH, runOn, sandboxFor, SEND, sendParameters, sentBodies } from './helpers';
+import { count, expectNoTenantId, logOf, NODE_SANDBOX, REFRESH, runOn, SEND, sendParameters, sentBodies, useSandbox } from '../harness';
 
 const OFFSET = /(Z|[+-]\d\d:\d\d)$/;
 
@@ -16,18 +15,11 @@ function scheduleParameters(scheduledAt: string, extra: IDataObject = {}) {
 }
 
 describe('Schedule', () => {
-	let sandbox: Sandbox;
+	const sandbox = useSandbox({ ...NODE_SANDBOX, resetBeforeEach: true });
 	let user: string;
 	const nextYear = DateTime.now().year + 1;
 	beforeAll(async () => {
-		sandbox = await sandboxFor();
 		user = sandbox.orgs.primary.usersOfKind('onePhone', 1)[0];
-	});
-	afterAll(async () => {
-		await sandbox.stop();
-	});
-	beforeEach(async () => {
-		await sandbox.reset();
 	});
 	afterEach(() => {
 		expectNoTenantId(sandbox);

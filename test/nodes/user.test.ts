@@ -2,20 +2,10 @@
  * User > Get Many (the user list, paged by 1000 until an empty page) and User > Get With Active
  * App (one item per user, or one item with the IDs).
  */
-import type { Sandbox } from '../../sandbox';
-import { ACTIVE_USERS, count, jsonOf, logOf, pairedOf, REFRESH, runOn, sandboxFor, USER_LIST } from './helpers';
+import { ACTIVE_USERS, count, jsonOf, logOf, NODE_SANDBOX, pairedOf, REFRESH, runOn, USER_LIST, useSandbox } from '../harness';
 
 describe('User (2500 users)', () => {
-	let sandbox: Sandbox;
-	beforeAll(async () => {
-		sandbox = await sandboxFor({ seedUsers: 2500 });
-	});
-	afterAll(async () => {
-		await sandbox.stop();
-	});
-	beforeEach(async () => {
-		await sandbox.reset();
-	});
+	const sandbox = useSandbox({ ...NODE_SANDBOX, seedUsers: 2500, resetBeforeEach: true });
 
 	const pages = () => logOf(sandbox, USER_LIST).map((entry) => [Number(entry.query.skip), Number(entry.query.limit)]);
 

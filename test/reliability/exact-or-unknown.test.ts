@@ -9,27 +9,21 @@
  */
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
+import { runProbe } from '../../devkit/engine';
 import { resetProcessState } from '../../nodes/CompanionPush/processState';
 import { listActiveUserIds } from '../../nodes/CompanionPush/transport';
-import type { Sandbox } from '../../sandbox';
-import { runProbe } from '../harness/engine';
-import { ACTIVE_USERS, expectEachOnce, jsonOf, logOf, REFRESH, registeredSends, sandboxFor, SEND, SEND_LIST, storeFor } from '../nodes/helpers';
+import { ACTIVE_USERS, expectEachOnce, jsonOf, logOf, NODE_SANDBOX, REFRESH, registeredSends, SEND, SEND_LIST, storeFor, useSandbox } from '../harness';
 import { HOUR, MESSAGE, runOnce, sendAsAnotherClient, sendRun, until, useShortTimings } from './exactOrUnknown';
 
 describe('exact or unknown: a send whose answer was lost', () => {
-	let sandbox: Sandbox;
+	const sandbox = useSandbox({ ...NODE_SANDBOX, resetBeforeEach: true });
 	let users: string[];
 
-	beforeAll(async () => {
-		sandbox = await sandboxFor();
+	beforeAll(() => {
 		users = sandbox.orgs.primary.usersOfKind('onePhone', 6);
 	});
-	afterAll(async () => {
-		await sandbox.stop();
-		resetProcessState();
-	});
-	beforeEach(async () => {
-		await sandbox.reset();
+	afterAll(() => resetProcessState());
+	beforeEach(() => {
 		resetProcessState();
 		useShortTimings();
 	});

@@ -5,12 +5,11 @@
  */
 import type { IDataObject } from 'n8n-workflow';
 
+import { nodeResult, nodeWorkflow, runWorkflow } from '../../devkit/engine';
+import type { NodeRunOptions, NodeRunResult } from '../../devkit/engine';
 import { useTimings } from '../../nodes/CompanionPush/processState';
 import type { Sandbox } from '../../sandbox';
-import { nodeResult, nodeWorkflow, runWorkflow } from '../harness/engine';
-import type { NodeRunOptions, NodeRunResult } from '../harness/engine';
-import { sendParameters, storeFor } from '../nodes/helpers';
-import { send, tokenFor } from '../sandbox/helpers';
+import { send, sendParameters, storeFor, tokenFor } from '../harness';
 
 export const HOUR = 3_600_000;
 

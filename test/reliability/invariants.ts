@@ -21,8 +21,8 @@
 import type { INodeExecutionData } from 'n8n-workflow';
 
 import type { LoggedRequest, Sandbox } from '../../sandbox';
-import type { NodeRunResult } from '../harness/engine';
-import { SEND } from '../nodes/helpers';
+import type { NodeRunResult } from '../../devkit/engine';
+import { SEND } from '../harness';
 
 /** How an error of this package starts: the action that failed, or the field to fix. */
 export const NAMES_WHAT_FAILED = new RegExp(

@@ -30,23 +30,12 @@ import type { IDataObject } from 'n8n-workflow';
 
 import { resetProcessState, useTimings } from '../../nodes/CompanionPush/processState';
 import { ERROR_SHAPES, LIST_SHAPES } from '../../sandbox';
-import type { FaultSpec, Sandbox } from '../../sandbox';
+import type { FaultSpec } from '../../sandbox';
 import { seededRandom } from '../../sandbox/random';
-import { nodeResult, nodeWorkflow, retryWorkflow, runWorkflow } from '../harness/engine';
-import type { CredentialStore, NodeRunResult, WorkflowRunOptions } from '../harness/engine';
-import { processedDataStore } from '../harness/processedData';
-import {
-	ACTIVE_USERS,
-	CANCEL,
-	DETAIL,
-	REFRESH,
-	sandboxFor,
-	SEND,
-	SEND_LIST,
-	sendParameters,
-	storeFor,
-	USER_LIST,
-} from '../nodes/helpers';
+import { nodeResult, nodeWorkflow, retryWorkflow, runWorkflow } from '../../devkit/engine';
+import type { CredentialStore, NodeRunResult, WorkflowRunOptions } from '../../devkit/engine';
+import { processedDataStore } from '../../devkit/processedData';
+import { ACTIVE_USERS, CANCEL, DETAIL, NODE_SANDBOX, REFRESH, SEND, SEND_LIST, sendParameters, storeFor, USER_LIST, useSandbox } from '../harness';
 import { Attribution, errorsOf, everyItemAnswered, InvariantViolation, registeredIn, SendLedger } from './invariants';
 import type { IntendedSend, ListConditions } from './invariants';
 
@@ -90,7 +79,7 @@ const ENDPOINTS: Record<Op, string[]> = {
 };
 
 describe(`randomized run: ${OPERATIONS} operations with random faults (seed ${SEED})`, () => {
-	let sandbox: Sandbox;
+	const sandbox = useSandbox({ ...NODE_SANDBOX, deliveryMs: 5 });
 	let store: CredentialStore;
 	beforeAll(async () => {
 		useTimings({
@@ -99,14 +88,12 @@ describe(`randomized run: ${OPERATIONS} operations with random faults (seed ${SE
 			lookupSettleMs: SETTLE_MS,
 			unconfirmedClaimSettleMs: 200,
 		});
-		sandbox = await sandboxFor({ deliveryMs: 5 });
 		// One credential for the whole run, as n8n keeps it: its token lives across workflows.
 		store = storeFor(sandbox);
 		(await processedDataStore()).reset();
 	});
 	afterAll(async () => {
 		resetProcessState();
-		await sandbox.stop();
 	});
 
 	test('the invariants hold after every workflow', async () => {

@@ -4,9 +4,9 @@
  * file, anything left fails the file.
  */
 import { describeFindings, errorText, jsonText, scanned, scanText, stopRecordingLogs, takeFindings } from './secret-guard';
-import { observeRuns } from '../harness/engine';
-import type { ObservedRun } from '../harness/engine';
-import { observePolls } from '../harness/poll';
+import { observeRuns } from '../../devkit/engine';
+import type { ObservedRun } from '../../devkit/engine';
+import { observePolls } from '../../devkit/poll';
 
 /** The harness's own nodes emit what the test gave them: their items are test data, not output. */
 const INPUT_NODE_TYPES = new Set(['test.items', 'test.manualTrigger']);

@@ -6,20 +6,13 @@
 import { NodeOperationError } from 'n8n-workflow';
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import type { Sandbox } from '../../sandbox';
-import { runProbe } from '../harness/engine';
-import { runOn, sandboxFor, storeFor } from '../nodes/helpers';
-import { TriggerFixture } from '../trigger/helpers';
+import { runProbe } from '../../devkit/engine';
+import { NODE_SANDBOX, runOn, storeFor, useSandbox, useTriggerFixtures } from '../harness';
 import { describeFindings, SECRET_MARKER, scanned, takeFindings } from './secret-guard';
 
 describe('the secret guard', () => {
-	let sandbox: Sandbox;
-	beforeAll(async () => {
-		sandbox = await sandboxFor();
-	});
-	afterAll(async () => {
-		await sandbox.stop();
-	});
+	const sandbox = useSandbox(NODE_SANDBOX);
+	const triggers = useTriggerFixtures();
 
 	/** A credential store whose access token the sandbox issued, through a real run. */
 	async function storeWithToken() {
@@ -43,12 +36,8 @@ describe('the secret guard', () => {
 	test('it scans every engine run and every trigger poll', async () => {
 		const before = { ...scanned };
 		await runOn(sandbox, { parameters: { resource: 'notification', operation: 'get', notificationId: 'missing' } });
-		const fixture = await TriggerFixture.start();
-		try {
-			await fixture.poll();
-		} finally {
-			await fixture.stop();
-		}
+		const fixture = await triggers.start();
+		await fixture.poll();
 		expect(scanned.runs).toBe(before.runs + 1);
 		expect(scanned.polls).toBe(before.polls + 1);
 		// The 404 above is an error of the node: read, and clean.

@@ -1,5 +1,5 @@
 /**
- * The test-wide secret guard (issue 7, "Secrets"). Every jest test runs with distinctive secret
+ * The test-wide secret guard: no secret or token in any output, error or log. Every jest test runs with distinctive secret
  * values, and nothing may show one of them: no node output, error message, error description or
  * log line.
  *

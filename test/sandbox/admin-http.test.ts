@@ -1,14 +1,8 @@
-import type { Sandbox } from '../../sandbox';
-import { call, manualSandbox, sendBody } from './helpers';
+import { call, MANUAL_CLOCK, sendBody, useSandbox } from '../harness';
 
 /** The same controls over HTTP, for tests that run n8n in another process. */
 describe('sandbox admin HTTP API (/__sandbox)', () => {
-	let sandbox: Sandbox;
-	beforeAll(async () => {
-		sandbox = await manualSandbox({ seedUsers: 60 });
-	});
-	afterAll(() => sandbox.stop());
-	beforeEach(() => sandbox.reset());
+	const sandbox = useSandbox({ ...MANUAL_CLOCK, seedUsers: 60, resetBeforeEach: true });
 
 	const admin = (method: string, path: string, body?: unknown) => call(sandbox, method, `/__sandbox${path}`, { body });
 	async function adminToken(): Promise<string> {
@@ -48,14 +42,13 @@ describe('sandbox admin HTTP API (/__sandbox)', () => {
 		);
 	});
 
-	test('clock: GET /clock, POST /clock/advance {ms}, POST /clock/set {iso}, POST /settle', async () => {
+	test('clock: GET /clock, POST /clock/advance {ms}, POST /clock/set {iso}', async () => {
 		const before = (await admin('GET', '/clock')).body;
 		expect(before.mode).toBe('manual');
 		expect((await admin('POST', '/clock/advance', { ms: 60_000 })).body.ms).toBe(before.ms + 60_000);
 		expect((await admin('POST', '/clock/set', { iso: '2031-05-01T00:00:00Z' })).body.now).toBe('2031-05-01T00:00:00.000Z');
 		expect((await admin('POST', '/clock/set', { iso: '2020-01-01T00:00:00Z' })).status).toBe(400);
 		expect((await admin('POST', '/clock/advance', { ms: 'soon' })).status).toBe(400);
-		expect((await admin('POST', '/settle')).status).toBe(200);
 	});
 
 	test('faults: POST (one or a list), GET, DELETE', async () => {

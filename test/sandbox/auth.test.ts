@@ -1,13 +1,8 @@
-import type { Sandbox } from '../../sandbox';
-import { call, manualSandbox, tokenFor } from './helpers';
+import { call, MANUAL_CLOCK, tokenFor, useSandbox, useTestSandboxes } from '../harness';
 
 describe('sandbox auth (spec Authentication, POST /auth/oauth/v2/refresh)', () => {
-	let sandbox: Sandbox;
-	beforeAll(async () => {
-		sandbox = await manualSandbox({ seedUsers: 20 });
-	});
-	afterAll(() => sandbox.stop());
-	beforeEach(() => sandbox.reset());
+	const sandbox = useSandbox({ ...MANUAL_CLOCK, seedUsers: 20, resetBeforeEach: true });
+	const sandboxes = useTestSandboxes();
 
 	const refreshBody = (overrides: Record<string, unknown> = {}) => ({
 		client_id: sandbox.orgs.primary.clientId,
@@ -34,15 +29,11 @@ describe('sandbox auth (spec Authentication, POST /auth/oauth/v2/refresh)', () =
 		sandbox.setTokenLifetime(5);
 		const answer = await call(sandbox, 'POST', '/auth/oauth/v2/refresh', { body: refreshBody() });
 		expect(answer.body.expires_in).toBe(5);
-		const other = await manualSandbox({ seedUsers: 1, tokenLifetimeSeconds: 60 });
-		try {
-			const otherAnswer = await call(other, 'POST', '/auth/oauth/v2/refresh', {
-				body: { client_id: other.orgs.primary.clientId, client_secret: other.orgs.primary.clientSecret, refresh_token: other.orgs.primary.refreshToken },
-			});
-			expect(otherAnswer.body.expires_in).toBe(60);
-		} finally {
-			await other.stop();
-		}
+		const other = await sandboxes.start({ ...MANUAL_CLOCK, seedUsers: 1, tokenLifetimeSeconds: 60 });
+		const otherAnswer = await call(other, 'POST', '/auth/oauth/v2/refresh', {
+			body: { client_id: other.orgs.primary.clientId, client_secret: other.orgs.primary.clientSecret, refresh_token: other.orgs.primary.refreshToken },
+		});
+		expect(otherAnswer.body.expires_in).toBe(60);
 	});
 
 	test('a token expires by the clock: valid until expires_in, 401 from then on', async () => {
@@ -150,21 +141,17 @@ describe('sandbox auth (spec Authentication, POST /auth/oauth/v2/refresh)', () =
 	});
 
 	test('refreshRevokesPreviousTokens as a start option, with tokenLifetimeSeconds; a bad value is refused', async () => {
-		const other = await manualSandbox({ seedUsers: 1, refreshRevokesPreviousTokens: true, tokenLifetimeSeconds: 30 });
-		try {
-			const first = await tokenFor(other);
-			const body = { client_id: other.orgs.primary.clientId, client_secret: other.orgs.primary.clientSecret, refresh_token: other.orgs.primary.refreshToken };
-			const second = await call(other, 'POST', '/auth/oauth/v2/refresh', { body });
-			expect(second.body.expires_in).toBe(30);
-			expect((await call(other, 'GET', '/user/list', { token: first })).status).toBe(401);
-			expect((await call(other, 'GET', '/user/list', { token: second.body.access_token })).status).toBe(200);
-			await other.clock.advance(30_000);
-			expect((await call(other, 'GET', '/user/list', { token: second.body.access_token })).status).toBe(401);
-			expect(() => other.configure({ refreshRevokesPreviousTokens: 'yes' as never })).toThrow(/invalid sandbox setting refreshRevokesPreviousTokens/);
-			expect((await call(other, 'POST', '/__sandbox/settings', { body: { tokenLifetimeSeconds: 0 } })).status).toBe(400);
-		} finally {
-			await other.stop();
-		}
+		const other = await sandboxes.start({ ...MANUAL_CLOCK, seedUsers: 1, refreshRevokesPreviousTokens: true, tokenLifetimeSeconds: 30 });
+		const first = await tokenFor(other);
+		const body = { client_id: other.orgs.primary.clientId, client_secret: other.orgs.primary.clientSecret, refresh_token: other.orgs.primary.refreshToken };
+		const second = await call(other, 'POST', '/auth/oauth/v2/refresh', { body });
+		expect(second.body.expires_in).toBe(30);
+		expect((await call(other, 'GET', '/user/list', { token: first })).status).toBe(401);
+		expect((await call(other, 'GET', '/user/list', { token: second.body.access_token })).status).toBe(200);
+		await other.clock.advance(30_000);
+		expect((await call(other, 'GET', '/user/list', { token: second.body.access_token })).status).toBe(401);
+		expect(() => other.configure({ refreshRevokesPreviousTokens: 'yes' as never })).toThrow(/invalid sandbox setting refreshRevokesPreviousTokens/);
+		expect((await call(other, 'POST', '/__sandbox/settings', { body: { tokenLifetimeSeconds: 0 } })).status).toBe(400);
 	});
 
 	test('a missing refresh field answers 422 naming it; a non-string one 400', async () => {

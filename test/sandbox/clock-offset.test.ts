@@ -1,5 +1,5 @@
-import type { Sandbox } from '../../sandbox';
-import { call, detail, manualSandbox, send, sendBody, START, tokenFor } from './helpers';
+import { startSandbox } from '../../sandbox';
+import { call, detail, MANUAL_CLOCK, send, sendBody, START, tokenFor , useSandbox } from '../harness';
 
 const SEND = 'POST /push-notification/send';
 const OFFSET = 90_000;
@@ -11,14 +11,12 @@ const httpDate = (ms: number) => new Date(ms).toUTCString();
  * clock can differ from the client host's. Everything the API shows or decides by time follows it.
  */
 describe('sandbox clockOffsetMs: the API clock', () => {
-	let sandbox: Sandbox;
+	const sandbox = useSandbox({ ...MANUAL_CLOCK, seedUsers: 20, clockOffsetMs: OFFSET });
 	let token: string;
 	let user: string;
 	beforeAll(async () => {
-		sandbox = await manualSandbox({ seedUsers: 20, clockOffsetMs: OFFSET });
 		user = sandbox.orgs.primary.usersOfKind('onePhone', 1)[0];
 	});
-	afterAll(() => sandbox.stop());
 	beforeEach(async () => {
 		await sandbox.reset();
 		token = await tokenFor(sandbox);
@@ -109,7 +107,7 @@ describe('sandbox clockOffsetMs: the API clock', () => {
 
 describe('sandbox Date header without an offset', () => {
 	test('tells the sandbox clock, also on admin answers', async () => {
-		const sandbox = await manualSandbox({ seedUsers: 5 });
+		const sandbox = await startSandbox({ ...MANUAL_CLOCK, seedUsers: 5 });
 		try {
 			expect((await call(sandbox, 'GET', '/__sandbox/clock')).headers.get('date')).toBe(httpDate(startMs));
 			await sandbox.clock.advance(61_000);

@@ -1,5 +1,5 @@
-import { startSandbox, type NotificationStats, type Sandbox, type UserKind } from '../../sandbox';
-import { call, detail, manualSandbox, send, settleDeliveries, tokenFor } from './helpers';
+import type { NotificationStats, UserKind } from '../../sandbox';
+import { call, detail, MANUAL_CLOCK, send, settleDeliveries, tokenFor, useSandbox, useTestSandboxes } from '../harness';
 
 /** The ISO time `ms` after an ISO time (the clock keeps running across tests). */
 const after = (iso: string, ms: number) => new Date(Date.parse(iso) + ms).toISOString();
@@ -16,15 +16,10 @@ function expectStatsMatchDeliveries(stats: NotificationStats, deliveries: Array<
 }
 
 describe('sandbox asynchronous delivery (spec "What the service does" 5-8, Send states, Delivery record, Counters)', () => {
-	let sandbox: Sandbox;
+	const sandbox = useSandbox({ ...MANUAL_CLOCK, seedUsers: 600, resetBeforeEach: true });
 	let token: string;
 	const userOf = (kind: UserKind) => sandbox.orgs.primary.usersOfKind(kind, 1)[0];
-	beforeAll(async () => {
-		sandbox = await manualSandbox({ seedUsers: 600 });
-	});
-	afterAll(() => sandbox.stop());
 	beforeEach(async () => {
-		await sandbox.reset();
 		token = await tokenFor(sandbox);
 	});
 
@@ -201,29 +196,21 @@ describe('sandbox asynchronous delivery (spec "What the service does" 5-8, Send 
 });
 
 describe('sandbox delivery timing switches', () => {
+	const sandboxes = useTestSandboxes();
 	test('deliveryMs 0: delivered at once, yet the 202 still says sending', async () => {
-		const sandbox = await manualSandbox({ seedUsers: 20, deliveryMs: 0 });
-		try {
-			const token = await tokenFor(sandbox);
-			const { id, status } = await send(sandbox, token, sandbox.orgs.primary.usersOfKind('flaky', 1));
-			expect(status).toBe('sending');
-			expect((await detail(sandbox, token, id)).notification.status).toBe('sent');
-		} finally {
-			await sandbox.stop();
-		}
+		const sandbox = await sandboxes.start({ ...MANUAL_CLOCK, seedUsers: 20, deliveryMs: 0 });
+		const token = await tokenFor(sandbox);
+		const { id, status } = await send(sandbox, token, sandbox.orgs.primary.usersOfKind('flaky', 1));
+		expect(status).toBe('sending');
+		expect((await detail(sandbox, token, id)).notification.status).toBe('sent');
 	});
 
-
 	test('deliveries settle deliveryMs after the send without any clock call', async () => {
-		const sandbox = await startSandbox({ seedUsers: 20, deliveryMs: 40 });
-		try {
-			const token = await tokenFor(sandbox);
-			const { id, status } = await send(sandbox, token, sandbox.orgs.primary.usersOfKind('onePhone', 1));
-			expect(status).toBe('sending');
-			await new Promise((resolve) => setTimeout(resolve, 60));
-			expect((await detail(sandbox, token, id)).notification.status).toBe('sent');
-		} finally {
-			await sandbox.stop();
-		}
+		const sandbox = await sandboxes.start({ seedUsers: 20, deliveryMs: 40 });
+		const token = await tokenFor(sandbox);
+		const { id, status } = await send(sandbox, token, sandbox.orgs.primary.usersOfKind('onePhone', 1));
+		expect(status).toBe('sending');
+		await new Promise((resolve) => setTimeout(resolve, 60));
+		expect((await detail(sandbox, token, id)).notification.status).toBe('sent');
 	});
 });

@@ -1,12 +1,9 @@
-import { USER_KINDS, type Sandbox } from '../../sandbox';
-import { call, manualSandbox, tokenFor } from './helpers';
+import { USER_KINDS } from '../../sandbox';
+import { call, MANUAL_CLOCK, tokenFor, useSandbox, useTestSandboxes } from '../harness';
 
 describe('sandbox devices (spec "What the service does" 6-8, GET /user-device/users)', () => {
-	let sandbox: Sandbox;
-	beforeAll(async () => {
-		sandbox = await manualSandbox({ seedUsers: 500 });
-	});
-	afterAll(() => sandbox.stop());
+	const sandbox = useSandbox({ ...MANUAL_CLOCK, seedUsers: 500 });
+	const sandboxes = useTestSandboxes();
 
 	test('GET /user-device/users lists exactly the users with an active app, with their count', async () => {
 		const answer = await call(sandbox, 'GET', '/user-device/users', { token: await tokenFor(sandbox) });
@@ -31,17 +28,13 @@ describe('sandbox devices (spec "What the service does" 6-8, GET /user-device/us
 	});
 
 	test('every kind of user exists, even in a tiny org, and the helpers agree with each other', async () => {
-		const tiny = await manualSandbox({ seedUsers: USER_KINDS.length, secondaryUsers: 1 });
-		try {
-			const { primary } = tiny.orgs;
-			USER_KINDS.forEach((kind, index) => {
-				expect(primary.kindOf(primary.userIds[index])).toBe(kind);
-				expect(primary.usersOfKind(kind)).toEqual([primary.userIds[index]]);
-				expect(primary.userKinds[kind]).toEqual([primary.userIds[index]]);
-			});
-		} finally {
-			await tiny.stop();
-		}
+		const tiny = await sandboxes.start({ ...MANUAL_CLOCK, seedUsers: USER_KINDS.length, secondaryUsers: 1 });
+		const tinyOrg = tiny.orgs.primary;
+		USER_KINDS.forEach((kind, index) => {
+			expect(tinyOrg.kindOf(tinyOrg.userIds[index])).toBe(kind);
+			expect(tinyOrg.usersOfKind(kind)).toEqual([tinyOrg.userIds[index]]);
+			expect(tinyOrg.userKinds[kind]).toEqual([tinyOrg.userIds[index]]);
+		});
 		const { primary, secondary } = sandbox.orgs;
 		expect(primary.kindOf(secondary.userIds[0])).toBeUndefined();
 		expect(primary.devicesOf(primary.usersOfKind('twoPhones', 1)[0])).toHaveLength(2);
@@ -53,11 +46,7 @@ describe('sandbox devices (spec "What the service does" 6-8, GET /user-device/us
 	});
 
 	test('the mix is deterministic: same seed, same kinds', async () => {
-		const again = await manualSandbox({ seedUsers: 500 });
-		try {
-			for (const kind of USER_KINDS) expect(again.orgs.primary.usersOfKind(kind)).toEqual(sandbox.orgs.primary.usersOfKind(kind));
-		} finally {
-			await again.stop();
-		}
+		const again = await sandboxes.start({ ...MANUAL_CLOCK, seedUsers: 500 });
+		for (const kind of USER_KINDS) expect(again.orgs.primary.usersOfKind(kind)).toEqual(sandbox.orgs.primary.usersOfKind(kind));
 	});
 });

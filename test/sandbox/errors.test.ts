@@ -1,14 +1,12 @@
-import { ERROR_SHAPES, type ErrorShape, type Sandbox } from '../../sandbox';
-import { call, manualSandbox, sendBody, tokenFor } from './helpers';
+import { ERROR_SHAPES, type ErrorShape } from '../../sandbox';
+import { call, MANUAL_CLOCK, sendBody, tokenFor, useSandbox } from '../harness';
 
 describe('sandbox error bodies (spec Errors rule 3: shape not shown; one documented default, switchable)', () => {
-	let sandbox: Sandbox;
+	const sandbox = useSandbox({ ...MANUAL_CLOCK, seedUsers: 20 });
 	let token: string;
 	beforeAll(async () => {
-		sandbox = await manualSandbox({ seedUsers: 20 });
 		token = await tokenFor(sandbox);
 	});
-	afterAll(() => sandbox.stop());
 	afterEach(() => sandbox.setErrorShape('okFalse'));
 
 	const missingTitle = () => {

@@ -1,22 +1,16 @@
-import type { Sandbox } from '../../sandbox';
-import { call, manualSandbox, sendBody, tokenFor } from './helpers';
-
-const SEND = 'POST /push-notification/send';
+import { call, MANUAL_CLOCK, SEND, sendBody, tokenFor, useSandbox } from '../harness';
 
 describe('sandbox fault injection (spec Errors 5xx and rules 1-2)', () => {
-	let sandbox: Sandbox;
+	const sandbox = useSandbox({ ...MANUAL_CLOCK, seedUsers: 20, resetBeforeEach: true });
 	let token: string;
 	let user: string;
 	const post = (extra: Record<string, unknown> = {}) => call(sandbox, 'POST', '/push-notification/send', { token, body: sendBody([user], extra) });
 	const sends = () => sandbox.requestLog().filter((entry) => entry.endpoint === SEND);
 	const listIds = async () => (await call(sandbox, 'GET', '/push-notification/list', { token })).body.data.notifications.map((item: any) => item.id);
 	beforeAll(async () => {
-		sandbox = await manualSandbox({ seedUsers: 20 });
 		user = sandbox.orgs.primary.usersOfKind('onePhone', 1)[0];
 	});
-	afterAll(() => sandbox.stop());
 	beforeEach(async () => {
-		await sandbox.reset();
 		token = await tokenFor(sandbox);
 	});
 

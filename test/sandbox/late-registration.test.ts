@@ -1,5 +1,4 @@
-import type { Sandbox } from '../../sandbox';
-import { call, detail, manualSandbox, send, sendBody, tokenFor } from './helpers';
+import { call, detail, MANUAL_CLOCK, send, sendBody, tokenFor , useSandbox } from '../harness';
 
 const SEND = 'POST /push-notification/send';
 
@@ -13,17 +12,15 @@ async function until(check: () => boolean): Promise<void> {
  * or at once with the 202 held back (the existing delay fault).
  */
 describe('sandbox late registration (registerAfterMs) and slow 202 (delay)', () => {
-	let sandbox: Sandbox;
+	const sandbox = useSandbox({ ...MANUAL_CLOCK, seedUsers: 20 });
 	let token: string;
 	let users: string[];
 	const post = (extra: Record<string, unknown> = {}) => call(sandbox, 'POST', '/push-notification/send', { token, body: sendBody([users[0]], extra) });
 	const listIds = async () => (await call(sandbox, 'GET', '/push-notification/list', { token })).body.data.notifications.map((item: any) => item.id);
 	const sendEntries = () => sandbox.requestLog().filter((entry) => entry.endpoint === SEND);
 	beforeAll(async () => {
-		sandbox = await manualSandbox({ seedUsers: 20 });
 		users = sandbox.orgs.primary.usersOfKind('onePhone', 3);
 	});
-	afterAll(() => sandbox.stop());
 	beforeEach(async () => {
 		await sandbox.reset();
 		token = await tokenFor(sandbox);

@@ -1,18 +1,9 @@
-import type { Sandbox } from '../../sandbox';
-import { call, manualSandbox, sendBody, tokenFor } from './helpers';
-
-const REFRESH = 'POST /auth/oauth/v2/refresh';
+import type { Sandbox, SandboxOptions } from '../../sandbox';
+import { call, MANUAL_CLOCK, REFRESH, sendBody, tokenFor, useTestSandboxes } from '../harness';
 
 describe('sandbox latency (latencyMs + latencyJitterMs, real time, every public call)', () => {
-	const started: Sandbox[] = [];
-	const start = async (options: Parameters<typeof manualSandbox>[0] = {}) => {
-		const sandbox = await manualSandbox({ seedUsers: 5, ...options });
-		started.push(sandbox);
-		return sandbox;
-	};
-	afterEach(async () => {
-		await Promise.all(started.splice(0).map((sandbox) => sandbox.stop()));
-	});
+	const sandboxes = useTestSandboxes();
+	const start = (options: SandboxOptions = {}) => sandboxes.start({ ...MANUAL_CLOCK, seedUsers: 5, ...options });
 
 	test('off by default: no latencyMs in the log', async () => {
 		const sandbox = await start();

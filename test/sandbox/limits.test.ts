@@ -1,22 +1,19 @@
-import type { LoggedRequest, Sandbox } from '../../sandbox';
-import { call, manualSandbox, sendBody, tokenFor } from './helpers';
+import type { LoggedRequest } from '../../sandbox';
+import { call, MANUAL_CLOCK, SEND, sendBody, tokenFor, useSandbox, useTestSandboxes } from '../harness';
 
-const SEND = 'POST /push-notification/send';
 const limited = (log: LoggedRequest[]) => log.filter((entry) => entry.status === 429);
 
 describe('sandbox rate limits (spec Limits: "Rate limits: not shown"; off by default)', () => {
-	let sandbox: Sandbox;
+	const sandbox = useSandbox({ ...MANUAL_CLOCK, seedUsers: 20, resetBeforeEach: true });
+	const sandboxes = useTestSandboxes();
 	let token: string;
 	let user: string;
 	const post = (extra: Record<string, unknown> = {}, bearer = token) =>
 		call(sandbox, 'POST', '/push-notification/send', { token: bearer, body: sendBody([user], extra) });
 	beforeAll(async () => {
-		sandbox = await manualSandbox({ seedUsers: 20 });
 		user = sandbox.orgs.primary.usersOfKind('onePhone', 1)[0];
 	});
-	afterAll(() => sandbox.stop());
 	beforeEach(async () => {
-		await sandbox.reset();
 		token = await tokenFor(sandbox);
 	});
 
@@ -142,19 +139,15 @@ describe('sandbox rate limits (spec Limits: "Rate limits: not shown"; off by def
 	});
 
 	test('start options; reset() refills the buckets and goes back to them; the 429 is in the error shape', async () => {
-		const limitedSandbox = await manualSandbox({ seedUsers: 5, rateLimitPerSecond: 1, errorShape: 'statusMessage' });
-		try {
-			const limitedToken = await tokenFor(limitedSandbox);
-			const refused = await call(limitedSandbox, 'GET', '/user/list', { token: limitedToken });
-			expect(refused.status).toBe(429);
-			expect(refused.body).toEqual({ statusCode: 429, error: 'Too Many Requests', message: 'Rate limit of 1 requests per second exceeded; retry after 1 s' });
-			limitedSandbox.configure({ rateLimitPerSecond: 100 });
-			await limitedSandbox.reset();
-			expect(limitedSandbox.settings().rateLimitPerSecond).toBe(1);
-			expect((await call(limitedSandbox, 'GET', '/user/list', { token: limitedToken })).status).toBe(200);
-			expect((await call(limitedSandbox, 'GET', '/user/list', { token: limitedToken })).status).toBe(429);
-		} finally {
-			await limitedSandbox.stop();
-		}
+		const limitedSandbox = await sandboxes.start({ ...MANUAL_CLOCK, seedUsers: 5, rateLimitPerSecond: 1, errorShape: 'statusMessage' });
+		const limitedToken = await tokenFor(limitedSandbox);
+		const refused = await call(limitedSandbox, 'GET', '/user/list', { token: limitedToken });
+		expect(refused.status).toBe(429);
+		expect(refused.body).toEqual({ statusCode: 429, error: 'Too Many Requests', message: 'Rate limit of 1 requests per second exceeded; retry after 1 s' });
+		limitedSandbox.configure({ rateLimitPerSecond: 100 });
+		await limitedSandbox.reset();
+		expect(limitedSandbox.settings().rateLimitPerSecond).toBe(1);
+		expect((await call(limitedSandbox, 'GET', '/user/list', { token: limitedToken })).status).toBe(200);
+		expect((await call(limitedSandbox, 'GET', '/user/list', { token: limitedToken })).status).toBe(429);
 	});
 });

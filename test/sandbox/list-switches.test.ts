@@ -1,5 +1,4 @@
-import type { Sandbox } from '../../sandbox';
-import { call, detail, manualSandbox, send, tokenFor } from './helpers';
+import { call, detail, MANUAL_CLOCK, send, tokenFor , useSandbox } from '../harness';
 
 const SEND = 'POST /push-notification/send';
 
@@ -9,17 +8,15 @@ const SEND = 'POST /push-notification/send';
  * mislead a client that checks it after a lost answer.
  */
 describe('sandbox list switches: lag, skip ignored, capped pages, omitted fields', () => {
-	let sandbox: Sandbox;
+	const sandbox = useSandbox({ ...MANUAL_CLOCK, seedUsers: 30 });
 	let token: string;
 	let users: string[];
 	const listIds = async (query = '') => (await list(query)).body.data.notifications.map((item: any) => item.id);
 	const list = (query = '') => call(sandbox, 'GET', `/push-notification/list${query}`, { token });
 	const admin = (method: string, path: string, body?: unknown) => call(sandbox, method, `/__sandbox${path}`, { body });
 	beforeAll(async () => {
-		sandbox = await manualSandbox({ seedUsers: 30 });
 		users = sandbox.orgs.primary.userIds;
 	});
-	afterAll(() => sandbox.stop());
 	beforeEach(async () => {
 		await sandbox.reset();
 		token = await tokenFor(sandbox);

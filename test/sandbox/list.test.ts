@@ -1,13 +1,12 @@
-import { LIST_SHAPES, type ListShape, type Sandbox } from '../../sandbox';
-import { call, manualSandbox, send, settleDeliveries, tokenFor } from './helpers';
+import { LIST_SHAPES, type ListShape } from '../../sandbox';
+import { call, MANUAL_CLOCK, send, settleDeliveries, tokenFor, useSandbox } from '../harness';
 
 describe('sandbox GET /push-notification/list (spec: newest first; body, paging and filters not shown)', () => {
-	let sandbox: Sandbox;
+	const sandbox = useSandbox({ ...MANUAL_CLOCK, seedUsers: 50 });
 	let token: string;
 	let ids: string[];
 	const list = (query = '') => call(sandbox, 'GET', `/push-notification/list${query}`, { token });
 	beforeAll(async () => {
-		sandbox = await manualSandbox({ seedUsers: 50 });
 		token = await tokenFor(sandbox);
 		ids = [];
 		for (let i = 0; i < 5; i++) {
@@ -15,7 +14,6 @@ describe('sandbox GET /push-notification/list (spec: newest first; body, paging 
 			await sandbox.clock.advance(1000);
 		}
 	});
-	afterAll(() => sandbox.stop());
 	afterEach(() => sandbox.configure({ listShape: 'envelope', listIncludesTargets: true }));
 
 	test('default shape "envelope": {ok, data: {notifications, total, skip, limit}}, newest first', async () => {

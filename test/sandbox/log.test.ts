@@ -1,15 +1,9 @@
-import type { Sandbox } from '../../sandbox';
-import { call, manualSandbox, send, sendBody, tokenFor } from './helpers';
+import { call, MANUAL_CLOCK, send, sendBody, tokenFor, useSandbox, useTestSandboxes } from '../harness';
 
 describe('sandbox request log, counts and reset', () => {
-	let sandbox: Sandbox;
+	const sandbox = useSandbox({ ...MANUAL_CLOCK, seedUsers: 40, resetBeforeEach: true });
 	let token: string;
-	beforeAll(async () => {
-		sandbox = await manualSandbox({ seedUsers: 40 });
-	});
-	afterAll(() => sandbox.stop());
 	beforeEach(async () => {
-		await sandbox.reset();
 		token = await tokenFor(sandbox);
 	});
 
@@ -100,17 +94,13 @@ describe('sandbox request log, counts and reset', () => {
 });
 
 describe('Date header', () => {
+	const sandboxes = useTestSandboxes();
 	it("tells the sandbox's clock, so clients can compare created_at with the server's time", async () => {
-		const { startSandbox } = await import('../../sandbox');
-		const sandbox = await startSandbox({ clock: 'manual', startTime: '2030-01-02T03:04:05.000Z', seedUsers: 20 });
-		try {
-			const response = await fetch(`${sandbox.baseUrl}/user-device/users`);
-			expect(response.headers.get('date')).toBe('Wed, 02 Jan 2030 03:04:05 GMT');
-			await sandbox.clock.advance(60_000);
-			const later = await fetch(`${sandbox.baseUrl}/user-device/users`);
-			expect(later.headers.get('date')).toBe('Wed, 02 Jan 2030 03:05:05 GMT');
-		} finally {
-			await sandbox.stop();
-		}
+		const sandbox = await sandboxes.start({ clock: 'manual', startTime: '2030-01-02T03:04:05.000Z', seedUsers: 20 });
+		const response = await fetch(`${sandbox.baseUrl}/user-device/users`);
+		expect(response.headers.get('date')).toBe('Wed, 02 Jan 2030 03:04:05 GMT');
+		await sandbox.clock.advance(60_000);
+		const later = await fetch(`${sandbox.baseUrl}/user-device/users`);
+		expect(later.headers.get('date')).toBe('Wed, 02 Jan 2030 03:05:05 GMT');
 	});
 });

@@ -1,16 +1,11 @@
 import type { Sandbox } from '../../sandbox';
-import { call, detail, manualSandbox, send, settleDeliveries, tokenFor } from './helpers';
+import { call, detail, MANUAL_CLOCK, send, settleDeliveries, tokenFor, useSandbox } from '../harness';
 
 describe('sandbox opens (spec Delivery states: sent -> opened on tap, Counters.opened)', () => {
-	let sandbox: Sandbox;
+	const sandbox = useSandbox({ ...MANUAL_CLOCK, seedUsers: 400, resetBeforeEach: true });
 	let token: string;
 	const userOf = (kind: Parameters<Sandbox['orgs']['primary']['usersOfKind']>[0]) => sandbox.orgs.primary.usersOfKind(kind, 1)[0];
-	beforeAll(async () => {
-		sandbox = await manualSandbox({ seedUsers: 400 });
-	});
-	afterAll(() => sandbox.stop());
 	beforeEach(async () => {
-		await sandbox.reset();
 		token = await tokenFor(sandbox);
 	});
 

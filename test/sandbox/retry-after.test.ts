@@ -1,12 +1,11 @@
-import type { Sandbox } from '../../sandbox';
-import { call, manualSandbox, sendBody, tokenFor } from './helpers';
+import { call, MANUAL_CLOCK, sendBody, tokenFor , useSandbox } from '../harness';
 
 const SEND = 'POST /push-notification/send';
 const httpDate = (ms: number) => new Date(ms).toUTCString();
 
 /** Retry-After in seconds or as an HTTP date on the API's clock (rateLimit and status5xx faults). */
 describe('sandbox Retry-After: seconds or an HTTP date (retryAfterAsDate)', () => {
-	let sandbox: Sandbox;
+	const sandbox = useSandbox({ ...MANUAL_CLOCK, seedUsers: 20 });
 	let token: string;
 	let user: string;
 	const post = () => call(sandbox, 'POST', '/push-notification/send', { token, body: sendBody([user]) });
@@ -17,10 +16,8 @@ describe('sandbox Retry-After: seconds or an HTTP date (retryAfterAsDate)', () =
 		return sandbox.clock.now();
 	};
 	beforeAll(async () => {
-		sandbox = await manualSandbox({ seedUsers: 20 });
 		user = sandbox.orgs.primary.usersOfKind('onePhone', 1)[0];
 	});
-	afterAll(() => sandbox.stop());
 	beforeEach(async () => {
 		await sandbox.reset();
 		token = await tokenFor(sandbox);

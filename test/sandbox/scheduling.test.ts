@@ -1,19 +1,15 @@
-import type { Sandbox } from '../../sandbox';
-import { call, detail, manualSandbox, send, settleDeliveries, tokenFor } from './helpers';
+import { call, detail, MANUAL_CLOCK, send, settleDeliveries, tokenFor, useSandbox } from '../harness';
 
 describe('sandbox scheduling and cancel (spec Send transitions, POST /push-notification/{id}/cancel)', () => {
-	let sandbox: Sandbox;
+	const sandbox = useSandbox({ ...MANUAL_CLOCK, seedUsers: 30, resetBeforeEach: true });
 	let token: string;
 	let user: string;
 	const inMs = (ms: number) => new Date(sandbox.clock.now() + ms).toISOString();
 	const cancel = (id: string) => call(sandbox, 'POST', `/push-notification/${id}/cancel`, { token });
 	beforeAll(async () => {
-		sandbox = await manualSandbox({ seedUsers: 30 });
 		user = sandbox.orgs.primary.usersOfKind('onePhone', 1)[0];
 	});
-	afterAll(() => sandbox.stop());
 	beforeEach(async () => {
-		await sandbox.reset();
 		token = await tokenFor(sandbox);
 	});
 
@@ -118,6 +114,5 @@ describe('sandbox scheduling and cancel (spec Send transitions, POST /push-notif
 		expect(new Date(sandbox.clock.now()).toISOString()).toBe('2030-01-01T00:00:00.000Z');
 		await expect(sandbox.clock.set('2029-01-01T00:00:00Z')).rejects.toThrow(/backwards/);
 		await expect(sandbox.clock.advance(-1)).rejects.toThrow(/non-negative/);
-		await sandbox.settle(); // nothing pending to run: views are read off the clock
 	});
 });

@@ -1,17 +1,13 @@
-import type { Sandbox } from '../../sandbox';
-import { call, manualSandbox, sendBody, tokenFor } from './helpers';
+import { call, MANUAL_CLOCK, sendBody, tokenFor, useSandbox } from '../harness';
 
 describe('sandbox POST /push-notification/send validation (spec Send request table, Errors)', () => {
-	let sandbox: Sandbox;
+	const sandbox = useSandbox({ ...MANUAL_CLOCK, seedUsers: 30, resetBeforeEach: true });
 	let token: string;
 	let user: string;
 	beforeAll(async () => {
-		sandbox = await manualSandbox({ seedUsers: 30 });
 		user = sandbox.orgs.primary.usersOfKind('onePhone', 1)[0];
 	});
-	afterAll(() => sandbox.stop());
 	beforeEach(async () => {
-		await sandbox.reset();
 		token = await tokenFor(sandbox);
 	});
 

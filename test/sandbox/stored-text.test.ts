@@ -1,5 +1,4 @@
-import type { Sandbox } from '../../sandbox';
-import { call, detail, manualSandbox, send, tokenFor } from './helpers';
+import { call, detail, MANUAL_CLOCK, send, tokenFor , useSandbox } from '../harness';
 
 /**
  * The record table says title and body are "As sent" (the default). These switches model an API
@@ -7,7 +6,7 @@ import { call, detail, manualSandbox, send, tokenFor } from './helpers';
  * detail by text finds no equal record.
  */
 describe('sandbox stored text: storageTrimsText, storedTitleMaxLength, storedBodyMaxLength', () => {
-	let sandbox: Sandbox;
+	const sandbox = useSandbox({ ...MANUAL_CLOCK, seedUsers: 20 });
 	let token: string;
 	let user: string;
 	const listed = async () => (await call(sandbox, 'GET', '/push-notification/list', { token })).body.data.notifications[0];
@@ -19,10 +18,8 @@ describe('sandbox stored text: storageTrimsText, storedTitleMaxLength, storedBod
 		return [element, record, internal].map(({ title, body }) => ({ title, body }));
 	};
 	beforeAll(async () => {
-		sandbox = await manualSandbox({ seedUsers: 20 });
 		user = sandbox.orgs.primary.usersOfKind('onePhone', 1)[0];
 	});
-	afterAll(() => sandbox.stop());
 	beforeEach(async () => {
 		await sandbox.reset();
 		token = await tokenFor(sandbox);

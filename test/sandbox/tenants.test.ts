@@ -1,16 +1,10 @@
-import type { Sandbox } from '../../sandbox';
-import { call, detail, manualSandbox, send, sendBody, settleDeliveries, tokenFor } from './helpers';
+import { call, detail, MANUAL_CLOCK, send, sendBody, settleDeliveries, tokenFor, useSandbox } from '../harness';
 
 describe('sandbox tenants (spec "What the service does" 10, Authentication 1 and 6, GET/cancel errors)', () => {
-	let sandbox: Sandbox;
+	const sandbox = useSandbox({ ...MANUAL_CLOCK, seedUsers: 30, secondaryUsers: 30, resetBeforeEach: true });
 	let primaryToken: string;
 	let secondaryToken: string;
-	beforeAll(async () => {
-		sandbox = await manualSandbox({ seedUsers: 30, secondaryUsers: 30 });
-	});
-	afterAll(() => sandbox.stop());
 	beforeEach(async () => {
-		await sandbox.reset();
 		primaryToken = await tokenFor(sandbox);
 		secondaryToken = await tokenFor(sandbox, sandbox.orgs.secondary);
 	});

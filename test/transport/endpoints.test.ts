@@ -9,26 +9,18 @@ import {
 	sendNotification,
 } from '../../nodes/CompanionPush/transport';
 import { repeatableRequest } from '../../nodes/CompanionPush/transport/repeatableRequest';
-import type { Sandbox } from '../../sandbox';
-import type { CredentialStore } from '../harness/engine';
+import type { CredentialStore } from '../../devkit/engine';
 import { z } from 'zod';
-import { ACTIVE_USERS, CANCEL, DETAIL, errorInNode, logOf, sandboxFor, storeFor, valueInNode } from './helpers';
+import { ACTIVE_USERS, CANCEL, DETAIL, errorInNode, logOf, storeFor, TRANSPORT_SANDBOX, useSandbox, valueInNode } from '../harness';
 
 describe('cancel and detail', () => {
-	let sandbox: Sandbox;
+	const sandbox = useSandbox({ ...TRANSPORT_SANDBOX, seedUsers: 30, resetBeforeEach: true });
 	let store: CredentialStore;
 	let users: string[];
 	beforeAll(async () => {
-		sandbox = await sandboxFor({ seedUsers: 30 });
 		store = storeFor(sandbox);
 		await valueInNode(store, (context) => listActiveUserIds(context));
 		users = sandbox.orgs.primary.usersOfKind('twoPhones', 2);
-	});
-	afterAll(async () => {
-		await sandbox.stop();
-	});
-	beforeEach(async () => {
-		await sandbox.reset();
 	});
 
 	const inAnHour = () => new Date(sandbox.clock.now() + 3_600_000).toISOString();
@@ -97,13 +89,7 @@ describe('cancel and detail', () => {
 });
 
 describe('a request that times out', () => {
-	let sandbox: Sandbox;
-	beforeAll(async () => {
-		sandbox = await sandboxFor({ clock: 'real', seedUsers: 20 });
-	});
-	afterAll(async () => {
-		await sandbox.stop();
-	});
+	const sandbox = useSandbox({ ...TRANSPORT_SANDBOX, clock: 'real', seedUsers: 20 });
 
 	test('is a lost answer for a read: retried, and the retry succeeds', async () => {
 		const store = storeFor(sandbox);

@@ -4,23 +4,15 @@
  * server that ignores `skip`.
  */
 import { listNotifications, listUsers, USER_PAGE_SIZE } from '../../nodes/CompanionPush/transport';
-import type { Sandbox } from '../../sandbox';
-import { CredentialStore } from '../harness/engine';
-import { fakeCredential, startFakeApi } from './fake-api';
-import { count, logOf, sandboxFor, storeFor, USER_LIST, valueInNode } from './helpers';
+import { CredentialStore } from '../../devkit/engine';
+import { count, fakeStore, logOf, storeFor, TRANSPORT_SANDBOX, useFakeApis, USER_LIST, useSandbox, useTestSandboxes, valueInNode } from '../harness';
 
 describe('listUsers over 2500 users', () => {
-	let sandbox: Sandbox;
+	const sandbox = useSandbox({ ...TRANSPORT_SANDBOX, seedUsers: 2500, resetBeforeEach: true });
+	const sandboxes = useTestSandboxes();
 	let store: CredentialStore;
 	beforeAll(async () => {
-		sandbox = await sandboxFor({ seedUsers: 2500 });
 		store = storeFor(sandbox);
-	});
-	afterAll(async () => {
-		await sandbox.stop();
-	});
-	beforeEach(async () => {
-		await sandbox.reset();
 	});
 
 	test('reads pages of 1000 and stops on the empty page: 4 calls, every user once', async () => {
@@ -47,56 +39,41 @@ describe('listUsers over 2500 users', () => {
 	});
 
 	test('exactly 2000 users: the third page comes back empty and ends the reading', async () => {
-		await sandbox.stop();
-		sandbox = await sandboxFor({ seedUsers: 2000 });
-		store = storeFor(sandbox);
-		const users = await valueInNode(store, (context) => listUsers(context));
+		const exactly2000 = await sandboxes.start({ ...TRANSPORT_SANDBOX, seedUsers: 2000 });
+		const users = await valueInNode(storeFor(exactly2000), (context) => listUsers(context));
 		expect(users).toHaveLength(2000);
-		expect(count(sandbox, USER_LIST)).toBe(3);
+		expect(count(exactly2000, USER_LIST)).toBe(3);
 	});
 });
 
 describe('listNotifications on a server that ignores skip', () => {
+	const fakeApis = useFakeApis();
+
 	test('stops when a page holds only sends already seen: 2 calls, each send once', async () => {
 		const sends = [3, 2, 1].map((n) => ({ id: `n${n}`, title: `Send ${n}`, body: 'B', status: 'sent', created_at: new Date().toISOString() }));
-		const api = await startFakeApi(() => ({ body: { ok: true, data: sends } }));
-		try {
-			const store = new CredentialStore();
-			store.add(fakeCredential(api));
-			const listed = await valueInNode(store, (context) => listNotifications(context));
-			expect(listed.map((send) => send.id)).toEqual(['n3', 'n2', 'n1']);
-			const reads = api.requests.filter((request) => request.path === '/push-notification/list');
-			expect(reads.map((request) => request.query.skip)).toEqual(['0', '3']);
-		} finally {
-			await api.stop();
-		}
+		const api = await fakeApis.start(() => ({ body: { ok: true, data: sends } }));
+		const store = fakeStore(api);
+		const listed = await valueInNode(store, (context) => listNotifications(context));
+		expect(listed.map((send) => send.id)).toEqual(['n3', 'n2', 'n1']);
+		const reads = api.requests.filter((request) => request.path === '/push-notification/list');
+		expect(reads.map((request) => request.query.skip)).toEqual(['0', '3']);
 	});
 
 	test('a server ignoring skip with a full page of 100: still 2 calls, 100 sends', async () => {
 		const sends = Array.from({ length: 100 }, (_, n) => ({ id: `s${100 - n}`, status: 'sent' }));
-		const api = await startFakeApi(() => ({ body: sends }));
-		try {
-			const store = new CredentialStore();
-			store.add(fakeCredential(api));
-			const listed = await valueInNode(store, (context) => listNotifications(context));
-			expect(listed).toHaveLength(100);
-			expect(api.requests.filter((request) => request.path === '/push-notification/list')).toHaveLength(2);
-		} finally {
-			await api.stop();
-		}
+		const api = await fakeApis.start(() => ({ body: sends }));
+		const store = fakeStore(api);
+		const listed = await valueInNode(store, (context) => listNotifications(context));
+		expect(listed).toHaveLength(100);
+		expect(api.requests.filter((request) => request.path === '/push-notification/list')).toHaveLength(2);
 	});
 
 	test('a server ignoring skip and limit, reporting a total: stops on the total', async () => {
 		const sends = Array.from({ length: 5 }, (_, n) => ({ id: `t${n}` }));
-		const api = await startFakeApi(() => ({ body: { ok: true, data: { items: sends, total: 5 } } }));
-		try {
-			const store = new CredentialStore();
-			store.add(fakeCredential(api));
-			const listed = await valueInNode(store, (context) => listNotifications(context));
-			expect(listed.map((send) => send.id)).toEqual(['t0', 't1', 't2', 't3', 't4']);
-			expect(api.requests.filter((request) => request.path === '/push-notification/list')).toHaveLength(1);
-		} finally {
-			await api.stop();
-		}
+		const api = await fakeApis.start(() => ({ body: { ok: true, data: { items: sends, total: 5 } } }));
+		const store = fakeStore(api);
+		const listed = await valueInNode(store, (context) => listNotifications(context));
+		expect(listed.map((send) => send.id)).toEqual(['t0', 't1', 't2', 't3', 't4']);
+		expect(api.requests.filter((request) => request.path === '/push-notification/list')).toHaveLength(1);
 	});
 });

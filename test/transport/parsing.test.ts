@@ -10,34 +10,20 @@ import {
 	parseErrorBody,
 	sendNotification,
 } from '../../nodes/CompanionPush/transport';
-import type { ErrorShape, ListShape, Sandbox } from '../../sandbox';
-import type { CredentialStore } from '../harness/engine';
-import { startFakeApi, fakeCredential } from './fake-api';
-import type { FakeApi } from './fake-api';
-import {
-	errorInNode,
-	expectNoSecret,
-	logOf,
-	sandboxFor,
-	secretsOf,
-	SEND,
-	SEND_LIST,
-	storeFor,
-	tokensSeen,
-	USER_LIST,
-	valueInNode,
-} from './helpers';
+import type { ErrorShape, ListShape } from '../../sandbox';
+import type { CredentialStore } from '../../devkit/engine';
+import { errorInNode, expectNoSecret, fakeCredential, fakeStore, logOf, secretsOf, SEND, SEND_LIST, startFakeApi, storeFor, tokensSeen, TRANSPORT_SANDBOX, USER_LIST, useSandbox, valueInNode } from '../harness';
+import type { FakeApi } from '../harness';
 
 const LIST_SHAPES: ListShape[] = ['bareArray', 'dataArray', 'dataItems', 'dataNotifications', 'envelope'];
 const ERROR_SHAPES: ErrorShape[] = ['okFalse', 'detail', 'statusMessage', 'plainText'];
 
 describe('tolerant parsing against the sandbox', () => {
-	let sandbox: Sandbox;
+	const sandbox = useSandbox({ ...TRANSPORT_SANDBOX, seedUsers: 40 });
 	let store: CredentialStore;
 	let tokens: () => string[];
 	let sentIds: string[];
 	beforeAll(async () => {
-		sandbox = await sandboxFor({ seedUsers: 40 });
 		store = storeFor(sandbox);
 		tokens = tokensSeen(store);
 		const users = sandbox.orgs.primary.usersOfKind('onePhone', 2);
@@ -48,9 +34,6 @@ describe('tolerant parsing against the sandbox', () => {
 			}
 			return ids;
 		});
-	});
-	afterAll(async () => {
-		await sandbox.stop();
 	});
 	afterEach(() => {
 		sandbox.configure({ listShape: 'envelope', errorShape: 'okFalse' });
@@ -155,13 +138,6 @@ describe('unknown shapes (a server answering what the spec does not describe)', 
 	afterAll(async () => {
 		await api.stop();
 	});
-	const fakeStore = async () => {
-		const { CredentialStore } = await import('../harness/engine');
-		const store = new CredentialStore();
-		store.add(fakeCredential(api));
-		return store;
-	};
-
 	test.each([
 		['the list of sends', () => listNotificationsOf(), 'Reading the list of sends', { foo: 1 }],
 		['the user list', () => usersOf(), 'Reading the user list', { foo: 1 }],
@@ -169,7 +145,7 @@ describe('unknown shapes (a server answering what the spec does not describe)', 
 		['a notification', () => detailOf(), 'Reading notification n1', { ok: true, data: { id: 'n1' } }],
 	])('%s answered with an unknown shape: one request, an error showing the body', async (_what, call, action, body) => {
 		answer = () => ({ body });
-		const store = await fakeStore();
+		const store = fakeStore(api);
 		const before = api.requests.filter((request) => request.path !== '/auth/oauth/v2/refresh').length;
 		const error = await errorInNode(store, call());
 		const after = api.requests.filter((request) => request.path !== '/auth/oauth/v2/refresh').length;
@@ -183,7 +159,7 @@ describe('unknown shapes (a server answering what the spec does not describe)', 
 	test('a very long unknown body is shown cut short, not whole', async () => {
 		const body = { foo: 'x'.repeat(5000) };
 		answer = () => ({ body });
-		const error = await errorInNode(await fakeStore(), listNotificationsOf());
+		const error = await errorInNode(fakeStore(api), listNotificationsOf());
 		expect(error.description.length).toBeLessThan(400);
 		expect(error.description).toMatch(/^What came back: \{"foo":"xxx/);
 		expect(error.description).toMatch(/…$/);
@@ -192,7 +168,7 @@ describe('unknown shapes (a server answering what the spec does not describe)', 
 	test('a send accepted with an unknown body is an error showing it, and is not sent again', async () => {
 		answer = () => ({ status: 202, body: { accepted: true } });
 		const before = api.requests.filter((request) => request.path === '/push-notification/send').length;
-		const error = await errorInNode(await fakeStore(), (context) =>
+		const error = await errorInNode(fakeStore(api), (context) =>
 			sendNotification(context, { title: 'T', body: 'B', target_user_ids: ['u1'] }),
 		);
 		expect(api.requests.filter((request) => request.path === '/push-notification/send').length - before).toBe(1);

@@ -5,48 +5,25 @@
  */
 import { getNotification, listActiveUserIds, listUsersPage, sendNotification } from '../../nodes/CompanionPush/transport';
 import { timings } from '../../nodes/CompanionPush/processState';
-import type { Sandbox } from '../../sandbox';
-import {
-	ACTIVE_USERS,
-	count,
-	credentialData,
-	DETAIL,
-	errorInNode,
-	expectNoSecret,
-	logOf,
-	REFRESH,
-	sandboxFor,
-	secretsOf,
-	storeFor,
-	tokensSeen,
-	USER_LIST,
-	valueInNode,
-} from './helpers';
-import type { CredentialStore } from "../harness/engine";
+import { ACTIVE_USERS, count, DETAIL, errorInNode, expectNoSecret, logOf, REFRESH, secretsOf, storeFor, tokensSeen, TRANSPORT_SANDBOX, USER_LIST, useSandbox, valueInNode } from '../harness';
+import type { CredentialStore } from "../../devkit/engine";
 
 describe('read retries', () => {
-	let sandbox: Sandbox;
+	const sandbox = useSandbox({ ...TRANSPORT_SANDBOX, clock: 'real', seedUsers: 30, resetBeforeEach: true });
 	let store: CredentialStore;
 	let tokens: () => string[];
 	beforeAll(async () => {
-		sandbox = await sandboxFor({ clock: 'real', seedUsers: 30 });
 		store = storeFor(sandbox);
 		tokens = tokensSeen(store);
 		// Take the token once, so the logs below hold only the calls under test.
 		await valueInNode(store, (context) => listActiveUserIds(context));
-	});
-	afterAll(async () => {
-		await sandbox.stop();
-	});
-	beforeEach(async () => {
-		await sandbox.reset();
 	});
 
 	const statuses = (endpoint: string) => logOf(sandbox, endpoint).map((entry) => entry.status);
 
 	/** A send registered by the secondary organization (through its own credential). */
 	async function sendOfSecondaryOrg(): Promise<string> {
-		const other = storeFor(sandbox, credentialData(sandbox, sandbox.orgs.secondary));
+		const other = storeFor(sandbox, { credential: sandbox.orgs.secondary });
 		const outcome = await valueInNode(other, (context) =>
 			sendNotification(context, { title: 't', body: 'b', target_user_ids: sandbox.orgs.secondary.userIds.slice(0, 1) }),
 		);

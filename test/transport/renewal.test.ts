@@ -4,40 +4,13 @@
  * credential), shares it across concurrent calls, and on a 401 renews and retries once only.
  */
 import { getNotification, listActiveUserIds, listUsers, sendNotification } from '../../nodes/CompanionPush/transport';
-import type { Sandbox } from '../../sandbox';
-import {
-	ACTIVE_USERS,
-	count,
-	errorInNode,
-	expectNoSecret,
-	expectNoTenantId,
-	inNode,
-	logOf,
-	REFRESH,
-	sandboxFor,
-	secretsOf,
-	SEND,
-	sendRequest,
-	storeFor,
-	tokensSeen,
-	USER_LIST,
-	valueInNode,
-} from './helpers';
-import { runProbe } from '../harness/engine';
-
-const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+import { ACTIVE_USERS, count, errorInNode, expectNoSecret, expectNoTenantId, inNode, logOf, REFRESH, secretsOf, SEND, sendBody, storeFor, tokensSeen, TRANSPORT_SANDBOX, USER_LIST, useSandbox, valueInNode, wait } from '../harness';
+import { runProbe } from '../../devkit/engine';
 
 describe('token renewal (manual clock: the token never expires on its own)', () => {
-	let sandbox: Sandbox;
-	beforeAll(async () => {
-		sandbox = await sandboxFor({ seedUsers: 30 });
-	});
-	afterAll(async () => {
-		await sandbox.stop();
-	});
-	beforeEach(async () => {
-		await sandbox.reset();
-	});
+	const sandbox = useSandbox({ ...TRANSPORT_SANDBOX, seedUsers: 30, resetBeforeEach: true });
+	/** A send to two users with one phone each. */
+	const twoUsersSend = () => sendBody(sandbox.orgs.primary.usersOfKind('onePhone', 2));
 
 	test('the first call with an empty token renews it exactly once, before the API call', async () => {
 		const store = storeFor(sandbox);
@@ -214,7 +187,7 @@ describe('token renewal (manual clock: the token never expires on its own)', () 
 		await sandbox.reset();
 		sandbox.addFault({ endpoint: SEND, kind: 'unauthorized', times: 1 });
 
-		const outcome = await valueInNode(store, (context) => sendNotification(context, sendRequest(sandbox)));
+		const outcome = await valueInNode(store, (context) => sendNotification(context, twoUsersSend()));
 
 		expect(logOf(sandbox).map((entry) => [entry.endpoint, entry.status])).toEqual([
 			[SEND, 401],
@@ -230,7 +203,7 @@ describe('token renewal (manual clock: the token never expires on its own)', () 
 		await sandbox.reset();
 		sandbox.addFault({ endpoint: SEND, kind: 'unauthorized', times: 5 });
 
-		const error = await errorInNode(store, (context) => sendNotification(context, sendRequest(sandbox)));
+		const error = await errorInNode(store, (context) => sendNotification(context, twoUsersSend()));
 
 		expect(error.httpCode).toBe('401');
 		expect(count(sandbox, SEND)).toBe(3);
@@ -244,7 +217,7 @@ describe('token renewal (manual clock: the token never expires on its own)', () 
 		const outcome = await valueInNode(store, async (context) => {
 			await listActiveUserIds(context);
 			await listUsers(context, 3);
-			const sent = await sendNotification(context, { ...sendRequest(sandbox), tenant_id: 'org-secondary' } as never);
+			const sent = await sendNotification(context, { ...twoUsersSend(), tenant_id: 'org-secondary' } as never);
 			await getNotification(context, sent.id);
 			return sent;
 		});
@@ -258,13 +231,7 @@ describe('token renewal (manual clock: the token never expires on its own)', () 
 });
 
 describe('token renewal on a real clock with a short token life', () => {
-	let sandbox: Sandbox;
-	beforeAll(async () => {
-		sandbox = await sandboxFor({ clock: 'real', tokenLifetimeSeconds: 3 });
-	});
-	afterAll(async () => {
-		await sandbox.stop();
-	});
+	const sandbox = useSandbox({ ...TRANSPORT_SANDBOX, clock: 'real', tokenLifetimeSeconds: 3 });
 
 	test('a call inside the renewal margin renews first: the API never sees an expired token', async () => {
 		const store = storeFor(sandbox);

@@ -9,9 +9,8 @@
 import type { IDataObject } from 'n8n-workflow';
 
 import * as transport from '../../nodes/CompanionPush/transport';
-import type { Sandbox } from '../../sandbox';
-import type { CredentialStore } from '../harness/engine';
-import { ACTIVE_USERS, count, inNode, logOf, REFRESH, sandboxFor, SEND, storeFor, valueInNode } from './helpers';
+import type { CredentialStore } from '../../devkit/engine';
+import { ACTIVE_USERS, count, inNode, logOf, REFRESH, SEND, storeFor, TRANSPORT_SANDBOX, useSandbox, valueInNode } from '../harness';
 
 type Transport = typeof transport;
 
@@ -44,16 +43,7 @@ function onFirstTokenWrite(store: CredentialStore, onWrite: () => void) {
 }
 
 describe('a refresh that revokes the previous access token (manual clock)', () => {
-	let sandbox: Sandbox;
-	beforeAll(async () => {
-		sandbox = await sandboxFor({ seedUsers: 10, refreshRevokesPreviousTokens: true });
-	});
-	afterAll(async () => {
-		await sandbox.stop();
-	});
-	beforeEach(async () => {
-		await sandbox.reset();
-	});
+	const sandbox = useSandbox({ ...TRANSPORT_SANDBOX, seedUsers: 10, refreshRevokesPreviousTokens: true, resetBeforeEach: true });
 
 	test('another process renewed (revoking the token this call read) and saved: the call takes that token, no refresh of its own', async () => {
 		const store = storeFor(sandbox);
@@ -130,22 +120,7 @@ describe('a refresh that revokes the previous access token (manual clock)', () =
 describe('a refresh that revokes the previous access token: many callers over several token lives (real clock)', () => {
 	const TOKEN_LIFE_SECONDS = 2;
 	const RUN_MS = 5000;
-	let sandbox: Sandbox;
-	beforeAll(async () => {
-		sandbox = await sandboxFor({
-			clock: 'real',
-			seedUsers: 40,
-			tokenLifetimeSeconds: TOKEN_LIFE_SECONDS,
-			refreshRevokesPreviousTokens: true,
-			latencyMs: 15,
-		});
-	});
-	afterAll(async () => {
-		await sandbox.stop();
-	});
-	beforeEach(async () => {
-		await sandbox.reset();
-	});
+	const sandbox = useSandbox({ ...TRANSPORT_SANDBOX, clock: 'real', seedUsers: 40, tokenLifetimeSeconds: TOKEN_LIFE_SECONDS, refreshRevokesPreviousTokens: true, latencyMs: 15, resetBeforeEach: true });
 
 	/** Each caller sends for RUN_MS, 8 sends at a time per execution, each to one user with its own title. */
 	async function sendFromEveryCaller(store: CredentialStore, callers: Transport[]) {

@@ -7,45 +7,22 @@
 import { resetProcessState, useTimings } from '../../nodes/CompanionPush/processState';
 import { listActiveUserIds, sendNotification } from '../../nodes/CompanionPush/transport';
 import type { SendOutcome, SendRequest } from '../../nodes/CompanionPush/transport';
-import type { Sandbox } from '../../sandbox';
-import type { CredentialStore } from '../harness/engine';
-import {
-	count,
-	credentialData,
-	DETAIL,
-	errorInNode,
-	expectNoSecret,
-	logOf,
-	REFRESH,
-	sandboxFor,
-	secretsOf,
-	SEND,
-	SEND_LIST,
-	storeFor,
-	tokensSeen,
-	valueInNode,
-} from './helpers';
+import type { CredentialStore } from '../../devkit/engine';
+import { count, DETAIL, errorInNode, expectNoSecret, logOf, REFRESH, secretsOf, SEND, SEND_LIST, storeFor, tokensSeen, TRANSPORT_SANDBOX, useSandbox, valueInNode } from '../harness';
 
 describe('safe send', () => {
-	let sandbox: Sandbox;
+	const sandbox = useSandbox({ ...TRANSPORT_SANDBOX, seedUsers: 60, resetBeforeEach: true });
 	let store: CredentialStore;
 	let tokens: () => string[];
 	let users: string[];
 	beforeAll(async () => {
 		useTimings({ lookupSettleMs: 200 });
-		sandbox = await sandboxFor({ seedUsers: 60 });
 		store = storeFor(sandbox);
 		tokens = tokensSeen(store);
 		await valueInNode(store, (context) => listActiveUserIds(context));
 		users = sandbox.orgs.primary.usersOfKind('onePhone', 3);
 	});
-	afterAll(async () => {
-		await sandbox.stop();
-		resetProcessState();
-	});
-	beforeEach(async () => {
-		await sandbox.reset();
-	});
+	afterAll(() => resetProcessState());
 
 	let titleCounter = 0;
 	/** A send body with a title unique to the test, so sends of other tests never match. */
@@ -109,7 +86,7 @@ describe('safe send', () => {
 	});
 
 	test('a 403 (credential of a non-admin user) is an error with the hint, not repeated', async () => {
-		const nonAdmin = storeFor(sandbox, credentialData(sandbox, sandbox.nonAdminCredential));
+		const nonAdmin = storeFor(sandbox, { credential: sandbox.nonAdminCredential });
 		const error = await errorInNode(nonAdmin, (context) => sendNotification(context, request()));
 		expect(sendStatuses()).toEqual([403]);
 		expect(error.httpCode).toBe('403');
@@ -316,7 +293,7 @@ describe('safe send', () => {
 	});
 
 	test('a refused token renewal fails the send at once: nothing sent, no lookup', async () => {
-		const revoked = storeFor(sandbox, credentialData(sandbox, sandbox.orgs.secondary));
+		const revoked = storeFor(sandbox, { credential: sandbox.orgs.secondary });
 		sandbox.revokeRefreshToken(sandbox.orgs.secondary.clientId);
 		const error = await errorInNode(revoked, (context) => sendNotification(context, request()));
 		expect(error.message).toMatch(/^Sending the notification failed: The API refused to renew the access token \(HTTP 401\)/);

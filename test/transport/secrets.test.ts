@@ -13,40 +13,18 @@ import {
 	listUsersPage,
 	sendNotification,
 } from '../../nodes/CompanionPush/transport';
-import type { Sandbox } from '../../sandbox';
-import { CredentialStore, runProbe } from '../harness/engine';
-import { fakeCredential, startFakeApi } from './fake-api';
-import {
-	ACTIVE_USERS,
-	credentialData,
-	DETAIL,
-	errorInNode,
-	expectNoSecret,
-	sandboxFor,
-	SEND,
-	SEND_LIST,
-	storeFor,
-	tokensSeen,
-	USER_LIST,
-	valueInNode,
-} from './helpers';
+import { CredentialStore, runProbe } from '../../devkit/engine';
+import { ACTIVE_USERS, DETAIL, errorInNode, expectNoSecret, fakeCredential, fakeStore, SEND, SEND_LIST, storeFor, tokensSeen, TRANSPORT_SANDBOX, useFakeApis, USER_LIST, useSandbox, valueInNode } from '../harness';
 
 describe('no secret or token in any error', () => {
-	let sandbox: Sandbox;
+	const sandbox = useSandbox({ ...TRANSPORT_SANDBOX, seedUsers: 30, resetBeforeEach: true });
 	let store: CredentialStore;
 	let tokens: () => string[];
 	const secrets = () => [sandbox.orgs.primary.clientSecret, sandbox.orgs.primary.refreshToken, ...tokens()];
 	beforeAll(async () => {
-		sandbox = await sandboxFor({ seedUsers: 30 });
 		store = storeFor(sandbox);
 		tokens = tokensSeen(store);
 		await valueInNode(store, (context) => listActiveUserIds(context));
-	});
-	afterAll(async () => {
-		await sandbox.stop();
-	});
-	beforeEach(async () => {
-		await sandbox.reset();
 	});
 
 	const request = () => ({ title: 'T', body: 'B', target_user_ids: sandbox.orgs.primary.usersOfKind('onePhone', 1) });
@@ -87,7 +65,7 @@ describe('no secret or token in any error', () => {
 	});
 
 	test('a 403 (another organization\'s send)', async () => {
-		const other = storeFor(sandbox, credentialData(sandbox, sandbox.orgs.secondary));
+		const other = storeFor(sandbox, { credential: sandbox.orgs.secondary });
 		const otherTokens = tokensSeen(other);
 		const theirs = await valueInNode(other, (context) =>
 			sendNotification(context, { title: 'T', body: 'B', target_user_ids: sandbox.orgs.secondary.userIds.slice(0, 1) }),
@@ -112,29 +90,26 @@ describe('no secret or token in any error', () => {
 });
 
 describe('an API that echoes what it was sent into its answers', () => {
+	const fakeApis = useFakeApis();
+
 	test('a token or secret echoed in an error body or an unexpected body is not shown', async () => {
 		// A careless API: errors repeat the Authorization header; the list answers the same.
-		const api = await startFakeApi((request) =>
+		const api = await fakeApis.start((request) =>
 			request.path === '/user/list'
 				? { status: 400, body: { ok: false, error: { message: `bad request from ${request.authorization}` } } }
 				: { status: 200, body: { echo: request.authorization } },
 		);
-		try {
-			const store = new CredentialStore();
-			store.add(fakeCredential(api));
-			const credential = fakeCredential(api);
-			const hidden = [credential.clientSecret, credential.refreshToken, api.accessToken];
+		const store = fakeStore(api);
+		const credential = fakeCredential(api);
+		const hidden = [credential.clientSecret, credential.refreshToken, api.accessToken];
 
-			const badRequest = await errorInNode(store, (context) => listUsersPage(context, 0, 5));
-			expect(badRequest.httpCode).toBe('400');
-			expect(badRequest.message).toMatch(/^Reading the user list failed with HTTP 400: bad request from Bearer /);
-			expectNoSecret(badRequest, hidden);
+		const badRequest = await errorInNode(store, (context) => listUsersPage(context, 0, 5));
+		expect(badRequest.httpCode).toBe('400');
+		expect(badRequest.message).toMatch(/^Reading the user list failed with HTTP 400: bad request from Bearer /);
+		expectNoSecret(badRequest, hidden);
 
-			const unexpected = await errorInNode(store, (context) => listNotifications(context));
-			expect(unexpected.description).toMatch(/^What came back: \{"echo":"Bearer /);
-			expectNoSecret(unexpected, hidden);
-		} finally {
-			await api.stop();
-		}
+		const unexpected = await errorInNode(store, (context) => listNotifications(context));
+		expect(unexpected.description).toMatch(/^What came back: \{"echo":"Bearer /);
+		expectNoSecret(unexpected, hidden);
 	});
 });

@@ -6,9 +6,8 @@
 import type { IExecuteFunctions } from 'n8n-workflow';
 
 import { failedSendOutcome, listActiveUserIds, sendNotification } from '../../nodes/CompanionPush/transport';
-import type { Sandbox } from '../../sandbox';
 import { secretsFingerprint } from '../../credentials/CompanionPushApi.credentials';
-import { ACTIVE_USERS, count, credentialData, errorInNode, SEND, sandboxFor, storeFor, valueInNode } from './helpers';
+import { ACTIVE_USERS, count, credentialData, errorInNode, SEND, storeFor, TRANSPORT_SANDBOX, useSandbox, valueInNode } from '../harness';
 
 /** The node's context, with n8n's authenticated request helper throwing `thrown`. */
 function throwingHelper(context: IExecuteFunctions, thrown: unknown): IExecuteFunctions {
@@ -17,13 +16,7 @@ function throwingHelper(context: IExecuteFunctions, thrown: unknown): IExecuteFu
 }
 
 describe('an unexpected error on the way to the API', () => {
-	let sandbox: Sandbox;
-	beforeAll(async () => {
-		sandbox = await sandboxFor({ clock: 'real' });
-	});
-	afterAll(async () => {
-		await sandbox.stop();
-	});
+	const sandbox = useSandbox({ ...TRANSPORT_SANDBOX, clock: 'real' });
 
 	test('a read says it was an unexpected error, with its message, after the retries', async () => {
 		const store = storeFor(sandbox);
@@ -56,10 +49,12 @@ describe('an unexpected error on the way to the API', () => {
 		// A usable token for a base URL where nothing listens: no renewal, the request itself fails.
 		const unreachable = { ...credentialData(sandbox), baseUrl: 'http://127.0.0.1:1' };
 		const store = storeFor(sandbox, {
-			...unreachable,
-			accessToken: 'a-token-that-is-never-checked',
-			accessTokenRenewAfter: Date.now() + 3_600_000,
-			accessTokenIssuedFor: secretsFingerprint(unreachable as never),
+			overrides: {
+				...unreachable,
+				accessToken: 'a-token-that-is-never-checked',
+				accessTokenRenewAfter: Date.now() + 3_600_000,
+				accessTokenIssuedFor: secretsFingerprint(unreachable as never),
+			},
 		});
 		const error = await errorInNode(store, (context) => listActiveUserIds(context));
 		expect(error.message).toBe('Reading the users with an active app failed: no answer from the API (ECONNREFUSED)');

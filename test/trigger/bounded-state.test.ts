@@ -2,18 +2,18 @@
  * The static data stays bounded over a simulated week of daily sends, polled every 10 minutes:
  * sends age out after the watch window, and every event is still emitted exactly once.
  */
-import { DAY, MINUTE, TriggerFixture } from './helpers';
+import { MAX_WATCHED_SENDS } from '../../nodes/CompanionPush/trigger/state';
+import { DAY, MINUTE, useTriggerFixtures } from '../harness';
 
 const SENDS_PER_DAY = 12;
 const POLL_EVERY = 10 * MINUTE;
 
 describe('Companion Push Trigger: bounded state', () => {
-	let fixture: TriggerFixture;
-	afterEach(async () => fixture?.stop());
+	const triggers = useTriggerFixtures();
 
 	test('over a week the static data stays small and watches only the last window of sends', async () => {
 		// A third of the delivered phones are tapped 20 minutes after delivery.
-		fixture = await TriggerFixture.start({}, { autoTapShare: 0.34, autoTapAfterMs: 20 * MINUTE });
+		const fixture = await triggers.start({}, { autoTapShare: 0.34, autoTapAfterMs: 20 * MINUTE });
 		fixture.hostClockFollowsSandbox();
 		await fixture.poll();
 		const audience = [
@@ -68,7 +68,7 @@ describe('Companion Push Trigger: bounded state', () => {
 	}, 120_000);
 
 	test('a send is watched for the window after it went out, then forgotten and never read again', async () => {
-		fixture = await TriggerFixture.start({ events: ['deliveryOpened'], options: { watchWindow: 2 } });
+		const fixture = await triggers.start({ events: ['deliveryOpened'], options: { watchWindow: 2 } });
 		fixture.hostClockFollowsSandbox();
 		await fixture.poll();
 		const user = fixture.user('onePhone');
@@ -82,5 +82,27 @@ describe('Companion Push Trigger: bounded state', () => {
 		const logStart = fixture.sandbox.requestLog().length;
 		expect(await fixture.pollEvery(10 * MINUTE, 6)).toEqual([]);
 		expect(fixture.callsSince(logStart)['GET /push-notification/:id'] ?? 0).toBe(0);
+	});
+
+	test('beyond the hard bounds the oldest sends are dropped before their window ends, and n8n\'s log says which', async () => {
+		const fixture = await triggers.start({ events: ['notificationSettled'] });
+		fixture.hostClockFollowsSandbox();
+		await fixture.poll();
+		const oldest = await fixture.send([fixture.user('onePhone')], { title: 'Oldest' });
+		await fixture.sandbox.clock.advance(1_000);
+		await Promise.all(Array.from({ length: MAX_WATCHED_SENDS }, () => fixture.send([fixture.user('onePhone')], { title: 'Later' })));
+		await fixture.sandbox.clock.advance(1_000);
+		const warn = jest.spyOn(fixture.target.context!.logger, 'warn').mockImplementation(() => undefined);
+		try {
+			const outcome = await fixture.poll();
+			expect(outcome.error).toBeUndefined();
+			const sends = (fixture.staticData().watch as { sends: object }).sends;
+			expect(Object.keys(sends)).toHaveLength(MAX_WATCHED_SENDS);
+			expect(Object.keys(sends)).not.toContain(oldest);
+			expect(warn).toHaveBeenCalledTimes(1);
+			expect(warn.mock.calls[0][0]).toMatch(new RegExp(`stopped watching 1 before their watch window ended, oldest first: ${oldest}\\.`));
+		} finally {
+			warn.mockRestore();
+		}
 	});
 });

@@ -3,16 +3,15 @@
  * moving, every poll costs at most 7 API calls (1 list page + 5 detail reads, + a token renewal
  * at most), and none of the old sends is ever read. The read budget caps a poll, fairly.
  */
-import { HOUR, MINUTE, total, TriggerFixture } from './helpers';
+import { HOUR, MINUTE, total, useTriggerFixtures } from '../harness';
 
 const OLD_SENDS = 10_000;
 
 describe('Companion Push Trigger: cost', () => {
-	let fixture: TriggerFixture;
-	afterEach(async () => fixture?.stop());
+	const triggers = useTriggerFixtures();
 
 	test('10,000 old sends + 5 moving ones: at most 7 API calls per poll, no old send read', async () => {
-		fixture = await TriggerFixture.start({ events: ['notificationSettled', 'deliveryOpened'] });
+		const fixture = await triggers.start({ events: ['notificationSettled', 'deliveryOpened'] });
 		// The token is renewed ahead of expiry (1 call), not after a 401 (2 more calls).
 		fixture.hostClockFollowsSandbox();
 		const user = [fixture.user('onePhone')];
@@ -68,10 +67,11 @@ describe('Companion Push Trigger: cost', () => {
 		console.log(`API calls per poll (10,000 old + 5 moving): max ${Math.max(...totals)}, ${JSON.stringify(perPoll[0])}`);
 	}, 120_000);
 
-	test('more than a page of new sends since the last poll: pages down to what was seen, no further', async () => {
-		fixture = await TriggerFixture.start({ events: ['notificationSettled'] });
+	test('more than a page of new sends since the last poll: pages down to the margin below the newest one, no further', async () => {
+		const fixture = await triggers.start({ events: ['notificationSettled'] });
 		const user = [fixture.user('onePhone')];
 		await Promise.all(Array.from({ length: 250 }, () => fixture.send(user, { title: 'Before' })));
+		await fixture.sandbox.clock.advance(10 * MINUTE);
 		await fixture.poll();
 		const fresh = await Promise.all(Array.from({ length: 150 }, () => fixture.send(user, { title: 'After' })));
 		await fixture.sandbox.clock.advance(5_000);
@@ -85,14 +85,20 @@ describe('Companion Push Trigger: cost', () => {
 			listCalls.push(fixture.callsSince(logStart)['GET /push-notification/list']);
 			await fixture.sandbox.clock.advance(MINUTE);
 		}
-		// 150 new sends: two pages of 100 the first time (the second holds the first send already
-		// seen), one page afterwards; the 50-read budget spreads the reads over three polls.
-		expect(listCalls).toEqual([2, 1, 1, 1]);
+		// 150 new sends within the margin: two pages of 100 on every poll (the second ends at the
+		// first send older than the margin), never the third page of older sends; the 50-read budget
+		// spreads the reads over three polls.
+		expect(listCalls).toEqual([2, 2, 2, 2]);
+		const listedSkips = fixture.sandbox
+			.requestLog()
+			.filter((entry) => entry.endpoint === 'GET /push-notification/list')
+			.map((entry) => Number(entry.query.skip ?? 0));
+		expect(Math.max(...listedSkips)).toBe(100);
 		expect(emitted.sort()).toEqual([...fresh].sort());
 	});
 
 	test('maxReadsPerPoll caps the detail reads, and every send gets its turn', async () => {
-		fixture = await TriggerFixture.start({ events: ['notificationSettled'], options: { maxReadsPerPoll: 3 } });
+		const fixture = await triggers.start({ events: ['notificationSettled'], options: { maxReadsPerPoll: 3 } });
 		await fixture.poll();
 		const ids = await Promise.all(Array.from({ length: 10 }, (_, n) => fixture.send([fixture.user('onePhone')], { title: `N${n}` })));
 		await fixture.sandbox.clock.advance(5_000);

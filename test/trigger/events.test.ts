@@ -2,15 +2,13 @@
  * The trigger against the sandbox, polled as an active n8n workflow polls it: what it emits, and
  * that each event comes exactly once however many polls follow.
  */
-import { call } from '../sandbox/helpers';
-import { HOUR, MINUTE, ofEvent, TriggerFixture } from './helpers';
+import { call, HOUR, MINUTE, ofEvent, useTriggerFixtures } from '../harness';
 
 describe('Companion Push Trigger: events', () => {
-	let fixture: TriggerFixture;
-	afterEach(async () => fixture?.stop());
+	const triggers = useTriggerFixtures();
 
 	test('the first poll records a starting point and emits nothing; sends made before it are never emitted', async () => {
-		fixture = await TriggerFixture.start();
+		const fixture = await triggers.start();
 		const before = await fixture.send([fixture.user('onePhone'), fixture.user('uninstalled')]);
 		await fixture.sandbox.clock.advance(5_000); // settled: partially_failed with a failure
 
@@ -18,7 +16,8 @@ describe('Companion Push Trigger: events', () => {
 		expect(first.error).toBeUndefined();
 		expect(first.emitted).toBe(false);
 		const state = fixture.staticData().watch as any;
-		expect(state.newest.ids).toEqual([before]);
+		// The list is read from the first poll's time on: the earlier send lies below it.
+		expect(state.listed).toEqual({ floor: fixture.sandbox.clock.now(), recent: [] });
 		expect(state.sends).toEqual({});
 
 		fixture.sandbox.tap(before, fixture.user('onePhone'));
@@ -29,7 +28,7 @@ describe('Companion Push Trigger: events', () => {
 	});
 
 	test('a send that settles is emitted once across many polls, with its record and counters', async () => {
-		fixture = await TriggerFixture.start({ events: ['notificationSettled'] });
+		const fixture = await triggers.start({ events: ['notificationSettled'] });
 		await fixture.poll();
 		const id = await fixture.send([fixture.user('onePhone'), fixture.user('twoPhones')]);
 
@@ -51,7 +50,7 @@ describe('Companion Push Trigger: events', () => {
 	});
 
 	test('a later state change (automatic retry: partially_failed, then sent) is emitted once more, with the old state', async () => {
-		fixture = await TriggerFixture.start({ events: ['notificationSettled'] }, { retriesVisible: true });
+		const fixture = await triggers.start({ events: ['notificationSettled'] }, { retriesVisible: true });
 		await fixture.poll();
 		const id = await fixture.send([fixture.user('onePhone'), fixture.user('flaky')]);
 		expect((await fixture.poll()).items).toEqual([]); // seen while sending
@@ -74,7 +73,7 @@ describe('Companion Push Trigger: events', () => {
 	});
 
 	test('a scheduled send that is canceled is emitted once as canceled, then no longer read', async () => {
-		fixture = await TriggerFixture.start({ events: ['notificationSettled'] });
+		const fixture = await triggers.start({ events: ['notificationSettled'] });
 		await fixture.poll();
 		const scheduledAt = new Date(fixture.sandbox.clock.now() + 2 * HOUR).toISOString();
 		const id = await fixture.send([fixture.user('onePhone')], { scheduled_at: scheduledAt });
@@ -90,7 +89,7 @@ describe('Companion Push Trigger: events', () => {
 	});
 
 	test('opens and failures are emitted once each, told apart by user and phone', async () => {
-		fixture = await TriggerFixture.start({ events: ['deliveryFailed', 'deliveryOpened'] });
+		const fixture = await triggers.start({ events: ['deliveryFailed', 'deliveryOpened'] });
 		await fixture.poll();
 		const onePhone = fixture.user('onePhone');
 		const twoPhones = fixture.user('twoPhones');
@@ -129,7 +128,7 @@ describe('Companion Push Trigger: events', () => {
 	});
 
 	test('output "perNotification": one item per send, its new events inside', async () => {
-		fixture = await TriggerFixture.start({ output: 'perNotification' });
+		const fixture = await triggers.start({ output: 'perNotification' });
 		await fixture.poll();
 		const uninstalled = fixture.user('uninstalled');
 		const first = await fixture.send([fixture.user('onePhone'), uninstalled], { title: 'First' });
@@ -154,17 +153,16 @@ describe('Companion Push Trigger: events', () => {
 	});
 
 	test('filters: title contains (any case), and announcement id (announcement_id or its deeplink)', async () => {
-		fixture = await TriggerFixture.start({ events: ['notificationSettled'], filters: { titleContains: 'safety' } });
+		let fixture = await triggers.start({ events: ['notificationSettled'], filters: { titleContains: 'safety' } });
 		await fixture.poll();
 		const user = [fixture.user('onePhone')];
 		const matching = await fixture.send(user, { title: 'Monthly SAFETY check' });
 		await fixture.send(user, { title: 'Lunch menu' });
 		const items = await fixture.pollEvery(MINUTE, 3);
 		expect(items.map((item) => item.notificationId)).toEqual([matching]);
-		await fixture.stop();
 
 		for (const recordIncludesAnnouncementId of [true, false]) {
-			fixture = await TriggerFixture.start(
+			fixture = await triggers.start(
 				{ events: ['notificationSettled'], filters: { announcementId: 'ann-7' } },
 				{ recordIncludesAnnouncementId },
 			);
@@ -176,7 +174,6 @@ describe('Companion Push Trigger: events', () => {
 			const found = (await fixture.pollEvery(MINUTE, 3)).map((item) => item.notificationId);
 			// Without announcement_id in the API's records, only the deeplink can tell.
 			expect(found.sort()).toEqual((recordIncludesAnnouncementId ? [byId, byDeeplink] : [byDeeplink]).sort());
-			await fixture.stop();
 		}
 	});
 });

@@ -5,11 +5,10 @@
 import { NodeApiError } from 'n8n-workflow';
 
 import type { FaultSpec } from '../../sandbox';
-import { MINUTE, TriggerFixture } from './helpers';
+import { MINUTE, useTriggerFixtures } from '../harness';
 
 describe('Companion Push Trigger: a failing poll', () => {
-	let fixture: TriggerFixture;
-	afterEach(async () => fixture?.stop());
+	const triggers = useTriggerFixtures();
 
 	// The poll reads the two details due in parallel: a fault on "every try" of the detail reads
 	// is there for the tries of both.
@@ -41,7 +40,7 @@ describe('Companion Push Trigger: a failing poll', () => {
 	];
 
 	test.each(cases)('$name: nothing emitted, state untouched, the next poll catches up', async ({ faults, httpCode, message }) => {
-		fixture = await TriggerFixture.start({ events: ['notificationSettled', 'deliveryFailed'] });
+		const fixture = await triggers.start({ events: ['notificationSettled', 'deliveryFailed'] });
 		await fixture.poll();
 		// One send already watched and settled (its events emitted), one new: the failing poll
 		// must neither lose the new one nor repeat the old one.
@@ -75,7 +74,7 @@ describe('Companion Push Trigger: a failing poll', () => {
 	});
 
 	test('a failure partway through the reads leaves the earlier reads unremembered too', async () => {
-		fixture = await TriggerFixture.start({ events: ['notificationSettled'] });
+		const fixture = await triggers.start({ events: ['notificationSettled'] });
 		await fixture.poll();
 		const first = await fixture.send([fixture.user('onePhone')], { title: 'A' });
 		const second = await fixture.send([fixture.user('onePhone')], { title: 'B' });
@@ -103,7 +102,7 @@ describe('Companion Push Trigger: a failing poll', () => {
 	});
 
 	test('the poll n8n runs while activating the workflow does not fail during an outage: it logs, keeps the state, and the next poll catches up', async () => {
-		fixture = await TriggerFixture.start({ events: ['notificationSettled'] });
+		const fixture = await triggers.start({ events: ['notificationSettled'] });
 		await fixture.poll();
 		const sent = await fixture.send([fixture.user('onePhone')], { title: 'During the outage' });
 		await fixture.sandbox.clock.advance(5_000);
@@ -125,7 +124,7 @@ describe('Companion Push Trigger: a failing poll', () => {
 	});
 
 	test('a watched send the API no longer knows (404) is forgotten instead of failing every poll', async () => {
-		fixture = await TriggerFixture.start({ events: ['notificationSettled'] });
+		const fixture = await triggers.start({ events: ['notificationSettled'] });
 		await fixture.poll();
 		const gone = await fixture.send([fixture.user('onePhone')], { title: 'Gone' });
 		await fixture.poll();

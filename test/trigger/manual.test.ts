@@ -5,8 +5,8 @@
  */
 import type { IDataObject, INode } from 'n8n-workflow';
 
-import { runWorkflow } from '../harness/engine';
-import { MINUTE, TRIGGER_TYPE, TriggerFixture } from './helpers';
+import { runWorkflow } from '../../devkit/engine';
+import { MINUTE, TRIGGER_TYPE, TriggerFixture, useTriggerFixtures } from '../harness';
 
 const NODE_NAME = 'Companion Push Trigger';
 
@@ -30,11 +30,10 @@ async function fetchTestEvent(fixture: TriggerFixture, parameters: IDataObject, 
 }
 
 describe('Companion Push Trigger: Fetch Test Event (manual mode)', () => {
-	let fixture: TriggerFixture;
-	afterEach(async () => fixture?.stop());
+	const triggers = useTriggerFixtures();
 
 	test('returns one recent real event and leaves the state of the active trigger alone', async () => {
-		fixture = await TriggerFixture.start();
+		const fixture = await triggers.start();
 		await fixture.poll();
 		const onePhone = fixture.user('onePhone');
 		const id = await fixture.send([onePhone], { title: 'Opened one' });
@@ -60,7 +59,7 @@ describe('Companion Push Trigger: Fetch Test Event (manual mode)', () => {
 	});
 
 	test('with no event yet, a sample built from the latest send (marked sample), in the chosen output shape', async () => {
-		fixture = await TriggerFixture.start();
+		const fixture = await triggers.start();
 		await fixture.send([fixture.user('onePhone')], { title: 'Older' });
 		const latest = await fixture.send([fixture.user('onePhone')], { title: 'Still sending' });
 		const staticData: IDataObject = {};
@@ -76,8 +75,31 @@ describe('Companion Push Trigger: Fetch Test Event (manual mode)', () => {
 		expect(staticData).toEqual({});
 	});
 
+	test('the person events: a real one when there is one (No Device), else a sample with the deadline (Not Opened in Time)', async () => {
+		const fixture = await triggers.start();
+		const noPhone = fixture.user('noPhone');
+		const id = await fixture.send([fixture.user('onePhone'), noPhone], { title: 'Safety alert' });
+		await fixture.sandbox.clock.advance(5_000);
+
+		const noDevice = await fetchTestEvent(fixture, { events: ['noDevice'] });
+		expect(noDevice.items).toEqual([
+			{ event: 'noDevice', eventKey: `${id}:${noPhone}:noDevice`, notificationId: id, title: 'Safety alert', body: expect.any(String), userId: noPhone, sentAt: expect.any(String) },
+		]);
+
+		// Within the 30 minutes nobody is late yet: a sample, marked so.
+		const notOpened = await fetchTestEvent(fixture, { events: ['notOpenedInTime'], openDeadline: 30 });
+		const sentAt = Date.parse(noDevice.items[0].sentAt as string);
+		expect(notOpened.items).toEqual([
+			expect.objectContaining({ event: 'notOpenedInTime', sample: true, notificationId: id, deadline: new Date(sentAt + 30 * MINUTE).toISOString() }),
+		]);
+		await fixture.sandbox.clock.advance(30 * MINUTE);
+		expect((await fetchTestEvent(fixture, { events: ['notOpenedInTime'], openDeadline: 30 })).items).toEqual([
+			expect.not.objectContaining({ sample: true }),
+		]);
+	});
+
 	test('with no send at all, a clear error instead of an empty run', async () => {
-		fixture = await TriggerFixture.start();
+		const fixture = await triggers.start();
 		const result = await fetchTestEvent(fixture, {});
 		expect(result.items).toEqual([]);
 		expect(result.error?.message).toMatch(/No notification has been sent yet/);

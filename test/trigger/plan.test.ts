@@ -6,14 +6,17 @@ import type { NotificationDetail } from '../../nodes/CompanionPush/transport';
 import { detectEvents, matchesFilters, TRIGGER_EVENTS } from '../../nodes/CompanionPush/trigger/events';
 import { MAX_BACKOFF_MINUTES, MINUTE_MS, planReads, scheduleNextRead } from '../../nodes/CompanionPush/trigger/plan';
 import {
-	advanceNewest,
 	ageOut,
-	alreadySeen,
 	initialState,
+	isKnown,
+	LIST_LAG_MARGIN_MS,
+	listingEndsAt,
+	MAX_RECENT_IDS,
 	MAX_REMEMBERED_KEYS,
 	MAX_WATCHED_SENDS,
-	NEWEST_IDS,
 	readState,
+	rememberListed,
+	UNTIMED_IDS,
 	writeState,
 } from '../../nodes/CompanionPush/trigger/state';
 import type { TriggerState, WatchedSend } from '../../nodes/CompanionPush/trigger/state';
@@ -42,6 +45,15 @@ describe('poll plan', () => {
 		}
 		expect(intervals).toEqual([1, 2, 4, 8, 16, 32, MAX_BACKOFF_MINUTES, MAX_BACKOFF_MINUTES, MAX_BACKOFF_MINUTES]);
 		expect(scheduleNextRead(send, { status: 'sent', foundSomethingNew: true }, now)).toEqual({ dueAt: now + MINUTE_MS, backoffMinutes: 1 });
+	});
+
+	test('an open deadline makes a settled send due right when it passes, if the back-off would read it later', () => {
+		const backedOff = watched({ backoffMinutes: 16 });
+		const deadline = T0 + 10 * MINUTE_MS;
+		expect(scheduleNextRead(backedOff, { status: 'sent', foundSomethingNew: false }, T0, deadline)).toEqual({ dueAt: deadline, backoffMinutes: 32 });
+		// The back-off comes first: kept; a deadline already passed changes nothing.
+		expect(scheduleNextRead(watched(), { status: 'sent', foundSomethingNew: false }, T0, deadline).dueAt).toBe(T0 + MINUTE_MS);
+		expect(scheduleNextRead(backedOff, { status: 'sent', foundSomethingNew: false }, deadline + 1, deadline).dueAt).toBe(deadline + 1 + 32 * MINUTE_MS);
 	});
 
 	test('a send still sending or scheduled is due again at once (read every poll)', () => {
@@ -94,25 +106,64 @@ describe('state', () => {
 		expect(readState({ watch: { ...stateWith({}), sends: { a: { from: 'x' } } } } as never)).toBeUndefined();
 	});
 
-	test('the list is read down to what was seen: newest ids, watched sends, or older than the newest created_at', () => {
-		const state = initialState(
-			[
-				{ id: 'n2', created_at: '2026-03-02T09:00:02.000Z' },
-				{ id: 'n1', created_at: '2026-03-02T09:00:01.000Z' },
-			],
-			T0,
-		);
-		state.sends.w = watched();
-		expect(alreadySeen(state, { id: 'n1' })).toBe(true);
-		expect(alreadySeen(state, { id: 'w' })).toBe(true);
-		expect(alreadySeen(state, { id: 'x', created_at: '2026-03-02T09:00:00.000Z' })).toBe(true);
-		expect(alreadySeen(state, { id: 'x', created_at: '2026-03-02T09:00:03.000Z' })).toBe(false);
-		expect(alreadySeen(state, { id: 'x' })).toBe(false);
+	const at = (ms: number) => new Date(ms).toISOString();
 
-		advanceNewest(state, Array.from({ length: 30 }, (_, n) => ({ id: `m${n}`, created_at: '2026-03-02T10:00:00.000Z' })));
-		expect(state.newest.ids).toHaveLength(NEWEST_IDS);
-		expect(state.newest.ids[0]).toBe('m0');
-		expect(state.newest.createdAt).toBe(Date.parse('2026-03-02T10:00:00.000Z'));
+	test('the list is read down to a margin below the newest created_at seen; known sends above it are passed over, not stopped at', () => {
+		const state = initialState([{ id: 'n1', created_at: at(T0) }], T0);
+		expect(state.listed).toEqual({ floor: T0, newestCreatedAt: T0, recent: [{ id: 'n1', createdAt: T0 }] });
+		state.sends.w = watched();
+
+		// Ten minutes later a new send is listed: the floor follows it, LIST_LAG_MARGIN_MS below.
+		rememberListed(state, [{ id: 'n2', created_at: at(T0 + 10 * MINUTE_MS) }]);
+		expect(state.listed.floor).toBe(T0 + 10 * MINUTE_MS - LIST_LAG_MARGIN_MS);
+		expect(state.listed.recent.map((send) => send.id)).toEqual(['n2']); // n1 is below the floor now
+
+		expect(listingEndsAt(state, { id: 'n2', created_at: at(T0 + 10 * MINUTE_MS) })).toBe(false); // known: passed over
+		expect(isKnown(state, 'n2')).toBe(true);
+		expect(isKnown(state, 'w')).toBe(true);
+		// A send created a minute before n2 and listed only now: above the floor, not known, so it is new.
+		const late = { id: 'late', created_at: at(T0 + 9 * MINUTE_MS) };
+		expect(listingEndsAt(state, late)).toBe(false);
+		expect(isKnown(state, 'late')).toBe(false);
+		// Below the floor the reading ends.
+		expect(listingEndsAt(state, { id: 'old', created_at: at(state.listed.floor - 1) })).toBe(true);
+		// Without created_at, the first send met before ends it; an unknown one does not.
+		expect(listingEndsAt(state, { id: 'w' })).toBe(true);
+		expect(listingEndsAt(state, { id: 'x' })).toBe(false);
+		// Before the first poll has a state, only its own time ends the reading.
+		expect(listingEndsAt(undefined, { id: 'y', created_at: at(T0 - 1) }, T0)).toBe(true);
+		expect(listingEndsAt(undefined, { id: 'y', created_at: at(T0) }, T0)).toBe(false);
+	});
+
+	test('recent stays bounded: beyond MAX_RECENT_IDS within the margin the floor rises past the oldest; UNTIMED_IDS sends without created_at', () => {
+		const state = initialState([], T0);
+		const many = Array.from({ length: MAX_RECENT_IDS + 50 }, (_, n) => ({ id: `s${n}`, created_at: at(T0 + (MAX_RECENT_IDS + 50 - n) * 100) }));
+		rememberListed(state, many);
+		expect(state.listed.recent).toHaveLength(MAX_RECENT_IDS - 1);
+		const kept = new Set(state.listed.recent.map((send) => send.id));
+		// The oldest ones are gone and lie below the floor: never listed (nor watched) again.
+		for (const send of many.filter((entry) => !kept.has(entry.id))) expect(listingEndsAt(state, send)).toBe(true);
+		for (const send of many.filter((entry) => kept.has(entry.id))) expect(listingEndsAt(state, send)).toBe(false);
+
+		rememberListed(state, Array.from({ length: UNTIMED_IDS + 5 }, (_, n) => ({ id: `u${n}` })));
+		expect(state.listed.recent.filter((send) => send.createdAt === undefined).map((send) => send.id)).toEqual(
+			Array.from({ length: UNTIMED_IDS }, (_, n) => `u${n}`),
+		);
+	});
+
+	test('a state stored by the first version is taken over: its sends stay watched, the reading starts where it stopped', () => {
+		const newestCreatedAt = T0 + HOUR_MS;
+		const stored = { watch: { version: 1, startedAt: T0, newest: { ids: ['n9', 'n8'], createdAt: newestCreatedAt }, sends: { n8: watched() } } };
+		const state = readState(stored as never)!;
+		expect(state).toEqual({
+			version: 2,
+			startedAt: T0,
+			listed: { floor: newestCreatedAt, newestCreatedAt, recent: [{ id: 'n9' }, { id: 'n8' }] },
+			sends: { n8: watched() },
+		});
+		expect(listingEndsAt(state, { id: 'n9', created_at: at(newestCreatedAt) })).toBe(false);
+		expect(isKnown(state, 'n9')).toBe(true);
+		expect(listingEndsAt(state, { id: 'older', created_at: at(newestCreatedAt - 1) })).toBe(true);
 	});
 
 	test('aging: a send is forgotten once its window has passed since it went out', () => {
@@ -121,11 +172,12 @@ describe('state', () => {
 			old: watched({ from: T0 - 25 * HOUR_MS }),
 			scheduledLater: watched({ from: T0 + 48 * HOUR_MS }),
 		});
-		expect(ageOut(state, T0, 24 * HOUR_MS)).toEqual(['old']);
+		// Forgotten at the end of its window: nothing lost, so nothing to report.
+		expect(ageOut(state, T0, 24 * HOUR_MS)).toEqual([]);
 		expect(Object.keys(state.sends).sort()).toEqual(['fresh', 'scheduledLater']);
 	});
 
-	test('hard bounds: at most MAX_WATCHED_SENDS sends and MAX_REMEMBERED_KEYS keys, oldest forgotten first', () => {
+	test('hard bounds: at most MAX_WATCHED_SENDS sends and MAX_REMEMBERED_KEYS keys, oldest forgotten first, and returned', () => {
 		const many: Record<string, WatchedSend> = {};
 		for (let n = 0; n < MAX_WATCHED_SENDS + 10; n++) many[`s${n}`] = watched({ from: T0 + n });
 		const state = stateWith(many);
@@ -164,6 +216,7 @@ describe('events', () => {
 			previousStatus: 'sending',
 			emittedKeys: new Set(['u2:1:opened']),
 			selected: all,
+			now: T0,
 		});
 		expect(events.map((event) => event.key)).toEqual(['status:partially_failed', 'u1:0:opened', 'u1:1:failed']);
 		expect(events.map((event) => event.json.eventKey)).toEqual(['n1:status:partially_failed', 'n1:u1:0:opened', 'n1:u1:1:failed']);
@@ -172,8 +225,8 @@ describe('events', () => {
 
 	test('a failure is reported once the send has settled, not while it is still sending', () => {
 		const failed = [{ user_id: 'u1', status: 'failed', sent_at: at, opened_at: null }];
-		expect(detectEvents({ detail: detail('sending', failed), emittedKeys: new Set(), selected: all })).toEqual([]);
-		expect(detectEvents({ detail: detail('failed', failed), emittedKeys: new Set(), selected: all }).map((e) => e.name)).toEqual([
+		expect(detectEvents({ detail: detail('sending', failed), emittedKeys: new Set(), selected: all, now: T0 })).toEqual([]);
+		expect(detectEvents({ detail: detail('failed', failed), emittedKeys: new Set(), selected: all, now: T0 }).map((e) => e.name)).toEqual([
 			'notificationSettled',
 			'deliveryFailed',
 		]);
@@ -184,6 +237,7 @@ describe('events', () => {
 			detail: detail('sent', [{ user_id: 'u1', status: 'opened', sent_at: at, opened_at: at }]),
 			emittedKeys: new Set(),
 			selected: new Set(['deliveryOpened'] as const),
+			now: T0,
 		});
 		expect(events.map((event) => event.name)).toEqual(['deliveryOpened']);
 	});
@@ -198,5 +252,69 @@ describe('events', () => {
 		expect(matchesFilters({ announcement_id: 'a1', deeplink: null }, { announcementId: 'a1' })).toBe(true);
 		expect(matchesFilters({ announcement_id: 'a2', title: 'hello' }, { announcementId: 'a1', titleContains: 'hello' })).toBe(false);
 		expect(matchesFilters({}, {})).toBe(true);
+	});
+
+	describe('per person: No Device and Not Opened in Time', () => {
+		const sentAt = '2026-03-02T09:00:00.000Z';
+		const deadline = T0 + 15 * MINUTE_MS;
+		const after = (minutes: number) => new Date(T0 + minutes * MINUTE_MS).toISOString();
+		const deliveries: NotificationDetail['deliveries'] = [
+			{ user_id: 'twoPhonesOneOpened', status: 'sent', sent_at: at, opened_at: null },
+			{ user_id: 'twoPhonesOneOpened', status: 'opened', sent_at: at, opened_at: after(3) },
+			{ user_id: 'openedLate', status: 'opened', sent_at: at, opened_at: after(16) },
+			{ user_id: 'notOpened', status: 'sent', sent_at: at, opened_at: null },
+			{ user_id: 'notOpened', status: 'failed', sent_at: at, opened_at: null },
+			{ user_id: 'openedNoTime', status: 'opened', sent_at: at, opened_at: null },
+			{ user_id: 'allFailed', status: 'failed', sent_at: at, opened_at: null },
+			{ user_id: 'noApp', status: 'no_device', sent_at: at, opened_at: null },
+		];
+		const read = (now: number, status = 'sent', emittedKeys = new Set<string>()) =>
+			detectEvents({
+				detail: { notification: { id: 'n1', title: 'Alert', status, sent_at: sentAt }, deliveries },
+				emittedKeys,
+				selected: new Set(['noDevice', 'notOpenedInTime'] as const),
+				now,
+				openDeadlineMs: 15 * MINUTE_MS,
+			});
+
+		test('before the deadline: only No Device, once the send has settled', () => {
+			expect(read(deadline - 1, 'sending')).toEqual([]);
+			expect(read(deadline - 1).map((event) => [event.name, event.key])).toEqual([['noDevice', 'noApp:noDevice']]);
+		});
+
+		test('at the deadline: each person reached who opened on no phone by then, one event each; an open after it does not undo it', () => {
+			const events = read(deadline + 5 * MINUTE_MS);
+			expect(events.map((event) => event.key)).toEqual(['openedLate:notOpened', 'notOpened:notOpened', 'noApp:noDevice']);
+			const late = events[0].json;
+			expect(late).toEqual({
+				event: 'notOpenedInTime',
+				eventKey: 'n1:openedLate:notOpened',
+				notificationId: 'n1',
+				title: 'Alert',
+				body: null,
+				userId: 'openedLate',
+				sentAt,
+				deadline: new Date(deadline).toISOString(),
+				phonesReached: 1,
+				openedAt: after(16),
+			});
+			expect(events[1].json).toMatchObject({ userId: 'notOpened', phonesReached: 1, openedAt: null });
+			// Emitted keys are not emitted again.
+			expect(read(deadline + 6 * MINUTE_MS, 'sent', new Set(events.map((event) => event.key)))).toEqual([]);
+		});
+
+		test('the deadline runs from sent_at (a scheduled send: when it went out); none before it went out', () => {
+			const scheduled = (now: number, sent_at: string | null) =>
+				detectEvents({
+					detail: { notification: { id: 'n2', status: 'sent', scheduled_at: '2026-03-02T08:00:00.000Z', sent_at }, deliveries: deliveries.slice(3, 4) },
+					emittedKeys: new Set(),
+					selected: new Set(['notOpenedInTime'] as const),
+					now,
+					openDeadlineMs: 15 * MINUTE_MS,
+				});
+			expect(scheduled(deadline - 1, sentAt)).toEqual([]);
+			expect(scheduled(deadline, sentAt).map((event) => event.key)).toEqual(['notOpened:notOpened']);
+			expect(scheduled(deadline + HOUR_MS, null)).toEqual([]);
+		});
 	});
 });

@@ -1,6 +1,7 @@
 import { NodeOperationError } from 'n8n-workflow';
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
+import { readCredentialsAnew } from '../transport';
 import * as notification from './notification/notification.resource';
 import * as user from './user/user.resource';
 
@@ -16,6 +17,7 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 	const resource = this.getNodeParameter('resource', 0) as string;
 	const operation = this.getNodeParameter('operation', 0) as string;
 	const handler = resources[resource]?.[operation];
+	readCredentialsAnew(this);
 	if (!handler) {
 		throw new NodeOperationError(this.getNode(), `The operation "${operation}" is not known for "${resource}"`);
 	}

@@ -100,6 +100,8 @@ export function parseErrorBody(body: unknown): ErrorDetail {
 export interface ApiFailure {
 	status: number;
 	body: unknown;
+	/** The Location header of a redirect, without a user or password. */
+	location?: string;
 	/** What was being done, e.g. "Sending the notification". */
 	action: string;
 	itemIndex?: number;
@@ -109,6 +111,7 @@ export interface ApiFailure {
  * field to fix), and the hint. Built from the status and body only, never from the request, so
  * no header or token can leak into it. */
 export function apiError(node: INode, failure: ApiFailure): NodeApiError {
+	if (failure.status >= 300 && failure.status < 400) return redirectError(node, failure);
 	const detail = parseErrorBody(failure.body);
 	const hint = HINTS[failure.status] ?? (failure.status >= 500 ? SERVER_ERROR_HINT : undefined);
 	const fieldText = detail.field ? ` (field: ${detail.field})` : '';
@@ -117,6 +120,19 @@ export function apiError(node: INode, failure: ApiFailure): NodeApiError {
 	return nodeApiError(node, response, {
 		message: `${failure.action} failed with HTTP ${failure.status}${apiText}${fieldText}`,
 		description: hint,
+		httpCode: String(failure.status),
+		itemIndex: failure.itemIndex,
+	});
+}
+
+/** A redirect: never followed (the request would go elsewhere with the credential's token, and a POST
+ * would come back as a GET), so the Base URL is probably not the API's address. */
+function redirectError(node: INode, failure: ApiFailure): NodeApiError {
+	const where = failure.location ? ` to ${excerpt(failure.location, 200)}` : '';
+	return nodeApiError(node, { status: failure.status, location: failure.location ?? null }, {
+		message: `${failure.action} failed: the API answered with a redirect (HTTP ${failure.status})${where}`,
+		description:
+			'Redirects are not followed, so no token goes to another address and nothing was sent there. Check the Base URL of the credential: use the address the API is really at.',
 		httpCode: String(failure.status),
 		itemIndex: failure.itemIndex,
 	});

@@ -8,6 +8,7 @@ import type {
 	IPollFunctions,
 } from 'n8n-workflow';
 
+import { withoutUserInfo } from '../../../credentials/CompanionPushApi.credentials';
 import { CREDENTIAL_TYPE } from '../processState';
 import type { RenewalFailure } from './errors';
 
@@ -79,7 +80,7 @@ function renewalFailure(error: unknown): RenewalFailure | undefined {
 			return {
 				message: current.message,
 				retryable: current.retryable === true,
-				httpCode: typeof current.httpCode === 'number' ? current.httpCode : undefined,
+				httpCode: typeof current.refusedWithStatus === 'number' ? current.refusedWithStatus : undefined,
 			};
 		}
 	}
@@ -102,11 +103,6 @@ function noAnswer(error: unknown, secrets: unknown[]): NoAnswer {
 	const message = typeof innermost?.message === 'string' ? innermost.message : String(error);
 	const shown = String(redactSecrets(withoutUserInfo(message), secrets)).slice(0, 200);
 	return { kind: 'noAnswer', code: 'UNKNOWN_ERROR', unexpected: shown, neverSent: false };
-}
-
-/** Hides a user and password written into an address (`https://user:pass@host`). */
-export function withoutUserInfo(text: string): string {
-	return text.replace(/\/\/[^/\s@]+@/g, '//');
 }
 
 /** The organization comes from the credential: `tenant_id` is never sent, even when a caller
@@ -155,6 +151,9 @@ export async function requestOnce(
 		// Statuses come back as values: errors are built here from status and body only, and the
 		// 401 renewal is done by the caller, the same way in every n8n version.
 		ignoreHttpStatusErrors: true,
+		// A redirect comes back as an answer too: followed, it would carry the token to another address
+		// (n8n puts it back on), and turn a send's POST into a GET. Not following is also cheaper.
+		disableFollowRedirect: true,
 		returnFullResponse: true,
 	};
 	const reference = context.getNode().credentials?.[CREDENTIAL_TYPE];

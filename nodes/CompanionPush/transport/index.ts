@@ -4,6 +4,7 @@
  * credentials/CompanionPushApi.credentials.ts, which n8n runs when this door asks for a token.)
  */
 export { repeatableRequest } from './repeatableRequest';
+export { readCredentialsAnew } from './tokenRenewal';
 export type { Answer, ApiCall, CompanionPushContext } from './http';
 export {
 	cancelNotification,

@@ -1,6 +1,7 @@
 import { sleep } from 'n8n-workflow';
 import type { NodeApiError } from 'n8n-workflow';
 
+import { withoutUserInfo } from '../../../credentials/CompanionPushApi.credentials';
 import { timings } from '../processState';
 import type { RetryPolicy } from '../processState';
 import { apiError, networkError, renewalError, unexpectedResponse } from './errors';
@@ -148,6 +149,7 @@ export class Tries {
 		const { action, itemIndex } = this.call;
 		if (answer.kind === 'noAnswer') return networkError(node, action, answer, itemIndex, noAnswerNote);
 		if (answer.status >= 200 && answer.status < 300) return unexpectedResponse(node, action, answer.redact(answer.body), itemIndex);
-		return apiError(node, { status: answer.status, body: answer.body, action, itemIndex });
+		const location = typeof answer.headers.location === 'string' ? withoutUserInfo(answer.headers.location) : undefined;
+		return apiError(node, { status: answer.status, body: answer.body, location, action, itemIndex });
 	}
 }

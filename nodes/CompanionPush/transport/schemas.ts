@@ -9,7 +9,7 @@ const id = z.union([z.string(), z.number()]).transform(String);
 const timestamp = z.string().nullable().optional();
 const count = z.number().int().nonnegative().catch(0);
 
-export const SEND_STATES = ['scheduled', 'sending', 'sent', 'partially_failed', 'failed', 'canceled'] as const;
+export { SEND_STATES } from '../helpers/sendStates';
 export const DELIVERY_STATES = ['sent', 'opened', 'failed', 'no_device'] as const;
 
 export const userSchema = z

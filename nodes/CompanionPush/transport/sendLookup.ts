@@ -1,7 +1,8 @@
 import { sleep } from 'n8n-workflow';
 
-import { timings } from '../processState';
+import { processState, timings } from '../processState';
 import { getNotification, listNotificationsPage } from './endpoints';
+import type { SendListPage } from './endpoints';
 import type { CompanionPushContext } from './http';
 import type { ListedNotification } from './schemas';
 import type { SendRequest } from './send';
@@ -71,14 +72,27 @@ function timeOf(value: unknown): number | undefined {
 	return Number.isNaN(time) ? undefined : time;
 }
 
-async function readBackToWindow(context: CompanionPushContext, lookup: Lookup): Promise<Reading> {
+/** A page of the list read after `notBefore` (n8n's clock): one that another lookup of this run
+ * started reading after that moment, or a new read. */
+async function pageReadAfter(context: CompanionPushContext, skip: number, notBefore: number, itemIndex?: number): Promise<SendListPage> {
+	let pages = processState.listPagesRead.get(context);
+	if (!pages) processState.listPagesRead.set(context, (pages = new Map()));
+	const shared = pages.get(skip);
+	if (shared && shared.startedAt >= notBefore) return await shared.page;
+	const read = { startedAt: Date.now(), page: listNotificationsPage(context, skip, PAGE_SIZE, itemIndex) };
+	pages.set(skip, read);
+	read.page.catch(() => pages.get(skip) === read && pages.delete(skip));
+	return await read.page;
+}
+
+async function readBackToWindow(context: CompanionPushContext, lookup: Lookup, notBefore: number): Promise<Reading> {
 	const seen = new Set<string>();
 	const candidates: Candidate[] = [];
 	let windowStart: number | undefined;
 	let skip = 0;
 	let pagesWithNothingNew = 0;
 	for (let pages = 1; ; pages++) {
-		const page = await listNotificationsPage(context, skip, PAGE_SIZE, lookup.itemIndex);
+		const page = await pageReadAfter(context, skip, notBefore, lookup.itemIndex);
 		// The window starts at the first attempt, moved onto the API's clock.
 		windowStart ??=
 			page.serverTimeMs !== undefined
@@ -164,13 +178,14 @@ async function decide(context: CompanionPushContext, lookup: Lookup, reading: Re
 
 /** The lookup described at the top. Errors of the list or detail reads are thrown. */
 export async function lookUpSend(context: CompanionPushContext, lookup: Lookup): Promise<LookupResult> {
-	const first = await readBackToWindow(context, lookup);
+	const first = await readBackToWindow(context, lookup, Date.now());
 	const firstDecision = await decide(context, lookup, first);
 	if (firstDecision.kind !== 'none') return firstDecision;
 	if (first.cutShort) return { kind: 'unknown', reason: `nothing in the list of sends looks like it, but ${first.cutShort}` };
 	// Absent once: the API may still register it, and its list may show it late.
+	const settledAt = Date.now() + timings().lookupSettleMs;
 	await sleep(timings().lookupSettleMs);
-	const second = await readBackToWindow(context, lookup);
+	const second = await readBackToWindow(context, lookup, settledAt);
 	const secondDecision = await decide(context, lookup, second);
 	if (secondDecision.kind !== 'none') return secondDecision;
 	if (second.cutShort) return { kind: 'unknown', reason: `nothing in the list of sends looks like it, but ${second.cutShort}` };

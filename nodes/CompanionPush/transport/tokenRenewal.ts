@@ -80,12 +80,16 @@ async function sendWithRenewedToken(
 	if (renewal) {
 		const { renewed, failed } = await renewal;
 		if (failed) return { answer: { kind: 'renewalFailed', failure: failed }, token: undefined };
-		if (renewed) return { answer: await requestOnce(context, call, baseUrl, credentials, renewed), token: renewed.accessToken };
+		if (renewed) {
+			remember(context, renewed);
+			return { answer: await requestOnce(context, call, baseUrl, credentials, renewed), token: renewed.accessToken };
+		}
 	}
 	let finish!: (value: RenewalResult) => void;
 	const shared = new Promise<RenewalResult>((resolve) => (finish = resolve));
 	processState.renewalsInFlight.set(key, shared);
 	const renewing = toRenew(credentials, (renewed) => {
+		remember(context, renewed);
 		finish({ renewed });
 		if (processState.renewalsInFlight.get(key) === shared) processState.renewalsInFlight.delete(key);
 	});
@@ -114,9 +118,34 @@ async function tokenSavedSince(
 		if (processState.renewalsInFlight.has(key)) return undefined;
 		if (waitMs > 0) await sleep(waitMs);
 		const stored = await context.getCredentials(CREDENTIAL_TYPE, call.itemIndex);
-		if (stored.accessToken && stored.accessToken !== refusedToken && !tokenNeedsRenewal(stored, Date.now())) return stored;
+		if (stored.accessToken && stored.accessToken !== refusedToken && !tokenNeedsRenewal(stored, Date.now())) {
+			remember(context, stored);
+			return stored;
+		}
 	}
 	return undefined;
+}
+
+/** A node run or a poll starts: the credential is read anew at its first call (n8n keeps one poll
+ * context for every poll of an activation, and an edited credential must be seen by the next poll). */
+export function readCredentialsAnew(context: CompanionPushContext): void {
+	processState.credentialsRead.delete(context);
+}
+
+/** The credential as this node run or poll read it (once; see processState.credentialsRead). */
+async function credentialsOf(context: CompanionPushContext, itemIndex?: number): Promise<ICredentialDataDecryptedObject> {
+	let read = processState.credentialsRead.get(context);
+	if (!read) {
+		read = context.getCredentials(CREDENTIAL_TYPE, itemIndex);
+		processState.credentialsRead.set(context, read);
+		read.catch(() => processState.credentialsRead.delete(context));
+	}
+	return await read;
+}
+
+/** What this run uses from now on: the credential with a renewed token, or as saved since. */
+function remember(context: CompanionPushContext, credentials: ICredentialDataDecryptedObject): void {
+	processState.credentialsRead.set(context, Promise.resolve(credentials));
 }
 
 function isUnauthorized(answer: Answer): boolean {
@@ -129,7 +158,7 @@ function isUnauthorized(answer: Answer): boolean {
  * Returns any status as an answer.
  */
 export async function exchange(context: CompanionPushContext, call: ApiCall): Promise<Answer> {
-	const credentials = await context.getCredentials(CREDENTIAL_TYPE, call.itemIndex);
+	const credentials = await credentialsOf(context, call.itemIndex);
 	let baseUrl: string;
 	try {
 		baseUrl = checkBaseUrl(credentials.baseUrl);

@@ -1,22 +1,18 @@
 import type { IDataObject } from 'n8n-workflow';
 
+import { isSettled } from '../helpers/sendStates';
+import { openedBy, outcomesByUser } from '../helpers/userOutcomes';
+import type { UserOutcome } from '../helpers/userOutcomes';
 import type { NotificationDetail, NotificationRecord } from '../transport';
+import { parseTime } from './state';
 
-export const TRIGGER_EVENTS = ['notificationSettled', 'deliveryFailed', 'deliveryOpened'] as const;
+export const TRIGGER_EVENTS = ['notificationSettled', 'deliveryFailed', 'deliveryOpened', 'noDevice', 'notOpenedInTime'] as const;
 export type TriggerEventName = (typeof TRIGGER_EVENTS)[number];
-
-/** Spec send states a send reaches when it leaves `sending` (or `scheduled`, by a cancel). */
-export const SETTLED_STATES: readonly string[] = ['sent', 'partially_failed', 'failed', 'canceled'];
-/** States in which a send is still moving: read every poll. */
-export const MOVING_STATES: readonly string[] = ['scheduled', 'sending'];
-
-export function isSettled(status: string | undefined): boolean {
-	return status !== undefined && SETTLED_STATES.includes(status);
-}
 
 export interface TriggerEvent {
 	name: TriggerEventName;
-	/** Key remembered with the send: `status:<state>` or `<userId>:<deliveryIndex>:<state>`. */
+	/** Key remembered with the send: `status:<state>`, `<userId>:<deliveryIndex>:<state>` (a phone),
+	 * or `<userId>:noDevice` / `<userId>:notOpened` (a person). */
 	key: string;
 	notificationId: string;
 	json: IDataObject;
@@ -71,16 +67,26 @@ function baseFields(record: NotificationRecord): IDataObject {
  *   after the service's automatic retries, is a new state: emitted again, with the old one);
  * - deliveryFailed: a phone's delivery is `failed`, once the send itself has settled (before,
  *   the service may still be on its first round);
- * - deliveryOpened: a delivery was opened (tapped).
- * Deliveries are told apart by user and by their order among that user's entries (one per phone).
+ * - deliveryOpened: a delivery was opened (tapped);
+ * - noDevice: a person has no active app on any phone (their single `no_device` entry), once the
+ *   send has settled;
+ * - notOpenedInTime: `now` (the API's clock) is past the deadline, `openDeadlineMs` after the send
+ *   went out (`sent_at`), and a person reached on a phone opened it on none by then; an open after
+ *   the deadline does not undo it.
+ * Deliveries are told apart by user and by their order among that user's entries (one per phone);
+ * the last two events are one per person, whatever their phones.
  */
 export function detectEvents(input: {
 	detail: NotificationDetail;
 	previousStatus?: string;
 	emittedKeys: ReadonlySet<string>;
 	selected: ReadonlySet<TriggerEventName>;
+	/** The API's time of this read (ms). */
+	now: number;
+	/** Not Opened Within, in ms, when notOpenedInTime is selected. */
+	openDeadlineMs?: number;
 }): TriggerEvent[] {
-	const { detail, previousStatus, emittedKeys, selected } = input;
+	const { detail, previousStatus, emittedKeys, selected, now, openDeadlineMs } = input;
 	const record = detail.notification;
 	const events: TriggerEvent[] = [];
 	const push = (name: TriggerEventName, key: string, json: IDataObject) => {
@@ -119,14 +125,52 @@ export function detectEvents(input: {
 			});
 		}
 	}
+
+	if (!selected.has('noDevice') && !selected.has('notOpenedInTime')) return events;
+	const deadline = openDeadline(record, openDeadlineMs);
+	for (const outcome of outcomesByUser(detail.deliveries).values()) {
+		if (settled && outcome.noDevice && outcome.phones === 0) {
+			push('noDevice', `${outcome.userId}:noDevice`, noDeviceFields(record, outcome.userId));
+		}
+		if (deadline !== undefined && now >= deadline && outcome.phonesReached > 0 && !openedBy(outcome, deadline)) {
+			push('notOpenedInTime', `${outcome.userId}:notOpened`, notOpenedFields(record, outcome, deadline));
+		}
+	}
 	return events;
+}
+
+/** When a person reached must have opened the send (ms): `openDeadlineMs` after it went out
+ * (`sent_at`: for a scheduled send its dispatch, not its scheduled time); undefined before it went out. */
+export function openDeadline(record: NotificationRecord, openDeadlineMs: number | undefined): number | undefined {
+	const sentAt = parseTime(record.sent_at);
+	return openDeadlineMs === undefined || sentAt === undefined ? undefined : sentAt + openDeadlineMs;
+}
+
+/** The person events carry the message itself, so a next step can pass it on another way. */
+function personFields(record: NotificationRecord, userId: string | null): IDataObject {
+	return { ...baseFields(record), body: record.body ?? null, userId };
+}
+
+function noDeviceFields(record: NotificationRecord, userId: string | null): IDataObject {
+	return { ...personFields(record, userId), sentAt: record.sent_at ?? null };
+}
+
+function notOpenedFields(record: NotificationRecord, outcome: UserOutcome | undefined, deadline: number | undefined): IDataObject {
+	return {
+		...personFields(record, outcome?.userId ?? null),
+		sentAt: record.sent_at ?? null,
+		deadline: deadline === undefined ? null : new Date(deadline).toISOString(),
+		phonesReached: outcome?.phonesReached ?? 0,
+		// An open after the deadline (the event stands: it came too late).
+		openedAt: outcome?.firstOpenedAt === undefined ? null : new Date(outcome.firstOpenedAt).toISOString(),
+	};
 }
 
 /**
  * A sample event of the first selected kind, built from a send, for "Fetch Test Event" when no
  * real event is there yet. It is marked `sample: true`.
  */
-export function sampleEvent(detail: NotificationDetail, selected: readonly TriggerEventName[]): TriggerEvent {
+export function sampleEvent(detail: NotificationDetail, selected: readonly TriggerEventName[], openDeadlineMs?: number): TriggerEvent {
 	const record = detail.notification;
 	const name = selected[0] ?? 'notificationSettled';
 	const delivery = detail.deliveries[0];
@@ -134,7 +178,11 @@ export function sampleEvent(detail: NotificationDetail, selected: readonly Trigg
 	let json: IDataObject;
 	if (name === 'deliveryFailed') json = { ...common, status: 'failed', sentAt: delivery?.sent_at ?? null };
 	else if (name === 'deliveryOpened') json = { ...common, openedAt: delivery?.opened_at ?? null };
-	else {
+	else if (name === 'noDevice') json = noDeviceFields(record, delivery?.user_id ?? null);
+	else if (name === 'notOpenedInTime') {
+		const outcome = delivery && outcomesByUser(detail.deliveries).get(delivery.user_id);
+		json = notOpenedFields(record, outcome, openDeadline(record, openDeadlineMs));
+	} else {
 		json = {
 			...baseFields(record),
 			status: record.status,

@@ -17,7 +17,9 @@ const TEST_DETAILS_READ = 5;
  * trigger's state in static data is neither read nor changed.
  */
 export async function fetchTestEvent(context: IPollFunctions, parameters: TriggerParameters): Promise<INodeExecutionData[][]> {
-	const latest = await listNotifications(context, { max: TEST_SENDS_LISTED });
+	let serverNow: number | undefined;
+	const latest = await listNotifications(context, { max: TEST_SENDS_LISTED, onPage: (page) => (serverNow ??= page.serverTimeMs) });
+	const now = serverNow ?? Date.now();
 	if (latest.length === 0) {
 		throw new NodeOperationError(context.getNode(), 'No notification has been sent yet, so there is no event to show', {
 			description: 'Send a notification (Companion Push node, Send operation), then fetch a test event again.',
@@ -30,11 +32,11 @@ export async function fetchTestEvent(context: IPollFunctions, parameters: Trigge
 		const detail = await getNotification(context, send.id);
 		if (matchesFilters(detail.notification, parameters.filters, true) === false) continue;
 		firstMatching ??= detail;
-		const [event] = detectEvents({ detail, emittedKeys: new Set(), selected });
+		const [event] = detectEvents({ detail, emittedKeys: new Set(), selected, now, openDeadlineMs: parameters.openDeadlineMs });
 		if (event) return [items(event, parameters, detail.notification)];
 	}
 	const base = firstMatching ?? (await getNotification(context, latest[0].id));
-	return [items(sampleEvent(base, parameters.events), parameters, base.notification)];
+	return [items(sampleEvent(base, parameters.events, parameters.openDeadlineMs), parameters, base.notification)];
 }
 
 function items(event: TriggerEvent, parameters: TriggerParameters, record: NotificationRecord): INodeExecutionData[] {

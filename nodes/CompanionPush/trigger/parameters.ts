@@ -6,6 +6,7 @@ import type { Filters, OutputMode, TriggerEventName } from './events';
 
 export const DEFAULT_WATCH_WINDOW_HOURS = 24;
 export const DEFAULT_MAX_READS_PER_POLL = 50;
+export const DEFAULT_OPEN_DEADLINE_MINUTES = 15;
 
 export interface TriggerParameters {
 	events: TriggerEventName[];
@@ -13,6 +14,8 @@ export interface TriggerParameters {
 	filters: Filters;
 	watchWindowMs: number;
 	maxReadsPerPoll: number;
+	/** Not Opened Within, in ms, when Not Opened in Time is chosen. */
+	openDeadlineMs?: number;
 }
 
 /** The node's parameters, checked: a wrong value stops the poll with a message saying what to fix. */
@@ -39,6 +42,22 @@ export function readParameters(context: IPollFunctions): TriggerParameters {
 			`Max Reads per Poll must be a whole number of at least 1 (got ${String(options.maxReadsPerPoll)})`,
 		);
 	}
+	let openDeadlineMs: number | undefined;
+	if (events.includes('notOpenedInTime')) {
+		const minutes = Number(context.getNodeParameter('openDeadline', DEFAULT_OPEN_DEADLINE_MINUTES));
+		if (!Number.isFinite(minutes) || minutes <= 0) {
+			throw new NodeOperationError(context.getNode(), `Not Opened Within must be a positive number of minutes (got ${String(minutes)})`);
+		}
+		// A send is watched for the watch window after it went out: a deadline beyond it never comes.
+		if (minutes >= watchWindowHours * 60) {
+			throw new NodeOperationError(
+				context.getNode(),
+				`Not Opened Within (${minutes} minutes) must be shorter than the Watch Window (${watchWindowHours} hours)`,
+				{ description: 'Shorten Not Opened Within, or lengthen Options > Watch Window.' },
+			);
+		}
+		openDeadlineMs = minutes * 60 * 1000;
+	}
 	return {
 		events,
 		output,
@@ -48,5 +67,6 @@ export function readParameters(context: IPollFunctions): TriggerParameters {
 		},
 		watchWindowMs: watchWindowHours * 60 * 60 * 1000,
 		maxReadsPerPoll,
+		openDeadlineMs,
 	};
 }

@@ -1,12 +1,13 @@
-import { isSettled } from './events';
+import { isSettled } from '../helpers/sendStates';
 import type { TriggerState, WatchedSend } from './state';
 
 /**
  * One poll's plan, as plain functions of the state and the server's time.
  * Cost rule: a send still `sending`/`scheduled` is read every poll; a settled send is read again
  * after 1, 2, 4 ... minutes (back to 1 after a read that found something new, at most
- * MAX_BACKOFF_MINUTES) until its watch window passes; at most `maxReads` detail reads per poll,
- * given to the sends most overdue, so every send gets its turn.
+ * MAX_BACKOFF_MINUTES) until its watch window passes, and once more right at its open deadline
+ * (Not Opened in Time) when the back-off would read it later; at most `maxReads` detail reads per
+ * poll, given to the sends most overdue, so every send gets its turn.
  */
 
 export const MINUTE_MS = 60_000;
@@ -27,18 +28,21 @@ export function planReads(state: TriggerState, now: number, maxReads: number): s
 	return due.slice(0, Math.max(0, Math.floor(maxReads))).map(([id]) => id);
 }
 
-/** When a send just read is due again. */
+/** When a send just read is due again: on the back-off, or at `openDeadline` (server time) when
+ * that comes first, so the people who did not open are known as soon as it passes. */
 export function scheduleNextRead(
 	send: WatchedSend,
 	observed: { status: string; foundSomethingNew: boolean },
 	now: number,
+	openDeadline?: number,
 ): Pick<WatchedSend, 'dueAt' | 'backoffMinutes'> {
 	if (!isSettled(observed.status)) return { dueAt: now, backoffMinutes: 0 };
 	const backoffMinutes =
 		observed.foundSomethingNew || send.backoffMinutes === 0
 			? 1
 			: Math.min(MAX_BACKOFF_MINUTES, send.backoffMinutes * 2);
-	return { dueAt: now + backoffMinutes * MINUTE_MS, backoffMinutes };
+	const dueAt = now + backoffMinutes * MINUTE_MS;
+	return { dueAt: openDeadline !== undefined && openDeadline > now ? Math.min(dueAt, openDeadline) : dueAt, backoffMinutes };
 }
 
 /** Start of a send's watch window: the latest of its creation, its scheduled time and its dispatch. */

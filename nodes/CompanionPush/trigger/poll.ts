@@ -4,25 +4,40 @@ import type { IDataObject, INodeExecutionData, IPollFunctions } from 'n8n-workfl
 import { runPool } from '../helpers/pool';
 import { asNodeError } from '../nodeErrors';
 import { processState } from '../processState';
-import { getNotification, listNotifications } from '../transport';
+import { getNotification, listNotifications, readCredentialsAnew } from '../transport';
 import type { ListedNotification, NotificationRecord } from '../transport';
-import { detectEvents, matchesFilters, toItems } from './events';
+import { detectEvents, matchesFilters, openDeadline, toItems } from './events';
 import type { TriggerEvent } from './events';
 import { fetchTestEvent } from './manual';
 import { readParameters } from './parameters';
 import { planReads, scheduleNextRead, windowStart } from './plan';
-import { advanceNewest, ageOut, alreadySeen, initialState, NEWEST_IDS, parseTime, readState, watchSend, writeState } from './state';
+import {
+	ageOut,
+	initialState,
+	isKnown,
+	listingEndsAt,
+	MAX_RECENT_IDS,
+	MAX_REMEMBERED_KEYS,
+	MAX_WATCHED_SENDS,
+	parseTime,
+	readState,
+	rememberListed,
+	watchSend,
+	writeState,
+} from './state';
 
 /**
  * One poll of the Companion Push Trigger.
- * - First poll: records the newest sends as the starting point and emits nothing.
- * - Then: lists sends newest first only down to what it has already seen, watches the new ones,
- *   reads the details that are due (see plan.ts), and emits the events not emitted before.
+ * - First poll: records the sends listed at its time as the starting point and emits nothing.
+ * - Then: lists sends newest first down to a margin below the newest one seen (see state.ts: a
+ *   send the list shows late is found there), watches the ones not met before, reads the details
+ *   that are due (see plan.ts), and emits the events not emitted before.
  * The state is changed on a copy and stored once everything was read: a poll that fails (an API
  * error after the transport's retries) emits nothing and moves nothing, and the next poll catches up.
  */
 export async function pollCompanionPush(this: IPollFunctions): Promise<INodeExecutionData[][] | null> {
 	const parameters = readParameters(this);
+	readCredentialsAnew(this);
 	if (this.getMode() === 'manual') return await fetchTestEvent(this, parameters);
 	// n8n 2.41 runs one poll as it activates the workflow (at publish and at every start) and, if
 	// that poll throws, marks the trigger failed for good. An API outage at that moment must not
@@ -54,6 +69,17 @@ async function readDetailUnlessGone(context: IPollFunctions, id: string) {
 	}
 }
 
+/** Sends dropped by the state's hard bounds before their watch window ended: their later events
+ * will not be reported, which n8n's log must say rather than the trigger staying silent. */
+function warnForgottenEarly(context: IPollFunctions, ids: string[]): void {
+	const shown = ids.slice(0, 10).join(', ');
+	context.logger.warn(
+		`Companion Push Trigger: more notifications or events than it can remember (${MAX_WATCHED_SENDS.toLocaleString('en-US')} notifications, ` +
+			`${MAX_REMEMBERED_KEYS.toLocaleString('en-US')} events); it stopped watching ${ids.length} before their watch window ended, oldest first: ` +
+			`${shown}${ids.length > 10 ? ', …' : ''}. Their later events are not reported: use Filters or a shorter Watch Window.`,
+	);
+}
+
 /** One poll with the stored state (see the comment at the top). */
 async function pollWithState(this: IPollFunctions, parameters: ReturnType<typeof readParameters>): Promise<INodeExecutionData[][] | null> {
 	const staticData = this.getWorkflowStaticData('node');
@@ -64,9 +90,10 @@ async function pollWithState(this: IPollFunctions, parameters: ReturnType<typeof
 	// scheduled_at come from that clock too.
 	let serverNow: number | undefined;
 	const listed = await listNotifications(this, {
-		max: state ? undefined : NEWEST_IDS,
-		onPage: (page) => (serverNow ??= page.serverTimeMs),
-		stopWhen: (send) => state !== undefined && alreadySeen(state, send),
+		// The first poll reads down to its own time: what is listed there is the starting point.
+		max: state ? undefined : MAX_RECENT_IDS,
+		onPage: (page) => (serverNow ??= page.serverTimeMs ?? Date.now()),
+		stopWhen: (send) => listingEndsAt(state, send, state?.listed.floor ?? serverNow),
 	});
 	const now = serverNow ?? Date.now();
 
@@ -75,12 +102,13 @@ async function pollWithState(this: IPollFunctions, parameters: ReturnType<typeof
 		return null;
 	}
 
-	advanceNewest(state, listed);
-	for (const send of listed) {
+	const fresh = listed.filter((send) => !isKnown(state, send.id));
+	rememberListed(state, fresh);
+	for (const send of fresh) {
 		if (matchesFilters(send as ListedNotification, parameters.filters) === false) continue;
 		watchSend(state, send.id, send, now);
 	}
-	ageOut(state, now, parameters.watchWindowMs);
+	const forgottenEarly = ageOut(state, now, parameters.watchWindowMs);
 
 	const selected = new Set(parameters.events);
 	const events: TriggerEvent[] = [];
@@ -106,11 +134,14 @@ async function pollWithState(this: IPollFunctions, parameters: ReturnType<typeof
 			continue;
 		}
 		const emittedKeys = new Set(watched.keys);
-		const found = detectEvents({ detail, previousStatus: watched.status, emittedKeys, selected });
+		const { openDeadlineMs } = parameters;
+		const found = detectEvents({ detail, previousStatus: watched.status, emittedKeys, selected, now, openDeadlineMs });
 		const statusChanged = watched.status !== record.status;
 		watched.keys.push(...found.map((event) => event.key));
 		watched.from = windowStart(watched.from, parseTime(record.scheduled_at), parseTime(record.sent_at));
-		Object.assign(watched, scheduleNextRead(watched, { status: record.status, foundSomethingNew: found.length > 0 || statusChanged }, now));
+		const foundSomethingNew = found.length > 0 || statusChanged;
+		const deadline = openDeadline(record, openDeadlineMs);
+		Object.assign(watched, scheduleNextRead(watched, { status: record.status, foundSomethingNew }, now, deadline));
 		watched.status = record.status;
 		watched.readAt = now;
 		// A canceled send never changes again (spec: canceled before sending, no deliveries).
@@ -118,9 +149,10 @@ async function pollWithState(this: IPollFunctions, parameters: ReturnType<typeof
 		events.push(...found);
 		records.set(id, record);
 	}
-	ageOut(state, now, parameters.watchWindowMs);
+	forgottenEarly.push(...ageOut(state, now, parameters.watchWindowMs));
 
 	writeState(staticData, state);
+	if (forgottenEarly.length > 0) warnForgottenEarly(this, forgottenEarly);
 	if (events.length === 0) return null;
 	return [toItems(events, parameters.output, records).map((json: IDataObject) => ({ json }))];
 }

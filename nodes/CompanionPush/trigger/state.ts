@@ -2,20 +2,31 @@ import type { IDataObject } from 'n8n-workflow';
 
 /**
  * What the trigger remembers between polls, in the node's static data. Plain JSON, bounded:
- * - `newest`: where the list of sends was read up to (the newest sends' ids and created_at), so
- *   the next poll pages only through sends created since;
+ * - `listed`: how far down the list of sends the next poll reads (`floor`, a created_at on the
+ *   API's clock) and the sends already listed above it (`recent`). The floor stays
+ *   LIST_LAG_MARGIN_MS below the newest created_at seen, so a send the list shows late (created
+ *   before a send already seen, listed after it) is still found, and `recent` tells it apart from
+ *   the sends already met;
  * - `sends`: the sends being watched, each with the keys of the events already emitted for it.
  *   A send is forgotten once its watch window has passed; from then on it is never read again
- *   (it is older than `newest`), so its keys can go with it.
+ *   (it is below the floor), so its keys can go with it.
  * Hard bounds: MAX_WATCHED_SENDS sends and MAX_REMEMBERED_KEYS keys in all (beyond them the oldest
- * sends are forgotten first, even before their window ends), NEWEST_IDS ids in `newest`.
+ * sends are forgotten first, even before their window ends), MAX_RECENT_IDS sends in `recent`
+ * (beyond it the floor rises, shortening the margin).
  */
 
-export const STATE_VERSION = 1;
-/** Ids kept of the newest sends seen, so the list stops at them even if created_at is missing. */
-export const NEWEST_IDS = 20;
+export const STATE_VERSION = 2;
+/** How far below the newest created_at seen the list is read again, for sends it shows late. */
+export const LIST_LAG_MARGIN_MS = 5 * 60_000;
+/** Sends kept in `recent`; also the most the first poll lists. */
+export const MAX_RECENT_IDS = 500;
+/** Sends without a created_at kept in `recent` (the list then stops at the first one already seen). */
+export const UNTIMED_IDS = 20;
 export const MAX_WATCHED_SENDS = 500;
-export const MAX_REMEMBERED_KEYS = 10_000;
+/** Emitted events remembered in all. No Device and Not Opened in Time remember one key per person,
+ * so an alert to everyone needs about one key per person who gets either; 25,000 keys of 24-character
+ * user ids are about 1 MB of static data. */
+export const MAX_REMEMBERED_KEYS = 25_000;
 
 export interface WatchedSend {
 	/** Start of the watch window, server time (ms): the latest of created_at, scheduled_at, sent_at. */
@@ -28,15 +39,28 @@ export interface WatchedSend {
 	dueAt: number;
 	/** Current re-read interval in minutes for a settled send (0 while it still moves). */
 	backoffMinutes: number;
-	/** Events already emitted for this send: `status:<state>`, `<userId>:<deliveryIndex>:<state>`. */
+	/** Events already emitted for this send (see TriggerEvent.key). */
 	keys: string[];
+}
+
+/** A send met in the list: its id and created_at (server time), when the list gave one. */
+export interface ListedSend {
+	id: string;
+	createdAt?: number;
 }
 
 export interface TriggerState {
 	version: typeof STATE_VERSION;
 	/** Server time of the first poll: sends created before it are not watched. */
 	startedAt: number;
-	newest: { ids: string[]; createdAt?: number };
+	listed: {
+		/** Sends created before this (server time) are not read from the list again. */
+		floor: number;
+		/** The newest created_at seen (server time). */
+		newestCreatedAt?: number;
+		/** The sends listed at or above `floor`, and the latest ones without created_at, newest first. */
+		recent: ListedSend[];
+	};
 	sends: Record<string, WatchedSend>;
 }
 
@@ -54,16 +78,48 @@ function isWatchedSend(value: unknown): value is WatchedSend {
 	);
 }
 
+function isListedSend(value: unknown): value is ListedSend {
+	const send = value as ListedSend;
+	return typeof send === 'object' && send !== null && typeof send.id === 'string' && ['number', 'undefined'].includes(typeof send.createdAt);
+}
+
+/** The first stored version kept the newest ids and created_at only: its reading stopped there. */
+interface StateVersion1 {
+	version: 1;
+	startedAt: number;
+	newest: { ids: string[]; createdAt?: number };
+	sends: Record<string, WatchedSend>;
+}
+
+/** A version 1 state as version 2, so an update of the package keeps the sends being watched: the
+ * floor is the newest created_at it had seen (as far down as it had read), its ids are `recent`. */
+function fromVersion1(stored: StateVersion1): unknown {
+	if (!Array.isArray(stored.newest?.ids)) return undefined;
+	return {
+		version: STATE_VERSION,
+		startedAt: stored.startedAt,
+		listed: {
+			floor: stored.newest.createdAt ?? stored.startedAt,
+			newestCreatedAt: stored.newest.createdAt,
+			recent: stored.newest.ids.map((id) => ({ id })),
+		},
+		sends: stored.sends,
+	};
+}
+
 /** A deep, plain copy of the stored state, or undefined before the first poll (or when the stored
  * data is not a state this version understands: the trigger then starts afresh). */
 export function readState(staticData: IDataObject): TriggerState | undefined {
 	const stored = staticData[STATE_KEY];
 	if (typeof stored !== 'object' || stored === null) return undefined;
-	const copy = JSON.parse(JSON.stringify(stored)) as TriggerState;
+	let copy = JSON.parse(JSON.stringify(stored)) as TriggerState;
+	if ((copy as unknown as StateVersion1).version === 1) copy = fromVersion1(copy as unknown as StateVersion1) as TriggerState;
 	if (
-		copy.version !== STATE_VERSION ||
+		copy?.version !== STATE_VERSION ||
 		typeof copy.startedAt !== 'number' ||
-		!Array.isArray(copy.newest?.ids) ||
+		typeof copy.listed?.floor !== 'number' ||
+		!Array.isArray(copy.listed.recent) ||
+		!copy.listed.recent.every(isListedSend) ||
 		typeof copy.sends !== 'object' ||
 		copy.sends === null ||
 		!Object.values(copy.sends).every(isWatchedSend)
@@ -84,35 +140,54 @@ export function parseTime(value: unknown): number | undefined {
 	return Number.isNaN(ms) ? undefined : ms;
 }
 
-/** The state after the first poll: the newest sends listed mark the starting point. */
-export function initialState(newestListed: Array<{ id: string; created_at?: string | null }>, now: number): TriggerState {
-	return {
-		version: STATE_VERSION,
-		startedAt: now,
-		newest: {
-			ids: newestListed.slice(0, NEWEST_IDS).map((send) => send.id),
-			createdAt: parseTime(newestListed[0]?.created_at),
-		},
-		sends: {},
-	};
+type Listed = { id: string; created_at?: string | null };
+
+/** The state after the first poll: the sends listed down to its time are the starting point (they
+ * are not watched), and the list is read from that time on. */
+export function initialState(listedSinceStart: Listed[], now: number): TriggerState {
+	const state: TriggerState = { version: STATE_VERSION, startedAt: now, listed: { floor: now, recent: [] }, sends: {} };
+	rememberListed(state, listedSinceStart);
+	return state;
 }
 
-/** True for a listed send the trigger has already seen: one of the newest ids, a watched send, or
- * a send created before the newest one seen. The list is newest first, so paging stops there. */
-export function alreadySeen(state: TriggerState, send: { id: string; created_at?: string | null }): boolean {
-	if (state.newest.ids.includes(send.id) || send.id in state.sends) return true;
+/** True for a send met before: one in `recent` or a watched one. */
+export function isKnown(state: TriggerState, id: string): boolean {
+	return id in state.sends || state.listed.recent.some((send) => send.id === id);
+}
+
+/**
+ * Where reading the list (newest first) ends: at a send created below the floor (`floor` alone
+ * before the first poll has a state), or, for a send without created_at, at the first one met
+ * before. Known sends above the floor are passed over, not stopped at: a late one may lie below.
+ */
+export function listingEndsAt(state: TriggerState | undefined, send: Listed, floor = state?.listed.floor): boolean {
 	const createdAt = parseTime(send.created_at);
-	return createdAt !== undefined && state.newest.createdAt !== undefined && createdAt < state.newest.createdAt;
+	if (createdAt === undefined) return state !== undefined && isKnown(state, send.id);
+	return floor !== undefined && createdAt < floor;
 }
 
-/** Moves the starting point of the next listing to the sends just listed (newest first). */
-export function advanceNewest(state: TriggerState, listedNewestFirst: Array<{ id: string; created_at?: string | null }>): void {
-	if (listedNewestFirst.length === 0) return;
-	state.newest.ids = [...listedNewestFirst.map((send) => send.id), ...state.newest.ids].slice(0, NEWEST_IDS);
-	const createdAt = parseTime(listedNewestFirst[0].created_at);
-	if (createdAt !== undefined && (state.newest.createdAt === undefined || createdAt > state.newest.createdAt)) {
-		state.newest.createdAt = createdAt;
+/** Adds sends met for the first time (newest first) to `recent`, moves the floor up to the margin
+ * below the newest created_at, and keeps `recent` within its bounds. */
+export function rememberListed(state: TriggerState, fresh: Listed[]): void {
+	const listed = state.listed;
+	const met = fresh.map((send): ListedSend => {
+		const createdAt = parseTime(send.created_at);
+		return createdAt === undefined ? { id: send.id } : { id: send.id, createdAt };
+	});
+	for (const { createdAt } of met) {
+		if (createdAt !== undefined && (listed.newestCreatedAt === undefined || createdAt > listed.newestCreatedAt)) listed.newestCreatedAt = createdAt;
 	}
+	if (listed.newestCreatedAt !== undefined) listed.floor = Math.max(listed.floor, listed.newestCreatedAt - LIST_LAG_MARGIN_MS);
+	const all = [...met, ...listed.recent];
+	const timed = all.filter((send) => send.createdAt !== undefined && send.createdAt >= listed.floor);
+	if (timed.length > MAX_RECENT_IDS) {
+		// Too many sends within the margin: the floor rises past the oldest ones (they are then not
+		// listed again either), so `recent` stays bounded and nothing is watched twice.
+		const cutoff = timed.map((send) => send.createdAt as number).sort((a, b) => b - a)[MAX_RECENT_IDS - 1];
+		listed.floor = cutoff + 1;
+	}
+	const untimed = all.filter((send) => send.createdAt === undefined).slice(0, UNTIMED_IDS);
+	listed.recent = [...timed.filter((send) => (send.createdAt as number) >= listed.floor), ...untimed];
 }
 
 /** Starts watching a send found in the list. */
@@ -128,24 +203,22 @@ export function watchSend(state: TriggerState, id: string, listed: { status?: st
 
 /**
  * Forgets sends whose watch window has passed (`now` beyond `from` + window), then keeps the state
- * within its hard bounds by forgetting the oldest sends first. Returns the ids forgotten.
+ * within its hard bounds by forgetting the oldest sends first. Returns the ids forgotten by the
+ * bounds, before their window ended: their later events are lost, so the poll says so in n8n's log.
  */
 export function ageOut(state: TriggerState, now: number, watchWindowMs: number): string[] {
-	const forgotten: string[] = [];
 	for (const [id, send] of Object.entries(state.sends)) {
-		if (now - send.from > watchWindowMs) {
-			delete state.sends[id];
-			forgotten.push(id);
-		}
+		if (now - send.from > watchWindowMs) delete state.sends[id];
 	}
+	const forgottenEarly: string[] = [];
 	const newestFirst = Object.entries(state.sends).sort(([, a], [, b]) => b.from - a.from);
 	let keys = 0;
 	for (const [index, [id, send]] of newestFirst.entries()) {
 		keys += send.keys.length;
 		if (index >= MAX_WATCHED_SENDS || keys > MAX_REMEMBERED_KEYS) {
 			delete state.sends[id];
-			forgotten.push(id);
+			forgottenEarly.push(id);
 		}
 	}
-	return forgotten;
+	return forgottenEarly;
 }

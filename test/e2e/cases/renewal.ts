@@ -1,16 +1,18 @@
 /**
- * Token renewal in n8n's REAL credential pipeline (2.41.1 in renewal.e2e.ts, 1.123.81 in n8n-1x.e2e.ts) (`n8n execute`, the credential stored encrypted
- * in n8n's database): the sandbox issues tokens that live 16 s, so one workflow run spans three
- * token lives. Exactly one refresh per token life, renewed before it expires (never a 401 for
- * it); the renewed token is saved with the credential and reused by the next run; a 401 on a valid
- * token renews once and retries once; a run after the token expired renews first.
+ * Token renewal in n8n's REAL credential pipeline (2.41.1 in renewal.e2e.ts, 1.123.81 in
+ * n8n-1x.e2e.ts; runs through a running n8n's REST API, the credential stored encrypted in n8n's
+ * database and read from it on every use): the sandbox issues tokens that live 10 s, so one workflow
+ * run spans three token lives. Exactly one refresh per token life, renewed before it expires (never
+ * a 401 for it); the renewed token is saved with the credential and reused by the next run; a 401 on
+ * a valid token renews once and retries once; a run after the token expired renews first.
  */
 import type { RuntimeLine } from '../../../scripts/n8n-runtime';
 import { startSandbox, type Sandbox } from '../../../sandbox';
 import type { LoggedRequest } from '../../../sandbox';
-import { brief, code, manualWorkflow, N8nHome, push, REFRESH, wait, type RunResult } from '../n8n';
+import { brief, code, manualWorkflow, N8nHome, push, REFRESH, wait, waitFor, type RunResult } from '../n8n';
+import { N8nServer } from '../n8n-server';
 
-const TOKEN_LIFE_SECONDS = 16;
+const TOKEN_LIFE_SECONDS = 10;
 const ACTIVE = 'GET /user-device/users';
 
 const activeUsers = (name: string) => push(name, { resource: 'user', operation: 'getActive', options: { idsOnly: true } });
@@ -20,12 +22,13 @@ export const describeRenewal = (line: RuntimeLine) =>
 	describe(`token renewal in a real n8n ${line}`, () => {
 		let sandbox: Sandbox;
 		let home: N8nHome;
+		let server: N8nServer;
 		const runs: Array<{ result: RunResult; requests: LoggedRequest[] }> = [];
 
 		/** Runs a workflow and keeps the requests the sandbox logged during it. */
 		async function run(workflowId: string) {
 			const before = sandbox.requestLog().length;
-			const result = await home.execute(workflowId);
+			const result = await server.execute(workflowId);
 			const entry = { result, requests: sandbox.requestLog().slice(before) };
 			runs.push(entry);
 			return entry;
@@ -35,22 +38,25 @@ export const describeRenewal = (line: RuntimeLine) =>
 			sandbox = await startSandbox({ port: 0, tokenLifetimeSeconds: TOKEN_LIFE_SECONDS, deliveryMs: 500 });
 			home = await N8nHome.create({ line });
 			await home.useSandbox(sandbox);
-			await home.importWorkflows([
-				manualWorkflow('e2eRenewal', 'e2e: three token lives in one run', [
-					[
-						code('Five Items', 'return [1, 2, 3, 4, 5].map((n) => ({ json: { n } }));'),
-						activeUsers('Read 1'),
-						wait('Wait 1', TOKEN_LIFE_SECONDS + 1),
-						activeUsers('Read 2'),
-						wait('Wait 2', TOKEN_LIFE_SECONDS + 1),
-						activeUsers('Read 3'),
-					],
-				]),
-				manualWorkflow('e2eOneRead', 'e2e: one read', [[activeUsers('Read')]]),
-			]);
+			server = await N8nServer.start(home, {
+				workflows: [
+					manualWorkflow('e2eRenewal', 'e2e: three token lives in one run', [
+						[
+							code('Five Items', 'return [1, 2, 3, 4, 5].map((n) => ({ json: { n } }));'),
+							activeUsers('Read 1'),
+							wait('Wait 1', TOKEN_LIFE_SECONDS + 1),
+							activeUsers('Read 2'),
+							wait('Wait 2', TOKEN_LIFE_SECONDS + 1),
+							activeUsers('Read 3'),
+						],
+					]),
+					manualWorkflow('e2eOneRead', 'e2e: one read', [[activeUsers('Read')]]),
+				],
+			});
 		});
 
 		afterAll(async () => {
+			await server?.stop();
 			await sandbox?.stop();
 			home?.remove();
 		});
@@ -84,7 +90,10 @@ export const describeRenewal = (line: RuntimeLine) =>
 		});
 
 		test('a run after the stored token expired renews it first (no 401)', async () => {
-			await new Promise((resolve) => setTimeout(resolve, TOKEN_LIFE_SECONDS * 1000));
+			// The token n8n saved is the one its last refresh got: wait until it has expired on the sandbox's clock.
+			const lastRefresh = sandbox.requestLog().filter((request) => request.endpoint === REFRESH).pop()!;
+			const expiresAt = lastRefresh.time + TOKEN_LIFE_SECONDS * 1000;
+			await waitFor('the stored token to expire', () => sandbox.clock.now() >= expiresAt, (TOKEN_LIFE_SECONDS + 5) * 1000, 100);
 			const { result, requests } = await run('e2eOneRead');
 			expect(result.status).toBe('success');
 			expect(requests.map(brief)).toEqual([`${REFRESH} 200`, `${ACTIVE} 200`]);

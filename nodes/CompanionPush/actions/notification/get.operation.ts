@@ -5,7 +5,8 @@ import { fieldError } from '../../nodeErrors';
 import { maxParallelRequestsOption, optionsCollection, updateDisplayOptions } from '../descriptions';
 import { forEachItem, readMaxParallelRequests, readParameter } from '../itemLoop';
 import { notificationIdField, readNotificationId } from './notificationId';
-import { readWaitTimeout, waitFields, waitForFinalStatus, waitOptions } from './wait';
+import { FinalStatusWatch } from './finalStatusWatch';
+import { readWaitTimeout, waitFields, waitOptions } from './wait';
 
 const properties: INodeProperties[] = [
 	notificationIdField,
@@ -30,10 +31,11 @@ const properties: INodeProperties[] = [
 export const description = updateDisplayOptions({ show: { resource: ['notification'], operation: ['get'] } }, properties);
 
 /** A send with its counters and deliveries, optionally after waiting for its final status. Items
- * run in parallel (Max Parallel Requests of the first item), so waits on many sends overlap. */
+ * run in parallel (Max Parallel Requests of the first item), and their waits share the list reads. */
 export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[]> {
 	const firstOptions = readParameter(this, 'options', 'Options', 0, {}) as IDataObject;
 	const parallel = readMaxParallelRequests(this, firstOptions, 0);
+	const watch = new FinalStatusWatch(this);
 	return await forEachItem(
 		this,
 		async (itemIndex) => {
@@ -47,8 +49,8 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 			let detail;
 			const waitTimeoutSeconds = readWaitTimeout(this, options, itemIndex);
 			if (waitTimeoutSeconds !== undefined) {
-				const result = await waitForFinalStatus(this, notificationId, waitTimeoutSeconds, itemIndex);
-				detail = result.detail;
+				const result = await watch.follow(notificationId, waitTimeoutSeconds, itemIndex, true);
+				detail = result.detail ?? (await getNotification(this, notificationId, itemIndex));
 				waited = waitFields(result);
 			} else {
 				detail = await getNotification(this, notificationId, itemIndex);

@@ -15,15 +15,15 @@ import type { LockOutcome } from './storeLock';
  *
  * What is stored for an event with key K (at least the newest `keysToKeep` accepted events are kept;
  * beyond them and some room, the oldest are forgotten):
- * - while it is being sent: `claimed K`, `claimedAt K <10-minute bucket>`, `layout K <its batches>`,
- *   and `batchAccepted K <batch>` for each batch the API accepted;
+ * - while it is being sent: `claimed K`, `claimedIn K <10-minute period>` and `claimedAt K <minute>`,
+ *   `layout K <its batches>`, and `batchAccepted K <batch>` for each batch the API accepted;
  * - once every batch was accepted: only `accepted K`.
  * A claim reads these and answers:
  * - `claimed`: the key was free; it is ours now;
  * - `used`: the event was accepted before: not sent again;
  * - `unconfirmed`: another run claimed it and did not confirm it (it may still be sending, it may
  *   have died, its outcome may have stayed unknown). It comes with when that run claimed it (to the
- *   10-minute bucket, up to 48 hours back), which batches it had sent, and whether its batches were
+ *   minute, up to 48 hours back), which batches it had sent, and whether its batches were
  *   these (the audience may have changed since). The caller waits for that run, then looks the
  *   send up in the list of sends from the claim's time, and sends only when it is proven absent.
  * - `storeFailed`: the store could not be read; the caller decides from the list of sends alone.
@@ -42,14 +42,15 @@ export const DEFAULT_KEYS_TO_KEEP = 10_000;
 /** Room in the row beyond the accepted events kept (as many again, up to this): the entries of events
  * being sent, so that they never push out accepted events before `keysToKeep` of them are kept. */
 const ROW_SLACK = 2_000;
-export const BUCKET_MS = 10 * 60_000;
-/** How far back an unconfirmed claim's time is looked for: 48 hours of 10-minute buckets. */
-const BUCKETS_LOOKED_AT = 288;
+export const MINUTE_MS = 60_000;
+const MINUTES_PER_PERIOD = 10;
+/** How far back an unconfirmed claim's time is looked for: 48 hours of 10-minute periods. */
+const PERIODS_LOOKED_AT = 288;
 
 /** Where an event's claim stands: what a caller needs to confirm or release it later. */
 export interface EventClaim {
 	state: 'claimed' | 'used' | 'unconfirmed';
-	/** The start of the 10-minute bucket the event was claimed in, when known. */
+	/** The start of the minute the event was claimed in, when known. */
 	claimedAt?: number;
 	/** The batches (their content ids) an unconfirmed claim's run had sent. */
 	acceptedBatches: Set<string>;
@@ -66,9 +67,19 @@ export function entriesOf(key: string, layout: string[]) {
 		claimed: JSON.stringify(['claimed', key]),
 		accepted: JSON.stringify(['accepted', key]),
 		layout: JSON.stringify(['layout', key, layoutId]),
-		claimedAt: (bucket: number) => JSON.stringify(['claimedAt', key, bucket]),
+		/** The 10-minute period the claim was made in (found by testing 48 hours of them). */
+		claimedIn: (period: number) => JSON.stringify(['claimedIn', key, period]),
+		/** The minute it was made in (found by testing the 10 minutes of its period). */
+		claimedAt: (minute: number) => JSON.stringify(['claimedAt', key, minute]),
 		batchAccepted: (batch: string) => JSON.stringify(['batchAccepted', key, batch]),
 	};
+}
+
+/** The entries of a claim's time, from the minute it was made in. */
+function claimTimeEntries(entries: ReturnType<typeof entriesOf>, claimedAt: number | undefined): string[] {
+	if (claimedAt === undefined) return [];
+	const minute = Math.floor(claimedAt / MINUTE_MS);
+	return [entries.claimedAt(minute), entries.claimedIn(Math.floor(minute / MINUTES_PER_PERIOD))];
 }
 
 export class IdempotencyKeys {
@@ -96,9 +107,10 @@ export class IdempotencyKeys {
 	/** Claims the event of `layout` (its batches' content ids, in order). See the top of this file. */
 	async claim(idempotency: IdempotencyKey, layout: string[]): Promise<ClaimOutcome> {
 		const entries = entriesOf(idempotency.key, layout);
-		const nowBucket = Math.floor(Date.now() / BUCKET_MS);
+		const nowMinute = Math.floor(Date.now() / MINUTE_MS);
+		const nowPeriod = Math.floor(nowMinute / MINUTES_PER_PERIOD);
 		const outcome = await this.locked(idempotency, async (): Promise<EventClaim> => {
-			const asked = [entries.claimed, entries.accepted, entries.claimedAt(nowBucket), entries.layout];
+			const asked = [entries.claimed, entries.accepted, entries.claimedIn(nowPeriod), entries.claimedAt(nowMinute), entries.layout];
 			const fresh = await this.record(idempotency, asked);
 			const addedByThisTest = asked.filter((value) => fresh.has(value));
 			if (!fresh.has(entries.accepted)) {
@@ -107,19 +119,34 @@ export class IdempotencyKeys {
 			}
 			if (fresh.has(entries.claimed)) {
 				await this.remove(idempotency, [entries.accepted]);
-				return { state: 'claimed', claimedAt: nowBucket * BUCKET_MS, acceptedBatches: new Set(), sameLayout: true };
+				return { state: 'claimed', claimedAt: nowMinute * MINUTE_MS, acceptedBatches: new Set(), sameLayout: true };
 			}
-			// Claimed by another run that did not confirm it: when, what it sent, with which batches.
-			const buckets = Array.from({ length: BUCKETS_LOOKED_AT }, (_, back) => nowBucket - back).filter(
-				(bucket) => bucket !== nowBucket || !fresh.has(entries.claimedAt(nowBucket)),
-			);
-			const probes = [...buckets.map(entries.claimedAt), ...layout.map(entries.batchAccepted)];
+			// Claimed by another run that did not confirm it: which batches it had sent, and when it
+			// claimed the key (the 10-minute period, then the minute in it). What a probe adds goes again.
+			const periods = Array.from({ length: PERIODS_LOOKED_AT }, (_, back) => nowPeriod - back);
+			// The current period and minute were in the first test: present before it, they are the claim's.
+			const probes = [...periods.slice(1).map(entries.claimedIn), ...layout.map(entries.batchAccepted)];
 			const absent = await this.record(idempotency, probes);
-			await this.remove(idempotency, [...addedByThisTest, ...probes.filter((value) => absent.has(value))]);
-			const claimedBuckets = buckets.filter((bucket) => !absent.has(entries.claimedAt(bucket)));
+			const added = [...addedByThisTest, ...probes.filter((value) => absent.has(value))];
+			const wasThere = (value: string, current: boolean) => (current ? !fresh.has(value) : !absent.has(value));
+			const claimedPeriods = periods.filter((period) => wasThere(entries.claimedIn(period), period === nowPeriod));
+			let claimedAt: number | undefined;
+			if (claimedPeriods.length > 0) {
+				const period = Math.min(...claimedPeriods);
+				const minutes = Array.from({ length: MINUTES_PER_PERIOD }, (_, index) => period * MINUTES_PER_PERIOD + index);
+				const minuteProbes = minutes.filter((minute) => minute !== nowMinute).map(entries.claimedAt);
+				const absentMinutes = await this.record(idempotency, minuteProbes);
+				added.push(...minuteProbes.filter((value) => absentMinutes.has(value)));
+				const claimedMinutes = minutes.filter((minute) =>
+					minute === nowMinute ? !fresh.has(entries.claimedAt(minute)) : !absentMinutes.has(entries.claimedAt(minute)),
+				);
+				// A period whose minute entry was pushed out of the row (Keys to Keep): the period's start.
+				claimedAt = (claimedMinutes.length > 0 ? Math.min(...claimedMinutes) : period * MINUTES_PER_PERIOD) * MINUTE_MS;
+			}
+			await this.remove(idempotency, added);
 			return {
 				state: 'unconfirmed',
-				claimedAt: claimedBuckets.length > 0 ? Math.min(...claimedBuckets) * BUCKET_MS : undefined,
+				claimedAt,
 				acceptedBatches: new Set(layout.filter((batch) => !absent.has(entries.batchAccepted(batch)))),
 				sameLayout: !fresh.has(entries.layout),
 			};
@@ -140,8 +167,8 @@ export class IdempotencyKeys {
 		const entries = entriesOf(idempotency.key, layout);
 		return await this.locked(idempotency, async () => {
 			// The working entries go first, so that recording the confirmation pushes out no accepted event.
-			const bucket = claim.claimedAt === undefined ? [] : [entries.claimedAt(Math.floor(claim.claimedAt / BUCKET_MS))];
-			await this.remove(idempotency, [entries.claimed, ...bucket, entries.layout, ...(layout.length > 1 ? layout.map(entries.batchAccepted) : [])]);
+			const batches = layout.length > 1 ? layout.map(entries.batchAccepted) : [];
+			await this.remove(idempotency, [entries.claimed, ...claimTimeEntries(entries, claim.claimedAt), entries.layout, ...batches]);
 			await this.record(idempotency, [entries.accepted]);
 		});
 	}
@@ -150,8 +177,7 @@ export class IdempotencyKeys {
 	async release(idempotency: IdempotencyKey, layout: string[], claim: EventClaim): Promise<LockOutcome<void>> {
 		const entries = entriesOf(idempotency.key, layout);
 		return await this.locked(idempotency, async () => {
-			const bucket = claim.claimedAt === undefined ? [] : [entries.claimedAt(Math.floor(claim.claimedAt / BUCKET_MS))];
-			await this.remove(idempotency, [entries.claimed, ...bucket, entries.layout]);
+			await this.remove(idempotency, [entries.claimed, ...claimTimeEntries(entries, claim.claimedAt), entries.layout]);
 		});
 	}
 }

@@ -3,10 +3,11 @@ import type { INodeProperties } from 'n8n-workflow';
 import * as cancel from './cancel.operation';
 import * as get from './get.operation';
 import * as getMany from './getMany.operation';
+import * as getReport from './getReport.operation';
 import * as schedule from './schedule.operation';
 import * as send from './send.operation';
 
-export const operations = { send, schedule, cancel, get, getMany };
+export const operations = { send, schedule, cancel, get, getMany, getReport };
 
 export const description: INodeProperties[] = [
 	{
@@ -36,6 +37,12 @@ export const description: INodeProperties[] = [
 				description: "List the organization's sends, newest first",
 			},
 			{
+				name: 'Get Report',
+				value: 'getReport',
+				action: 'Get a delivery report for notifications',
+				description: 'One report for several sends (e.g. every batch of a Send): the counters added up, and per user whether they were reached and opened it',
+			},
+			{
 				name: 'Schedule',
 				value: 'schedule',
 				action: 'Schedule a notification',
@@ -54,4 +61,5 @@ export const description: INodeProperties[] = [
 	...cancel.description,
 	...get.description,
 	...getMany.description,
+	...getReport.description,
 ];

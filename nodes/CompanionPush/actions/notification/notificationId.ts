@@ -19,10 +19,16 @@ export function readNotificationId(context: IExecuteFunctions, itemIndex: number
 	if (typeof value !== 'string' && typeof value !== 'number') {
 		throw fieldError(context, 'Notification ID', 'must be one ID (text)', itemIndex);
 	}
-	const notificationId = String(value).trim();
-	if (notificationId === '') throw fieldError(context, 'Notification ID', 'is empty', itemIndex);
+	return checkedNotificationId(context, String(value), 'Notification ID', itemIndex);
+}
+
+/** An ID as typed or mapped, trimmed; an empty one, or one that cannot be part of the API's path,
+ * fails naming `field` and the item. */
+export function checkedNotificationId(context: IExecuteFunctions, value: string, field: string, itemIndex: number): string {
+	const notificationId = value.trim();
+	if (notificationId === '') throw fieldError(context, field, 'is empty', itemIndex);
 	if (/[/?#\s]/.test(notificationId)) {
-		throw fieldError(context, 'Notification ID', `is not a valid ID: "${notificationId.slice(0, 60)}"`, itemIndex);
+		throw fieldError(context, field, `is not a valid ID: "${notificationId.slice(0, 60)}"`, itemIndex);
 	}
 	return notificationId;
 }

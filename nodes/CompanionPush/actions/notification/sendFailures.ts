@@ -14,9 +14,19 @@ function joinSentences(...parts: Array<string | null | undefined>): string {
 	return parts.filter(Boolean).join(' ');
 }
 
+/** Entries named at most per list: the error stays a few KB however large the run (n8n shows it,
+ * stores it with the execution, and a user reads it). */
+const NAMED_AT_MOST = 20;
+
+/** The first entries of a list, then how many more: "a, b, c and 97 more". */
+function firstOf(entries: string[], separator = ', '): string {
+	if (entries.length <= NAMED_AT_MOST) return entries.join(separator);
+	return `${entries.slice(0, NAMED_AT_MOST).join(separator)} and ${entries.length - NAMED_AT_MOST} more`;
+}
+
 /** "item 3" or "items 1, 4 batch 2". */
 function itemList(names: Array<number | string>): string {
-	return `item${names.length > 1 ? 's' : ''} ${names.join(', ')}`;
+	return `item${names.length > 1 ? 's' : ''} ${firstOf(names.map(String))}`;
 }
 
 /** A group failed before any send (its audience): the other groups were not sent either. */
@@ -43,7 +53,7 @@ export function batchFailure(
 	return joinSentences(
 		description,
 		`Batch ${failed.batchIndex + 1} of ${failed.batchCount} failed.`,
-		sentSummaries.length > 0 ? `Already sent (not repeated): ${sentSummaries.join(', ')}.` : 'No batch was sent before it.',
+		sentSummaries.length > 0 ? `Already sent (not repeated): ${firstOf(sentSummaries)}.` : 'No batch was sent before it.',
 		notStarted > 0 ? `Not sent: the ${notStarted} batch(es) after it.` : '',
 	);
 }
@@ -88,9 +98,9 @@ export function stopError(context: IExecuteFunctions, tasks: SendTask[], results
 	});
 	nodeError.description = joinSentences(
 		nodeError.description,
-		sent.length > 0 ? `Already sent for ${laterSent ? 'other' : 'earlier'} items (not repeated): ${sent.join(', ')}.` : '',
-		skipped.length > 0 ? `Skipped (Idempotency Key already used): ${skipped.join(', ')}.` : '',
-		alsoFailed.length > 0 ? `Also failed: ${alsoFailed.join('; ')}.` : '',
+		sent.length > 0 ? `Already sent for ${laterSent ? 'other' : 'earlier'} items (not repeated): ${sent.length} sends: ${firstOf(sent)}.` : '',
+		skipped.length > 0 ? `Skipped (Idempotency Key already used): ${firstOf(skipped)}.` : '',
+		alsoFailed.length > 0 ? `Also failed: ${firstOf(alsoFailed, '; ')}.` : '',
 		notSentNames.length > 0 ? `Not sent: ${itemList(notSentNames)}.` : '',
 	);
 	return nodeError;

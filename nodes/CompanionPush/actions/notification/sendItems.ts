@@ -14,7 +14,8 @@ import { readSendInput } from './sendInput';
 import type { ScheduleReader } from './sendInput';
 import { planSends } from './sendPlan';
 import type { SendGroup, SendTask } from './sendPlan';
-import { waitFields, waitForFinalStatus } from './wait';
+import { FinalStatusWatch } from './finalStatusWatch';
+import { waitFields } from './wait';
 
 /**
  * Send and Schedule (with `readSchedule`):
@@ -89,18 +90,19 @@ async function sendAndReport(context: IExecuteFunctions, memory: SendMemory, tas
 	}
 }
 
-/** Wait for Final Status: every send made followed at once, in parallel up to the same bound. */
+/** Wait for Final Status: every send made followed at once (one list read per round for all of them). */
 async function followSends(context: IExecuteFunctions, tasks: SendTask[], results: Array<PoolResult<IDataObject>>, maxParallel: number) {
 	const toFollow = tasks.flatMap((task, index) => {
 		const result = results[index];
 		const json = result?.ok ? result.value : undefined;
 		return json && typeof json.id === 'string' && task.group.lead.waitTimeoutSeconds !== undefined ? [{ json, lead: task.group.lead }] : [];
 	});
+	const watch = new FinalStatusWatch(context);
 	await runPool(toFollow.length, maxParallel, async (index) => {
 		const { json, lead } = toFollow[index];
 		try {
-			const result = await waitForFinalStatus(context, json.id as string, lead.waitTimeoutSeconds!, lead.itemIndex);
-			Object.assign(json, waitFields(result), { stats: result.detail.notification.stats, sentAt: result.detail.notification.sent_at });
+			const result = await watch.follow(json.id as string, lead.waitTimeoutSeconds!, lead.itemIndex);
+			Object.assign(json, waitFields(result), { stats: result.record.stats, sentAt: result.record.sent_at });
 		} catch (error) {
 			// The send went out: its id must reach the workflow even when following it up fails.
 			Object.assign(json, { finalStatusReached: false, waitError: (error as Error).message });

@@ -23,17 +23,29 @@ import { processState, timings } from '../../processState';
  *   back processed and the row is written back unchanged: busy. The creation race is lost with a
  *   unique-constraint error: busy.
  * - Give back: delete the row (clearAllProcessedItems), once, after the work under it was awaited.
- * No clock and no bound on write times are needed for it to be safe. A process that dies holding it
- * (between two statements a few milliseconds apart) leaves it taken: then claims give up after
- * `storeLockBudgetMs` and decide from the list of sends instead (see sendBatch.ts), and n8n's log
- * says how to clear it. Other nodes of the workflow must not use the same row (Remove Duplicates with
- * the scope the lock uses): the store then refuses the lock's mode, which is reported, not ignored.
+ * No clock and no bound on write times are needed for it to be safe while its holders live.
+ *
+ * A holder that dies between taking and giving it back (n8n killed in those few milliseconds)
+ * leaves it taken for good. So a process that has found it taken, try after try, for
+ * `storeLockBudgetMs` (plus a random few seconds, so that two processes rarely decide at once)
+ * takes it as left by a dead holder: it deletes the row and takes the lock anew, and n8n's log says
+ * so. Its critical sections last milliseconds, so a live holder is only ever broken by a database
+ * stalled for that long, or by two processes deciding at the same moment; either may lose a key
+ * written at that moment, which the lookup in the list of sends then stands in for. Waiters try
+ * again every few dozen milliseconds, and a process gives others a chance between its own turns, so
+ * that a busy process does not keep the lock from the others for that long.
+ * Other nodes of the workflow must not use the same row (Remove Duplicates with the scope the lock
+ * uses): the store then refuses the lock's mode, which is reported, not ignored.
  */
 
 const LOCK_VALUE = '-Infinity';
 const LOCK_OPTIONS = { mode: 'latestIncrementalKey' } as const;
-const FIRST_BACKOFF_MS = 5;
-const LONGEST_BACKOFF_MS = 250;
+/** Waits between tries of a taken lock: random, up to this. */
+const RETRY_WITHIN_MS = 40;
+/** After giving the lock back, this process waits up to this (random) before taking it again. */
+const YIELD_WITHIN_MS = 4;
+/** Spread of the moment processes take a lock as left by a dead holder. */
+const BREAK_JITTER_MS = 5_000;
 
 export type LockOutcome<T> = { ok: true; value: T } | { ok: false; reason: string };
 
@@ -61,29 +73,27 @@ async function tryToTake(context: IExecuteFunctions, scope: DeduplicationScope):
 
 /**
  * Runs `work` holding the lock of `scope`'s row of this workflow. Calls of this process queue up in
- * memory first (they would only contend for the row). Gives up after `storeLockBudgetMs`, or when
- * the store fails: then `work` does not run, and the reason comes back.
+ * memory first (they would only contend for the row). When the store fails, `work` does not run,
+ * and the reason comes back.
  */
 export async function withStoreLock<T>(context: IExecuteFunctions, scope: DeduplicationScope, work: () => Promise<T>): Promise<LockOutcome<T>> {
 	const row = `${context.getWorkflow().id ?? ''}|${scope}|${scope === 'node' ? context.getNode().id : ''}`;
 	return await oneAtATime(processState.storeQueues, row, async (): Promise<LockOutcome<T>> => {
-		const giveUpAt = Date.now() + timings().storeLockBudgetMs;
-		for (let backoff = FIRST_BACKOFF_MS; ; backoff = Math.min(backoff * 2, LONGEST_BACKOFF_MS)) {
+		let breakAt = Date.now() + timings().storeLockBudgetMs + Math.random() * BREAK_JITTER_MS;
+		for (;;) {
 			const attempt = await tryToTake(context, scope);
 			if (attempt === 'taken') break;
 			if (attempt !== 'busy') return { ok: false, reason: `n8n's processed-data store failed: ${attempt.failed}` };
-			if (Date.now() >= giveUpAt) {
-				const howToClear =
-					scope === 'workflow'
-						? 'clear it with a Remove Duplicates node in this workflow (operation "Clear Deduplication History", scope "Workflow")'
-						: 'n8n offers no way to clear another node\'s processed data: replace this node by a copy (its keys start empty)';
+			if (Date.now() >= breakAt) {
 				context.logger.warn(
-					`Companion Push: the Idempotency Keys' lock of workflow ${context.getWorkflow().id ?? ''} stayed taken for ${timings().storeLockBudgetMs} ms. ` +
-						`If no execution of this workflow is running, a process died holding it: ${howToClear}.`,
+					`Companion Push: the Idempotency Keys' lock of workflow ${context.getWorkflow().id ?? ''} stayed taken for ${Math.round(timings().storeLockBudgetMs / 1000)} s: ` +
+						'taken as left by a process that died holding it, and taken anew.',
 				);
-				return { ok: false, reason: `the Idempotency Keys' lock stayed taken for ${Math.round(timings().storeLockBudgetMs / 1000)} s` };
+				await context.helpers.clearAllProcessedItems(scope, LOCK_OPTIONS).catch(() => undefined);
+				breakAt = Date.now() + timings().storeLockBudgetMs + Math.random() * BREAK_JITTER_MS;
+				continue;
 			}
-			await sleep(backoff / 2 + Math.random() * backoff);
+			await sleep(Math.random() * RETRY_WITHIN_MS);
 		}
 		try {
 			return { ok: true, value: await work() };
@@ -93,6 +103,8 @@ export async function withStoreLock<T>(context: IExecuteFunctions, scope: Dedupl
 			await context.helpers.clearAllProcessedItems(scope, LOCK_OPTIONS).catch((error: Error) => {
 				context.logger.warn(`Companion Push: the Idempotency Keys' lock could not be given back: ${error.message}`);
 			});
+			// Give the other processes a chance before this one's next turn.
+			await sleep(Math.random() * YIELD_WITHIN_MS);
 		}
 	});
 }

@@ -1,54 +1,16 @@
-import { sleep } from 'n8n-workflow';
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
-import { getNotification } from '../../transport';
-import type { NotificationDetail } from '../../transport';
 import { fieldError } from '../../nodeErrors';
 import type { NothingSent } from '../../nodeErrors';
-
-/** States a send leaves on its own; every other state is final (sent, partially_failed, failed, canceled). */
-const MOVING_STATES = new Set(['sending', 'scheduled']);
-const FIRST_INTERVAL_MS = 1_000;
-const LONGEST_INTERVAL_MS = 15_000;
-
-export interface WaitResult {
-	detail: NotificationDetail;
-	/** True when the send reached a final state; false when the timeout passed first. */
-	finalStatusReached: boolean;
-	waitedSeconds: number;
-}
-
-/** Reads the send until it leaves sending/scheduled or `timeoutSeconds` pass, waiting 1, 2, 4 ...
- * up to 15 seconds between reads (the spec: one read a few seconds after sending is enough). */
-export async function waitForFinalStatus(
-	context: IExecuteFunctions,
-	notificationId: string,
-	timeoutSeconds: number,
-	itemIndex: number,
-): Promise<WaitResult> {
-	const startedAt = Date.now();
-	const deadline = startedAt + timeoutSeconds * 1000;
-	let interval = FIRST_INTERVAL_MS;
-	for (;;) {
-		const detail = await getNotification(context, notificationId, itemIndex);
-		const waitedSeconds = Math.round((Date.now() - startedAt) / 100) / 10;
-		if (!MOVING_STATES.has(detail.notification.status)) return { detail, finalStatusReached: true, waitedSeconds };
-		const remaining = deadline - Date.now();
-		if (remaining <= 0) return { detail, finalStatusReached: false, waitedSeconds };
-		await sleep(Math.min(interval, remaining));
-		interval = Math.min(interval * 2, LONGEST_INTERVAL_MS);
-	}
-}
+import type { WaitResult } from './finalStatusWatch';
 
 /** The fields a wait adds to an output item. */
 export function waitFields(result: WaitResult) {
 	return {
-		status: result.detail.notification.status,
+		status: result.record.status,
 		finalStatusReached: result.finalStatusReached,
 		waitedSeconds: result.waitedSeconds,
-		...(result.finalStatusReached
-			? {}
-			: { waitNote: `Still "${result.detail.notification.status}" when the wait timeout passed` }),
+		...(result.finalStatusReached ? {} : { waitNote: `Still "${result.record.status}" when the wait timeout passed` }),
 	};
 }
 

@@ -6,6 +6,9 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
+import { CredentialStore } from '../../devkit/engine';
+import { stoppedAfterEachTest } from './sandboxes';
+
 export interface FakeRequest {
 	method: string;
 	path: string;
@@ -18,6 +21,7 @@ export interface FakeAnswer {
 	body: unknown;
 	/** Send `body` as it is (a string), not as JSON. */
 	raw?: boolean;
+	headers?: Record<string, string>;
 }
 
 export interface FakeApi {
@@ -27,7 +31,9 @@ export interface FakeApi {
 	stop(): Promise<void>;
 }
 
-export async function startFakeApi(answer: (request: FakeRequest) => FakeAnswer): Promise<FakeApi> {
+/** `answer` answers every request but the token refresh, which `refresh` answers when given (the
+ * API's own token answer otherwise). */
+export async function startFakeApi(answer: (request: FakeRequest) => FakeAnswer, refresh?: (request: FakeRequest) => FakeAnswer): Promise<FakeApi> {
 	const requests: FakeRequest[] = [];
 	const accessToken = 'fake-access-token-0123456789';
 	const server = createServer((req, res) => {
@@ -41,12 +47,12 @@ export async function startFakeApi(answer: (request: FakeRequest) => FakeAnswer)
 				authorization: req.headers.authorization,
 			};
 			requests.push(request);
-			const reply =
-				request.path === '/auth/oauth/v2/refresh'
-					? { status: 200, body: { access_token: accessToken, token_type: 'Bearer', expires_in: 3600 } }
-					: answer(request);
+			const reply: FakeAnswer =
+				request.path !== '/auth/oauth/v2/refresh'
+					? answer(request)
+					: (refresh?.(request) ?? { status: 200, body: { access_token: accessToken, token_type: 'Bearer', expires_in: 3600 } });
 			const text = reply.raw ? String(reply.body) : JSON.stringify(reply.body);
-			res.writeHead(reply.status ?? 200, { 'content-type': reply.raw ? 'text/plain' : 'application/json' });
+			res.writeHead(reply.status ?? 200, { 'content-type': reply.raw ? 'text/plain' : 'application/json', ...reply.headers });
 			res.end(text);
 		});
 	});
@@ -70,4 +76,18 @@ export function fakeCredential(api: FakeApi) {
 		accessToken: '',
 		accessTokenRenewAfter: 0,
 	};
+}
+
+/** A credential store holding the fake API's credential, as n8n keeps it before its first use. */
+export function fakeStore(api: FakeApi): CredentialStore {
+	const store = new CredentialStore();
+	store.add(fakeCredential(api));
+	return store;
+}
+
+/** Fake APIs the tests of this describe block start, each answering its own way: each one is
+ * stopped once its test ends, also when the test failed. */
+export function useFakeApis(): { start(answer: (request: FakeRequest) => FakeAnswer): Promise<FakeApi> } {
+	const keep = stoppedAfterEachTest<FakeApi>();
+	return { start: async (answer) => keep(await startFakeApi(answer)) };
 }

@@ -19,8 +19,8 @@ import type {
 	IWorkflowExecuteAdditionalData,
 } from 'n8n-workflow';
 
-import { TestCredentialsHelper } from './credentials-helper';
-import type { StoredCredential } from './credentials-helper';
+import { TestCredentialsHelper } from './credentialsHelper';
+import type { StoredCredential } from './credentialsHelper';
 
 /** Emits the items given in its `items` parameter: the input of the node under test. */
 class TestItemsNode implements INodeType {
@@ -116,7 +116,7 @@ export class CredentialStore {
 	readonly map = new Map<string, StoredCredential>();
 
 	add(data: IDataObject, id = 'cred-1', name = 'Companion Push test'): StoredCredential {
-		const stored: StoredCredential = { id, name, type: 'companionPushApi', data: { ...data } as never, writes: 0 };
+		const stored: StoredCredential = { id, name, type: 'companionPushApi', data: { ...data } as never, reads: 0, writes: 0 };
 		this.map.set(id, stored);
 		return stored;
 	}

@@ -1,15 +1,16 @@
 /**
- * Must be imported before anything that loads n8n-core: n8n-core writes
- * `$N8N_USER_FOLDER/.n8n/config` on first load, so it goes to a temp folder (as test/setup-env.js does).
+ * Must be loaded before anything that loads n8n-core (jest's setupFiles, the benchmark's first
+ * import): n8n-core writes `$N8N_USER_FOLDER/.n8n/config` on first load, so it goes to a temp
+ * folder instead of the home folder.
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 if (!process.env.N8N_USER_FOLDER) {
-	process.env.N8N_USER_FOLDER = mkdtempSync(join(tmpdir(), 'companion-push-bench-'));
+	process.env.N8N_USER_FOLDER = mkdtempSync(join(tmpdir(), 'companion-push-n8n-'));
 }
-process.env.N8N_ENCRYPTION_KEY = process.env.N8N_ENCRYPTION_KEY || 'companion-push-bench-encryption-key';
+process.env.N8N_ENCRYPTION_KEY = process.env.N8N_ENCRYPTION_KEY || 'companion-push-dev-encryption-key';
 
 // ts-node appends `.ts` after `.json` in node's extension order, so `CompanionPush.node` would load
 // `CompanionPush.node.json` (the codex beside the node) instead of `CompanionPush.node.ts`. Try

@@ -11,14 +11,16 @@ import type {
 	IRequestOptionsSimplified,
 } from 'n8n-workflow';
 
-import { CompanionPushApi } from '../../credentials/CompanionPushApi.credentials';
+import { CompanionPushApi } from '../credentials/CompanionPushApi.credentials';
 
-/** A saved credential as n8n keeps it: its data, and how often n8n wrote it back. */
+/** A saved credential as n8n keeps it: its data, how often n8n read it (in a real n8n each read is a
+ * database query and a decrypt), and how often n8n wrote it back. */
 export interface StoredCredential {
 	id: string;
 	name: string;
 	type: string;
 	data: ICredentialDataDecryptedObject;
+	reads: number;
 	writes: number;
 }
 
@@ -53,7 +55,9 @@ export class TestCredentialsHelper extends ICredentialsHelper {
 	}
 
 	async getDecrypted(_additionalData: unknown, details: INodeCredentialsDetails): Promise<ICredentialDataDecryptedObject> {
-		return structuredClone(this.stored(details).data);
+		const credential = this.stored(details);
+		credential.reads++;
+		return structuredClone(credential.data);
 	}
 
 	async getCredentials(details: INodeCredentialsDetails): Promise<ICredentials> {

@@ -1,11 +1,16 @@
+/** The Companion Push Trigger in an active workflow, polled as n8n polls it (devkit/poll.ts),
+ * against a manual-clock sandbox of its own. */
 import type { IDataObject } from 'n8n-workflow';
 
+import type { CredentialStore } from '../../devkit/engine';
+import { storeFor } from '../../devkit/fixtures';
+import { createPollTarget, nodeStaticData, runPoll } from '../../devkit/poll';
+import type { PollOutcome, PollTarget } from '../../devkit/poll';
 import { CompanionPushTrigger } from '../../nodes/CompanionPush/CompanionPushTrigger.node';
+import { startSandbox } from '../../sandbox';
 import type { Sandbox, SandboxOptions, UserKind } from '../../sandbox';
-import { CredentialStore } from '../harness/engine';
-import { createPollTarget, nodeStaticData, runPoll } from '../harness/poll';
-import type { PollOutcome, PollTarget } from '../harness/poll';
-import { call, manualSandbox, sendBody, tokenFor } from '../sandbox/helpers';
+import { send, tokenFor } from './api';
+import { MANUAL_CLOCK, stoppedAfterEachTest } from './sandboxes';
 
 export const TRIGGER_TYPE = 'test.companionPushTrigger';
 export const MINUTE = 60_000;
@@ -14,17 +19,18 @@ export const DAY = 24 * HOUR;
 
 /** A manual-clock sandbox, a credential for it, and an active workflow with the trigger. */
 export class TriggerFixture {
-	readonly credentials = new CredentialStore();
+	readonly credentials: CredentialStore;
 	target!: PollTarget;
 	private token?: { value: string; issuedAt: number };
+	private hostClock?: jest.SpyInstance<number, []>;
 
 	private constructor(readonly sandbox: Sandbox) {
-		const { clientId, clientSecret, refreshToken } = sandbox.orgs.primary;
-		this.credentials.add({ baseUrl: sandbox.baseUrl, clientId, clientSecret, refreshToken, accessToken: '', accessTokenRenewAfter: 0 });
+		this.credentials = storeFor(sandbox);
 	}
 
+	/** Use `useTriggerFixtures().start` in tests: it also stops the fixture. */
 	static async start(parameters: IDataObject = {}, options: SandboxOptions = {}): Promise<TriggerFixture> {
-		const fixture = new TriggerFixture(await manualSandbox(options));
+		const fixture = new TriggerFixture(await startSandbox({ ...MANUAL_CLOCK, ...options }));
 		fixture.activate(parameters);
 		return fixture;
 	}
@@ -39,6 +45,12 @@ export class TriggerFixture {
 			staticData,
 		});
 		return this.target;
+	}
+
+	/** Points the trigger's credential at another base URL, e.g. a proxy in front of the sandbox. */
+	useBaseUrl(baseUrl: string): void {
+		const stored = this.credentials.get();
+		stored.data = { ...stored.data, baseUrl };
 	}
 
 	poll(): Promise<PollOutcome> {
@@ -72,12 +84,7 @@ export class TriggerFixture {
 
 	/** Registers a send through the public API; returns its id. */
 	async send(targetUserIds: string[], extra: Record<string, unknown> = {}): Promise<string> {
-		const answer = await call(this.sandbox, 'POST', '/push-notification/send', {
-			token: await this.apiToken(),
-			body: sendBody(targetUserIds, extra),
-		});
-		if (answer.status !== 202) throw new Error(`send failed: ${answer.status} ${answer.text}`);
-		return answer.body.data.id as string;
+		return (await send(this.sandbox, await this.apiToken(), targetUserIds, extra)).id;
 	}
 
 	user(kind: UserKind, index = 0): string {
@@ -98,12 +105,19 @@ export class TriggerFixture {
 		this.hostClock = jest.spyOn(Date, 'now').mockImplementation(() => clock.now());
 	}
 
-	private hostClock?: jest.SpyInstance<number, []>;
-
+	/** Stops the sandbox and gives Date.now back; a second call does nothing more. */
 	async stop(): Promise<void> {
 		this.hostClock?.mockRestore();
+		this.hostClock = undefined;
 		await this.sandbox.stop();
 	}
+}
+
+/** Trigger fixtures the tests of this describe block start, each with its own trigger parameters
+ * and sandbox options: each one is stopped once its test ends, also when the test failed. */
+export function useTriggerFixtures(): { start(parameters?: IDataObject, options?: SandboxOptions): Promise<TriggerFixture> } {
+	const keep = stoppedAfterEachTest<TriggerFixture>();
+	return { start: async (parameters, options) => keep(await TriggerFixture.start(parameters, options)) };
 }
 
 export function ofEvent(items: IDataObject[], event: string): IDataObject[] {

@@ -1,12 +1,6 @@
-import { startSandbox, type Sandbox, type SandboxCredential, type SandboxOptions } from '../../sandbox';
-
-/** A fixed start keeps timestamps readable in failures. */
-export const START = '2026-03-02T09:00:00.000Z';
-
-/** A sandbox on a random port with the manual clock: tests move time, they never wait. */
-export function manualSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
-	return startSandbox({ clock: 'manual', startTime: START, ...options });
-}
+/** The sandbox's public API called with plain fetch, as another client of the organization calls
+ * it (not through the transport under test). */
+import type { Sandbox, SandboxCredential } from '../../sandbox';
 
 export interface Answer {
 	status: number;
@@ -16,7 +10,7 @@ export interface Answer {
 	text: string;
 }
 
-/** Plain fetch with JSON in and out (the transport under test elsewhere is not used here). */
+/** Plain fetch with JSON in and out. */
 export async function call(
 	sandbox: Sandbox,
 	method: string,
