@@ -14,7 +14,8 @@
  * - `clearAllProcessedItems` deletes the row; `getProcessedDataCount` only reads.
  * `roundTripMs` is the time between a read and its write: 0 by default (the next turn of the event
  * loop), more to widen the window in which two processes overlap. `failing` makes every call throw,
- * as a database that is down.
+ * as a database that is down; `failWhen` does so from the moment it returns a message (a database
+ * that goes down in the middle of a run, at a point the test names by a state, not a time).
  * The real store is exercised by the end-to-end tests in a real n8n.
  */
 import { createHash } from 'node:crypto';
@@ -54,6 +55,7 @@ export class MemoryProcessedData implements IDataDeduplicator {
 	readonly calls: Array<{ kind: 'check' | 'remove' | 'clear' | 'count'; items: DeduplicationItemTypes[]; scope: DeduplicationScope; mode?: Mode }> = [];
 	roundTripMs = 0;
 	failing: string | undefined;
+	failWhen: (() => string | undefined) | undefined;
 
 	private rowKey(scope: DeduplicationScope, contextData: ICheckProcessedContextData): string {
 		return `${contextData.workflow.id}|${scope === 'node' ? `n:${contextData.node?.id}` : ''}`;
@@ -63,9 +65,15 @@ export class MemoryProcessedData implements IDataDeduplicator {
 		await new Promise((resolve) => (this.roundTripMs > 0 ? setTimeout(resolve, this.roundTripMs) : setImmediate(resolve)));
 	}
 
+	/** Throws when the database is down (see `failing` and `failWhen`). */
+	private failIfDown(): void {
+		const failure = this.failing ?? this.failWhen?.();
+		if (failure) throw new Error(failure);
+	}
+
 	/** A SELECT: a copy of the row as it is now. */
 	private async select(key: string): Promise<Row | undefined> {
-		if (this.failing) throw new Error(this.failing);
+		this.failIfDown();
 		await this.roundTrip();
 		const row = this.rows.get(key);
 		return row && { mode: row.mode, data: Array.isArray(row.data) ? [...(row.data as string[])] : row.data };
@@ -149,7 +157,7 @@ export class MemoryProcessedData implements IDataDeduplicator {
 
 	async clearAllProcessedItems(scope: DeduplicationScope, contextData: ICheckProcessedContextData): Promise<void> {
 		this.calls.push({ kind: 'clear', items: [], scope });
-		if (this.failing) throw new Error(this.failing);
+		this.failIfDown();
 		await this.roundTrip();
 		this.rows.delete(this.rowKey(scope, contextData));
 	}
@@ -176,6 +184,7 @@ export class MemoryProcessedData implements IDataDeduplicator {
 		this.calls.length = 0;
 		this.roundTripMs = 0;
 		this.failing = undefined;
+		this.failWhen = undefined;
 	}
 }
 

@@ -16,6 +16,7 @@ import type { Pace } from './transport/pace';
  * | renewalsInFlight | token renewals under way, per credential: items and polls running at the same time share one refresh | each process may renew once per token life; the renewed token is saved in n8n's database, and a 401 first takes a token another process saved since, then renews (at most twice per call, for an API whose refresh revokes the previous token) |
  * | heldSends | ids of sends this process made or recovered lately, per credential, with the send each stands for (its holder: a batch of an execution, or an Idempotency Key); bounded, oldest forgotten first: a lookup after a lost answer never takes a send held by another holder for its own | a send of another process is told apart by its content and creation time (transport/sendLookup.ts); where it cannot be, the outcome is unknown |
  * | postsInFlight | the sends of this process whose answer has not come yet, with their content: a lookup waits for those that look like its own before it decides, so a sibling's send is never taken for its own before the sibling learns its id | only this process's sends have answers still to come here |
+| unresolvedSends | the sends of this process whose outcome stayed unknown lately, with their content (bounded, oldest forgotten first): a send exactly like one of them that another send's lookup finds may be that one, so it proves nothing (the outcome is unknown) | a send of another process is told apart by its content and creation time only; where it cannot be, the outcome is unknown |
  * | keysInFlight | Idempotency Keys this process sent under lately (bounded, oldest forgotten first), with the outcome or its promise: a copy of the key waits for that send's outcome instead of guessing, and names its send | across processes the keys' claim protocol decides (actions/notification/idempotencyKeys.ts) |
  * | paces | how many requests of a credential may be in flight after 429s | each process adapts to the service on its own; N processes start at N x the node's bound and each halves at its first 429 |
  * | storeQueues | claims of Idempotency Keys one at a time in this process (they would only contend for the store's lock) | across processes the store's lock orders them |
@@ -80,6 +81,15 @@ export interface PostInFlight {
 	answered: Promise<void>;
 }
 
+/** A send of this process whose outcome stayed unknown: it may be registered, and no id is held for it. */
+export interface UnresolvedSend {
+	/** Its content but the recipients, and its recipients (see transport/sendRegistry.ts). */
+	lookalike: string;
+	recipients: string;
+	/** When it was last tried (n8n's clock). */
+	triedAt: number;
+}
+
 /** What became of an event sent under an Idempotency Key in this process: every batch accepted (with
  * the send id of each batch's content id), or not; nothing sent at all, or not. */
 export interface KeyedSendOutcome {
@@ -92,6 +102,8 @@ interface ProcessState {
 	renewalsInFlight: Map<string, Promise<RenewalResult>>;
 	heldSends: Map<string, Map<string, string>>;
 	postsInFlight: Map<string, Set<PostInFlight>>;
+	/** Per credential, by holder. */
+	unresolvedSends: Map<string, Map<string, UnresolvedSend>>;
 	keysInFlight: Map<string, Promise<KeyedSendOutcome>>;
 	paces: Map<string, Pace>;
 	storeQueues: Map<string, Promise<unknown>>;
@@ -106,6 +118,7 @@ function freshState(): ProcessState {
 		renewalsInFlight: new Map(),
 		heldSends: new Map(),
 		postsInFlight: new Map(),
+		unresolvedSends: new Map(),
 		keysInFlight: new Map(),
 		paces: new Map(),
 		storeQueues: new Map(),

@@ -25,3 +25,39 @@ export function expectNoTenantId(sandbox: Sandbox) {
 		expect(Object.keys(entry.query)).not.toContain('tenant_id');
 	}
 }
+
+/** A send the sandbox registered: its log names the send a request registered, even when the
+ * answer was lost or the send is registered a moment later. */
+export interface RegisteredSend {
+	id: string;
+	title: string;
+	userIds: string[];
+	scheduledAt?: string;
+}
+
+/** The sends the sandbox registered, in the order their requests came. */
+export function registeredSends(sandbox: Sandbox): RegisteredSend[] {
+	return logOf(sandbox, SEND)
+		.filter((entry) => entry.notificationId !== undefined)
+		.map((entry) => {
+			const body = entry.body as IDataObject;
+			const scheduledAt = body.scheduled_at as string | undefined;
+			return { id: entry.notificationId!, title: String(body.title), userIds: body.target_user_ids as string[], ...(scheduledAt ? { scheduledAt } : {}) };
+		});
+}
+
+/** How many registered sends reached each user. */
+export function notificationsPerUser(sandbox: Sandbox): Map<string, number> {
+	const perUser = new Map<string, number>();
+	for (const send of registeredSends(sandbox)) for (const userId of send.userIds) perUser.set(userId, (perUser.get(userId) ?? 0) + 1);
+	return perUser;
+}
+
+/** Each of `userIds` got exactly one registered send, and nobody else got any. */
+export function expectEachOnce(sandbox: Sandbox, userIds: string[]) {
+	const perUser = notificationsPerUser(sandbox);
+	expect(Object.fromEntries(userIds.map((userId) => [userId, perUser.get(userId) ?? 0]))).toEqual(
+		Object.fromEntries(userIds.map((userId) => [userId, 1])),
+	);
+	expect([...perUser.keys()].sort()).toEqual([...userIds].sort());
+}

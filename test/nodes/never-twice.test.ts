@@ -7,7 +7,6 @@
  */
 import type { IDataObject } from 'n8n-workflow';
 
-import type { Sandbox } from '../../sandbox';
 import { entriesOf, MINUTE_MS } from '../../nodes/CompanionPush/actions/notification/idempotencyKeys';
 import { batchContentId } from '../../nodes/CompanionPush/helpers/recipients';
 import { resetProcessState, useTimings } from '../../nodes/CompanionPush/processState';
@@ -15,34 +14,9 @@ import { nodeResult, nodeWorkflow, retryWorkflow, runWorkflow } from '../../devk
 import type { NodeRunOptions } from '../../devkit/engine';
 import { processedDataStore } from '../../devkit/processedData';
 import type { MemoryProcessedData } from '../../devkit/processedData';
-import { jsonOf, logOf, NODE_SANDBOX, pairedOf, SEND, SEND_LIST, sendParameters, storeFor, useSandbox } from '../harness';
+import { expectEachOnce, jsonOf, logOf, NODE_SANDBOX, pairedOf, registeredSends, SEND, SEND_LIST, sendParameters, storeFor, useSandbox } from '../harness';
 
 const RETRY_ON_FAIL = { retryOnFail: true, maxTries: 3, waitBetweenTries: 0 };
-
-/** Registered sends (the sandbox logged the id it made), with their recipients. */
-function registered(sandbox: Sandbox): Array<{ id: string; title: string; userIds: string[] }> {
-	return logOf(sandbox, SEND)
-		.filter((entry) => entry.notificationId !== undefined)
-		.map((entry) => {
-			const body = entry.body as IDataObject;
-			return { id: entry.notificationId!, title: String(body.title), userIds: body.target_user_ids as string[] };
-		});
-}
-
-/** How many registered sends reached each user. */
-function notificationsPerUser(sandbox: Sandbox): Map<string, number> {
-	const perUser = new Map<string, number>();
-	for (const send of registered(sandbox)) for (const userId of send.userIds) perUser.set(userId, (perUser.get(userId) ?? 0) + 1);
-	return perUser;
-}
-
-function expectEachOnce(sandbox: Sandbox, userIds: string[]) {
-	const perUser = notificationsPerUser(sandbox);
-	expect(Object.fromEntries(userIds.map((userId) => [userId, perUser.get(userId) ?? 0]))).toEqual(
-		Object.fromEntries(userIds.map((userId) => [userId, 1])),
-	);
-	expect([...perUser.keys()].sort()).toEqual([...userIds].sort());
-}
 
 describe('never twice: n8n runs the node again', () => {
 	const sandbox = useSandbox({ ...NODE_SANDBOX, resetBeforeEach: true });
@@ -85,7 +59,7 @@ describe('never twice: n8n runs the node again', () => {
 		const items = jsonOf(result.items);
 		expect(items.map((item) => item.sentByEarlierTry ?? false)).toEqual([true, true, false, false, false]);
 		// The earlier try's sends come out as if just sent: the ids the API gave them.
-		expect(items.map((item) => item.id)).toEqual(registered(sandbox).map((send) => send.id));
+		expect(items.map((item) => item.id)).toEqual(registeredSends(sandbox).map((send) => send.id));
 		expect(items.every((item) => item.status === 'sending')).toBe(true);
 		expect(pairedOf(result.items)).toEqual([[0], [1], [2], [3], [4]]);
 	});
@@ -190,7 +164,7 @@ describe('never twice: n8n runs the node again', () => {
 		const failure = nodeResult(failed);
 		expect(failure.error?.message).toContain('Sending the notification failed with HTTP 503');
 		expect(failure.error?.description).toContain('Already sent for earlier items (not repeated)');
-		expect(registered(sandbox)).toHaveLength(2);
+		expect(registeredSends(sandbox)).toHaveLength(2);
 
 		const retried = nodeResult(await retryWorkflow(workflow, failed));
 		expect(retried.error).toBeUndefined();
@@ -206,7 +180,7 @@ describe('never twice: n8n runs the node again', () => {
 		const failed = await runWorkflow(workflow);
 		expect(nodeResult(failed).error?.message).toContain('the outcome is unknown');
 		expect(nodeResult(failed).error?.description).toContain('A retry of this execution looks the send up first.');
-		expect(registered(sandbox)).toHaveLength(2);
+		expect(registeredSends(sandbox)).toHaveLength(2);
 
 		sandbox.clearFaults();
 		const retried = nodeResult(await retryWorkflow(workflow, failed));
@@ -214,7 +188,7 @@ describe('never twice: n8n runs the node again', () => {
 		expectEachOnce(sandbox, users.slice(0, 5));
 		const items = jsonOf(retried.items);
 		expect(items[1].recoveredAfter).toBe('an earlier try whose answer was lost');
-		expect(items[1].id).toBe(registered(sandbox)[1].id);
+		expect(items[1].id).toBe(registeredSends(sandbox)[1].id);
 	});
 
 	describe('Idempotency Key', () => {
@@ -233,7 +207,7 @@ describe('never twice: n8n runs the node again', () => {
 			expect(result.error).toBeUndefined();
 			expectEachOnce(sandbox, [users[0]]);
 			const [first, second] = jsonOf(result.items);
-			expect(first).toMatchObject({ id: registered(sandbox)[0].id, idempotencyKey: 'order-1:shipped' });
+			expect(first).toMatchObject({ id: registeredSends(sandbox)[0].id, idempotencyKey: 'order-1:shipped' });
 			expect(second).toMatchObject({ skipped: true, idempotencyKey: 'order-1:shipped', earlierSendId: first.id });
 			expect(second.id).toBeUndefined();
 			expect(pairedOf(result.items)).toEqual([[0], [1]]);
@@ -290,7 +264,7 @@ describe('never twice: n8n runs the node again', () => {
 			// of trusting the claim either way, and finds the send.
 			const again = nodeResult(await runWorkflow(nodeWorkflow(run)));
 			expect(jsonOf(again.items)[0]).toMatchObject({
-				id: registered(sandbox)[0].id,
+				id: registeredSends(sandbox)[0].id,
 				recoveredAfter: 'an earlier run that claimed its Idempotency Key',
 			});
 			expectEachOnce(sandbox, [users[0]]);
@@ -307,11 +281,11 @@ describe('never twice: n8n runs the node again', () => {
 
 			expect(result.error).toBeUndefined();
 			expectEachOnce(sandbox, [users[0]]);
-			expect(jsonOf(result.items)[0]).toMatchObject({ id: registered(sandbox)[0].id, idempotencyKey: 'k-crash' });
+			expect(jsonOf(result.items)[0]).toMatchObject({ id: registeredSends(sandbox)[0].id, idempotencyKey: 'k-crash' });
 			// Now confirmed: the same event again is skipped.
 			const again = nodeResult(await runWorkflow(nodeWorkflow(run)));
 			expect(jsonOf(again.items)[0].skipped).toBe(true);
-			expect(registered(sandbox)).toHaveLength(1);
+			expect(registeredSends(sandbox)).toHaveLength(1);
 		});
 
 		test('the store lock left taken by a process that died: after the budget it is taken anew, and the event is sent once', async () => {
@@ -337,7 +311,7 @@ describe('never twice: n8n runs the node again', () => {
 			};
 			const first = nodeResult(await runWorkflow(nodeWorkflow(run)));
 			expect(first.error?.description).toContain('Batch 2 of 3 failed.');
-			expect(registered(sandbox)).toHaveLength(1);
+			expect(registeredSends(sandbox)).toHaveLength(1);
 
 			const again = nodeResult(await runWorkflow(nodeWorkflow(run)));
 			expect(again.error).toBeUndefined();
@@ -361,14 +335,14 @@ describe('never twice: n8n runs the node again', () => {
 			expect(store.entries('wf-test', '')).toHaveLength(1);
 			expect(store.rows.has('wf-test|n:n-test')).toBe(false);
 			// Two sends: the key used by the node does not count in the workflow's scope.
-			expect(registered(sandbox)).toHaveLength(2);
+			expect(registeredSends(sandbox)).toHaveLength(2);
 		});
 
 		test('Keys to Keep counts events: at least that many are remembered, the oldest beyond them (and as many again) are forgotten', async () => {
 			const run = (key: string) =>
 				runWorkflow(nodeWorkflow({ ...perUserRun({}, keyed({ keysToKeep: 2 })), items: [{ userId: users[0], key }] }));
 			for (const key of ['k1', 'k2', 'k3', 'k4', 'k5', 'k6']) await run(key);
-			expect(registered(sandbox)).toHaveLength(6);
+			expect(registeredSends(sandbox)).toHaveLength(6);
 			// One entry per event sent (its confirmation), no working entries left, at most 2 + 2 + 1.
 			const entries = store.entries('wf-test', 'n:n-test');
 			expect(entries.length).toBeGreaterThanOrEqual(2);
@@ -379,9 +353,9 @@ describe('never twice: n8n runs the node again', () => {
 			resetProcessState(); // another process: only the store remembers
 			useTimings({ lookupSettleMs: 200, unconfirmedClaimSettleMs: 300 });
 			await run('k6');
-			expect(registered(sandbox)).toHaveLength(6);
+			expect(registeredSends(sandbox)).toHaveLength(6);
 			await run('k1');
-			expect(registered(sandbox)).toHaveLength(7);
+			expect(registeredSends(sandbox)).toHaveLength(7);
 		});
 
 		test('an empty key is bad input: the error names the field and nothing is sent', async () => {

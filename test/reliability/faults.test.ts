@@ -13,7 +13,8 @@
  * with timeoutMs 300).
  *
  * The retry waits are shortened for this file (useTimings, reset after): the rule (what is
- * retried, how often) is the same, only the 0.4 s, 0.8 s ... backoff is smaller. A Retry-After
+ * retried, how often) is the same, only the 0.4 s, 0.8 s ... backoff is smaller, and the list of
+ * sends must show nothing twice 200 ms apart (not 10 s) before a send counts as absent. A Retry-After
  * header is honoured as sent (1 s here).
  */
 import { DateTime } from 'luxon';
@@ -28,7 +29,7 @@ import { errorsOf, everyItemAnswered, SendLedger } from './invariants';
 type Fault = Omit<FaultSpec, 'endpoint'>;
 type Outcome = 'ok' | RegExp;
 
-beforeAll(() => useTimings({ retry: { baseDelayMs: 20, maxDelayMs: 80 } }));
+beforeAll(() => useTimings({ retry: { baseDelayMs: 20, maxDelayMs: 80 }, lookupSettleMs: 200 }));
 afterAll(() => resetProcessState());
 
 /** Faults that go away after one hit: the node must succeed. Requests the faulted endpoint gets

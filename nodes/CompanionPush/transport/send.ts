@@ -11,7 +11,7 @@ import type { FinalAnswer } from './retry';
 import { sendAcceptedSchema } from './schemas';
 import { lookUpSend } from './sendLookup';
 import type { LookupResult } from './sendLookup';
-import { holdSend, sendInFlight } from './sendRegistry';
+import { holdSend, sendInFlight, sendResolved, sendUnresolved } from './sendRegistry';
 
 /** The body of POST /push-notification/send, as the API names its fields. `tenant_id` has no
  * place here: the organization comes from the credential. */
@@ -90,7 +90,8 @@ function outcomeUnknown(context: CompanionPushContext, cause: string, reason: st
  *   (sendLookup.ts): exactly this send: that is the result; proven absent: tried again; otherwise
  *   the error says the outcome is unknown, and nothing is sent again.
  * At most the retry policy's tries in all. While its request is out, the send is registered as in
- * flight, so that a lookup of another send of this process that looks like it waits for its answer.
+ * flight, so that a lookup of another send of this process that looks like it waits for its answer;
+ * when its outcome stays unknown, as unresolved, so that such a lookup does not take it for its own.
  */
 export async function sendNotification(
 	context: CompanionPushContext,
@@ -99,6 +100,22 @@ export async function sendNotification(
 	options: SendOptions = {},
 ): Promise<SendOutcome> {
 	const holder = options.holder ?? `call:${randomUUID()}`;
+	const sending = sendOnce(context, request, itemIndex, { ...options, holder });
+	// Recorded before the caller learns the outcome (these reactions run first).
+	void sending.then(
+		() => sendResolved(context, holder),
+		(error: unknown) => (failedSendOutcome(error) === 'unknown' ? sendUnresolved(context, request, holder) : sendResolved(context, holder)),
+	);
+	return await sending;
+}
+
+async function sendOnce(
+	context: CompanionPushContext,
+	request: SendRequest,
+	itemIndex: number | undefined,
+	options: SendOptions & { holder: string },
+): Promise<SendOutcome> {
+	const { holder } = options;
 	const action = 'Sending the notification';
 	const firstAttemptAt = options.lookUpFrom ?? Date.now();
 	const lookUp = async (): Promise<LookupResult> =>

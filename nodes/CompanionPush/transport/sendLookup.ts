@@ -8,7 +8,7 @@ import type { ListedNotification } from './schemas';
 import type { SendRequest } from './send';
 import { combine, compareDeliveries, compareSend, matchOf, notShown } from './sendMatch';
 import type { Comparison } from './sendMatch';
-import { holderOf, lookalikesAnswered } from './sendRegistry';
+import { holderOf, lookalikesAnswered, unresolvedLookalike } from './sendRegistry';
 
 /**
  * After a send whose answer was lost, finds out from the list of sends what became of it: exactly
@@ -17,7 +17,9 @@ import { holderOf, lookalikesAnswered } from './sendRegistry';
  *   a set, scheduled time; image, deeplink and announcement when shown; a detail read fills in what
  *   the list leaves out), created inside the window that starts at this send's first attempt (on the
  *   API's clock, from its Date header, with a margin), and not held by another send of this process;
- * - one such send, and nothing else that could be ours: found;
+ * - one such send, and nothing else that could be ours: found, unless another send of this process
+ *   exactly like it stayed unresolved (its outcome unknown, so no id is held for it): that one may
+ *   be the send listed, so the outcome is unknown;
  * - nothing that could be ours, seen twice `lookupSettleMs` apart, each time reading back past the
  *   window's start (or to the end of the list): absent, so the caller may send;
  * - anything else (two candidates, a candidate whose recipients or time the API does not show, a
@@ -88,6 +90,7 @@ async function readBackToWindow(context: CompanionPushContext, lookup: Lookup, n
 	const candidates: Candidate[] = [];
 	let windowStart: number | undefined;
 	let skip = 0;
+	let pagesWithNothingNew = 0;
 	for (let pages = 1; ; pages++) {
 		const page = await pageReadAfter(context, skip, notBefore, lookup.itemIndex);
 		// The window starts at the first attempt, moved onto the API's clock.
@@ -97,7 +100,11 @@ async function readBackToWindow(context: CompanionPushContext, lookup: Lookup, n
 				: lookup.firstAttemptAt - MARGIN_WITHOUT_SERVER_CLOCK_MS;
 		if (page.items.length === 0) return { candidates, windowStart };
 		const fresh = page.items.filter((send) => !seen.has(send.id));
-		if (fresh.length === 0) return { candidates, windowStart, cutShort: 'the list of sends showed the same page again (it ignores paging)' };
+		// Nothing new: sends listed since the last page pushed those already read down to this one
+		// (newest first), or the API ignores skip. Read on; a second page in a row with nothing new
+		// is the same page again.
+		pagesWithNothingNew = fresh.length === 0 ? pagesWithNothingNew + 1 : 0;
+		if (pagesWithNothingNew >= 2) return { candidates, windowStart, cutShort: 'the list of sends showed the same page again (it ignores paging)' };
 		let passedWindow = false;
 		for (const send of fresh) {
 			seen.add(send.id);
@@ -106,14 +113,15 @@ async function readBackToWindow(context: CompanionPushContext, lookup: Lookup, n
 			else candidates.push({ listed: send, comparison: compareSend(send, lookup.request) });
 		}
 		// A page without creation times: its oldest send's detail tells whether the window is passed.
-		if (!passedWindow && fresh.every((send) => timeOf(send.created_at) === undefined)) {
+		if (!passedWindow && fresh.length > 0 && fresh.every((send) => timeOf(send.created_at) === undefined)) {
 			const oldest = await getNotification(context, fresh[fresh.length - 1].id, lookup.itemIndex);
 			const createdAt = timeOf(oldest.notification.created_at);
 			passedWindow = createdAt !== undefined && createdAt < windowStart;
 		}
 		if (passedWindow) return { candidates, windowStart };
 		skip += page.items.length;
-		if (page.total !== undefined && skip >= page.total) return { candidates, windowStart };
+		// The end of the list: every send it counts was seen (pages read prove nothing if skip is ignored).
+		if (page.total !== undefined && seen.size >= page.total) return { candidates, windowStart };
 		if (pages >= MAX_PAGES) return { candidates, windowStart, cutShort: `${MAX_PAGES * PAGE_SIZE} sends were read without reaching the time of the first try` };
 	}
 }
@@ -153,7 +161,11 @@ async function decide(context: CompanionPushContext, lookup: Lookup, reading: Re
 		else undecided.push(candidate);
 	}
 	if (exact.length === 1 && undecided.length === 0) {
-		return { kind: 'found', id: exact[0].listed.id, status: exact[0].listed.status ?? 'sending' };
+		const { id, status } = exact[0].listed;
+		if (unresolvedLookalike(context, lookup.request, lookup.holder, lookup.firstAttemptAt - MARGIN_WITHOUT_SERVER_CLOCK_MS)) {
+			return { kind: 'unknown', reason: `the list holds a send exactly like it (${id}), which may be another send of this process whose outcome stayed unknown` };
+		}
+		return { kind: 'found', id, status: status ?? 'sending' };
 	}
 	if (exact.length === 0 && undecided.length === 0) return { kind: 'none' };
 	const ids = [...exact, ...undecided].map((candidate) => candidate.listed.id);

@@ -1,5 +1,5 @@
 import { credentialKey, processState } from '../processState';
-import type { PostInFlight } from '../processState';
+import type { PostInFlight, UnresolvedSend } from '../processState';
 import type { CompanionPushContext } from './http';
 import type { SendRequest } from './send';
 
@@ -7,14 +7,19 @@ import type { SendRequest } from './send';
  * What this process knows of its own sends, per credential (see processState.ts):
  * - held sends: the id of every send it made or recovered lately, with its holder, the send it
  *   stands for (a batch of one execution, or an Idempotency Key, which copies of one event share);
- * - sends in flight: those whose answer has not come yet, with what they look like in the list.
- * A lookup after a lost answer takes no send held by another holder, and waits for the sends in
- * flight that look like its own before it decides.
+ * - sends in flight: those whose answer has not come yet, with what they look like in the list;
+ * - unresolved sends: those whose outcome stayed unknown, with what they look like.
+ * A lookup after a lost answer takes no send held by another holder, waits for the sends in flight
+ * that look like its own before it decides, and takes no send exactly like an unresolved send of
+ * another holder (it may be that one).
  */
 
 /** Ids kept per credential; the oldest are forgotten first. A lookup looks at seconds to hours of
  * sends, far fewer than this. */
 const HELD_SENDS_LIMIT = 20_000;
+/** Unresolved sends kept per credential; the oldest are forgotten first (a lookup only asks about
+ * the last minutes). */
+const UNRESOLVED_SENDS_LIMIT = 1_000;
 
 export function holdSend(context: CompanionPushContext, id: string, holder: string): void {
 	const key = credentialKey(context);
@@ -61,4 +66,33 @@ export async function lookalikesAnswered(context: CompanionPushContext, request:
 	);
 	await Promise.all(pending.map(async (post) => await post.answered));
 	return pending.length;
+}
+
+function recipientsOf(request: SendRequest): string {
+	return JSON.stringify([...new Set(request.target_user_ids)].sort());
+}
+
+/** The send of `holder` ended with its outcome unknown: it may be registered without an id held here. */
+export function sendUnresolved(context: CompanionPushContext, request: SendRequest, holder: string): void {
+	const key = credentialKey(context);
+	const unresolved = processState.unresolvedSends.get(key) ?? new Map<string, UnresolvedSend>();
+	processState.unresolvedSends.set(key, unresolved);
+	unresolved.delete(holder);
+	unresolved.set(holder, { lookalike: lookalikeOf(request), recipients: recipientsOf(request), triedAt: Date.now() });
+	if (unresolved.size > UNRESOLVED_SENDS_LIMIT) unresolved.delete(unresolved.keys().next().value!);
+}
+
+/** The send of `holder` was accepted, found, or proven not sent. */
+export function sendResolved(context: CompanionPushContext, holder: string): void {
+	processState.unresolvedSends.get(credentialKey(context))?.delete(holder);
+}
+
+/** Whether a send of another holder exactly like `request` (recipients included) stayed unresolved,
+ * tried since `since`: a send the list shows exactly like `request` may be that one. */
+export function unresolvedLookalike(context: CompanionPushContext, request: SendRequest, holder: string, since: number): boolean {
+	const lookalike = lookalikeOf(request);
+	const recipients = recipientsOf(request);
+	return [...(processState.unresolvedSends.get(credentialKey(context)) ?? new Map<string, UnresolvedSend>())].some(
+		([other, send]) => other !== holder && send.lookalike === lookalike && send.recipients === recipients && send.triedAt >= since,
+	);
 }
