@@ -30,6 +30,8 @@
  *   --rounds N           rounds of a pair case (default 30)
  *   --concurrency N      jobs per worker at once (`n8n worker --concurrency`, default 10)
  *   --row-sizes LIST     entries of the rows whose read and UPDATE are timed (default 1000,10000,20000,100000; none: 0)
+ *   --prefill N          the keys' row holds N synthetic entries before each burst (what a key costs in a full row; default 0)
+ *   --keys-to-keep N     Keys to Keep of the example's node (its default otherwise; at least the prefill, or the row is cut)
  *   --format NAME|FILE   what the package stores per key: auto (default: the format that finds the
  *                        most keys), a name of bench/queueKeysFormat.ts, or a module exporting one
  *   --no-build           pack the dist/ that is there instead of running `npm run build` first
@@ -76,6 +78,10 @@ export interface QueueKeysOptions {
 	rounds: number;
 	concurrency: number;
 	rowSizes: number[];
+	/** Entries the keys' row holds before each burst (synthetic keys), to measure what a key costs in a full row. */
+	prefill: number;
+	/** Keys to Keep of the example's node (its default when absent). */
+	keysToKeep?: number;
 	format: string;
 	build: boolean;
 	wait: boolean;
@@ -105,6 +111,7 @@ export function parseQueueKeysArgs(argv: string[]): QueueKeysOptions {
 		rounds: 30,
 		concurrency: 10,
 		rowSizes: [1000, 10_000, 20_000, 100_000],
+		prefill: 0,
 		format: 'auto',
 		build: true,
 		wait: true,
@@ -140,6 +147,12 @@ export function parseQueueKeysArgs(argv: string[]): QueueKeysOptions {
 				break;
 			case '--row-sizes':
 				options.rowSizes = wholeNumbers(flag, value(), 0).filter((size) => size > 0);
+				break;
+			case '--prefill':
+				[options.prefill] = wholeNumbers(flag, value(), 0);
+				break;
+			case '--keys-to-keep':
+				[options.keysToKeep] = wholeNumbers(flag, value(), 1);
 				break;
 			case '--format':
 				options.format = value();
@@ -254,9 +267,12 @@ export function erpExample() {
 		retry: { retryOnFail: push.retryOnFail === true, maxTries: push.maxTries, waitBetweenTries: push.waitBetweenTries },
 		keyOf: (event: ErpEvent) => fillTemplate(keyTemplate, event, 'Idempotency Key'),
 		titleOf: (event: ErpEvent) => fillTemplate(push.parameters.title, event, 'title'),
+		/** The node whose keys' row (scope node: `n:<its id>`) the store holds. */
+		pushNodeId: String(push.id),
 		/** A copy with its own id, webhook path and name: its own rows in the store. */
-		copy: (id: string, webhookPath: string) => {
+		copy: (id: string, webhookPath: string, keysToKeep?: number) => {
 			const copy = JSON.parse(JSON.stringify(workflow));
+			if (keysToKeep !== undefined) (copy.nodes as Json[]).find((node) => node.id === push.id)!.parameters.options.keysToKeep = keysToKeep;
 			copy.id = id;
 			copy.name = `${workflow.name} (queue-keys ${webhookPath})`;
 			const hook = (copy.nodes as Json[]).find((node) => node.type === 'n8n-nodes-base.webhook')!;
@@ -501,9 +517,22 @@ async function deliveryPass(
 	return { pass, sends, workers };
 }
 
+/** The keys' row of a workflow, filled with `entries` synthetic entries (hashed as n8n hashes them), as a long-used node's would be. */
+async function prefillKeys(context: RunContext, workflowId: string, entries: number): Promise<void> {
+	await context.psql.query(
+		`insert into processed_data ("workflowId", context, value, "createdAt", "updatedAt") ` +
+			`select '${workflowId}', 'n:${context.example.pushNodeId}', json_build_object('mode', 'entries', 'data', ` +
+			`json_agg(encode(decode(md5('synthetic key ' || i), 'hex'), 'base64') order by i))::text, now(), now() from generate_series(1, ${entries}) i`,
+	);
+}
+
 /** burst-K: N distinct events K at a time, then all of them again. */
-async function burstCase(context: RunContext, name: string, atOnce: number, workflowId: string, events: ErpEvent[]): Promise<CaseResult> {
+async function burstCase(context: RunContext, name: string, atOnce: number, workflowId: string, events: ErpEvent[], prefill: number): Promise<CaseResult> {
 	const url = `${context.cluster.url}/webhook/${name}`;
+	if (prefill > 0) {
+		await prefillKeys(context, workflowId, prefill);
+		context.log(`${name}: the keys' row holds ${prefill} entries before the first pass`);
+	}
 	const first = await deliveryPass(context, workflowId, url, events, atOnce);
 	context.log(`${name} first pass: ${summary(first.pass)}`);
 	const again = await deliveryPass(context, workflowId, url, events, atOnce, first);
@@ -624,7 +653,7 @@ async function measureRun(
 			credentials: [
 				credentialEntry({ baseUrl: sandbox.baseUrl, clientId: primary.clientId, clientSecret: primary.clientSecret, refreshToken: primary.refreshToken }),
 			],
-			workflows: plan.map(({ name, workflowId }) => example.copy(workflowId, name)),
+			workflows: plan.map(({ name, workflowId }) => example.copy(workflowId, name, options.keysToKeep)),
 			publish: plan.map(({ workflowId }) => workflowId),
 			log,
 		});
@@ -647,7 +676,7 @@ async function measureRun(
 		for (const { name, spec, workflowId, events } of plan) {
 			cases.push(
 				spec.kind === 'burst'
-					? await burstCase(context, name, spec.atOnce, workflowId, events)
+					? await burstCase(context, name, spec.atOnce, workflowId, events, options.prefill)
 					: await pairCase(context, name, spec.gapMs, workflowId, events),
 			);
 		}
