@@ -79,6 +79,20 @@ describe('the package in n8n queue mode (main + 2 workers, Postgres, Redis)', ()
 	const lastExecutionId = () => cluster.lastExecutionId();
 	const executionsAfter = (workflowId: string, afterId: number, count: number) => cluster.waitForExecutions(workflowId, count, { afterId });
 
+	/** One ERP event per user: order `<prefix><n>` of the user, in the given status. */
+	const eventsFor = (prefix: string, status: string, users: string[]) => users.map((userId, index) => ({ orderId: `${prefix}${index}`, status, userId }));
+
+	/** Posts the events (`AT_ONCE` in flight) and waits for their executions; what the sandbox saw meanwhile. */
+	async function deliver(events: ErpEvent[]) {
+		const afterId = await lastExecutionId();
+		const before = sandbox.requestLog().length;
+		const started = Date.now();
+		await postEvents(events);
+		const posted = Date.now();
+		const rows = await executionsAfter(ERP, afterId, events.length);
+		return { rows, entries: sandbox.requestLog().slice(before), started, posted, done: Date.now() };
+	}
+
 	/** Which worker ran each execution; every one must have run on a worker. */
 	function workersOf(rows: ExecutionRow[]): Record<string, number> {
 		const ranOn = cluster.workerOfExecutions();
@@ -141,15 +155,7 @@ describe('the package in n8n queue mode (main + 2 workers, Postgres, Redis)', ()
 
 	test(`a burst of ${BURST} webhook events, ${AT_ONCE} at a time: both workers run them, each user is notified once, all succeed`, async () => {
 		const users = primary.userIds.slice(0, BURST);
-		const events = users.map((userId, index) => ({ orderId: `A${index}`, status: 'shipped', userId }));
-		const afterId = await lastExecutionId();
-		const before = sandbox.requestLog().length;
-		const started = Date.now();
-		await postEvents(events);
-		const posted = Date.now();
-		const rows = await executionsAfter(ERP, afterId, BURST);
-		const done = Date.now();
-		const entries = sandbox.requestLog().slice(before);
+		const { rows, entries, started, posted, done } = await deliver(eventsFor('A', 'shipped', users));
 
 		expect(rows).toHaveLength(BURST);
 		expect(tally(rows.map((row) => `${row.mode}:${row.status}`))).toEqual({ 'webhook:success': BURST });
@@ -166,22 +172,15 @@ describe('the package in n8n queue mode (main + 2 workers, Postgres, Redis)', ()
 	});
 
 	test(`all ${BURST} events of the burst delivered again: nothing is sent again, every execution succeeds`, async () => {
-		const users = primary.userIds.slice(0, BURST);
-		const events = users.map((userId, index) => ({ orderId: `A${index}`, status: 'shipped', userId }));
-		const afterId = await lastExecutionId();
-		const before = sandbox.requestLog().length;
-		const started = Date.now();
-		await postEvents(events);
-		const rows = await executionsAfter(ERP, afterId, BURST);
-		const entries = sandbox.requestLog().slice(before);
+		const { rows, entries, started, done } = await deliver(eventsFor('A', 'shipped', primary.userIds.slice(0, BURST)));
 		expect(tally(rows.map((row) => row.status))).toEqual({ success: BURST });
 		expect(entries.filter((entry) => entry.endpoint === SEND)).toEqual([]);
-		report(`redelivery: ${BURST} events again in ${seconds(Date.now() - started)} s, per worker ${JSON.stringify(workersOf(rows))}; 0 sends`);
+		report(`redelivery: ${BURST} events again in ${seconds(done - started)} s, per worker ${JSON.stringify(workersOf(rows))}; 0 sends`);
 	});
 
 	/** The same event posted twice, `apartMs` apart, for each of `rounds` events at once; each user once. */
 	async function pairs(prefix: string, users: string[], apartMs: number) {
-		const events = users.map((userId, index) => ({ orderId: `${prefix}${index}`, status: 'paid', userId }));
+		const events = eventsFor(prefix, 'paid', users);
 		const afterId = await lastExecutionId();
 		const before = sandbox.requestLog().length;
 		const posts = events.map(async (event, index) => {
@@ -281,14 +280,8 @@ describe('the package in n8n queue mode (main + 2 workers, Postgres, Redis)', ()
 		try {
 			sandbox.expireAccessTokens();
 			const users = primary.userIds.slice(0, BURST);
-			const events = users.map((userId, index) => ({ orderId: `C${index}`, status: 'delivered', userId }));
-			const afterId = await lastExecutionId();
-			const before = sandbox.requestLog().length;
-			const started = Date.now();
-			await postEvents(events);
-			const rows = await executionsAfter(ERP, afterId, BURST);
-			const windowMs = Date.now() - started;
-			const entries = sandbox.requestLog().slice(before);
+			const { rows, entries, started, done } = await deliver(eventsFor('C', 'delivered', users));
+			const windowMs = done - started;
 
 			const statuses = tally(rows.map((row) => row.status));
 			const sends = entries.filter((entry) => entry.endpoint === SEND);
