@@ -203,43 +203,68 @@ async function main() {
 	const log = (line: string) => console.log(`${stamp()} ${line}`);
 	const saved = options.fromJson ? (JSON.parse(readFileSync(options.fromJson, 'utf8')) as { runs: BenchRuns; environment: Environment }) : undefined;
 	const runs: BenchRuns = saved?.runs ?? {};
-	const sandboxes: Sandbox[] = [];
-	try {
-		if (!saved && options.core) {
+	// A group that fails is reported and the others still run; the run is then not complete.
+	const failures: string[] = [];
+	const group = async (name: string, body: () => Promise<void>) => {
+		try {
+			await body();
+		} catch (error) {
+			failures.push(`${name}: ${(error as Error).message.split('\n')[0]}`);
+			log(`${name} failed: ${(error as Error).stack ?? error}`);
+		}
+	};
+	/** A sandbox for one group, stopped after it. */
+	const withSandbox = async (sandboxOptions: Parameters<typeof startSandbox>[0], body: (sandbox: Sandbox) => Promise<void>) => {
+		const sandbox = await startSandbox(sandboxOptions);
+		try {
+			await body(sandbox);
+		} finally {
+			await sandbox.stop();
+		}
+	};
+	if (!saved && options.core) {
+		await group('core', async () => {
 			const scale = { ...FULL_SCALE, reps: options.reps };
-			const sandbox = await startSandbox({ port: 0, seedUsers: scale.users, clock: 'manual' });
-			sandboxes.push(sandbox);
-			log(`core: sandbox on ${sandbox.baseUrl} with ${scale.users} users, manual clock`);
-			runs.core = await runSuite(sandbox, scale, log);
-			await sandbox.stop();
-			sandboxes.pop();
-		}
-		if (!saved && options.groups.length > 0) {
+			await withSandbox({ port: 0, seedUsers: scale.users, clock: 'manual' }, async (sandbox) => {
+				log(`core: sandbox on ${sandbox.baseUrl} with ${scale.users} users, manual clock`);
+				runs.core = await runSuite(sandbox, scale, log);
+			});
+		});
+	}
+	if (!saved && options.groups.length > 0) {
+		await group('latency', async () => {
 			const scale: LatencyScale = { ...FULL_LATENCY_SCALE, latencies: options.latencies, reps: options.latencyReps, groups: options.groups };
-			const sandbox = await startSandbox({ port: 0, seedUsers: scale.users, clock: 'real' });
-			sandboxes.push(sandbox);
-			log(`latency: sandbox on ${sandbox.baseUrl} with ${scale.users} users, real clock`);
-			runs.latency = await runLatencySuite(sandbox, scale, log);
-			await sandbox.stop();
-			sandboxes.pop();
-		}
-		if (!saved && (options.n8n || options.queue)) {
-			const tarball = packCheckout({ build: options.build, log });
-			try {
-				if (options.n8n) {
+			await withSandbox({ port: 0, seedUsers: scale.users, clock: 'real' }, async (sandbox) => {
+				log(`latency: sandbox on ${sandbox.baseUrl} with ${scale.users} users, real clock`);
+				runs.latency = await runLatencySuite(sandbox, scale, log);
+			});
+		});
+	}
+	if (!saved && (options.n8n || options.queue)) {
+		let tarball: string | undefined;
+		await group('packing the package', async () => {
+			tarball = packCheckout({ build: options.build, log });
+		});
+		if (tarball) {
+			const packed = tarball;
+			if (options.n8n) {
+				await group('n8n', async () => {
 					if (options.wait) await waitForQuietMachine(log);
-					runs.n8n = await runN8nSuite({ ...FULL_N8N_SCALE, reps: options.n8nReps, postgresReps: options.n8nReps }, tarball, log);
-				}
-				if (options.queue) {
-					if (options.wait) await waitForQuietMachine(log);
-					runs.queue = await runQueueSuite({ ...FULL_QUEUE_SCALE, reps: options.queueReps }, tarball, log);
-				}
-			} finally {
-				rmSync(dirname(tarball), { recursive: true, force: true });
+					runs.n8n = await runN8nSuite({ ...FULL_N8N_SCALE, reps: options.n8nReps, postgresReps: options.n8nReps }, packed, log);
+				});
 			}
+			if (options.queue) {
+				await group('queue', async () => {
+					if (options.wait) await waitForQuietMachine(log);
+					runs.queue = await runQueueSuite({ ...FULL_QUEUE_SCALE, reps: options.queueReps }, packed, log);
+				});
+			}
+			rmSync(dirname(packed), { recursive: true, force: true });
 		}
-	} finally {
-		for (const sandbox of sandboxes) await sandbox.stop();
+	}
+	if (failures.length) {
+		console.log(`\nGroups that failed (their rows are missing; RESULTS.md is left as it is unless --out says so):\n${failures.map((failure) => `- ${failure}`).join('\n')}`);
+		process.exitCode = 1;
 	}
 
 	const { figures, misses } = allFiguresOf(runs);
@@ -258,11 +283,11 @@ async function main() {
 	const markdown = resultsMarkdown(runs, environment);
 	const file = options.out
 		? resolve(options.out)
-		: options.complete
+		: options.complete && failures.length === 0
 			? join(__dirname, 'RESULTS.md')
 			: join(tmpdir(), `companion-push-bench-${new Date().toISOString().replace(/[:.]/g, '-')}.md`);
 	writeFileSync(file, markdown);
-	console.log(`\nwritten: ${file} (${((Date.now() - started) / 1000).toFixed(0)} s)${options.complete || options.out ? '' : ' (a partial run: bench/RESULTS.md is left as it is)'}`);
+	console.log(`\nwritten: ${file} (${((Date.now() - started) / 1000).toFixed(0)} s)${(options.complete && failures.length === 0) || options.out ? '' : ' (a partial run: bench/RESULTS.md is left as it is)'}`);
 }
 
 if (require.main === module) {

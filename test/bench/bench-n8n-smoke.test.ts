@@ -141,6 +141,15 @@ describe('the real-n8n suite: reading a run', () => {
 		});
 	});
 
+	test('a chain the workflow never reached (an earlier node failed) has no figures and says why', () => {
+		const chain: ChainSpec = { name: 'node https 10 at 200', side: 'node', scheme: 'https', userIds: ['u1'], maxParallelRequests: 200 };
+		const run = { status: 'error', data: { resultData: { error: { message: 'Max Parallel Requests must be a whole number from 1 to 100' }, runData: {} } } };
+		const none = { connectionsWithin: () => ({ accepted: 0, peakOpen: 0 }) };
+		const chainRun = chainRunOf(new RunResult(1, run, '', 9000), chain, { requestLog: () => [] }, none, { within: () => ({ otherMs: 0, ownMs: 0 }) });
+		expect(chainRun).toMatchObject({ name: 'node https 10 at 200', maxParallelRequests: 200, sends: 0, error: 'did not run: Max Parallel Requests must be a whole number from 1 to 100' });
+		expect(chainRun.ms).toBeNaN();
+	});
+
 	test("Postgres's statement log lines, and psql's timestamps", () => {
 		const text = [
 			'2026-11-23 21:30:01.123 UTC [1234] LOG:  execute <unnamed>: SELECT "CredentialsEntity"."id" FROM "credentials_entity" WHERE id = $1',
