@@ -29,16 +29,21 @@ export interface DelayedLink {
 }
 
 /** Relays `from` to `to`, each chunk `delayMs()` later (the first one `firstExtraMs` more), in order;
- * `onEnded` when the end has been relayed. */
+ * `onEnded` when the end has been relayed. One queue and one timer per direction: separate timers
+ * for each chunk could fire out of order (a timer counts from the event loop's cached time). */
 function relay(from: Socket, to: Socket, delayMs: () => number, firstExtraMs: () => number, onEnded: () => void = () => undefined): void {
-	let lastDue = 0;
+	const queue: Array<{ due: number; action: () => void }> = [];
+	let timer: NodeJS.Timeout | undefined;
 	let first = true;
+	const drain = () => {
+		timer = undefined;
+		while (queue.length > 0 && queue[0].due <= Date.now()) queue.shift()!.action();
+		if (queue.length > 0) timer = setTimeout(drain, queue[0].due - Date.now());
+	};
 	const later = (extraMs: number, action: () => void) => {
-		const due = Math.max(Date.now() + delayMs() + extraMs, lastDue);
-		lastDue = due;
-		const wait = due - Date.now();
-		if (wait <= 0) action();
-		else setTimeout(action, wait);
+		const due = Math.max(Date.now() + delayMs() + extraMs, queue.at(-1)?.due ?? 0);
+		queue.push({ due, action });
+		if (!timer) drain();
 	};
 	from.on('data', (chunk: Buffer) => {
 		const extra = first ? firstExtraMs() : 0;
