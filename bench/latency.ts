@@ -1,8 +1,8 @@
 /**
- * The latency cases (issue 12, item 6): the sandbox holds every answer `latencyMs` (real time), so
- * what a client does while it waits decides. Node sides run in-process through n8n-core's engine as
- * in cases.ts; raw undici runs at the node's default parallelism and with every request at once;
- * n8n's HTTP Request node runs in a real n8n (bench/n8nPeer.ts). These cases need a sandbox on the
+ * The latency cases: the sandbox holds every answer `latencyMs` (real time), so what a client does
+ * while it waits decides. Node sides run in-process through n8n-core's engine as in cases.ts; raw
+ * undici runs at the node's default parallelism and with every request at once. (The node against
+ * n8n's HTTP Request node, both in a real n8n: bench/n8nSuite.ts.) These cases need a sandbox on the
  * real clock (deliveries and rate-limit buckets follow the sandbox clock).
  */
 import '../devkit/env';

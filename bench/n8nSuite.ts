@@ -437,7 +437,7 @@ export async function runN8nSuite(scale: N8nScale, tarball: string, log: (line: 
 			if (postgres) {
 				const running = postgres;
 				cleanups.unshift(() => running.stop());
-				const onPostgres = await BenchN8n.create({ tarball, extraEnv: { NODE_EXTRA_CA_CERTS: caFile, ...postgres.n8nEnv }, log });
+				const onPostgres = await BenchN8n.create({ tarball, extraEnv: { NODE_EXTRA_CA_CERTS: caFile }, postgres, log });
 				cleanups.unshift(() => onPostgres.remove());
 				await onPostgres.importCredentials(['https' as const].map(credentialOf));
 				const pgChains = (rep: number) => chainsOf(scale, userIds, onePhoneIds, rep, { schemes: ['https'], extras: false });
