@@ -5,7 +5,7 @@ import { median, ms, ratio, spread } from './measure';
 import type { ChainRun, ExecutionRun, N8nResults, RawRun } from './n8nSuite';
 import { HTTP_REQUEST_VERSION } from './n8nWorkflows';
 import type { Scheme } from './n8nWorkflows';
-import type { QueueResults } from './queueSuite';
+import type { QueuePass, QueueResults, QueueSide } from './queueSuite';
 
 /** The node's time against the HTTP Request node's: the goal, over https at this round trip. */
 export const NODE_VS_HTTP_REQUEST_GOAL = 0.8;
@@ -161,7 +161,8 @@ function waitRows(figures: Figure[], misses: string[], results: N8nResults): voi
 		const runs = executionsAt(results, 'sqlite', latencyMs).flatMap((execution) => {
 			const many = execution.chains.find((chain) => chain.name === `wait https ${waitSends}`);
 			const one = execution.chains.find((chain) => chain.name === 'wait https 1');
-			return many && one ? [{ many, one }] : [];
+			const allAtOnce = execution.chains.find((chain) => chain.name.startsWith(`wait https ${waitSends} at `));
+			return many && one ? [{ many, one, allAtOnce }] : [];
 		});
 		if (runs.length === 0) continue;
 		const reads = (chain: ChainRun) => chain.listReads + chain.detailReads;
@@ -188,10 +189,25 @@ function waitRows(figures: Figure[], misses: string[], results: N8nResults): voi
 			verdict: verdictOf(timeOk),
 			how: `${how} The node run's executionTime over deliveryMs; one send alone in the same run for comparison.`,
 		});
+		const together = runs.flatMap((run) => (run.allAtOnce ? [run.allAtOnce] : []));
+		if (together.length) {
+			figures.push({
+				row: '14',
+				figure: `${name}: the same with every follow-up at once (Max Parallel Requests ${together[0].maxParallelRequests})`,
+				measured: `${spread(together.map((run) => run.ms / deliveryMs), ratio)}: ${ms(med(together, (run) => run.ms))}; ${spread(together.map((run) => reads(run) / run.accepted), (value) => value.toFixed(2))} reads per send (${constant(together.map(reads))} reads); final status reached ${constant(together.map((run) => run.finalReached ?? 0))}/${waitSends}`,
+				goal: '— (cause)',
+				verdict: '—',
+				how: `${how} Max Parallel Requests set to ${together[0].maxParallelRequests}: the node follows at most that many sends at a time.`,
+			});
+		}
 		if (!readsOk || !timeOk) {
+			const P = results.parallel.value;
 			misses.push(
 				`Row 14 at ${latencyMs} ms (${spread(readsPerSend, (value) => value.toFixed(2))} reads per send, ${ratio(median(timeRatio))} of deliveryMs): ` +
-					`the node reads the list of sends once per round (rounds 1, 2, 4 ... s apart) and a detail only for a send the list does not show complete; one send alone takes ${ms(med(runs, (run) => run.one.ms))}, the read that sees the final status coming up to one interval after it settled.`,
+					`the node reads the list of sends once per round, rounds 1, 2, 4 ... s apart (one send alone: ${ms(med(runs, (run) => run.one.ms))}, the read that sees the final status up to one interval after it settled). ` +
+					(waitSends > P && together.length
+						? `It follows at most Max Parallel Requests (${P}) sends at a time: the first ${P} settle at the third round, and the other ${waitSends - P} join the same rounds only then, when the next round is 4 s away; with every follow-up at once (Max Parallel Requests ${together[0].maxParallelRequests}, same run) the run takes ${ms(med(together, (run) => run.ms))} = ${ratio(med(together, (run) => run.ms) / deliveryMs)}. Following all the sends of a run at once (they cost one list read per round together, not a request each) would meet the goal at the default.`
+						: 'The sends join the rounds as they are made; the last ones wait for the next round.'),
 			);
 		}
 	}
@@ -280,41 +296,57 @@ export function n8nFiguresOf(results: N8nResults): { figures: Figure[]; misses: 
 
 export function queueFiguresOf(results: QueueResults): { figures: Figure[]; misses: string[] } {
 	const { scale, passes } = results;
-	const of = (side: 'node' | 'httpRequest') => passes.filter((pass) => pass.side === side);
+	const of = (side: QueueSide) => passes.filter((pass) => pass.side === side);
 	const node = of('node');
 	const http = of('httpRequest');
+	const withoutKey = of('nodeWithoutKey');
 	if (!node.length || !http.length) return { figures: [], misses: [] };
-	const nodeRate = med(node, (pass) => pass.executionsPerSecond);
-	const httpRate = med(http, (pass) => pass.executionsPerSecond);
+	const rate = (list: QueuePass[]) => med(list, (pass) => pass.executionsPerSecond);
+	const rates = (list: QueuePass[]) => spread(list.map((pass) => pass.executionsPerSecond), (value) => value.toFixed(1));
+	const nodeRate = rate(node);
+	const httpRate = rate(http);
 	const ok = nodeRate / httpRate >= QUEUE_GOAL && node.every((pass) => pass.executions.success === pass.events);
-	const cpuPerExecution = (list: typeof passes) => med(list, (pass) => pass.clusterCpuMs / pass.events);
-	const postgresPerExecution = (list: typeof passes) => med(list, (pass) => pass.postgresCpuMs / pass.events);
+	const cpuPerExecution = (list: QueuePass[]) => med(list, (pass) => pass.clusterCpuMs / pass.events);
+	const postgresPerExecution = (list: QueuePass[]) => med(list, (pass) => pass.postgresCpuMs / pass.events);
 	/** Cores n8n and Postgres kept busy over a pass, on average. */
-	const busy = (list: typeof passes) => med(list, (pass) => (pass.clusterCpuMs + pass.postgresCpuMs) / pass.ms);
+	const busy = (list: QueuePass[]) => med(list, (pass) => (pass.clusterCpuMs + pass.postgresCpuMs) / pass.ms);
+	const sides: Array<[string, QueuePass[]]> = [
+		['the ERP example', node],
+		['without its Idempotency Key', withoutKey],
+		['HTTP Request', http],
+	];
+	const present = sides.filter(([, list]) => list.length > 0);
 	const name = `Queue mode (main + ${scale.workers} workers, --concurrency=${scale.concurrency}, Postgres, Redis), ${scale.events} webhook events ${scale.atOnce} at a time, https at ${scale.latencyMs} ms round trip`;
 	const figures: Figure[] = [
 		{
 			row: '17',
 			figure: `${name}: executions/s, the ERP example (Companion Push) / the same workflow with the HTTP Request node`,
-			measured: `${ratio(nodeRate / httpRate)}: ${spread(node.map((pass) => pass.executionsPerSecond), (value) => value.toFixed(1))} vs ${spread(http.map((pass) => pass.executionsPerSecond), (value) => value.toFixed(1))} executions/s`,
+			measured: `${ratio(nodeRate / httpRate)}: ${rates(node)} vs ${rates(http)} executions/s`,
 			goal: `>= ${QUEUE_GOAL}x`,
 			verdict: verdictOf(ok),
-			how: `One cluster (scripts/queueMode.ts), both workflows published: the ERP example as shipped (Webhook -> Companion Push Send with its Idempotency Key and Retry On Fail) and the same built with the HTTP Request node v${HTTP_REQUEST_VERSION} (same webhook, same message, a bearer token header, the same Retry On Fail, no Idempotency Key); after a warm-up pass of ${scale.warmUpEvents} events each, ${scale.reps} passes of each with new events, alternating; a pass lasts from its first POST to its last execution's stoppedAt in Postgres; medians (min–max) of the passes' rates.`,
+			how: `One cluster (scripts/queueMode.ts), the workflows published: the ERP example as shipped (Webhook -> Companion Push Send with its Idempotency Key and Retry On Fail), the same without its Idempotency Key, and the same built with the HTTP Request node v${HTTP_REQUEST_VERSION} (same webhook, same message, a bearer token header, the same Retry On Fail, no Idempotency Key); after a warm-up pass of ${scale.warmUpEvents} events each, ${scale.reps} passes of each with new events, in turn (order reversed every other round); a pass lasts from its first POST to its last execution's stoppedAt in Postgres; medians (min–max) of the passes' rates.`,
 		},
 		{
 			row: '17',
 			figure: `${name}: context`,
-			measured: `executions node ${node.map((pass) => JSON.stringify(pass.executions)).join(' ')}, HTTP Request ${http.map((pass) => JSON.stringify(pass.executions)).join(' ')}; events sent node ${constant(node.map((pass) => pass.eventsSent))} (twice ${constant(node.map((pass) => pass.eventsSentTwice))}), HTTP Request ${constant(http.map((pass) => pass.eventsSent))}; CPU per execution, main + workers: node ${ms(cpuPerExecution(node))}, HTTP Request ${ms(cpuPerExecution(http))}; Postgres: node ${ms(postgresPerExecution(node))}, HTTP Request ${ms(postgresPerExecution(http))}; cores n8n and Postgres kept busy (of ${results.cores}): node ${busy(node).toFixed(2)}, HTTP Request ${busy(http).toFixed(2)}; RSS at the end ${Object.entries(results.rssMb).map(([name, mb]) => `${name} ${mb} MB`).join(', ')}`,
+			measured:
+				(withoutKey.length ? `the ERP example without its Idempotency Key: ${rates(withoutKey)} executions/s (${ratio(rate(withoutKey) / httpRate)} of the HTTP Request workflow); ` : '') +
+				`executions ${present.map(([label, list]) => `${label} ${list.map((pass) => JSON.stringify(pass.executions)).join(' ')}`).join(', ')}; ` +
+				`events sent ${present.map(([label, list]) => `${label} ${constant(list.map((pass) => pass.eventsSent))} (twice ${constant(list.map((pass) => pass.eventsSentTwice))})`).join(', ')}; ` +
+				`CPU per execution, main + workers: ${present.map(([label, list]) => `${label} ${ms(cpuPerExecution(list))}`).join(', ')}; Postgres: ${present.map(([label, list]) => `${label} ${ms(postgresPerExecution(list))}`).join(', ')}; ` +
+				`cores n8n and Postgres kept busy (of ${results.cores}): ${present.map(([label, list]) => `${label} ${busy(list).toFixed(2)}`).join(', ')}; RSS at the end ${Object.entries(results.rssMb).map(([process, mb]) => `${process} ${mb} MB`).join(', ')}`,
 			goal: '—',
 			verdict: '—',
 			how: "CPU: user + system time (/proc) over each pass, per execution, of main and the workers (task runners not counted: these workflows have no Code node) and of Postgres's server processes; events sent counted in the sandbox log by their title.",
 		},
 	];
+	const keyShare = withoutKey.length
+		? ` Without its Idempotency Key the example runs ${rate(withoutKey).toFixed(1)} executions/s (${ratio(rate(withoutKey) / httpRate)}) with ${ms(cpuPerExecution(withoutKey))} + ${ms(postgresPerExecution(withoutKey))} of CPU per execution: the key (claimed and confirmed in n8n's processed-data store, in Postgres) costs ${ms(cpuPerExecution(node) - cpuPerExecution(withoutKey))} of n8n CPU and ${ms(postgresPerExecution(node) - postgresPerExecution(withoutKey))} of Postgres per execution; the rest over the HTTP Request node is the node's work per execution (the credential read from the database and decrypted, parameter and answer checks).`
+		: '';
 	const misses = ok
 		? []
 		: [
-				`Row 17 (${ratio(nodeRate / httpRate)} < ${QUEUE_GOAL}x): n8n and Postgres kept ${busy(node).toFixed(2)} of the machine's ${results.cores} cores busy during the ERP example's passes (the sandbox and the link use the rest), so the rate follows the CPU per execution; per execution n8n (main + workers) spent ${ms(cpuPerExecution(node))} on the ERP example and ${ms(cpuPerExecution(http))} on the HTTP Request workflow, Postgres ${ms(postgresPerExecution(node))} and ${ms(postgresPerExecution(http))}. ` +
-					"The difference is the node's own work per execution: its Idempotency Key claimed and confirmed in n8n's processed-data store (Postgres reads and writes), the credential read from the database and decrypted, the parameter and answer checks; the HTTP Request node does none of these.",
+				`Row 17 (${ratio(nodeRate / httpRate)} < ${QUEUE_GOAL}x): n8n and Postgres kept ${busy(node).toFixed(2)} of the machine's ${results.cores} cores busy during the ERP example's passes (the sandbox and the link use the rest), so the rate follows the CPU per execution: n8n (main + workers) ${ms(cpuPerExecution(node))} for the ERP example and ${ms(cpuPerExecution(http))} for the HTTP Request workflow, Postgres ${ms(postgresPerExecution(node))} and ${ms(postgresPerExecution(http))}.${keyShare}`,
 			];
 	return { figures, misses };
 }

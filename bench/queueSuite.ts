@@ -1,10 +1,11 @@
 /**
  * The queue-mode suite (row 17): executions per second of the ERP webhook example
  * (examples/erp-event-to-push.json: Companion Push with its Idempotency Key and Retry On Fail)
- * against the same workflow built with n8n's HTTP Request node (bench/n8nWorkflows.ts), in one real
+ * against the same workflow built with n8n's HTTP Request node (bench/n8nWorkflows.ts), and the
+ * example without its Idempotency Key (what the key costs), in one real
  * queue-mode cluster (scripts/queueMode.ts: Postgres, Redis, main and 2 workers, the package
  * installed as a community package), at the same load: N events posted K at a time to each
- * workflow's webhook, passes alternating (A B B A ...). The sandbox serves https through a link
+ * workflow's webhook, passes alternating (A B C C B A ...). The sandbox serves https through a link
  * with a 40 ms round trip (bench/linkDelay.ts); every n8n process trusts its authority through
  * NODE_EXTRA_CA_CERTS. A pass lasts from its first POST to the last execution's stop (Postgres);
  * the sandbox is reset before each (its sends and log; tokens stay valid).
@@ -42,7 +43,9 @@ export interface QueueScale {
 
 export const FULL_QUEUE_SCALE: QueueScale = { events: 300, atOnce: 20, workers: 2, concurrency: 10, reps: 2, latencyMs: 40, warmUpEvents: 20 };
 
-export type QueueSide = 'node' | 'httpRequest';
+/** The ERP example as shipped, the same without its Idempotency Key (what the key costs), and with the HTTP Request node. */
+export type QueueSide = 'node' | 'nodeWithoutKey' | 'httpRequest';
+const SIDES: QueueSide[] = ['node', 'nodeWithoutKey', 'httpRequest'];
 
 export interface QueuePass {
 	side: QueueSide;
@@ -75,6 +78,7 @@ export interface QueueResults {
 
 const WORKFLOWS: Record<QueueSide, { id: string; path: string }> = {
 	node: { id: 'benchErpNode', path: 'bench-erp-node' },
+	nodeWithoutKey: { id: 'benchErpNodeWithoutKey', path: 'bench-erp-node-without-key' },
 	httpRequest: { id: 'benchErpHttpRequest', path: 'bench-erp-http-request' },
 };
 const ERP_EXAMPLE = 'cpExampleErpEvent';
@@ -170,9 +174,16 @@ export async function runQueueSuite(scale: QueueScale, tarball: string, log: (li
 		const { primary } = sandbox.orgs;
 		const example = exampleWorkflows().find((entry) => entry.workflow.id === ERP_EXAMPLE)?.workflow;
 		if (!example) throw new Error(`examples/ has no workflow with id ${ERP_EXAMPLE} (the ERP webhook example)`);
-		const withNode = JSON.parse(JSON.stringify(example));
-		withNode.id = WORKFLOWS.node.id;
-		withNode.nodes.find((node: { type: string }) => node.type === 'n8n-nodes-base.webhook').parameters.path = WORKFLOWS.node.path;
+		/** A copy of the example with its own id and webhook path; `withoutKey`: its Idempotency Key left out. */
+		const copyOf = (side: QueueSide, withoutKey = false) => {
+			const copy = JSON.parse(JSON.stringify(example));
+			copy.id = WORKFLOWS[side].id;
+			for (const node of copy.nodes as Array<{ type: string; parameters: { path?: string; options?: { idempotencyKey?: string } } }>) {
+				if (node.type === 'n8n-nodes-base.webhook') node.parameters.path = WORKFLOWS[side].path;
+				if (withoutKey) delete node.parameters.options?.idempotencyKey;
+			}
+			return copy;
+		};
 		const withHttpRequest = erpWithHttpRequest(example, WORKFLOWS.httpRequest.id, WORKFLOWS.httpRequest.path, `${link.baseUrl}/push-notification/send`, token);
 		const clusterStarted = Date.now();
 		cluster = await startQueueCluster({
@@ -180,8 +191,8 @@ export async function runQueueSuite(scale: QueueScale, tarball: string, log: (li
 			workers: scale.workers,
 			concurrency: scale.concurrency,
 			credentials: [credentialEntry({ baseUrl: link.baseUrl, clientId: primary.clientId, clientSecret: primary.clientSecret, refreshToken: primary.refreshToken })],
-			workflows: [withNode, withHttpRequest],
-			publish: [WORKFLOWS.node.id, WORKFLOWS.httpRequest.id],
+			workflows: [copyOf('node'), copyOf('nodeWithoutKey', true), withHttpRequest],
+			publish: SIDES.map((side) => WORKFLOWS[side].id),
 			extraEnv: { NODE_EXTRA_CA_CERTS: caFile },
 			log,
 		});
@@ -191,10 +202,10 @@ export async function runQueueSuite(scale: QueueScale, tarball: string, log: (li
 		const postmasterPid = Number(fs.readFileSync(path.join(dataDirectory, 'postmaster.pid'), 'utf8').split('\n')[0]);
 		const eventsOf = (label: string, count: number): ErpEvent[] =>
 			Array.from({ length: count }, (_, index) => ({ orderId: `${label}-${index + 1}`, status: 'shipped', userId: primary.userIds[index % primary.userIds.length] }));
-		for (const side of ['node', 'httpRequest'] as const) await pass(cluster, sandbox, side, -1, eventsOf(`W${side}`, scale.warmUpEvents), scale.atOnce, postmasterPid);
+		for (const side of SIDES) await pass(cluster, sandbox, side, -1, eventsOf(`W${side}`, scale.warmUpEvents), scale.atOnce, postmasterPid);
 		const passes: QueuePass[] = [];
 		for (let rep = 0; rep < scale.reps; rep++) {
-			const sides: QueueSide[] = rep % 2 === 0 ? ['node', 'httpRequest'] : ['httpRequest', 'node'];
+			const sides = rep % 2 === 0 ? SIDES : [...SIDES].reverse();
 			for (const side of sides) {
 				const result = await pass(cluster, sandbox, side, rep, eventsOf(`Q${rep}${side}`, scale.events), scale.atOnce, postmasterPid);
 				log(`queue ${side} pass ${rep + 1}: ${result.executionsPerSecond.toFixed(1)} executions/s (${(result.ms / 1000).toFixed(1)} s), ${JSON.stringify(result.executions)}`);

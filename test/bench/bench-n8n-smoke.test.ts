@@ -56,6 +56,7 @@ describe('the real-n8n suite: chains and workflows', () => {
 		expect(cases(odd)).toEqual(['httpRequest http 4', 'node http 4', 'httpRequest http 10', 'node http 10', 'httpRequest https 4', 'node https 4', 'httpRequest https 10', 'node https 10']);
 		expect(even.find((chain) => chain.name === 'node https 10 at 20')).toMatchObject({ side: 'node', scheme: 'https', maxParallelRequests: 20 });
 		expect(even.find((chain) => chain.name === 'wait https 3')).toMatchObject({ waitForFinalStatus: true, userIds: users.slice(10, 13) });
+		expect(even.find((chain) => chain.name === 'wait https 3 at 3')).toMatchObject({ waitForFinalStatus: true, maxParallelRequests: 3 });
 		expect(chainsOf(SMALL, users, users, 0, { schemes: ['https'], extras: false }).every((chain) => chain.scheme === 'https' && !chain.maxParallelRequests && !chain.waitForFinalStatus)).toBe(true);
 	});
 
@@ -253,6 +254,7 @@ function madeUpResults(): N8nResults {
 				chainRun('node https 10 at 20', { ms: 90, maxParallelRequests: 20 }),
 				chainRun('wait https 1', { ms: 3000, items: 1, accepted: 1, listReads: 3, finalReached: 1, waitForFinalStatus: true }),
 				chainRun('wait https 3', { ms: 3300, items: 3, accepted: 3, listReads: 3, finalReached: 3, waitForFinalStatus: true }),
+				chainRun('wait https 3 at 3', { ms: 3000, items: 3, accepted: 3, listReads: 3, finalReached: 3, waitForFinalStatus: true, maxParallelRequests: 3 }),
 			],
 		})),
 	);
@@ -282,6 +284,7 @@ describe('the reports of rows 11-17', () => {
 		expect(find('12', '10 sends, https, 40 ms round trip: the node at Max Parallel Requests 20')?.measured).toMatch(/^90 ms: 0\.75x \(0\.75x–0\.75x\) of the node at 50, 0\.90x \(0\.90x–0\.90x\) of the HTTP Request node/);
 		expect(find('14', 'Wait for Final Status on 3 sends (one Send run), https, 40 ms round trip: reads')).toMatchObject({ measured: expect.stringMatching(/^1\.00 \(1\.00–1\.00\): 3 list page/), verdict: 'FAIL' });
 		expect(find('14', 'Wait for Final Status on 3 sends (one Send run), https, 40 ms round trip: its time')).toMatchObject({ measured: expect.stringMatching(/^2\.20x/), verdict: 'pass' });
+		expect(find('14', 'Wait for Final Status on 3 sends (one Send run), https, 40 ms round trip: the same with every follow-up at once')?.measured).toMatch(/^2\.00x/);
 		expect(find('15', 'Credential reads')).toMatchObject({ measured: expect.stringMatching(/^1 with 1 renewal/), verdict: 'pass' });
 		expect(find('16', 'What a TLS handshake')?.measured).toMatch(/^node: \+7\.00 ms \(7\.00 ms–7\.00 ms\) per request of executionTime/); // (120 - 50) / 10
 		expect(misses.some((miss) => miss.startsWith('Row 11, 10 sends over https at 40 ms, node / HTTP Request node (1.20x > 0.8x)'))).toBe(true);
@@ -304,7 +307,7 @@ describe('the reports of rows 11-17', () => {
 		});
 		const results = (nodeRate: number): QueueResults => ({
 			scale: FULL_QUEUE_SCALE,
-			passes: [pass('node', 0, nodeRate), pass('httpRequest', 0, 10), pass('httpRequest', 1, 10), pass('node', 1, nodeRate)],
+			passes: [pass('node', 0, nodeRate), pass('nodeWithoutKey', 0, 9.8), pass('httpRequest', 0, 10), pass('httpRequest', 1, 10), pass('nodeWithoutKey', 1, 9.8), pass('node', 1, nodeRate)],
 			rssMb: { main: 500 },
 			clusterStartMs: 20_000,
 			totalMs: 300_000,
@@ -314,6 +317,8 @@ describe('the reports of rows 11-17', () => {
 		const slower = queueFiguresOf(results(8));
 		expect(slower.figures[0].verdict).toBe('FAIL');
 		expect(slower.misses[0]).toMatch(/^Row 17 \(0\.80x < 0\.9x\)/);
+		expect(slower.misses[0]).toContain('Without its Idempotency Key the example runs 9.8 executions/s (0.98x)');
+		expect(slower.figures[1].measured).toMatch(/^the ERP example without its Idempotency Key: 9\.8/);
 		const markdown = resultsMarkdown({ n8n: madeUpResults(), queue: results(9.5) }, { date: 'today', node: process.version, machine: 'test', versions: {} });
 		expect(markdown).toContain('- Real n8n (rows 11-16)');
 		expect(markdown).toContain('- Queue mode (row 17)');
