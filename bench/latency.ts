@@ -1,8 +1,8 @@
 /**
- * The latency cases (issue 12, item 6): the sandbox holds every answer `latencyMs` (real time), so
- * what a client does while it waits decides. Node sides run in-process through n8n-core's engine as
- * in cases.ts; raw undici runs at the node's default parallelism and with every request at once;
- * n8n's HTTP Request node runs in a real n8n (bench/n8nPeer.ts). These cases need a sandbox on the
+ * The latency cases: the sandbox holds every answer `latencyMs` (real time), so what a client does
+ * while it waits decides. Node sides run in-process through n8n-core's engine as in cases.ts; raw
+ * undici runs at the node's default parallelism and with every request at once. (The node against
+ * n8n's HTTP Request node, both in a real n8n: bench/n8nSuite.ts.) These cases need a sandbox on the
  * real clock (deliveries and rate-limit buckets follow the sandbox clock).
  */
 import '../devkit/env';
@@ -21,22 +21,19 @@ import { clearInFlight, countsSince, peakInFlight } from './measure';
 import type { Counts } from './measure';
 import { rawClient } from './raw';
 
-/** Assumed while the node has no "Max Parallel Requests" option. */
-export const ASSUMED_PARALLEL = 20;
-
 /**
  * The default of Send's option "Max Parallel Requests" (`options.maxParallelRequests`), read from
- * the node's description, as the editor shows it; `ASSUMED_PARALLEL` when the node has none.
+ * the node's description, as the editor shows it.
  */
-export function nodeDefaultParallel(): { value: number; fromNode: boolean } {
+export function nodeDefaultParallel(): number {
 	const properties = new CompanionPush().description.properties;
 	const isSendOptions = (property: INodeProperties) =>
 		property.name === 'options' && (property.displayOptions?.show?.operation ?? []).includes('send') && Array.isArray(property.options);
 	for (const property of properties.filter(isSendOptions)) {
 		const option = (property.options as INodeProperties[]).find((candidate) => candidate.name === 'maxParallelRequests');
-		if (option && typeof option.default === 'number' && option.default >= 1) return { value: option.default, fromNode: true };
+		if (option && typeof option.default === 'number' && option.default >= 1) return option.default;
 	}
-	return { value: ASSUMED_PARALLEL, fromNode: false };
+	throw new Error("Send has no option Max Parallel Requests with a default: raw undici's parallelism is read from it");
 }
 
 // ---- raw undici --------------------------------------------------------------------------------

@@ -1,13 +1,11 @@
 /** The latency suite's figures (rows 6 to 10), their goals and verdicts, and the causes of misses. */
-import { DETAIL } from '../devkit/endpoints';
+import { DETAIL, SEND_LIST } from '../devkit/endpoints';
 import { constant, count, describeCalls, fmtK, sendCalls, verdictOf } from './figures';
 import type { Figure } from './figures';
 import { median, ms, ratio, spread } from './measure';
 import type { AtLatency, LatencyResults, SendSides } from './latencySuite';
-import { HTTP_REQUEST_VERSION } from './n8nPeer';
-import type { PeerRun } from './n8nPeer';
 
-/** The goals comparing the node with its peers apply from this sandbox latency up. */
+/** The goals comparing the node with raw undici apply from this sandbox latency up. */
 export const GOAL_LATENCY_MS = 40;
 
 const med = <T>(runs: T[], pick: (run: T) => number) => median(runs.map(pick));
@@ -17,8 +15,8 @@ export function latencyFiguresOf(results: LatencyResults): { figures: Figure[]; 
 	const figures: Figure[] = [];
 	const misses: string[] = [];
 	const { scale, parallel } = results;
-	const P = parallel.value;
-	const parallelNote = parallel.fromNode ? `${P}, the node's default Max Parallel Requests` : `${P}, assumed: the node has no Max Parallel Requests option yet`;
+	const P = parallel;
+	const parallelNote = `${P}, the node's default Max Parallel Requests`;
 
 	// Row by row, each at every latency (so a row's figures stand together).
 	const ats = results.atLatency;
@@ -33,7 +31,6 @@ export function latencyFiguresOf(results: LatencyResults): { figures: Figure[]; 
 				requests: entry.items,
 				runs: entry.runs,
 				zero: noLatency?.items.find((candidate) => candidate.items === count)?.runs,
-				peerGoal: true,
 				parallelNote,
 				how: "One workflow run (Test Items -> Companion Push Send at its defaults, userIds = {{ $json.id }}, One Send per Input Item) in-process through n8n-core's WorkflowExecute, fresh credential (its refresh inside the figure); the sandbox holds every answer the figure's latency (latencyMs, real time).",
 			});
@@ -47,7 +44,6 @@ export function latencyFiguresOf(results: LatencyResults): { figures: Figure[]; 
 			requests: Math.ceil(scale.recipients / scale.batchSize),
 			runs: at.batches,
 			zero: noLatency?.batches,
-			peerGoal: false,
 			parallelNote,
 			how: `One workflow run (one input item holding the ids, userIds = {{ $json.ids }}, Batch Size ${scale.batchSize}) in-process as row 6; the HTTP Request node pattern gets ${Math.ceil(scale.recipients / scale.batchSize)} items of ${scale.batchSize} ids from a Code node.`,
 		});
@@ -64,8 +60,6 @@ interface SendCase {
 	/** POSTs the job makes (sends). */
 	requests: number;
 	runs: SendSides[];
-	/** Whether the goal "no slower than the HTTP Request node" applies. */
-	peerGoal: boolean;
 	parallelNote: string;
 	how: string;
 	/** The same case's runs with no latency, when measured: the sides' work per request alone. */
@@ -73,55 +67,23 @@ interface SendCase {
 }
 
 function sendCase(figures: Figure[], misses: string[], results: LatencyResults, at: AtLatency, c: SendCase): void {
-	const P = results.parallel.value;
+	const P = results.parallel;
 	const L = at.latencyMs;
 	const withGoals = L >= GOAL_LATENCY_MS;
 	const runs = c.runs;
-	const peers = runs.map((run) => run.peer).filter((peer): peer is PeerRun => peer !== undefined);
-
 	// Calls
 	const calls = sendCalls(runs, c.requests);
-	const peerAccepted = peers.map((peer) => peer.statuses[202] ?? 0);
-	const peerErrors = peers.map((peer) => peer.error).filter(Boolean);
 	figures.push({
 		row: c.row,
 		figure: `${c.name}: API calls of the node`,
-		measured:
-			calls.measured +
-			(peers.length ? `; HTTP Request node: ${constant(peerAccepted)} sends accepted${peerErrors.length ? ` (errors: ${peerErrors.join('; ')})` : ''}` : ''),
+		measured: calls.measured,
 		goal: `exactly ${c.requests} sends, at most 1 refresh`,
 		verdict: calls.verdict,
 		how: `${c.how} Sandbox request counts, in each of ${runs.length} runs.`,
 	});
 
-	// The node against n8n's HTTP Request node
 	const rounds = Math.ceil(c.requests / P);
 	const latencyFloor = rounds * L;
-	const peerRatios = runs.filter((run) => run.peer).map((run) => run.node.nodeMs / run.peer!.ms);
-	const peerGoalApplies = c.peerGoal && withGoals;
-	if (peers.length === 0) {
-		figures.push({
-			row: c.row,
-			figure: `${c.name}: node / n8n's HTTP Request node (each node's executionTime)`,
-			measured: `not measured: ${results.peerSkipped ?? 'the peer did not run'}`,
-			goal: peerGoalApplies ? '<= 1.0x' : '— (context)',
-			verdict: '—',
-			how: "n8n's HTTP Request node in the real n8n runtime (see below).",
-		});
-	} else {
-		const peerOk = median(peerRatios) <= 1.0;
-		figures.push({
-			row: c.row,
-			figure: `${c.name}: node / n8n's HTTP Request node (each node's executionTime)`,
-			measured: `${spread(peerRatios, ratio)}; node ${ms(med(runs, (run) => run.node.nodeMs))}, HTTP Request node ${ms(median(peers.map((peer) => peer.ms)))}`,
-			goal: peerGoalApplies ? '<= 1.0x' : '— (context)',
-			verdict: peerGoalApplies ? verdictOf(peerOk) : '—',
-			how:
-				`The HTTP Request node (v${HTTP_REQUEST_VERSION}, its defaults: every item's request at once) in the cached real n8n 2.41.1 (Node 24), as a user builds the job: Manual Trigger -> Code node returning the items -> HTTP Request POST {{baseUrl}}/push-notification/send per item, header Authorization: Bearer <a token got from the sandbox first>, JSON body; run with \`n8n execute --id --rawOutput\` after a warm-up chain in the same run, timed by its executionTime in n8n's run data (CLI start-up excluded). ` +
-				`The node's figure is its executionTime in the in-process run (Node ${process.versions.node.split('.')[0]}, the sandbox in the same process), its token refresh included. Ratio per repetition (the two run back to back), median (min–max).`,
-		});
-		if (peerGoalApplies && !peerOk) misses.push(peerMiss(c, P, L, median(peerRatios)));
-	}
 
 	// The node against raw undici at the same parallelism
 	const rawRatios = runs.map((run) => run.node.ms / run.rawParallel.ms);
@@ -146,12 +108,12 @@ function sendCase(figures: Figure[], misses: string[], results: LatencyResults, 
 			`raw undici, every request at once: ${ms(rawAllMs)} (node / it ${spread(runs.map((run) => run.node.ms / run.rawAll.ms), ratio)}); ` +
 			(L > 0
 				? `latency floor at ${P} in parallel: ${rounds} round trips x ${L} ms = ${ms(latencyFloor)}; ` +
-					`peak requests in flight (medians): node ${med(runs, (run) => run.node.peakInFlight)}, raw ${P} ${med(runs, (run) => run.rawParallel.peakInFlight)}, raw all ${med(runs, (run) => run.rawAll.peakInFlight)}, HTTP Request node ${peers.length ? median(peers.map((peer) => peer.peakInFlight)) : '—'}; `
-				: `the node's time per request with no latency: ${(med(runs, (run) => run.node.nodeMs) / c.requests).toFixed(2)} ms${peers.length ? `, the HTTP Request node's ${(median(peers.map((peer) => peer.ms)) / c.requests).toFixed(2)} ms` : ''}; `) +
+					`peak requests in flight (medians): node ${med(runs, (run) => run.node.peakInFlight)}, raw ${P} ${med(runs, (run) => run.rawParallel.peakInFlight)}, raw all ${med(runs, (run) => run.rawAll.peakInFlight)}; `
+				: `the node's time per request with no latency: ${(med(runs, (run) => run.node.nodeMs) / c.requests).toFixed(2)} ms; `) +
 			`CPU time node / raw ${P} ${spread(runs.map((run) => run.node.cpuMs / run.rawParallel.cpuMs), ratio)}; TCP connections node/raw ${P} ${connections((run) => run.node.connections)}/${connections((run) => run.rawParallel.connections)}`,
 		goal: '—',
 		verdict: '—',
-		how: "Peak in flight: requests the sandbox had between arrival and the end of their answer (an answer held by latency included; node's diagnostics channels http.server.request.start / response.finish, the peer's within its node's run window); at 0 ms answers are immediate, so it is not shown. CPU time is process.cpuUsage() (the in-process sandbox included, alike for both).",
+		how: "Peak in flight: requests the sandbox had between arrival and the end of their answer (an answer held by latency included; node's diagnostics channels http.server.request.start / response.finish); at 0 ms answers are immediate, so it is not shown. CPU time is process.cpuUsage() (the in-process sandbox included, alike for both).",
 	});
 }
 
@@ -160,14 +122,16 @@ function waitCase(figures: Figure[], misses: string[], results: LatencyResults, 
 	const D = results.scale.deliveryMs;
 	const L = at.latencyMs;
 	const ratioMany = many.ms / D;
-	const reads = count(many.counts, DETAIL);
+	// Wait for Final Status reads the list of sends (a page for all of them) and a detail only where the list falls short.
+	const readsOf = (counts: typeof many.counts) => count(counts, SEND_LIST) + count(counts, DETAIL);
+	const reads = readsOf(many.counts);
 	const ok = ratioMany <= 3 && many.finalReached === many.sends && !many.boundHit && !many.error;
 	figures.push({
 		row: '8',
 		figure: `Wait for Final Status on ${many.sends} sends, at ${L} ms: wall time / settle time of one send (deliveryMs ${D})`,
 		measured:
 			`${ratio(ratioMany)}: ${ms(many.ms)}${many.boundHit ? ` (stopped by the bench's bound of ${ms(results.scale.waitBoundMs)}: a lower bound)` : ''}; final status reached ${many.finalReached}/${many.sends}; ` +
-			`calls ${describeCalls(many.counts)} (${(reads / many.sends).toFixed(1)} reads per send)${L > 0 ? `; peak in flight ${many.peakInFlight}` : ''}${many.error ? `; error: ${many.error}` : ''}`,
+			`calls ${describeCalls(many.counts)} (${(reads / many.sends).toFixed(2)} reads per send)${L > 0 ? `; peak in flight ${many.peakInFlight}` : ''}${many.error ? `; error: ${many.error}` : ''}`,
 		goal: '<= 3x',
 		verdict: verdictOf(ok),
 		how: `One workflow run of Send (one send per item, one recipient each, options.waitForFinalStatus true, other options at their defaults) on the sandbox's real clock; every recipient has one healthy phone (kind onePhone), so each send settles exactly deliveryMs = ${D} ms after it was made (the sandbox's default). performance.now() around the run; ratio to deliveryMs. A run is stopped after ${ms(results.scale.waitBoundMs)} (the sandbox then refuses the reads).`,
@@ -175,10 +139,10 @@ function waitCase(figures: Figure[], misses: string[], results: LatencyResults, 
 	figures.push({
 		row: '8',
 		figure: `Wait for Final Status on one send, at ${L} ms: wall time / deliveryMs`,
-		measured: `${ratio(one.ms / D)}: ${ms(one.ms)}; ${count(one.counts, DETAIL)} reads; final status ${one.finalReached ? 'reached' : 'not reached'}`,
+		measured: `${ratio(one.ms / D)}: ${ms(one.ms)}; ${readsOf(one.counts)} reads; final status ${one.finalReached ? 'reached' : 'not reached'}`,
 		goal: '—',
 		verdict: '—',
-		how: "The same with one item: what the node's read schedule alone costs (it reads at once, then after 1, 2, 4 ... s).",
+		how: "The same with one item: what the node's read schedule alone costs (rounds 1, 2, 4 ... s apart).",
 	});
 	if (!ok) {
 		const rounds = Math.ceil(many.sends / Math.max(1, many.peakInFlight || 1));
@@ -247,7 +211,7 @@ function triggerCase(figures: Figure[], at: AtLatency): void {
 /**
  * A pool of P requests waits for answers and then does the work of the next requests, so per round
  * of P requests its work and its wait add up: ceil(N/P) x (L + P x c), c being its time per request
- * with no latency (where nothing waits). Sending everything at once adds them up once: N x c + L.
+ * with no latency (where nothing waits).
  */
 function roundModel(c: SendCase, P: number, L: number) {
 	const N = c.requests;
@@ -258,47 +222,12 @@ function roundModel(c: SendCase, P: number, L: number) {
 	};
 	const node = perRequest((run) => run.node.nodeMs);
 	const raw = perRequest((run) => run.rawParallel.ms);
-	const peer = perRequest((run) => run.peer?.ms);
 	const rounds = Math.ceil(N / P);
 	const pooled = (work: number) => rounds * (L + Math.min(P, N) * work);
-	return { node, raw, peer, rounds, pooled, allAtOnce: (work: number) => N * work + L };
+	return { node, raw, rounds, pooled };
 }
 
 const perMs = (value: number) => `${value.toFixed(2)} ms`;
-
-function peerMiss(c: SendCase, P: number, L: number, peerRatio: number): string {
-	const runs = c.runs;
-	const peers = runs.map((run) => run.peer).filter((peer): peer is PeerRun => peer !== undefined);
-	const nodePeak = med(runs, (run) => run.node.peakInFlight);
-	const peerPeak = median(peers.map((peer) => peer.peakInFlight));
-	const peerMs = median(peers.map((peer) => peer.ms));
-	const nodeMs = med(runs, (run) => run.node.nodeMs);
-	const N = c.requests;
-	const head = `Row ${c.row}, ${c.name}, node / HTTP Request node (${ratio(peerRatio)} > 1.0x): `;
-	if (nodePeak <= 1) {
-		return (
-			head +
-			`the node had at most ${nodePeak} request in flight: it sends one item after the other, so ${fmtK(N)} sends cost ${fmtK(N)} round trips of ${L} ms (${ms(N * L)} of waiting alone, measured ${ms(nodeMs)}), while the HTTP Request node sends every item at once (peak ${peerPeak} in flight) and took ${ms(peerMs)}. ` +
-			`With ${P} in flight the waiting alone would be ${ms(Math.ceil(N / P) * L)}.`
-		);
-	}
-	const model = roundModel(c, P, L);
-	let text =
-		head +
-		`the node keeps at most ${P} requests in flight (peak ${nodePeak}) and starts the next ones as answers come back, so ${fmtK(N)} sends need ${model.rounds} round trips of ${L} ms (${ms(model.rounds * L)} of waiting alone); the HTTP Request node starts every request at once (peak ${peerPeak} in flight) and waits about once. `;
-	if (model.node !== undefined && model.peer !== undefined) {
-		text +=
-			`With no latency the node's work per request is ${perMs(model.node)}, the HTTP Request node's ${perMs(model.peer)} (their runs at 0 ms). In a pool, work and waiting add up round by round: ${model.rounds} x (${L} + ${Math.min(P, N)} x ${perMs(model.node)}) = ${ms(model.pooled(model.node))} (measured ${ms(nodeMs)}); all at once they add up once: ${fmtK(N)} x ${perMs(model.peer)} + ${L} = ${ms(model.allAtOnce(model.peer))} (measured ${ms(peerMs)}). `;
-		const gain = N * (model.peer - model.node) + L;
-		text +=
-			gain > 0
-				? `By that model the node catches up with the HTTP Request node here from about ${Math.ceil((N * L) / gain)} requests in flight (the default is ${P}); the estimate moves with the work per request, which varies from run to run on this shared machine.`
-				: `By that model no parallelism is enough here: at 0 ms the node did more work per request than the HTTP Request node (in-process, it also pays for the sandbox's work, which the HTTP Request node's process does not); more in flight still shrinks the ${ms(model.rounds * L)} of waiting.`;
-	} else {
-		text += `The node took ${ms(nodeMs)}, the HTTP Request node ${ms(peerMs)} (${perMs(peerMs / N)} per item). To wait no longer than that, ${fmtK(N)} round trips of ${L} ms need at least ${Math.ceil((N * L) / peerMs)} in flight, more as the node's own work per request comes on top (run the 0 ms case too for a model of it).`;
-	}
-	return text;
-}
 
 function rawMiss(c: SendCase, P: number, L: number, rawRatio: number): string {
 	const runs = c.runs;

@@ -1,18 +1,14 @@
 /**
- * The latency suite: every latency case (bench/latency.ts) at each sandbox latency, with n8n's HTTP
- * Request node in a real n8n (bench/n8nPeer.ts) as the peer. Needs its own sandbox on the real
- * clock. The timed sides of a case are interleaved within each repetition (the peer's `n8n
- * execute`, which runs every chain at once, goes first or last in turn).
+ * The latency suite: every latency case (bench/latency.ts) at each sandbox latency, the node run
+ * in-process against raw undici. Needs its own sandbox on the real clock. The timed sides of a case
+ * are interleaved within each repetition. (The node against n8n's HTTP Request node, both in a real
+ * n8n, is the real-n8n suite: bench/n8nSuite.ts.)
  */
 import type { Sandbox } from '../sandbox';
 import { batchesOf, nodeSendAudience, nodeSendPerItem } from './cases';
 import type { NodeTimed, Timed } from './cases';
-import { clearInFlight } from './measure';
 import { nodeDefaultParallel, nodeSendAndWait, nodeUnderRateLimit, rawSendParallel, singles, triggerReadsDue } from './latency';
 import type { RateLimitedRun, TriggerReadsRun, WaitRun } from './latency';
-import { httpRequestWorkflow, N8nPeer, peerRunOf } from './n8nPeer';
-import { rawClient } from './raw';
-import type { PeerChain, PeerRun } from './n8nPeer';
 
 export const LATENCY_GROUPS = ['send', 'batches', 'wait', 'ratelimit', 'trigger'] as const;
 export type LatencyGroup = (typeof LATENCY_GROUPS)[number];
@@ -41,8 +37,6 @@ export interface LatencyScale {
 	triggerPolls: number;
 	/** Repetitions of the timed send cases (a, b, c). */
 	reps: number;
-	/** Run n8n's HTTP Request node in the real n8n runtime (installed on first use). */
-	peer: boolean;
 	/** Which cases run. */
 	groups: LatencyGroup[];
 }
@@ -62,17 +56,15 @@ export const FULL_LATENCY_SCALE: LatencyScale = {
 	triggerReads: 50,
 	triggerPolls: 3,
 	reps: 3,
-	peer: true,
 	groups: [...LATENCY_GROUPS],
 };
 
 /** One repetition of a send case: the node at its defaults, raw undici at its parallelism and with
- * every request at once, and n8n's HTTP Request node (when the peer runs). */
+ * every request at once. */
 export interface SendSides {
 	node: NodeTimed;
 	rawParallel: Timed;
 	rawAll: Timed;
-	peer?: PeerRun;
 }
 
 export interface AtLatency {
@@ -90,29 +82,9 @@ export interface AtLatency {
 export interface LatencyResults {
 	scale: LatencyScale;
 	/** The parallelism raw undici gets: the node's default Max Parallel Requests. */
-	parallel: { value: number; fromNode: boolean };
+	parallel: number;
 	atLatency: AtLatency[];
-	/** Wall time of each `n8n execute` of the peer (CLI start-up included; not a figure, a cost of the bench). */
-	peerCliMs: number[];
-	/** Why the peer did not run, when it did not. */
-	peerSkipped?: string;
 	totalMs: number;
-}
-
-const PEER_WORKFLOW_ID = 'benchHttpRequestPeer';
-
-/** The peer's chains: a warm-up chain first (each `n8n execute` is a new process), then one per case. */
-function peerChains(sandbox: Sandbox, scale: LatencyScale): { warmUp: PeerChain; items: Map<number, PeerChain>; batches?: PeerChain } {
-	const userIds = sandbox.orgs.primary.userIds;
-	const warmUp = { name: 'warm-up', title: 'Bench warm-up', recipients: singles(userIds.slice(0, Math.min(200, userIds.length))) };
-	const items = new Map<number, PeerChain>();
-	if (scale.groups.includes('send')) {
-		for (const count of scale.itemCounts) items.set(count, { name: `${count} items`, title: `Bench ${count} items`, recipients: singles(userIds.slice(0, count)) });
-	}
-	const batches = scale.groups.includes('batches')
-		? { name: 'batches', title: 'Bench batches', recipients: batchesOf(userIds.slice(0, scale.recipients), scale.batchSize) }
-		: undefined;
-	return { warmUp, items, batches };
 }
 
 export async function runLatencySuite(sandbox: Sandbox, scale: LatencyScale, log: (line: string) => void = () => {}): Promise<LatencyResults> {
@@ -121,8 +93,8 @@ export async function runLatencySuite(sandbox: Sandbox, scale: LatencyScale, log
 	const needed = Math.max(scale.recipients, ...scale.itemCounts, scale.rateLimitItems, scale.triggerReads);
 	if (userIds.length < needed) throw new Error(`the sandbox has ${userIds.length} users; the latency scale needs ${needed}`);
 	const parallel = nodeDefaultParallel();
-	log(`latency suite: ${scale.groups.join(', ')} at ${scale.latencies.join(' and ')} ms; raw undici at ${parallel.value} in parallel (${parallel.fromNode ? "the node's default Max Parallel Requests" : 'assumed: the node has no Max Parallel Requests option yet'})`);
-	const results: LatencyResults = { scale, parallel, atLatency: [], peerCliMs: [], totalMs: 0 };
+	log(`latency suite: ${scale.groups.join(', ')} at ${scale.latencies.join(' and ')} ms; raw undici at ${parallel} in parallel (the node's default Max Parallel Requests)`);
+	const results: LatencyResults = { scale, parallel, atLatency: [], totalMs: 0 };
 	const audience = userIds.slice(0, scale.recipients);
 	const audienceBatches = batchesOf(audience, scale.batchSize);
 	const sendGroups = scale.groups.filter((group) => group === 'send' || group === 'batches');
@@ -130,27 +102,8 @@ export async function runLatencySuite(sandbox: Sandbox, scale: LatencyScale, log
 	// Warm-up (not counted), at the first latency.
 	const warmSettings = { latencyMs: scale.latencies[0] ?? 0 };
 	await nodeSendPerItem(sandbox, userIds.slice(0, 20), { settings: warmSettings });
-	await rawSendParallel(sandbox, singles(userIds.slice(0, 20)), parallel.value, warmSettings);
+	await rawSendParallel(sandbox, singles(userIds.slice(0, 20)), parallel, warmSettings);
 	await nodeSendAudience(sandbox, userIds.slice(0, 2000), 1000, { settings: warmSettings });
-
-	let peer: N8nPeer | undefined;
-	const chains = peerChains(sandbox, scale);
-	if (scale.peer && sendGroups.length > 0) {
-		const peerStarted = Date.now();
-		try {
-			peer = await N8nPeer.start(log);
-			const client = rawClient(sandbox);
-			const token = await client.token().finally(() => client.close());
-			const all = [chains.warmUp, ...chains.items.values(), ...(chains.batches ? [chains.batches] : [])];
-			await peer.importWorkflows([httpRequestWorkflow(PEER_WORKFLOW_ID, sandbox.baseUrl, token, all)]);
-			log(`peer ready: n8n's HTTP Request node in a real n8n, ${all.length} chains (${((Date.now() - peerStarted) / 1000).toFixed(0)} s)`);
-		} catch (error) {
-			peer?.remove();
-			peer = undefined;
-			results.peerSkipped = `the real n8n could not be set up: ${(error as Error).message.split('\n')[0]}`;
-			log(`peer skipped: ${results.peerSkipped}`);
-		}
-	} else if (!scale.peer) results.peerSkipped = 'not asked (--no-peer)';
 
 	try {
 		for (const latencyMs of scale.latencies) {
@@ -160,28 +113,13 @@ export async function runLatencySuite(sandbox: Sandbox, scale: LatencyScale, log
 			if (sendGroups.length > 0) {
 				for (let rep = 0; rep < scale.reps; rep++) {
 					log(`${latencyMs} ms, rep ${rep + 1}/${scale.reps}: ${sendGroups.join(', ')}`);
-					// The peer's figures are read off the sandbox's log at once (the next side resets it).
-					const runPeer = async (): Promise<{ items: Map<number, PeerRun>; batches?: PeerRun } | undefined> => {
-						if (!peer) return undefined;
-						await sandbox.reset();
-						sandbox.configure(settings);
-						clearInFlight();
-						const result = await peer.execute(PEER_WORKFLOW_ID);
-						results.peerCliMs.push(result.durationMs);
-						if (result.status !== 'success') log(`  the peer's run ended "${result.status}": ${JSON.stringify(result.error ?? null).slice(0, 300)}`);
-						const items = new Map<number, PeerRun>();
-						for (const [count, chain] of chains.items) items.set(count, peerRunOf(result, chain, sandbox));
-						return { items, batches: chains.batches && peerRunOf(result, chains.batches, sandbox) };
-					};
-					const peerFirst = rep % 2 === 0;
-					const peerRun = peerFirst ? await runPeer() : undefined;
 					if (scale.groups.includes('send')) {
 						for (const entry of at.items) {
 							const ids = userIds.slice(0, entry.items);
 							const batches = singles(ids);
 							const sides = [
 								async () => ({ node: await nodeSendPerItem(sandbox, ids, { settings }) }),
-								async () => ({ rawParallel: await rawSendParallel(sandbox, batches, parallel.value, settings) }),
+								async () => ({ rawParallel: await rawSendParallel(sandbox, batches, parallel, settings) }),
 								async () => ({ rawAll: await rawSendParallel(sandbox, batches, Infinity, settings) }),
 							];
 							entry.runs.push((await rotated(rep, sides)) as SendSides);
@@ -190,18 +128,10 @@ export async function runLatencySuite(sandbox: Sandbox, scale: LatencyScale, log
 					if (scale.groups.includes('batches')) {
 						const sides = [
 							async () => ({ node: await nodeSendAudience(sandbox, audience, scale.batchSize, { settings }) }),
-							async () => ({ rawParallel: await rawSendParallel(sandbox, audienceBatches, parallel.value, settings) }),
+							async () => ({ rawParallel: await rawSendParallel(sandbox, audienceBatches, parallel, settings) }),
 							async () => ({ rawAll: await rawSendParallel(sandbox, audienceBatches, Infinity, settings) }),
 						];
 						at.batches.push((await rotated(rep, sides)) as SendSides);
-					}
-					const peerResult = peerFirst ? peerRun : await runPeer();
-					if (peerResult) {
-						for (const entry of at.items) {
-							const run = peerResult.items.get(entry.items);
-							if (run && entry.runs[rep]) entry.runs[rep].peer = run;
-						}
-						if (peerResult.batches && at.batches[rep]) at.batches[rep].peer = peerResult.batches;
 					}
 				}
 			}
@@ -222,7 +152,6 @@ export async function runLatencySuite(sandbox: Sandbox, scale: LatencyScale, log
 			}
 		}
 	} finally {
-		peer?.remove();
 		await sandbox.reset();
 	}
 	results.totalMs = Date.now() - started;

@@ -13,15 +13,25 @@ export interface RawClient {
 	close(): Promise<void>;
 }
 
+export interface RawClientOptions {
+	/** Where to send (default the sandbox's base URL; e.g. a delayed link in front of it). */
+	baseUrl?: string;
+	/** The certificate authority to trust for https (default the sandbox's, if it has one). */
+	ca?: string;
+	/** A new connection for every request (no keep-alive), as n8n's HTTP helper does. */
+	newConnectionEach?: boolean;
+}
+
 /** One keep-alive connection by default: requests go out one after the other, as a plain loop sends them. */
-export function rawClient(sandbox: Sandbox, connections = 1): RawClient {
-	const pool = new Pool(sandbox.baseUrl, { connections });
+export function rawClient(sandbox: Sandbox, connections = 1, { baseUrl = sandbox.baseUrl, ca = sandbox.caCertificate, newConnectionEach = false }: RawClientOptions = {}): RawClient {
+	const pool = new Pool(baseUrl, { connections, ...(ca ? { connect: { ca } } : {}) });
 	const { clientId, clientSecret, refreshToken } = sandbox.orgs.primary;
 	const request = async (method: 'GET' | 'POST', path: string, bearer?: string, body?: string): Promise<unknown> => {
 		const response = await pool.request({
 			method,
 			path,
 			body,
+			reset: newConnectionEach,
 			headers: {
 				'content-type': 'application/json',
 				...(bearer ? { authorization: `Bearer ${bearer}` } : {}),

@@ -5,6 +5,9 @@ import { constant, count, describeCalls, fmtK, sendCalls } from './figures';
 import type { Figure } from './figures';
 import { latencyFiguresOf } from './latencyReport';
 import type { LatencyResults } from './latencySuite';
+import { n8nFiguresOf, queueFiguresOf } from './n8nReport';
+import type { N8nResults } from './n8nSuite';
+import type { QueueResults } from './queueSuite';
 import type { BenchResults } from './suite';
 
 export interface Environment {
@@ -240,17 +243,25 @@ export function consoleTable(figures: Figure[]): string {
 	return rendered.join('\n');
 }
 
-/** What one `npm run bench` ran: the core suite (rows 1-5), the latency suite (rows 6-10), or both. */
+/** What one `npm run bench` ran: the core suite (rows 1-5), the latency suite (rows 6-10), the
+ * real-n8n suite (rows 11-16), the queue-mode suite (row 17), or some of them. */
 export interface BenchRuns {
 	core?: BenchResults;
 	latency?: LatencyResults;
+	n8n?: N8nResults;
+	queue?: QueueResults;
 }
 
-/** Every figure and miss of the runs, core rows first. */
+/** Every figure and miss of the runs, in row order. */
 export function allFiguresOf(runs: BenchRuns): { figures: Figure[]; misses: string[] } {
-	const core = runs.core ? figuresOf(runs.core) : { figures: [], misses: [] };
-	const latency = runs.latency ? latencyFiguresOf(runs.latency) : { figures: [], misses: [] };
-	return { figures: [...core.figures, ...latency.figures], misses: [...core.misses, ...latency.misses] };
+	const none = { figures: [], misses: [] };
+	const parts = [
+		runs.core ? figuresOf(runs.core) : none,
+		runs.latency ? latencyFiguresOf(runs.latency) : none,
+		runs.n8n ? n8nFiguresOf(runs.n8n) : none,
+		runs.queue ? queueFiguresOf(runs.queue) : none,
+	];
+	return { figures: parts.flatMap((part) => part.figures), misses: parts.flatMap((part) => part.misses) };
 }
 
 export function resultsMarkdown(runs: BenchRuns, environment: Environment): string {
@@ -269,9 +280,21 @@ export function resultsMarkdown(runs: BenchRuns, environment: Environment): stri
 		const { scale, parallel } = runs.latency;
 		lines.push(
 			`- Sandbox (rows 6-10): a second one in the same process, on the real clock, ${scale.users.toLocaleString('en-US')} users, reset before every measured run and then given the case's settings: latencyMs ${scale.latencies.join(' / ')} (every answer held that long, real time), deliveryMs ${scale.deliveryMs} for row 8, rateLimitPerSecond ${scale.rateLimitPerSecond} for row 9.`,
-			`- Parallelism of raw undici "at the same parallelism": ${parallel.value} (${parallel.fromNode ? "the default of Send's option Max Parallel Requests, read from the node's description" : 'assumed: the node has no Max Parallel Requests option yet'}).`,
-			`- Peer: ${runs.latency.peerSkipped ? `not run (${runs.latency.peerSkipped})` : `n8n's HTTP Request node in the real n8n 2.41.1 (scripts/n8n-runtime, Node 24), one \`n8n execute\` per repetition and latency (${runs.latency.peerCliMs.length} runs, ${ms(median(runs.latency.peerCliMs))} each with CLI start-up; the figures use n8n's own executionTime)`}.`,
-			`- Repetitions (rows 6-7): ${scale.reps} (sides interleaved, order rotated; the peer's run first or last in turn); rows 8-10 once per latency, after a warm-up. ${(runs.latency.totalMs / 1000).toFixed(0)} s.`,
+			`- Parallelism of raw undici "at the same parallelism": ${parallel} (the default of Send's option Max Parallel Requests, read from the node's description).`,
+			`- Repetitions (rows 6-7): ${scale.reps} (sides interleaved, order rotated); rows 8-10 once per latency, after a warm-up. ${(runs.latency.totalMs / 1000).toFixed(0)} s.`,
+		);
+	}
+	if (runs.n8n) {
+		const { scale, executions } = runs.n8n;
+		const cli = executions.map((execution) => execution.cliMs);
+		lines.push(
+			`- Real n8n (rows 11-16): n8n 2.41.1 (scripts/n8n-runtime, Node 24), this checkout built, packed and installed as a community package; both nodes in the same \`n8n execute\` per repetition (${executions.length} runs, ${cli.length ? ms(median(cli)) : '—'} each with CLI start-up; the figures use n8n's own executionTime). Two sandboxes in the bench's process (http, and https with a certificate authority made for the run, trusted through NODE_EXTRA_CA_CERTS), each behind a delayed link with a round trip of ${scale.latencies.join(' / ')} ms (bench/linkDelay.ts: a new connection pays its TCP and TLS round trips), answering at once (latencyMs 0), deliveryMs ${scale.deliveryMs}. ${scale.reps} repetitions per round trip on SQLite, ${scale.postgresReps} on Postgres at ${scale.postgresLatencyMs} ms${runs.n8n.postgresSkipped ? ` (skipped: ${runs.n8n.postgresSkipped})` : ''}. ${(runs.n8n.totalMs / 1000).toFixed(0)} s.`,
+		);
+	}
+	if (runs.queue) {
+		const { scale } = runs.queue;
+		lines.push(
+			`- Queue mode (row 17): scripts/queueMode.ts, main + ${scale.workers} workers (--concurrency=${scale.concurrency}), Postgres 15, Redis, this checkout installed as a community package on each; the https sandbox behind a ${scale.latencyMs} ms link. Cluster start ${(runs.queue.clusterStartMs / 1000).toFixed(0)} s; ${(runs.queue.totalMs / 1000).toFixed(0)} s in all.`,
 		);
 	}
 	const hows = new Set<string>();

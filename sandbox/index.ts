@@ -1,3 +1,4 @@
+import { makeSandboxCertificates } from './certificates';
 import { startHttpServer } from './http/server';
 import { SandboxState } from './state';
 import type { Sandbox, SandboxOptions } from './types';
@@ -5,6 +6,7 @@ import type { Sandbox, SandboxOptions } from './types';
 export * from './types';
 export { USER_KINDS } from './directory';
 export { DEFAULT_SETTINGS } from './settings';
+export { makeSandboxCertificates } from './certificates';
 
 /**
  * Starts a sandbox of the Push Notification Public API on 127.0.0.1 (port 0 = random).
@@ -12,9 +14,11 @@ export { DEFAULT_SETTINGS } from './settings';
  */
 export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
 	const state = new SandboxState(options);
-	const server = await startHttpServer(state, options.port ?? 0);
+	const tls = options.tls === true ? await makeSandboxCertificates() : options.tls;
+	const server = await startHttpServer(state, options.port ?? 0, tls);
 	return {
 		baseUrl: server.baseUrl,
+		caCertificate: tls?.ca,
 		orgs: { primary: state.primary, secondary: state.secondary },
 		nonAdminCredential: { ...state.nonAdminCredential },
 		clock: {

@@ -20,6 +20,17 @@ export interface SandboxOptions extends Partial<SandboxSettings> {
 	clock?: 'real' | 'manual';
 	/** ISO start time of the manual clock; default: the wall-clock time at start. */
 	startTime?: string;
+	/** Serve https instead of http: `true` makes a certificate authority and a server certificate
+	 * for 127.0.0.1 / localhost at start (sandbox/certificates.ts), or give your own. */
+	tls?: true | SandboxTls;
+}
+
+/** PEM texts of an https sandbox: the server's certificate and key, and the authority that signed it. */
+export interface SandboxTls {
+	/** The certificate authority a client must trust (e.g. NODE_EXTRA_CA_CERTS=<a file holding it>). */
+	ca: string;
+	cert: string;
+	key: string;
 }
 
 /** The kinds of users the seeded directory holds (see directory.ts for the mix). */
@@ -193,8 +204,11 @@ export interface SandboxClockControl {
 }
 
 export interface Sandbox {
-	/** e.g. http://127.0.0.1:PORT; the public API is at the root, the admin API under /__sandbox/. */
+	/** e.g. http://127.0.0.1:PORT (https:// with `tls`); the public API is at the root, the admin API under /__sandbox/. */
 	baseUrl: string;
+	/** With `tls`: the certificate authority (PEM) that signed the sandbox's certificate, which a
+	 * client must trust. Undefined over http. */
+	caCertificate?: string;
 	orgs: { primary: SandboxOrg; secondary: SandboxOrg };
 	/** A credential of the primary org tied to a non-admin user: 403 on send. */
 	nonAdminCredential: SandboxCredential;

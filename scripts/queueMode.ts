@@ -7,7 +7,7 @@
 // stop() ends everything it started (process groups, pg_ctl stop, Redis, temp folders); so does this
 // process's exit (synchronously: a SIGKILL of each group, Postgres and Redis, the folders removed).
 // Which worker ran an execution is read off the workers' logs ("Worker started/finished execution N").
-import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -19,9 +19,8 @@ import { createN8nHome, findFreePort, installPackageTarball, runN8nCli, startN8n
 import { locateRuntime } from './n8n-runtime/install';
 import { aptGet, isExecutable, onPath } from './aptGet';
 import { importCredentials, importWorkflows, N8nRestClient } from './n8n-preload';
+import { checkPostgres, startPostgres, type RunningPostgres } from './postgres';
 
-const PG_BIN = process.env.COMPANION_PUSH_PG_BIN || '/usr/lib/postgresql/15/bin';
-const PG_USER = 'postgres'; // Postgres refuses to run as root
 type Log = (line: string) => void;
 type Env = Record<string, string>;
 
@@ -47,22 +46,6 @@ export async function ensureRedis({ log = console.log }: { log?: Log } = {}): Pr
 	if (!installed) throw new Error(`apt-get installed redis-server but it is not on PATH. ${manual}`);
 	return path.join(installed, 'redis-server');
 }
-
-/** Postgres's binaries, or the reason they are missing. */
-function checkPostgres(): void {
-	for (const name of ['initdb', 'pg_ctl', 'postgres', 'psql']) {
-		const file = name === 'psql' && !isExecutable(path.join(PG_BIN, name)) ? '/usr/bin/psql' : path.join(PG_BIN, name);
-		if (!isExecutable(file))
-			throw new Error(
-				`Queue mode needs PostgreSQL's ${name} (looked at ${file}): install postgresql (Debian 12: postgresql-15) or set COMPANION_PUSH_PG_BIN.`,
-			);
-	}
-	if (spawnSync('id', ['-u', PG_USER]).status !== 0)
-		throw new Error(`Queue mode runs Postgres as the "${PG_USER}" user, which does not exist here.`);
-}
-
-const asPostgres = (command: string, args: string[]) =>
-	(process.getuid?.() === 0 ? ['runuser', ['-u', PG_USER, '--', command, ...args]] : [command, args]) as [string, string[]];
 
 /** Kills a process group (or a process), ignoring "no such process". */
 function kill(pid: number, signal: NodeJS.Signals | 0, group = true): boolean {
@@ -94,6 +77,8 @@ export interface QueueClusterOptions {
 	handleSignals?: boolean;
 	/** Where the processes' logs go (default: the cluster's temp folder, removed on stop). */
 	logDir?: string;
+	/** More environment for every n8n process (e.g. NODE_EXTRA_CA_CERTS for an https sandbox). */
+	extraEnv?: Env;
 }
 
 export interface ExecutionRow {
@@ -128,12 +113,11 @@ export async function startQueueCluster(options: QueueClusterOptions) {
 	fs.chmodSync(root, 0o755); // the postgres user must reach its data folder inside
 	const logDir = options.logDir ?? root;
 	fs.mkdirSync(logDir, { recursive: true });
-	const pgData = path.join(root, 'postgres');
 	const redisDir = path.join(root, 'redis');
 	const userFolders: string[] = [];
 	const groups: number[] = []; // n8n process groups (main, workers)
 	let redisPidFile: string | undefined;
-	let pgStarted = false;
+	let postgres: RunningPostgres | undefined;
 	let stopped = false;
 
 	/** Everything at once, synchronously: for this process's exit (Ctrl-C, a crashed test). */
@@ -141,11 +125,7 @@ export async function startQueueCluster(options: QueueClusterOptions) {
 		for (const pid of groups) kill(pid, 'SIGKILL');
 		const redisPid = redisPidFile && Number(fs.existsSync(redisPidFile) ? fs.readFileSync(redisPidFile, 'utf8') : 0);
 		if (redisPid) kill(redisPid, 'SIGKILL', false);
-		const pgPid =
-			pgStarted && fs.existsSync(path.join(pgData, 'postmaster.pid'))
-				? Number(fs.readFileSync(path.join(pgData, 'postmaster.pid'), 'utf8').split('\n')[0])
-				: 0;
-		if (pgPid) kill(pgPid, 'SIGQUIT', false); // Postgres's immediate shutdown
+		postgres?.killNow();
 		for (const folder of [...userFolders, root]) fs.rmSync(folder, { recursive: true, force: true });
 	};
 	process.on('exit', killAllNow);
@@ -160,18 +140,11 @@ export async function startQueueCluster(options: QueueClusterOptions) {
 	};
 	if (options.handleSignals !== false) process.on('SIGINT', onSignal).on('SIGTERM', onSignal);
 
-	const pgPort = await findFreePort();
 	const redisPort = await findFreePort();
 	const mainPort = options.port ?? (await findFreePort());
 	const encryptionKey = randomBytes(24).toString('hex');
-	const shared: Env = {
+	let shared: Env = {
 		N8N_ENCRYPTION_KEY: encryptionKey,
-		DB_TYPE: 'postgresdb',
-		DB_POSTGRESDB_HOST: '127.0.0.1',
-		DB_POSTGRESDB_PORT: String(pgPort),
-		DB_POSTGRESDB_DATABASE: 'n8n',
-		DB_POSTGRESDB_USER: 'n8n',
-		DB_POSTGRESDB_PASSWORD: 'unused-trust-auth',
 		EXECUTIONS_MODE: 'queue',
 		QUEUE_BULL_REDIS_HOST: '127.0.0.1',
 		QUEUE_BULL_REDIS_PORT: String(redisPort),
@@ -180,9 +153,8 @@ export async function startQueueCluster(options: QueueClusterOptions) {
 		// Main's public URL for every process (webhook URLs shown in the editor).
 		N8N_WEBHOOK_URL: `http://127.0.0.1:${mainPort}/`,
 		N8N_EDITOR_BASE_URL: `http://127.0.0.1:${mainPort}/`,
+		...options.extraEnv,
 	};
-	const psqlBin = isExecutable(path.join(PG_BIN, 'psql')) ? path.join(PG_BIN, 'psql') : '/usr/bin/psql';
-	const psqlArgs = ['-h', '127.0.0.1', '-p', String(pgPort), '-U', 'n8n', '-v', 'ON_ERROR_STOP=1', '-At', '-F', '\t'];
 
 	/** A home (user folder + env) with the package installed; removed on stop. */
 	const makeHome = async (extraEnv: Env, port = 5678) => {
@@ -211,10 +183,7 @@ export async function startQueueCluster(options: QueueClusterOptions) {
 		]);
 		for (const pid of groups) kill(pid, 'SIGKILL'); // what is left: task runners, a worker that failed to start
 		if (redisPidFile && fs.existsSync(redisPidFile)) kill(Number(fs.readFileSync(redisPidFile, 'utf8')), 'SIGTERM', false);
-		if (pgStarted) {
-			const [command, args] = asPostgres(path.join(PG_BIN, 'pg_ctl'), ['-D', pgData, '-m', 'fast', '-w', '-t', '30', 'stop']);
-			await run(command, args).catch((error) => log(`[queue] pg_ctl stop: ${error.message}`));
-		}
+		await postgres?.stop();
 		// Redis writes nothing (--save ''); give it a moment to exit before its folder goes.
 		for (let i = 0; i < 20 && redisPidFile && fs.existsSync(redisPidFile); i++) await sleep(100);
 		if (logDir !== root && fs.existsSync(path.join(root, 'postgres.log')))
@@ -225,33 +194,8 @@ export async function startQueueCluster(options: QueueClusterOptions) {
 
 	try {
 		// Postgres: a fresh data folder owned by the postgres user, trust auth on loopback only.
-		const pgStartedAt = Date.now();
-		fs.mkdirSync(pgData, { mode: 0o700 });
-		spawnSync('chown', [PG_USER, pgData]);
-		const initdb = asPostgres(path.join(PG_BIN, 'initdb'), ['-D', pgData, '-A', 'trust', '-U', 'n8n', '--no-sync']);
-		await run(...initdb);
-		// Postgres writes its log as the postgres user: into the cluster's folder (copied to logDir on stop).
-		const pgLog = path.join(root, 'postgres.log');
-		fs.writeFileSync(pgLog, '');
-		spawnSync('chown', [PG_USER, pgLog]);
-		const pgCtl = asPostgres(path.join(PG_BIN, 'pg_ctl'), [
-			'-D',
-			pgData,
-			'-l',
-			pgLog,
-			'-w',
-			'-t',
-			'60',
-			'-o',
-			`-p ${pgPort} -k ${pgData} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=100`,
-			'start',
-		]);
-		pgStarted = true;
-		await run(...pgCtl).catch((error) => {
-			throw new Error(`Postgres did not start: ${error.message}\n${fs.readFileSync(pgLog, 'utf8').slice(-2000)}`);
-		});
-		await run(psqlBin, [...psqlArgs, '-d', 'postgres', '-c', 'create database n8n']);
-		log(`[queue] Postgres on 127.0.0.1:${pgPort} (${Date.now() - pgStartedAt} ms)`);
+		postgres = await startPostgres({ root, log: (line) => log(line.replace('[postgres]', '[queue] Postgres')) });
+		shared = { ...shared, ...postgres.n8nEnv };
 
 		// Redis: nothing written to disk.
 		fs.mkdirSync(redisDir);
@@ -371,13 +315,7 @@ export async function startQueueCluster(options: QueueClusterOptions) {
 	for (const id of options.publish ?? []) await publish(rest, id);
 
 	/** A query on n8n's Postgres database; rows of tab-separated fields. */
-	const psql = async (sql: string): Promise<string[][]> => {
-		const { stdout } = await run(psqlBin, [...psqlArgs, '-d', 'n8n', '-c', sql], { maxBuffer: 64 * 1024 * 1024 });
-		return stdout
-			.split('\n')
-			.filter((line) => line !== '')
-			.map((line) => line.split('\t'));
-	};
+	const psql = (sql: string) => postgres!.psql(sql);
 
 	/** Rows of execution_entity (of one workflow, when given), oldest first. */
 	const executions = async (workflowId?: string): Promise<ExecutionRow[]> => {
@@ -441,7 +379,7 @@ export async function startQueueCluster(options: QueueClusterOptions) {
 	return {
 		url: running.url,
 		port: running.port,
-		pgPort,
+		pgPort: postgres!.port,
 		redisPort,
 		logDir,
 		main: running,

@@ -1,8 +1,10 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { ApiError } from '../apiError';
 import type { BearerCheck } from '../auth';
 import type { SandboxState } from '../state';
+import type { SandboxTls } from '../types';
 import { ADMIN_PREFIX, handleAdmin } from './adminApi';
 import { renderError, type RenderedBody } from './errorShapes';
 import { faultError } from './faultAnswers';
@@ -11,7 +13,7 @@ import { ANONYMOUS_CALLER } from './limits';
 import { matchRoute, REFRESH_ENDPOINT, unknownRoute, type RequestContext } from './publicApi';
 import { redactBody } from './requestLog';
 
-/** node's own http server, bound to 127.0.0.1 only. */
+/** node's own http (or, given certificates, https) server, bound to 127.0.0.1 only. */
 
 const MAX_BODY_BYTES = 10 * 1024 * 1024;
 const HOST = '127.0.0.1';
@@ -27,14 +29,16 @@ interface Answer {
 	headers?: Record<string, string>;
 }
 
-export async function startHttpServer(state: SandboxState, port: number): Promise<RunningServer> {
+export async function startHttpServer(state: SandboxState, port: number, tls?: SandboxTls): Promise<RunningServer> {
 	const heldAnswers = new Set<NodeJS.Timeout>();
 	let baseUrl = '';
-	const server = createServer((req, res) => {
+	const listener: RequestListener = (req, res) => {
 		handle(req, res).catch((error) => {
 			if (!res.headersSent && !res.destroyed) write(res, internalError(state, error));
 		});
-	});
+	};
+	// Only the server's own certificate is sent: a client finds the authority in its trust store.
+	const server = tls ? createHttpsServer({ cert: tls.cert, key: tls.key }, listener) : createServer(listener);
 
 	/**
 	 * Every answer, public or admin, carries a Date header on the API's clock (the sandbox clock plus
@@ -172,7 +176,7 @@ export async function startHttpServer(state: SandboxState, port: number): Promis
 		server.once('error', reject);
 		server.listen(port, HOST, () => resolve());
 	});
-	baseUrl = `http://${HOST}:${(server.address() as AddressInfo).port}`;
+	baseUrl = `${tls ? 'https' : 'http'}://${HOST}:${(server.address() as AddressInfo).port}`;
 
 	return {
 		baseUrl,

@@ -38,10 +38,16 @@ function spawnN8n(runtime: N8nRuntime, env: Env, args: string[]) {
 	return { child, pid, closed };
 }
 
-/** Runs `n8n <args>` to its end (SIGKILL after timeoutMs), then kills what is left of its group (task runners). */
-export async function runN8nCli(env: Env, args: string[], { timeoutMs = 180_000, runtime = locateRuntime() }: { timeoutMs?: number; runtime?: N8nRuntime } = {}) {
+/** Runs `n8n <args>` to its end (SIGKILL after timeoutMs), then kills what is left of its group (task
+ * runners). `onSpawn` gets n8n's process id as it starts (to watch the process meanwhile). */
+export async function runN8nCli(
+	env: Env,
+	args: string[],
+	{ timeoutMs = 180_000, runtime = locateRuntime(), onSpawn }: { timeoutMs?: number; runtime?: N8nRuntime; onSpawn?: (pid: number) => void } = {},
+) {
 	const started = Date.now();
 	const { child, pid, closed } = spawnN8n(runtime, env, args);
+	onSpawn?.(pid);
 	const output = { stdout: '', stderr: '', timedOut: false };
 	child.stdout.on('data', (chunk) => (output.stdout += chunk));
 	child.stderr.on('data', (chunk) => (output.stderr += chunk));
@@ -65,8 +71,13 @@ export function parseRawOutput(stdout: string): any {
 
 /** `n8n execute --id=<id> --rawOutput`: the CLI's result and the run it printed (an error that shows
  * the output when it printed none). */
-export async function executeWorkflow(env: Env, workflowId: string, timeoutMs: number, { runtime = locateRuntime() }: { runtime?: N8nRuntime } = {}) {
-	const result = await runN8nCli(env, ['execute', `--id=${workflowId}`, '--rawOutput'], { timeoutMs, runtime });
+export async function executeWorkflow(
+	env: Env,
+	workflowId: string,
+	timeoutMs: number,
+	{ runtime = locateRuntime(), onSpawn }: { runtime?: N8nRuntime; onSpawn?: (pid: number) => void } = {},
+) {
+	const result = await runN8nCli(env, ['execute', `--id=${workflowId}`, '--rawOutput'], { timeoutMs, runtime, onSpawn });
 	try {
 		return { result, run: parseRawOutput(result.stdout) };
 	} catch {

@@ -1,5 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { Agent, fetch as undiciFetch } from 'undici';
 
 const root = path.resolve(__dirname, '../..');
 
@@ -88,10 +90,34 @@ describe('npm run sandbox (sandbox/cli.ts)', () => {
 		}
 	});
 
+	test('--https: an https base URL, the authority written to a file for NODE_EXTRA_CA_CERTS, removed at stop', async () => {
+		const { child, output } = await startCli(['--port', '0', '--users', '3', '--https']);
+		const caFile = /CA certificate:\s+(\S+)/.exec(output)?.[1] as string;
+		try {
+			const baseUrl = /Base URL:\s+(\S+)/.exec(output)?.[1] as string;
+			expect(baseUrl).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
+			expect(output).toContain(`NODE_EXTRA_CA_CERTS=${caFile}`);
+			expect(output).toContain(`curl --cacert ${caFile} -s -X POST ${baseUrl}/auth/oauth/v2/refresh`);
+			const trusting = new Agent({ connect: { ca: readFileSync(caFile, 'utf8') } });
+			try {
+				const clock = await undiciFetch(`${baseUrl}/__sandbox/clock`, { dispatcher: trusting });
+				expect(clock.status).toBe(200);
+			} finally {
+				await trusting.close();
+			}
+		} finally {
+			const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+			child.kill('SIGTERM');
+			expect(await exited).toBe(0);
+		}
+		expect(existsSync(caFile)).toBe(false);
+	});
+
 	test('refuses a bad switch value with a clear message', async () => {
 		await expect(startCli(['--port', '0', '--rate-limit', '0'])).rejects.toThrow(/--rate-limit needs a number above 0/);
 		await expect(startCli(['--port', '0', '--max-in-flight', '0'])).rejects.toThrow(/invalid sandbox setting maxInFlight/);
 		await expect(startCli(['--port', '0', '--refresh-revokes-previous=no'])).rejects.toThrow(/unknown option --refresh-revokes-previous=no/);
+		await expect(startCli(['--port', '0', '--ca-file', '/tmp/unused.pem'])).rejects.toThrow(/--ca-file needs --https/);
 	});
 
 	test('refuses an unknown option with a clear message', async () => {
