@@ -57,6 +57,31 @@ describe('parallel sends', () => {
 		expect(count(sandbox, SEND_LIST)).toBeLessThanOrEqual(5);
 	});
 
+	test('Wait for Final Status follows every send at once, not Max Parallel Requests at a time', async () => {
+		const items = users.slice(0, 12).map((userId) => ({ userId }));
+		const { items: output } = await runOn(sandbox, {
+			items,
+			parameters: sendParameters({ userIds: '={{ $json.userId }}', options: { maxParallelRequests: 2, waitForFinalStatus: true, waitTimeout: 30 } }),
+		});
+		expect(jsonOf(output).map((json) => [json.finalStatusReached, json.status])).toEqual(items.map(() => [true, 'sent']));
+		// Two at a time, six waves of follow-ups would each need their own rounds of list reads.
+		expect(count(sandbox, DETAIL)).toBe(0);
+		expect(count(sandbox, SEND_LIST)).toBeLessThanOrEqual(5);
+	});
+
+	test('a list without statuses: the detail reads of a round stay within Max Parallel Requests', async () => {
+		sandbox.configure({ listOmitsFields: ['status'], maxInFlight: 3 });
+		const items = users.slice(0, 12).map((userId) => ({ userId }));
+		const { items: output } = await runOn(sandbox, {
+			items,
+			parameters: sendParameters({ userIds: '={{ $json.userId }}', options: { maxParallelRequests: 3, waitForFinalStatus: true, waitTimeout: 30 } }),
+		});
+		expect(jsonOf(output).map((json) => [json.finalStatusReached, json.status])).toEqual(items.map(() => [true, 'sent']));
+		expect(count(sandbox, DETAIL)).toBeGreaterThanOrEqual(12);
+		// The sandbox answers 429 to a fourth request in flight: none was needed.
+		expect(sandbox.requestLog().filter((entry) => entry.limitedBy === 'maxInFlight')).toEqual([]);
+	});
+
 	test('Get with waiting on many items: the items run in parallel, in item order in the output', async () => {
 		const sent = await runOn(sandbox, { items: users.slice(0, 8).map((userId) => ({ userId })), parameters: sendParameters({ userIds: '={{ $json.userId }}' }) });
 		const ids = jsonOf(sent.items).map((json) => json.id as string);

@@ -1,6 +1,7 @@
 import { sleep } from 'n8n-workflow';
 import type { IExecuteFunctions } from 'n8n-workflow';
 
+import { runPool } from '../../helpers/pool';
 import { getNotification, listNotifications } from '../../transport';
 import type { ListedNotification, NotificationDetail, NotificationRecord } from '../../transport';
 import { isMoving } from '../../helpers/sendStates';
@@ -43,13 +44,17 @@ function hasOutputFields(listed: ListedNotification): boolean {
  * rounds come 1, 2, 4 ... up to 15 seconds apart (the API: one read a few seconds after sending is
  * enough). A send the list does not show, or shows without its status, counters or send time (the
  * list's body is not part of the API's documented contract), is read through its detail: never
- * guessed. A send whose deliveries are wanted (Get) gets one detail read at the end.
+ * guessed. A send whose deliveries are wanted (Get) gets one detail read at the end. Detail reads
+ * of a round run at most `maxParallelReads` at a time; following itself holds no request.
  */
 export class FinalStatusWatch {
 	private readonly follows = new Set<Follow>();
 	private rounds?: Promise<void>;
 
-	constructor(private readonly context: IExecuteFunctions) {}
+	constructor(
+		private readonly context: IExecuteFunctions,
+		private readonly maxParallelReads: number,
+	) {}
 
 	/** Resolves when the send leaves "sending"/"scheduled", or when `timeoutSeconds` pass. */
 	follow(id: string, timeoutSeconds: number, itemIndex: number, wantsDetail = false): Promise<WaitResult> {
@@ -93,7 +98,8 @@ export class FinalStatusWatch {
 
 	private async round(): Promise<void> {
 		const listed = await this.listed();
-		await Promise.all([...this.follows].map(async (follow) => await this.settle(follow, listed.get(follow.id))));
+		const follows = [...this.follows];
+		await runPool(follows.length, this.maxParallelReads, async (index) => await this.settle(follows[index], listed.get(follows[index].id)));
 	}
 
 	/** Ends a follow when its send is final or its time is up; reads its detail where the list does not do. */

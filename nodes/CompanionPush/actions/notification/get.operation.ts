@@ -35,7 +35,7 @@ export const description = updateDisplayOptions({ show: { resource: ['notificati
 export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[]> {
 	const firstOptions = readParameter(this, 'options', 'Options', 0, {}) as IDataObject;
 	const parallel = readMaxParallelRequests(this, firstOptions, 0);
-	const watch = new FinalStatusWatch(this);
+	const watch = new FinalStatusWatch(this, parallel);
 	return await forEachItem(
 		this,
 		async (itemIndex) => {

@@ -23,7 +23,7 @@ import { waitFields } from './wait';
  * 2. the sends are planned: audiences read, de-duplicated, split into batches (sendPlan.ts);
  * 3. the batches are sent in parallel up to Max Parallel Requests, started in item order, each
  *    without repeating what an earlier try or an Idempotency Key says was sent (sendBatch.ts);
- * 4. with Wait for Final Status, every send is followed at once;
+ * 4. with Wait for Final Status, every send is followed at once (one list read per round for all);
  * 5. the output keeps item and batch order, each item paired with the input items it stands for.
  */
 export async function sendItems(context: IExecuteFunctions, readSchedule?: ScheduleReader): Promise<INodeExecutionData[]> {
@@ -90,16 +90,19 @@ async function sendAndReport(context: IExecuteFunctions, memory: SendMemory, tas
 	}
 }
 
-/** Wait for Final Status: every send made followed at once (one list read per round for all of them). */
+/**
+ * Wait for Final Status: every send made followed at once, not Max Parallel Requests at a time: a
+ * round reads the list once for all of them, and only detail reads (where the list falls short)
+ * are requests that Max Parallel Requests bounds.
+ */
 async function followSends(context: IExecuteFunctions, tasks: SendTask[], results: Array<PoolResult<IDataObject>>, maxParallel: number) {
 	const toFollow = tasks.flatMap((task, index) => {
 		const result = results[index];
 		const json = result?.ok ? result.value : undefined;
 		return json && typeof json.id === 'string' && task.group.lead.waitTimeoutSeconds !== undefined ? [{ json, lead: task.group.lead }] : [];
 	});
-	const watch = new FinalStatusWatch(context);
-	await runPool(toFollow.length, maxParallel, async (index) => {
-		const { json, lead } = toFollow[index];
+	const watch = new FinalStatusWatch(context, maxParallel);
+	const followOne = async ({ json, lead }: (typeof toFollow)[number]) => {
 		try {
 			const result = await watch.follow(json.id as string, lead.waitTimeoutSeconds!, lead.itemIndex);
 			Object.assign(json, waitFields(result), { stats: result.record.stats, sentAt: result.record.sent_at });
@@ -107,7 +110,8 @@ async function followSends(context: IExecuteFunctions, tasks: SendTask[], result
 			// The send went out: its id must reach the workflow even when following it up fails.
 			Object.assign(json, { finalStatusReached: false, waitError: (error as Error).message });
 		}
-	});
+	};
+	await Promise.all(toFollow.map(followOne));
 }
 
 /** The output item of one batch: its send (or skip), or its error item. */
