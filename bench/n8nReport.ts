@@ -161,8 +161,7 @@ function waitRows(figures: Figure[], misses: string[], results: N8nResults): voi
 		const runs = executionsAt(results, 'sqlite', latencyMs).flatMap((execution) => {
 			const many = execution.chains.find((chain) => chain.name === `wait https ${waitSends}`);
 			const one = execution.chains.find((chain) => chain.name === 'wait https 1');
-			const allAtOnce = execution.chains.find((chain) => chain.name.startsWith(`wait https ${waitSends} at `));
-			return many && one ? [{ many, one, allAtOnce }] : [];
+			return many && one ? [{ many, one }] : [];
 		});
 		if (runs.length === 0) continue;
 		const reads = (chain: ChainRun) => chain.listReads + chain.detailReads;
@@ -189,25 +188,10 @@ function waitRows(figures: Figure[], misses: string[], results: N8nResults): voi
 			verdict: verdictOf(timeOk),
 			how: `${how} The node run's executionTime over deliveryMs; one send alone in the same run for comparison.`,
 		});
-		const together = runs.flatMap((run) => (run.allAtOnce ? [run.allAtOnce] : []));
-		if (together.length) {
-			figures.push({
-				row: '14',
-				figure: `${name}: the same with every follow-up at once (Max Parallel Requests ${together[0].maxParallelRequests})`,
-				measured: `${spread(together.map((run) => run.ms / deliveryMs), ratio)}: ${ms(med(together, (run) => run.ms))}; ${spread(together.map((run) => reads(run) / run.accepted), (value) => value.toFixed(2))} reads per send (${constant(together.map(reads))} reads); final status reached ${constant(together.map((run) => run.finalReached ?? 0))}/${waitSends}`,
-				goal: '— (cause)',
-				verdict: '—',
-				how: `${how} Max Parallel Requests set to ${together[0].maxParallelRequests}: the node follows at most that many sends at a time.`,
-			});
-		}
 		if (!readsOk || !timeOk) {
-			const P = results.parallel;
 			misses.push(
 				`Row 14 at ${latencyMs} ms (${spread(readsPerSend, (value) => value.toFixed(2))} reads per send, ${ratio(median(timeRatio))} of deliveryMs): ` +
-					`the node reads the list of sends once per round, rounds 1, 2, 4 ... s apart (one send alone: ${ms(med(runs, (run) => run.one.ms))}, the read that sees the final status up to one interval after it settled). ` +
-					(waitSends > P && together.length
-						? `It follows at most Max Parallel Requests (${P}) sends at a time: the first ${P} settle at the third round, and the other ${waitSends - P} join the same rounds only then, when the next round is 4 s away; with every follow-up at once (Max Parallel Requests ${together[0].maxParallelRequests}, same run) the run takes ${ms(med(together, (run) => run.ms))} = ${ratio(med(together, (run) => run.ms) / deliveryMs)}. Following all the sends of a run at once (they cost one list read per round together, not a request each) would meet the goal at the default.`
-						: 'The sends join the rounds as they are made; the last ones wait for the next round.'),
+					`the node reads the list of sends once per round for every send of the run, rounds 1, 2, 4 ... s apart (one send alone: ${ms(med(runs, (run) => run.one.ms))}, the read that sees the final status up to one interval after it settled); the sends join the rounds as they are made, and the last ones wait for the next round.`,
 			);
 		}
 	}

@@ -69,12 +69,12 @@ export const FULL_N8N_SCALE: N8nScale = {
 	latencies: [0, 40],
 	schemes: ['http', 'https'],
 	itemCounts: [200, 1000],
-	// The node takes 1 to MAX_PARALLEL_REQUESTS.
+	// The node takes 1 to 100 (its default).
 	parallelVariants: [
-		{ items: 200, maxParallelRequests: 100 },
+		{ items: 200, maxParallelRequests: 50 },
 		{ items: 1000, maxParallelRequests: 25 },
+		{ items: 1000, maxParallelRequests: 50 },
 		{ items: 1000, maxParallelRequests: 75 },
-		{ items: 1000, maxParallelRequests: 100 },
 	],
 	warmUpItems: 100,
 	waitSends: 100,
@@ -173,9 +173,6 @@ export interface N8nResults {
 	totalMs: number;
 }
 
-/** The highest Max Parallel Requests the node takes. */
-export const MAX_PARALLEL_REQUESTS = 100;
-
 const WORKFLOW_ID = (db: string, rep: number) => `bench-${db}-${rep % 2 === 0 ? 'a' : 'b'}`;
 const READS_WORKFLOW_ID = 'bench-credential-reads';
 const credentialIds: Record<Scheme, { id: string; name: string }> = {
@@ -213,9 +210,6 @@ export function chainsOf(scale: N8nScale, userIds: string[], onePhoneIds: string
 		if (scale.waitSends > 0) {
 			chains.push({ name: 'wait https 1', side: 'node', scheme: 'https', userIds: onePhoneIds.slice(0, 1), waitForFinalStatus: true });
 			chains.push({ name: `wait https ${scale.waitSends}`, side: 'node', scheme: 'https', userIds: onePhoneIds.slice(0, scale.waitSends), waitForFinalStatus: true });
-			// The same with every send's follow-up in flight at once (Max Parallel Requests also bounds how many are followed at a time).
-			const allAtOnce = Math.min(scale.waitSends, MAX_PARALLEL_REQUESTS);
-			chains.push({ name: `wait https ${scale.waitSends} at ${allAtOnce}`, side: 'node', scheme: 'https', userIds: onePhoneIds.slice(0, scale.waitSends), waitForFinalStatus: true, maxParallelRequests: allAtOnce });
 		}
 	}
 	return chains;

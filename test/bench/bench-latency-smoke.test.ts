@@ -36,7 +36,8 @@ describe('latency bench at a small scale', () => {
 	}, 120_000);
 
 	test("raw undici runs at the node's default parallelism, read from its description", () => {
-		expect(results.parallel).toBe(50);
+		// Send's default Max Parallel Requests.
+		expect(results.parallel).toBe(100);
 	});
 
 	test('10 items, one send each: 10 sends and 1 refresh on every side', () => {
