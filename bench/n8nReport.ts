@@ -101,12 +101,12 @@ function sendMiss(pairs: CasePair[], results: N8nResults, scheme: Scheme, L: num
 	const cpuHttp = med(pairs, (pair) => pair.httpRequest.n8nCpuMs);
 	const waiting = rounds * trips * L;
 	let text =
-		`Row ${row}, ${fmtK(N)} sends over ${scheme} at ${L} ms${db === 'postgres' ? ' (Postgres)' : ''}, node / HTTP Request node (${ratio(nodeMs / httpMs)} > ${NODE_VS_HTTP_REQUEST_GOAL}x): ` +
+		`Row ${row}, ${fmtK(N)} sends over ${scheme} at ${L} ms${db === 'postgres' ? ' (Postgres)' : ''}, node / HTTP Request node (${ratio(median(pairs.map((pair) => pair.node.ms / pair.httpRequest.ms)))} > ${NODE_VS_HTTP_REQUEST_GOAL}x): ` +
 		`the node keeps at most ${P} requests in flight, and each holds its slot for ${trips} round trips (n8n's HTTP helper opens a new connection per request: ${scheme === 'https' ? 'connect, TLS handshake, request' : 'connect, request'}), so ${fmtK(N)} sends wait ${rounds} x ${trips} x ${L} ms = ${ms(waiting)} at least; measured ${ms(nodeMs)}, with ${ms(cpuNode)} of n8n CPU (${perRequest(cpuNode / N)} per request). ` +
 		`The HTTP Request node starts all ${fmtK(N)} at once (at most ${med(pairs, (pair) => pair.httpRequest.peakOpen)} open): it waits the ${trips} round trips about once, and then its work decides: ${ms(httpMs)} with ${ms(cpuHttp)} of n8n CPU (${perRequest(cpuHttp / N)} per request). `;
 	const variants = parallelVariantsAt(results, L).filter((variant) => variant.items === N);
 	if (variants.length) {
-		text += `With more in flight (row 12, same runs): ${variants.map((variant) => `at ${variant.maxParallelRequests} the node takes ${ms(variant.ms)} = ${ratio(variant.ms / httpMs)} of the HTTP Request node`).join('; ')}. `;
+		text += `At other Max Parallel Requests (row 12, same runs): ${variants.map((variant) => `at ${variant.maxParallelRequests} the node takes ${ms(variant.ms)} = ${ratio(variant.ms / httpMs)} of the HTTP Request node`).join('; ')}. `;
 	}
 	text += `What is left once the waiting is gone is work per request, most of it n8n's HTTP helper (a new agent, connection and ${scheme === 'https' ? 'TLS handshake' : 'socket'} per request, the credential pipeline, axios), which a verified node must use; row 16 shows the handshake's share.`;
 	return text;
