@@ -55,6 +55,7 @@ import { credentialEntry, exampleWorkflows, request } from '../scripts/n8n-prelo
 import { startQueueCluster, type ExecutionRow, type QueueCluster } from '../scripts/queueMode';
 import { KEY_VALUE_FORMATS, keysFound, likeliestFormat, loadFormat, entryHash, type KeyValueFormat } from './queueKeysFormat';
 import { renderQueueKeysSection, writeQueueKeysSection } from './queueKeysReport';
+import { otherN8nProcesses, waitForQuietMachine } from './quietMachine';
 import type { CaseResult, PairRound, PassResult, PostgresErrors, QueueKeysRun, StoreSnapshot } from './queueKeysReport';
 import { installWriteLog, lastWriteId, Psql, readStoreRows, readWrites, timeRowCost } from './queueKeysStore';
 
@@ -64,8 +65,6 @@ const SEND = 'POST /push-notification/send';
 const LIST = 'GET /push-notification/list';
 const REFRESH = 'POST /auth/oauth/v2/refresh';
 const TOKEN_LIFE_SECONDS = 20;
-/** More n8n processes than this (not this run's) mean another n8n run is going on. */
-const OTHER_N8N_LIMIT = 5;
 
 type Json = Record<string, any>;
 export type ErpEvent = { orderId: string; status: string; userId: string };
@@ -199,36 +198,6 @@ const seconds = (ms: number) => Math.round(ms / 100) / 10;
 const tally = (values: string[]) =>
 	values.reduce<Record<string, number>>((counts, value) => ({ ...counts, [value]: (counts[value] ?? 0) + 1 }), {});
 const load1 = () => Math.round(os.loadavg()[0] * 10) / 10;
-
-/** n8n processes of this machine that this process did not start (as `ps aux | grep n8n` counts them). */
-function otherN8nProcesses(ours: Set<number>): number {
-	let count = 0;
-	for (const entry of fs.readdirSync('/proc')) {
-		const pid = Number(entry);
-		if (!Number.isInteger(pid) || ours.has(pid)) continue;
-		try {
-			if (/n8n/.test(fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8'))) count++;
-		} catch {
-			// gone meanwhile
-		}
-	}
-	return count;
-}
-
-/** This process and its ancestors (their command lines may name the checkout). */
-function ownProcesses(): Set<number> {
-	const pids = new Set<number>();
-	let pid = process.pid;
-	while (pid > 1 && !pids.has(pid)) {
-		pids.add(pid);
-		try {
-			pid = Number(/^PPid:\s+(\d+)/m.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
-		} catch {
-			break;
-		}
-	}
-	return pids;
-}
 
 /** The commit measured and the shipped folders' uncommitted changes. */
 function checkoutMeasured(): { commit: string; uncommitted: string[] } {
@@ -597,17 +566,6 @@ async function pairCase(
 	return result;
 }
 
-/** Waits (checking every minute) until no other n8n run shares this machine; the count found at last. */
-async function waitForQuietMachine(wait: boolean, log: (line: string) => void): Promise<number> {
-	const ours = ownProcesses();
-	for (;;) {
-		const others = otherN8nProcesses(ours);
-		if (!wait || others <= OTHER_N8N_LIMIT) return others;
-		log(`${others} n8n processes of another run are on this machine: waiting for them to end (checking every minute)`);
-		await sleep(60_000);
-	}
-}
-
 /** One fresh cluster with `workers` workers and every case. */
 async function measureRun(
 	options: QueueKeysOptions,
@@ -620,7 +578,7 @@ async function measureRun(
 	const example = erpExample();
 	const specs = options.cases.map((name) => ({ name, spec: caseSpec(name) }));
 	const usersNeeded = specs.reduce((sum, { spec }) => sum + (spec.kind === 'burst' ? options.events : options.rounds), 0);
-	const otherN8n = await waitForQuietMachine(options.wait, log);
+	const otherN8n = options.wait ? await waitForQuietMachine(log) : otherN8nProcesses();
 	const started = Date.now();
 	const loadAtStart = load1();
 	const sandbox = await startSandbox({

@@ -10,7 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 /** More n8n processes than this that are not ours mean another n8n run is going on. */
 export const OTHER_N8N_LIMIT = 5;
 
-/** This process and its ancestors. */
+/** This process and its ancestors (their command lines may name the checkout). */
 function ownProcesses(): Set<number> {
 	const pids = new Set<number>();
 	let pid = process.pid;
@@ -40,7 +40,7 @@ export function otherN8nProcesses(ours = ownProcesses()): number {
 	return count;
 }
 
-/** Waits until at most OTHER_N8N_LIMIT such processes are left; returns how many there were at the start. */
+/** Waits until at most OTHER_N8N_LIMIT such processes are left; returns how many were left then. */
 export async function waitForQuietMachine(log: (line: string) => void): Promise<number> {
 	for (;;) {
 		const others = otherN8nProcesses();

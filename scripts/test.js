@@ -32,9 +32,9 @@ function run(command, args, env = {}, logFile) {
 		if (logFile) fs.closeSync(output);
 		child.on('error', (error) => {
 			console.error(`${command}: ${error.message}`);
-			resolve({ code: 1, output });
+			resolve(1);
 		});
-		child.on('close', (code, signal) => resolve({ code: code ?? (signal ? 1 : 0), output }));
+		child.on('close', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
 	});
 }
 
