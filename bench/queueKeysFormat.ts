@@ -5,7 +5,7 @@
  * n8n's `checkProcessedAndRecord` in `entries` mode stores, for each value, the MD5 of the value's
  * string in base64 (24 characters); a row's value is `{"mode":"entries","data":[<hashes>]}`. A
  * format says which strings the package records for one key: the claim, and the mark that the API
- * accepted the send (if the format has one). A new claim protocol that stores other strings adds a
+ * accepted the send (if the format has one), or the mark that it has not yet. A new claim protocol that stores other strings adds a
  * format here (or passes its own module with --format-module) and the same measurement reads it.
  */
 import { createHash } from 'node:crypto';
@@ -17,8 +17,9 @@ export interface KeyValueFormat {
 	name: string;
 	/** One line for the report: the strings stored for a key. */
 	description: string;
-	/** The strings recorded for key `key` (batch 1 of its send): once claimed, and once the API accepted the send. */
-	valuesOf(key: string): { claimed: string; accepted?: string };
+	/** The strings recorded for key `key` (batch 1 of its send): once claimed, and once the API accepted the send
+	 * (`accepted`), or until then (`pendingUntilAccepted`: the claim without it is an accepted send). */
+	valuesOf(key: string): { claimed: string; accepted?: string; pendingUntilAccepted?: string };
 }
 
 /** n8n's hash of a recorded value in `entries` mode (deduplication-helper's hashing). */
@@ -33,10 +34,10 @@ export const KEY_VALUE_FORMATS: KeyValueFormat[] = [
 	{
 		name: 'claim-under-lock',
 		description:
-			'`["claimed",<key>]` while its send is under way, only `["accepted",<key>]` once the API accepted it (node scope row; the lock is the workflow scope row)',
+			'`["claimed",<key>]` and `["pending",<key>]` while its send is under way, only `["claimed",<key>]` once the API accepted it (node scope row; the lock is the workflow scope row)',
 		valuesOf: (key) => {
 			const entries = entriesOf(key, []);
-			return { claimed: entries.claimed, accepted: entries.accepted };
+			return { claimed: entries.claimed, pendingUntilAccepted: entries.pending };
 		},
 	},
 ];
@@ -57,15 +58,21 @@ export function loadFormat(nameOrModule: string): KeyValueFormat {
 	return format;
 }
 
-/** For each key, whether its claim and its accepted mark are among the stored hashes. */
+/** For each key, whether it is stored as claimed (under way) and as accepted. */
 export function keysFound(format: KeyValueFormat, keys: string[], storedHashes: Iterable<string>): { claimed: number; accepted: number } {
 	const stored = new Set(storedHashes);
+	const has = (value: string | undefined) => value !== undefined && stored.has(entryHash(value));
 	let claimed = 0;
 	let accepted = 0;
 	for (const key of keys) {
 		const values = format.valuesOf(key);
-		if (stored.has(entryHash(values.claimed))) claimed++;
-		if (values.accepted !== undefined && stored.has(entryHash(values.accepted))) accepted++;
+		if (values.pendingUntilAccepted !== undefined) {
+			if (has(values.claimed) && has(values.pendingUntilAccepted)) claimed++;
+			if (has(values.claimed) && !has(values.pendingUntilAccepted)) accepted++;
+			continue;
+		}
+		if (has(values.claimed)) claimed++;
+		if (has(values.accepted)) accepted++;
 	}
 	return { claimed, accepted };
 }

@@ -150,7 +150,8 @@ describe('never twice in a real n8n', () => {
 				webhookWorkflow('ntRetryExecution', `${TAG} a failed execution retried`, 'nt-retry-execution', [bodyItems(), sendEach('Send', `${TAG} execution retried`)]),
 				webhookWorkflow('ntBulkKeys', `${TAG} 200 sends with keys`, 'nt-bulk', [
 					bodyItems(),
-					sendEach('Send', `${TAG} bulk with keys`, { idempotencyKey: '={{ $json.key }}' }),
+					// On error: every item comes out, an "unknown" one as an error item.
+					Object.assign(sendEach('Send', `${TAG} bulk with keys`, { idempotencyKey: '={{ $json.key }}' }), { onError: 'continueRegularOutput' as const }),
 				]),
 				webhookWorkflow('ntKeyCrash', `${TAG} a claimed key, then a crash`, 'nt-key-crash', [
 					bodyItems(),
@@ -392,7 +393,13 @@ describe('never twice in a real n8n', () => {
 			expect(rerun.status).toBe('success');
 			const rerunItems = await outputOf(rerun.id, 'Send');
 			expect(rerunItems).toHaveLength(200);
-			expect(rerunItems.every((item) => item.skipped === true || (typeof item.id === 'string' && !item.sentByEarlierTry))).toBe(true);
+			// n8n killed while a claim was being written (between its two writes) leaves that one event
+			// "unknown": visible, never sent. Claims are written one at a time, so at most one.
+			const unknownItems = rerunItems.filter((item) => typeof item.error === 'string');
+			expect(unknownItems.every((item) => /the outcome is unknown/.test(item.error))).toBe(true);
+			expect(unknownItems.length).toBeLessThanOrEqual(1);
+			const unknownUsers = unknownItems.map((item) => item.targetUserIds[0]);
+			expect(rerunItems.every((item) => item.skipped === true || (typeof item.id === 'string' && !item.sentByEarlierTry) || unknownItems.includes(item))).toBe(true);
 			const sentBefore = new Set(acceptedUsers(beforeRestart));
 			// Sent before the kill: skipped by their confirmed key, or, when n8n died before confirming
 			// it, found in the list of sends (recoveredAfter) - never sent again.
@@ -419,8 +426,10 @@ describe('never twice in a real n8n', () => {
 			expect(Object.values(notified).every((count) => count === 1)).toBe(true);
 			expect(Object.keys(notified).every((userId) => users.includes(userId))).toBe(true);
 			const lost = users.filter((userId) => notified[userId] === undefined);
-			console.log(`${TAG} in the end ${Object.keys(notified).length} of 200 notified once, nobody twice; ${lost.length} not notified`);
-			expect(lost).toEqual([]);
+			console.log(`${TAG} in the end ${Object.keys(notified).length} of 200 notified once, nobody twice; ${lost.length} not notified, ${unknownUsers.length} reported unknown`);
+			// Whoever was not notified has an item that says so; what the re-run said of them otherwise.
+			const rerunItemOf = (userId: string) => rerunItems.find((item) => item.targetUserIds?.[0] === userId);
+			expect(lost.filter((userId) => !unknownUsers.includes(userId)).map((userId) => ({ userId, rerunItem: rerunItemOf(userId) }))).toEqual([]);
 		});
 
 		describe('a crash while a claimed key waits to be sent', () => {

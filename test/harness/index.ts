@@ -16,5 +16,6 @@ export * from './probes';
 export * from './secrets';
 export * from './trigger';
 export * from './fakeApi';
+export * from './keys';
 export * from '../../devkit/endpoints';
 export { credentialData, storeFor } from '../../devkit/fixtures';

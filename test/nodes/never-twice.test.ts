@@ -14,7 +14,7 @@ import { nodeResult, nodeWorkflow, retryWorkflow, runWorkflow } from '../../devk
 import type { NodeRunOptions } from '../../devkit/engine';
 import { processedDataStore } from '../../devkit/processedData';
 import type { MemoryProcessedData } from '../../devkit/processedData';
-import { expectEachOnce, jsonOf, logOf, NODE_SANDBOX, pairedOf, registeredSends, SEND, SEND_LIST, sendParameters, storeFor, useSandbox } from '../harness';
+import { expectEachOnce, jsonOf, keptAsUsed, logOf, NODE_SANDBOX, pairedOf, registeredSends, SEND, SEND_LIST, sendParameters, storeFor, useSandbox } from '../harness';
 
 const RETRY_ON_FAIL = { retryOnFail: true, maxTries: 3, waitBetweenTries: 0 };
 
@@ -275,7 +275,7 @@ describe('never twice: n8n runs the node again', () => {
 			const left = entriesOf('k-crash', [batchContentId([users[0]])]);
 			const where = { workflow: { id: 'wf-test', active: true }, node: { id: 'n-test' } as never };
 			const minute = Math.floor(Date.now() / MINUTE_MS);
-			await store.checkProcessedAndRecord([left.claimed, left.claimedIn(Math.floor(minute / 10)), left.claimedAt(minute), left.layout], 'node', where, { mode: 'entries' });
+			await store.checkProcessedAndRecord([left.claimed, left.pending, left.layout, left.claimedIn(Math.floor(minute / 10)), left.claimedAt(minute)], 'node', where, { mode: 'entries' });
 			const run: NodeRunOptions = { ...perUserRun({}, keyed()), items: [{ userId: users[0], key: 'k-crash' }] };
 			const result = nodeResult(await runWorkflow(nodeWorkflow(run)));
 
@@ -298,7 +298,7 @@ describe('never twice: n8n runs the node again', () => {
 
 			expect(result.error).toBeUndefined();
 			expectEachOnce(sandbox, [users[0]]);
-			expect(store.holds('wf-test', 'n:n-test', entriesOf('k-after-a-dead-lock', []).accepted)).toBe(true);
+			expect(keptAsUsed(store, 'k-after-a-dead-lock')).toBe(true);
 			expect(store.rows.has('wf-test|')).toBe(false); // given back
 		});
 
@@ -338,24 +338,29 @@ describe('never twice: n8n runs the node again', () => {
 			expect(registeredSends(sandbox)).toHaveLength(2);
 		});
 
-		test('Keys to Keep counts events: at least that many are remembered, the oldest beyond them (and as many again) are forgotten', async () => {
+		test('Keys to Keep counts events: at least that many are remembered, the oldest beyond them (and the room of the events under way) are forgotten', async () => {
+			// A long-used row: 500 events used before, oldest first.
+			const where = { workflow: { id: 'wf-test', active: true }, node: { id: 'n-test' } as never };
+			const oldKeys = Array.from({ length: 500 }, (_, index) => `old-${index}`);
+			await store.checkProcessedAndRecord(oldKeys.map((key) => entriesOf(key, []).claimed), 'node', where, { mode: 'entries' });
+			expect(keptAsUsed(store, 'old-0')).toBe(true);
 			const run = (key: string) =>
 				runWorkflow(nodeWorkflow({ ...perUserRun({}, keyed({ keysToKeep: 2 })), items: [{ userId: users[0], key }] }));
-			for (const key of ['k1', 'k2', 'k3', 'k4', 'k5', 'k6']) await run(key);
-			expect(registeredSends(sandbox)).toHaveLength(6);
-			// One entry per event sent (its confirmation), no working entries left, at most 2 + 2 + 1.
-			const entries = store.entries('wf-test', 'n:n-test');
-			expect(entries.length).toBeGreaterThanOrEqual(2);
-			expect(entries.length).toBeLessThanOrEqual(5);
-			expect(store.holds('wf-test', 'n:n-test', entriesOf('k6', []).accepted)).toBe(true);
-			expect(store.holds('wf-test', 'n:n-test', entriesOf('k5', []).accepted)).toBe(true);
+			for (const key of ['k1', 'k2', 'k3']) await run(key);
+			expect(registeredSends(sandbox)).toHaveLength(3);
+			// One entry per used event, no working entries left; the newest kept, the row bounded
+			// (2 kept, the room of events under way and of a claim's probe, about 400), the oldest gone.
+			expect(keptAsUsed(store, 'k3')).toBe(true);
+			expect(keptAsUsed(store, 'k2')).toBe(true);
+			expect(store.entries('wf-test', 'n:n-test').length).toBeLessThanOrEqual(2 + 400 + 3);
+			expect(keptAsUsed(store, 'old-0')).toBe(false);
 
 			resetProcessState(); // another process: only the store remembers
 			useTimings({ lookupSettleMs: 200, unconfirmedClaimSettleMs: 300 });
-			await run('k6');
-			expect(registeredSends(sandbox)).toHaveLength(6);
-			await run('k1');
-			expect(registeredSends(sandbox)).toHaveLength(7);
+			await run('k3');
+			expect(registeredSends(sandbox)).toHaveLength(3);
+			await run('old-0');
+			expect(registeredSends(sandbox)).toHaveLength(4);
 		});
 
 		test('an empty key is bad input: the error names the field and nothing is sent', async () => {

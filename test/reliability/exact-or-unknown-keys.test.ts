@@ -15,7 +15,7 @@ import type { MemoryProcessedData } from '../../devkit/processedData';
 import { entriesOf, MINUTE_MS } from '../../nodes/CompanionPush/actions/notification/idempotencyKeys';
 import { batchContentId } from '../../nodes/CompanionPush/helpers/recipients';
 import { resetProcessState } from '../../nodes/CompanionPush/processState';
-import { expectEachOnce, jsonOf, logOf, NODE_SANDBOX, registeredSends, SEND, SEND_LIST, useSandbox } from '../harness';
+import { expectEachOnce, jsonOf, keptAsUsed, logOf, NODE_SANDBOX, registeredSends, SEND, SEND_LIST, useSandbox } from '../harness';
 import { HOUR, keyedRun, MESSAGE, runOnce, sendAsAnotherClient, useShortTimings } from './exactOrUnknown';
 
 /** Where the node under test keeps its keys (scope "This Node") and its lock (the workflow's row). */
@@ -113,7 +113,7 @@ describe('exact or unknown: Idempotency Keys', () => {
 		// What n8n killed between the claim and the send leaves behind: the claim, no confirmation.
 		const left = entriesOf('k-crash', [batchContentId([users[0]])]);
 		const minute = Math.floor(Date.now() / MINUTE_MS);
-		await store.checkProcessedAndRecord([left.claimed, left.claimedIn(Math.floor(minute / 10)), left.claimedAt(minute), left.layout], 'node', KEYS_ROW, { mode: 'entries' });
+		await store.checkProcessedAndRecord([left.claimed, left.pending, left.layout, left.claimedIn(Math.floor(minute / 10)), left.claimedAt(minute)], 'node', KEYS_ROW, { mode: 'entries' });
 		const result = jsonOf((await runOnce(keyedRun(sandbox, event('k-crash')))).items)[0];
 
 		const today = logOf(sandbox, SEND)[1]?.notificationId;
@@ -181,7 +181,7 @@ describe('exact or unknown: Idempotency Keys', () => {
 			const outputs = await inBothProcesses(items, { maxParallelRequests: 50 });
 
 			expectEachOnce(sandbox, recipients);
-			expect(items.filter((item) => !store.holds('wf-test', 'n:n-test', entriesOf(item.key, []).accepted))).toEqual([]);
+			expect(items.filter((item) => !keptAsUsed(store, item.key))).toEqual([]);
 			expect(store.rows.has('wf-test|')).toBe(false); // the lock was given back
 			for (const output of outputs) expect(output.filter((item) => item.error !== undefined)).toEqual([]);
 		});

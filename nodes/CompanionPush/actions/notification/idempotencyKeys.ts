@@ -13,19 +13,27 @@ import type { LockOutcome } from './storeLock';
  * (storeLock.ts), so the row behaves as a set that loses nothing. The store keeps hashes: a value
  * can only be tested by recording it, so a test of a value that was absent takes it out again.
  *
- * What is stored for an event with key K (at least the newest `keysToKeep` accepted events are kept;
+ * What is stored for an event with key K (at least the newest `keysToKeep` used events are kept;
  * beyond them and some room, the oldest are forgotten):
- * - while it is being sent: `claimed K`, `claimedIn K <10-minute period>` and `claimedAt K <minute>`,
- *   `layout K <its batches>`, and `batchAccepted K <batch>` for each batch the API accepted;
- * - once every batch was accepted: only `accepted K`.
+ * - while it is being sent: `claimed K`, `pending K`, `layout K <its batches>`, then
+ *   `claimedIn K <10-minute period>` and `claimedAt K <minute>`, and `batchAccepted K <batch>` for
+ *   each batch the API accepted;
+ * - once every batch was accepted: only `claimed K` (the confirmation takes the others out).
+ * n8n can die between any two writes, and a test leaves what it recorded until the next write takes
+ * it out again. So each write leaves a state that cannot be taken for a later one: a used event is
+ * `claimed` without `pending`, and a test of `pending` can only add `pending`, which makes a used
+ * event look unconfirmed (then looked up in the list of sends), never an unsent one look used; the
+ * claim's time is written only by the claim itself, and the probes for it are marked by `probing K`
+ * until they are taken out, so that a cut-short probe never moves the time a lookup starts from.
  * A claim reads these and answers:
  * - `claimed`: the key was free; it is ours now;
  * - `used`: the event was accepted before: not sent again;
  * - `unconfirmed`: another run claimed it and did not confirm it (it may still be sending, it may
  *   have died, its outcome may have stayed unknown). It comes with when that run claimed it (to the
- *   minute, up to 48 hours back), which batches it had sent, and whether its batches were
- *   these (the audience may have changed since). The caller waits for that run, then looks the
- *   send up in the list of sends from the claim's time, and sends only when it is proven absent.
+ *   minute, up to 48 hours back, when it can be told), which batches it had sent, and whether its
+ *   batches were these (the audience may have changed since). The caller waits for that run, then
+ *   looks the send up in the list of sends from the claim's time, and sends only when it is proven
+ *   absent; without a claim time, it sends nothing and says the outcome is unknown.
  * - `storeFailed`: the store could not be read; the caller decides from the list of sends alone.
  */
 
@@ -42,13 +50,16 @@ export interface IdempotencyKey {
  * (at most about 11 events a second per workflow), 100,000 about 750 ms; 5,000 about half of 10,000. */
 export const DEFAULT_KEYS_TO_KEEP = 5_000;
 
-/** Room in the row beyond the accepted events kept (as many again, up to this): the entries of events
- * being sent, so that they never push out accepted events before `keysToKeep` of them are kept. */
-const ROW_SLACK = 2_000;
 export const MINUTE_MS = 60_000;
 const MINUTES_PER_PERIOD = 10;
 /** How far back an unconfirmed claim's time is looked for: 48 hours of 10-minute periods. */
 const PERIODS_LOOKED_AT = 288;
+/** Room in the row beyond the used events kept (as many again, up to this): the entries of events
+ * being sent, so that they never push out used events before `keysToKeep` of them are kept. */
+const ROW_SLACK = 2_000;
+/** The least room beyond them: what one probe of a claim's time leaves when n8n dies in the middle
+ * of it (its periods and minutes, its mark and the batches of an audience of 100,000 by 1000). */
+const PROBE_ROOM = PERIODS_LOOKED_AT + MINUTES_PER_PERIOD + 1 + 100;
 
 /** Where an event's claim stands: what a caller needs to confirm or release it later. */
 export interface EventClaim {
@@ -68,8 +79,11 @@ export function entriesOf(key: string, layout: string[]) {
 	const layoutId = layout.join(',');
 	return {
 		claimed: JSON.stringify(['claimed', key]),
-		accepted: JSON.stringify(['accepted', key]),
+		/** Present from the claim until the confirmation: `claimed` without it is a used event. */
+		pending: JSON.stringify(['pending', key]),
 		layout: JSON.stringify(['layout', key, layoutId]),
+		/** Present while a claim's time and batches are being probed: what a probe recorded is in the row. */
+		probing: JSON.stringify(['probing', key]),
 		/** The 10-minute period the claim was made in (found by testing 48 hours of them). */
 		claimedIn: (period: number) => JSON.stringify(['claimedIn', key, period]),
 		/** The minute it was made in (found by testing the 10 minutes of its period). */
@@ -94,10 +108,11 @@ export class IdempotencyKeys {
 		return withStoreLock(this.context, lockScope, work);
 	}
 
-	/** Records values; the row keeps its newest entries, at least `keysToKeep` accepted events among
-	 * them (this call's own values never push any out). */
-	private async record(idempotency: IdempotencyKey, values: string[]): Promise<Set<string>> {
-		const maxEntries = idempotency.keysToKeep + Math.min(ROW_SLACK, idempotency.keysToKeep) + values.length;
+	/** Records values; the row keeps its newest entries, at least `keysToKeep` used events among them
+	 * (this call's own values, and the `alreadyAdded` of the same probe, never push any out). */
+	private async record(idempotency: IdempotencyKey, values: string[], alreadyAdded = 0): Promise<Set<string>> {
+		const room = Math.max(Math.min(ROW_SLACK, idempotency.keysToKeep), PROBE_ROOM);
+		const maxEntries = idempotency.keysToKeep + room + alreadyAdded + values.length;
 		const result = await this.context.helpers.checkProcessedAndRecord(values, idempotency.scope, { mode: 'entries', maxEntries });
 		return new Set(result.new.map(String));
 	}
@@ -111,50 +126,61 @@ export class IdempotencyKeys {
 	async claim(idempotency: IdempotencyKey, layout: string[]): Promise<ClaimOutcome> {
 		const entries = entriesOf(idempotency.key, layout);
 		const nowMinute = Math.floor(Date.now() / MINUTE_MS);
-		const nowPeriod = Math.floor(nowMinute / MINUTES_PER_PERIOD);
 		const outcome = await this.locked(idempotency, async (): Promise<EventClaim> => {
-			const asked = [entries.claimed, entries.accepted, entries.claimedIn(nowPeriod), entries.claimedAt(nowMinute), entries.layout];
-			const fresh = await this.record(idempotency, asked);
-			const addedByThisTest = asked.filter((value) => fresh.has(value));
-			if (!fresh.has(entries.accepted)) {
-				await this.remove(idempotency, addedByThisTest);
-				return { state: 'used', acceptedBatches: new Set(), sameLayout: true };
-			}
+			// `claimed` first: when the row is full, the oldest entries go first, and an event that lost
+			// `claimed` but kept `pending` would look sent.
+			const fresh = await this.record(idempotency, [entries.claimed, entries.pending, entries.layout]);
 			if (fresh.has(entries.claimed)) {
-				await this.remove(idempotency, [entries.accepted]);
+				// Free: ours. Its time goes in only now (a probe of a used key must not write one).
+				await this.record(idempotency, [entries.claimedAt(nowMinute), entries.claimedIn(Math.floor(nowMinute / MINUTES_PER_PERIOD))]);
 				return { state: 'claimed', claimedAt: nowMinute * MINUTE_MS, acceptedBatches: new Set(), sameLayout: true };
 			}
-			// Claimed by another run that did not confirm it: which batches it had sent, and when it
-			// claimed the key (the 10-minute period, then the minute in it). What a probe adds goes again.
-			const periods = Array.from({ length: PERIODS_LOOKED_AT }, (_, back) => nowPeriod - back);
-			// The current period and minute were in the first test: present before it, they are the claim's.
-			const probes = [...periods.slice(1).map(entries.claimedIn), ...layout.map(entries.batchAccepted)];
-			const absent = await this.record(idempotency, probes);
-			const added = [...addedByThisTest, ...probes.filter((value) => absent.has(value))];
-			const wasThere = (value: string, current: boolean) => (current ? !fresh.has(value) : !absent.has(value));
-			const claimedPeriods = periods.filter((period) => wasThere(entries.claimedIn(period), period === nowPeriod));
-			let claimedAt: number | undefined;
-			if (claimedPeriods.length > 0) {
-				const period = Math.min(...claimedPeriods);
-				const minutes = Array.from({ length: MINUTES_PER_PERIOD }, (_, index) => period * MINUTES_PER_PERIOD + index);
-				const minuteProbes = minutes.filter((minute) => minute !== nowMinute).map(entries.claimedAt);
-				const absentMinutes = await this.record(idempotency, minuteProbes);
-				added.push(...minuteProbes.filter((value) => absentMinutes.has(value)));
-				const claimedMinutes = minutes.filter((minute) =>
-					minute === nowMinute ? !fresh.has(entries.claimedAt(minute)) : !absentMinutes.has(entries.claimedAt(minute)),
-				);
-				// A period whose minute entry was pushed out of the row (Keys to Keep): the period's start.
-				claimedAt = (claimedMinutes.length > 0 ? Math.min(...claimedMinutes) : period * MINUTES_PER_PERIOD) * MINUTE_MS;
+			const sameLayout = !fresh.has(entries.layout);
+			if (fresh.has(entries.pending)) {
+				// Claimed and confirmed: used. What this test added goes again.
+				await this.remove(idempotency, [entries.pending, ...(sameLayout ? [] : [entries.layout])]);
+				return { state: 'used', acceptedBatches: new Set(), sameLayout: true };
 			}
-			await this.remove(idempotency, added);
-			return {
-				state: 'unconfirmed',
-				claimedAt,
-				acceptedBatches: new Set(layout.filter((batch) => !absent.has(entries.batchAccepted(batch)))),
-				sameLayout: !fresh.has(entries.layout),
-			};
+			const { claimedAt, acceptedBatches } = await this.probeClaim(idempotency, entries, layout);
+			if (!sameLayout) await this.remove(idempotency, [entries.layout]);
+			return { state: 'unconfirmed', claimedAt, acceptedBatches, sameLayout };
 		});
 		return outcome.ok ? outcome.value : { state: 'storeFailed', reason: outcome.reason };
+	}
+
+	/**
+	 * When another run claimed the event (the 10-minute period, then the minute in it) and which of
+	 * its batches it had sent. The probes are recorded with `probing K` and taken out with it: a probe
+	 * cut short by n8n's end leaves `probing K`, and every later probe then trusts nothing it finds
+	 * (no claim time, no batch sent: the caller reports the outcome as unknown).
+	 */
+	private async probeClaim(
+		idempotency: IdempotencyKey,
+		entries: ReturnType<typeof entriesOf>,
+		layout: string[],
+	): Promise<{ claimedAt?: number; acceptedBatches: Set<string> }> {
+		const nowPeriod = Math.floor(Date.now() / MINUTE_MS / MINUTES_PER_PERIOD);
+		const periods = Array.from({ length: PERIODS_LOOKED_AT }, (_, back) => nowPeriod - back);
+		// The mark last: when the row is full, the oldest entries go first, and the mark must outlive the probes.
+		const probes = [...periods.map(entries.claimedIn), ...layout.map(entries.batchAccepted), entries.probing];
+		const absent = await this.record(idempotency, probes);
+		const added = probes.filter((value) => absent.has(value));
+		const cutShort = !absent.has(entries.probing);
+		let claimedAt: number | undefined;
+		const claimedPeriods = periods.filter((period) => !absent.has(entries.claimedIn(period)));
+		if (!cutShort && claimedPeriods.length > 0) {
+			const period = Math.min(...claimedPeriods);
+			const minuteProbes = Array.from({ length: MINUTES_PER_PERIOD }, (_, index) => entries.claimedAt(period * MINUTES_PER_PERIOD + index));
+			const absentMinutes = await this.record(idempotency, minuteProbes, added.length);
+			added.push(...minuteProbes.filter((value) => absentMinutes.has(value)));
+			const claimedMinutes = minuteProbes.flatMap((value, index) => (absentMinutes.has(value) ? [] : [period * MINUTES_PER_PERIOD + index]));
+			// A period whose minute entry was pushed out of the row (Keys to Keep): the period's start.
+			claimedAt = (claimedMinutes.length > 0 ? Math.min(...claimedMinutes) : period * MINUTES_PER_PERIOD) * MINUTE_MS;
+		}
+		// `probing K` goes last, with everything else this probe added, in one write.
+		await this.remove(idempotency, added);
+		const acceptedBatches = cutShort ? new Set<string>() : new Set(layout.filter((batch) => !absent.has(entries.batchAccepted(batch))));
+		return { claimedAt, acceptedBatches };
 	}
 
 	/** One batch of a multi-batch event was accepted: a later run does not send it again. */
@@ -165,14 +191,13 @@ export class IdempotencyKeys {
 		});
 	}
 
-	/** Every batch of the event was accepted: the key is used, and its working entries go. */
+	/** Every batch of the event was accepted: the key is used. One write takes out its working
+	 * entries (n8n dying before it leaves the event unconfirmed, looked up by the next run). */
 	async confirm(idempotency: IdempotencyKey, layout: string[], claim: EventClaim): Promise<LockOutcome<void>> {
 		const entries = entriesOf(idempotency.key, layout);
 		return await this.locked(idempotency, async () => {
-			// The working entries go first, so that recording the confirmation pushes out no accepted event.
 			const batches = layout.length > 1 ? layout.map(entries.batchAccepted) : [];
-			await this.remove(idempotency, [entries.claimed, ...claimTimeEntries(entries, claim.claimedAt), entries.layout, ...batches]);
-			await this.record(idempotency, [entries.accepted]);
+			await this.remove(idempotency, [entries.pending, ...claimTimeEntries(entries, claim.claimedAt), entries.layout, ...batches]);
 		});
 	}
 
@@ -180,7 +205,8 @@ export class IdempotencyKeys {
 	async release(idempotency: IdempotencyKey, layout: string[], claim: EventClaim): Promise<LockOutcome<void>> {
 		const entries = entriesOf(idempotency.key, layout);
 		return await this.locked(idempotency, async () => {
-			await this.remove(idempotency, [entries.claimed, ...claimTimeEntries(entries, claim.claimedAt), entries.layout]);
+			// `claimed` in the same write as the rest: nothing is left that looks used.
+			await this.remove(idempotency, [entries.claimed, entries.pending, ...claimTimeEntries(entries, claim.claimedAt), entries.layout]);
 		});
 	}
 }

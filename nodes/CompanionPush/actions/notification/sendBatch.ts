@@ -86,7 +86,7 @@ async function underKey(
 		throw cannotTell(context, task, `an earlier run claimed the Idempotency Key "${key}" for other recipients, and may have sent to some of these`, check);
 	}
 	if (claim.claimedAt === undefined) {
-		throw cannotTell(context, task, `the Idempotency Key "${key}" was claimed more than 48 hours ago by a run that never confirmed its send`, check);
+		throw cannotTell(context, task, `the Idempotency Key "${key}" was claimed by a run that never confirmed its send, and when cannot be told (more than 48 hours ago, or n8n stopped while the key was being written)`, check);
 	}
 	return { options: { lookUpFrom: claim.claimedAt, lookUpReason: 'an earlier run that claimed its Idempotency Key' } };
 }
