@@ -57,13 +57,11 @@ import { KEY_VALUE_FORMATS, keysFound, likeliestFormat, loadFormat, entryHash, t
 import { renderQueueKeysSection, writeQueueKeysSection } from './queueKeysReport';
 import { otherN8nProcesses, waitForQuietMachine } from './quietMachine';
 import type { CaseResult, PairRound, PassResult, PostgresErrors, QueueKeysRun, StoreSnapshot } from './queueKeysReport';
+import { REFRESH, SEND, SEND_LIST } from '../devkit/endpoints';
 import { installWriteLog, lastWriteId, Psql, readStoreRows, readWrites, timeRowCost } from './queueKeysStore';
 
 const ROOT = path.resolve(__dirname, '..');
 const ERP_EXAMPLE = 'cpExampleErpEvent';
-const SEND = 'POST /push-notification/send';
-const LIST = 'GET /push-notification/list';
-const REFRESH = 'POST /auth/oauth/v2/refresh';
 const TOKEN_LIFE_SECONDS = 20;
 
 type Json = Record<string, any>;
@@ -475,7 +473,7 @@ async function deliveryPass(
 		eventsNeverSentSoFar: sends.filter((count, index) => count + sentBefore[index] === 0).length,
 		eventsSentSoFar: sends.filter((count, index) => count + sentBefore[index] > 0).length,
 		sendCalls: tally(entries.filter((entry) => entry.endpoint === SEND).map((entry) => String(entry.status))),
-		listLookups: entries.filter((entry) => entry.endpoint === LIST).length,
+		listLookups: entries.filter((entry) => entry.endpoint === SEND_LIST).length,
 		refreshes: entries.filter((entry) => entry.endpoint === REFRESH).length,
 		postgresErrors: postgresErrorsSince(context, pgLogFrom),
 		store,

@@ -17,6 +17,7 @@
 import { startQueueCluster, type ExecutionRow, type QueueCluster } from '../../scripts/queueMode';
 import { exampleWorkflows, request } from '../../scripts/n8n-preload';
 import { startSandbox, type LoggedRequest, type Sandbox, type SandboxOrg } from '../../sandbox';
+import { SEND, SEND_LIST } from '../../devkit/endpoints';
 import {
 	CREDENTIAL_ID,
 	hasFinished,
@@ -36,8 +37,6 @@ const BURST = 300;
 const AT_ONCE = 20;
 const ERP = 'cpExampleErpEvent';
 const TRIGGER_WORKFLOW = 'queueTrigger';
-const SEND = 'POST /push-notification/send';
-const LIST = 'GET /push-notification/list';
 const POLL_MS = 60_000;
 
 type Json = Record<string, any>;
@@ -308,7 +307,7 @@ describe('the package in n8n queue mode (main + 2 workers, Postgres, Redis)', ()
 	test('the trigger polls on main only, once per interval; its executions run on the workers and emit each event once', async () => {
 		// One poll = the list requests of the secondary org within a few seconds of each other.
 		const pollsSoFar = () => {
-			const lists = sandbox.requestLog().filter((entry) => entry.endpoint === LIST && entry.orgId === secondary.id);
+			const lists = sandbox.requestLog().filter((entry) => entry.endpoint === SEND_LIST && entry.orgId === secondary.id);
 			const polls: number[] = [];
 			for (const entry of lists) if (polls.length === 0 || entry.time - polls[polls.length - 1] > 5000) polls.push(entry.time);
 			return { lists, polls };
