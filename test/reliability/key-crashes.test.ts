@@ -128,10 +128,27 @@ describe('n8n dies in the middle of an event with an Idempotency Key', () => {
 			const claimedAt = await leaveUnconfirmed(store);
 			await runIn(store, deathAfter).keys.claim(KEY, twoBatches);
 			const next = claimedEvent(await runIn(store).keys.claim(KEY, twoBatches));
-			const view: IDataObject = { deathAfter, state: next.state, sameLayout: next.sameLayout };
-			expect(view).toEqual({ deathAfter, state: 'unconfirmed', sameLayout: true });
-			if (next.claimedAt !== undefined) expect([deathAfter, next.claimedAt]).toEqual([deathAfter, claimedAt]);
+			const unknown = !next.sameLayout || next.claimedAt === undefined;
+			const view: IDataObject = { deathAfter, state: next.state, claimedAt: unknown ? 'unknown' : next.claimedAt };
+			expect([{ deathAfter, state: 'unconfirmed', claimedAt }, { deathAfter, state: 'unconfirmed', claimedAt: 'unknown' }]).toContainEqual(view);
+			// Only a probe cut short makes it unknown; one that ended tells the truth.
+			if (deathAfter === total) expect(unknown).toBe(false);
 			expect([...next.acceptedBatches].filter((batch) => batch !== 'batch-a')).toEqual([]);
+		}
+	});
+
+	test('a copy for other recipients dies while probing: it never makes them look like the claim\'s own (which would look the batches up one by one)', async () => {
+		const claimedBatches = ['batch-a', 'batch-b'];
+		const otherBatches = ['batch-c'];
+		const leaveUnconfirmed = async (store: MemoryProcessedData) => void claimedEvent(await runIn(store).keys.claim(KEY, claimedBatches));
+		const total = await writesOf(async ({ keys }) => void (await keys.claim(KEY, otherBatches)), leaveUnconfirmed);
+		for (let deathAfter = 0; deathAfter <= total; deathAfter++) {
+			const store = new MemoryProcessedData();
+			await leaveUnconfirmed(store);
+			await runIn(store, deathAfter).keys.claim(KEY, otherBatches);
+			const next = claimedEvent(await runIn(store).keys.claim(KEY, otherBatches));
+			// Either answer makes the caller report the outcome as unknown.
+			expect({ deathAfter, state: next.state, tellsUnknown: !next.sameLayout || next.claimedAt === undefined }).toEqual({ deathAfter, state: 'unconfirmed', tellsUnknown: true });
 		}
 	});
 

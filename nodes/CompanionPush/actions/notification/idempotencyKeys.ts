@@ -15,7 +15,7 @@ import type { LockOutcome } from './storeLock';
  *
  * What is stored for an event with key K (at least the newest `keysToKeep` used events are kept;
  * beyond them and some room, the oldest are forgotten):
- * - while it is being sent: `claimed K`, `pending K`, `layout K <its batches>`, then
+ * - while it is being sent: `claimed K` and `pending K`, then `layout K <its batches>`,
  *   `claimedIn K <10-minute period>` and `claimedAt K <minute>`, and `batchAccepted K <batch>` for
  *   each batch the API accepted;
  * - once every batch was accepted: only `claimed K` (the confirmation takes the others out).
@@ -23,8 +23,8 @@ import type { LockOutcome } from './storeLock';
  * it out again. So each write leaves a state that cannot be taken for a later one: a used event is
  * `claimed` without `pending`, and a test of `pending` can only add `pending`, which makes a used
  * event look unconfirmed (then looked up in the list of sends), never an unsent one look used; the
- * claim's time is written only by the claim itself, and the probes for it are marked by `probing K`
- * until they are taken out, so that a cut-short probe never moves the time a lookup starts from.
+ * claim's batches and time are written only by the claim itself, and the probes for them are marked
+ * by `probing K` until they are taken out, so that a probe cut short never passes for the claim's.
  * A claim reads these and answers:
  * - `claimed`: the key was free; it is ours now;
  * - `used`: the event was accepted before: not sent again;
@@ -129,28 +129,26 @@ export class IdempotencyKeys {
 		const outcome = await this.locked(idempotency, async (): Promise<EventClaim> => {
 			// `claimed` first: when the row is full, the oldest entries go first, and an event that lost
 			// `claimed` but kept `pending` would look sent.
-			const fresh = await this.record(idempotency, [entries.claimed, entries.pending, entries.layout]);
+			const fresh = await this.record(idempotency, [entries.claimed, entries.pending]);
 			if (fresh.has(entries.claimed)) {
-				// Free: ours. Its time goes in only now (a probe of a used key must not write one).
-				await this.record(idempotency, [entries.claimedAt(nowMinute), entries.claimedIn(Math.floor(nowMinute / MINUTES_PER_PERIOD))]);
+				// Free: ours. Its batches and time go in only now (a test of another run's claim must not
+				// write them: they would pass for that claim's).
+				await this.record(idempotency, [entries.layout, entries.claimedAt(nowMinute), entries.claimedIn(Math.floor(nowMinute / MINUTES_PER_PERIOD))]);
 				return { state: 'claimed', claimedAt: nowMinute * MINUTE_MS, acceptedBatches: new Set(), sameLayout: true };
 			}
-			const sameLayout = !fresh.has(entries.layout);
 			if (fresh.has(entries.pending)) {
 				// Claimed and confirmed: used. What this test added goes again.
-				await this.remove(idempotency, [entries.pending, ...(sameLayout ? [] : [entries.layout])]);
+				await this.remove(idempotency, [entries.pending]);
 				return { state: 'used', acceptedBatches: new Set(), sameLayout: true };
 			}
-			const { claimedAt, acceptedBatches } = await this.probeClaim(idempotency, entries, layout);
-			if (!sameLayout) await this.remove(idempotency, [entries.layout]);
-			return { state: 'unconfirmed', claimedAt, acceptedBatches, sameLayout };
+			return { state: 'unconfirmed', ...(await this.probeClaim(idempotency, entries, layout)) };
 		});
 		return outcome.ok ? outcome.value : { state: 'storeFailed', reason: outcome.reason };
 	}
 
 	/**
-	 * When another run claimed the event (the 10-minute period, then the minute in it) and which of
-	 * its batches it had sent. The probes are recorded with `probing K` and taken out with it: a probe
+	 * When another run claimed the event (the 10-minute period, then the minute in it), whether for
+	 * these batches, and which of them it had sent. The probes are recorded with `probing K` and taken out with it: a probe
 	 * cut short by n8n's end leaves `probing K`, and every later probe then trusts nothing it finds
 	 * (no claim time, no batch sent: the caller reports the outcome as unknown).
 	 */
@@ -158,11 +156,11 @@ export class IdempotencyKeys {
 		idempotency: IdempotencyKey,
 		entries: ReturnType<typeof entriesOf>,
 		layout: string[],
-	): Promise<{ claimedAt?: number; acceptedBatches: Set<string> }> {
+	): Promise<{ claimedAt?: number; acceptedBatches: Set<string>; sameLayout: boolean }> {
 		const nowPeriod = Math.floor(Date.now() / MINUTE_MS / MINUTES_PER_PERIOD);
 		const periods = Array.from({ length: PERIODS_LOOKED_AT }, (_, back) => nowPeriod - back);
 		// The mark last: when the row is full, the oldest entries go first, and the mark must outlive the probes.
-		const probes = [...periods.map(entries.claimedIn), ...layout.map(entries.batchAccepted), entries.probing];
+		const probes = [...periods.map(entries.claimedIn), ...layout.map(entries.batchAccepted), entries.layout, entries.probing];
 		const absent = await this.record(idempotency, probes);
 		const added = probes.filter((value) => absent.has(value));
 		const cutShort = !absent.has(entries.probing);
@@ -180,7 +178,7 @@ export class IdempotencyKeys {
 		// `probing K` goes last, with everything else this probe added, in one write.
 		await this.remove(idempotency, added);
 		const acceptedBatches = cutShort ? new Set<string>() : new Set(layout.filter((batch) => !absent.has(entries.batchAccepted(batch))));
-		return { claimedAt, acceptedBatches };
+		return { claimedAt, acceptedBatches, sameLayout: !cutShort && !absent.has(entries.layout) };
 	}
 
 	/** One batch of a multi-batch event was accepted: a later run does not send it again. */
