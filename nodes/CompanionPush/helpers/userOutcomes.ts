@@ -1,3 +1,5 @@
+import { parseTime } from './time';
+
 /**
  * What a send did for each person, from its delivery entries: the spec gives one entry per phone
  * (`sent`, `opened`, `failed`), or a single `no_device` entry for a user without an active app on
@@ -27,12 +29,6 @@ interface DeliveryEntry {
 	opened_at?: string | null;
 }
 
-function timeOf(value: string | null | undefined): number | undefined {
-	if (!value) return undefined;
-	const ms = Date.parse(value);
-	return Number.isNaN(ms) ? undefined : ms;
-}
-
 /** One outcome per person, in the order the entries first name them. */
 export function outcomesByUser(deliveries: readonly DeliveryEntry[]): Map<string, UserOutcome> {
 	const outcomes = new Map<string, UserOutcome>();
@@ -47,7 +43,7 @@ export function outcomesByUser(deliveries: readonly DeliveryEntry[]): Map<string
 			continue;
 		}
 		outcome.phones++;
-		const openedAt = timeOf(delivery.opened_at);
+		const openedAt = parseTime(delivery.opened_at);
 		const opened = delivery.status === 'opened' || openedAt !== undefined;
 		if (delivery.status === 'sent' || opened) outcome.phonesReached++;
 		if (delivery.status === 'failed') outcome.phonesFailed++;

@@ -1,5 +1,6 @@
 import { sleep } from 'n8n-workflow';
 
+import { parseTime } from '../helpers/time';
 import { processState, timings } from '../processState';
 import { getNotification, listNotificationsPage } from './endpoints';
 import type { SendListPage } from './endpoints';
@@ -66,12 +67,6 @@ interface Reading {
 	windowStart: number;
 }
 
-function timeOf(value: unknown): number | undefined {
-	if (typeof value !== 'string' || value === '') return undefined;
-	const time = Date.parse(value);
-	return Number.isNaN(time) ? undefined : time;
-}
-
 /** A page of the list read after `notBefore` (n8n's clock): one that another lookup of this run
  * started reading after that moment, or a new read. */
 async function pageReadAfter(context: CompanionPushContext, skip: number, notBefore: number, itemIndex?: number): Promise<SendListPage> {
@@ -108,14 +103,14 @@ async function readBackToWindow(context: CompanionPushContext, lookup: Lookup, n
 		let passedWindow = false;
 		for (const send of fresh) {
 			seen.add(send.id);
-			const createdAt = timeOf(send.created_at);
+			const createdAt = parseTime(send.created_at);
 			if (createdAt !== undefined && createdAt < windowStart) passedWindow = true;
 			else candidates.push({ listed: send, comparison: compareSend(send, lookup.request) });
 		}
 		// A page without creation times: its oldest send's detail tells whether the window is passed.
-		if (!passedWindow && fresh.length > 0 && fresh.every((send) => timeOf(send.created_at) === undefined)) {
+		if (!passedWindow && fresh.length > 0 && fresh.every((send) => parseTime(send.created_at) === undefined)) {
 			const oldest = await getNotification(context, fresh[fresh.length - 1].id, lookup.itemIndex);
-			const createdAt = timeOf(oldest.notification.created_at);
+			const createdAt = parseTime(oldest.notification.created_at);
 			passedWindow = createdAt !== undefined && createdAt < windowStart;
 		}
 		if (passedWindow) return { candidates, windowStart };
@@ -141,7 +136,7 @@ async function decide(context: CompanionPushContext, lookup: Lookup, reading: Re
 		const holder = holderOf(context, candidate.listed.id);
 		if (holder !== undefined && holder !== lookup.holder) continue;
 		let { comparison } = candidate;
-		let createdAt = timeOf(candidate.listed.created_at);
+		let createdAt = parseTime(candidate.listed.created_at);
 		let match = matchOf(comparison, lookup.request);
 		if (match === 'different') continue;
 		if ((match === 'undecided' || createdAt === undefined) && detailsRead < MAX_DETAILS) {
@@ -150,7 +145,7 @@ async function decide(context: CompanionPushContext, lookup: Lookup, reading: Re
 			const record = detail.notification;
 			const recipients = compareDeliveries(detail.deliveries, record.stats?.targeted_users, wanted);
 			comparison = combine(comparison, compareSend(record, lookup.request, recipients));
-			createdAt ??= timeOf(record.created_at);
+			createdAt ??= parseTime(record.created_at);
 			if (createdAt !== undefined && createdAt < reading.windowStart) continue;
 			match = matchOf(comparison, lookup.request);
 			if (match === 'different') continue;

@@ -1,10 +1,10 @@
 import type { IDataObject } from 'n8n-workflow';
 
 import { isSettled } from '../helpers/sendStates';
+import { parseTime } from '../helpers/time';
 import { openedBy, outcomesByUser } from '../helpers/userOutcomes';
 import type { UserOutcome } from '../helpers/userOutcomes';
 import type { NotificationDetail, NotificationRecord } from '../transport';
-import { parseTime } from './state';
 
 export const TRIGGER_EVENTS = ['notificationSettled', 'deliveryFailed', 'deliveryOpened', 'noDevice', 'notOpenedInTime'] as const;
 export type TriggerEventName = (typeof TRIGGER_EVENTS)[number];

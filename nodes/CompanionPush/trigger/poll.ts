@@ -2,6 +2,7 @@ import { NodeApiError } from 'n8n-workflow';
 import type { IDataObject, INodeExecutionData, IPollFunctions } from 'n8n-workflow';
 
 import { runPool } from '../helpers/pool';
+import { parseTime } from '../helpers/time';
 import { asNodeError } from '../nodeErrors';
 import { processState } from '../processState';
 import { getNotification, listNotifications, readCredentialsAnew } from '../transport';
@@ -19,7 +20,6 @@ import {
 	MAX_RECENT_IDS,
 	MAX_REMEMBERED_KEYS,
 	MAX_WATCHED_SENDS,
-	parseTime,
 	readState,
 	rememberListed,
 	watchSend,

@@ -1,5 +1,7 @@
 import type { IDataObject } from 'n8n-workflow';
 
+import { parseTime } from '../helpers/time';
+
 /**
  * What the trigger remembers between polls, in the node's static data. Plain JSON, bounded:
  * - `listed`: how far down the list of sends the next poll reads (`floor`, a created_at on the
@@ -132,12 +134,6 @@ export function readState(staticData: IDataObject): TriggerState | undefined {
 /** Replaces the stored state in one assignment: called only once a poll has fully succeeded. */
 export function writeState(staticData: IDataObject, state: TriggerState): void {
 	staticData[STATE_KEY] = state as unknown as IDataObject;
-}
-
-export function parseTime(value: unknown): number | undefined {
-	if (typeof value !== 'string' || value === '') return undefined;
-	const ms = Date.parse(value);
-	return Number.isNaN(ms) ? undefined : ms;
 }
 
 type Listed = { id: string; created_at?: string | null };
