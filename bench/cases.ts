@@ -12,7 +12,7 @@ import '../devkit/env';
 
 import { performance } from 'node:perf_hooks';
 
-import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
 import { CompanionPush } from '../nodes/CompanionPush/CompanionPush.node';
 import { CompanionPushTrigger } from '../nodes/CompanionPush/CompanionPushTrigger.node';
@@ -176,29 +176,6 @@ export async function rawSendAudience(sandbox: Sandbox, userIds: string[], batch
 		const token = await client.token();
 		for (let start = 0; start < userIds.length; start += batchSize) {
 			const body = JSON.stringify({ title: TITLE, body: BODY, target_user_ids: userIds.slice(start, start + batchSize) });
-			await client.post('/push-notification/send', token, body);
-		}
-	});
-	return timedOf(timed);
-}
-
-/**
- * The same job built without this package, the way n8n users do it with core nodes (emulated with
- * undici: n8n's HTTP Request node is not installed here). An HTTP Request node gets the token; a
- * Code node splits the ids into items of `batchSize`; the HTTP Request node runs once per item,
- * its JSON body built from an expression over the item. What n8n does between those nodes is
- * emulated by its costly part: each item is copied (n8n hands every node its own copy of the
- * items) and the body is built per request. No de-duplication, no retries, no renewal.
- */
-export async function manualPatternSendAudience(sandbox: Sandbox, userIds: string[], batchSize: number): Promise<Timed> {
-	const timed = await measuredRaw(sandbox, async (client) => {
-		const token = await client.token(); // HTTP Request node 1: the token call
-		// Code node: `return chunks.map(ids => ({ json: { ids } }))`
-		const items: INodeExecutionData[] = batchesOf(userIds, batchSize).map((ids) => ({ json: { ids } }));
-		// HTTP Request node 2, once per item
-		for (const item of structuredClone(items)) {
-			const json = structuredClone(item.json); // the item as the expression sees it
-			const body = JSON.stringify({ title: TITLE, body: BODY, target_user_ids: json.ids });
 			await client.post('/push-notification/send', token, body);
 		}
 	});

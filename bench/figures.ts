@@ -1,4 +1,4 @@
-/** What both reports (report.ts for rows 1-5, latencyReport.ts for rows 6-10) are made of: a
+/** What both reports (report.ts for rows 1-4, latencyReport.ts for rows 6-10) are made of: a
  * figure with its goal and verdict, and how they word numbers and call counts. */
 import { DETAIL, REFRESH, SEND, SEND_LIST, USER_LIST } from '../devkit/endpoints';
 import { totalCalls } from './measure';

@@ -1,5 +1,5 @@
 /** Turns the suite's results into figures with goals and verdicts, a console table and RESULTS.md. */
-import { REFRESH, SEND, USER_LIST } from '../devkit/endpoints';
+import { REFRESH, USER_LIST } from '../devkit/endpoints';
 import { mb, median, ms, ratio, spread, totalCalls } from './measure';
 import { constant, count, describeCalls, fmtK, sendCalls } from './figures';
 import type { Figure } from './figures';
@@ -189,19 +189,6 @@ export function figuresOf(results: BenchResults): { figures: Figure[]; misses: s
 		how: `Sandbox counts around each poll, run as an active n8n workflow runs it (devkit/poll.ts: n8n-core's TriggersAndPollers.runPollFunction in a PollContext, 'trigger' mode, static data kept on the Workflow between polls), ${runs(t.length)}. The ${fmtK(scale.pastSends)} past sends were made and settled 2 h before the trigger's activation poll; then ${scale.moving} sends stay 'sending' (first delivery round after 10 min) for ${scale.movingPolls} polls a minute apart, the last one due to renew the hourly token (the credential's renew-after time set to now, as 55 min of real time would); ${scale.settledPolls} more polls run from 30 min later, when all have settled. Bound beyond this scenario: sends settled within the watch window (24 h) are re-read with back-off (1, 2, 4 ... 60 min), at most "Max Reads per Poll" (default 50) per poll.`,
 	});
 
-	// ---- 5
-	const mSends = a.map((run) => count(run.manual.counts, SEND));
-	const mTokens = a.map((run) => count(run.manual.counts, REFRESH));
-	const mRatio = a.map((run) => run.manual.ms / run.raw.ms);
-	const nodeVsManual = a.map((run) => run.node.ms / run.manual.ms);
-	figures.push({
-		row: '5',
-		figure: `The same ${fmtK(scale.recipients)}-recipient job without this package (HTTP Request node pattern, emulated): calls and wall time`,
-		measured: `${constant(mTokens)} token + ${constant(mSends)} sends; ${ms(median(a.map((run) => run.manual.ms)))} = ${spread(mRatio, ratio)} of raw; the node takes ${spread(nodeVsManual, ratio)} of it`,
-		goal: '— (comparison)',
-		verdict: '—',
-		how: "undici emulation (n8n's HTTP Request node is not installed here): a token call, a Code-node split into items of 1000 ids, then per item a copy of the item and a JSON body built from it, one POST each; timed back to back with rows 1's runs. It has no de-duplication, renewal, retries, safe-send lookup or per-batch output, and it does not pay n8n's HTTP helper cost, so it is a lower bound for the real pattern.",
-	});
 	return { figures, misses };
 }
 
@@ -243,7 +230,7 @@ export function consoleTable(figures: Figure[]): string {
 	return rendered.join('\n');
 }
 
-/** What one `npm run bench` ran: the core suite (rows 1-5), the latency suite (rows 6-10), the
+/** What one `npm run bench` ran: the core suite (rows 1-4), the latency suite (rows 6-10), the
  * real-n8n suite (rows 11-16), the queue-mode suite (row 17), or some of them. */
 export interface BenchRuns {
 	core?: BenchResults;
@@ -272,8 +259,8 @@ export function resultsMarkdown(runs: BenchRuns, environment: Environment): stri
 	if (runs.core) {
 		const { scale } = runs.core;
 		lines.push(
-			`- Sandbox (rows 1-5): in the same process (startSandbox, 127.0.0.1, ${scale.users.toLocaleString('en-US')} users, manual clock), reset before every measured run. Server time is inside every wall time alike.`,
-			`- Repetitions (rows 1-5): ${scale.reps} per timed case (sides interleaved, order rotated), ${scale.triggerReps} for the trigger; after one warm-up of every path. ${(runs.core.totalMs / 1000).toFixed(0)} s.`,
+			`- Sandbox (rows 1-4): in the same process (startSandbox, 127.0.0.1, ${scale.users.toLocaleString('en-US')} users, manual clock), reset before every measured run. Server time is inside every wall time alike.`,
+			`- Repetitions (rows 1-4): ${scale.reps} per timed case (sides interleaved, order rotated), ${scale.triggerReps} for the trigger; after one warm-up of every path. ${(runs.core.totalMs / 1000).toFixed(0)} s.`,
 		);
 	}
 	if (runs.latency) {

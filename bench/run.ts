@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: runs the benchmark cases, prints the table and writes bench/RESULTS.md.
  *
- * - core (rows 1-5, bench/suite.ts): a sandbox with 100,000 users on a manual clock, the node
+ * - core (rows 1-4, bench/suite.ts): a sandbox with 100,000 users on a manual clock, the node
  *   against raw undici and n8n's HTTP helper floor. About a minute.
  * - latency (rows 6-10, bench/latencySuite.ts): a second sandbox on the real clock holding every
  *   answer 0 and 40 ms; the node (in-process) against raw undici at its parallelism and all at

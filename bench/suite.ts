@@ -9,7 +9,6 @@ import {
 	batchesOf,
 	floorGetAllUsers,
 	floorSend,
-	manualPatternSendAudience,
 	nodeGetAllUsers,
 	nodeSendAudience,
 	nodeSendPerItem,
@@ -49,7 +48,7 @@ export const FULL_SCALE: Scale = {
 
 export interface BenchResults {
 	scale: Scale;
-	audience: Array<{ node: NodeTimed; raw: Timed; floor: Timed; manual: Timed }>;
+	audience: Array<{ node: NodeTimed; raw: Timed; floor: Timed }>;
 	/** Row 1's CPU-bound pieces, measured alone once per repetition. */
 	audiencePieces: Array<{ recipientsMs: number; inputJsonMs: number }>;
 	perItem: Array<{ node: NodeTimed; raw: Timed; floor: Timed }>;
@@ -90,7 +89,6 @@ export async function runSuite(sandbox: Sandbox, scale: Scale, log: (line: strin
 	const warm = userIds.slice(0, Math.min(2000, userIds.length));
 	await nodeSendAudience(sandbox, warm, scale.batchSize);
 	await rawSendAudience(sandbox, warm, scale.batchSize);
-	await manualPatternSendAudience(sandbox, warm, scale.batchSize);
 	await floorSend(sandbox, batchesOf(warm, scale.batchSize));
 	await nodeSendPerItem(sandbox, warm.slice(0, 20));
 	await rawSendPerItem(sandbox, warm.slice(0, 20));
@@ -103,7 +101,6 @@ export async function runSuite(sandbox: Sandbox, scale: Scale, log: (line: strin
 				node: () => nodeSendAudience(sandbox, audienceIds, scale.batchSize),
 				raw: () => rawSendAudience(sandbox, audienceIds, scale.batchSize),
 				floor: () => floorSend(sandbox, audienceBatches),
-				manual: () => manualPatternSendAudience(sandbox, audienceIds, scale.batchSize),
 			}),
 		);
 		results.audiencePieces.push(audiencePieces(audienceIds, scale.batchSize));
