@@ -171,18 +171,20 @@ async function decide(context: CompanionPushContext, lookup: Lookup, reading: Re
 	return { kind: 'unknown', reason: `the list holds a send that could be it, but the API does not show ${missing} (${shown})` };
 }
 
+/** Readings of the list that must each show nothing like the send before it counts as absent. */
+const READINGS_FOR_ABSENT = 2;
+
 /** The lookup described at the top. Errors of the list or detail reads are thrown. */
 export async function lookUpSend(context: CompanionPushContext, lookup: Lookup): Promise<LookupResult> {
-	const first = await readBackToWindow(context, lookup, Date.now());
-	const firstDecision = await decide(context, lookup, first);
-	if (firstDecision.kind !== 'none') return firstDecision;
-	if (first.cutShort) return { kind: 'unknown', reason: `nothing in the list of sends looks like it, but ${first.cutShort}` };
-	// Absent once: the API may still register it, and its list may show it late.
-	const settledAt = Date.now() + timings().lookupSettleMs;
-	await sleep(timings().lookupSettleMs);
-	const second = await readBackToWindow(context, lookup, settledAt);
-	const secondDecision = await decide(context, lookup, second);
-	if (secondDecision.kind !== 'none') return secondDecision;
-	if (second.cutShort) return { kind: 'unknown', reason: `nothing in the list of sends looks like it, but ${second.cutShort}` };
-	return { kind: 'absent' };
+	let notBefore = Date.now();
+	for (let readings = 1; ; readings++) {
+		const reading = await readBackToWindow(context, lookup, notBefore);
+		const decision = await decide(context, lookup, reading);
+		if (decision.kind !== 'none') return decision;
+		if (reading.cutShort) return { kind: 'unknown', reason: `nothing in the list of sends looks like it, but ${reading.cutShort}` };
+		if (readings === READINGS_FOR_ABSENT) return { kind: 'absent' };
+		// Absent once: the API may still register it, and its list may show it late.
+		notBefore = Date.now() + timings().lookupSettleMs;
+		await sleep(timings().lookupSettleMs);
+	}
 }
