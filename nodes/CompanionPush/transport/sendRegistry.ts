@@ -21,13 +21,23 @@ const HELD_SENDS_LIMIT = 20_000;
  * the last minutes). */
 const UNRESOLVED_SENDS_LIMIT = 1_000;
 
-export function holdSend(context: CompanionPushContext, id: string, holder: string): void {
+/** The entry of `perCredential` for this credential, made when missing. */
+function ofCredential<T>(perCredential: Map<string, T>, context: CompanionPushContext, make: () => T): T {
 	const key = credentialKey(context);
-	const held = processState.heldSends.get(key) ?? new Map<string, string>();
-	processState.heldSends.set(key, held);
-	held.delete(id);
-	held.set(id, holder);
-	if (held.size > HELD_SENDS_LIMIT) held.delete(held.keys().next().value!);
+	let value = perCredential.get(key);
+	if (value === undefined) perCredential.set(key, (value = make()));
+	return value;
+}
+
+/** Sets `key` as the newest entry of `map`; beyond `limit` entries, the oldest goes. */
+function setNewest<K, V>(map: Map<K, V>, key: K, value: V, limit: number): void {
+	map.delete(key);
+	map.set(key, value);
+	if (map.size > limit) map.delete(map.keys().next().value!);
+}
+
+export function holdSend(context: CompanionPushContext, id: string, holder: string): void {
+	setNewest(ofCredential(processState.heldSends, context, () => new Map<string, string>()), id, holder, HELD_SENDS_LIMIT);
 }
 
 /** The holder of a send this process made or recovered, if any. */
@@ -45,8 +55,7 @@ export function lookalikeOf(request: SendRequest): string {
 /** Registers a send about to go out; call the returned function once its answer came (or not). */
 export function sendInFlight(context: CompanionPushContext, request: SendRequest, holder: string): () => void {
 	const key = credentialKey(context);
-	const posts = processState.postsInFlight.get(key) ?? new Set<PostInFlight>();
-	processState.postsInFlight.set(key, posts);
+	const posts = ofCredential(processState.postsInFlight, context, () => new Set<PostInFlight>());
 	let answered!: () => void;
 	const post: PostInFlight = { lookalike: lookalikeOf(request), holder, answered: new Promise((resolve) => (answered = resolve)) };
 	posts.add(post);
@@ -74,12 +83,8 @@ function recipientsOf(request: SendRequest): string {
 
 /** The send of `holder` ended with its outcome unknown: it may be registered without an id held here. */
 export function sendUnresolved(context: CompanionPushContext, request: SendRequest, holder: string): void {
-	const key = credentialKey(context);
-	const unresolved = processState.unresolvedSends.get(key) ?? new Map<string, UnresolvedSend>();
-	processState.unresolvedSends.set(key, unresolved);
-	unresolved.delete(holder);
-	unresolved.set(holder, { lookalike: lookalikeOf(request), recipients: recipientsOf(request), triedAt: Date.now() });
-	if (unresolved.size > UNRESOLVED_SENDS_LIMIT) unresolved.delete(unresolved.keys().next().value!);
+	const unresolved = ofCredential(processState.unresolvedSends, context, () => new Map<string, UnresolvedSend>());
+	setNewest(unresolved, holder, { lookalike: lookalikeOf(request), recipients: recipientsOf(request), triedAt: Date.now() }, UNRESOLVED_SENDS_LIMIT);
 }
 
 /** The send of `holder` was accepted, found, or proven not sent. */
