@@ -67,7 +67,8 @@ describe('npm start -- --queue', () => {
 			'"n8n is ready (queue mode)" from npm start -- --queue',
 			() => {
 				if (child!.exitCode !== null) throw new Error(`npm start -- --queue exited (${child!.exitCode}):\n${output}`);
-				return /n8n is ready \(queue mode\): (http:\/\/127\.0\.0\.1:\d+)/.exec(output)?.[1];
+				// The whole ready block, to its last line: it reaches this process in several chunks.
+				return /n8n is ready \(queue mode\): (http:\/\/127\.0\.0\.1:\d+)[\s\S]*\nCtrl-C to stop\./.exec(output)?.[1];
 			},
 			180_000,
 			250,

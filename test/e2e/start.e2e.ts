@@ -44,7 +44,8 @@ async function ready(started: Started): Promise<string> {
 		'"n8n is ready" from npm start',
 		() => {
 			if (started.child.exitCode !== null) throw new Error(`npm start exited (${started.child.exitCode}):\n${started.output()}`);
-			return /n8n is ready: (http:\/\/127\.0\.0\.1:\d+)/.exec(started.output())?.[1];
+			// The whole ready block, to its last line: it reaches this process in several chunks.
+			return /n8n is ready: (http:\/\/127\.0\.0\.1:\d+)[\s\S]*\nCtrl-C to stop\./.exec(started.output())?.[1];
 		},
 		180_000,
 		250,
@@ -73,12 +74,17 @@ describe('npm start', () => {
 		realService = await startSandbox({ port: 0 });
 	});
 
+	/** Stops a start a failed test left running, so the next one finds its port free. */
+	async function stopLeftRunning(): Promise<void> {
+		if (!running || running.child.exitCode !== null) return;
+		running.child.kill('SIGTERM');
+		await Promise.race([running.exited, new Promise((resolve) => setTimeout(resolve, 30_000))]);
+		if (running.child.exitCode === null) running.child.kill('SIGKILL');
+		await running.exited;
+	}
+
 	afterAll(async () => {
-		if (running && running.child.exitCode === null) {
-			running.child.kill('SIGTERM');
-			await Promise.race([running.exited, new Promise((resolve) => setTimeout(resolve, 30_000))]);
-			if (running.child.exitCode === null) running.child.kill('SIGKILL');
-		}
+		await stopLeftRunning();
 		await realService?.stop();
 		fs.rmSync(home, { recursive: true, force: true });
 	});
@@ -130,6 +136,7 @@ describe('npm start', () => {
 	});
 
 	test('second start with COMPANION_PUSH_* set: the folder is reused, the credential points at that service, no sandbox; Ctrl-C stops it', async () => {
+		await stopLeftRunning();
 		const started = Date.now();
 		const { clientId, clientSecret, refreshToken } = realService.orgs.primary;
 		running = runStart(['--skip-build', '--home', home, '--port', String(port)], {
