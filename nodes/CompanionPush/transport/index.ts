@@ -16,6 +16,6 @@ export {
 	USER_PAGE_SIZE,
 } from './endpoints';
 export { failedSendOutcome, sendNotification } from './send';
-export type { FailedSendOutcome, SendOptions, SendOutcome, SendRequest } from './send';
+export type { FailedSendOutcome, SendOptions, SendOutcome } from './send';
 export { parseErrorBody } from './errors';
-export type { Delivery, ListedNotification, NotificationDetail, NotificationRecord, User } from './schemas';
+export type { Delivery, ListedNotification, NotificationDetail, NotificationRecord, SendRequest, User } from './schemas';

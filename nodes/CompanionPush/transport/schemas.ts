@@ -1,7 +1,8 @@
 import { z } from 'zod';
 
 /**
- * Shapes of the API's answers, checked before anything uses them. Records keep fields the spec
+ * Shapes of the API's answers, checked before anything uses them, and of the one body the node
+ * sends that several parts compare against the answers (SendRequest). Records keep fields the spec
  * does not list (`passthrough`), so a newer API version never loses data on the way through.
  */
 
@@ -152,4 +153,16 @@ export function excerpt(value: unknown, max = 300): string {
 	}
 	if (text === undefined) return String(value);
 	return text.length > max ? `${text.slice(0, max)}…` : text;
+}
+
+/** The body of POST /push-notification/send, as the API names its fields. `tenant_id` has no
+ * place here: the organization comes from the credential. */
+export interface SendRequest {
+	title: string;
+	body: string;
+	target_user_ids: string[];
+	image_url?: string;
+	deeplink?: string;
+	scheduled_at?: string;
+	announcement_id?: string;
 }

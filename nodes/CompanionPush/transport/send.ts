@@ -9,21 +9,10 @@ import type { CompanionPushContext } from './http';
 import { Tries } from './retry';
 import type { FinalAnswer } from './retry';
 import { sendAcceptedSchema } from './schemas';
+import type { SendRequest } from './schemas';
 import { lookUpSend } from './sendLookup';
 import type { LookupResult } from './sendLookup';
 import { holdSend, sendInFlight, sendResolved, sendUnresolved } from './sendRegistry';
-
-/** The body of POST /push-notification/send, as the API names its fields. `tenant_id` has no
- * place here: the organization comes from the credential. */
-export interface SendRequest {
-	title: string;
-	body: string;
-	target_user_ids: string[];
-	image_url?: string;
-	deeplink?: string;
-	scheduled_at?: string;
-	announcement_id?: string;
-}
 
 export interface SendOutcome {
 	id: string;
