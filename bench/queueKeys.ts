@@ -322,7 +322,8 @@ async function readStore(context: RunContext, workflowId: string, keys: string[]
 		rows,
 		keysClaimed: found.claimed,
 		keysAccepted: found.accepted,
-		hasAcceptedMark: keys.length > 0 && format.valuesOf(keys[0]).accepted !== undefined,
+		// A format tells an accepted send by a mark of its own, or by the claim without its pending mark.
+		hasAcceptedMark: keys.length > 0 && (format.valuesOf(keys[0]).accepted !== undefined || format.valuesOf(keys[0]).pendingUntilAccepted !== undefined),
 		writes: { inserts: writes.inserts, updates: writes.updates, deletes: writes.deletes, claimsDropped, acceptedDropped },
 		lastWriteId: writes.lastId,
 	};
@@ -420,11 +421,12 @@ export function redeliveryCauses(
 	keys.forEach((key, index) => {
 		if (sentBefore[index] === 0) return;
 		const values = format.valuesOf(key);
-		const state = !heldAtStart.has(entryHash(values.claimed))
-			? 'claim lost'
-			: values.accepted !== undefined && !heldAtStart.has(entryHash(values.accepted))
-				? 'accepted mark lost'
-				: 'held';
+		// Not marked accepted: its accepted mark is missing, or (a format without one) its pending mark is there.
+		const notAccepted =
+			values.accepted !== undefined
+				? !heldAtStart.has(entryHash(values.accepted))
+				: values.pendingUntilAccepted !== undefined && heldAtStart.has(entryHash(values.pendingUntilAccepted));
+		const state = !heldAtStart.has(entryHash(values.claimed)) ? 'claim lost' : notAccepted ? 'accepted mark lost' : 'held';
 		const where = !workers[index] || !earlierWorkers[index] ? 'worker unknown' : workers[index] === earlierWorkers[index] ? 'same worker' : 'other worker';
 		causes.push(`${state}; ${where}; ${sends[index] > 0 ? 'sent again' : 'not sent'}`);
 	});

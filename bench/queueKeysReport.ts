@@ -189,7 +189,7 @@ function summaryLines(runs: QueueKeysRun[]): string[] {
 			return (
 				`${head}, ${bursts[0].events} events ${bursts[0].atOnce} at a time: first pass: failed executions ${figure((result) => failedCount(result.first.executions))}, ` +
 				`never sent ${figure((result) => result.first.eventsNeverSentSoFar)}, sent twice ${figure((result) => result.first.eventsSentTwice)}, ` +
-				`duplicate-key errors ${figure((result) => result.first.postgresErrors.duplicateKey)}, keys held at its end ${figure((result) => result.first.store.keysClaimed)} of ${bursts[0].events}; redelivery of the same events: **sent again ${figure((result) => result.again.eventsSent)}** ` +
+				`duplicate-key errors ${figure((result) => result.first.postgresErrors.duplicateKey)}, keys held at its end ${figure((result) => result.first.store.keysClaimed)}${bursts[0].first.store.hasAcceptedMark ? ` (accepted ${figure((result) => result.first.store.keysAccepted)})` : ''} of ${bursts[0].events}; redelivery of the same events: **sent again ${figure((result) => result.again.eventsSent)}** ` +
 				`(each a user notified twice), failed executions ${figure((result) => failedCount(result.again.executions))}.` +
 				causesSummary(bursts.map((result) => result.again.redeliveryCauses))
 			);

@@ -89,6 +89,18 @@ describe('counting', () => {
 		});
 	});
 
+	test('the same for the claim under the lock: a claim still pending is not accepted, a claim without its pending mark is', () => {
+		const keys = ['k1', 'k2', 'k3'];
+		const [k2, k3] = [underLock.valuesOf('k2'), underLock.valuesOf('k3')];
+		const held = new Set([k2.claimed, k2.pendingUntilAccepted!, k3.claimed].map(entryHash));
+		const causes = redeliveryCauses(underLock, keys, held, ['w1', 'w1', 'w1'], ['w2', 'w1', 'w1'], [1, 0, 0], [1, 1, 1]);
+		expect(causes).toEqual({
+			'claim lost; other worker; sent again': 1,
+			'accepted mark lost; same worker; not sent': 1,
+			'held; same worker; not sent': 1,
+		});
+	});
+
 	test("Postgres's log: violations of processed_data's primary key, the other errors by message", () => {
 		const log = [
 			'2026-01-01 10:00:00.000 UTC [1] ERROR:  duplicate key value violates unique constraint "PK_processed"',
