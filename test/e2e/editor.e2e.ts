@@ -142,12 +142,22 @@ describe('the n8n editor in headless Chromium', () => {
 	test('the credential: after the Client Secret is edited to a wrong one, the test fails (renewed with it, refused); restored, it passes', async () => {
 		const modal = page.locator('[data-test-id="editCredential-modal"]');
 		const secret = modal.locator('[data-test-id="credential-connection-parameter"]', { hasText: 'Client Secret' }).locator('input');
+		// Save is clicked once its button reads "Save" (not "Saved" or "Saving"): clicked at once after a
+		// fill, on a loaded machine, it made no credential test.
+		const save = async () => {
+			const saveButton = modal.locator('[data-test-id="credential-save-button"]');
+			await saveButton.filter({ hasText: /^\s*Save\s*$/ }).waitFor();
+			await saveButton.click();
+		};
 		try {
 			const before = sandbox.requestLog().length;
 			const tested = waitForCredentialTest(page);
 			await secret.fill('a-wrong-client-secret');
-			await modal.locator('[data-test-id="credential-save-button"]').click();
+			await save();
 			expect(await tested).toMatchObject({ status: 'Error' });
+			// The editor shows the outcome once it has taken the saved credential in; a field filled
+			// before that re-render can be reset by it (the restore below would then save nothing).
+			await modal.getByText(/Couldn.t connect with these settings/).waitFor();
 			// The token issued for the old secret is not used: a renewal with the new one is refused.
 			const requests = sandbox.requestLog().slice(before);
 			expect(requests.filter((entry) => entry.endpoint === 'POST /auth/oauth/v2/refresh').map((entry) => entry.status)).toContain(401);
@@ -155,7 +165,7 @@ describe('the n8n editor in headless Chromium', () => {
 		} finally {
 			const restored = waitForCredentialTest(page);
 			await secret.fill(sandbox.orgs.primary.clientSecret);
-			await modal.locator('[data-test-id="credential-save-button"]').click();
+			await save();
 			expect(await restored).toMatchObject({ status: 'OK' });
 			await page.keyboard.press('Escape');
 		}
