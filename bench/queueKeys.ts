@@ -302,6 +302,11 @@ function postgresErrorsSince(context: RunContext, offset: number): PostgresError
 	}
 }
 
+/** Whether a format tells an accepted send: by a mark of its own, or by the claim without its pending mark. */
+function tellsAccepted(values: ReturnType<KeyValueFormat['valuesOf']>): boolean {
+	return values.accepted !== undefined || values.pendingUntilAccepted !== undefined;
+}
+
 /** The store after a pass: its rows, how many of the events' keys it holds, and the pass's writes to it. */
 async function readStore(context: RunContext, workflowId: string, keys: string[], writesAfter: number): Promise<StoreSnapshot> {
 	const { rows, hashes } = await readStoreRows(context.psql, workflowId);
@@ -322,8 +327,7 @@ async function readStore(context: RunContext, workflowId: string, keys: string[]
 		rows,
 		keysClaimed: found.claimed,
 		keysAccepted: found.accepted,
-		// A format tells an accepted send by a mark of its own, or by the claim without its pending mark.
-		hasAcceptedMark: keys.length > 0 && (format.valuesOf(keys[0]).accepted !== undefined || format.valuesOf(keys[0]).pendingUntilAccepted !== undefined),
+		hasAcceptedMark: keys.length > 0 && tellsAccepted(format.valuesOf(keys[0])),
 		writes: { inserts: writes.inserts, updates: writes.updates, deletes: writes.deletes, claimsDropped, acceptedDropped },
 		lastWriteId: writes.lastId,
 	};

@@ -155,8 +155,7 @@ describe('the n8n editor in headless Chromium', () => {
 			await secret.fill('a-wrong-client-secret');
 			await save();
 			expect(await tested).toMatchObject({ status: 'Error' });
-			// The editor shows the outcome once it has taken the saved credential in; a field filled
-			// before that re-render can be reset by it (the restore below would then save nothing).
+			// The editor shows the failed test before the field is edited again.
 			await modal.getByText(/Couldn.t connect with these settings/).waitFor();
 			// The token issued for the old secret is not used: a renewal with the new one is refused.
 			const requests = sandbox.requestLog().slice(before);
