@@ -148,9 +148,13 @@ export async function withMemoryPeak<T>(body: () => Promise<T>, everyMs = 5): Pr
 
 /** Heap still held by what `make` returns, after a full collection (the value is kept alive meanwhile). */
 export function heapHeldBy(make: () => unknown): number {
+	// Two collections each time: garbage behind Node's weak handles may take two to be freed, and
+	// garbage freed between the readings made the figure negative once (a smoke test on a busy machine).
+	collectGarbage();
 	collectGarbage();
 	const base = process.memoryUsage().heapUsed;
 	const value = make();
+	collectGarbage();
 	collectGarbage();
 	const held = process.memoryUsage().heapUsed - base;
 	if (value === undefined) return 0;
