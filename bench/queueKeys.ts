@@ -53,7 +53,7 @@ import { startSandbox, type LoggedRequest, type Sandbox } from '../sandbox';
 import { ensureRuntime, packPackage } from '../scripts/n8n-runtime';
 import { credentialEntry, exampleWorkflows, request } from '../scripts/n8n-preload';
 import { startQueueCluster, type ExecutionRow, type QueueCluster } from '../scripts/queueMode';
-import { KEY_VALUE_FORMATS, keysFound, likeliestFormat, loadFormat, entryHash, type KeyValueFormat } from './queueKeysFormat';
+import { KEY_VALUE_FORMATS, isAccepted, keysFound, likeliestFormat, loadFormat, entryHash, tellsAccepted, type KeyValueFormat } from './queueKeysFormat';
 import { renderQueueKeysSection, writeQueueKeysSection } from './queueKeysReport';
 import { otherN8nProcesses, waitForQuietMachine } from './quietMachine';
 import type { CaseResult, PairRound, PassResult, PostgresErrors, QueueKeysRun, StoreSnapshot } from './queueKeysReport';
@@ -302,11 +302,6 @@ function postgresErrorsSince(context: RunContext, offset: number): PostgresError
 	}
 }
 
-/** Whether a format tells an accepted send: by a mark of its own, or by the claim without its pending mark. */
-function tellsAccepted(values: ReturnType<KeyValueFormat['valuesOf']>): boolean {
-	return values.accepted !== undefined || values.pendingUntilAccepted !== undefined;
-}
-
 /** The store after a pass: its rows, how many of the events' keys it holds, and the pass's writes to it. */
 async function readStore(context: RunContext, workflowId: string, keys: string[], writesAfter: number): Promise<StoreSnapshot> {
 	const { rows, hashes } = await readStoreRows(context.psql, workflowId);
@@ -425,12 +420,9 @@ export function redeliveryCauses(
 	keys.forEach((key, index) => {
 		if (sentBefore[index] === 0) return;
 		const values = format.valuesOf(key);
-		// Not marked accepted: its accepted mark is missing, or (a format without one) its pending mark is there.
-		const notAccepted =
-			values.accepted !== undefined
-				? !heldAtStart.has(entryHash(values.accepted))
-				: values.pendingUntilAccepted !== undefined && heldAtStart.has(entryHash(values.pendingUntilAccepted));
-		const state = !heldAtStart.has(entryHash(values.claimed)) ? 'claim lost' : notAccepted ? 'accepted mark lost' : 'held';
+		const held = (value: string) => heldAtStart.has(entryHash(value));
+		const notAccepted = tellsAccepted(values) && !isAccepted(values, held);
+		const state = !held(values.claimed) ? 'claim lost' : notAccepted ? 'accepted mark lost' : 'held';
 		const where = !workers[index] || !earlierWorkers[index] ? 'worker unknown' : workers[index] === earlierWorkers[index] ? 'same worker' : 'other worker';
 		causes.push(`${state}; ${where}; ${sends[index] > 0 ? 'sent again' : 'not sent'}`);
 	});

@@ -58,21 +58,30 @@ export function loadFormat(nameOrModule: string): KeyValueFormat {
 	return format;
 }
 
+type KeyValues = ReturnType<KeyValueFormat['valuesOf']>;
+
+/** Whether a format tells an accepted send: by a mark of its own, or by the claim without its pending mark. */
+export function tellsAccepted(values: KeyValues): boolean {
+	return values.accepted !== undefined || values.pendingUntilAccepted !== undefined;
+}
+
+/** Whether the stored hashes (`has`) show a key's send as accepted (false for a format that cannot tell). */
+export function isAccepted(values: KeyValues, has: (value: string) => boolean): boolean {
+	if (values.pendingUntilAccepted !== undefined) return has(values.claimed) && !has(values.pendingUntilAccepted);
+	return values.accepted !== undefined && has(values.accepted);
+}
+
 /** For each key, whether it is stored as claimed (under way) and as accepted. */
 export function keysFound(format: KeyValueFormat, keys: string[], storedHashes: Iterable<string>): { claimed: number; accepted: number } {
 	const stored = new Set(storedHashes);
-	const has = (value: string | undefined) => value !== undefined && stored.has(entryHash(value));
+	const has = (value: string) => stored.has(entryHash(value));
 	let claimed = 0;
 	let accepted = 0;
 	for (const key of keys) {
 		const values = format.valuesOf(key);
-		if (values.pendingUntilAccepted !== undefined) {
-			if (has(values.claimed) && has(values.pendingUntilAccepted)) claimed++;
-			if (has(values.claimed) && !has(values.pendingUntilAccepted)) accepted++;
-			continue;
-		}
-		if (has(values.claimed)) claimed++;
-		if (has(values.accepted)) accepted++;
+		const underWay = values.pendingUntilAccepted === undefined || has(values.pendingUntilAccepted);
+		if (has(values.claimed) && underWay) claimed++;
+		if (isAccepted(values, has)) accepted++;
 	}
 	return { claimed, accepted };
 }
