@@ -216,7 +216,7 @@ export const describeActions = (line: RuntimeLine) =>
 				expect(notifications.items('Cancel')).toEqual([expect.objectContaining({ id: scheduled.id, canceled: true, status: 'canceled' })]);
 				// Found by the scheduled send's id (no other node cancels it), not by the Cancel node's time
 				// window: on n8n 1.x, once in six runs, its request fell outside the window n8n recorded.
-				const cancels = sandbox.requestLog().filter((entry) => entry.path.endsWith('/cancel') && entry.path.includes(scheduled.id));
+				const cancels = sandbox.requestLog().filter((entry) => entry.path === `/push-notification/${scheduled.id}/cancel`);
 				expect(cancels.map(brief)).toEqual([`POST /push-notification/${scheduled.id}/cancel 200`]);
 				const [got] = notifications.items('Get Canceled');
 				expect(got).toMatchObject({ id: scheduled.id, status: 'canceled' });
