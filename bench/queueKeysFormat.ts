@@ -11,7 +11,7 @@
 import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
 
-import { entriesOf } from '../nodes/CompanionPush/actions/notification/idempotencyKeys';
+import { entriesOf } from '../nodes/CompanionPush/neverTwice/idempotencyKeys';
 
 export interface KeyValueFormat {
 	name: string;

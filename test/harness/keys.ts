@@ -1,4 +1,4 @@
-import { entriesOf } from '../../nodes/CompanionPush/actions/notification/idempotencyKeys';
+import { entriesOf } from '../../nodes/CompanionPush/neverTwice/idempotencyKeys';
 import type { MemoryProcessedData } from '../../devkit/processedData';
 
 /** Whether the keys' row of the test workflow's node holds `key` as a used event: `claimed`

@@ -12,7 +12,7 @@ import type { IDataObject } from 'n8n-workflow';
 import { nodeResult, nodeWorkflow, registerNodeType, retryWorkflow, runWorkflow } from '../../devkit/engine';
 import { processedDataStore } from '../../devkit/processedData';
 import type { MemoryProcessedData } from '../../devkit/processedData';
-import { entriesOf, MINUTE_MS } from '../../nodes/CompanionPush/actions/notification/idempotencyKeys';
+import { entriesOf, MINUTE_MS } from '../../nodes/CompanionPush/neverTwice/idempotencyKeys';
 import { batchContentId } from '../../nodes/CompanionPush/helpers/recipients';
 import { resetProcessState } from '../../nodes/CompanionPush/processState';
 import { expectEachOnce, jsonOf, keptAsUsed, logOf, NODE_SANDBOX, registeredSends, SEND, SEND_LIST, useSandbox } from '../harness';

@@ -10,8 +10,8 @@
  */
 import type { DeduplicationScope, ICheckProcessedOptions, IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
-import { IdempotencyKeys } from '../../nodes/CompanionPush/actions/notification/idempotencyKeys';
-import type { ClaimOutcome, EventClaim, IdempotencyKey } from '../../nodes/CompanionPush/actions/notification/idempotencyKeys';
+import { IdempotencyKeys } from '../../nodes/CompanionPush/neverTwice/idempotencyKeys';
+import type { ClaimOutcome, EventClaim, IdempotencyKey } from '../../nodes/CompanionPush/neverTwice/idempotencyKeys';
 import { resetProcessState } from '../../nodes/CompanionPush/processState';
 import { MemoryProcessedData } from '../../devkit/processedData';
 

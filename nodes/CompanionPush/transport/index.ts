@@ -15,7 +15,7 @@ export {
 	listUsersPage,
 	USER_PAGE_SIZE,
 } from './endpoints';
-export { failedSendOutcome, sendNotification } from './send';
-export type { FailedSendOutcome, SendOptions, SendOutcome } from './send';
+export { failedSendOutcome, sendNotification } from './safeSend/send';
+export type { FailedSendOutcome, SendOptions, SendOutcome } from './safeSend/send';
 export { parseErrorBody } from './errors';
 export type { Delivery, ListedNotification, NotificationDetail, NotificationRecord, SendRequest, User } from './schemas';

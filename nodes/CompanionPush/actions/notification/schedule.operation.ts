@@ -4,8 +4,8 @@ import { toScheduledAtWithOffset } from '../../helpers/scheduleTime';
 import { fieldError } from '../../nodeErrors';
 import { updateDisplayOptions } from '../descriptions';
 import { readParameter } from '../itemLoop';
-import { sendOperationProperties } from './sendFields';
-import { sendItems } from './sendItems';
+import { sendOperationProperties } from './send/fields';
+import { sendItems } from './send/run';
 
 const properties = sendOperationProperties({
 	scheduledAtField: {

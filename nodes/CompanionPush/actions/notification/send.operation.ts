@@ -1,8 +1,8 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { updateDisplayOptions } from '../descriptions';
-import { sendOperationProperties } from './sendFields';
-import { sendItems } from './sendItems';
+import { sendOperationProperties } from './send/fields';
+import { sendItems } from './send/run';
 
 export const description = updateDisplayOptions({ show: { resource: ['notification'], operation: ['send'] } }, sendOperationProperties());
 

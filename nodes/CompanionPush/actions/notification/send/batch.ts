@@ -1,13 +1,13 @@
 import { NodeOperationError } from 'n8n-workflow';
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
-import { asNodeError } from '../../nodeErrors';
-import { failedSendOutcome, sendNotification } from '../../transport';
-import type { SendOptions, SendRequest } from '../../transport';
-import type { EarlierTries } from './earlierTries';
-import type { KeyedEvent } from './keyedEvent';
-import type { CheckedItem } from './sendInput';
-import type { SendGroup, SendTask } from './sendPlan';
+import { asNodeError } from '../../../nodeErrors';
+import { failedSendOutcome, sendNotification } from '../../../transport';
+import type { SendOptions, SendRequest } from '../../../transport';
+import type { EarlierTries } from '../../../neverTwice/earlierTries';
+import type { KeyedEvent } from '../../../neverTwice/keyedEvent';
+import type { CheckedItem } from './input';
+import type { SendGroup, SendTask } from './plan';
 
 /** What a run knows of sends made before it: its earlier tries, and the events of its Idempotency Keys. */
 export interface SendMemory {

@@ -1,8 +1,8 @@
 import type { INodeProperties } from 'n8n-workflow';
 
-import { maxParallelRequestsOption, optionsCollection } from '../descriptions';
-import { DEFAULT_KEYS_TO_KEEP } from './idempotencyKeys';
-import { waitOptions } from './wait';
+import { maxParallelRequestsOption, optionsCollection } from '../../descriptions';
+import { DEFAULT_KEYS_TO_KEEP } from '../../../neverTwice/idempotencyKeys';
+import { waitOptions } from '../wait';
 
 /* The fields of Send and Schedule, declared once; sendOperationProperties (at the end) puts them
  * in order for either operation. */

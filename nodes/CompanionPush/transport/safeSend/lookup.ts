@@ -1,14 +1,14 @@
 import { sleep } from 'n8n-workflow';
 
-import { parseTime } from '../helpers/time';
-import { processState, timings } from '../processState';
-import { getNotification, listNotificationsPage } from './endpoints';
-import type { SendListPage } from './endpoints';
-import type { CompanionPushContext } from './http';
-import type { ListedNotification, SendRequest } from './schemas';
-import { combine, compareDeliveries, compareSend, matchOf, notShown } from './sendMatch';
-import type { Comparison } from './sendMatch';
-import { holderOf, lookalikesAnswered, unresolvedLookalike } from './sendRegistry';
+import { parseTime } from '../../helpers/time';
+import { processState, timings } from '../../processState';
+import { getNotification, listNotificationsPage } from '../endpoints';
+import type { SendListPage } from '../endpoints';
+import type { CompanionPushContext } from '../http';
+import type { ListedNotification, SendRequest } from '../schemas';
+import { combine, compareDeliveries, compareSend, matchOf, notShown } from './match';
+import type { Comparison } from './match';
+import { holderOf, lookalikesAnswered, unresolvedLookalike } from './registry';
 
 /**
  * After a send whose answer was lost, finds out from the list of sends what became of it: exactly

@@ -1,21 +1,21 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import { runPool } from '../../helpers/pool';
-import type { PoolResult } from '../../helpers/pool';
-import { asNodeError, errorItem } from '../../nodeErrors';
-import { failedSendOutcome } from '../../transport';
-import { EarlierTries } from './earlierTries';
-import { IdempotencyKeys } from './idempotencyKeys';
-import { KeyedEvent } from './keyedEvent';
-import { sendBatch } from './sendBatch';
-import type { SendMemory } from './sendBatch';
-import { batchFailure, stopError } from './sendFailures';
-import { readSendInput } from './sendInput';
-import type { ScheduleReader } from './sendInput';
-import { planSends } from './sendPlan';
-import type { SendGroup, SendTask } from './sendPlan';
-import { FinalStatusWatch } from './finalStatusWatch';
-import { waitFields } from './wait';
+import { runPool } from '../../../helpers/pool';
+import type { PoolResult } from '../../../helpers/pool';
+import { asNodeError, errorItem } from '../../../nodeErrors';
+import { failedSendOutcome } from '../../../transport';
+import { EarlierTries } from '../../../neverTwice/earlierTries';
+import { IdempotencyKeys } from '../../../neverTwice/idempotencyKeys';
+import { KeyedEvent } from '../../../neverTwice/keyedEvent';
+import { sendBatch } from './batch';
+import type { SendMemory } from './batch';
+import { batchFailure, stopError } from './failures';
+import { readSendInput } from './input';
+import type { ScheduleReader } from './input';
+import { planSends } from './plan';
+import type { SendGroup, SendTask } from './plan';
+import { FinalStatusWatch } from '../finalStatusWatch';
+import { waitFields } from '../wait';
 
 /**
  * Send and Schedule (with `readSchedule`):

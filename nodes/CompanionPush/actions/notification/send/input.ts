@@ -1,13 +1,13 @@
 import type { IDataObject, IExecuteFunctions, IGetNodeParameterOptions, INodeExecutionData } from 'n8n-workflow';
 
-import { checkMessage, isProblem } from '../../helpers/message';
-import type { CheckedMessage } from '../../helpers/message';
-import { parseUserIds } from '../../helpers/recipients';
-import { asNodeError, errorItem, fieldError } from '../../nodeErrors';
-import { readMaxParallelRequests, readParameter } from '../itemLoop';
-import { DEFAULT_KEYS_TO_KEEP } from './idempotencyKeys';
-import type { IdempotencyKey } from './idempotencyKeys';
-import { readWaitTimeout } from './wait';
+import { checkMessage, isProblem } from '../../../helpers/message';
+import type { CheckedMessage } from '../../../helpers/message';
+import { parseUserIds } from '../../../helpers/recipients';
+import { asNodeError, errorItem, fieldError } from '../../../nodeErrors';
+import { readMaxParallelRequests, readParameter } from '../../itemLoop';
+import { DEFAULT_KEYS_TO_KEEP } from '../../../neverTwice/idempotencyKeys';
+import type { IdempotencyKey } from '../../../neverTwice/idempotencyKeys';
+import { readWaitTimeout } from '../wait';
 
 export type Audience = 'userIds' | 'user' | 'allUsers' | 'activeUsers';
 

@@ -1,8 +1,8 @@
 import { sleep } from 'n8n-workflow';
 import type { IExecuteFunctions } from 'n8n-workflow';
 
-import { processState, timings } from '../../processState';
-import type { KeyedSendOutcome } from '../../processState';
+import { processState, timings } from '../processState';
+import type { KeyedSendOutcome } from '../processState';
 import type { ClaimOutcome, IdempotencyKey, IdempotencyKeys } from './idempotencyKeys';
 import type { LockOutcome } from './storeLock';
 

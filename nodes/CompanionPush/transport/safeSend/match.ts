@@ -1,4 +1,4 @@
-import type { SendRequest } from './schemas';
+import type { SendRequest } from '../schemas';
 
 /**
  * Whether a send the API shows (an element of the list of sends, or a send's detail record) is the

@@ -1,8 +1,8 @@
 import type { IDataObject, IExecuteFunctions, NodeApiError, NodeOperationError } from 'n8n-workflow';
 
-import type { PoolResult } from '../../helpers/pool';
-import { asNodeError } from '../../nodeErrors';
-import type { SendGroup, SendTask } from './sendPlan';
+import type { PoolResult } from '../../../helpers/pool';
+import { asNodeError } from '../../../nodeErrors';
+import type { SendGroup, SendTask } from './plan';
 
 /*
  * The wording of failures of a Send or Schedule run. When the node stops on an error, n8n drops

@@ -1,7 +1,7 @@
-import { credentialKey, processState } from '../processState';
-import type { PostInFlight, UnresolvedSend } from '../processState';
-import type { CompanionPushContext } from './http';
-import type { SendRequest } from './schemas';
+import { credentialKey, processState } from '../../processState';
+import type { PostInFlight, UnresolvedSend } from '../../processState';
+import type { CompanionPushContext } from '../http';
+import type { SendRequest } from '../schemas';
 
 /*
  * What this process knows of its own sends, per credential (see processState.ts):

@@ -3,16 +3,16 @@ import type { JsonObject } from 'n8n-workflow';
 
 import { randomUUID } from 'crypto';
 
-import { nodeApiError, unexpectedResponse } from './errors';
-import { readJson } from './http';
-import type { CompanionPushContext } from './http';
-import { Tries } from './retry';
-import type { FinalAnswer } from './retry';
-import { sendAcceptedSchema } from './schemas';
-import type { SendRequest } from './schemas';
-import { lookUpSend } from './sendLookup';
-import type { LookupResult } from './sendLookup';
-import { holdSend, sendInFlight, sendResolved, sendUnresolved } from './sendRegistry';
+import { nodeApiError, unexpectedResponse } from '../errors';
+import { readJson } from '../http';
+import type { CompanionPushContext } from '../http';
+import { Tries } from '../retry';
+import type { FinalAnswer } from '../retry';
+import { sendAcceptedSchema } from '../schemas';
+import type { SendRequest } from '../schemas';
+import { lookUpSend } from './lookup';
+import type { LookupResult } from './lookup';
+import { holdSend, sendInFlight, sendResolved, sendUnresolved } from './registry';
 
 export interface SendOutcome {
 	id: string;

@@ -1,8 +1,8 @@
 import { sleep } from 'n8n-workflow';
 import type { DeduplicationScope, IExecuteFunctions } from 'n8n-workflow';
 
-import { oneAtATime } from '../../helpers/oneAtATime';
-import { processState, timings } from '../../processState';
+import { oneAtATime } from '../helpers/oneAtATime';
+import { processState, timings } from '../processState';
 
 /*
  * A lock over n8n's processed-data store, so that the Idempotency Keys' row is read and written by

@@ -1,11 +1,11 @@
 import { NodeOperationError } from 'n8n-workflow';
 import type { IExecuteFunctions, IPairedItemData, NodeApiError } from 'n8n-workflow';
 
-import { batchContentId, toBatches, uniqueUserIds } from '../../helpers/recipients';
-import { asNodeError } from '../../nodeErrors';
-import { listActiveUserIds, listUsers } from '../../transport';
-import { notSentForOtherItems } from './sendFailures';
-import type { Audience, CheckedItem, SendInput } from './sendInput';
+import { batchContentId, toBatches, uniqueUserIds } from '../../../helpers/recipients';
+import { asNodeError } from '../../../nodeErrors';
+import { listActiveUserIds, listUsers } from '../../../transport';
+import { notSentForOtherItems } from './failures';
+import type { Audience, CheckedItem, SendInput } from './input';
 
 /** What one send goes out with: the lead item's message, the recipients, the items it stands for. */
 export interface SendGroup {
