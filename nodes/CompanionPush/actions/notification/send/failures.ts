@@ -2,7 +2,7 @@ import type { IDataObject, IExecuteFunctions, NodeApiError, NodeOperationError }
 
 import type { PoolResult } from '../../../helpers/pool';
 import { asNodeError } from '../../../nodeErrors';
-import type { SendGroup, SendTask } from './plan';
+import type { SendGroup, SendTask } from './types';
 
 /*
  * The wording of failures of a Send or Schedule run. When the node stops on an error, n8n drops

@@ -1,48 +1,13 @@
 import type { IDataObject, IExecuteFunctions, IGetNodeParameterOptions, INodeExecutionData } from 'n8n-workflow';
 
 import { checkMessage, isProblem } from '../../../helpers/message';
-import type { CheckedMessage } from '../../../helpers/message';
 import { parseUserIds } from '../../../helpers/recipients';
 import { asNodeError, errorItem, fieldError } from '../../../nodeErrors';
 import { readMaxParallelRequests, readParameter } from '../../itemLoop';
-import { DEFAULT_KEYS_TO_KEEP } from '../../../neverTwice/idempotencyKeys';
-import type { IdempotencyKey } from '../../../neverTwice/idempotencyKeys';
+import { DEFAULT_KEYS_TO_KEEP } from '../../../neverTwice';
 import { readWaitTimeout } from '../wait';
-
-export type Audience = 'userIds' | 'user' | 'allUsers' | 'activeUsers';
-
-/** One input item, checked: everything needed to send it, read before anything is sent. */
-export interface CheckedItem {
-	itemIndex: number;
-	message: CheckedMessage;
-	audience: Audience;
-	/** The recipients given on the item (for the userIds and user audiences). */
-	userIds: string[];
-	/** Absent for Send, and for a past time sent at once with "Send If Time Is Past". */
-	scheduledAtWithOffset?: string;
-	sentImmediately?: boolean;
-	batchSize: number;
-	waitTimeoutSeconds?: number;
-	/** The option "Idempotency Key", when set. */
-	idempotency?: IdempotencyKey;
-	maxParallelRequests: number;
-}
-
-/** Schedule's reading of "Scheduled At" for an item (see schedule.operation.ts). */
-export type ScheduleReader = (
-	context: IExecuteFunctions,
-	itemIndex: number,
-	options: IDataObject,
-) => Pick<CheckedItem, 'scheduledAtWithOffset' | 'sentImmediately'>;
-
-/** What the input of a Send or Schedule run asks for, checked. */
-export interface SendInput {
-	/** "One Send for All Items": the items' recipients go out together, with the first item's message. */
-	combined: boolean;
-	checkedItems: CheckedItem[];
-	/** The error item of each item that failed its check (when the node continues on fail). */
-	rejected: Map<number, INodeExecutionData>;
-}
+import type { Audience, CheckedItem, ScheduleReader, SendInput } from './types';
+import type { IdempotencyKey } from '../../../neverTwice';
 
 /**
  * Reads and checks every item before anything is sent: with bad input nothing at all is sent (the

@@ -1,37 +1,11 @@
 import { NodeOperationError } from 'n8n-workflow';
-import type { IExecuteFunctions, IPairedItemData, NodeApiError } from 'n8n-workflow';
+import type { IExecuteFunctions, NodeApiError } from 'n8n-workflow';
 
 import { batchContentId, toBatches, uniqueUserIds } from '../../../helpers/recipients';
 import { asNodeError } from '../../../nodeErrors';
 import { listActiveUserIds, listUsers } from '../../../transport';
 import { notSentForOtherItems } from './failures';
-import type { Audience, CheckedItem, SendInput } from './input';
-
-/** What one send goes out with: the lead item's message, the recipients, the items it stands for. */
-export interface SendGroup {
-	lead: CheckedItem;
-	userIds: string[];
-	pairedItems: IPairedItemData[];
-	/** The content ids of its batches, in order, once planned: the event an Idempotency Key names. */
-	layout: string[];
-}
-
-/** One send to make: a batch of a group. */
-export interface SendTask {
-	group: SendGroup;
-	batch: string[];
-	/** The batch's identity by its recipients (see batchContentId). */
-	batchId: string;
-	batchIndex: number;
-	batchCount: number;
-}
-
-export interface SendPlan {
-	groups: SendGroup[];
-	tasks: SendTask[];
-	/** Groups whose audience could not be read or is empty (when the node continues on fail). */
-	groupErrors: Map<SendGroup, NodeApiError | NodeOperationError>;
-}
+import type { Audience, SendGroup, SendInput, SendPlan, SendTask } from './types';
 
 /** One group per item, or one for all items in "One Send for All Items" mode. */
 function groupsOf(input: SendInput): SendGroup[] {

@@ -1,0 +1,67 @@
+import type { IDataObject, IExecuteFunctions, INodeExecutionData, IPairedItemData, NodeApiError, NodeOperationError } from 'n8n-workflow';
+
+import type { CheckedMessage } from '../../../helpers/message';
+import type { IdempotencyKey } from '../../../neverTwice';
+
+/* The shapes the stages of the send path hand each other (see run.ts for the stages). */
+
+export type Audience = 'userIds' | 'user' | 'allUsers' | 'activeUsers';
+
+/** One input item, checked: everything needed to send it, read before anything is sent. */
+export interface CheckedItem {
+	itemIndex: number;
+	message: CheckedMessage;
+	audience: Audience;
+	/** The recipients given on the item (for the userIds and user audiences). */
+	userIds: string[];
+	/** Absent for Send, and for a past time sent at once with "Send If Time Is Past". */
+	scheduledAtWithOffset?: string;
+	sentImmediately?: boolean;
+	batchSize: number;
+	waitTimeoutSeconds?: number;
+	/** The option "Idempotency Key", when set. */
+	idempotency?: IdempotencyKey;
+	maxParallelRequests: number;
+}
+
+/** Schedule's reading of "Scheduled At" for an item (see schedule.operation.ts). */
+export type ScheduleReader = (
+	context: IExecuteFunctions,
+	itemIndex: number,
+	options: IDataObject,
+) => Pick<CheckedItem, 'scheduledAtWithOffset' | 'sentImmediately'>;
+
+/** What the input of a Send or Schedule run asks for, checked. */
+export interface SendInput {
+	/** "One Send for All Items": the items' recipients go out together, with the first item's message. */
+	combined: boolean;
+	checkedItems: CheckedItem[];
+	/** The error item of each item that failed its check (when the node continues on fail). */
+	rejected: Map<number, INodeExecutionData>;
+}
+
+/** What one send goes out with: the lead item's message, the recipients, the items it stands for. */
+export interface SendGroup {
+	lead: CheckedItem;
+	userIds: string[];
+	pairedItems: IPairedItemData[];
+	/** The content ids of its batches, in order, once planned: the event an Idempotency Key names. */
+	layout: string[];
+}
+
+/** One send to make: a batch of a group. */
+export interface SendTask {
+	group: SendGroup;
+	batch: string[];
+	/** The batch's identity by its recipients (see batchContentId). */
+	batchId: string;
+	batchIndex: number;
+	batchCount: number;
+}
+
+export interface SendPlan {
+	groups: SendGroup[];
+	tasks: SendTask[];
+	/** Groups whose audience could not be read or is empty (when the node continues on fail). */
+	groupErrors: Map<SendGroup, NodeApiError | NodeOperationError>;
+}
