@@ -1,8 +1,7 @@
 import type { ICredentialDataDecryptedObject, INode } from 'n8n-workflow';
 
-import type { SendListPage } from './transport/endpoints';
-import type { RenewalFailure } from './transport/errors';
 import type { Pace } from './transport/pace';
+import type { SendListPage } from './transport/schemas';
 
 /*
  * Everything the package keeps in process memory, in one place. n8n runs one copy of this module
@@ -14,10 +13,10 @@ import type { Pace } from './transport/pace';
  * | piece | what it holds | why it is safe with several processes |
  * |---|---|---|
  * | renewalsInFlight | token renewals under way, per credential: items and polls running at the same time share one refresh | each process may renew once per token life; the renewed token is saved in n8n's database, and a 401 first takes a token another process saved since, then renews (at most twice per call, for an API whose refresh revokes the previous token) |
- * | heldSends | ids of sends this process made or recovered lately, per credential, with the send each stands for (its holder: a batch of an execution, or an Idempotency Key); bounded, oldest forgotten first: a lookup after a lost answer never takes a send held by another holder for its own | a send of another process is told apart by its content and creation time (transport/sendLookup.ts); where it cannot be, the outcome is unknown |
+ * | sendOwners | ids of sends this process made or recovered lately, per credential, with the send each stands for (its owner: a batch of an execution, or an Idempotency Key); bounded, oldest forgotten first: a lookup after a lost answer never takes a send of another owner for its own | a send of another process is told apart by its content and creation time (transport/safeSend/lookup.ts); where it cannot be, the outcome is unknown |
  * | postsInFlight | the sends of this process whose answer has not come yet, with their content: a lookup waits for those that look like its own before it decides, so a sibling's send is never taken for its own before the sibling learns its id | only this process's sends have answers still to come here |
  * | unresolvedSends | the sends of this process whose outcome stayed unknown lately, with their content (bounded, oldest forgotten first): a send exactly like one of them that another send's lookup finds may be that one, so it proves nothing (the outcome is unknown) | a send of another process is told apart by its content and creation time only; where it cannot be, the outcome is unknown |
- * | keysInFlight | Idempotency Keys this process sent under lately (bounded, oldest forgotten first), with the outcome or its promise: a copy of the key waits for that send's outcome instead of guessing, and names its send | across processes the keys' claim protocol decides (actions/notification/idempotencyKeys.ts) |
+ * | keysInFlight | Idempotency Keys this process sent under lately (bounded, oldest forgotten first), with the outcome or its promise: a copy of the key waits for that send's outcome instead of guessing, and names its send | across processes the keys' claim protocol decides (neverTwice/idempotencyKeys.ts) |
  * | paces | how many requests of a credential may be in flight after 429s | each process adapts to the service on its own; N processes start at N x the node's bound and each halves at its first 429 |
  * | storeQueues | claims of Idempotency Keys one at a time in this process (they would only contend for the store's lock) | across processes the store's lock orders them |
  * | polledContexts | the poll contexts n8n has polled with, to tell the poll n8n runs while activating a trigger | triggers poll on the main process only |
@@ -66,6 +65,15 @@ export const DEFAULT_TIMINGS: Timings = {
 	storeLockBudgetMs: 20_000,
 };
 
+/** Why the credential's preAuthentication failed (its TokenRenewalError, which n8n wraps). A
+ * refusal (wrong secret, revoked refresh token) is final; an unreachable or busy (429, 5xx)
+ * token endpoint is `retryable`. The message never holds a secret. */
+export interface RenewalFailure {
+	message: string;
+	retryable: boolean;
+	httpCode?: number;
+}
+
 /** A forced token renewal: the renewed credential data, or why it failed (shared too: a refused
  * secret is asked once). */
 export interface RenewalResult {
@@ -75,15 +83,15 @@ export interface RenewalResult {
 
 /** A send of this process whose answer has not come yet. */
 export interface PostInFlight {
-	/** Its content but the recipients (see transport/sendRegistry.ts). */
+	/** Its content but the recipients (see transport/safeSend/registry.ts). */
 	lookalike: string;
-	holder: string;
+	owner: string;
 	answered: Promise<void>;
 }
 
 /** A send of this process whose outcome stayed unknown: it may be registered, and no id is held for it. */
 export interface UnresolvedSend {
-	/** Its content but the recipients, and its recipients (see transport/sendRegistry.ts). */
+	/** Its content but the recipients, and its recipients (see transport/safeSend/registry.ts). */
 	lookalike: string;
 	recipients: string;
 	/** When it was last tried (n8n's clock). */
@@ -100,9 +108,9 @@ export interface KeyedSendOutcome {
 
 interface ProcessState {
 	renewalsInFlight: Map<string, Promise<RenewalResult>>;
-	heldSends: Map<string, Map<string, string>>;
+	sendOwners: Map<string, Map<string, string>>;
 	postsInFlight: Map<string, Set<PostInFlight>>;
-	/** Per credential, by holder. */
+	/** Per credential, by owner. */
 	unresolvedSends: Map<string, Map<string, UnresolvedSend>>;
 	keysInFlight: Map<string, Promise<KeyedSendOutcome>>;
 	paces: Map<string, Pace>;
@@ -116,7 +124,7 @@ interface ProcessState {
 function freshState(): ProcessState {
 	return {
 		renewalsInFlight: new Map(),
-		heldSends: new Map(),
+		sendOwners: new Map(),
 		postsInFlight: new Map(),
 		unresolvedSends: new Map(),
 		keysInFlight: new Map(),

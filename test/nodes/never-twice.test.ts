@@ -7,7 +7,8 @@
  */
 import type { IDataObject } from 'n8n-workflow';
 
-import { entriesOf, MINUTE_MS } from '../../nodes/CompanionPush/neverTwice/idempotencyKeys';
+import { MINUTE_MS } from '../../nodes/CompanionPush/helpers/time';
+import { entriesOf } from '../../nodes/CompanionPush/neverTwice/idempotencyKeys';
 import { batchContentId } from '../../nodes/CompanionPush/helpers/recipients';
 import { resetProcessState, useTimings } from '../../nodes/CompanionPush/processState';
 import { nodeResult, nodeWorkflow, retryWorkflow, runWorkflow } from '../../devkit/engine';

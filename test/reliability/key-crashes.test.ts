@@ -11,7 +11,7 @@
 import type { DeduplicationScope, ICheckProcessedOptions, IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
 import { IdempotencyKeys } from '../../nodes/CompanionPush/neverTwice/idempotencyKeys';
-import type { ClaimOutcome, EventClaim, IdempotencyKey } from '../../nodes/CompanionPush/neverTwice/idempotencyKeys';
+import type { ClaimOutcome, IdempotencyKey, StoreClaim } from '../../nodes/CompanionPush/neverTwice/idempotencyKeys';
 import { resetProcessState } from '../../nodes/CompanionPush/processState';
 import { MemoryProcessedData } from '../../devkit/processedData';
 
@@ -45,7 +45,7 @@ function runIn(store: MemoryProcessedData, writesBeforeDeath = Infinity): { keys
 	return { keys: new IdempotencyKeys(context), writes: () => writes };
 }
 
-const claimedEvent = (outcome: ClaimOutcome): EventClaim => {
+const claimedEvent = (outcome: ClaimOutcome): StoreClaim => {
 	if (outcome.state === 'storeFailed') throw new Error(`the store failed: ${outcome.reason}`);
 	return outcome;
 };
@@ -65,7 +65,7 @@ describe('n8n dies in the middle of an event with an Idempotency Key', () => {
 	const layout = ['batch-a'];
 
 	test('during the first run (claim, send, confirm): the next run never takes an unsent event as used, nor a sent one as free', async () => {
-		const firstRun = async ({ keys }: ReturnType<typeof runIn>, done: { claimed?: EventClaim; confirmed?: boolean } = {}) => {
+		const firstRun = async ({ keys }: ReturnType<typeof runIn>, done: { claimed?: StoreClaim; confirmed?: boolean } = {}) => {
 			const claim = await keys.claim(KEY, layout);
 			if (claim.state !== 'claimed') return;
 			done.claimed = claim; // from here on, the send may have been made
@@ -76,7 +76,7 @@ describe('n8n dies in the middle of an event with an Idempotency Key', () => {
 		const seen: string[] = [];
 		for (let deathAfter = 0; deathAfter <= total; deathAfter++) {
 			const store = new MemoryProcessedData();
-			const done: { claimed?: EventClaim; confirmed?: boolean } = {};
+			const done: { claimed?: StoreClaim; confirmed?: boolean } = {};
 			await firstRun(runIn(store, deathAfter), done);
 			const next = claimedEvent(await runIn(store).keys.claim(KEY, layout));
 			seen.push(`${deathAfter}: ${next.state}`);

@@ -4,7 +4,8 @@
  */
 import type { NotificationDetail } from '../../nodes/CompanionPush/transport';
 import { detectEvents, matchesFilters, TRIGGER_EVENTS } from '../../nodes/CompanionPush/trigger/events';
-import { MAX_BACKOFF_MINUTES, MINUTE_MS, planReads, scheduleNextRead } from '../../nodes/CompanionPush/trigger/plan';
+import { MINUTE_MS } from '../../nodes/CompanionPush/helpers/time';
+import { MAX_BACKOFF_MINUTES, planReads, scheduleNextRead } from '../../nodes/CompanionPush/trigger/plan';
 import {
 	ageOut,
 	initialState,

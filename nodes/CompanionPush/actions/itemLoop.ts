@@ -6,9 +6,9 @@ import { asNodeError, errorItem, fieldError } from '../nodeErrors';
 import type { NothingSent } from '../nodeErrors';
 
 /** Max Parallel Requests: its default and bound. Over https each request holds its slot for about
- * three round trips (n8n's helper opens a new connection per request), so at a 40 ms service 50 in
- * flight took 1.2x to 1.5x the time of 100 for 200 and 1,000 sends in a real n8n, and 25 took 2.8x
- * (bench/RESULTS.md, row 12); a service that answers 429 slows the pace down by itself. */
+ * three round trips (n8n's helper opens a new connection per request), so fewer in flight cost more
+ * time than they save (`npm run bench` measures it); a service that answers 429 slows the pace
+ * down by itself. */
 export const DEFAULT_MAX_PARALLEL_REQUESTS = 100;
 export const MAX_PARALLEL_REQUESTS = 100;
 

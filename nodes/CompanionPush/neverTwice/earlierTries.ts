@@ -15,13 +15,13 @@ import type { IExecuteFunctions } from 'n8n-workflow';
  *
  * A record is keyed by the node's run index (a node in a loop runs several times), the item that
  * leads the send and the batch's content id (its recipients, so a changed audience is noticed, not
- * taken for the same batch). It holds the send's holder (its identity for lookups, the same in
+ * taken for the same batch). It holds the send's owner (its identity for lookups, the same in
  * every try), and its id and status, or, when its outcome stayed unknown, the time from which the
  * list of sends must be searched before it is sent again. A node run that ends without an error
  * drops its records: nothing runs it again.
  */
 export interface EarlierSend {
-	holder: string;
+	owner: string;
 	id?: string;
 	status?: string;
 	/** The outcome stayed unknown (a lost answer): search the list of sends from this time. */
@@ -50,9 +50,9 @@ export class EarlierTries {
 		return this.records[this.key(itemIndex, batchId)];
 	}
 
-	/** The holder of a batch: the earlier tries' one, or a new one. */
-	holderOf(itemIndex: number, batchId: string): string {
-		return this.get(itemIndex, batchId)?.holder ?? `send:${randomUUID()}`;
+	/** The owner of a batch's send: the earlier tries' one, or a new one. */
+	ownerOf(itemIndex: number, batchId: string): string {
+		return this.get(itemIndex, batchId)?.owner ?? `send:${randomUUID()}`;
 	}
 
 	/** The content ids of the batches earlier tries sent or left unknown for an item. */
@@ -63,12 +63,12 @@ export class EarlierTries {
 			.map((key) => key.slice(prefix.length));
 	}
 
-	sent(itemIndex: number, batchId: string, holder: string, id: string, status: string): void {
-		this.records[this.key(itemIndex, batchId)] = { holder, id, status };
+	sent(itemIndex: number, batchId: string, owner: string, id: string, status: string): void {
+		this.records[this.key(itemIndex, batchId)] = { owner, id, status };
 	}
 
-	unknown(itemIndex: number, batchId: string, holder: string, since: number): void {
-		this.records[this.key(itemIndex, batchId)] = { holder, unknownSince: since };
+	unknown(itemIndex: number, batchId: string, owner: string, since: number): void {
+		this.records[this.key(itemIndex, batchId)] = { owner, unknownSince: since };
 	}
 
 	notSent(itemIndex: number, batchId: string): void {

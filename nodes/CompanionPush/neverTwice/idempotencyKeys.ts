@@ -1,5 +1,6 @@
 import type { DeduplicationScope, IExecuteFunctions } from 'n8n-workflow';
 
+import { MINUTE_MS } from '../helpers/time';
 import { withStoreLock } from './storeLock';
 import type { LockOutcome } from './storeLock';
 
@@ -45,12 +46,10 @@ export interface IdempotencyKey {
 	keysToKeep: number;
 }
 
-/** Every claim and confirmation rewrites the keys' whole row under the lock: measured in queue mode
- * (Postgres, 2 workers), 10,000 kept events add about 90 ms of serialized store time per keyed event
- * (at most about 11 events a second per workflow), 100,000 about 750 ms; 5,000 about half of 10,000. */
+/** Every claim and confirmation rewrites the keys' whole row under the lock, so the time of a keyed
+ * event grows with the events kept (docs/scaling-out.md has the figures). */
 export const DEFAULT_KEYS_TO_KEEP = 5_000;
 
-export const MINUTE_MS = 60_000;
 const MINUTES_PER_PERIOD = 10;
 /** How far back an unconfirmed claim's time is looked for: 48 hours of 10-minute periods. */
 const PERIODS_LOOKED_AT = 288;
@@ -62,7 +61,7 @@ const ROW_SLACK = 2_000;
 const PROBE_ROOM = PERIODS_LOOKED_AT + MINUTES_PER_PERIOD + 1 + 100;
 
 /** Where an event's claim stands: what a caller needs to confirm or release it later. */
-export interface EventClaim {
+export interface StoreClaim {
 	state: 'claimed' | 'used' | 'unconfirmed';
 	/** The start of the minute the event was claimed in, when known. */
 	claimedAt?: number;
@@ -72,7 +71,7 @@ export interface EventClaim {
 	sameLayout: boolean;
 }
 
-export type ClaimOutcome = EventClaim | { state: 'storeFailed'; reason: string };
+export type ClaimOutcome = StoreClaim | { state: 'storeFailed'; reason: string };
 
 /** The values stored for one event (each hashed by n8n). JSON keeps their parts apart. */
 export function entriesOf(key: string, layout: string[]) {
@@ -126,7 +125,7 @@ export class IdempotencyKeys {
 	async claim(idempotency: IdempotencyKey, layout: string[]): Promise<ClaimOutcome> {
 		const entries = entriesOf(idempotency.key, layout);
 		const nowMinute = Math.floor(Date.now() / MINUTE_MS);
-		const outcome = await this.locked(idempotency, async (): Promise<EventClaim> => {
+		const outcome = await this.locked(idempotency, async (): Promise<StoreClaim> => {
 			// `claimed` first: when the row is full, the oldest entries go first, and an event that lost
 			// `claimed` but kept `pending` would look sent.
 			const fresh = await this.record(idempotency, [entries.claimed, entries.pending]);
@@ -191,7 +190,7 @@ export class IdempotencyKeys {
 
 	/** Every batch of the event was accepted: the key is used. One write takes out its working
 	 * entries (n8n dying before it leaves the event unconfirmed, looked up by the next run). */
-	async confirm(idempotency: IdempotencyKey, layout: string[], claim: EventClaim): Promise<LockOutcome<void>> {
+	async confirm(idempotency: IdempotencyKey, layout: string[], claim: StoreClaim): Promise<LockOutcome<void>> {
 		const entries = entriesOf(idempotency.key, layout);
 		return await this.locked(idempotency, async () => {
 			const batches = layout.length > 1 ? layout.map(entries.batchAccepted) : [];
@@ -200,7 +199,7 @@ export class IdempotencyKeys {
 	}
 
 	/** Nothing of the event was sent (the API refused it): the key is free for the next run. */
-	async release(idempotency: IdempotencyKey, layout: string[], claim: EventClaim): Promise<LockOutcome<void>> {
+	async release(idempotency: IdempotencyKey, layout: string[], claim: StoreClaim): Promise<LockOutcome<void>> {
 		const entries = entriesOf(idempotency.key, layout);
 		return await this.locked(idempotency, async () => {
 			// `claimed` in the same write as the rest: nothing is left that looks used.

@@ -54,8 +54,8 @@ export class KeyedEvent {
 		this.inProcessKey = JSON.stringify([context.getWorkflow().id ?? '', row, idempotency.key]);
 	}
 
-	/** The identity of one batch's send for lookups: every copy of the event shares it. */
-	holder(batchId: string): string {
+	/** The owner of one batch's send, its identity for lookups: every copy of the event shares it. */
+	ownerOf(batchId: string): string {
 		return `key:${this.inProcessKey}:${batchId}`;
 	}
 

@@ -14,7 +14,7 @@ import {
 	notificationDetailSchema,
 	userPageSchema,
 } from './schemas';
-import type { ListedNotification, NotificationDetail, User } from './schemas';
+import type { ListedNotification, NotificationDetail, SendListPage, User } from './schemas';
 
 /** The spec's page size limit for GET /user/list. */
 export const USER_PAGE_SIZE = 1000;
@@ -103,13 +103,6 @@ export async function cancelNotification(
 		}
 		throw notCancelable(context.getNode(), notificationId, current.notification.status, itemIndex);
 	}
-}
-
-export interface SendListPage {
-	items: ListedNotification[];
-	total?: number;
-	/** The server's clock when it answered (its Date header), when it sent one. */
-	serverTimeMs?: number;
 }
 
 const sendListSchema = z.unknown().transform((body, context) => {

@@ -1,6 +1,7 @@
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 import type { INode, JsonObject } from 'n8n-workflow';
 
+import type { RenewalFailure } from '../processState';
 import type { NoAnswer } from './http';
 import { excerpt } from './schemas';
 
@@ -136,15 +137,6 @@ function redirectError(node: INode, failure: ApiFailure): NodeApiError {
 		httpCode: String(failure.status),
 		itemIndex: failure.itemIndex,
 	});
-}
-
-/** Why the credential's preAuthentication failed (its TokenRenewalError, which n8n wraps). A
- * refusal (wrong secret, revoked refresh token) is final; an unreachable or busy (429, 5xx)
- * token endpoint is `retryable`. The message never holds a secret. */
-export interface RenewalFailure {
-	message: string;
-	retryable: boolean;
-	httpCode?: number;
 }
 
 /** The access token could not be renewed, so the request was not sent. */

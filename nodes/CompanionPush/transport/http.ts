@@ -10,7 +10,7 @@ import type {
 
 import { withoutUserInfo } from '../../../credentials/CompanionPushApi.credentials';
 import { CREDENTIAL_TYPE } from '../processState';
-import type { RenewalFailure } from './errors';
+import type { RenewalFailure } from '../processState';
 
 /** Every n8n context the nodes call the API from. */
 export type CompanionPushContext = IExecuteFunctions | IPollFunctions | ILoadOptionsFunctions;

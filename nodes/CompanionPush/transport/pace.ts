@@ -1,8 +1,5 @@
 import { sleep } from 'n8n-workflow';
 
-import { credentialKey, processState } from '../processState';
-import type { CompanionPushContext } from './http';
-
 /** Above this, a pace that grew back after 429s has no limit of its own any more. */
 const UNLIMITED_FROM = 1000;
 
@@ -52,11 +49,4 @@ export class Pace {
 		this.limit = this.limit + 1 >= UNLIMITED_FROM ? Infinity : this.limit + 1;
 		this.waiting.shift()?.();
 	}
-}
-
-export function paceOf(context: CompanionPushContext): Pace {
-	const key = credentialKey(context);
-	let pace = processState.paces.get(key);
-	if (!pace) processState.paces.set(key, (pace = new Pace()));
-	return pace;
 }

@@ -2,11 +2,11 @@ import { sleep } from 'n8n-workflow';
 import type { NodeApiError } from 'n8n-workflow';
 
 import { withoutUserInfo } from '../../../credentials/CompanionPushApi.credentials';
-import { timings } from '../processState';
+import { credentialKey, processState, timings } from '../processState';
 import type { RetryPolicy } from '../processState';
 import { apiError, networkError, renewalError, unexpectedResponse } from './errors';
 import type { Answer, ApiCall, CompanionPushContext } from './http';
-import { paceOf } from './pace';
+import { Pace } from './pace';
 import { exchange } from './tokenRenewal';
 
 /**
@@ -152,4 +152,12 @@ export class Tries {
 		const location = typeof answer.headers.location === 'string' ? withoutUserInfo(answer.headers.location) : undefined;
 		return apiError(node, { status: answer.status, body: answer.body, location, action, itemIndex });
 	}
+}
+
+/** The pace of a credential's requests in this process (processState.paces). */
+export function paceOf(context: CompanionPushContext): Pace {
+	const key = credentialKey(context);
+	let pace = processState.paces.get(key);
+	if (!pace) processState.paces.set(key, (pace = new Pace()));
+	return pace;
 }

@@ -10,9 +10,6 @@ const id = z.union([z.string(), z.number()]).transform(String);
 const timestamp = z.string().nullable().optional();
 const count = z.number().int().nonnegative().catch(0);
 
-export { SEND_STATES } from '../helpers/sendStates';
-export const DELIVERY_STATES = ['sent', 'opened', 'failed', 'no_device'] as const;
-
 export const userSchema = z
 	.object({
 		id,
@@ -165,4 +162,12 @@ export interface SendRequest {
 	deeplink?: string;
 	scheduled_at?: string;
 	announcement_id?: string;
+}
+
+/** One page of the list of sends, as read. */
+export interface SendListPage {
+	items: ListedNotification[];
+	total?: number;
+	/** The server's clock when it answered (its Date header), when it sent one. */
+	serverTimeMs?: number;
 }

@@ -41,7 +41,7 @@ export function tokenNeedsRenewal(credentials: ICredentialDataDecryptedObject, n
 }
 
 /** An answer and the access token it was sent with. */
-interface Attempt {
+interface RenewalAttempt {
 	answer: Answer;
 	token: unknown;
 }
@@ -74,7 +74,7 @@ async function sendWithRenewedToken(
 	call: ApiCall,
 	baseUrl: string,
 	credentials: ICredentialDataDecryptedObject,
-): Promise<Attempt> {
+): Promise<RenewalAttempt> {
 	const key = credentialKey(context);
 	const renewal = processState.renewalsInFlight.get(key);
 	if (renewal) {
@@ -166,7 +166,7 @@ export async function exchange(context: CompanionPushContext, call: ApiCall): Pr
 		throw new NodeOperationError(context.getNode(), (error as Error).message, { itemIndex: call.itemIndex });
 	}
 	let renewals = 0;
-	let attempt: Attempt;
+	let attempt: RenewalAttempt;
 	if (tokenNeedsRenewal(credentials, Date.now())) {
 		renewals++;
 		attempt = await sendWithRenewedToken(context, call, baseUrl, credentials);

@@ -1,4 +1,5 @@
 import { isSettled } from '../helpers/sendStates';
+import { MINUTE_MS } from '../helpers/time';
 import type { TriggerState, WatchedSend } from './state';
 
 /**
@@ -10,7 +11,6 @@ import type { TriggerState, WatchedSend } from './state';
  * poll, given to the sends most overdue, so every send gets its turn.
  */
 
-export const MINUTE_MS = 60_000;
 export const MAX_BACKOFF_MINUTES = 60;
 /** A send due a few seconds after this poll is read now: polls do not run at exact times. */
 export const DUE_TOLERANCE_MS = 5_000;

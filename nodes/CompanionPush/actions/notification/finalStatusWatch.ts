@@ -57,6 +57,9 @@ export class FinalStatusWatch {
 	) {}
 
 	/** Resolves when the send leaves "sending"/"scheduled", or when `timeoutSeconds` pass. */
+	/** With `wantsDetail` (Get), the result always carries the send's detail, read once it is final. */
+	follow(id: string, timeoutSeconds: number, itemIndex: number, wantsDetail: true): Promise<WaitResult & { detail: NotificationDetail }>;
+	follow(id: string, timeoutSeconds: number, itemIndex: number): Promise<WaitResult>;
 	follow(id: string, timeoutSeconds: number, itemIndex: number, wantsDetail = false): Promise<WaitResult> {
 		return new Promise<WaitResult>((resolve, reject) => {
 			const startedAt = Date.now();

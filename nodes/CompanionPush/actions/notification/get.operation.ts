@@ -50,7 +50,7 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 			const waitTimeoutSeconds = readWaitTimeout(this, options, itemIndex);
 			if (waitTimeoutSeconds !== undefined) {
 				const result = await watch.follow(notificationId, waitTimeoutSeconds, itemIndex, true);
-				detail = result.detail ?? (await getNotification(this, notificationId, itemIndex));
+				detail = result.detail;
 				waited = waitFields(result);
 			} else {
 				detail = await getNotification(this, notificationId, itemIndex);

@@ -3,12 +3,11 @@ import { sleep } from 'n8n-workflow';
 import { parseTime } from '../../helpers/time';
 import { processState, timings } from '../../processState';
 import { getNotification, listNotificationsPage } from '../endpoints';
-import type { SendListPage } from '../endpoints';
 import type { CompanionPushContext } from '../http';
-import type { ListedNotification, SendRequest } from '../schemas';
+import type { ListedNotification, SendListPage, SendRequest } from '../schemas';
 import { combine, compareDeliveries, compareSend, matchOf, notShown } from './match';
 import type { Comparison } from './match';
-import { holderOf, lookalikesAnswered, unresolvedLookalike } from './registry';
+import { lookalikesAnswered, ownerOfSend, unresolvedLookalike } from './registry';
 
 /**
  * After a send whose answer was lost, finds out from the list of sends what became of it: exactly
@@ -16,9 +15,9 @@ import { holderOf, lookalikesAnswered, unresolvedLookalike } from './registry';
  * - ours is a send that matches every field we sent that the API shows (title, body, recipients as
  *   a set, scheduled time; image, deeplink and announcement when shown; a detail read fills in what
  *   the list leaves out), created inside the window that starts at this send's first attempt (on the
- *   API's clock, from its Date header, with a margin), and not held by another send of this process;
+ *   API's clock, from its Date header, with a margin), and not owned by another send of this process;
  * - one such send, and nothing else that could be ours: found, unless another send of this process
- *   exactly like it stayed unresolved (its outcome unknown, so no id is held for it): that one may
+ *   exactly like it stayed unresolved (its outcome unknown, so no id is recorded for it): that one may
  *   be the send listed, so the outcome is unknown;
  * - nothing that could be ours, seen twice `lookupSettleMs` apart, each time reading back past the
  *   window's start (or to the end of the list): absent, so the caller may send;
@@ -33,8 +32,8 @@ export type LookupResult =
 
 export interface Lookup {
 	request: SendRequest;
-	/** The send this one stands for (see sendRegistry.ts): sends held by others are never ours. */
-	holder: string;
+	/** The send this one stands for (see registry.ts): sends owned by others are never ours. */
+	owner: string;
 	/** When the first attempt of this send started, on n8n's clock. */
 	firstAttemptAt: number;
 	itemIndex?: number;
@@ -125,15 +124,15 @@ type Decision = LookupResult | { kind: 'none' };
 /** Which candidates are ours: those the list shows well enough, and the others after a detail read. */
 async function decide(context: CompanionPushContext, lookup: Lookup, reading: Reading): Promise<Decision> {
 	// A send of this process still waiting for its answer may be among the candidates: its id is
-	// known (held) once the answer comes.
-	await lookalikesAnswered(context, lookup.request, lookup.holder);
+	// known (recorded) once the answer comes.
+	await lookalikesAnswered(context, lookup.request, lookup.owner);
 	const wanted = new Set(lookup.request.target_user_ids);
 	const exact: Candidate[] = [];
 	const undecided: Candidate[] = [];
 	let detailsRead = 0;
 	for (const candidate of reading.candidates) {
-		const holder = holderOf(context, candidate.listed.id);
-		if (holder !== undefined && holder !== lookup.holder) continue;
+		const owner = ownerOfSend(context, candidate.listed.id);
+		if (owner !== undefined && owner !== lookup.owner) continue;
 		let { comparison } = candidate;
 		let createdAt = parseTime(candidate.listed.created_at);
 		let match = matchOf(comparison, lookup.request);
@@ -156,7 +155,7 @@ async function decide(context: CompanionPushContext, lookup: Lookup, reading: Re
 	}
 	if (exact.length === 1 && undecided.length === 0) {
 		const { id, status } = exact[0].listed;
-		if (unresolvedLookalike(context, lookup.request, lookup.holder, lookup.firstAttemptAt - MARGIN_WITHOUT_SERVER_CLOCK_MS)) {
+		if (unresolvedLookalike(context, lookup.request, lookup.owner, lookup.firstAttemptAt - MARGIN_WITHOUT_SERVER_CLOCK_MS)) {
 			return { kind: 'unknown', reason: `the list holds a send exactly like it (${id}), which may be another send of this process whose outcome stayed unknown` };
 		}
 		return { kind: 'found', id, status: status ?? 'sending' };

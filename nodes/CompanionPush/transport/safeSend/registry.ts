@@ -5,18 +5,18 @@ import type { SendRequest } from '../schemas';
 
 /*
  * What this process knows of its own sends, per credential (see processState.ts):
- * - held sends: the id of every send it made or recovered lately, with its holder, the send it
+ * - send owners: the id of every send it made or recovered lately, with its owner, the send it
  *   stands for (a batch of one execution, or an Idempotency Key, which copies of one event share);
  * - sends in flight: those whose answer has not come yet, with what they look like in the list;
  * - unresolved sends: those whose outcome stayed unknown, with what they look like.
- * A lookup after a lost answer takes no send held by another holder, waits for the sends in flight
+ * A lookup after a lost answer takes no send owned by another owner, waits for the sends in flight
  * that look like its own before it decides, and takes no send exactly like an unresolved send of
- * another holder (it may be that one).
+ * another owner (it may be that one).
  */
 
 /** Ids kept per credential; the oldest are forgotten first. A lookup looks at seconds to hours of
  * sends, far fewer than this. */
-const HELD_SENDS_LIMIT = 20_000;
+const OWNED_SENDS_LIMIT = 20_000;
 /** Unresolved sends kept per credential; the oldest are forgotten first (a lookup only asks about
  * the last minutes). */
 const UNRESOLVED_SENDS_LIMIT = 1_000;
@@ -36,13 +36,13 @@ function setNewest<K, V>(map: Map<K, V>, key: K, value: V, limit: number): void 
 	if (map.size > limit) map.delete(map.keys().next().value!);
 }
 
-export function holdSend(context: CompanionPushContext, id: string, holder: string): void {
-	setNewest(ofCredential(processState.heldSends, context, () => new Map<string, string>()), id, holder, HELD_SENDS_LIMIT);
+export function recordOwner(context: CompanionPushContext, id: string, owner: string): void {
+	setNewest(ofCredential(processState.sendOwners, context, () => new Map<string, string>()), id, owner, OWNED_SENDS_LIMIT);
 }
 
-/** The holder of a send this process made or recovered, if any. */
-export function holderOf(context: CompanionPushContext, id: string): string | undefined {
-	return processState.heldSends.get(credentialKey(context))?.get(id);
+/** The owner of a send this process made or recovered, if any. */
+export function ownerOfSend(context: CompanionPushContext, id: string): string | undefined {
+	return processState.sendOwners.get(credentialKey(context))?.get(id);
 }
 
 /** What a send looks like when its recipients cannot be seen: every other field it carries. Two
@@ -53,11 +53,11 @@ export function lookalikeOf(request: SendRequest): string {
 }
 
 /** Registers a send about to go out; call the returned function once its answer came (or not). */
-export function sendInFlight(context: CompanionPushContext, request: SendRequest, holder: string): () => void {
+export function sendInFlight(context: CompanionPushContext, request: SendRequest, owner: string): () => void {
 	const key = credentialKey(context);
 	const posts = ofCredential(processState.postsInFlight, context, () => new Set<PostInFlight>());
 	let answered!: () => void;
-	const post: PostInFlight = { lookalike: lookalikeOf(request), holder, answered: new Promise((resolve) => (answered = resolve)) };
+	const post: PostInFlight = { lookalike: lookalikeOf(request), owner, answered: new Promise((resolve) => (answered = resolve)) };
 	posts.add(post);
 	return () => {
 		posts.delete(post);
@@ -67,37 +67,36 @@ export function sendInFlight(context: CompanionPushContext, request: SendRequest
 }
 
 /** Waits until every send of this process in flight now that looks like `request` and stands for
- * another holder has its answer (and so, when accepted, its id is held). Returns how many it waited for. */
-export async function lookalikesAnswered(context: CompanionPushContext, request: SendRequest, holder: string): Promise<number> {
+ * another owner has its answer (and so, when accepted, its id is recorded). */
+export async function lookalikesAnswered(context: CompanionPushContext, request: SendRequest, owner: string): Promise<void> {
 	const lookalike = lookalikeOf(request);
 	const pending = [...(processState.postsInFlight.get(credentialKey(context)) ?? [])].filter(
-		(post) => post.holder !== holder && post.lookalike === lookalike,
+		(post) => post.owner !== owner && post.lookalike === lookalike,
 	);
 	await Promise.all(pending.map(async (post) => await post.answered));
-	return pending.length;
 }
 
 function recipientsOf(request: SendRequest): string {
 	return JSON.stringify([...new Set(request.target_user_ids)].sort());
 }
 
-/** The send of `holder` ended with its outcome unknown: it may be registered without an id held here. */
-export function sendUnresolved(context: CompanionPushContext, request: SendRequest, holder: string): void {
+/** The send of `owner` ended with its outcome unknown: it may be registered without an id held here. */
+export function sendUnresolved(context: CompanionPushContext, request: SendRequest, owner: string): void {
 	const unresolved = ofCredential(processState.unresolvedSends, context, () => new Map<string, UnresolvedSend>());
-	setNewest(unresolved, holder, { lookalike: lookalikeOf(request), recipients: recipientsOf(request), triedAt: Date.now() }, UNRESOLVED_SENDS_LIMIT);
+	setNewest(unresolved, owner, { lookalike: lookalikeOf(request), recipients: recipientsOf(request), triedAt: Date.now() }, UNRESOLVED_SENDS_LIMIT);
 }
 
-/** The send of `holder` was accepted, found, or proven not sent. */
-export function sendResolved(context: CompanionPushContext, holder: string): void {
-	processState.unresolvedSends.get(credentialKey(context))?.delete(holder);
+/** The send of `owner` was accepted, found, or proven not sent. */
+export function sendResolved(context: CompanionPushContext, owner: string): void {
+	processState.unresolvedSends.get(credentialKey(context))?.delete(owner);
 }
 
-/** Whether a send of another holder exactly like `request` (recipients included) stayed unresolved,
+/** Whether a send of another owner exactly like `request` (recipients included) stayed unresolved,
  * tried since `since`: a send the list shows exactly like `request` may be that one. */
-export function unresolvedLookalike(context: CompanionPushContext, request: SendRequest, holder: string, since: number): boolean {
+export function unresolvedLookalike(context: CompanionPushContext, request: SendRequest, owner: string, since: number): boolean {
 	const lookalike = lookalikeOf(request);
 	const recipients = recipientsOf(request);
 	return [...(processState.unresolvedSends.get(credentialKey(context)) ?? new Map<string, UnresolvedSend>())].some(
-		([other, send]) => other !== holder && send.lookalike === lookalike && send.recipients === recipients && send.triedAt >= since,
+		([other, send]) => other !== owner && send.lookalike === lookalike && send.recipients === recipients && send.triedAt >= since,
 	);
 }

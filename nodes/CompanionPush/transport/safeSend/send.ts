@@ -12,7 +12,7 @@ import { sendAcceptedSchema } from '../schemas';
 import type { SendRequest } from '../schemas';
 import { lookUpSend } from './lookup';
 import type { LookupResult } from './lookup';
-import { holdSend, sendInFlight, sendResolved, sendUnresolved } from './registry';
+import { recordOwner, sendInFlight, sendResolved, sendUnresolved } from './registry';
 
 export interface SendOutcome {
 	id: string;
@@ -23,20 +23,25 @@ export interface SendOutcome {
 	attempts: number;
 }
 
+/** A try of this send that may already be registered: an earlier node try or execution, or the run
+ * that claimed its Idempotency Key, whose outcome is not known. */
+export interface EarlierAttempt {
+	/** When it may have started, on n8n's clock: the list of sends is read from then on. */
+	since: number;
+	/** What it was, for `recoveredAfter` and for the error when nothing can be told. */
+	cause: string;
+	/** Whether `since` is when a known attempt started. When it is only a reach back (nothing tells
+	 * when, or whether, an attempt was made), a send found there shows only that this one may have
+	 * been made: the outcome is then unknown. */
+	sinceIsAttempt: boolean;
+}
+
 export interface SendOptions {
-	/** The send this one stands for (see sendRegistry.ts): a batch of one execution, or an
-	 * Idempotency Key. A lookup never takes a send another holder of this process made. */
-	holder?: string;
-	/** This send may already be registered: an earlier attempt (an earlier node try or execution, or
-	 * the run that claimed its Idempotency Key) started at this time and its outcome is not known.
-	 * The list of sends is read first, from then on. */
-	lookUpFrom?: number;
-	/** Why the list is searched first, for `recoveredAfter`. */
-	lookUpReason?: string;
-	/** Whether a send found by that first lookup is taken as this one (`take`, the default), or only
-	 * shows that this one may have been made: then the outcome is unknown (`unknown`), for a lookup
-	 * whose window is a guess rather than the time of an attempt. */
-	ifFoundFirst?: 'take' | 'unknown';
+	/** The send this one stands for (see registry.ts): a batch of one execution, or an Idempotency
+	 * Key. A lookup never takes a send another owner of this process made. */
+	owner?: string;
+	/** Set when an earlier attempt may have registered this send: the list is read first. */
+	earlierAttempt?: EarlierAttempt;
 }
 
 /** What a failed send left behind, in `error.context.sendOutcome`: `notSent` (certainly nothing
@@ -76,7 +81,7 @@ function outcomeUnknown(context: CompanionPushContext, cause: string, reason: st
  * - 400, 403, 404, 409, 422: an error for the workflow, not repeated; nothing was registered.
  * - No connection at all (refused, host not found, TLS failed): nothing was registered; tried again.
  * - 5xx or no answer (reset, timeout): the outcome is unknown, so the list of sends decides
- *   (sendLookup.ts): exactly this send: that is the result; proven absent: tried again; otherwise
+ *   (lookup.ts): exactly this send: that is the result; proven absent: tried again; otherwise
  *   the error says the outcome is unknown, and nothing is sent again.
  * At most the retry policy's tries in all. While its request is out, the send is registered as in
  * flight, so that a lookup of another send of this process that looks like it waits for its answer;
@@ -88,12 +93,12 @@ export async function sendNotification(
 	itemIndex?: number,
 	options: SendOptions = {},
 ): Promise<SendOutcome> {
-	const holder = options.holder ?? `call:${randomUUID()}`;
-	const sending = sendOnce(context, request, itemIndex, { ...options, holder });
+	const owner = options.owner ?? `call:${randomUUID()}`;
+	const sending = sendOnce(context, request, itemIndex, owner, options.earlierAttempt);
 	// Recorded before the caller learns the outcome (these reactions run first).
 	void sending.then(
-		() => sendResolved(context, holder),
-		(error: unknown) => (failedSendOutcome(error) === 'unknown' ? sendUnresolved(context, request, holder) : sendResolved(context, holder)),
+		() => sendResolved(context, owner),
+		(error: unknown) => (failedSendOutcome(error) === 'unknown' ? sendUnresolved(context, request, owner) : sendResolved(context, owner)),
 	);
 	return await sending;
 }
@@ -102,24 +107,24 @@ async function sendOnce(
 	context: CompanionPushContext,
 	request: SendRequest,
 	itemIndex: number | undefined,
-	options: SendOptions & { holder: string },
+	owner: string,
+	earlierAttempt: EarlierAttempt | undefined,
 ): Promise<SendOutcome> {
-	const { holder } = options;
 	const action = 'Sending the notification';
-	const firstAttemptAt = options.lookUpFrom ?? Date.now();
+	const firstAttemptAt = earlierAttempt?.since ?? Date.now();
 	const lookUp = async (): Promise<LookupResult> =>
-		await lookUpSend(context, { request, holder, firstAttemptAt, itemIndex }).catch((error: Error) => ({
+		await lookUpSend(context, { request, owner, firstAttemptAt, itemIndex }).catch((error: Error) => ({
 			kind: 'unknown' as const,
 			reason: `the list of sends could not be read (${error.message})`,
 		}));
 	const found = (id: string, status: string, recoveredAfter: string, attempts: number): SendOutcome => {
-		holdSend(context, id, holder);
+		recordOwner(context, id, owner);
 		return { id, status, recoveredAfter, attempts };
 	};
-	if (options.lookUpFrom !== undefined) {
-		const cause = options.lookUpReason ?? 'an earlier try whose answer was lost';
+	if (earlierAttempt) {
+		const { cause } = earlierAttempt;
 		const result = await lookUp();
-		if (result.kind === 'found' && options.ifFoundFirst !== 'unknown') return found(result.id, result.status, cause, 0);
+		if (result.kind === 'found' && earlierAttempt.sinceIsAttempt) return found(result.id, result.status, cause, 0);
 		if (result.kind === 'found') {
 			const reason = `the list holds a send exactly like it (${result.id}), which may be this one or another made the same way`;
 			throw tagged(outcomeUnknown(context, cause, reason, request, firstAttemptAt, itemIndex), 'unknown');
@@ -132,13 +137,13 @@ async function sendOnce(
 	let mayBeRegistered = false;
 	try {
 		for (;;) {
-			const answered = sendInFlight(context, request, holder);
+			const answered = sendInFlight(context, request, owner);
 			let answer: FinalAnswer;
 			try {
 				answer = await tries.send();
 				const accepted = acceptedSend(answer);
 				if (accepted) {
-					holdSend(context, accepted.id, holder);
+					recordOwner(context, accepted.id, owner);
 					return { ...accepted, attempts: tries.requests };
 				}
 			} finally {
@@ -168,7 +173,7 @@ async function sendOnce(
 			}
 		}
 	} catch (error) {
-		throw tagged(error, mayBeRegistered || options.lookUpFrom !== undefined ? 'unknown' : 'notSent');
+		throw tagged(error, mayBeRegistered || earlierAttempt !== undefined ? 'unknown' : 'notSent');
 	}
 }
 

@@ -1,7 +1,7 @@
 import type { INodeProperties } from 'n8n-workflow';
 
 import { maxParallelRequestsOption, optionsCollection } from '../../descriptions';
-import { DEFAULT_KEYS_TO_KEEP } from '../../../neverTwice/idempotencyKeys';
+import { DEFAULT_KEYS_TO_KEEP } from '../../../neverTwice';
 import { waitOptions } from '../wait';
 
 /* The fields of Send and Schedule, declared once; sendOperationProperties (at the end) puts them

@@ -1,45 +1,50 @@
+/*
+ * The send path of Send and Schedule, one stage a file, in the order a run takes them:
+ * 1. input.ts    every item is read and checked before anything is sent;
+ * 2. plan.ts     the sends are planned: audiences read, de-duplicated, split into batches;
+ * 3. batch.ts    the batches are sent in parallel up to Max Parallel Requests, started in item
+ *                order, each through never-twice (neverTwice/), which skips what an earlier try or
+ *                an Idempotency Key says was sent, and the transport's safe send (transport/safeSend/);
+ * 4. run.ts      (this file) drives them; with Wait for Final Status every send is followed at once
+ *                (one list read per round for all of them);
+ * 5. run.ts      the output keeps item and batch order, each item paired with the input items it
+ *                stands for; failures.ts words the error that stops a run.
+ * fields.ts holds the fields of both operations, types.ts the shapes the stages hand each other.
+ */
+
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { runPool } from '../../../helpers/pool';
 import type { PoolResult } from '../../../helpers/pool';
 import { asNodeError, errorItem } from '../../../nodeErrors';
-import { failedSendOutcome } from '../../../transport';
-import { EarlierTries } from '../../../neverTwice/earlierTries';
-import { IdempotencyKeys } from '../../../neverTwice/idempotencyKeys';
-import { KeyedEvent } from '../../../neverTwice/keyedEvent';
-import { sendBatch } from './batch';
-import type { SendMemory } from './batch';
-import { batchFailure, stopError } from './failures';
-import { readSendInput } from './input';
-import type { ScheduleReader } from './input';
-import { planSends } from './plan';
-import type { SendGroup, SendTask } from './plan';
+import { NeverTwice } from '../../../neverTwice';
 import { FinalStatusWatch } from '../finalStatusWatch';
 import { waitFields } from '../wait';
+import { sendBatch } from './batch';
+import { batchFailure, stopError } from './failures';
+import { readSendInput } from './input';
+import { planSends } from './plan';
+import type { ScheduleReader, SendTask } from './types';
 
-/**
- * Send and Schedule (with `readSchedule`):
- * 1. every item is read and checked before anything is sent (sendInput.ts);
- * 2. the sends are planned: audiences read, de-duplicated, split into batches (sendPlan.ts);
- * 3. the batches are sent in parallel up to Max Parallel Requests, started in item order, each
- *    without repeating what an earlier try or an Idempotency Key says was sent (sendBatch.ts);
- * 4. with Wait for Final Status, every send is followed at once (one list read per round for all);
- * 5. the output keeps item and batch order, each item paired with the input items it stands for.
- */
+/** Send and Schedule (with `readSchedule`): the stages at the top of this file. */
 export async function sendItems(context: IExecuteFunctions, readSchedule?: ScheduleReader): Promise<INodeExecutionData[]> {
 	const input = readSendInput(context, readSchedule);
 	if (input.checkedItems.length === 0) return [...input.rejected.values()];
 	const { groups, tasks, groupErrors } = await planSends(context, input);
 
-	const earlierTries = new EarlierTries(context);
-	const memory: SendMemory = { earlierTries, events: eventsOf(context, groups, earlierTries) };
+	const neverTwice = new NeverTwice(context, groups);
 	// When one send fails and the node does not continue on fail, nothing new starts: what is in
 	// flight finishes, then the error says what was sent and what was not.
 	const maxParallel = input.checkedItems[0].maxParallelRequests;
 	const stopOnFailure = !context.continueOnFail();
-	const results = await runPool(tasks.length, maxParallel, async (index) => await sendAndReport(context, memory, tasks[index]), stopOnFailure);
-	// Events cut short (a failure stopped the run) end too: their keys say what was sent.
-	for (const event of memory.events.values()) await event.finish();
+	const sendTask = async (index: number) => {
+		const task = tasks[index];
+		return await sendBatch(context, neverTwice, task).catch((error: unknown) => {
+			throw asNodeError(context, error, task.group.lead.itemIndex);
+		});
+	};
+	const results = await runPool(tasks.length, maxParallel, sendTask, stopOnFailure);
+	await neverTwice.finish();
 	if (stopOnFailure && results.some((result) => result?.ok === false)) throw stopError(context, tasks, results);
 
 	await followSends(context, tasks, results, maxParallel);
@@ -54,40 +59,13 @@ export async function sendItems(context: IExecuteFunctions, readSchedule?: Sched
 	}
 	tasks.forEach((task, index) => {
 		const output = outputOf(context, task, index, tasks, results);
-		const storeNote = memory.events.get(task.group)?.storeNote;
+		const storeNote = neverTwice.storeNoteOf(task.group);
 		if (storeNote && output.json.error === undefined) output.json.idempotencyKeyNote = storeNote;
 		outputByItem[task.group.lead.itemIndex].push(output);
 	});
 	const output = outputByItem.flat();
-	// With error items n8n may run the node again (Retry On Fail retries a run whose first item is an
-	// error), so the records stay; otherwise nothing runs this node run again.
-	if (!output.some((item) => item.json.error !== undefined)) earlierTries.forgetRun();
+	if (!output.some((item) => item.json.error !== undefined)) neverTwice.runSucceeded();
 	return output;
-}
-
-/** One event per group with an Idempotency Key (see keyedEvent.ts). */
-function eventsOf(context: IExecuteFunctions, groups: SendGroup[], earlierTries: EarlierTries): Map<SendGroup, KeyedEvent> {
-	const keys = new IdempotencyKeys(context);
-	const events = new Map<SendGroup, KeyedEvent>();
-	for (const group of groups) {
-		const { idempotency, itemIndex } = group.lead;
-		if (!idempotency || group.layout.length === 0) continue;
-		events.set(group, new KeyedEvent(context, keys, idempotency, group.layout, earlierTries.batchesOf(itemIndex).length > 0));
-	}
-	return events;
-}
-
-/** Sends one batch and tells its event (if it has a key) what became of it. */
-async function sendAndReport(context: IExecuteFunctions, memory: SendMemory, task: SendTask): Promise<IDataObject> {
-	const event = memory.events.get(task.group);
-	try {
-		const json = await sendBatch(context, memory, task);
-		await event?.batchDone(task.batchId, 'accepted');
-		return json;
-	} catch (error) {
-		await event?.batchDone(task.batchId, failedSendOutcome(error));
-		throw asNodeError(context, error, task.group.lead.itemIndex);
-	}
 }
 
 /**

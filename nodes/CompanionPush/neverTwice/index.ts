@@ -1,0 +1,198 @@
+import { NodeOperationError } from 'n8n-workflow';
+import type { IExecuteFunctions } from 'n8n-workflow';
+
+import { asNodeError } from '../nodeErrors';
+import { failedSendOutcome } from '../transport';
+import type { EarlierAttempt, SendOptions, SendOutcome } from '../transport';
+import { EarlierTries } from './earlierTries';
+import { IdempotencyKeys } from './idempotencyKeys';
+import type { IdempotencyKey } from './idempotencyKeys';
+import { KeyedEvent } from './keyedEvent';
+
+/*
+ * Never twice: what keeps the batches of a Send or Schedule run from going out twice, across the
+ * tries of one execution (earlierTries.ts) and, for an item with an Idempotency Key, across
+ * executions and processes (keyedEvent.ts, which claims the key in n8n's store, idempotencyKeys.ts,
+ * under the store's lock, storeLock.ts). How and why: docs/reliability.md.
+ *
+ * One run makes one NeverTwice; the batch path calls `send` for each batch, and the run calls
+ * `finish` once every batch has ended. A keyed event's life is driven from here: created with the
+ * run, claimed by its first batch, each batch accepted or not, done, and finished with the run.
+ */
+
+export { DEFAULT_KEYS_TO_KEEP } from './idempotencyKeys';
+export type { IdempotencyKey, IdempotencyScope } from './idempotencyKeys';
+
+/** What this module reads of a send group (the send path's SendGroup has this shape). */
+export interface Group {
+	lead: { itemIndex: number; idempotency?: IdempotencyKey; message: { title: string } };
+	/** The content ids of its batches, in order: the event an Idempotency Key names. */
+	layout: string[];
+}
+
+/** One batch of a group (the send path's SendTask has this shape). */
+export interface Batch {
+	group: Group;
+	/** The batch's identity by its recipients. */
+	batchId: string;
+}
+
+/** What became of a batch that did not fail. */
+export type Guarded =
+	| { kind: 'sent'; outcome: SendOutcome; idempotencyKey?: string }
+	| { kind: 'sentByEarlierTry'; id: string; status?: string }
+	| { kind: 'keyUsed'; skipReason: string; idempotencyKey: string; earlierSendId?: string };
+
+/** When n8n's store cannot say whether a key was used, the list of sends of this long is read:
+ * nothing like the send there, twice, proves it was not made. */
+const LOOKBACK_WITHOUT_STORE_MS = 24 * 60 * 60 * 1000;
+
+export class NeverTwice {
+	private readonly earlierTries: EarlierTries;
+	private readonly events = new Map<Group, KeyedEvent>();
+
+	constructor(
+		private readonly context: IExecuteFunctions,
+		groups: Group[],
+	) {
+		this.earlierTries = new EarlierTries(context);
+		const keys = new IdempotencyKeys(context);
+		for (const group of groups) {
+			const { idempotency, itemIndex } = group.lead;
+			if (!idempotency || group.layout.length === 0) continue;
+			const ownEarlierTry = this.earlierTries.batchesOf(itemIndex).length > 0;
+			this.events.set(group, new KeyedEvent(context, keys, idempotency, group.layout, ownEarlierTry));
+		}
+	}
+
+	/**
+	 * Sends one batch with `sendWith`, unless an earlier try already sent it (`sentByEarlierTry`) or
+	 * its Idempotency Key was used (`keyUsed`); where an earlier try or run may have made it, the
+	 * transport is told so and looks it up first. Whatever happens, the batch's event and the
+	 * execution's records learn the outcome. A failure comes out as a node error saying what a later
+	 * run will do about it.
+	 */
+	async send(batch: Batch, sendWith: (options: SendOptions) => Promise<SendOutcome>): Promise<Guarded> {
+		const event = this.events.get(batch.group);
+		try {
+			const guarded = await this.sendOnce(batch, event, sendWith);
+			await event?.batchDone(batch.batchId, 'accepted');
+			return guarded;
+		} catch (error) {
+			await event?.batchDone(batch.batchId, failedSendOutcome(error));
+			throw asNodeError(this.context, error, batch.group.lead.itemIndex);
+		}
+	}
+
+	private async sendOnce(batch: Batch, event: KeyedEvent | undefined, sendWith: (options: SendOptions) => Promise<SendOutcome>): Promise<Guarded> {
+		const { group, batchId } = batch;
+		const { itemIndex } = group.lead;
+		const earlier = this.earlierTries.get(itemIndex, batchId);
+		if (earlier?.id) return { kind: 'sentByEarlierTry', id: earlier.id, status: earlier.status };
+		const changed = this.earlierTries.batchesOf(itemIndex).filter((earlierBatch) => !group.layout.includes(earlierBatch));
+		if (changed.length > 0) {
+			throw this.cannotTell(
+				batch,
+				'the recipients changed since an earlier try of this node, which sent, or may have sent, other batches of them',
+				"The earlier try's output or error names what it sent.",
+			);
+		}
+		let earlierAttempt: EarlierAttempt | undefined;
+		if (event) {
+			const keyed = await this.underKey(batch, event);
+			if ('kind' in keyed) return keyed;
+			earlierAttempt = keyed.earlierAttempt;
+		}
+		if (earlier?.unknownSince !== undefined) {
+			// This execution's earlier try lost its answer: the lookup starts at whichever attempt came first.
+			earlierAttempt = earliest(earlierAttempt, { since: earlier.unknownSince, cause: 'an earlier try whose answer was lost', sinceIsAttempt: true });
+		}
+		const owner = event ? event.ownerOf(batchId) : this.earlierTries.ownerOf(itemIndex, batchId);
+		const startedAt = Date.now();
+		try {
+			const outcome = await sendWith({ owner, earlierAttempt });
+			this.earlierTries.sent(itemIndex, batchId, owner, outcome.id, outcome.status);
+			await event?.accepted(batchId, outcome.id);
+			return { kind: 'sent', outcome, ...(event ? { idempotencyKey: event.idempotency.key } : {}) };
+		} catch (error) {
+			const nodeError = asNodeError(this.context, error, itemIndex);
+			if (failedSendOutcome(error) === 'notSent') {
+				this.earlierTries.notSent(itemIndex, batchId);
+			} else {
+				this.earlierTries.unknown(itemIndex, batchId, owner, earlierAttempt?.since ?? startedAt);
+				const note = event
+					? ` Its Idempotency Key "${event.idempotency.key}" stays claimed: a later run looks the send up first.`
+					: ' A retry of this execution looks the send up first.';
+				nodeError.description = `${nodeError.description ?? ''}${note}`.trim();
+			}
+			throw nodeError;
+		}
+	}
+
+	/** What the claim of a batch's Idempotency Key says: skip it, or send it (after a lookup, when
+	 * another run may have made it). Throws when nothing can tell. */
+	private async underKey(batch: Batch, event: KeyedEvent): Promise<Guarded | { earlierAttempt?: EarlierAttempt }> {
+		const { batchId } = batch;
+		const key = event.idempotency.key;
+		const claim = await event.claim();
+		if (claim.state === 'used') {
+			const earlierSendId = 'earlierSendIds' in claim ? claim.earlierSendIds.get(batchId) : undefined;
+			return { kind: 'keyUsed', skipReason: 'Idempotency Key already used: not sent again', idempotencyKey: key, ...(earlierSendId ? { earlierSendId } : {}) };
+		}
+		if (claim.state === 'storeFailed') {
+			// The store cannot say whether this event was sent: only a list without anything like it decides.
+			const cause = `n8n's store of Idempotency Keys could not be read (${claim.reason})`;
+			return { earlierAttempt: { since: Date.now() - LOOKBACK_WITHOUT_STORE_MS, cause, sinceIsAttempt: false } };
+		}
+		if (claim.state === 'claimed') return {};
+		// Claimed by another run that never confirmed it (it died, or its outcome stayed unknown).
+		if (claim.acceptedBatches.has(batchId)) {
+			return { kind: 'keyUsed', skipReason: 'Idempotency Key already used: this batch was sent by an earlier run', idempotencyKey: key };
+		}
+		const check = `Check the list of sends (Notification > Get Many) for sends titled "${batch.group.lead.message.title.slice(0, 80)}" to learn who was notified.`;
+		if (!claim.sameLayout) {
+			throw this.cannotTell(batch, `an earlier run claimed the Idempotency Key "${key}" for other recipients, and may have sent to some of these`, check);
+		}
+		if (claim.claimedAt === undefined) {
+			throw this.cannotTell(
+				batch,
+				`the Idempotency Key "${key}" was claimed by a run that never confirmed its send, and when cannot be told (more than 48 hours ago, or n8n stopped while the key was being written)`,
+				check,
+			);
+		}
+		return { earlierAttempt: { since: claim.claimedAt, cause: 'an earlier run that claimed its Idempotency Key', sinceIsAttempt: true } };
+	}
+
+	/** A send that must not be made because what came before it cannot be told: the outcome is unknown. */
+	private cannotTell(batch: Batch, reason: string, check: string): NodeOperationError {
+		const error = new NodeOperationError(this.context.getNode(), `Sending the notification: the outcome is unknown (${reason}), so it was not sent`, {
+			itemIndex: batch.group.lead.itemIndex,
+			description: `${check} If they did not get it, send it again without the earlier run's records (a new execution, or a new Idempotency Key).`,
+		});
+		error.context.sendOutcome = 'unknown';
+		return error;
+	}
+
+	/** Ends every event, also those a failure cut short: their keys say what was sent. */
+	async finish(): Promise<void> {
+		for (const event of this.events.values()) await event.finish();
+	}
+
+	/** What n8n's store could not record for a group's event, for its output items. */
+	storeNoteOf(group: Group): string | undefined {
+		return this.events.get(group)?.storeNote;
+	}
+
+	/** The run ended without an error item: nothing runs it again, so its records of earlier tries go.
+	 * (With error items n8n may run the node again: Retry On Fail retries a run whose first item is an error.) */
+	runSucceeded(): void {
+		this.earlierTries.forgetRun();
+	}
+}
+
+/** Of two earlier attempts, the one the lookup must start from; a reach back makes a find unprovable. */
+function earliest(first: EarlierAttempt | undefined, second: EarlierAttempt): EarlierAttempt {
+	if (!first) return second;
+	const [from, other] = first.since <= second.since ? [first, second] : [second, first];
+	return { ...from, sinceIsAttempt: from.sinceIsAttempt && other.sinceIsAttempt };
+}
