@@ -5,7 +5,9 @@
 //    package.json, eslint.config.mjs, tsconfig, credentials/, nodes/ and icons/, staged in a temp folder.
 // 2. The dev code (sandbox, tests, the dev kit they share with the benchmarks, benchmarks, scripts)
 //    with eslint.dev.config.mjs.
-// Both must end with 0 errors and 0 warnings.
+// 3. The format: `prettier --check .` with the n8n starter's settings (.prettierrc.js; what it skips:
+//    .prettierignore). `npm run format` writes it.
+// All three must end with 0 errors and 0 warnings.
 const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
@@ -32,6 +34,11 @@ try {
 	fs.rmSync(stage, { recursive: true, force: true });
 }
 
-const devFolders = ['sandbox', 'test', 'devkit', 'bench', 'scripts', 'gulpfile.js'].filter((p) => fs.existsSync(path.join(root, p)));
+const devFolders = ['sandbox', 'test', 'devkit', 'bench', 'scripts', 'gulpfile.js', '.prettierrc.js'].filter((p) =>
+	fs.existsSync(path.join(root, p)),
+);
 console.log(`dev lint on ${devFolders.join(', ')}`);
 run(bin('eslint'), ['--max-warnings=0', '--config', 'eslint.dev.config.mjs', ...devFolders], root);
+
+console.log('format check (prettier --check; npm run format writes it)');
+run(bin('prettier'), ['--check', '.'], root);
