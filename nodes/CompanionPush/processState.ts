@@ -1,3 +1,4 @@
+import { deepCopy } from 'n8n-workflow';
 import type { ICredentialDataDecryptedObject, INode } from 'n8n-workflow';
 
 import type { Pace } from './transport/pace';
@@ -133,7 +134,7 @@ function freshState(): ProcessState {
 		polledContexts: new WeakSet(),
 		credentialsRead: new WeakMap(),
 		listPagesRead: new WeakMap(),
-		timings: JSON.parse(JSON.stringify(DEFAULT_TIMINGS)) as Timings,
+		timings: deepCopy(DEFAULT_TIMINGS),
 	};
 }
 

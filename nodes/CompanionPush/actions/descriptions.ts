@@ -1,22 +1,7 @@
-import type { IDisplayOptions, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+import type { IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
 import { fieldError } from '../nodeErrors';
 import { DEFAULT_MAX_PARALLEL_REQUESTS, MAX_PARALLEL_REQUESTS, readParameter } from './itemLoop';
-
-/**
- * Shows `properties` only where `displayOptions` says (its resource and operation), keeping each
- * property's own conditions: n8n's `updateDisplayOptions` (nodes-base), which a community package
- * cannot import.
- */
-export function updateDisplayOptions(displayOptions: IDisplayOptions, properties: INodeProperties[]): INodeProperties[] {
-	return properties.map((property) => ({
-		...property,
-		displayOptions: {
-			...property.displayOptions,
-			show: { ...displayOptions.show, ...property.displayOptions?.show },
-		},
-	}));
-}
 
 /** The "Options" collection of an operation: optional settings behind "Add Option". */
 export function optionsCollection(options: INodeProperties[]): INodeProperties {

@@ -1,4 +1,4 @@
-import { NodeApiError, NodeOperationError } from 'n8n-workflow';
+import { jsonParse, NodeApiError, NodeOperationError } from 'n8n-workflow';
 import type { INode, JsonObject } from 'n8n-workflow';
 
 import type { RenewalFailure } from '../processState';
@@ -75,11 +75,9 @@ export function parseErrorBody(body: unknown): ErrorDetail {
 	if (typeof body === 'string') {
 		const text = body.trim();
 		if (text.startsWith('{') || text.startsWith('[')) {
-			try {
-				return parseErrorBody(JSON.parse(text));
-			} catch {
-				// not JSON after all: fall through to plain text
-			}
+			// Text starting with { or [ never parses to null: null means "not JSON after all", read as plain text.
+			const parsed = jsonParse<unknown>(text, { fallbackValue: null });
+			if (parsed !== null) return parseErrorBody(parsed);
 		}
 		return text === '' ? {} : { message: excerpt(text, 200) };
 	}

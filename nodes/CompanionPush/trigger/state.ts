@@ -1,3 +1,4 @@
+import { deepCopy } from 'n8n-workflow';
 import type { IDataObject } from 'n8n-workflow';
 
 import { parseTime } from '../helpers/time';
@@ -114,7 +115,7 @@ function fromVersion1(stored: StateVersion1): unknown {
 export function readState(staticData: IDataObject): TriggerState | undefined {
 	const stored = staticData[STATE_KEY];
 	if (typeof stored !== 'object' || stored === null) return undefined;
-	let copy = JSON.parse(JSON.stringify(stored)) as TriggerState;
+	let copy = deepCopy(stored) as TriggerState;
 	if ((copy as unknown as StateVersion1).version === 1) copy = fromVersion1(copy as unknown as StateVersion1) as TriggerState;
 	if (
 		copy?.version !== STATE_VERSION ||

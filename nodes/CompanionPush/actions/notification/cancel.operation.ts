@@ -1,9 +1,9 @@
-import { NodeApiError } from 'n8n-workflow';
+import { NodeApiError, updateDisplayOptions } from 'n8n-workflow';
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
 import { cancelNotification } from '../../transport';
 import { asNodeError } from '../../nodeErrors';
-import { optionsCollection, updateDisplayOptions } from '../descriptions';
+import { optionsCollection } from '../descriptions';
 import { forEachItem, readParameter } from '../itemLoop';
 import { notificationIdField, readNotificationId } from './notificationId';
 

@@ -1,8 +1,9 @@
+import { updateDisplayOptions } from 'n8n-workflow';
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
 import { getNotification } from '../../transport';
 import { fieldError } from '../../nodeErrors';
-import { maxParallelRequestsOption, optionsCollection, updateDisplayOptions } from '../descriptions';
+import { maxParallelRequestsOption, optionsCollection } from '../descriptions';
 import { forEachItem, readMaxParallelRequests, readParameter } from '../itemLoop';
 import { notificationIdField, readNotificationId } from './notificationId';
 import { FinalStatusWatch } from './finalStatusWatch';

@@ -1,7 +1,8 @@
+import { updateDisplayOptions } from 'n8n-workflow';
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
 import { listNotifications } from '../../transport';
-import { readLimit, returnAllOrLimit, updateDisplayOptions } from '../descriptions';
+import { readLimit, returnAllOrLimit } from '../descriptions';
 import { forEachItem } from '../itemLoop';
 
 export const description: INodeProperties[] = updateDisplayOptions(

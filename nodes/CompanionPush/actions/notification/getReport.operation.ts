@@ -1,10 +1,11 @@
+import { updateDisplayOptions } from 'n8n-workflow';
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties, IPairedItemData } from 'n8n-workflow';
 
 import { DeliveryReport } from '../../helpers/deliveryReport';
 import { runPool } from '../../helpers/pool';
 import { asNodeError, errorItem, fieldError } from '../../nodeErrors';
 import { getNotification } from '../../transport';
-import { maxParallelRequestsOption, optionsCollection, updateDisplayOptions } from '../descriptions';
+import { maxParallelRequestsOption, optionsCollection } from '../descriptions';
 import { readMaxParallelRequests, readParameter } from '../itemLoop';
 import { checkedNotificationId } from './notificationId';
 

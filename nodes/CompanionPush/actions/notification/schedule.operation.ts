@@ -1,8 +1,8 @@
+import { updateDisplayOptions } from 'n8n-workflow';
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { toScheduledAtWithOffset } from '../../helpers/scheduleTime';
 import { fieldError } from '../../nodeErrors';
-import { updateDisplayOptions } from '../descriptions';
 import { readParameter } from '../itemLoop';
 import { sendOperationProperties } from './send/fields';
 import { sendItems } from './send/run';

@@ -1,6 +1,6 @@
+import { updateDisplayOptions } from 'n8n-workflow';
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import { updateDisplayOptions } from '../descriptions';
 import { sendOperationProperties } from './send/fields';
 import { sendItems } from './send/run';
 

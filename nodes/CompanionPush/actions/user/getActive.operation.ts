@@ -1,7 +1,8 @@
+import { updateDisplayOptions } from 'n8n-workflow';
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
 import { listActiveUserIds } from '../../transport';
-import { optionsCollection, updateDisplayOptions } from '../descriptions';
+import { optionsCollection } from '../descriptions';
 import { forEachItem, readParameter } from '../itemLoop';
 
 const properties: INodeProperties[] = [
