@@ -11,6 +11,7 @@ import {
 	isRetryableStatus,
 	nextDelayMs,
 	retryAfterMs,
+	serverTimeMs,
 } from '../../nodes/CompanionPush/transport/retry';
 
 describe('backoff: exponential from 400 ms, capped at 8 s, equal jitter', () => {
@@ -51,6 +52,17 @@ describe('Retry-After', () => {
 	test.each([undefined, null, '', 'soon', '-1', {}])('%j is ignored', (header) => {
 		expect(retryAfterMs(header, undefined, now)).toBeUndefined();
 	});
+	test('the obsolete HTTP date forms are read (in GMT, as HTTP dates always are)', () => {
+		expect(retryAfterMs('Mon Mar  2 09:00:05 2026', undefined, now)).toBe(5_000); // asctime
+		expect(retryAfterMs('Monday, 02-Mar-26 09:00:05 GMT', undefined, now)).toBe(5_000); // RFC 850
+		expect(serverTimeMs({ date: 'Mon Mar  2 09:00:05 2026' })).toBe(now + 5_000);
+	});
+	test('what is not an HTTP date is ignored (the caller backs off), not read as some other date', () => {
+		expect(retryAfterMs('Mon, 02 Mar 2026 10:00:05 +0100', undefined, now)).toBeUndefined(); // an offset: not an HTTP date
+		expect(retryAfterMs('Tue, 02 Mar 2026 09:00:05 GMT', undefined, now)).toBeUndefined(); // 2 March 2026 is a Monday
+		expect(serverTimeMs({ date: '2026-03-02T09:00:05Z' })).toBeUndefined();
+	});
+
 	test('a date not in the future is ignored (the caller backs off instead of retrying at once)', () => {
 		expect(retryAfterMs('Mon, 02 Mar 2026 08:59:00 GMT', undefined, now)).toBeUndefined();
 		expect(retryAfterMs('Mon, 02 Mar 2026 09:00:00 GMT', undefined, now)).toBeUndefined();

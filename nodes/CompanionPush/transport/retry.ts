@@ -1,3 +1,4 @@
+import { DateTime } from 'luxon';
 import { sleep } from 'n8n-workflow';
 import type { NodeApiError } from 'n8n-workflow';
 
@@ -34,8 +35,13 @@ export function backoffDelayMs(retry: number, policy: RetryPolicy = timings().re
 /** The API's clock when it answered: its Date header, or undefined when absent or unreadable. */
 export function serverTimeMs(headers: Record<string, unknown>): number | undefined {
 	const value = Array.isArray(headers.date) ? headers.date[0] : headers.date;
-	const time = typeof value === 'string' ? Date.parse(value) : NaN;
-	return Number.isNaN(time) ? undefined : time;
+	return typeof value === 'string' ? httpDateMs(value) : undefined;
+}
+
+/** An HTTP date (RFC 9110: IMF-fixdate, or the obsolete RFC 850 and asctime forms, all in GMT), in ms. */
+function httpDateMs(text: string): number | undefined {
+	const date = DateTime.fromHTTP(text.trim());
+	return date.isValid ? date.toMillis() : undefined;
 }
 
 /**
@@ -49,11 +55,8 @@ export function retryAfterMs(header: unknown, answeredAtMs: number | undefined, 
 	if (typeof value !== 'string' && typeof value !== 'number') return undefined;
 	const text = String(value).trim();
 	if (/^\d+(\.\d+)?$/.test(text)) return Math.round(Number(text) * 1000);
-	// An HTTP date names its day or month ("Mon, 02 Mar 2026 09:00:05 GMT"); Date.parse alone would
-	// also read "-1" or "7 " as dates in the past, i.e. "retry at once".
-	if (!/[a-z]/i.test(text)) return undefined;
-	const date = Date.parse(text);
-	if (Number.isNaN(date)) return undefined;
+	const date = httpDateMs(text);
+	if (date === undefined) return undefined;
 	const wait = date - (answeredAtMs ?? nowMs);
 	return wait > 0 ? wait : undefined;
 }
