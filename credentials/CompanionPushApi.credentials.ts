@@ -27,6 +27,9 @@ export function secretsFingerprint(credentials: ICredentialDataDecryptedObject):
 		.slice(0, 32);
 }
 
+/** The statuses of a redirect a client would follow. */
+const REDIRECT_STATUSES = [301, 302, 303, 307, 308];
+
 const LOOPBACK_HOSTS = new Set(['localhost', '[::1]', '::1']);
 /** 127.0.0.0/8 as an IPv4 literal only: a name such as `127.0.0.1.example.com` is not loopback. */
 const LOOPBACK_IPV4 = /^127(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3}$/;
@@ -227,6 +230,16 @@ export class CompanionPushApi implements ICredentialType {
 			baseURL: '={{$credentials.baseUrl.replace(/\\/+$/, "")}}',
 			url: '/user-device/users',
 			method: 'GET',
+			// Like every other call: followed, n8n would carry the Bearer token to wherever the redirect
+			// points (another host, plain http too). Not followed, a redirect fails the test (rules below).
+			disableFollowRedirect: true,
 		},
+		rules: REDIRECT_STATUSES.map((status) => ({
+			type: 'responseCode' as const,
+			properties: {
+				value: status,
+				message: `The API answered with a redirect (HTTP ${status}). Redirects are not followed, so the token went nowhere else: check the Base URL (use the address the API is really at).`,
+			},
+		})),
 	};
 }
