@@ -178,6 +178,22 @@ export function networkError(node: INode, action: string, answer: NoAnswer, item
 	});
 }
 
+/** A paged list that cannot be read whole (an API that ignores paging, or never ends its list):
+ * what was read so far is not output, since a part would pass for the whole. */
+export function listReadError(
+	context: { getNode(): INode },
+	action: string,
+	what: string,
+	itemIndex?: number,
+	fix = 'The API does not page its list as the spec says: report it to the API provider.',
+): NodeApiError {
+	return nodeApiError(context.getNode(), { reason: what } as JsonObject, {
+		message: `${action} failed: ${what}`,
+		description: `${fix} Nothing of the list was output.`,
+		itemIndex,
+	});
+}
+
 /** A success status whose body does not have the shape the spec describes. */
 export function unexpectedResponse(node: INode, action: string, body: unknown, itemIndex?: number): NodeApiError {
 	return nodeApiError(node, { body: excerpt(body) } as JsonObject, {
