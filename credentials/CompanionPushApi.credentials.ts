@@ -9,6 +9,8 @@ import type {
 	INodeProperties,
 } from 'n8n-workflow';
 
+import { redactSecrets, shownAddress } from '../nodes/CompanionPush/transport/redaction';
+
 /** How long before expiry a token is renewed: 5 minutes of a 1-hour token (the spec renews at
  * about 55 minutes), and the same twelfth of a shorter life (sandbox tokens of a few seconds). */
 export function renewalMarginMs(lifetimeSeconds: number): number {
@@ -184,8 +186,10 @@ export class CompanionPushApi implements ICredentialType {
 			throw new TokenRenewalError(`Could not reach ${baseUrl} to renew the access token (${code}).`, true);
 		}
 		if (response.statusCode >= 300 && response.statusCode < 400) {
+			// Origin and path only, secrets hidden: the Location is written by whoever answered.
 			const location = response.headers?.location;
-			const where = typeof location === 'string' ? ` to ${withoutUserInfo(location).slice(0, 200)}` : '';
+			const shown = typeof location === 'string' ? redactSecrets(shownAddress(location), [credentials.clientSecret, credentials.refreshToken]) : undefined;
+			const where = typeof shown === 'string' ? ` to ${shown.slice(0, 200)}` : '';
 			throw new TokenRenewalError(
 				`The API answered the token renewal with a redirect (HTTP ${response.statusCode})${where}. Redirects are not followed, so the secrets went nowhere else: check the Base URL (use the address the API is really at).`,
 				false,

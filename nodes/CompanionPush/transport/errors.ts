@@ -100,7 +100,7 @@ export function parseErrorBody(body: unknown): ErrorDetail {
 export interface ApiFailure {
 	status: number;
 	body: unknown;
-	/** The Location header of a redirect, without a user or password. */
+	/** The Location header of a redirect: its origin and path only, secrets hidden (see redaction.ts). */
 	location?: string;
 	/** What was being done, e.g. "Sending the notification". */
 	action: string;
