@@ -17,6 +17,22 @@ export function renewalMarginMs(lifetimeSeconds: number): number {
 	return Math.min(5 * 60 * 1000, (lifetimeSeconds * 1000) / 12);
 }
 
+/** The token lifetimes taken as given (seconds). The spec's token lives one hour; a lifetime the
+ * API gives outside this range is clamped into it. Below one second a token cannot outlive the
+ * request it is renewed for (0.001 renewed before every request); seconds-long tokens are kept, the
+ * sandbox issues them to exercise renewal. Above a day (24 times the spec's hour) nothing is gained
+ * and a huge value would be stored as Infinity (JSON's null, read back as "renew now"); a token that
+ * really expires earlier is renewed on its 401. */
+export const TOKEN_LIFETIME_RANGE_SECONDS = { min: 1, max: 24 * 3600 } as const;
+
+/** The lifetime to plan with: the API's `expires_in` clamped into the range above, or the spec's
+ * hour when it gives none that reads as a positive number. */
+export function plannedLifetimeSeconds(expiresIn: unknown): number {
+	const seconds = Number(expiresIn);
+	if (Number.isNaN(seconds) || seconds <= 0) return 3600;
+	return Math.min(TOKEN_LIFETIME_RANGE_SECONDS.max, Math.max(TOKEN_LIFETIME_RANGE_SECONDS.min, seconds));
+}
+
 /** Which secrets a token was issued for (a one-way hash, never the secrets themselves). A token is
  * used only with those secrets: after the Client Secret or Refresh Token is edited, the old token
  * is not sent, so the next call renews it and a credential test proves the new secrets. (n8n's
@@ -208,14 +224,13 @@ export class CompanionPushApi implements ICredentialType {
 		}
 		const body = (typeof response.body === 'object' && response.body !== null ? response.body : {}) as IDataObject;
 		const accessToken = body.access_token;
-		const lifetimeSeconds = Number(body.expires_in);
 		if (typeof accessToken !== 'string' || accessToken === '') {
 			throw new TokenRenewalError('The token endpoint answered without an access_token: check the Base URL.', false);
 		}
-		const lifetime = Number.isFinite(lifetimeSeconds) && lifetimeSeconds > 0 ? lifetimeSeconds : 3600;
+		const lifetime = plannedLifetimeSeconds(body.expires_in);
 		return {
 			accessToken,
-			accessTokenRenewAfter: issuedAt + lifetime * 1000 - renewalMarginMs(lifetime),
+			accessTokenRenewAfter: Math.round(issuedAt + lifetime * 1000 - renewalMarginMs(lifetime)),
 			accessTokenIssuedFor: secretsFingerprint(credentials),
 		};
 	}
