@@ -2,6 +2,9 @@
 export const DEEPLINK_SCHEME = 'companionapp://';
 export const KNOWN_DESTINATIONS = ['home', 'chat', 'coach'] as const;
 
+/** C0 and C1 control characters, DEL, and the Unicode line and paragraph separators. */
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
+
 export type DeeplinkChoice = 'none' | 'home' | 'chat' | 'coach' | 'announcement' | 'custom';
 
 /** Builds the deeplink from the picker, or says which field is wrong. */
@@ -39,6 +42,16 @@ function checkCustomDeeplink(
 	field: string,
 ): { deeplink?: string; warning?: string } | { problem: string; field: string } {
 	const deeplink = value.trim();
+	// A line break, tab or other invisible character inside an address is a slip of the expression
+	// (a value with its new line); the app would not open it. Refused, so nothing is sent.
+	const control = CONTROL_CHARACTER.exec(deeplink);
+	if (control) {
+		const code = control[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, '0');
+		return {
+			field,
+			problem: `contains a control character (U+${code}, a line break, tab or other invisible character) at position ${control.index + 1}: remove it`,
+		};
+	}
 	if (!deeplink.startsWith(DEEPLINK_SCHEME)) {
 		return {
 			field,
