@@ -9,10 +9,28 @@ import type {
 	INodeProperties,
 } from 'n8n-workflow';
 
+import { redactSecrets, shownAddress } from '../nodes/CompanionPush/transport/redaction';
+
 /** How long before expiry a token is renewed: 5 minutes of a 1-hour token (the spec renews at
  * about 55 minutes), and the same twelfth of a shorter life (sandbox tokens of a few seconds). */
 export function renewalMarginMs(lifetimeSeconds: number): number {
 	return Math.min(5 * 60 * 1000, (lifetimeSeconds * 1000) / 12);
+}
+
+/** The token lifetimes taken as given (seconds). The spec's token lives one hour; a lifetime the
+ * API gives outside this range is clamped into it. Below one second a token cannot outlive the
+ * request it is renewed for (0.001 renewed before every request); seconds-long tokens are kept, the
+ * sandbox issues them to exercise renewal. Above a day (24 times the spec's hour) nothing is gained
+ * and a huge value would be stored as Infinity (JSON's null, read back as "renew now"); a token that
+ * really expires earlier is renewed on its 401. */
+export const TOKEN_LIFETIME_RANGE_SECONDS = { min: 1, max: 24 * 3600 } as const;
+
+/** The lifetime to plan with: the API's `expires_in` clamped into the range above, or the spec's
+ * hour when it gives none that reads as a positive number. */
+export function plannedLifetimeSeconds(expiresIn: unknown): number {
+	const seconds = Number(expiresIn);
+	if (Number.isNaN(seconds) || seconds <= 0) return 3600;
+	return Math.min(TOKEN_LIFETIME_RANGE_SECONDS.max, Math.max(TOKEN_LIFETIME_RANGE_SECONDS.min, seconds));
 }
 
 /** Which secrets a token was issued for (a one-way hash, never the secrets themselves). A token is
@@ -26,6 +44,9 @@ export function secretsFingerprint(credentials: ICredentialDataDecryptedObject):
 		.digest('hex')
 		.slice(0, 32);
 }
+
+/** The statuses of a redirect a client would follow. */
+const REDIRECT_STATUSES = [301, 302, 303, 307, 308];
 
 const LOOPBACK_HOSTS = new Set(['localhost', '[::1]', '::1']);
 /** 127.0.0.0/8 as an IPv4 literal only: a name such as `127.0.0.1.example.com` is not loopback. */
@@ -181,8 +202,10 @@ export class CompanionPushApi implements ICredentialType {
 			throw new TokenRenewalError(`Could not reach ${baseUrl} to renew the access token (${code}).`, true);
 		}
 		if (response.statusCode >= 300 && response.statusCode < 400) {
+			// Origin and path only, secrets hidden: the Location is written by whoever answered.
 			const location = response.headers?.location;
-			const where = typeof location === 'string' ? ` to ${withoutUserInfo(location).slice(0, 200)}` : '';
+			const shown = typeof location === 'string' ? redactSecrets(shownAddress(location), [credentials.clientSecret, credentials.refreshToken]) : undefined;
+			const where = typeof shown === 'string' ? ` to ${shown.slice(0, 200)}` : '';
 			throw new TokenRenewalError(
 				`The API answered the token renewal with a redirect (HTTP ${response.statusCode})${where}. Redirects are not followed, so the secrets went nowhere else: check the Base URL (use the address the API is really at).`,
 				false,
@@ -201,14 +224,13 @@ export class CompanionPushApi implements ICredentialType {
 		}
 		const body = (typeof response.body === 'object' && response.body !== null ? response.body : {}) as IDataObject;
 		const accessToken = body.access_token;
-		const lifetimeSeconds = Number(body.expires_in);
 		if (typeof accessToken !== 'string' || accessToken === '') {
 			throw new TokenRenewalError('The token endpoint answered without an access_token: check the Base URL.', false);
 		}
-		const lifetime = Number.isFinite(lifetimeSeconds) && lifetimeSeconds > 0 ? lifetimeSeconds : 3600;
+		const lifetime = plannedLifetimeSeconds(body.expires_in);
 		return {
 			accessToken,
-			accessTokenRenewAfter: issuedAt + lifetime * 1000 - renewalMarginMs(lifetime),
+			accessTokenRenewAfter: Math.round(issuedAt + lifetime * 1000 - renewalMarginMs(lifetime)),
 			accessTokenIssuedFor: secretsFingerprint(credentials),
 		};
 	}
@@ -227,6 +249,16 @@ export class CompanionPushApi implements ICredentialType {
 			baseURL: '={{$credentials.baseUrl.replace(/\\/+$/, "")}}',
 			url: '/user-device/users',
 			method: 'GET',
+			// Like every other call: followed, n8n would carry the Bearer token to wherever the redirect
+			// points (another host, plain http too). Not followed, a redirect fails the test (rules below).
+			disableFollowRedirect: true,
 		},
+		rules: REDIRECT_STATUSES.map((status) => ({
+			type: 'responseCode' as const,
+			properties: {
+				value: status,
+				message: `The API answered with a redirect (HTTP ${status}). Redirects are not followed, so the token went nowhere else: check the Base URL (use the address the API is really at).`,
+			},
+		})),
 	};
 }

@@ -91,6 +91,9 @@ export interface SandboxSettings {
 	userListDefaultLimit: number;
 	/** What GET /user/list does with limit > 1000 (spec: not shown): clamp to 1000, or answer 400. */
 	userListOverLimit: 'clamp' | 'reject';
+	/** GET /user/list answers the first page whatever `skip` asks, so it never comes back empty
+	 * (the spec's end of the list) once there are users. Default false. */
+	userListIgnoresSkip: boolean;
 	/** Status for a `scheduled_at` without time zone (spec Errors rule 4: not shown). */
 	scheduledAtWithoutZoneStatus: 400 | 422;
 	/** A `tenant_id` in the send body (spec: "must not be sent"): answer 400, or ignore it. */

@@ -62,7 +62,7 @@ export const PUBLIC_ROUTES: Route[] = [
 				if (settings.userListOverLimit === 'reject') throw new ApiError(400, 'invalid_value', 'limit must be at most 1000', 'limit');
 				limit = 1000; // spec: "Pages hold up to 1000 users"
 			}
-			return ok(org.userPage(skip, limit)); // a bare array (spec GET /user/list)
+			return ok(org.userPage(settings.userListIgnoresSkip ? 0 : skip, limit)); // a bare array (spec GET /user/list)
 		},
 	},
 	{

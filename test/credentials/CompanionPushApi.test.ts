@@ -9,12 +9,14 @@ import type { ICredentialDataDecryptedObject, IHttpRequestHelper, IHttpRequestOp
 import {
 	checkBaseUrl,
 	CompanionPushApi,
+	plannedLifetimeSeconds,
 	renewalMarginMs,
 	secretsFingerprint,
 } from '../../credentials/CompanionPushApi.credentials';
 import { listActiveUserIds } from '../../nodes/CompanionPush/transport';
 import { nodeTypes } from '../../devkit/engine';
-import { ACTIVE_USERS, count, credentialData, errorInNode, expectNoSecret, logOf, REFRESH, secretsOf, storeFor, TRANSPORT_SANDBOX, useSandbox, useTestSandboxes, valueInNode } from '../harness';
+import { ACTIVE_USERS, count, credentialData, errorInNode, expectNoSecret, fakeStore, logOf, REFRESH, secretsOf, storeFor, TRANSPORT_SANDBOX, useFakeApis, useSandbox, useTestSandboxes, valueInNode } from '../harness';
+import type { FakeApi } from '../harness';
 
 const credentialType = new CompanionPushApi();
 
@@ -360,3 +362,57 @@ function resolveWithCredentials(expression: string, credentials: ICredentialData
 	const workflow = new Workflow({ nodes: [node], connections: {}, active: false, nodeTypes });
 	return workflow.expression.getParameterValue(expression, null, 0, 0, node.name, [], 'internal', { $credentials: credentials } as never);
 }
+
+describe('an absurd token lifetime is clamped (1 s to 24 h)', () => {
+	const fakeApis = useFakeApis();
+	/** A fake API whose token endpoint answers `expires_in`, and whose active-users call answers. */
+	const withLifetime = (expiresIn: number) =>
+		fakeApis.start(
+			() => ({ body: { ok: true, data: { user_ids: ['u1'], count: 1 } } }),
+			() => ({ body: { access_token: 'fake-access-token-0123456789', token_type: 'Bearer', expires_in: expiresIn } }),
+		);
+	const refreshes = (api: FakeApi) => api.requests.filter((request) => request.path === '/auth/oauth/v2/refresh').length;
+
+	test('expires_in 0.001: planned as a 1-second token, so the calls within that second do not renew', async () => {
+		const api = await withLifetime(0.001);
+		const store = fakeStore(api);
+		const before = Date.now();
+		await valueInNode(store, (context) => listActiveUserIds(context));
+		const renewAfter = Number(store.get().data.accessTokenRenewAfter);
+		expect(renewAfter).toBeGreaterThanOrEqual(before + 1_000 - 84);
+		let calls = 0;
+		while (Date.now() < renewAfter - 200 && calls < 20) {
+			await valueInNode(store, (context) => listActiveUserIds(context));
+			calls++;
+		}
+		expect(calls).toBeGreaterThan(0);
+		expect(refreshes(api)).toBe(1);
+	});
+
+	test('expires_in 1e308: the renewal time stored is a finite time within a day, and survives a JSON round trip', async () => {
+		const api = await withLifetime(1e308);
+		const store = fakeStore(api);
+		const before = Date.now();
+		await valueInNode(store, (context) => listActiveUserIds(context));
+		const renewAfter = store.get().data.accessTokenRenewAfter as number;
+		expect(Number.isFinite(renewAfter)).toBe(true);
+		expect(renewAfter).toBeGreaterThanOrEqual(before + 24 * 3_600_000 - 300_000);
+		expect(renewAfter).toBeLessThanOrEqual(Date.now() + 24 * 3_600_000 - 300_000);
+		// n8n saves the credential as JSON: what it reads back is what was stored, and reuses the token.
+		store.get().data = JSON.parse(JSON.stringify(store.get().data));
+		for (let call = 0; call < 3; call++) await valueInNode(store, (context) => listActiveUserIds(context));
+		expect(refreshes(api)).toBe(1);
+	});
+
+	test.each([
+		[0.001, 1],
+		[3, 3],
+		[3600, 3600],
+		[1e308, 86_400],
+		[0, 3600],
+		[-5, 3600],
+		['abc', 3600],
+	])('plannedLifetimeSeconds(%p) = %p', (expiresIn, planned) => {
+		expect(plannedLifetimeSeconds(expiresIn)).toBe(planned);
+	});
+});

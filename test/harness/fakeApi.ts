@@ -14,6 +14,8 @@ export interface FakeRequest {
 	path: string;
 	query: Record<string, string>;
 	authorization?: string;
+	/** The request body as it came (text). */
+	body: string;
 }
 
 export interface FakeAnswer {
@@ -38,13 +40,15 @@ export async function startFakeApi(answer: (request: FakeRequest) => FakeAnswer,
 	const accessToken = 'fake-access-token-0123456789';
 	const server = createServer((req, res) => {
 		const url = new URL(req.url ?? '/', 'http://127.0.0.1');
-		req.resume();
+		const chunks: Buffer[] = [];
+		req.on('data', (chunk: Buffer) => chunks.push(chunk));
 		req.on('end', () => {
 			const request: FakeRequest = {
 				method: req.method ?? 'GET',
 				path: url.pathname,
 				query: Object.fromEntries(url.searchParams),
 				authorization: req.headers.authorization,
+				body: Buffer.concat(chunks).toString('utf8'),
 			};
 			requests.push(request);
 			const reply: FakeAnswer =
@@ -87,7 +91,9 @@ export function fakeStore(api: FakeApi): CredentialStore {
 
 /** Fake APIs the tests of this describe block start, each answering its own way: each one is
  * stopped once its test ends, also when the test failed. */
-export function useFakeApis(): { start(answer: (request: FakeRequest) => FakeAnswer): Promise<FakeApi> } {
+export function useFakeApis(): {
+	start(answer: (request: FakeRequest) => FakeAnswer, refresh?: (request: FakeRequest) => FakeAnswer): Promise<FakeApi>;
+} {
 	const keep = stoppedAfterEachTest<FakeApi>();
-	return { start: async (answer) => keep(await startFakeApi(answer)) };
+	return { start: async (answer, refresh) => keep(await startFakeApi(answer, refresh)) };
 }

@@ -70,6 +70,10 @@ const catalog: Array<[string, BadCase]> = [
 		{ field: 'User IDs', items: secondItem('ids', [...manyIds, { bad: true }], USER), parameters: send({ userIds: '={{ $json.ids }}' }) },
 	],
 	['user IDs from a node that does not exist', { field: 'User IDs', parameters: send({ userIds: '={{ $("Nope").item.json.ids }}' }), says: /could not be read/ }],
+	[
+		'user IDs a list whose element holds two IDs',
+		{ field: 'User IDs', items: secondItem('ids', ['u1', 'u2, u3'], [USER]), parameters: send({ userIds: '={{ $json.ids }}' }), says: /element 2: "u2, u3"/ },
+	],
 	['user IDs holding NaN', { field: 'User IDs', parameters: send({ userIds: '={{ [NaN] }}' }) }],
 	['audience unknown from an expression', { field: 'Audience', parameters: send({ audience: '={{ "everyone" }}', user: { __rl: true, mode: 'id', value: USER } }) }],
 	['user picker empty', { field: 'User', parameters: send({ audience: 'user', user: { __rl: true, mode: 'id', value: '={{ "  " }}' } }) }],
@@ -81,6 +85,14 @@ const catalog: Array<[string, BadCase]> = [
 	['image URL a GIF', { field: 'Image URL', parameters: send({ additionalFields: { imageUrl: 'https://cdn.example.com/a.gif' } }), says: /\.png/ }],
 	['image URL a list', { field: 'Image URL', parameters: send({ additionalFields: { imageUrl: '={{ ["https://a.example/x.png"] }}' } }) }],
 	['custom deeplink with another scheme', { field: 'Custom Deeplink', parameters: send({ additionalFields: { deeplink: 'custom', customDeeplink: 'https://example.com' } }) }],
+	[
+		'custom deeplink with a control character',
+		{ field: 'Custom Deeplink', parameters: send({ additionalFields: { deeplink: 'custom', customDeeplink: 'companionapp://ch\u0007at' } }), says: /control character \(U\+0007/ },
+	],
+	[
+		'deeplink picker given a value with a line break inside',
+		{ field: 'Deeplink', parameters: send({ additionalFields: { deeplink: '={{ "companionapp://home\\nx" }}' } }), says: /U\+000A.* at position 20/ },
+	],
 	['custom deeplink empty', { field: 'Custom Deeplink', parameters: send({ additionalFields: { deeplink: 'custom' } }) }],
 	['deeplink picker given a web address', { field: 'Deeplink', parameters: send({ additionalFields: { deeplink: '={{ "https://example.com/x" }}' } }) }],
 	['deeplink announcement without any ID', { field: 'Announcement ID', parameters: send({ additionalFields: { deeplink: 'announcement' } }) }],

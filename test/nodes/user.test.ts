@@ -1,8 +1,9 @@
 /**
  * User > Get Many (the user list, paged by 1000 until an empty page) and User > Get With Active
- * App (one item per user, or one item with the IDs).
+ * App (one item per user, or one item with the IDs). A user list that never ends fails the node
+ * (and an All Users send) with a clear error instead of reading forever.
  */
-import { ACTIVE_USERS, count, jsonOf, logOf, NODE_SANDBOX, pairedOf, REFRESH, runOn, USER_LIST, useSandbox } from '../harness';
+import { ACTIVE_USERS, count, jsonOf, logOf, NODE_SANDBOX, pairedOf, REFRESH, runOn, SEND, sendParameters, USER_LIST, useSandbox } from '../harness';
 
 describe('User (2500 users)', () => {
 	const sandbox = useSandbox({ ...NODE_SANDBOX, seedUsers: 2500, resetBeforeEach: true });
@@ -91,5 +92,26 @@ describe('User (2500 users)', () => {
 		});
 		expect(pairedOf(output)).toEqual([[0], [1]]);
 		expect(count(sandbox, REFRESH)).toBe(1);
+	});
+});
+
+describe('User list that ignores skip (it never comes back empty)', () => {
+	const sandbox = useSandbox({ ...NODE_SANDBOX, seedUsers: 2500, resetBeforeEach: true });
+	beforeEach(() => sandbox.configure({ userListIgnoresSkip: true }));
+
+	test('Get Many, Return All: the node fails after 2 pages with a clear error, and outputs nothing', async () => {
+		const { items, error } = await runOn(sandbox, { parameters: { resource: 'user', operation: 'getMany', returnAll: true } });
+		expect(error?.message).toBe(
+			'Reading the user list failed: the API answered page 2 (skip 1000) with users already read: it seems to ignore "skip", so the users after the first 1000 cannot be read',
+		);
+		expect(items).toEqual([]);
+		expect(count(sandbox, USER_LIST)).toBe(2);
+	});
+
+	test('Send to All Users: the audience cannot be read whole, so nothing is sent', async () => {
+		const { error } = await runOn(sandbox, { parameters: sendParameters({ audience: 'allUsers' }) });
+		expect(error?.message).toMatch(/^Reading the user list failed: the API answered page 2 \(skip 1000\) with users already read/);
+		expect(count(sandbox, USER_LIST)).toBe(2);
+		expect(count(sandbox, SEND)).toBe(0);
 	});
 });

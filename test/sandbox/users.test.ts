@@ -7,7 +7,7 @@ describe('sandbox GET /user/list (spec Endpoints, User record, Limits)', () => {
 	beforeAll(async () => {
 		token = await tokenFor(sandbox);
 	});
-	afterEach(() => sandbox.configure({ userListOverLimit: 'clamp' }));
+	afterEach(() => sandbox.configure({ userListOverLimit: 'clamp', userListIgnoresSkip: false }));
 
 	test('answers a bare array of user records with id, name, lastname, username, email', async () => {
 		const answer = await call(sandbox, 'GET', '/user/list?skip=0&limit=3', { token });
@@ -42,6 +42,15 @@ describe('sandbox GET /user/list (spec Endpoints, User record, Limits)', () => {
 			const answer = await call(sandbox, 'GET', `/user/list?${query}`, { token });
 			expect(answer.status).toBe(400);
 			expect(answer.body.error.field).toBe(field);
+		}
+	});
+
+	test('userListIgnoresSkip: every skip answers the first page, so the list never comes back empty', async () => {
+		sandbox.configure({ userListIgnoresSkip: true });
+		const firstPage = sandbox.orgs.primary.userIds.slice(0, 1000);
+		for (const skip of [0, 1000, 2500, 9000]) {
+			const answer = await call(sandbox, 'GET', `/user/list?skip=${skip}&limit=1000`, { token });
+			expect(answer.body.map((user: any) => user.id)).toEqual(firstPage);
 		}
 	});
 

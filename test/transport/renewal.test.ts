@@ -1,10 +1,13 @@
 /**
  * Token renewal by the transport: n8n itself renews only an empty token or after a 401, so the
  * transport forces a renewal shortly before expiry (an emptied token passed as the decrypted
- * credential), shares it across concurrent calls, and on a 401 renews and retries once only.
+ * credential), shares it across concurrent calls, and on a 401 renews and retries once only. A token
+ * goes only to the Base URL it was issued for.
  */
 import { getNotification, listActiveUserIds, listUsers, sendNotification } from '../../nodes/CompanionPush/transport';
-import { ACTIVE_USERS, count, errorInNode, expectNoSecret, expectNoTenantId, inNode, logOf, REFRESH, secretsOf, SEND, sendBody, storeFor, tokensSeen, TRANSPORT_SANDBOX, USER_LIST, useSandbox, valueInNode, wait } from '../harness';
+import { secretsFingerprint } from '../../credentials/CompanionPushApi.credentials';
+import { ACTIVE_USERS, count, errorInNode, expectNoSecret, expectNoTenantId, fakeStore, inNode, logOf, REFRESH, secretsOf, SEND, sendBody, storeFor, tokensSeen, TRANSPORT_SANDBOX, useFakeApis, USER_LIST, useSandbox, valueInNode, wait } from '../harness';
+import type { FakeRequest } from '../harness';
 import { runProbe } from '../../devkit/engine';
 
 describe('token renewal (manual clock: the token never expires on its own)', () => {
@@ -258,5 +261,42 @@ describe('token renewal on a real clock with a short token life', () => {
 		]);
 		// The proof is only meaningful if the call was made while the old token still worked.
 		expect(calledAt).toBeLessThan(expiresAt);
+	});
+});
+
+describe('a token is only sent to the Base URL it was issued for', () => {
+	const fakeApis = useFakeApis();
+
+	test('the Base URL edited mid-run, its new token saved: after a 401 the old address never gets the new token, and the edit stays', async () => {
+		let revoked = false;
+		const answer = (request: FakeRequest) =>
+			revoked || request.authorization !== 'Bearer token-old-0123456789'
+				? { status: 401, body: { error: 'invalid_token' } }
+				: { body: { ok: true, data: { user_ids: ['u1'], count: 1 } } };
+		const oldApi = await fakeApis.start(answer, () => ({ body: { access_token: 'token-renewed-at-old-0123', expires_in: 3600 } }));
+		const newApi = await fakeApis.start(() => ({ body: { ok: true, data: { user_ids: ['u2'], count: 1 } } }));
+		const store = fakeStore(oldApi);
+		const issue = (baseUrl: string, accessToken: string) => {
+			const data = { ...store.get().data, baseUrl, accessToken, accessTokenRenewAfter: Date.now() + 3_000_000 };
+			store.get().data = { ...data, accessTokenIssuedFor: secretsFingerprint(data) };
+		};
+		issue(oldApi.baseUrl, 'token-old-0123456789');
+
+		const { value, error } = await inNode(store, async (context) => {
+			const first = await listActiveUserIds(context);
+			// Meanwhile the credential is edited to the new address, and another process saves a token for it.
+			issue(newApi.baseUrl, 'token-new-0123456789');
+			revoked = true;
+			return [first, await listActiveUserIds(context)];
+		});
+
+		expect(value).toBeUndefined();
+		expect((error as Error).message).toMatch(/^Reading the users with an active app failed with HTTP 401/);
+		expect(oldApi.requests.map((request) => request.authorization)).not.toContain('Bearer token-new-0123456789');
+		expect(oldApi.requests.filter((request) => request.path === '/auth/oauth/v2/refresh')).toHaveLength(0);
+		expect(store.get().data).toMatchObject({ baseUrl: newApi.baseUrl, accessToken: 'token-new-0123456789' });
+		// The next run reads the edited credential: the new address, with its own token.
+		expect(await valueInNode(store, (context) => listActiveUserIds(context))).toEqual(['u2']);
+		expect(newApi.requests.map((request) => request.authorization)).toEqual(['Bearer token-new-0123456789']);
 	});
 });

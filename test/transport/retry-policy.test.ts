@@ -4,7 +4,7 @@
  */
 import { secretsFingerprint } from '../../credentials/CompanionPushApi.credentials';
 import { DEFAULT_TIMINGS } from '../../nodes/CompanionPush/processState';
-import { redactSecrets } from '../../nodes/CompanionPush/transport/http';
+import { redactSecrets, shownAddress } from '../../nodes/CompanionPush/transport/redaction';
 import { tokenNeedsRenewal } from '../../nodes/CompanionPush/transport/tokenRenewal';
 import {
 	backoffDelayMs,
@@ -119,10 +119,39 @@ describe('redactSecrets', () => {
 		const quoted = 'se"cret\\value-long';
 		expect(redactSecrets({ m: `was ${quoted}` }, [quoted])).toEqual({ m: 'was [redacted]' });
 	});
-	test('leaves bodies without secrets untouched (same object), ignores short or missing values', () => {
-		const body = { ok: true, data: [1, 2] };
-		expect(redactSecrets(body, [secret, undefined, '', 'short'])).toBe(body);
+	test('leaves bodies without secrets untouched (same object), ignores missing or empty values', () => {
+		const body = { ok: true, data: [1, 2], users: [{ id: 'u1' }] };
+		expect(redactSecrets(body, [secret, undefined, ''])).toBe(body);
 		expect(redactSecrets(undefined, [secret])).toBeUndefined();
-		expect(redactSecrets('abc short', ['short'])).toBe('abc short');
+		expect(redactSecrets('abc', [''])).toBe('abc');
+	});
+	test('a secret shorter than 8 characters is hidden too', () => {
+		expect(redactSecrets('refused: s3cr', ['s3cr'])).toBe('refused: [redacted]');
+		expect(redactSecrets({ detail: ['client s3cr unknown'] }, ['s3cr'])).toEqual({ detail: ['client [redacted] unknown'] });
+	});
+	test('a secret with a quote or a backslash: hidden as is in text, escaped in JSON text, URL-encoded in an address', () => {
+		const quoted = 'a"b\\c';
+		expect(redactSecrets(`bad secret ${quoted}`, [quoted])).toBe('bad secret [redacted]');
+		expect(redactSecrets(JSON.stringify({ secret: quoted }), [quoted])).toBe('{"secret":"[redacted]"}');
+		expect(redactSecrets(`https://x.example/cb?s=${encodeURIComponent(quoted)}`, [quoted])).toBe('https://x.example/cb?s=[redacted]');
+		expect(redactSecrets({ [`key ${quoted}`]: 1 }, [quoted])).toEqual({ 'key [redacted]': 1 });
+	});
+	test('a body nested 100,000 deep does not throw: it is cut where nothing is shown any more', () => {
+		let deep: unknown = { message: 'bottom' };
+		for (let level = 0; level < 100_000; level++) deep = { error: deep };
+		const redacted = redactSecrets(deep, [secret]) as Record<string, unknown>;
+		expect(JSON.stringify(redacted)).toContain('[nested too deep to show]');
+		expect(() => JSON.stringify(deep)).toThrow(RangeError);
+	});
+});
+
+describe('shownAddress: origin and path only', () => {
+	test.each([
+		['https://login.example.com/cb?access_token=tok123&x=1#frag', 'https://login.example.com/cb'],
+		['http://ops:pass@10.0.0.1:8080/a/b?c', 'http://10.0.0.1:8080/a/b'],
+		['/login?client_secret=abc', '/login'],
+		['//elsewhere.example/x?y=1', '//elsewhere.example/x'],
+	])('%s -> %s', (address, shown) => {
+		expect(shownAddress(address)).toBe(shown);
 	});
 });

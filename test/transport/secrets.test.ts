@@ -7,14 +7,15 @@ import type { IExecuteFunctions } from 'n8n-workflow';
 
 import {
 	cancelNotification,
+	failedSendOutcome,
 	getNotification,
 	listActiveUserIds,
 	listNotifications,
 	listUsersPage,
 	sendNotification,
 } from '../../nodes/CompanionPush/transport';
-import { CredentialStore, runProbe } from '../../devkit/engine';
-import { ACTIVE_USERS, DETAIL, errorInNode, expectNoSecret, fakeCredential, fakeStore, SEND, SEND_LIST, storeFor, tokensSeen, TRANSPORT_SANDBOX, useFakeApis, USER_LIST, useSandbox, valueInNode } from '../harness';
+import { CredentialStore, runNode, runProbe } from '../../devkit/engine';
+import { ACTIVE_USERS, DETAIL, errorInNode, expectNoSecret, exposedText, fakeCredential, fakeStore, SEND, SEND_LIST, storeFor, tokensSeen, TRANSPORT_SANDBOX, useFakeApis, USER_LIST, useSandbox, valueInNode } from '../harness';
 
 describe('no secret or token in any error', () => {
 	const sandbox = useSandbox({ ...TRANSPORT_SANDBOX, seedUsers: 30, resetBeforeEach: true });
@@ -111,5 +112,35 @@ describe('an API that echoes what it was sent into its answers', () => {
 		const unexpected = await errorInNode(store, (context) => listNotifications(context));
 		expect(unexpected.description).toMatch(/^What came back: \{"echo":"Bearer /);
 		expectNoSecret(unexpected, hidden);
+	});
+
+	test('a token echoed in a success body does not reach the node output', async () => {
+		const api = await fakeApis.start((request) => ({ body: [{ id: 'u1', name: 'Ada', note: `called with ${request.authorization}` }] }));
+		const result = await runNode({ type: 'companionPush', credentials: fakeStore(api), parameters: { resource: 'user', operation: 'getMany', limit: 1 } });
+		expect(result.error).toBeUndefined();
+		expect(result.items.map((item) => item.json)).toEqual([{ id: 'u1', name: 'Ada', note: 'called with Bearer [redacted]' }]);
+		expect(JSON.stringify(result.run)).not.toContain(api.accessToken);
+	});
+
+	test('a secret shorter than 8 characters, or holding a quote and a backslash, echoed in a text body is not shown', async () => {
+		for (const clientSecret of ['s3Cr7', 'se"cr\\et-0123456789']) {
+			const api = await fakeApis.start(() => ({ status: 400, raw: true, body: `client secret ${clientSecret} is not allowed here` }));
+			const store = new CredentialStore();
+			store.add({ ...fakeCredential(api), clientSecret });
+			const error = await errorInNode(store, (context) => listUsersPage(context, 0, 5));
+			expect(error.message).toBe('Reading the user list failed with HTTP 400: client secret [redacted] is not allowed here');
+			expect(exposedText(error)).not.toContain(clientSecret);
+		}
+	});
+
+	test('a send answered 400 with an error body nested 100,000 deep: the error shows the HTTP status, the send is "not sent"', async () => {
+		const depth = 100_000;
+		const nested = `${'{"error":'.repeat(depth)}{}${'}'.repeat(depth)}`;
+		const api = await fakeApis.start(() => ({ status: 400, raw: true, body: nested, headers: { 'content-type': 'application/json' } }));
+		const error = await errorInNode(fakeStore(api), (context) => sendNotification(context, { title: 'T', body: 'B', target_user_ids: ['u1'] }));
+		expect(error.message).toBe('Sending the notification failed with HTTP 400');
+		expect(error.httpCode).toBe('400');
+		expect(failedSendOutcome(error)).toBe('notSent');
+		expect(api.requests.filter((request) => request.path === '/push-notification/send')).toHaveLength(1);
 	});
 });

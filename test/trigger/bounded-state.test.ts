@@ -1,8 +1,9 @@
 /**
  * The static data stays bounded over a simulated week of daily sends, polled every 10 minutes:
- * sends age out after the watch window, and every event is still emitted exactly once.
+ * sends age out after the watch window, and every event is still emitted exactly once. Its size is
+ * bounded in characters too, whatever the length of the user ids in its keys.
  */
-import { MAX_WATCHED_SENDS } from '../../nodes/CompanionPush/trigger/state';
+import { ageOut, initialState, MAX_REMEMBERED_KEYS, MAX_WATCHED_CHARS, MAX_WATCHED_SENDS, watchSend } from '../../nodes/CompanionPush/trigger/state';
 import { DAY, MINUTE, useTriggerFixtures } from '../harness';
 
 const SENDS_PER_DAY = 12;
@@ -104,5 +105,39 @@ describe('Companion Push Trigger: bounded state', () => {
 		} finally {
 			warn.mockRestore();
 		}
+	});
+});
+
+describe('Companion Push Trigger state: bounded in characters, not only in counts', () => {
+	test('40 sends with 250 keys of 2 KB user ids each (20 MB by count alone): the oldest are forgotten until it fits', () => {
+		const now = Date.UTC(2026, 2, 2, 9);
+		const state = initialState([], now);
+		const userId = 'u'.repeat(2048);
+		const ids = Array.from({ length: 40 }, (_, index) => `send-${index}`);
+		for (const [index, id] of ids.entries()) {
+			watchSend(state, id, { status: 'sent', created_at: new Date(now + index * 1_000).toISOString() }, now);
+			state.sends[id].keys = Array.from({ length: 250 }, () => `${id}:noDevice:${userId}`);
+		}
+		expect(ids.length * 250).toBeLessThan(MAX_REMEMBERED_KEYS);
+
+		const forgotten = ageOut(state, now + 40_000, 24 * 3_600_000);
+
+		const size = JSON.stringify(state).length;
+		expect(size).toBeLessThanOrEqual(MAX_WATCHED_CHARS);
+		const kept = Object.keys(state.sends);
+		expect(kept.length).toBeGreaterThan(1);
+		// The newest are kept, the oldest forgotten (and reported, for n8n's log), nothing in between.
+		expect([...kept].sort()).toEqual(ids.slice(ids.length - kept.length).sort());
+		expect([...forgotten].sort()).toEqual(ids.slice(0, ids.length - kept.length).sort());
+		console.log(`2 KB user ids: ${kept.length} of 40 sends kept, static data ${size} chars`);
+	});
+
+	test('one send whose keys alone pass the bound is forgotten and reported, rather than kept half', () => {
+		const now = Date.UTC(2026, 2, 2, 9);
+		const state = initialState([], now);
+		watchSend(state, 'huge', { status: 'sent', created_at: new Date(now).toISOString() }, now);
+		state.sends.huge.keys = Array.from({ length: 1000 }, (_, index) => `huge:noDevice:${'u'.repeat(2048)}${index}`);
+		expect(ageOut(state, now, 24 * 3_600_000)).toEqual(['huge']);
+		expect(state.sends).toEqual({});
 	});
 });

@@ -2,6 +2,15 @@
 export const DEEPLINK_SCHEME = 'companionapp://';
 export const KNOWN_DESTINATIONS = ['home', 'chat', 'coach'] as const;
 
+/** The first control character (C0, DEL, C1, or a Unicode line or paragraph separator) and where. */
+function firstControlCharacter(text: string): { index: number; code: number } | undefined {
+	for (let index = 0; index < text.length; index++) {
+		const code = text.charCodeAt(index);
+		if (code < 0x20 || (code >= 0x7f && code <= 0x9f) || code === 0x2028 || code === 0x2029) return { index, code };
+	}
+	return undefined;
+}
+
 export type DeeplinkChoice = 'none' | 'home' | 'chat' | 'coach' | 'announcement' | 'custom';
 
 /** Builds the deeplink from the picker, or says which field is wrong. */
@@ -39,6 +48,16 @@ function checkCustomDeeplink(
 	field: string,
 ): { deeplink?: string; warning?: string } | { problem: string; field: string } {
 	const deeplink = value.trim();
+	// A line break, tab or other invisible character inside an address is a slip of the expression
+	// (a value with its new line); the app would not open it. Refused, so nothing is sent.
+	const control = firstControlCharacter(deeplink);
+	if (control) {
+		const code = control.code.toString(16).toUpperCase().padStart(4, '0');
+		return {
+			field,
+			problem: `contains a control character (U+${code}, a line break, tab or other invisible character) at position ${control.index + 1}: remove it`,
+		};
+	}
 	if (!deeplink.startsWith(DEEPLINK_SCHEME)) {
 		return {
 			field,

@@ -2,18 +2,33 @@ import { createHash } from 'crypto';
 
 /** Recipients: what the user typed or mapped, turned into clean, unique user IDs and batches. */
 
-/** Splits IDs given as text (commas, semicolons, spaces or new lines) or as an array (from an
- * expression; numbers accepted, nested arrays flattened). Returns them trimmed, empties dropped,
- * or a message saying what is wrong with the value. */
+const SEPARATORS = /[\s,;]+/;
+
+/** Splits IDs given as text (commas, semicolons, spaces or new lines) or takes them from an array
+ * (from an expression; numbers accepted, nested arrays flattened, a user record gives its id).
+ * An element of an array is one ID, never split again: one holding a separator is a mistake in the
+ * expression (a list of joined IDs), and is refused rather than guessed. Returns the IDs trimmed,
+ * empties dropped, or a message saying what is wrong with the value. */
 export function parseUserIds(value: unknown): { userIds: string[] } | { problem: string } {
 	const collected: string[] = [];
+	let elements = 0;
 	const visit = (entry: unknown, depth: number): string | undefined => {
 		if (entry === null || entry === undefined) return undefined;
+		if (typeof entry === 'string' && depth === 0) {
+			for (const part of entry.split(SEPARATORS)) if (part !== '') collected.push(part);
+			return undefined;
+		}
 		if (typeof entry === 'string') {
-			for (const part of entry.split(/[\s,;]+/)) if (part !== '') collected.push(part);
+			elements++;
+			const userId = entry.trim();
+			if (SEPARATORS.test(userId)) {
+				return `has a list element holding several IDs (element ${elements}: ${JSON.stringify(userId.slice(0, 60))}): in a list each element is one user ID. Split it in the expression, e.g. {{ $json.ids.split(',') }}, or give the IDs as text`;
+			}
+			if (userId !== '') collected.push(userId);
 			return undefined;
 		}
 		if (typeof entry === 'number' && Number.isFinite(entry)) {
+			elements++;
 			collected.push(String(entry));
 			return undefined;
 		}

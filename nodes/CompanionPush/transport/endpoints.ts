@@ -2,7 +2,7 @@ import { z } from 'zod';
 
 import { NodeApiError } from 'n8n-workflow';
 
-import { asNodeError, notCancelable } from './errors';
+import { asNodeError, listReadError, notCancelable } from './errors';
 import type { CompanionPushContext } from './http';
 import { repeatableRequest, repeatableRequestWithHeaders } from './repeatableRequest';
 import { serverTimeMs } from './retry';
@@ -34,15 +34,59 @@ export async function listUsersPage(
 	);
 }
 
-/** Reads users page by page (`skip` grows by the page size) until a page comes back empty, as
- * the spec says, or until `max` users are read. */
+/** The most users a Return All reads (the whole organization, for Get Many and the All Users
+ * audience): far more than an organization the service is made for (it sends in batches of 1000),
+ * and a bound on the memory a read can take. An organization beyond it is an error, not a cut. */
+export const MAX_USERS_READ = 1_000_000;
+/** The most sends a Return All of the list of sends reads, for the same reason. */
+export const MAX_SENDS_READ = 100_000;
+
+/** Pages enough to read `asked` records from an API whose pages hold up to `largestPage` (the
+ * largest page seen so far), plus the empty page that ends the list. A reading past it keeps
+ * getting pages an honest API would not send: it is stopped rather than left to grow. */
+function pagesFor(asked: number, largestPage: number): number {
+	return Math.ceil(asked / Math.max(1, largestPage)) + 1;
+}
+
+/**
+ * Reads users page by page (`skip` grows by what each page brought) until a page comes back empty,
+ * as the spec says, or until `max` users are read. Every user is output once. The reading is
+ * bounded whatever the API answers: a page that brings no user not read already ends it (complete
+ * when the page before was shorter than asked: the API sent everything and ignores `skip`; an error
+ * otherwise, since the rest cannot be reached), and so do more pages than `max` (or, for Return
+ * All, MAX_USERS_READ) can take.
+ */
 export async function listUsers(context: CompanionPushContext, max = Infinity, itemIndex?: number): Promise<User[]> {
+	const asked = Math.min(max, MAX_USERS_READ);
 	const users: User[] = [];
-	while (users.length < max) {
+	const seen = new Set<string>();
+	let skip = 0;
+	let largestPage = 0;
+	let previousWasShort = false;
+	for (let pages = 1; users.length < max; pages++) {
+		if (pages > pagesFor(asked, largestPage)) {
+			throw listReadError(context, 'Reading the user list', `the API kept sending pages: ${pages - 1} pages (${users.length} users) are more than ${asked} users take`, itemIndex);
+		}
 		const limit = Math.min(USER_PAGE_SIZE, max - users.length);
-		const page = await listUsersPage(context, users.length, limit, itemIndex);
+		const page = await listUsersPage(context, skip, limit, itemIndex);
 		if (page.length === 0) break;
-		for (const user of page) users.push(user);
+		const fresh = page.filter((user) => !seen.has(user.id) && seen.add(user.id));
+		if (fresh.length === 0) {
+			if (previousWasShort) break;
+			throw listReadError(
+				context,
+				'Reading the user list',
+				`the API answered page ${pages} (skip ${skip}) with users already read: it seems to ignore "skip", so the users after the first ${users.length} cannot be read`,
+				itemIndex,
+			);
+		}
+		for (const user of fresh) users.push(user);
+		if (users.length > MAX_USERS_READ) {
+			throw listReadError(context, 'Reading the user list', `the organization has more than ${MAX_USERS_READ} users, more than Return All reads`, itemIndex, 'Use a Limit, or send to the users by ID.');
+		}
+		previousWasShort = page.length < limit;
+		largestPage = Math.max(largestPage, page.length);
+		skip += page.length;
 	}
 	return users.slice(0, max);
 }
@@ -140,7 +184,8 @@ export async function listNotificationsPage(
  * `skip`/`limit` are asked (as for the user list) and the answer is trusted only as far as it
  * proves itself: `skip` grows by what actually came back, and reading stops on an empty page, on
  * the `total` when one is given, or on a page holding only sends already seen (a server that
- * ignores `skip`). `stopWhen` ends early, e.g. once sends are older than a time window.
+ * ignores `skip`). `stopWhen` ends early, e.g. once sends are older than a time window. More pages
+ * than `max` (or, for Return All, MAX_SENDS_READ) can take are an error: the API keeps inventing sends.
  */
 export async function listNotifications(
 	context: CompanionPushContext,
@@ -153,10 +198,16 @@ export async function listNotifications(
 	} = {},
 ): Promise<ListedNotification[]> {
 	const max = options.max ?? Infinity;
+	const asked = Math.min(max, MAX_SENDS_READ);
 	const sends: ListedNotification[] = [];
 	const seen = new Set<string>();
 	let skip = 0;
-	while (sends.length < max) {
+	let largestPage = 0;
+	for (let pages = 1; sends.length < max; pages++) {
+		if (pages > pagesFor(asked, largestPage)) {
+			const what = `the API kept sending pages: ${pages - 1} pages (${sends.length} sends) are more than ${asked} sends take`;
+			throw listReadError(context, 'Reading the list of sends', what, options.itemIndex, max === Infinity ? 'Use a Limit.' : undefined);
+		}
 		const page = await listNotificationsPage(context, skip, SEND_LIST_PAGE_SIZE, options.itemIndex);
 		options.onPage?.(page);
 		const fresh = page.items.filter((send) => !seen.has(send.id));
@@ -168,6 +219,7 @@ export async function listNotifications(
 			if (sends.length >= max) break;
 		}
 		skip += page.items.length;
+		largestPage = Math.max(largestPage, page.items.length);
 		if (page.total !== undefined && skip >= page.total) break;
 	}
 	return sends;

@@ -99,7 +99,7 @@ export function parseErrorBody(body: unknown): ErrorDetail {
 export interface ApiFailure {
 	status: number;
 	body: unknown;
-	/** The Location header of a redirect, without a user or password. */
+	/** The Location header of a redirect: its origin and path only, secrets hidden (see redaction.ts). */
 	location?: string;
 	/** What was being done, e.g. "Sending the notification". */
 	action: string;
@@ -164,6 +164,22 @@ export function networkError(node: INode, action: string, answer: NoAnswer, item
 	return nodeApiError(node, { code: answer.code } as JsonObject, {
 		message: `${action} failed: ${what}`,
 		description: extra ?? 'Check the Base URL of the credential and that the API is reachable, then retry.',
+		itemIndex,
+	});
+}
+
+/** A paged list that cannot be read whole (an API that ignores paging, or never ends its list):
+ * what was read so far is not output, since a part would pass for the whole. */
+export function listReadError(
+	context: { getNode(): INode },
+	action: string,
+	what: string,
+	itemIndex?: number,
+	fix = 'The API does not page its list as the spec says: report it to the API provider.',
+): NodeApiError {
+	return nodeApiError(context.getNode(), { reason: what } as JsonObject, {
+		message: `${action} failed: ${what}`,
+		description: `${fix} Nothing of the list was output.`,
 		itemIndex,
 	});
 }

@@ -11,6 +11,7 @@ import type {
 import { withoutUserInfo } from '../../../credentials/CompanionPushApi.credentials';
 import { CREDENTIAL_TYPE } from '../processState';
 import type { RenewalFailure } from '../processState';
+import { redactSecrets } from './redaction';
 
 /** Every n8n context the nodes call the API from. */
 export type CompanionPushContext = IExecuteFunctions | IPollFunctions | ILoadOptionsFunctions;
@@ -114,20 +115,6 @@ function withoutTenantId(values: IDataObject | undefined): IDataObject | undefin
 	return rest;
 }
 
-const REDACTED = '[redacted]';
-
-/** Replaces the credential's secrets and tokens wherever the API echoed them in a body (an error
- * message quoting the Authorization header, say), so no error or output can show them. */
-export function redactSecrets(body: unknown, secrets: unknown[]): unknown {
-	const hidden = secrets.filter((value): value is string => typeof value === 'string' && value.length >= 8);
-	if (hidden.length === 0 || body === undefined || body === null) return body;
-	const text = typeof body === 'string' ? body : JSON.stringify(body);
-	if (typeof text !== 'string' || !hidden.some((secret) => text.includes(JSON.stringify(secret).slice(1, -1)))) return body;
-	let redacted = text;
-	for (const secret of hidden) redacted = redacted.split(JSON.stringify(secret).slice(1, -1)).join(REDACTED);
-	return typeof body === 'string' ? redacted : JSON.parse(redacted);
-}
-
 /**
  * One request through n8n's authenticated request helper, any status returned as an answer.
  * `stored` is the credential as read for this exchange (its secrets are hidden in error bodies);
@@ -176,14 +163,12 @@ export async function requestOnce(
 				: undefined,
 		)) as { statusCode: number; body: unknown; headers?: Record<string, unknown> };
 		const redact = (body: unknown) => redactSecrets(body, secrets());
-		// An error body is shown to the user: secrets echoed in it are hidden now. A success body is
-		// data; it is redacted only when it ends up in an error (an unexpected shape), not on every
-		// page read (that cost a JSON round trip per page of 1000 users).
-		const succeeded = response.statusCode >= 200 && response.statusCode < 300;
+		// Every body, a success's too: what an API echoes of the token reaches an error or the node's
+		// output. A body without a secret comes back as it is (no copy).
 		return {
 			kind: 'answer',
 			status: response.statusCode,
-			body: succeeded ? response.body : redact(response.body),
+			body: redact(response.body),
 			headers: response.headers ?? {},
 			redact,
 		};

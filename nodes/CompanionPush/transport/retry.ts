@@ -2,12 +2,12 @@ import { DateTime } from 'luxon';
 import { sleep } from 'n8n-workflow';
 import type { NodeApiError } from 'n8n-workflow';
 
-import { withoutUserInfo } from '../../../credentials/CompanionPushApi.credentials';
 import { credentialKey, processState, timings } from '../processState';
 import type { RetryPolicy } from '../processState';
 import { apiError, networkError, renewalError, unexpectedResponse } from './errors';
 import type { Answer, ApiCall, CompanionPushContext } from './http';
 import { Pace } from './pace';
+import { shownAddress } from './redaction';
 import { exchange } from './tokenRenewal';
 
 /**
@@ -152,7 +152,8 @@ export class Tries {
 		const { action, itemIndex } = this.call;
 		if (answer.kind === 'noAnswer') return networkError(node, action, answer, itemIndex, noAnswerNote);
 		if (answer.status >= 200 && answer.status < 300) return unexpectedResponse(node, action, answer.redact(answer.body), itemIndex);
-		const location = typeof answer.headers.location === 'string' ? withoutUserInfo(answer.headers.location) : undefined;
+		// A Location is written by whoever answered: only its origin and path are shown, secrets hidden.
+		const location = typeof answer.headers.location === 'string' ? String(answer.redact(shownAddress(answer.headers.location))) : undefined;
 		return apiError(node, { status: answer.status, body: answer.body, location, action, itemIndex });
 	}
 }

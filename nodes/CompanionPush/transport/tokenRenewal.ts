@@ -40,6 +40,17 @@ export function tokenNeedsRenewal(credentials: ICredentialDataDecryptedObject, n
 	return credentials.accessTokenIssuedFor !== secretsFingerprint(credentials);
 }
 
+/** True when the credential data is for the API at `baseUrl`. A token is only ever sent to the Base
+ * URL it was issued for: one saved by another run or process after the Base URL was edited, or
+ * renewed by a call that read the edited credential, belongs to the new address. */
+function issuedFor(credentials: ICredentialDataDecryptedObject, baseUrl: string): boolean {
+	try {
+		return checkBaseUrl(credentials.baseUrl) === baseUrl;
+	} catch {
+		return false;
+	}
+}
+
 /** An answer and the access token it was sent with. */
 interface RenewalAttempt {
 	answer: Answer;
@@ -80,7 +91,7 @@ async function sendWithRenewedToken(
 	if (renewal) {
 		const { renewed, failed } = await renewal;
 		if (failed) return { answer: { kind: 'renewalFailed', failure: failed }, token: undefined };
-		if (renewed) {
+		if (renewed && issuedFor(renewed, baseUrl)) {
 			remember(context, renewed);
 			return { answer: await requestOnce(context, call, baseUrl, credentials, renewed), token: renewed.accessToken };
 		}
@@ -105,12 +116,15 @@ async function sendWithRenewedToken(
 }
 
 /** The stored credential when it holds a usable token other than the refused one: a concurrent call
- * or another process renewed it since. Looks twice, a short wait apart. */
+ * or another process renewed it since. Looks twice, a short wait apart. 'moved' when the stored
+ * credential is now for another Base URL (it was edited during this run): its token is not sent
+ * here, and renewing with this run's copy would save the old address over the edit. */
 async function tokenSavedSince(
 	context: CompanionPushContext,
 	call: ApiCall,
+	baseUrl: string,
 	refusedToken: unknown,
-): Promise<ICredentialDataDecryptedObject | undefined> {
+): Promise<ICredentialDataDecryptedObject | 'moved' | undefined> {
 	const key = credentialKey(context);
 	const { min, max } = timings().foreignRenewalWaitMs;
 	for (const waitMs of [0, min + Math.random() * (max - min)]) {
@@ -118,7 +132,9 @@ async function tokenSavedSince(
 		if (processState.renewalsInFlight.has(key)) return undefined;
 		if (waitMs > 0) await sleep(waitMs);
 		const stored = await context.getCredentials(CREDENTIAL_TYPE, call.itemIndex);
-		if (stored.accessToken && stored.accessToken !== refusedToken && !tokenNeedsRenewal(stored, Date.now())) {
+		if (!issuedFor(stored, baseUrl)) return 'moved';
+		const usable = stored.accessToken && stored.accessToken !== refusedToken && !tokenNeedsRenewal(stored, Date.now());
+		if (usable) {
 			remember(context, stored);
 			return stored;
 		}
@@ -155,7 +171,7 @@ function isUnauthorized(answer: Answer): boolean {
 /**
  * One HTTP exchange with a usable token: the token is renewed before expiry, and a 401 first takes
  * a token another call or process saved since, and only then renews (at most twice per call).
- * Returns any status as an answer.
+ * Returns any status as an answer. A token is only sent to the Base URL it was issued for.
  */
 export async function exchange(context: CompanionPushContext, call: ApiCall): Promise<Answer> {
 	const credentials = await credentialsOf(context, call.itemIndex);
@@ -175,7 +191,10 @@ export async function exchange(context: CompanionPushContext, call: ApiCall): Pr
 		attempt = { answer: await requestOnce(context, call, baseUrl, credentials, credentials), token: credentials.accessToken };
 	}
 	for (let tokens = 1; isUnauthorized(attempt.answer) && tokens < MAX_TOKENS_PER_CALL; tokens++) {
-		const saved = await tokenSavedSince(context, call, attempt.token);
+		const saved = await tokenSavedSince(context, call, baseUrl, attempt.token);
+		// The Base URL was edited since this run read the credential: the refusal stands (the next run
+		// reads the edited credential).
+		if (saved === 'moved') break;
 		if (saved) {
 			attempt = { answer: await requestOnce(context, call, baseUrl, saved, saved), token: saved.accessToken };
 		} else if (renewals < MAX_RENEWALS_PER_CALL) {

@@ -13,9 +13,9 @@ import { parseTime } from '../helpers/time';
  * - `sends`: the sends being watched, each with the keys of the events already emitted for it.
  *   A send is forgotten once its watch window has passed; from then on it is never read again
  *   (it is below the floor), so its keys can go with it.
- * Hard bounds: MAX_WATCHED_SENDS sends and MAX_REMEMBERED_KEYS keys in all (beyond them the oldest
- * sends are forgotten first, even before their window ends), MAX_RECENT_IDS sends in `recent`
- * (beyond it the floor rises, shortening the margin).
+ * Hard bounds: MAX_WATCHED_SENDS sends, MAX_REMEMBERED_KEYS keys and MAX_WATCHED_CHARS characters
+ * of ids and keys in all (beyond them the oldest sends are forgotten first, even before their window
+ * ends), MAX_RECENT_IDS sends in `recent` (beyond it the floor rises, shortening the margin).
  */
 
 export const STATE_VERSION = 2;
@@ -30,6 +30,10 @@ export const MAX_WATCHED_SENDS = 500;
  * so an alert to everyone needs about one key per person who gets either; 25,000 keys of 24-character
  * user ids are about 1 MB of static data. */
 export const MAX_REMEMBERED_KEYS = 25_000;
+/** Characters the watched sends may take in all (their ids and event keys, as JSON): about 2 MB of
+ * static data. The keys hold user ids, whose length the API decides: counted alone, 25,000 keys of
+ * 2 KB ids would be 50 MB, saved with the workflow at every poll. */
+export const MAX_WATCHED_CHARS = 2_000_000;
 
 export interface WatchedSend {
 	/** Start of the watch window, server time (ms): the latest of created_at, scheduled_at, sent_at. */
@@ -198,6 +202,14 @@ export function watchSend(state: TriggerState, id: string, listed: { status?: st
 	};
 }
 
+/** About what a watched send takes in the static data's JSON: its id, its keys (each quoted, with a
+ * comma) and its other fields. */
+function charsOf(id: string, send: WatchedSend): number {
+	let chars = id.length + 120 + (send.status?.length ?? 0);
+	for (const key of send.keys) chars += key.length + 3;
+	return chars;
+}
+
 /**
  * Forgets sends whose watch window has passed (`now` beyond `from` + window), then keeps the state
  * within its hard bounds by forgetting the oldest sends first. Returns the ids forgotten by the
@@ -210,9 +222,11 @@ export function ageOut(state: TriggerState, now: number, watchWindowMs: number):
 	const forgottenEarly: string[] = [];
 	const newestFirst = Object.entries(state.sends).sort(([, a], [, b]) => b.from - a.from);
 	let keys = 0;
+	let chars = 0;
 	for (const [index, [id, send]] of newestFirst.entries()) {
 		keys += send.keys.length;
-		if (index >= MAX_WATCHED_SENDS || keys > MAX_REMEMBERED_KEYS) {
+		chars += charsOf(id, send);
+		if (index >= MAX_WATCHED_SENDS || keys > MAX_REMEMBERED_KEYS || chars > MAX_WATCHED_CHARS) {
 			delete state.sends[id];
 			forgottenEarly.push(id);
 		}

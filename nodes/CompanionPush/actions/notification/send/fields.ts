@@ -74,7 +74,7 @@ const audienceFields: INodeProperties[] = [
 		default: '',
 		placeholder: 'e.g. 1001, 1002, 1003',
 		description:
-			'Comma-separated list of user IDs as returned by Get Many Users (e.g. 1001, 1002), not names or e-mails. Spaces and new lines also separate IDs, and an expression may give a list. Duplicates are removed; IDs of other organizations are silently not notified.',
+			'Comma-separated list of user IDs as returned by Get Many Users (e.g. 1001, 1002), not names or e-mails. Spaces and new lines also separate IDs. An expression may give a list: each element is one ID (an element holding a comma or space is refused). Duplicates are removed; IDs of other organizations are silently not notified.',
 		displayOptions: { show: { audience: ['userIds'] } },
 	},
 	{
