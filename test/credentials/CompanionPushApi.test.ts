@@ -13,8 +13,22 @@ import {
 	secretsFingerprint,
 } from '../../credentials/CompanionPushApi.credentials';
 import { listActiveUserIds } from '../../nodes/CompanionPush/transport';
-import { nodeTypes } from '../../devkit/engine';
-import { ACTIVE_USERS, count, credentialData, errorInNode, expectNoSecret, logOf, REFRESH, secretsOf, storeFor, TRANSPORT_SANDBOX, useSandbox, useTestSandboxes, valueInNode } from '../harness';
+import {
+	ACTIVE_USERS,
+	count,
+	credentialData,
+	errorInNode,
+	expectNoSecret,
+	logOf,
+	REFRESH,
+	secretsOf,
+	storeFor,
+	TRANSPORT_SANDBOX,
+	useSandbox,
+	useTestSandboxes,
+	valueInNode,
+	nodeTypes,
+} from '../harness';
 
 const credentialType = new CompanionPushApi();
 

@@ -4,8 +4,19 @@
  * server that ignores `skip`.
  */
 import { listNotifications, listUsers, USER_PAGE_SIZE } from '../../nodes/CompanionPush/transport';
-import { CredentialStore } from '../../devkit/engine';
-import { count, fakeStore, logOf, storeFor, TRANSPORT_SANDBOX, useFakeApis, USER_LIST, useSandbox, useTestSandboxes, valueInNode } from '../harness';
+import {
+	count,
+	fakeStore,
+	logOf,
+	storeFor,
+	TRANSPORT_SANDBOX,
+	useFakeApis,
+	USER_LIST,
+	useSandbox,
+	useTestSandboxes,
+	valueInNode,
+	CredentialStore,
+} from '../harness';
 
 describe('listUsers over 2500 users', () => {
 	const sandbox = useSandbox({ ...TRANSPORT_SANDBOX, seedUsers: 2500, resetBeforeEach: true });

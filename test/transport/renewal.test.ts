@@ -4,8 +4,27 @@
  * credential), shares it across concurrent calls, and on a 401 renews and retries once only.
  */
 import { getNotification, listActiveUserIds, listUsers, sendNotification } from '../../nodes/CompanionPush/transport';
-import { ACTIVE_USERS, count, errorInNode, expectNoSecret, expectNoTenantId, inNode, logOf, REFRESH, secretsOf, SEND, sendBody, storeFor, tokensSeen, TRANSPORT_SANDBOX, USER_LIST, useSandbox, valueInNode, wait } from '../harness';
-import { runProbe } from '../../devkit/engine';
+import {
+	ACTIVE_USERS,
+	count,
+	errorInNode,
+	expectNoSecret,
+	expectNoTenantId,
+	inNode,
+	logOf,
+	REFRESH,
+	secretsOf,
+	SEND,
+	sendBody,
+	storeFor,
+	tokensSeen,
+	TRANSPORT_SANDBOX,
+	USER_LIST,
+	useSandbox,
+	valueInNode,
+	wait,
+	runProbe,
+} from '../harness';
 
 describe('token renewal (manual clock: the token never expires on its own)', () => {
 	const sandbox = useSandbox({ ...TRANSPORT_SANDBOX, seedUsers: 30, resetBeforeEach: true });

@@ -13,8 +13,25 @@ import {
 	listUsersPage,
 	sendNotification,
 } from '../../nodes/CompanionPush/transport';
-import { CredentialStore, runProbe } from '../../devkit/engine';
-import { ACTIVE_USERS, DETAIL, errorInNode, expectNoSecret, fakeCredential, fakeStore, SEND, SEND_LIST, storeFor, tokensSeen, TRANSPORT_SANDBOX, useFakeApis, USER_LIST, useSandbox, valueInNode } from '../harness';
+import {
+	ACTIVE_USERS,
+	DETAIL,
+	errorInNode,
+	expectNoSecret,
+	fakeCredential,
+	fakeStore,
+	SEND,
+	SEND_LIST,
+	storeFor,
+	tokensSeen,
+	TRANSPORT_SANDBOX,
+	useFakeApis,
+	USER_LIST,
+	useSandbox,
+	valueInNode,
+	CredentialStore,
+	runProbe,
+} from '../harness';
 
 describe('no secret or token in any error', () => {
 	const sandbox = useSandbox({ ...TRANSPORT_SANDBOX, seedUsers: 30, resetBeforeEach: true });
