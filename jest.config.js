@@ -1,18 +1,20 @@
 /**
  * Jest runs TypeScript through ts-jest without type checking (tsc does that in `npm test`).
- * Two projects: `unit` (every *.test.ts) and `randomized` (the randomized reliability run, minutes
- * long on its own). `npx jest` runs both; `npm test` runs each alone (`--selectProjects`) at the
- * same time, so the long run goes on beside the unit tests instead of holding one of their workers.
+ * Two projects: `unit` (every *.test.ts; `npm run test:unit`) and `randomized` (the randomized
+ * reliability run, minutes long on its own). `npx jest` runs both; `npm test` runs each alone
+ * (`--selectProjects`) at the same time, so the long run goes on beside the unit tests instead of
+ * holding one of their workers.
  */
 const transform = { '^.+\\.ts$': ['ts-jest', { diagnostics: false }] };
 
 const shared = {
 	testEnvironment: 'node',
 	transform,
-	// n8n-core's user folder and encryption key, set before any test file loads n8n-core.
-	setupFiles: ['<rootDir>/devkit/env.ts'],
-	// Every test runs with marked secrets; any that shows up in an output, error or log line fails it.
-	setupFilesAfterEnv: ['<rootDir>/test/reliability/secret-guard.setup.ts'],
+	// The harness's setup files: n8n-core's user folder and encryption key, set before any test file
+	// loads n8n-core; then the secret guard (every test runs with marked secrets, and any that shows up
+	// in an output, error, log line, static data, the processed-data store or a wrong credential field fails it).
+	setupFiles: ['<rootDir>/test/harness/setup/n8nEnv.ts'],
+	setupFilesAfterEnv: ['<rootDir>/test/harness/setup/secretGuard.ts'],
 };
 
 module.exports = {

@@ -8,9 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 
-import { code, manualWorkflow } from '../devkit/n8nWorkflow';
-import type { Json, NodeSpec } from '../devkit/n8nWorkflow';
-import { NODE_TYPE } from '../scripts/n8n-preload';
+import { code, type Json, manualWorkflow, NODE_TYPE, type NodeSpec } from '../devkit/n8n';
 import { BODY } from './cases';
 
 /** The HTTP Request node's default version in n8n 2.41.1 (what a new node on the canvas gets). */

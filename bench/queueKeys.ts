@@ -50,9 +50,16 @@ import * as path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import { startSandbox, type LoggedRequest, type Sandbox } from '../sandbox';
-import { ensureRuntime, packPackage } from '../scripts/n8n-runtime';
-import { credentialEntry, exampleWorkflows, request } from '../scripts/n8n-preload';
-import { startQueueCluster, type ExecutionRow, type QueueCluster } from '../scripts/queueMode';
+import {
+	credentialEntry,
+	ensureRuntime,
+	exampleWorkflows,
+	type ExecutionRow,
+	packPackage,
+	type QueueCluster,
+	request,
+	startQueueCluster,
+} from '../devkit/n8n';
 import { KEY_VALUE_FORMATS, isAccepted, keysFound, likeliestFormat, loadFormat, entryHash, tellsAccepted, type KeyValueFormat } from './queueKeysFormat';
 import { renderQueueKeysSection, writeQueueKeysSection } from './queueKeysReport';
 import { otherN8nProcesses, waitForQuietMachine } from './quietMachine';

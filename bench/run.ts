@@ -43,7 +43,7 @@ import { dirname, join, resolve } from 'node:path';
 
 import { startSandbox } from '../sandbox';
 import type { Sandbox } from '../sandbox';
-import { packCheckout } from './benchN8n';
+import { packCheckout } from '../devkit/n8n';
 import { FULL_LATENCY_SCALE, LATENCY_GROUPS, runLatencySuite } from './latencySuite';
 import type { LatencyGroup, LatencyScale } from './latencySuite';
 import { FULL_N8N_SCALE, runN8nSuite } from './n8nSuite';

@@ -24,6 +24,15 @@ export interface StoredCredential {
 	writes: number;
 }
 
+const writeObservers = new Set<(stored: StoredCredential, data: ICredentialDataDecryptedObject) => void>();
+
+/** Calls `observer` with every credential n8n writes back (a renewed token) and the data written;
+ * returns the function that stops observing (used by test/harness/secretGuard.ts). */
+export function observeCredentialWrites(observer: (stored: StoredCredential, data: ICredentialDataDecryptedObject) => void): () => void {
+	writeObservers.add(observer);
+	return () => writeObservers.delete(observer);
+}
+
 export const credentialTypes: Record<string, ICredentialType> = {
 	companionPushApi: new CompanionPushApi(),
 };
@@ -68,6 +77,7 @@ export class TestCredentialsHelper extends ICredentialsHelper {
 		const credential = this.stored(details);
 		credential.data = structuredClone(data);
 		credential.writes++;
+		for (const observer of writeObservers) observer(credential, credential.data);
 	}
 
 	async updateCredentialsOauthTokenData(): Promise<void> {}

@@ -158,16 +158,18 @@ export function buildAdditionalData(credentials: CredentialStore, executionId?: 
 
 let executionCounter = 0;
 
-/** What a finished run hands its observers: the run and the nodes of its workflow. */
+/** What a finished run hands its observers: the run, the nodes of its workflow, and the workflow's
+ * static data as the run left it (what n8n would save with the workflow). */
 export interface ObservedRun {
 	run: IRun;
 	nodes: INode[];
+	staticData: IDataObject;
 }
 const runObservers = new Set<(observed: ObservedRun) => void>();
 
 /** Calls `observer` with every run this harness finishes (runWorkflow, runNode, runProbe), before
  * the caller sees it; returns the function that stops observing. The secret guard of the unit
- * tests (test/reliability/secret-guard.ts) reads every output and error through it. */
+ * tests (test/harness/secretGuard.ts) reads every output, error and static data through it. */
 export function observeRuns(observer: (observed: ObservedRun) => void): () => void {
 	runObservers.add(observer);
 	return () => runObservers.delete(observer);
@@ -234,7 +236,7 @@ async function execute(options: WorkflowRunOptions, retryOf?: IRun['data']): Pro
 		await new WorkflowExecute(additionalData, mode).run({ workflow, startNode });
 	}
 	const run = await finished;
-	for (const observer of runObservers) observer({ run, nodes: options.nodes });
+	for (const observer of runObservers) observer({ run, nodes: options.nodes, staticData: workflow.staticData });
 	return run;
 }
 

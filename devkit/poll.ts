@@ -77,11 +77,12 @@ export function createPollTarget(options: {
 
 const triggersAndPollers = new TriggersAndPollers();
 
-const pollObservers = new Set<(outcome: PollOutcome) => void>();
+const pollObservers = new Set<(outcome: PollOutcome, target: PollTarget) => void>();
 
-/** Calls `observer` with every poll outcome (items or error) before the caller sees it; returns
- * the function that stops observing (used by test/reliability/secret-guard.ts). */
-export function observePolls(observer: (outcome: PollOutcome) => void): () => void {
+/** Calls `observer` with every poll outcome (items or error) and its target (whose workflow holds
+ * the trigger's static data) before the caller sees it; returns the function that stops observing
+ * (used by test/harness/secretGuard.ts). */
+export function observePolls(observer: (outcome: PollOutcome, target: PollTarget) => void): () => void {
 	pollObservers.add(observer);
 	return () => pollObservers.delete(observer);
 }
@@ -112,7 +113,7 @@ export async function runPoll(target: PollTarget): Promise<PollOutcome> {
 		emitted: emitted !== undefined,
 		error: failure as PollOutcome['error'],
 	};
-	for (const observer of pollObservers) observer(outcome);
+	for (const observer of pollObservers) observer(outcome, target);
 	return outcome;
 }
 

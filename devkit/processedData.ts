@@ -49,13 +49,35 @@ function compare(mode: Mode, a: unknown, b: unknown): number {
 	return x === y ? 0 : x > y ? 1 : -1;
 }
 
+/** One call to the store: what a test can count, and what the secret guard reads. */
+export interface ProcessedDataCall {
+	kind: 'check' | 'remove' | 'clear' | 'count';
+	items: DeduplicationItemTypes[];
+	scope: DeduplicationScope;
+	mode?: Mode;
+}
+
+const callObservers = new Set<(call: ProcessedDataCall) => void>();
+
+/** Calls `observer` with every call to any store, as it comes; returns the function that stops
+ * observing (used by test/harness/secretGuard.ts: what n8n would keep in its database). */
+export function observeProcessedData(observer: (call: ProcessedDataCall) => void): () => void {
+	callObservers.add(observer);
+	return () => callObservers.delete(observer);
+}
+
 export class MemoryProcessedData implements IDataDeduplicator {
 	readonly rows = new Map<string, Row>();
 	/** Calls seen, in order: what a test can count. */
-	readonly calls: Array<{ kind: 'check' | 'remove' | 'clear' | 'count'; items: DeduplicationItemTypes[]; scope: DeduplicationScope; mode?: Mode }> = [];
+	readonly calls: ProcessedDataCall[] = [];
 	roundTripMs = 0;
 	failing: string | undefined;
 	failWhen: (() => string | undefined) | undefined;
+
+	private record(call: ProcessedDataCall): void {
+		this.calls.push(call);
+		for (const observer of callObservers) observer(call);
+	}
 
 	private rowKey(scope: DeduplicationScope, contextData: ICheckProcessedContextData): string {
 		return `${contextData.workflow.id}|${scope === 'node' ? `n:${contextData.node?.id}` : ''}`;
@@ -97,7 +119,7 @@ export class MemoryProcessedData implements IDataDeduplicator {
 		contextData: ICheckProcessedContextData,
 		options: ICheckProcessedOptions,
 	): Promise<IDeduplicationOutput> {
-		this.calls.push({ kind: 'check', items, scope, mode: options.mode });
+		this.record({ kind: 'check', items, scope, mode: options.mode });
 		const key = this.rowKey(scope, contextData);
 		const row = await this.select(key);
 		if (row && row.mode !== options.mode) {
@@ -142,7 +164,7 @@ export class MemoryProcessedData implements IDataDeduplicator {
 	}
 
 	async removeProcessed(items: DeduplicationItemTypes[], scope: DeduplicationScope, contextData: ICheckProcessedContextData, options: ICheckProcessedOptions): Promise<void> {
-		this.calls.push({ kind: 'remove', items, scope, mode: options.mode });
+		this.record({ kind: 'remove', items, scope, mode: options.mode });
 		if (options.mode !== 'entries') throw new Error('Removing processed data is not possible in mode "latest"');
 		const key = this.rowKey(scope, contextData);
 		const row = await this.select(key);
@@ -156,14 +178,14 @@ export class MemoryProcessedData implements IDataDeduplicator {
 	}
 
 	async clearAllProcessedItems(scope: DeduplicationScope, contextData: ICheckProcessedContextData): Promise<void> {
-		this.calls.push({ kind: 'clear', items: [], scope });
+		this.record({ kind: 'clear', items: [], scope });
 		this.failIfDown();
 		await this.roundTrip();
 		this.rows.delete(this.rowKey(scope, contextData));
 	}
 
 	async getProcessedDataCount(scope: DeduplicationScope, contextData: ICheckProcessedContextData, options: ICheckProcessedOptions): Promise<number> {
-		this.calls.push({ kind: 'count', items: [], scope, mode: options.mode });
+		this.record({ kind: 'count', items: [], scope, mode: options.mode });
 		const row = await this.select(this.rowKey(scope, contextData));
 		return row && row.mode === 'entries' && options.mode === 'entries' ? (row.data as string[]).length : 0;
 	}

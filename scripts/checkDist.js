@@ -8,7 +8,7 @@
 //   nothing else: no file in dist/ without a source (the build empties dist/ first).
 // `.npmrc` turns lifecycle scripts off (ignore-scripts=true, for installs), and npm then skips
 // prepack on pack and publish too: the publish workflow passes --ignore-scripts=false, and
-// scripts/n8n-runtime packs the same way. Exit code 1 and one line per problem when it fails.
+// devkit/n8n packs the same way. Exit code 1 and one line per problem when it fails.
 'use strict';
 
 const fs = require('node:fs');

@@ -2,9 +2,9 @@
 // a Companion Push API credential, the example workflows and (by default) the local sandbox API.
 //
 //   1. builds the package (npm run build) and packs it (npm pack), as it would be published;
-//   2. installs Node 24 and n8n once into a cache folder outside the checkout (scripts/n8n-runtime/);
+//   2. installs Node 24 and n8n once into a cache folder outside the checkout (devkit/n8n/);
 //   3. starts the sandbox in this process on 127.0.0.1:4010 (or a free port), real clock, and the
-//      scripted chat model of the AI Agent example (fake-model.ts) on 127.0.0.1:4011 (or a free port);
+//      scripted chat model of the AI Agent example (devkit/fakeModel.ts) on 127.0.0.1:4011 (or a free port);
 //   4. prepares the n8n user folder <runtime>/n8n-home (kept between starts: owner, credential,
 //      workflows, executions), installs the tarball into it the way n8n installs a community
 //      package, imports the credential and the examples (again only when they changed);
@@ -30,10 +30,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 import { startSandbox, type Sandbox } from '../sandbox';
-import { FAKE_MODEL_CREDENTIAL, fakeModelCredentialEntry, startFakeModel, type FakeModel } from './fake-model';
-import * as runtimeTools from './n8n-runtime';
-import * as preload from './n8n-preload';
-import { stopOnSignal } from './stopOnSignal';
+import { FAKE_MODEL_CREDENTIAL, fakeModelCredentialEntry, startFakeModel, type FakeModel } from '../devkit/fakeModel';
+import * as n8nTools from '../devkit/n8n';
+import { stopOnSignal } from '../devkit/stopOnSignal';
 import { startQueue } from './startQueue';
 
 const ROOT = path.resolve(__dirname, '..');
@@ -100,7 +99,7 @@ function parseArgs(argv: string[]) {
 }
 
 /** The real service's credential from the environment, or undefined for the sandbox. */
-function realServiceFromEnv(): preload.CredentialValues | undefined {
+function realServiceFromEnv(): n8nTools.CredentialValues | undefined {
 	const set = REAL_SERVICE_VARIABLES.filter((name) => process.env[name]);
 	if (set.length === 0) return undefined;
 	if (set.length < REAL_SERVICE_VARIABLES.length) {
@@ -147,14 +146,14 @@ function readState(file: string): { credential?: string; examples?: Record<strin
  * remembered of the previous sandbox's sends (workflow static data): forget it, so that they start
  * over with the new sandbox. Done in n8n's sqlite database with the runtime's own sqlite3.
  */
-function forgetTriggerState(runtime: runtimeTools.N8nRuntime, home: string): number {
+function forgetTriggerState(runtime: n8nTools.N8nRuntime, home: string): number {
 	const database = path.join(home, '.n8n', 'database.sqlite');
 	if (!fs.existsSync(database)) return 0;
 	const sqlite3 = path.join(runtime.runtimeDir, 'node_modules', 'sqlite3');
 	const script = `
 		const sqlite3 = require(${JSON.stringify(sqlite3)});
 		const db = new sqlite3.Database(${JSON.stringify(database)});
-		db.run("UPDATE workflow_entity SET staticData = NULL WHERE staticData IS NOT NULL AND nodes LIKE ?", ['%${preload.TRIGGER_TYPE}%'], function (error) {
+		db.run("UPDATE workflow_entity SET staticData = NULL WHERE staticData IS NOT NULL AND nodes LIKE ?", ['%${n8nTools.TRIGGER_TYPE}%'], function (error) {
 			if (error) { console.error(error.message); process.exitCode = 1; } else console.log(this.changes);
 			db.close();
 		});`;
@@ -168,7 +167,7 @@ function forgetTriggerState(runtime: runtimeTools.N8nRuntime, home: string): num
  * activate (it stays "failed" until it is published again). Says which ones failed and, with the
  * sandbox (which starts empty, so an old failure is stale), publishes them once more.
  */
-async function checkTriggers(rest: preload.N8nRestClient, { republish }: { republish: boolean }): Promise<void> {
+async function checkTriggers(rest: n8nTools.N8nRestClient, { republish }: { republish: boolean }): Promise<void> {
 	for (const workflow of await rest.listWorkflows()) {
 		if (!workflow.active) continue;
 		const status = await rest.call('GET', `/workflows/${encodeURIComponent(workflow.id)}/publication-status`);
@@ -201,7 +200,7 @@ async function main() {
 	const started = Date.now();
 	let sandbox: Sandbox | undefined;
 	let fakeModel: FakeModel | undefined = undefined; // set once it runs; stopAll reads it
-	let n8n: runtimeTools.RunningN8n | undefined = undefined; // set once n8n runs; stopAll reads it
+	let n8n: n8nTools.RunningN8n | undefined = undefined; // set once n8n runs; stopAll reads it
 	const { stopAll, isStopping } = stopOnSignal(log, 'Stopping n8n and the sandbox ...', () => [
 		['n8n', n8n?.stop],
 		['the sandbox', sandbox?.stop],
@@ -213,36 +212,36 @@ async function main() {
 		build();
 	}
 	step('Packing it (npm pack), as it is published');
-	const tarball = runtimeTools.packPackage();
+	const tarball = n8nTools.packPackage();
 	log(`  ${tarball}`);
 
 	step('The n8n runtime (Node 24 + n8n, installed once into a cache folder)');
-	const runtime = await runtimeTools.ensureRuntime({ log: (line) => log(`  ${line}`) });
-	log(`  n8n ${runtimeTools.pinnedVersions().n8n} at ${runtime.runtimeDir}`);
+	const runtime = await n8nTools.ensureRuntime({ log: (line) => log(`  ${line}`) });
+	log(`  n8n ${n8nTools.pinnedVersions().n8n} at ${runtime.runtimeDir}`);
 
-	let credential: preload.CredentialValues;
+	let credential: n8nTools.CredentialValues;
 	if (realService) {
 		step(`Real service: ${realService.baseUrl} (from COMPANION_PUSH_BASE_URL; no sandbox)`);
 		credential = realService;
 	} else {
 		step('Starting the sandbox API in this process');
-		sandbox = await startSandbox({ port: options.sandboxPort ?? (await runtimeTools.findFreePort(DEFAULT_SANDBOX_PORT)), clock: 'real', deliveryMs: 1500 });
+		sandbox = await startSandbox({ port: options.sandboxPort ?? (await n8nTools.findFreePort(DEFAULT_SANDBOX_PORT)), clock: 'real', deliveryMs: 1500 });
 		const { primary } = sandbox.orgs;
 		credential = { baseUrl: sandbox.baseUrl, clientId: primary.clientId, clientSecret: primary.clientSecret, refreshToken: primary.refreshToken };
 		log(`  ${sandbox.baseUrl} (${primary.userIds.length} users, real clock, deliveries settle in 1.5 s)`);
 	}
 	// The AI Agent example's OpenAI Chat Model talks to this scripted model, so it runs offline.
 	step('Starting the scripted chat model of the AI Agent example (offline, OpenAI-compatible)');
-	fakeModel = await startFakeModel({ port: await runtimeTools.findFreePort(DEFAULT_FAKE_MODEL_PORT) });
+	fakeModel = await startFakeModel({ port: await n8nTools.findFreePort(DEFAULT_FAKE_MODEL_PORT) });
 	log(`  ${fakeModel.baseUrl}`);
 	if (isStopping()) return;
 
 	step('The n8n user folder');
 	const home = options.home ?? path.join(runtime.runtimeDir, 'n8n-home');
 	const encryptionKey = prepareHome(home, options.fresh);
-	const port = options.port ?? (await runtimeTools.findFreePort(DEFAULT_N8N_PORT));
-	const brokerPort = await runtimeTools.findFreePort();
-	const made = runtimeTools.createN8nHome({
+	const port = options.port ?? (await n8nTools.findFreePort(DEFAULT_N8N_PORT));
+	const brokerPort = await n8nTools.findFreePort();
+	const made = n8nTools.createN8nHome({
 		port,
 		brokerPort,
 		runtime,
@@ -252,7 +251,7 @@ async function main() {
 	const env = made.env;
 	log(`  ${home}`);
 
-	const installed = runtimeTools.installPackageTarball(home, tarball);
+	const installed = n8nTools.installPackageTarball(home, tarball);
 	log(`  installed ${installed.name}@${installed.version} as a community package (${installed.packageDir})`);
 	fs.rmSync(path.dirname(tarball), { recursive: true, force: true });
 
@@ -260,23 +259,23 @@ async function main() {
 	const stateFile = path.join(home, 'preloaded.json');
 	const state = readState(stateFile);
 	const dbExists = fs.existsSync(path.join(home, '.n8n', 'database.sqlite'));
-	const credentialEntry = preload.credentialEntry(credential);
+	const credentialEntry = n8nTools.credentialEntry(credential);
 	const modelCredentialEntry = fakeModelCredentialEntry(fakeModel.baseUrl);
 	const credentialHash = sha([credentialEntry, modelCredentialEntry]);
 	if (!dbExists || state.credential !== credentialHash) {
 		step(
 			`Importing the credential "${credentialEntry.name}" (${credential.baseUrl}) and "${modelCredentialEntry.name}" (${fakeModel.baseUrl})`,
 		);
-		await preload.importCredentials(env, [credentialEntry, modelCredentialEntry], { runtime });
+		await n8nTools.importCredentials(env, [credentialEntry, modelCredentialEntry], { runtime });
 		state.credential = credentialHash;
 		fs.writeFileSync(stateFile, JSON.stringify(state, null, 2));
 	}
-	const examples = preload.exampleWorkflows();
+	const examples = n8nTools.exampleWorkflows();
 	const changed = examples.filter(({ file, workflow }) => !dbExists || (state.examples || {})[file] !== sha(workflow));
 	const toPublish: string[] = [];
 	if (changed.length > 0) {
 		step(`Importing the example workflows: ${changed.map(({ file }) => file).join(', ')}`);
-		await preload.importWorkflows(env, changed.map(({ workflow }) => workflow), { runtime });
+		await n8nTools.importWorkflows(env, changed.map(({ workflow }) => workflow), { runtime });
 		state.examples = { ...(state.examples || {}) };
 		for (const { file, workflow } of changed) {
 			state.examples[file] = sha(workflow);
@@ -294,7 +293,7 @@ async function main() {
 	const logFile = path.join(home, 'n8n.log');
 	const logStream = fs.createWriteStream(logFile, { flags: 'a' });
 	logStream.write(`\n----- n8n start ${new Date().toISOString()} -----\n`);
-	n8n = await runtimeTools.startN8n(env, {
+	n8n = await n8nTools.startN8n(env, {
 		runtime,
 		onOutput: (chunk) => {
 			logStream.write(chunk);
@@ -308,7 +307,7 @@ async function main() {
 	});
 	if (isStopping()) return;
 
-	const rest = new preload.N8nRestClient(n8n.url);
+	const rest = new n8nTools.N8nRestClient(n8n.url);
 	await rest.login();
 	for (const id of toPublish) {
 		try {
@@ -337,8 +336,8 @@ async function main() {
 	log(`n8n is ready: ${n8n.url}   (started in ${Math.round((Date.now() - started) / 1000)} s)`);
 	log('');
 	log(`  Editor:    ${n8n.url}`);
-	log(`  Email:     ${runtimeTools.OWNER_EMAIL}`);
-	log(`  Password:  ${runtimeTools.OWNER_PASSWORD}`);
+	log(`  Email:     ${n8nTools.OWNER_EMAIL}`);
+	log(`  Password:  ${n8nTools.OWNER_PASSWORD}`);
 	log(`  Workflows: ${workflows.map((workflow: { name: string; active: boolean }) => `${workflow.name}${workflow.active ? ' (published)' : ''}`).join('; ')}`);
 	const pushCredentials = credentials.filter((item: { id: string }) => item.id !== FAKE_MODEL_CREDENTIAL.id);
 	log(`  Credential: ${pushCredentials.map((item: { name: string }) => item.name).join(', ')} -> ${credential.baseUrl}`);

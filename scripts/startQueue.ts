@@ -1,4 +1,4 @@
-// `npm start -- --queue` (see start.ts): the same local setup in n8n's queue mode (scripts/queueMode.ts),
+// `npm start -- --queue` (see start.ts): the same local setup in n8n's queue mode (devkit/n8n/queueMode.ts),
 // everything fresh for this run and on 127.0.0.1: Postgres, Redis, n8n main (editor, webhooks,
 // triggers) and workers that run the executions, the sandbox API in this process, the credential and
 // the examples (published with the sandbox). Ctrl-C / SIGTERM stops all of it and removes its folders;
@@ -8,11 +8,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 
 import { startSandbox, type Sandbox } from '../sandbox';
-import * as runtimeTools from './n8n-runtime';
-import * as preload from './n8n-preload';
-import { stopOnSignal } from './stopOnSignal';
-import { fakeModelCredentialEntry, startFakeModel, type FakeModel } from './fake-model';
-import { startQueueCluster, type QueueCluster } from './queueMode';
+import * as n8nTools from '../devkit/n8n';
+import { stopOnSignal } from '../devkit/stopOnSignal';
+import { fakeModelCredentialEntry, startFakeModel, type FakeModel } from '../devkit/fakeModel';
 
 export interface QueueStartOptions {
 	port?: number;
@@ -23,7 +21,7 @@ export interface QueueStartOptions {
 	/** Builds the package (npm run build), or undefined to use the dist/ that is there. */
 	build?: () => void;
 	/** The real service's credential, or undefined for the sandbox. */
-	realService?: preload.CredentialValues;
+	realService?: n8nTools.CredentialValues;
 	/** Example workflow ids published with the sandbox. */
 	publishedInSandbox: string[];
 	defaultPorts: { n8n: number; sandbox: number };
@@ -35,7 +33,7 @@ const step = (text: string) => log(`\n> ${text}`);
 export async function startQueue(options: QueueStartOptions): Promise<void> {
 	const started = Date.now();
 	let sandbox: Sandbox | undefined;
-	let cluster: QueueCluster | undefined = undefined; // set once it runs; stopAll reads it
+	let cluster: n8nTools.QueueCluster | undefined = undefined; // set once it runs; stopAll reads it
 	let fakeModel: FakeModel | undefined = undefined; // the AI Agent example's scripted model; stopAll reads it
 	// A cluster still starting is ended by queueMode's exit hook.
 	const { stopAll, isStopping } = stopOnSignal(log, 'Stopping n8n (main and workers), Postgres, Redis and the sandbox ...', () => [
@@ -49,21 +47,21 @@ export async function startQueue(options: QueueStartOptions): Promise<void> {
 		options.build();
 	}
 	step('Packing it (npm pack), as it is published');
-	const tarball = runtimeTools.packPackage();
+	const tarball = n8nTools.packPackage();
 	log(`  ${tarball}`);
 
 	step('The n8n runtime (Node 24 + n8n, installed once into a cache folder)');
-	const runtime = await runtimeTools.ensureRuntime({ log: (line) => log(`  ${line}`) });
-	log(`  n8n ${runtimeTools.pinnedVersions().n8n} at ${runtime.runtimeDir}`);
+	const runtime = await n8nTools.ensureRuntime({ log: (line) => log(`  ${line}`) });
+	log(`  n8n ${n8nTools.pinnedVersions().n8n} at ${runtime.runtimeDir}`);
 
-	let credential: preload.CredentialValues;
+	let credential: n8nTools.CredentialValues;
 	if (options.realService) {
 		step(`Real service: ${options.realService.baseUrl} (from COMPANION_PUSH_BASE_URL; no sandbox)`);
 		credential = options.realService;
 	} else {
 		step('Starting the sandbox API in this process');
 		sandbox = await startSandbox({
-			port: options.sandboxPort ?? (await runtimeTools.findFreePort(options.defaultPorts.sandbox)),
+			port: options.sandboxPort ?? (await n8nTools.findFreePort(options.defaultPorts.sandbox)),
 			clock: 'real',
 			deliveryMs: 1500,
 		});
@@ -78,21 +76,21 @@ export async function startQueue(options: QueueStartOptions): Promise<void> {
 	}
 	if (isStopping()) return;
 
-	const port = options.port ?? (await runtimeTools.findFreePort(options.defaultPorts.n8n));
+	const port = options.port ?? (await n8nTools.findFreePort(options.defaultPorts.n8n));
 	const logDir = path.join(os.tmpdir(), 'companion-push-queue-logs');
 	fs.rmSync(logDir, { recursive: true, force: true });
 	step(`Queue mode: Postgres, Redis, n8n main on 127.0.0.1:${port} and ${options.workers} workers (fresh for this run)`);
-	const examples = preload.exampleWorkflows();
+	const examples = n8nTools.exampleWorkflows();
 	// The AI Agent example's model: the same scripted, offline one as plain npm start.
-	fakeModel = await startFakeModel({ port: await runtimeTools.findFreePort() });
+	fakeModel = await startFakeModel({ port: await n8nTools.findFreePort() });
 	if (isStopping()) return;
-	cluster = await startQueueCluster({
+	cluster = await n8nTools.startQueueCluster({
 		tarball,
 		runtime,
 		port,
 		workers: options.workers,
 		concurrency: options.concurrency,
-		credentials: [preload.credentialEntry(credential), fakeModelCredentialEntry(fakeModel.baseUrl)],
+		credentials: [n8nTools.credentialEntry(credential), fakeModelCredentialEntry(fakeModel.baseUrl)],
 		workflows: examples.map(({ workflow }) => workflow),
 		publish: sandbox ? examples.map(({ workflow }) => workflow.id).filter((id) => options.publishedInSandbox.includes(id)) : [],
 		logDir,
@@ -114,12 +112,12 @@ export async function startQueue(options: QueueStartOptions): Promise<void> {
 	log(`n8n is ready (queue mode): ${cluster.url}   (started in ${Math.round((Date.now() - started) / 1000)} s)`);
 	log('');
 	log(`  Editor:    ${cluster.url}`);
-	log(`  Email:     ${runtimeTools.OWNER_EMAIL}`);
-	log(`  Password:  ${runtimeTools.OWNER_PASSWORD}`);
+	log(`  Email:     ${n8nTools.OWNER_EMAIL}`);
+	log(`  Password:  ${n8nTools.OWNER_PASSWORD}`);
 	log(
 		`  Workflows: ${workflows.map((workflow: { name: string; active: boolean }) => `${workflow.name}${workflow.active ? ' (published)' : ''}`).join('; ')}`,
 	);
-	log(`  Credential: ${preload.CREDENTIAL_NAME} -> ${credential.baseUrl}`);
+	log(`  Credential: ${n8nTools.CREDENTIAL_NAME} -> ${credential.baseUrl}`);
 	log('');
 	log('  Layout (all on 127.0.0.1, one encryption key, each n8n process in its own user folder with the package):');
 	log(

@@ -16,10 +16,8 @@ import { n8nFiguresOf, queueFiguresOf } from '../../bench/n8nReport';
 import { parsePgTime, FULL_QUEUE_SCALE } from '../../bench/queueSuite';
 import type { QueuePass, QueueResults } from '../../bench/queueSuite';
 import { resultsMarkdown } from '../../bench/report';
-import { RunResult } from '../../devkit/n8nWorkflow';
-import { exampleWorkflows } from '../../scripts/n8n-preload';
 import type { LoggedRequest } from '../../sandbox';
-import { REFRESH, SEND, SEND_LIST, useTestSandboxes } from '../harness';
+import { REFRESH, SEND, SEND_LIST, useTestSandboxes, RunResult, exampleWorkflows } from '../harness';
 
 /** The fast mode: every part of the suite, a few sends each. */
 const SMALL: N8nScale = {

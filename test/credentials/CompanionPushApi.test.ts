@@ -14,8 +14,24 @@ import {
 	secretsFingerprint,
 } from '../../credentials/CompanionPushApi.credentials';
 import { listActiveUserIds } from '../../nodes/CompanionPush/transport';
-import { nodeTypes } from '../../devkit/engine';
-import { ACTIVE_USERS, count, credentialData, errorInNode, expectNoSecret, fakeStore, logOf, REFRESH, secretsOf, storeFor, TRANSPORT_SANDBOX, useFakeApis, useSandbox, useTestSandboxes, valueInNode } from '../harness';
+import {
+	ACTIVE_USERS,
+	count,
+	credentialData,
+	errorInNode,
+	expectNoSecret,
+	fakeStore,
+	logOf,
+	nodeTypes,
+	REFRESH,
+	secretsOf,
+	storeFor,
+	TRANSPORT_SANDBOX,
+	useFakeApis,
+	useSandbox,
+	useTestSandboxes,
+	valueInNode,
+} from '../harness';
 import type { FakeApi } from '../harness';
 
 const credentialType = new CompanionPushApi();

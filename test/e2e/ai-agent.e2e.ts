@@ -1,8 +1,8 @@
 /**
  * An AI Agent uses the Companion Push node as a tool, in a real n8n 2.41.1, offline: n8n's AI Agent
- * with its OpenAI Chat Model pointed at a scripted OpenAI-compatible server (scripts/fake-model.ts),
+ * with its OpenAI Chat Model pointed at a scripted OpenAI-compatible server (devkit/fakeModel.ts),
  * and the Companion Push node as its tool, its fields filled by the model through $fromAI(). Run in
- * a running n8n through its REST API (n8n-server.ts); checked in the fake model's request log (what
+ * a running n8n through its REST API (devkit/n8n/server.ts); checked in the fake model's request log (what
  * the model was offered and given back), the sandbox's request log (what was sent) and the agent's
  * output. Then the AI Agent example in the n8n editor of the same n8n (headless Chromium): run with
  * "Execute workflow", the screenshot the README shows (UPDATE_SCREENSHOTS=1 writes
@@ -15,19 +15,24 @@ import * as path from 'node:path';
 import type { Page } from 'playwright-core';
 
 import {
+	CREDENTIAL_ID,
+	exampleWorkflows,
 	FAKE_MODEL_CREDENTIAL,
 	FAKE_MODEL_NAME,
-	fakeModelCredentialEntry,
-	startFakeModel,
 	type FakeModel,
+	fakeModelCredentialEntry,
 	type FakeModelRequest,
-} from '../../scripts/fake-model';
-import { exampleWorkflows } from '../../scripts/n8n-preload';
-import { OWNER_EMAIL, OWNER_PASSWORD } from '../../scripts/n8n-runtime';
+	launchBrowser,
+	N8nHome,
+	N8nServer,
+	NODE_TYPE,
+	OWNER_EMAIL,
+	OWNER_PASSWORD,
+	settled,
+	startFakeModel,
+	waitFor,
+} from './support';
 import { startSandbox, type Sandbox } from '../../sandbox';
-import { CREDENTIAL_ID, N8nHome, NODE_TYPE, waitFor } from './n8n';
-import { launchBrowser, settled } from './browser';
-import { N8nServer } from './n8n-server';
 
 const SEND = 'POST /push-notification/send';
 const ROOT = path.resolve(__dirname, '..', '..');

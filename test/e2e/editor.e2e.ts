@@ -10,12 +10,8 @@ import * as path from 'node:path';
 
 import type { Page } from 'playwright-core';
 
-import { exampleWorkflows } from '../../scripts/n8n-preload';
-import { OWNER_EMAIL, OWNER_PASSWORD } from '../../scripts/n8n-runtime';
+import { brief, exampleWorkflows, launchBrowser, manualWorkflow, N8nHome, N8nServer, OWNER_EMAIL, OWNER_PASSWORD, push, settled } from './support';
 import { startSandbox, type Sandbox } from '../../sandbox';
-import { launchBrowser, settled } from './browser';
-import { brief, manualWorkflow, N8nHome, push } from './n8n';
-import { N8nServer } from './n8n-server';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === '1' ? path.join(ROOT, 'docs', 'screenshots') : path.join(ROOT, 'test-results', 'screenshots');

@@ -6,12 +6,18 @@
  * Opened in Time), and each gets exactly one e-mail. Nobody else does, and one more poll later
  * nothing is repeated. Every wait is for a state: a publication, an execution, mails, polls.
  */
-import { importCredentials, N8nRestClient, request } from '../../scripts/n8n-preload';
-import { exampleWorkflows } from '../../scripts/n8n-preload';
-import type { RunningN8n } from '../../scripts/n8n-runtime';
+import {
+	exampleWorkflows,
+	importCredentials,
+	N8nHome,
+	N8nRestClient,
+	request,
+	type RunningN8n,
+	type SmtpSink,
+	startSmtpSink,
+	waitFor,
+} from './support';
 import { startSandbox, type Sandbox, type UserKind } from '../../sandbox';
-import { N8nHome, waitFor } from './n8n';
-import { startSmtpSink, type SmtpSink } from './smtpSink';
 
 const WORKFLOW = 'cpExampleEscalation';
 const TRIGGER = 'Not Opened or No Device';

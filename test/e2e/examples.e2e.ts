@@ -5,9 +5,8 @@
  * Trigger) run in trigger.e2e.ts under `n8n start`. The AI Agent example needs its scripted model:
  * it runs as it is in ai-agent.e2e.ts.
  */
-import { exampleWorkflows } from '../../scripts/n8n-preload';
+import { code, CREDENTIAL_ID, exampleWorkflows, manualWorkflow, N8nHome, type NodeSpec, requestsDuring, type RunResult } from './support';
 import { startSandbox, type Sandbox } from '../../sandbox';
-import { code, CREDENTIAL_ID, manualWorkflow, N8nHome, requestsDuring, type NodeSpec, type RunResult } from './n8n';
 
 const SEND = 'POST /push-notification/send';
 

@@ -1,7 +1,7 @@
 /**
  * The package on the n8n 1.x line: n8n 1.123.81 (the newest 1.x release the registry holds), on
  * Node 22 (the Node of n8n's 1.x Docker images), runtime installed by the global setup
- * (scripts/n8n-runtime, line '1.x'). The packed package installed as a community package, then:
+ * (devkit/n8n, line '1.x'). The packed package installed as a community package, then:
  * - the node types load (n8n's /types/nodes.json lists them with their credential);
  * - the action cases of cases/actions.ts (send, get with waiting, schedule and cancel, users, a large
  *   audience, continue on fail) and the token renewal cases of cases/renewal.ts, run in a running
@@ -12,13 +12,27 @@
  *   the next poll adds nothing.
  * The trigger's n8n starts first and is checked last: its polls (one a minute) overlap the CLI cases.
  */
-import { exampleWorkflows, type N8nRestClient, request } from '../../scripts/n8n-preload';
-import { pinnedVersions, runN8nCli } from '../../scripts/n8n-runtime';
+import {
+	code,
+	exampleWorkflows,
+	hasFinished,
+	manualWorkflow,
+	N8nHome,
+	type N8nRestClient,
+	N8nServer,
+	NODE_TYPE,
+	pinnedVersions,
+	push,
+	request,
+	runN8nCli,
+	sendFromOutside,
+	TRIGGER_TYPE,
+	triggerWorkflow,
+	waitFor,
+} from './support';
 import { startSandbox, type Sandbox } from '../../sandbox';
 import { describeActions } from './cases/actions';
 import { describeRenewal } from './cases/renewal';
-import { code, manualWorkflow, N8nHome, NODE_TYPE, push, sendFromOutside, TRIGGER_TYPE, triggerWorkflow, waitFor, hasFinished } from './n8n';
-import { N8nServer } from './n8n-server';
 
 const LINE = '1.x';
 const POLL_MS = 60_000;
@@ -51,7 +65,7 @@ describe(`the package in n8n ${pinnedVersions(LINE).n8n} (the 1.x line)`, () => 
 		const activate = await runN8nCli(home.env, ['update:workflow', '--all', '--active=true'], { runtime: home.runtime });
 		if (activate.code !== 0)
 			throw new Error(`n8n update:workflow failed (exit ${activate.code}):\n${activate.stdout.slice(-2000)}\n${activate.stderr.slice(-2000)}`);
-		// The owner set up as n8n 1.x's setup screen does (n8n-server.ts), then logged in as 2.x does.
+		// The owner set up as n8n 1.x's setup screen does (devkit/n8n/rest.ts), then logged in as 2.x does.
 		server = await N8nServer.start(home);
 		({ rest, session } = server);
 		// The trigger polls once at activation (its starting point); the outside send comes after it.

@@ -14,11 +14,21 @@
  */
 import { randomUUID } from 'node:crypto';
 
-import { exampleWorkflows, request } from '../../scripts/n8n-preload';
-import { publish } from '../../scripts/queueMode';
+import {
+	code,
+	exampleWorkflows,
+	hasFinished,
+	manualWorkflow,
+	N8nHome,
+	N8nServer,
+	type NodeSpec,
+	publish,
+	push,
+	request,
+	type RunResult,
+	waitFor,
+} from './support';
 import { startSandbox, type LoggedRequest, type Sandbox } from '../../sandbox';
-import { code, hasFinished, manualWorkflow, N8nHome, push, waitFor, type NodeSpec, type RunResult } from './n8n';
-import { N8nServer } from './n8n-server';
 
 const SEND = 'POST /push-notification/send';
 const TAG = '[never-twice]';

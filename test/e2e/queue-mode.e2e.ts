@@ -1,6 +1,6 @@
 /**
  * The package in n8n's real queue mode: Postgres, Redis, `n8n start` (main) and two
- * `n8n worker --concurrency=10` (scripts/queueMode.ts), one cluster for the whole file, against the
+ * `n8n worker --concurrency=10` (devkit/n8n/queueMode.ts), one cluster for the whole file, against the
  * in-process sandbox with tokens that live 20 s. Effects are counted in the sandbox's request log,
  * which worker ran an execution in the workers' logs, executions in Postgres.
  * - a burst of 300 ERP webhook events, 20 at a time: both workers run them, each named user is
@@ -14,21 +14,25 @@
  *   executions run on the workers and emit each event once.
  * Figures (wall times, executions per worker, refreshes per token life, sends, RSS) are printed.
  */
-import { startQueueCluster, type ExecutionRow, type QueueCluster } from '../../scripts/queueMode';
-import { exampleWorkflows, request } from '../../scripts/n8n-preload';
-import { startSandbox, type LoggedRequest, type Sandbox, type SandboxOrg } from '../../sandbox';
-import { SEND, SEND_LIST } from '../../devkit/endpoints';
 import {
 	CREDENTIAL_ID,
+	exampleWorkflows,
+	type ExecutionRow,
 	hasFinished,
 	packedTarball,
+	type QueueCluster,
 	REFRESH,
+	request,
 	sandboxCredentials,
 	SECONDARY_CREDENTIAL,
+	SEND,
+	SEND_LIST,
 	sendFromOutside,
+	startQueueCluster,
 	triggerWorkflow,
 	waitFor,
-} from './n8n';
+} from './support';
+import { startSandbox, type LoggedRequest, type Sandbox, type SandboxOrg } from '../../sandbox';
 
 const TOKEN_LIFE_SECONDS = 20;
 const WORKERS = 2;

@@ -9,9 +9,7 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
 
-import { N8nRestClient, request } from '../../scripts/n8n-preload';
-import { findFreePort, OWNER_EMAIL, OWNER_PASSWORD } from '../../scripts/n8n-runtime';
-import { waitFor } from './n8n';
+import { findFreePort, N8nRestClient, OWNER_EMAIL, OWNER_PASSWORD, request, waitFor } from './support';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 

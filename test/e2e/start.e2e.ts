@@ -11,10 +11,8 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
-import { N8nRestClient, request } from '../../scripts/n8n-preload';
-import { findFreePort, OWNER_EMAIL, OWNER_PASSWORD } from '../../scripts/n8n-runtime';
+import { findFreePort, N8nRestClient, OWNER_EMAIL, OWNER_PASSWORD, request, waitFor } from './support';
 import { startSandbox, type Sandbox } from '../../sandbox';
-import { waitFor } from './n8n';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 

@@ -10,11 +10,20 @@
  * bounded by two or three poll intervals. The two triggers watch different orgs so that the sandbox's
  * log tells their polls apart.
  */
-import { exampleWorkflows, request, type N8nRestClient } from '../../scripts/n8n-preload';
-import { publish } from '../../scripts/queueMode';
+import {
+	exampleWorkflows,
+	hasFinished,
+	N8nHome,
+	type N8nRestClient,
+	N8nServer,
+	publish,
+	request,
+	SECONDARY_CREDENTIAL,
+	sendFromOutside,
+	triggerWorkflow,
+	waitFor,
+} from './support';
 import { startSandbox, type Sandbox, type SandboxOrg } from '../../sandbox';
-import { hasFinished, N8nHome, SECONDARY_CREDENTIAL, sendFromOutside, triggerWorkflow, waitFor } from './n8n';
-import { N8nServer } from './n8n-server';
 
 const POLL_MS = 60_000;
 const TRIGGER_WORKFLOW = 'e2eTrigger';

@@ -1,13 +1,15 @@
 /**
  * A tiny HTTP server for the shapes the sandbox never produces (a body like `{foo: 1}`, a list
  * that ignores `skip`). It answers the token refresh like the API, and every other request with
- * what `answer` returns; it records each request.
+ * what `answer` returns; it records each request. Its secrets carry no mark, so the secret guard
+ * is told each one as it is made: the credential's, and every token a refresh answer hands out.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 import { CredentialStore } from '../../devkit/engine';
 import { stoppedAfterEachTest } from './sandboxes';
+import { watchSecret } from './secretGuard';
 
 export interface FakeRequest {
 	method: string;
@@ -38,6 +40,7 @@ export interface FakeApi {
 export async function startFakeApi(answer: (request: FakeRequest) => FakeAnswer, refresh?: (request: FakeRequest) => FakeAnswer): Promise<FakeApi> {
 	const requests: FakeRequest[] = [];
 	const accessToken = 'fake-access-token-0123456789';
+	watchSecret(accessToken, 'access token');
 	const server = createServer((req, res) => {
 		const url = new URL(req.url ?? '/', 'http://127.0.0.1');
 		const chunks: Buffer[] = [];
@@ -55,6 +58,7 @@ export async function startFakeApi(answer: (request: FakeRequest) => FakeAnswer,
 				request.path !== '/auth/oauth/v2/refresh'
 					? answer(request)
 					: (refresh?.(request) ?? { status: 200, body: { access_token: accessToken, token_type: 'Bearer', expires_in: 3600 } });
+			if (request.path === '/auth/oauth/v2/refresh') watchTokensIn(reply.body);
 			const text = reply.raw ? String(reply.body) : JSON.stringify(reply.body);
 			res.writeHead(reply.status ?? 200, { 'content-type': reply.raw ? 'text/plain' : 'application/json', ...reply.headers });
 			res.end(text);
@@ -70,8 +74,30 @@ export async function startFakeApi(answer: (request: FakeRequest) => FakeAnswer,
 	};
 }
 
+/** The tokens a refresh answer hands out (whatever its shape), watched by the secret guard. */
+function watchTokensIn(body: unknown): void {
+	const parsed = typeof body === 'string' ? parseOrKeep(body) : body;
+	if (typeof parsed !== 'object' || parsed === null) return;
+	const answer = parsed as Record<string, unknown>;
+	for (const tokens of [answer, answer.data]) {
+		if (typeof tokens !== 'object' || tokens === null) continue;
+		watchSecret((tokens as Record<string, unknown>).access_token, 'access token');
+		watchSecret((tokens as Record<string, unknown>).refresh_token, 'refresh token');
+	}
+}
+
+function parseOrKeep(text: string): unknown {
+	try {
+		return JSON.parse(text);
+	} catch {
+		return text;
+	}
+}
+
 /** The credential data for the fake API (any secrets: its refresh endpoint accepts all). */
 export function fakeCredential(api: FakeApi) {
+	watchSecret('fake-client-secret-0123456789', 'client secret');
+	watchSecret('fake-refresh-token-0123456789', 'refresh token');
 	return {
 		baseUrl: api.baseUrl,
 		clientId: 'fake-client',

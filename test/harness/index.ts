@@ -1,13 +1,23 @@
 /**
- * The tests' one helper module: every helper the test files share lives once in this folder and is
- * imported from here. Sandboxes per describe block or per test (sandboxes.ts), the sandbox's API
- * with plain fetch (api.ts), counts from its request log (requestLog.ts), the action node run in
- * n8n's engine (nodeRuns.ts), transport functions run in a node context (probes.ts), secret checks
- * (secrets.ts), the credential test as n8n's Test button runs it (credentialTest.ts), the trigger
- * polled as an active workflow (trigger.ts) and APIs answering shapes the sandbox never produces
- * (fakeApi.ts). Whatever a test or a describe block starts through them
- * is stopped when it ends, also when a test failed. The engine itself is devkit/ (the benchmark
- * uses it too).
+ * The tests' one entry: every helper the test files share lives once in this folder, and what they
+ * need of devkit/ (the engine, the stored credential, the processed-data store, what drives a real
+ * n8n; devkit/ is shared with the benchmark, which never imports the tests) is reached from here too.
+ *   sandboxes.ts      sandboxes per describe block or per test, stopped when it ends (also on failure)
+ *   api.ts            the sandbox's API with plain fetch, as another client of the organization
+ *   requestLog.ts     counts and sends read from the sandbox's request log
+ *   nodeRuns.ts       the action node run in n8n's engine against a sandbox, and its output
+ *   probes.ts         transport functions run inside a real node execution
+ *   trigger.ts        the trigger polled as an active workflow, against a manual-clock sandbox
+ *   fakeApi.ts        APIs answering shapes the sandbox never produces
+ *   keys.ts           what n8n's processed-data store holds for an Idempotency Key
+ *   secrets.ts        what an error exposes, every token n8n stored
+ *   credentialTest.ts the credential test as n8n's Test button runs it
+ *   secretGuard.ts    the guard run around every jest test (setup/secretGuard.ts): no marked secret in
+ *                     any output, error, log, static data, processed-data store or credential field
+ *   exactOrUnknown.ts runs and sends of the "exact or unknown" tests
+ *   invariants.ts     the reliability invariants the randomized and fault runs check
+ *   checkoutCopy.ts   a copy of this checkout as a clone holds it (the packaging tests)
+ * Jest's setup files are in setup/ (jest.config.js): n8n-core's environment, then the secret guard.
  */
 export * from './sandboxes';
 export * from './api';
@@ -19,5 +29,29 @@ export * from './trigger';
 export * from './fakeApi';
 export * from './credentialTest';
 export * from './keys';
+export * from './exactOrUnknown';
+export * from './invariants';
+export * from './checkoutCopy';
+export { describeFindings, SECRET_MARKER, scanned, takeFindings, watchSecret } from './secretGuard';
 export * from '../../devkit/endpoints';
 export { credentialData, storeFor } from '../../devkit/fixtures';
+export {
+	buildAdditionalData,
+	CredentialStore,
+	nodeResult,
+	nodeTypes,
+	nodeWorkflow,
+	registerNodeType,
+	retryWorkflow,
+	runNode,
+	runProbe,
+	runWorkflow,
+	type NodeRunOptions,
+	type NodeRunResult,
+	type WorkflowRunOptions,
+} from '../../devkit/engine';
+export { createPollTarget, runPoll } from '../../devkit/poll';
+export { TestCredentialsHelper } from '../../devkit/credentialsHelper';
+export { MemoryProcessedData, processedDataStore } from '../../devkit/processedData';
+export { cleanEnv, exampleWorkflows, RunResult } from '../../devkit/n8n';
+export { FAKE_MODEL_NAME, startFakeModel, type FakeModel } from '../../devkit/fakeModel';

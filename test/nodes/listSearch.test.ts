@@ -7,9 +7,20 @@ import { Workflow } from 'n8n-workflow';
 import type { ILoadOptionsFunctions, INode } from 'n8n-workflow';
 
 import { CompanionPush } from '../../nodes/CompanionPush/CompanionPush.node';
-import { buildAdditionalData, nodeTypes } from '../../devkit/engine';
-import type { CredentialStore } from '../../devkit/engine';
-import { call, count, logOf, NODE_SANDBOX, REFRESH, storeFor, tokenFor, USER_LIST, useSandbox } from '../harness';
+import {
+	call,
+	count,
+	logOf,
+	NODE_SANDBOX,
+	REFRESH,
+	storeFor,
+	tokenFor,
+	USER_LIST,
+	useSandbox,
+	buildAdditionalData,
+	nodeTypes,
+	type CredentialStore,
+} from '../harness';
 
 interface UserRecord {
 	id: string;

@@ -11,11 +11,27 @@ import { MINUTE_MS } from '../../nodes/CompanionPush/helpers/time';
 import { entriesOf } from '../../nodes/CompanionPush/neverTwice/idempotencyKeys';
 import { batchContentId } from '../../nodes/CompanionPush/helpers/recipients';
 import { resetProcessState, useTimings } from '../../nodes/CompanionPush/processState';
-import { nodeResult, nodeWorkflow, retryWorkflow, runWorkflow } from '../../devkit/engine';
-import type { NodeRunOptions } from '../../devkit/engine';
-import { processedDataStore } from '../../devkit/processedData';
-import type { MemoryProcessedData } from '../../devkit/processedData';
-import { expectEachOnce, jsonOf, keptAsUsed, logOf, NODE_SANDBOX, pairedOf, registeredSends, SEND, SEND_LIST, sendParameters, storeFor, useSandbox } from '../harness';
+import {
+	expectEachOnce,
+	jsonOf,
+	keptAsUsed,
+	logOf,
+	NODE_SANDBOX,
+	pairedOf,
+	registeredSends,
+	SEND,
+	SEND_LIST,
+	sendParameters,
+	storeFor,
+	useSandbox,
+	nodeResult,
+	nodeWorkflow,
+	retryWorkflow,
+	runWorkflow,
+	type NodeRunOptions,
+	processedDataStore,
+	type MemoryProcessedData,
+} from '../harness';
 
 const RETRY_ON_FAIL = { retryOnFail: true, maxTries: 3, waitBetweenTries: 0 };
 

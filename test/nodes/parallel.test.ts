@@ -5,8 +5,22 @@
  * instead of failing items. No timing is asserted: orders, counts and the sandbox's log are.
  */
 import { paceOf } from '../../nodes/CompanionPush/transport/retry';
-import { runProbe } from '../../devkit/engine';
-import { count, DETAIL, jsonOf, logOf, NODE_SANDBOX, pairedOf, runOn, SEND, SEND_LIST, sendParameters, storeFor, useSandbox, useTestSandboxes } from '../harness';
+import {
+	count,
+	DETAIL,
+	jsonOf,
+	logOf,
+	NODE_SANDBOX,
+	pairedOf,
+	runOn,
+	runProbe,
+	SEND,
+	SEND_LIST,
+	sendParameters,
+	storeFor,
+	useSandbox,
+	useTestSandboxes,
+} from '../harness';
 
 describe('parallel sends', () => {
 	// Jitter makes answers come back in another order than the requests went out.

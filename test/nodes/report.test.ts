@@ -5,8 +5,22 @@
  */
 import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 
-import { nodeResult, nodeWorkflow, runWorkflow } from '../../devkit/engine';
-import { count, DETAIL, jsonOf, pairedOf, REFRESH, runOn, SEND, NODE_SANDBOX, sendParameters, storeFor , useSandbox } from '../harness';
+import {
+	count,
+	DETAIL,
+	jsonOf,
+	pairedOf,
+	REFRESH,
+	runOn,
+	SEND,
+	NODE_SANDBOX,
+	sendParameters,
+	storeFor,
+	useSandbox,
+	nodeResult,
+	nodeWorkflow,
+	runWorkflow,
+} from '../harness';
 
 const report = (fields: IDataObject = {}) => ({ resource: 'notification', operation: 'getReport', ...fields });
 

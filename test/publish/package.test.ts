@@ -17,8 +17,7 @@ import * as path from 'node:path';
 
 import { PackageDirectoryLoader } from 'n8n-core';
 
-import { cleanEnv } from '../../scripts/n8n-runtime/env';
-import { copyCheckout, REPO_ROOT } from './checkoutCopy';
+import { cleanEnv, copyCheckout, REPO_ROOT } from '../harness';
 
 type Run = { status: number | null; stdout: string; stderr: string };
 

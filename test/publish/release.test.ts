@@ -10,8 +10,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
-import { cleanEnv } from '../../scripts/n8n-runtime/env';
-import { REPO_ROOT } from './checkoutCopy';
+import { cleanEnv, REPO_ROOT } from '../harness';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { releaseChangelog, unreleasedNotes } = require('../../scripts/changelog') as {

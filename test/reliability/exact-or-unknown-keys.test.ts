@@ -9,15 +9,34 @@
  */
 import type { IDataObject } from 'n8n-workflow';
 
-import { nodeResult, nodeWorkflow, registerNodeType, retryWorkflow, runWorkflow } from '../../devkit/engine';
-import { processedDataStore } from '../../devkit/processedData';
-import type { MemoryProcessedData } from '../../devkit/processedData';
 import { MINUTE_MS } from '../../nodes/CompanionPush/helpers/time';
 import { entriesOf } from '../../nodes/CompanionPush/neverTwice/idempotencyKeys';
 import { batchContentId } from '../../nodes/CompanionPush/helpers/recipients';
 import { resetProcessState } from '../../nodes/CompanionPush/processState';
-import { expectEachOnce, jsonOf, keptAsUsed, logOf, NODE_SANDBOX, registeredSends, SEND, SEND_LIST, useSandbox } from '../harness';
-import { HOUR, keyedRun, MESSAGE, runOnce, sendAsAnotherClient, useShortTimings } from './exactOrUnknown';
+import {
+	expectEachOnce,
+	jsonOf,
+	keptAsUsed,
+	logOf,
+	NODE_SANDBOX,
+	registeredSends,
+	SEND,
+	SEND_LIST,
+	useSandbox,
+	nodeResult,
+	nodeWorkflow,
+	registerNodeType,
+	retryWorkflow,
+	runWorkflow,
+	processedDataStore,
+	type MemoryProcessedData,
+	HOUR,
+	keyedRun,
+	MESSAGE,
+	runOnce,
+	sendAsAnotherClient,
+	useShortTimings,
+} from '../harness';
 
 /** Where the node under test keeps its keys (scope "This Node") and its lock (the workflow's row). */
 const KEYS_ROW = { workflow: { id: 'wf-test', active: true }, node: { id: 'n-test' } as never };

@@ -9,11 +9,29 @@
  */
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
-import { runProbe } from '../../devkit/engine';
 import { resetProcessState } from '../../nodes/CompanionPush/processState';
 import { listActiveUserIds } from '../../nodes/CompanionPush/transport';
-import { ACTIVE_USERS, expectEachOnce, jsonOf, logOf, NODE_SANDBOX, REFRESH, registeredSends, SEND, SEND_LIST, storeFor, useSandbox } from '../harness';
-import { HOUR, MESSAGE, runOnce, sendAsAnotherClient, sendRun, until, useShortTimings } from './exactOrUnknown';
+import {
+	ACTIVE_USERS,
+	expectEachOnce,
+	jsonOf,
+	logOf,
+	NODE_SANDBOX,
+	REFRESH,
+	registeredSends,
+	SEND,
+	SEND_LIST,
+	storeFor,
+	useSandbox,
+	runProbe,
+	HOUR,
+	MESSAGE,
+	runOnce,
+	sendAsAnotherClient,
+	sendRun,
+	until,
+	useShortTimings,
+} from '../harness';
 
 describe('exact or unknown: a send whose answer was lost', () => {
 	const sandbox = useSandbox({ ...NODE_SANDBOX, resetBeforeEach: true });

@@ -22,9 +22,30 @@ import type { IDataObject } from 'n8n-workflow';
 
 import { resetProcessState, useTimings } from '../../nodes/CompanionPush/processState';
 import type { FaultSpec, Sandbox } from '../../sandbox';
-import type { NodeRunResult } from '../../devkit/engine';
-import { ACTIVE_USERS, CANCEL, DETAIL, jsonOf, logOf, MINUTE, NODE_SANDBOX, pairedOf, REFRESH, runOn, seedSends, SEND, SEND_LIST, sendParameters, storeFor, USER_LIST, useSandbox, useTriggerFixtures } from '../harness';
-import { errorsOf, everyItemAnswered, SendLedger } from './invariants';
+import {
+	ACTIVE_USERS,
+	CANCEL,
+	DETAIL,
+	jsonOf,
+	logOf,
+	MINUTE,
+	NODE_SANDBOX,
+	pairedOf,
+	REFRESH,
+	runOn,
+	seedSends,
+	SEND,
+	SEND_LIST,
+	sendParameters,
+	storeFor,
+	USER_LIST,
+	useSandbox,
+	useTriggerFixtures,
+	type NodeRunResult,
+	errorsOf,
+	everyItemAnswered,
+	SendLedger,
+} from '../harness';
 
 type Fault = Omit<FaultSpec, 'endpoint'>;
 type Outcome = 'ok' | RegExp;

@@ -13,7 +13,7 @@ import type { DeduplicationScope, ICheckProcessedOptions, IDataObject, IExecuteF
 import { IdempotencyKeys } from '../../nodes/CompanionPush/neverTwice/idempotencyKeys';
 import type { ClaimOutcome, IdempotencyKey, StoreClaim } from '../../nodes/CompanionPush/neverTwice/idempotencyKeys';
 import { resetProcessState } from '../../nodes/CompanionPush/processState';
-import { MemoryProcessedData } from '../../devkit/processedData';
+import { MemoryProcessedData } from '../harness';
 
 const KEY: IdempotencyKey = { key: 'order-7: shipped', scope: 'node', keysToKeep: 100 };
 const WHERE = { workflow: { id: 'wf-crash', active: true }, node: { id: 'n-crash' } as never };

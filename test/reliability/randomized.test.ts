@@ -32,12 +32,35 @@ import { resetProcessState, useTimings } from '../../nodes/CompanionPush/process
 import { ERROR_SHAPES, LIST_SHAPES } from '../../sandbox';
 import type { FaultSpec } from '../../sandbox';
 import { seededRandom } from '../../sandbox/random';
-import { nodeResult, nodeWorkflow, retryWorkflow, runWorkflow } from '../../devkit/engine';
-import type { CredentialStore, NodeRunResult, WorkflowRunOptions } from '../../devkit/engine';
-import { processedDataStore } from '../../devkit/processedData';
-import { ACTIVE_USERS, CANCEL, DETAIL, NODE_SANDBOX, REFRESH, SEND, SEND_LIST, sendParameters, storeFor, USER_LIST, useSandbox } from '../harness';
-import { Attribution, errorsOf, everyItemAnswered, InvariantViolation, registeredIn, SendLedger } from './invariants';
-import type { IntendedSend, ListConditions } from './invariants';
+import {
+	ACTIVE_USERS,
+	CANCEL,
+	DETAIL,
+	NODE_SANDBOX,
+	REFRESH,
+	SEND,
+	SEND_LIST,
+	sendParameters,
+	storeFor,
+	USER_LIST,
+	useSandbox,
+	nodeResult,
+	nodeWorkflow,
+	retryWorkflow,
+	runWorkflow,
+	type CredentialStore,
+	type NodeRunResult,
+	type WorkflowRunOptions,
+	processedDataStore,
+	Attribution,
+	errorsOf,
+	everyItemAnswered,
+	InvariantViolation,
+	registeredIn,
+	SendLedger,
+	type IntendedSend,
+	type ListConditions,
+} from '../harness';
 
 const SEED = Number(process.env.RELIABILITY_SEED ?? 7_2026);
 const OPERATIONS = Number(process.env.RELIABILITY_OPS ?? 2000);

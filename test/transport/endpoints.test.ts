@@ -9,9 +9,19 @@ import {
 	sendNotification,
 } from '../../nodes/CompanionPush/transport';
 import { repeatableRequest } from '../../nodes/CompanionPush/transport/repeatableRequest';
-import type { CredentialStore } from '../../devkit/engine';
 import { z } from 'zod';
-import { ACTIVE_USERS, CANCEL, DETAIL, errorInNode, logOf, storeFor, TRANSPORT_SANDBOX, useSandbox, valueInNode } from '../harness';
+import {
+	ACTIVE_USERS,
+	CANCEL,
+	DETAIL,
+	errorInNode,
+	logOf,
+	storeFor,
+	TRANSPORT_SANDBOX,
+	useSandbox,
+	valueInNode,
+	type CredentialStore,
+} from '../harness';
 
 describe('cancel and detail', () => {
 	const sandbox = useSandbox({ ...TRANSPORT_SANDBOX, seedUsers: 30, resetBeforeEach: true });

@@ -6,8 +6,20 @@
  */
 import { listNotifications, listUsers, USER_PAGE_SIZE } from '../../nodes/CompanionPush/transport';
 import { MAX_SENDS_READ, MAX_USERS_READ } from '../../nodes/CompanionPush/transport/endpoints';
-import { CredentialStore } from '../../devkit/engine';
-import { count, errorInNode, fakeStore, logOf, storeFor, TRANSPORT_SANDBOX, useFakeApis, USER_LIST, useSandbox, useTestSandboxes, valueInNode } from '../harness';
+import {
+	count,
+	CredentialStore,
+	errorInNode,
+	fakeStore,
+	logOf,
+	storeFor,
+	TRANSPORT_SANDBOX,
+	useFakeApis,
+	USER_LIST,
+	useSandbox,
+	useTestSandboxes,
+	valueInNode,
+} from '../harness';
 import type { FakeApi } from '../harness';
 
 describe('listUsers over 2500 users', () => {

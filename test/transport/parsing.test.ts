@@ -11,8 +11,24 @@ import {
 	sendNotification,
 } from '../../nodes/CompanionPush/transport';
 import type { ErrorShape, ListShape } from '../../sandbox';
-import type { CredentialStore } from '../../devkit/engine';
-import { errorInNode, expectNoSecret, fakeCredential, fakeStore, logOf, secretsOf, SEND, SEND_LIST, startFakeApi, storeFor, tokensSeen, TRANSPORT_SANDBOX, USER_LIST, useSandbox, valueInNode } from '../harness';
+import {
+	errorInNode,
+	expectNoSecret,
+	fakeCredential,
+	fakeStore,
+	logOf,
+	secretsOf,
+	SEND,
+	SEND_LIST,
+	startFakeApi,
+	storeFor,
+	tokensSeen,
+	TRANSPORT_SANDBOX,
+	USER_LIST,
+	useSandbox,
+	valueInNode,
+	type CredentialStore,
+} from '../harness';
 import type { FakeApi } from '../harness';
 
 const LIST_SHAPES: ListShape[] = ['bareArray', 'dataArray', 'dataItems', 'dataNotifications', 'envelope'];

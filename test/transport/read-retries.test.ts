@@ -5,8 +5,7 @@
  */
 import { getNotification, listActiveUserIds, listUsersPage, sendNotification } from '../../nodes/CompanionPush/transport';
 import { timings } from '../../nodes/CompanionPush/processState';
-import { ACTIVE_USERS, count, DETAIL, errorInNode, expectNoSecret, logOf, REFRESH, secretsOf, storeFor, tokensSeen, TRANSPORT_SANDBOX, USER_LIST, useSandbox, valueInNode } from '../harness';
-import type { CredentialStore } from "../../devkit/engine";
+import { ACTIVE_USERS, count, DETAIL, errorInNode, expectNoSecret, logOf, REFRESH, secretsOf, storeFor, tokensSeen, TRANSPORT_SANDBOX, USER_LIST, useSandbox, valueInNode, type CredentialStore } from '../harness';
 
 describe('read retries', () => {
 	const sandbox = useSandbox({ ...TRANSPORT_SANDBOX, clock: 'real', seedUsers: 30, resetBeforeEach: true });

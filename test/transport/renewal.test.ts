@@ -6,9 +6,30 @@
  */
 import { getNotification, listActiveUserIds, listUsers, sendNotification } from '../../nodes/CompanionPush/transport';
 import { secretsFingerprint } from '../../credentials/CompanionPushApi.credentials';
-import { ACTIVE_USERS, count, errorInNode, expectNoSecret, expectNoTenantId, fakeStore, inNode, logOf, REFRESH, secretsOf, SEND, sendBody, storeFor, tokensSeen, TRANSPORT_SANDBOX, useFakeApis, USER_LIST, useSandbox, valueInNode, wait } from '../harness';
+import {
+	ACTIVE_USERS,
+	count,
+	errorInNode,
+	expectNoSecret,
+	expectNoTenantId,
+	fakeStore,
+	inNode,
+	logOf,
+	REFRESH,
+	runProbe,
+	secretsOf,
+	SEND,
+	sendBody,
+	storeFor,
+	tokensSeen,
+	TRANSPORT_SANDBOX,
+	useFakeApis,
+	USER_LIST,
+	useSandbox,
+	valueInNode,
+	wait,
+} from '../harness';
 import type { FakeRequest } from '../harness';
-import { runProbe } from '../../devkit/engine';
 
 describe('token renewal (manual clock: the token never expires on its own)', () => {
 	const sandbox = useSandbox({ ...TRANSPORT_SANDBOX, seedUsers: 30, resetBeforeEach: true });

@@ -9,8 +9,19 @@
 import type { IDataObject } from 'n8n-workflow';
 
 import * as transport from '../../nodes/CompanionPush/transport';
-import type { CredentialStore } from '../../devkit/engine';
-import { ACTIVE_USERS, count, inNode, logOf, REFRESH, SEND, storeFor, TRANSPORT_SANDBOX, useSandbox, valueInNode } from '../harness';
+import {
+	ACTIVE_USERS,
+	count,
+	inNode,
+	logOf,
+	REFRESH,
+	SEND,
+	storeFor,
+	TRANSPORT_SANDBOX,
+	useSandbox,
+	valueInNode,
+	type CredentialStore,
+} from '../harness';
 
 type Transport = typeof transport;
 

@@ -7,8 +7,23 @@
 import { resetProcessState, useTimings } from '../../nodes/CompanionPush/processState';
 import { listActiveUserIds, sendNotification } from '../../nodes/CompanionPush/transport';
 import type { SendOutcome, SendRequest } from '../../nodes/CompanionPush/transport';
-import type { CredentialStore } from '../../devkit/engine';
-import { count, DETAIL, errorInNode, expectNoSecret, logOf, REFRESH, secretsOf, SEND, SEND_LIST, storeFor, tokensSeen, TRANSPORT_SANDBOX, useSandbox, valueInNode } from '../harness';
+import {
+	count,
+	DETAIL,
+	errorInNode,
+	expectNoSecret,
+	logOf,
+	REFRESH,
+	secretsOf,
+	SEND,
+	SEND_LIST,
+	storeFor,
+	tokensSeen,
+	TRANSPORT_SANDBOX,
+	useSandbox,
+	valueInNode,
+	type CredentialStore,
+} from '../harness';
 
 describe('safe send', () => {
 	const sandbox = useSandbox({ ...TRANSPORT_SANDBOX, seedUsers: 60, resetBeforeEach: true });

@@ -14,8 +14,27 @@ import {
 	listUsersPage,
 	sendNotification,
 } from '../../nodes/CompanionPush/transport';
-import { CredentialStore, runNode, runProbe } from '../../devkit/engine';
-import { ACTIVE_USERS, DETAIL, errorInNode, expectNoSecret, exposedText, fakeCredential, fakeStore, SEND, SEND_LIST, storeFor, tokensSeen, TRANSPORT_SANDBOX, useFakeApis, USER_LIST, useSandbox, valueInNode } from '../harness';
+import {
+	ACTIVE_USERS,
+	CredentialStore,
+	DETAIL,
+	errorInNode,
+	expectNoSecret,
+	exposedText,
+	fakeCredential,
+	fakeStore,
+	runNode,
+	runProbe,
+	SEND,
+	SEND_LIST,
+	storeFor,
+	tokensSeen,
+	TRANSPORT_SANDBOX,
+	useFakeApis,
+	USER_LIST,
+	useSandbox,
+	valueInNode,
+} from '../harness';
 
 describe('no secret or token in any error', () => {
 	const sandbox = useSandbox({ ...TRANSPORT_SANDBOX, seedUsers: 30, resetBeforeEach: true });

@@ -5,8 +5,7 @@
  */
 import type { IDataObject, INode } from 'n8n-workflow';
 
-import { runWorkflow } from '../../devkit/engine';
-import { MINUTE, TRIGGER_TYPE, TriggerFixture, useTriggerFixtures } from '../harness';
+import { MINUTE, TRIGGER_TYPE, TriggerFixture, useTriggerFixtures, runWorkflow } from '../harness';
 
 const NODE_NAME = 'Companion Push Trigger';
 

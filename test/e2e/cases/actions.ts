@@ -1,13 +1,11 @@
 /**
  * The Companion Push node in a real n8n (2.41.1 in actions.e2e.ts, 1.123.81 in n8n-1x.e2e.ts): the
  * packed package installed as a community package, workflows run in a running n8n through its REST
- * API (n8n-server.ts), checked in the runs n8n saved and in the sandbox's request log. Several checks
+ * API (devkit/n8n/server.ts), checked in the runs n8n saved and in the sandbox's request log. Several checks
  * share one workflow.
  */
-import type { RuntimeLine } from '../../../scripts/n8n-runtime';
+import { brief, code, manualWorkflow, N8nHome, N8nServer, push, REFRESH, requestsDuring, type RunResult, type RuntimeLine } from '../support';
 import { startSandbox, type Sandbox } from '../../../sandbox';
-import { brief, code, manualWorkflow, N8nHome, push, REFRESH, requestsDuring, type RunResult } from '../n8n';
-import { N8nServer } from '../n8n-server';
 
 const SEND = 'POST /push-notification/send';
 

@@ -6,11 +6,9 @@
  * a 401 for it); the renewed token is saved with the credential and reused by the next run; a 401 on
  * a valid token renews once and retries once; a run after the token expired renews first.
  */
-import type { RuntimeLine } from '../../../scripts/n8n-runtime';
+import { brief, code, manualWorkflow, N8nHome, N8nServer, push, REFRESH, type RunResult, type RuntimeLine, wait, waitFor } from '../support';
 import { startSandbox, type Sandbox } from '../../../sandbox';
 import type { LoggedRequest } from '../../../sandbox';
-import { brief, code, manualWorkflow, N8nHome, push, REFRESH, wait, waitFor, type RunResult } from '../n8n';
-import { N8nServer } from '../n8n-server';
 
 const TOKEN_LIFE_SECONDS = 10;
 const ACTIVE = 'GET /user-device/users';

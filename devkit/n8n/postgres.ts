@@ -1,14 +1,14 @@
 // A fresh Postgres 15 for n8n on this machine (dev tooling, never shipped): Debian's binaries run
 // as the postgres user, a new data folder, trust auth on 127.0.0.1 only, a database `n8n` owned by
-// the user `n8n`. Used by the queue-mode cluster (scripts/queueMode.ts) and by the benchmark's
+// the user `n8n`. Used by the queue-mode cluster (queueMode.ts) and by the benchmark's
 // regular-mode n8n on Postgres. stop() shuts it down; killNow() is for this process's exit.
 import { execFile, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 
-import { findFreePort } from './n8n-runtime';
-import { isExecutable } from './aptGet';
+import { isExecutable } from '../aptGet';
+import { findFreePort } from './run';
 
 const PG_BIN = process.env.COMPANION_PUSH_PG_BIN || '/usr/lib/postgresql/15/bin';
 const PG_USER = 'postgres'; // Postgres refuses to run as root

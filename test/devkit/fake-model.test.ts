@@ -1,10 +1,10 @@
 /**
- * The scripted OpenAI-compatible model of scripts/fake-model.ts (what the AI Agent example and
+ * The scripted OpenAI-compatible model of devkit/fakeModel.ts (what the AI Agent example and
  * test/e2e/ai-agent.e2e.ts talk to), over HTTP: its script in both APIs, streaming, and its log.
  * The e2e test covers it with n8n's own OpenAI client; this covers the streamed answer, which n8n's
  * CLI runs do not ask for.
  */
-import { FAKE_MODEL_NAME, startFakeModel, type FakeModel } from '../../scripts/fake-model';
+import { FAKE_MODEL_NAME, startFakeModel, type FakeModel } from '../harness';
 
 const TOOL = {
 	type: 'function',

@@ -1,3 +1,5 @@
+// n8n's CLI and `n8n start` under the runtime's Node (dev tooling, never shipped), each in its own
+// process group so that its task runners end with it; free ports.
 import { spawn } from 'node:child_process';
 import * as os from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -12,10 +14,11 @@ export type RunningN8n = Awaited<ReturnType<typeof startN8n>>;
 /** A free TCP port on 127.0.0.1 (`wanted` when it is free); never the same one twice within 15 s. */
 export const findFreePort = (wanted?: number): Promise<number> => getPort({ host: '127.0.0.1', port: wanted });
 
-/** Signals n8n's process group (n8n and its task runners); false when nothing of it is left. */
-function killGroup(pid: number, signal: NodeJS.Signals | 0): boolean {
+/** Signals a process group (n8n and its task runners), or one process when `group` is false; false
+ * when nothing of it is left. */
+export function kill(pid: number, signal: NodeJS.Signals | 0, group = true): boolean {
 	try {
-		return process.kill(-pid, signal);
+		return process.kill(group ? -pid : pid, signal);
 	} catch {
 		return false;
 	}
@@ -27,7 +30,7 @@ function spawnN8n(runtime: N8nRuntime, env: Env, args: string[]) {
 	const pid = child.pid as number;
 	child.stdout.setEncoding('utf8');
 	child.stderr.setEncoding('utf8');
-	const killOnExit = () => killGroup(pid, 'SIGKILL');
+	const killOnExit = () => kill(pid, 'SIGKILL');
 	process.on('exit', killOnExit);
 	const closed = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve, reject) => {
 		child.on('error', reject).on('close', (code, signal) => {
@@ -53,10 +56,10 @@ export async function runN8nCli(
 	child.stderr.on('data', (chunk) => (output.stderr += chunk));
 	const timer = setTimeout(() => {
 		output.timedOut = true;
-		killGroup(pid, 'SIGKILL');
+		kill(pid, 'SIGKILL');
 	}, timeoutMs);
 	const { code, signal } = await closed.finally(() => clearTimeout(timer));
-	killGroup(pid, 'SIGKILL');
+	kill(pid, 'SIGKILL');
 	return { code, signal, ...output, durationMs: Date.now() - started };
 }
 
@@ -118,12 +121,12 @@ export async function startN8n(
 	let stopping: Promise<void> | undefined;
 	const stop = ({ timeoutMs = 30_000 } = {}): Promise<void> =>
 		(stopping ??= (async () => {
-			killGroup(pid, 'SIGTERM');
-			const timer = setTimeout(() => killGroup(pid, 'SIGKILL'), timeoutMs);
+			kill(pid, 'SIGTERM');
+			const timer = setTimeout(() => kill(pid, 'SIGKILL'), timeoutMs);
 			await closed.finally(() => clearTimeout(timer));
 			// Task runners left in the group go too; wait (a while: this VM leaves zombies) until they are gone.
-			killGroup(pid, 'SIGKILL');
-			for (let i = 0; i < 40 && killGroup(pid, 0); i++) await sleep(100);
+			kill(pid, 'SIGKILL');
+			for (let i = 0; i < 40 && kill(pid, 0); i++) await sleep(100);
 		})());
 
 	const deadline = Date.now() + readyTimeoutMs;

@@ -1,67 +1,12 @@
-// What `npm start` and the end-to-end tests put into a real n8n (dev tooling, never shipped): the
-// Companion Push API credential and workflows, imported with n8n's own CLI, and a small client of
-// n8n's REST API (log in as the owner, read workflows and executions, publish a workflow).
+// A small client of a running n8n's REST API (dev tooling, never shipped): log in as the owner, read
+// workflows and executions, publish a workflow and wait until n8n says it is published, and the
+// owner's set-up on n8n 1.x (which has no owner from the environment).
 import { randomBytes } from 'node:crypto';
-import * as fs from 'node:fs';
-import * as path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { parse as parseFlatted } from 'flatted';
 
-import { OWNER_EMAIL, OWNER_PASSWORD, runN8nCli, type CliResult, type N8nRuntime } from './n8n-runtime';
-
-const EXAMPLES_DIR = path.resolve(__dirname, '..', 'examples');
-/** The credential every example uses. */
-export const CREDENTIAL_ID = 'cpSandboxCredential';
-export const CREDENTIAL_NAME = 'Companion Push sandbox';
-export const NODE_TYPE = 'n8n-nodes-companion-push.companionPush';
-export const TRIGGER_TYPE = 'n8n-nodes-companion-push.companionPushTrigger';
-
-type Env = Record<string, string>;
-type CliOptions = { timeoutMs?: number; runtime?: N8nRuntime };
-
-export interface CredentialValues {
-	baseUrl: string;
-	clientId: string;
-	clientSecret: string;
-	refreshToken: string;
-}
-
-/**
- * An entry for `n8n import:credentials` (plain data: n8n encrypts it on import). The access token
- * starts empty, so n8n renews it with the refresh token on the first call.
- */
-export function credentialEntry({ baseUrl, clientId, clientSecret, refreshToken }: CredentialValues, { id = CREDENTIAL_ID, name = CREDENTIAL_NAME } = {}) {
-	return { id, name, type: 'companionPushApi', data: { baseUrl, clientId, clientSecret, refreshToken, accessToken: '', accessTokenRenewAfter: 0 } };
-}
-
-/** Runs n8n's CLI on a JSON file written into the user folder, removed afterwards (it may hold secrets). */
-async function importJson(env: Env, command: string, value: unknown, options?: CliOptions): Promise<CliResult> {
-	const dir = fs.mkdtempSync(path.join(env.N8N_USER_FOLDER, 'import-'));
-	const file = path.join(dir, 'import.json');
-	try {
-		fs.writeFileSync(file, JSON.stringify(value, null, 2), { mode: 0o600 });
-		const result = await runN8nCli(env, [command, `--input=${file}`], options);
-		if (result.code === 0 && !result.timedOut && /Successfully imported/.test(result.stdout + result.stderr)) return result;
-		const output = `${result.stdout}\n${result.stderr}`.trim().split('\n').slice(-30).join('\n');
-		throw new Error(`n8n ${command} failed (exit ${result.code}${result.timedOut ? ', timed out' : ''}):\n${output}`);
-	} finally {
-		fs.rmSync(dir, { recursive: true, force: true });
-	}
-}
-
-/** `n8n import:credentials` of plain entries (see credentialEntry); an existing id is replaced. */
-export const importCredentials = (env: Env, entries: object[], options?: CliOptions) => importJson(env, 'import:credentials', entries, options);
-
-/** `n8n import:workflow` of workflow objects; an existing id is replaced. */
-export const importWorkflows = (env: Env, workflows: object[], options?: CliOptions) => importJson(env, 'import:workflow', workflows, options);
-
-/** The example workflows of examples/*.json, by file name, in name order. */
-export function exampleWorkflows(): { file: string; workflow: any }[] {
-	return fs
-		.readdirSync(EXAMPLES_DIR)
-		.filter((file) => file.endsWith('.json'))
-		.sort()
-		.map((file) => ({ file, workflow: JSON.parse(fs.readFileSync(path.join(EXAMPLES_DIR, file), 'utf8')) }));
-}
+import { waitFor } from '../waitFor';
+import { OWNER_EMAIL, OWNER_PASSWORD } from './home';
 
 /** An HTTP call with a JSON body and answer (`json` is undefined when the body is not JSON). */
 export async function request(
@@ -144,4 +89,53 @@ export class N8nRestClient {
 		if (typeof execution.data === 'string') execution.data = parseFlatted(execution.data);
 		return execution;
 	}
+}
+
+/**
+ * Publishes a workflow through n8n's REST API and waits until n8n says it is published (an outbox in
+ * 2.41); returns that status ({ status: 'published', triggers: [{ status: 'activated', ... }] }).
+ * Until then n8n answers in_progress or pending, and, as it completes a first publication, for a
+ * moment not_published: it reads the outbox and the trigger statuses in two queries, and on Postgres
+ * the first can see the outbox done before the second sees the trigger statuses written with it.
+ */
+export async function publish(
+	rest: N8nRestClient,
+	id: string,
+	timeoutMs = 60_000,
+): Promise<{ status: string; triggers: Array<{ status: string; nodeId: string; errorMessage?: string | null }> }> {
+	await rest.activateWorkflow(id);
+	const deadline = Date.now() + timeoutMs;
+	for (;;) {
+		const status = await rest.call('GET', `/workflows/${encodeURIComponent(id)}/publication-status`);
+		if (status.status === 'published') return status;
+		if (!['in_progress', 'pending', 'not_published'].includes(status.status)) {
+			throw new Error(`Publishing ${id} ended "${status.status}": ${JSON.stringify(status.triggers ?? [])}`);
+		}
+		if (Date.now() > deadline) throw new Error(`${id} was not published within ${timeoutMs / 1000} s (n8n says "${status.status}")`);
+		await sleep(250);
+	}
+}
+
+/** Whether an execution (as n8n lists it) has ended: it is no longer new, running or waiting. */
+export const hasFinished = (execution: { status: string }) => !['new', 'running', 'waiting'].includes(execution.status);
+
+/**
+ * n8n 1.x answers /healthz/readiness before it has mounted its REST API (Express answers 404 until
+ * then), and has no owner from the environment (N8N_INSTANCE_OWNER_MANAGED_BY_ENV is 2.x): once the
+ * REST API answers, the owner is set up as the setup screen does it. Returns that session.
+ */
+export async function setUpOwner1x(url: string): Promise<{ cookie: string; browserId: string }> {
+	await waitFor("n8n's REST API", async () => (await request(`${url}/rest/settings`)).status === 200, 60_000, 250);
+	const browserId = 'e2e-1x-owner-setup';
+	const setup = await request(`${url}/rest/owner/setup`, {
+		method: 'POST',
+		headers: { 'browser-id': browserId },
+		body: { email: OWNER_EMAIL, firstName: 'Companion', lastName: 'Owner', password: OWNER_PASSWORD },
+	});
+	if (setup.status !== 200) throw new Error(`POST /rest/owner/setup answered ${setup.status}: ${setup.text.slice(0, 500)}`);
+	const cookie = setup.headers
+		.getSetCookie()
+		.map((entry) => entry.split(';')[0])
+		.find((entry) => entry.startsWith('n8n-auth='));
+	return { cookie: cookie ?? '', browserId };
 }

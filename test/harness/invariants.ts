@@ -22,7 +22,7 @@ import type { INodeExecutionData } from 'n8n-workflow';
 
 import type { LoggedRequest, Sandbox } from '../../sandbox';
 import type { NodeRunResult } from '../../devkit/engine';
-import { SEND } from '../harness';
+import { SEND } from '../../devkit/endpoints';
 
 /** How an error of this package starts: the action that failed, or the field to fix. */
 export const NAMES_WHAT_FAILED = new RegExp(
@@ -50,7 +50,7 @@ export interface ReportedError {
 	items: number[];
 }
 
-export interface RegisteredSend {
+export interface LoggedSend {
 	id: string;
 	title: string;
 	body: string;
@@ -93,7 +93,7 @@ export function errorsOf(result: NodeRunResult): ReportedError[] {
 }
 
 /** Sends the sandbox registered from the request log entries given. */
-export function registeredIn(entries: LoggedRequest[]): RegisteredSend[] {
+export function registeredIn(entries: LoggedRequest[]): LoggedSend[] {
 	return entries
 		.filter((entry) => entry.endpoint === SEND && entry.notificationId !== undefined)
 		.map((entry) => {
@@ -141,8 +141,8 @@ export class SendLedger {
 		logStart: number,
 		result: NodeRunResult,
 		itemsOfTitle: (title: string) => number[],
-		{ logEnd, eventOf = (send) => send.title }: { logEnd?: number; eventOf?: (send: RegisteredSend) => string } = {},
-	): RegisteredSend[] {
+		{ logEnd, eventOf = (send) => send.title }: { logEnd?: number; eventOf?: (send: LoggedSend) => string } = {},
+	): LoggedSend[] {
 		const registered = registeredIn(sandbox.requestLog().slice(logStart, logEnd));
 		const errors = errorsOf(result);
 		const outputIds = new Set(result.outputs.flat().map((item) => item.json.id));
@@ -213,7 +213,7 @@ const sameSet = (a: readonly string[], b: readonly string[]) => new Set(a).size 
  */
 export class Attribution {
 	private readonly eventOfSend = new Map<string, string>();
-	private readonly sends = new Map<string, RegisteredSend>();
+	private readonly sends = new Map<string, LoggedSend>();
 	/** Ids some output or error named: the process holds them (a lookup never takes them). */
 	private readonly reported = new Set<string>();
 	/** Items that ended unknown, by reason: the list was not informative, or a twin was there. */
@@ -224,7 +224,7 @@ export class Attribution {
 
 	/** Attributes the sends one run registered to what that run intended (throws when a send stands
 	 * for no intended send, or for several). */
-	attribute(registered: RegisteredSend[], intended: IntendedSend[]): void {
+	attribute(registered: LoggedSend[], intended: IntendedSend[]): void {
 		for (const send of registered) {
 			const events = new Set(
 				send.recipients.map((userId) => intended.find((want) => want.title === send.title && (want.userIds === undefined || want.userIds.includes(userId)))?.event),
@@ -243,7 +243,7 @@ export class Attribution {
 	}
 
 	/** The sends attributed so far. */
-	registered(): RegisteredSend[] {
+	registered(): LoggedSend[] {
 		return [...this.sends.values()];
 	}
 

@@ -9,7 +9,7 @@ import * as path from 'node:path';
 
 import { chromium, type Page } from 'playwright-core';
 
-import { CHROMIUM_FLAGS } from '../../scripts/chromium';
+import { CHROMIUM_FLAGS } from '../../../devkit/chromium';
 
 /** Chromium with a fresh profile and one page (60 s default timeout); close() also removes the profile. */
 export async function launchBrowser(): Promise<{ page: Page; close: () => Promise<void> }> {

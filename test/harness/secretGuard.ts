@@ -1,17 +1,22 @@
 /**
  * The test-wide secret guard: no secret or token in any output, error or log. Every jest test runs with distinctive secret
- * values, and nothing may show one of them: no node output, error message, error description or
- * log line.
+ * values, and nothing may show one of them: no node output, error message, error description,
+ * log line, workflow static data, value handed to n8n's processed-data store, or credential field
+ * other than the secret's own.
  *
  * - The sandbox marks every secret it makes when SANDBOX_SECRET_MARKER is set (sandbox/README.md):
  *   client secrets `cps_LEAKGUARD...`, refresh tokens `cpr_LEAKGUARD...`, and every access token it
  *   issues `cpa_LEAKGUARD...`. The sandbox keeps no raw token (only hashes), so the mark is how an
  *   issued token is recognized wherever it turns up, even cut short.
+ * - Secrets without the mark (the fake APIs' credential and every token they hand out) are watched
+ *   by value once they are made (watchSecret): the whole value, or its first 16 characters.
  * - Importing this module sets the marker and starts recording log lines: writes to
  *   process.stdout/stderr as they happen, and the lines jest's console buffered (n8n's logger
  *   writes there too) whenever findings are taken.
- * - The setup file also scans every run of the engine harness (outputs of every node but the
- *   harness's own input nodes, and every error) and every poll of the trigger harness.
+ * - The setup file (setup/secretGuard.ts) also scans every run of the engine harness (outputs of
+ *   every node but the harness's own input nodes, every error, the workflow's static data), every
+ *   poll of the trigger harness (items, error, the trigger's static data), every call to the
+ *   processed-data store, and every credential write (each secret allowed in its own field only).
  *
  * Findings are kept until `takeFindings()`; the setup file fails the test that produced them.
  */
@@ -31,14 +36,49 @@ export interface Finding {
 
 const findings: Finding[] = [];
 /** How much the guard looked at (the proof test checks it does look). */
-export const scanned = { texts: 0, runs: 0, polls: 0, lines: 0 };
+export const scanned = { texts: 0, runs: 0, polls: 0, lines: 0, storeCalls: 0, credentialWrites: 0 };
 
-/** Records every marked secret in `text`, seen at `where`. */
+/** Unmarked secrets, by the part of them that gives them away (see watchSecret). */
+const watched = new Map<string, string>();
+/** A watched value shorter than this is too likely to turn up by chance to be watched. */
+const SHORTEST_WATCHED = 12;
+const WATCHED_PREFIX = 16;
+
+/** Watches a secret that carries no mark (a fake API's credential and tokens): from now on, its
+ * whole value or its first 16 characters anywhere the guard looks is a finding of `kind`. */
+export function watchSecret(value: unknown, kind: string): void {
+	if (typeof value !== 'string' || value.length < SHORTEST_WATCHED) return;
+	watched.set(value.slice(0, WATCHED_PREFIX), kind);
+}
+
+/** Every secret in `text`: marked ones by their mark, watched ones by value. */
+function secretsIn(text: string): Array<{ kind: string; value: string }> {
+	const found: Array<{ kind: string; value: string }> = [];
+	if (text.includes(SECRET_MARKER)) {
+		for (const match of text.matchAll(MARKED)) found.push({ kind: KINDS[match[1]], value: `${match[0].slice(0, 4 + SECRET_MARKER.length + 4)}...` });
+	}
+	for (const [start, kind] of watched) if (text.includes(start)) found.push({ kind, value: `${start.slice(0, 8)}...` });
+	return found;
+}
+
+/** Records every secret in `text`, seen at `where`. */
 export function scanText(where: string, text: string): void {
 	scanned.texts++;
-	if (!text.includes(SECRET_MARKER)) return;
-	for (const match of text.matchAll(MARKED)) {
-		findings.push({ where, kind: KINDS[match[1]], value: `${match[0].slice(0, 4 + SECRET_MARKER.length + 4)}...` });
+	for (const secret of secretsIn(text)) findings.push({ where, ...secret });
+}
+
+/** Which secret each credential field may hold: its own kind, nothing else. */
+const OWN_SECRET: Record<string, string> = { clientSecret: 'client secret', refreshToken: 'refresh token', accessToken: 'access token' };
+
+/** Records every secret a credential write puts where it does not belong: any secret in a field
+ * that holds none (base URL, client ID, a field n8n does not know) or of another kind than the field's. */
+export function scanCredentialWrite(where: string, data: Record<string, unknown>): void {
+	scanned.credentialWrites++;
+	for (const [field, value] of Object.entries(data)) {
+		scanned.texts++;
+		for (const secret of secretsIn(jsonText(value))) {
+			if (secret.kind !== OWN_SECRET[field]) findings.push({ where: `${where}, field ${field}`, ...secret });
+		}
 	}
 }
 

@@ -11,8 +11,8 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
-import { ensureChromium } from '../../scripts/chromium';
-import { ensureRuntime, packPackage, pinnedVersions, RUNTIME_LINES } from '../../scripts/n8n-runtime';
+import { ensureChromium } from '../../../devkit/chromium';
+import { ensureRuntime, packPackage, pinnedVersions, RUNTIME_LINES } from '../../../devkit/n8n';
 
 const log = (line: string) => process.stdout.write(`${line}\n`);
 
@@ -26,7 +26,7 @@ export default async function globalSetup(): Promise<void> {
 
 	if (process.env.COMPANION_PUSH_E2E_BUILT !== '1') {
 		log('[e2e] npm run build');
-		const build = spawnSync('npm', ['run', '--silent', 'build'], { cwd: path.resolve(__dirname, '..', '..'), stdio: 'inherit' });
+		const build = spawnSync('npm', ['run', '--silent', 'build'], { cwd: path.resolve(__dirname, '..', '..', '..'), stdio: 'inherit' });
 		if (build.status !== 0) throw new Error('npm run build failed');
 	}
 	const tarball = packPackage();

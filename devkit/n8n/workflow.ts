@@ -1,7 +1,7 @@
 /**
  * Workflows for a real n8n's CLI and what it answers: the nodes and Manual Trigger workflows that
  * the end-to-end tests and the benchmark's peer (n8n's HTTP Request node) import, and the result
- * of `n8n execute --rawOutput`. The n8n itself is scripts/n8n-runtime.
+ * of a run (printed by `n8n execute --rawOutput`, or read back from n8n).
  */
 import { randomUUID } from 'node:crypto';
 

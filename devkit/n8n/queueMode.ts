@@ -15,18 +15,21 @@ import * as path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 
-import { createN8nHome, findFreePort, installPackageTarball, runN8nCli, startN8n, type N8nRuntime, type RunningN8n } from './n8n-runtime';
-import { locateRuntime } from './n8n-runtime/install';
-import { aptGet, isExecutable, onPath } from './aptGet';
-import { importCredentials, importWorkflows, N8nRestClient } from './n8n-preload';
+import { aptGet, isExecutable, onPath } from '../aptGet';
+import { installPackageTarball } from './communityPackage';
+import { createN8nHome } from './home';
+import { importCredentials, importWorkflows } from './imports';
+import { locateRuntime, type N8nRuntime } from './install';
 import { checkPostgres, startPostgres, type RunningPostgres } from './postgres';
+import { N8nRestClient, publish } from './rest';
+import { findFreePort, kill, runN8nCli, startN8n, type RunningN8n } from './run';
 
 type Log = (line: string) => void;
 type Env = Record<string, string>;
 
 const run = promisify(execFile);
 
-/** `redis-server`'s path, installed with apt-get when missing (as scripts/chromium.ts installs Chromium); throws the reason when it cannot. */
+/** `redis-server`'s path, installed with apt-get when missing (as devkit/chromium.ts installs Chromium); throws the reason when it cannot. */
 export async function ensureRedis({ log = console.log }: { log?: Log } = {}): Promise<string> {
 	const found = onPath('redis-server');
 	if (found) return path.join(found, 'redis-server');
@@ -47,19 +50,10 @@ export async function ensureRedis({ log = console.log }: { log?: Log } = {}): Pr
 	return path.join(installed, 'redis-server');
 }
 
-/** Kills a process group (or a process), ignoring "no such process". */
-function kill(pid: number, signal: NodeJS.Signals | 0, group = true): boolean {
-	try {
-		return process.kill(group ? -pid : pid, signal);
-	} catch {
-		return false;
-	}
-}
-
 export interface QueueClusterOptions {
 	/** The `npm pack` tarball of this package, installed into every user folder. */
 	tarball: string;
-	/** Entries for `n8n import:credentials` (see n8n-preload credentialEntry). */
+	/** Entries for `n8n import:credentials` (see imports.ts credentialEntry). */
 	credentials?: object[];
 	workflows?: object[];
 	/** Workflow ids published through main's REST API once it is ready. */
@@ -401,29 +395,4 @@ export async function startQueueCluster(options: QueueClusterOptions) {
 		cli: (args: string[]) => runN8nCli(mainEnv, args, { runtime }),
 		stop,
 	};
-}
-
-/**
- * Publishes a workflow through n8n's REST API and waits until n8n says it is published (an outbox in
- * 2.41); returns that status ({ status: 'published', triggers: [{ status: 'activated', ... }] }).
- * Until then n8n answers in_progress or pending, and, as it completes a first publication, for a
- * moment not_published: it reads the outbox and the trigger statuses in two queries, and on Postgres
- * the first can see the outbox done before the second sees the trigger statuses written with it.
- */
-export async function publish(
-	rest: N8nRestClient,
-	id: string,
-	timeoutMs = 60_000,
-): Promise<{ status: string; triggers: Array<{ status: string; nodeId: string; errorMessage?: string | null }> }> {
-	await rest.activateWorkflow(id);
-	const deadline = Date.now() + timeoutMs;
-	for (;;) {
-		const status = await rest.call('GET', `/workflows/${encodeURIComponent(id)}/publication-status`);
-		if (status.status === 'published') return status;
-		if (!['in_progress', 'pending', 'not_published'].includes(status.status)) {
-			throw new Error(`Publishing ${id} ended "${status.status}": ${JSON.stringify(status.triggers ?? [])}`);
-		}
-		if (Date.now() > deadline) throw new Error(`${id} was not published within ${timeoutMs / 1000} s (n8n says "${status.status}")`);
-		await sleep(250);
-	}
 }

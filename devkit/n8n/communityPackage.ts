@@ -1,11 +1,25 @@
+// This package as n8n gets it (dev tooling, never shipped): built and packed as it is published,
+// and the tarball installed into an n8n user folder as n8n installs a community package.
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
-import { cleanEnv } from './env';
+import { cleanEnv } from './childEnv';
 
 const PACKAGE_ROOT = path.resolve(__dirname, '..', '..');
+
+/** `npm run build` (unless `build` is false: the dist/ there is packed), then packPackage(); the tarball's path. */
+export function packCheckout({ build = true, log = () => undefined }: { build?: boolean; log?: (line: string) => void } = {}): string {
+	if (build) {
+		log('npm run build');
+		const built = spawnSync('npm', ['run', '--silent', 'build'], { cwd: PACKAGE_ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+		if (built.status !== 0) throw new Error('npm run build failed');
+	}
+	const tarball = packPackage();
+	log(`packed ${path.basename(tarball)}`);
+	return tarball;
+}
 
 /**
  * `npm pack` of this package into a new temp folder; returns the tarball's path. Lifecycle scripts on

@@ -2,39 +2,27 @@
  * A real n8n for the end-to-end tests: a fresh user folder with the packed package installed the
  * way n8n installs a community package, a credential pointing at the in-process sandbox,
  * generated workflows, runs with `n8n execute --rawOutput`, and what each node asked the sandbox.
+ * What drives n8n itself is devkit/n8n (npm start and the benchmark use it too).
  */
 import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 
 import {
-	createN8nHome,
-	executeWorkflow,
-	findFreePort,
-	installPackageTarball,
-	locateRuntime,
-	startN8n,
-	type N8nRuntime,
-	type RunningN8n,
-	type RuntimeLine,
-} from '../../scripts/n8n-runtime';
-import {
 	CREDENTIAL_ID,
 	CREDENTIAL_NAME,
+	credentialEntry,
+	N8nHome as DevkitN8nHome,
 	NODE_TYPE,
 	TRIGGER_TYPE,
-	credentialEntry,
-	importCredentials,
-	importWorkflows,
-	request,
-} from '../../scripts/n8n-preload';
-import type { LoggedRequest, Sandbox, SandboxOrg } from '../../sandbox';
-import { code, manualWorkflow, RunResult } from '../../devkit/n8nWorkflow';
-import type { Json, NodeRun, NodeSpec } from '../../devkit/n8nWorkflow';
-
-export { NODE_TYPE, TRIGGER_TYPE, CREDENTIAL_ID };
-// The workflow builders and the run result live in devkit/ (the benchmark's peer uses them too).
-export { code, manualWorkflow, RunResult };
-export type { NodeSpec };
+	type Json,
+	type NodeRun,
+	type NodeSpec,
+	type RunResult,
+	type RuntimeLine,
+} from '../../../devkit/n8n';
+import type { LoggedRequest, Sandbox, SandboxOrg } from '../../../sandbox';
+// The sandbox's API with plain fetch, as the unit tests call it (not the whole harness: it loads n8n-core).
+import { send, tokenFor } from '../../harness/api';
 
 /** The `npm pack` tarball made by the global setup. */
 export function packedTarball(): string {
@@ -66,8 +54,6 @@ export function requestsDuring(sandbox: Sandbox, result: RunResult, node: string
 /** Short form of a logged request: `GET /user/list 200`. */
 export const brief = (request: LoggedRequest) => `${request.method} ${request.path} ${request.status}`;
 
-export const REFRESH = 'POST /auth/oauth/v2/refresh';
-
 /** The credential of the sandbox's secondary org (another organization, with sends of its own). */
 export const SECONDARY_CREDENTIAL = { id: 'cpSandboxSecondary', name: 'Companion Push secondary org' };
 
@@ -79,24 +65,14 @@ export function sandboxCredentials(sandbox: Sandbox, { secondaryOrg = false } = 
 }
 
 /**
- * A fresh, isolated n8n user folder with the package installed as a community package, run by the
- * runtime of an n8n release line (default 2.x; '1.x' is n8n 1.123.81, installed by the global setup).
+ * A fresh, isolated n8n user folder with the packed package installed as a community package, run by
+ * the runtime of an n8n release line (default 2.x; '1.x' is n8n 1.123.81, installed by the global
+ * setup). Its runs are what `n8n execute --rawOutput` printed, with that output kept (the tests check
+ * that no secret shows in it).
  */
-export class N8nHome {
-	private constructor(
-		readonly userFolder: string,
-		readonly env: Record<string, string>,
-		readonly port: number,
-		readonly runtime: N8nRuntime,
-	) {}
-
+export class N8nHome extends DevkitN8nHome {
 	static async create({ line = '2.x' }: { line?: RuntimeLine } = {}): Promise<N8nHome> {
-		const runtime = locateRuntime(line);
-		const port = await findFreePort();
-		const brokerPort = await findFreePort();
-		const { userFolder, env } = createN8nHome({ port, brokerPort, runtime });
-		installPackageTarball(userFolder, packedTarball());
-		return new N8nHome(userFolder, env, port, runtime);
+		return (await super.create({ tarball: packedTarball(), line, runsFrom: 'output', runTimeoutMs: 240_000 })) as N8nHome;
 	}
 
 	/**
@@ -105,26 +81,7 @@ export class N8nHome {
 	 * entries: one CLI call.
 	 */
 	async useSandbox(sandbox: Sandbox, { secondaryOrg = false, more = [] }: { secondaryOrg?: boolean; more?: object[] } = {}): Promise<void> {
-		await importCredentials(this.env, [...sandboxCredentials(sandbox, { secondaryOrg }), ...more], { runtime: this.runtime });
-	}
-
-	async importWorkflows(workflows: object[]): Promise<void> {
-		await importWorkflows(this.env, workflows, { runtime: this.runtime });
-	}
-
-	/** `n8n execute --id=<id> --rawOutput`, parsed. */
-	async execute(workflowId: string, { timeoutMs = 240_000 } = {}): Promise<RunResult> {
-		const { result, run } = await executeWorkflow(this.env, workflowId, timeoutMs, { runtime: this.runtime });
-		return new RunResult(result.code, run as Json, result.stdout, result.durationMs);
-	}
-
-	/** `n8n start` in this folder; resolves once /healthz/readiness answers 200. */
-	async start({ onOutput }: { onOutput?: (chunk: string) => void } = {}): Promise<RunningN8n> {
-		return await startN8n(this.env, { runtime: this.runtime, onOutput });
-	}
-
-	remove(): void {
-		fs.rmSync(this.userFolder, { recursive: true, force: true });
+		await this.importCredentials([...sandboxCredentials(sandbox, { secondaryOrg }), ...more]);
 	}
 }
 
@@ -186,36 +143,7 @@ export function triggerWorkflow(id: string, tag: string, credential = credential
 }
 
 /** A send made straight against the sandbox API (as another system of the organization would); returns its id. */
-export async function sendFromOutside(
-	sandbox: Sandbox,
-	title: string,
-	userIds: string[],
-	org: SandboxOrg = sandbox.orgs.primary,
-): Promise<string> {
-	const { clientId, clientSecret, refreshToken } = org;
-	const token = await request(`${sandbox.baseUrl}/auth/oauth/v2/refresh`, {
-		method: 'POST',
-		body: { client_id: clientId, client_secret: clientSecret, refresh_token: refreshToken },
-	});
-	const sent = await request(`${sandbox.baseUrl}/push-notification/send`, {
-		method: 'POST',
-		headers: { authorization: `Bearer ${token.json.access_token}` },
-		body: { title, body: 'Sent from outside n8n', target_user_ids: userIds },
-	});
-	if (sent.status !== 202) throw new Error(`The outside send answered ${sent.status}: ${sent.text.slice(0, 500)}`);
-	return sent.json.data.id;
-}
-
-/** Whether an execution (as n8n lists it) has ended: it is no longer new, running or waiting. */
-export const hasFinished = (execution: { status: string }) => !['new', 'running', 'waiting'].includes(execution.status);
-
-/** Waits until `check` returns a value (not undefined/false), polling every `everyMs`. */
-export async function waitFor<T>(what: string, check: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs: number, everyMs = 1000): Promise<T> {
-	const deadline = Date.now() + timeoutMs;
-	for (;;) {
-		const value = await check();
-		if (value !== undefined && value !== false) return value as T;
-		if (Date.now() > deadline) throw new Error(`Timed out after ${Math.round(timeoutMs / 1000)} s waiting for ${what}`);
-		await new Promise((resolve) => setTimeout(resolve, everyMs));
-	}
+export async function sendFromOutside(sandbox: Sandbox, title: string, userIds: string[], org: SandboxOrg = sandbox.orgs.primary): Promise<string> {
+	const token = await tokenFor(sandbox, org);
+	return (await send(sandbox, token, userIds, { title, body: 'Sent from outside n8n' })).id;
 }

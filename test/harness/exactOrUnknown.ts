@@ -7,11 +7,11 @@ import type { IDataObject } from 'n8n-workflow';
 
 import { nodeResult, nodeWorkflow, runWorkflow } from '../../devkit/engine';
 import type { NodeRunOptions, NodeRunResult } from '../../devkit/engine';
+import { storeFor } from '../../devkit/fixtures';
 import { useTimings } from '../../nodes/CompanionPush/processState';
 import type { Sandbox } from '../../sandbox';
-import { send, sendParameters, storeFor, tokenFor } from '../harness';
-
-export const HOUR = 3_600_000;
+import { send, tokenFor } from './api';
+import { sendParameters } from './nodeRuns';
 
 /** The node's default message (sendParameters), for sends meant to look exactly like the node's. */
 export const MESSAGE = { title: 'Shift change', body: 'Your shift starts at 9:00.' };

@@ -8,11 +8,11 @@
  * Credentials are imported with n8n's CLI before the start, workflows through the REST API (n8n 1.x:
  * with the CLI, see start()).
  */
-import { N8nRestClient, request } from '../../scripts/n8n-preload';
-import { OWNER_EMAIL, OWNER_PASSWORD, type RunningN8n } from '../../scripts/n8n-runtime';
-import { hasFinished, N8nHome, RunResult, waitFor } from './n8n';
-
-type Json = Record<string, any>;
+import { waitFor } from '../waitFor';
+import type { N8nHome } from './home';
+import { hasFinished, N8nRestClient, setUpOwner1x } from './rest';
+import type { RunningN8n } from './run';
+import { RunResult, type Json } from './workflow';
 
 const MANUAL_TRIGGER = 'n8n-nodes-base.manualTrigger';
 
@@ -93,25 +93,4 @@ export class N8nServer {
 	async stop(): Promise<void> {
 		await this.n8n.stop();
 	}
-}
-
-/**
- * n8n 1.x answers /healthz/readiness before it has mounted its REST API (Express answers 404 until
- * then), and has no owner from the environment (N8N_INSTANCE_OWNER_MANAGED_BY_ENV is 2.x): once the
- * REST API answers, the owner is set up as the setup screen does it. Returns that session.
- */
-async function setUpOwner1x(url: string): Promise<{ cookie: string; browserId: string }> {
-	await waitFor("n8n's REST API", async () => (await request(`${url}/rest/settings`)).status === 200, 60_000, 250);
-	const browserId = 'e2e-1x-owner-setup';
-	const setup = await request(`${url}/rest/owner/setup`, {
-		method: 'POST',
-		headers: { 'browser-id': browserId },
-		body: { email: OWNER_EMAIL, firstName: 'Companion', lastName: 'Owner', password: OWNER_PASSWORD },
-	});
-	if (setup.status !== 200) throw new Error(`POST /rest/owner/setup answered ${setup.status}: ${setup.text.slice(0, 500)}`);
-	const cookie = setup.headers
-		.getSetCookie()
-		.map((entry) => entry.split(';')[0])
-		.find((entry) => entry.startsWith('n8n-auth='));
-	return { cookie: cookie ?? '', browserId };
 }
