@@ -82,6 +82,10 @@ export class KeyedEvent {
 				claim = await this.keys.claim(this.idempotency, this.layout);
 			}
 		}
+		if (claim.state === 'storeFailed') {
+			// Never silently: the item says why the key could not decide.
+			this.storeNotes.push(`The Idempotency Key "${this.idempotency.key}" could not be checked in n8n's store (${claim.reason}): the list of sends decided instead.`);
+		}
 		return claim;
 	}
 

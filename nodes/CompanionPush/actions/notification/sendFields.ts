@@ -206,11 +206,9 @@ const idempotencyOptions: INodeProperties[] = [
 		name: 'idempotencyScope',
 		type: 'options',
 		default: 'node',
-		description: 'Where a used key counts',
-		options: [
-			{ name: 'This Node', value: 'node', description: 'Keys used by this node only' },
-			{ name: 'The Whole Workflow', value: 'workflow', description: 'Keys used by any Companion Push node of this workflow' },
-		],
+		description:
+			'Where a used key counts. "The Whole Workflow" is no longer offered: n8n\'s store gives the nodes of a workflow no lock they can share, so two nodes could both send one event; a node still set to it fails without sending.',
+		options: [{ name: 'This Node', value: 'node', description: 'Keys used by this node only' }],
 	},
 	{
 		displayName: 'Keys to Keep',

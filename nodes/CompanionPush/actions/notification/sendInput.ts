@@ -147,8 +147,18 @@ function readIdempotencyKey(context: IExecuteFunctions, options: IDataObject, it
 		throw sendFieldError(context, 'Idempotency Key', 'is empty for this item: give each event its own key, or remove the option', itemIndex);
 	}
 	const scope = options.idempotencyScope ?? 'node';
-	if (scope !== 'node' && scope !== 'workflow') {
-		throw sendFieldError(context, 'Idempotency Scope', `has an unknown value "${String(scope)}": use node or workflow`, itemIndex);
+	if (scope === 'workflow') {
+		// Its keys would live in the workflow's row, which every node reaches, and n8n's store gives
+		// the nodes no other row to share a lock in (storeLock.ts): two nodes could both send an event.
+		throw sendFieldError(
+			context,
+			'Idempotency Scope',
+			'"The Whole Workflow" is no longer supported: n8n\'s store gives the nodes of a workflow no lock they can share, so two nodes could both send the same event. Set it to "This Node", and send the events that share keys through one Companion Push node (keys kept so far under this scope are not carried over)',
+			itemIndex,
+		);
+	}
+	if (scope !== 'node') {
+		throw sendFieldError(context, 'Idempotency Scope', `has an unknown value "${String(scope)}": use node`, itemIndex);
 	}
 	const keysToKeep = Number(options.keysToKeep ?? DEFAULT_KEYS_TO_KEEP);
 	if (!Number.isInteger(keysToKeep) || keysToKeep < 1) {
