@@ -387,6 +387,8 @@ describe('never twice: n8n runs the node again', () => {
 		});
 
 		test.each([
+			['a key of 5 MB', { idempotencyKey: 'x'.repeat(5_000_000) }, '"Idempotency Key" is 5000000 characters long: at most 1000'],
+			['Keys to Keep beyond 100,000', { idempotencyKey: 'k', keysToKeep: 1_000_000 }, '"Keys to Keep" must be a whole number from 1 to 100,000 (got 1000000)'],
 			['the scope "The Whole Workflow"', { idempotencyKey: 'k', idempotencyScope: 'workflow' }, '"Idempotency Scope" "The Whole Workflow" is no longer supported'],
 		])('%s is refused: the error names the field, nothing is sent or stored', async (_, options, message) => {
 			const run: NodeRunOptions = { ...perUserRun({}, { options }), items: [{ userId: users[0] }] };

@@ -50,6 +50,10 @@ export interface IdempotencyKey {
  * (Postgres, 2 workers), 10,000 kept events add about 90 ms of serialized store time per keyed event
  * (at most about 11 events a second per workflow), 100,000 about 750 ms; 5,000 about half of 10,000. */
 export const DEFAULT_KEYS_TO_KEEP = 5_000;
+/** Beyond this, every keyed send would rewrite a row of megabytes, three times. */
+export const MAX_KEYS_TO_KEEP = 100_000;
+/** A key names an event (an order id and a status): longer ones would be echoed in every output item. */
+export const MAX_KEY_LENGTH = 1_000;
 
 export const MINUTE_MS = 60_000;
 const MINUTES_PER_PERIOD = 10;

@@ -5,7 +5,7 @@ import type { CheckedMessage } from '../../helpers/message';
 import { parseUserIds } from '../../helpers/recipients';
 import { asNodeError, errorItem, fieldError } from '../../nodeErrors';
 import { readMaxParallelRequests, readParameter } from '../itemLoop';
-import { DEFAULT_KEYS_TO_KEEP } from './idempotencyKeys';
+import { DEFAULT_KEYS_TO_KEEP, MAX_KEY_LENGTH, MAX_KEYS_TO_KEEP } from './idempotencyKeys';
 import type { IdempotencyKey } from './idempotencyKeys';
 import { readWaitTimeout } from './wait';
 
@@ -146,6 +146,9 @@ function readIdempotencyKey(context: IExecuteFunctions, options: IDataObject, it
 	if (key === '') {
 		throw sendFieldError(context, 'Idempotency Key', 'is empty for this item: give each event its own key, or remove the option', itemIndex);
 	}
+	if (key.length > MAX_KEY_LENGTH) {
+		throw sendFieldError(context, 'Idempotency Key', `is ${key.length} characters long: at most ${MAX_KEY_LENGTH} (name the event, e.g. an order ID and its status, not its content)`, itemIndex);
+	}
 	const scope = options.idempotencyScope ?? 'node';
 	if (scope === 'workflow') {
 		// Its keys would live in the workflow's row, which every node reaches, and n8n's store gives
@@ -161,8 +164,8 @@ function readIdempotencyKey(context: IExecuteFunctions, options: IDataObject, it
 		throw sendFieldError(context, 'Idempotency Scope', `has an unknown value "${String(scope)}": use node`, itemIndex);
 	}
 	const keysToKeep = Number(options.keysToKeep ?? DEFAULT_KEYS_TO_KEEP);
-	if (!Number.isInteger(keysToKeep) || keysToKeep < 1) {
-		throw sendFieldError(context, 'Keys to Keep', `must be a whole number of at least 1 (got ${String(options.keysToKeep)})`, itemIndex);
+	if (!Number.isInteger(keysToKeep) || keysToKeep < 1 || keysToKeep > MAX_KEYS_TO_KEEP) {
+		throw sendFieldError(context, 'Keys to Keep', `must be a whole number from 1 to ${MAX_KEYS_TO_KEEP.toLocaleString('en-US')} (got ${String(options.keysToKeep)})`, itemIndex);
 	}
 	return { key, scope, keysToKeep };
 }
