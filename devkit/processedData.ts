@@ -13,7 +13,9 @@
  *   report an item new only when greater; a call in another mode than the row's throws;
  * - `clearAllProcessedItems` deletes the row; `getProcessedDataCount` only reads.
  * `roundTripMs` is the time between a read and its write: 0 by default (the next turn of the event
- * loop), more to widen the window in which two processes overlap. `failing` makes every call throw,
+ * loop), more to widen the window in which two processes overlap. `stall` holds a statement before
+ * it takes effect, for as long as the promise it returns is pending (a slow database, a process cut
+ * off from it): an UPDATE held lands later with what was read before it. `failing` makes every call throw,
  * as a database that is down; `failWhen` does so from the moment it returns a message (a database
  * that goes down in the middle of a run, at a point the test names by a state, not a time).
  * The real store is exercised by the end-to-end tests in a real n8n.
@@ -34,6 +36,14 @@ type Mode = ICheckProcessedOptions['mode'];
 interface Row {
 	mode: Mode;
 	data: unknown;
+}
+
+/** One statement the store is about to run, as `stall` sees it: which row, and for which node
+ * (its type tells apart the copies of the package that play two n8n processes). */
+export interface StoreStatement {
+	kind: 'select' | 'insert' | 'update' | 'delete';
+	row: string;
+	nodeType?: string;
 }
 
 const hash = (value: DeduplicationItemTypes) => createHash('md5').update(String(value)).digest('base64');
@@ -73,6 +83,7 @@ export class MemoryProcessedData implements IDataDeduplicator {
 	roundTripMs = 0;
 	failing: string | undefined;
 	failWhen: (() => string | undefined) | undefined;
+	stall: ((statement: StoreStatement) => Promise<void> | undefined) | undefined;
 
 	private record(call: ProcessedDataCall): void {
 		this.calls.push(call);
@@ -83,8 +94,10 @@ export class MemoryProcessedData implements IDataDeduplicator {
 		return `${contextData.workflow.id}|${scope === 'node' ? `n:${contextData.node?.id}` : ''}`;
 	}
 
-	private async roundTrip(): Promise<void> {
+	/** The time a statement takes: the round trip, and a stall when the test asks for one. */
+	private async roundTrip(kind: StoreStatement['kind'], key: string, contextData: ICheckProcessedContextData): Promise<void> {
 		await new Promise((resolve) => (this.roundTripMs > 0 ? setTimeout(resolve, this.roundTripMs) : setImmediate(resolve)));
+		await this.stall?.({ kind, row: key, nodeType: contextData.node?.type });
 	}
 
 	/** Throws when the database is down (see `failing` and `failWhen`). */
@@ -94,22 +107,22 @@ export class MemoryProcessedData implements IDataDeduplicator {
 	}
 
 	/** A SELECT: a copy of the row as it is now. */
-	private async select(key: string): Promise<Row | undefined> {
+	private async select(key: string, contextData: ICheckProcessedContextData): Promise<Row | undefined> {
 		this.failIfDown();
-		await this.roundTrip();
+		await this.roundTrip('select', key, contextData);
 		const row = this.rows.get(key);
 		return row && { mode: row.mode, data: Array.isArray(row.data) ? [...(row.data as string[])] : row.data };
 	}
 
-	private async insert(key: string, row: Row): Promise<void> {
-		await this.roundTrip();
+	private async insert(key: string, row: Row, contextData: ICheckProcessedContextData): Promise<void> {
+		await this.roundTrip('insert', key, contextData);
 		if (this.rows.has(key)) throw uniqueViolation();
 		this.rows.set(key, row);
 	}
 
 	/** An UPDATE of the whole row; a row deleted meanwhile stays deleted. */
-	private async update(key: string, row: Row): Promise<void> {
-		await this.roundTrip();
+	private async update(key: string, row: Row, contextData: ICheckProcessedContextData): Promise<void> {
+		await this.roundTrip('update', key, contextData);
 		if (this.rows.has(key)) this.rows.set(key, row);
 	}
 
@@ -121,7 +134,7 @@ export class MemoryProcessedData implements IDataDeduplicator {
 	): Promise<IDeduplicationOutput> {
 		this.record({ kind: 'check', items, scope, mode: options.mode });
 		const key = this.rowKey(scope, contextData);
-		const row = await this.select(key);
+		const row = await this.select(key, contextData);
 		if (row && row.mode !== options.mode) {
 			throw new Error('Deduplication data was originally saved with an incompatible setting of the ‘Keep Items Where’ parameter.');
 		}
@@ -129,7 +142,7 @@ export class MemoryProcessedData implements IDataDeduplicator {
 			const hashes = items.map(hash);
 			if (!row) {
 				if (options.maxEntries) hashes.splice(0, Math.max(0, hashes.length - options.maxEntries));
-				await this.insert(key, { mode: options.mode, data: hashes });
+				await this.insert(key, { mode: options.mode, data: hashes }, contextData);
 				return { new: items, processed: [] };
 			}
 			const stored = row.data as string[];
@@ -143,12 +156,12 @@ export class MemoryProcessedData implements IDataDeduplicator {
 				}
 			});
 			if (options.maxEntries) stored.splice(0, Math.max(0, stored.length - options.maxEntries));
-			await this.update(key, { mode: options.mode, data: stored });
+			await this.update(key, { mode: options.mode, data: stored }, contextData);
 			return output;
 		}
 		const sorted = [...items].sort((a, b) => compare(options.mode, a, b));
 		if (!row) {
-			await this.insert(key, { mode: options.mode, data: sorted[sorted.length - 1] });
+			await this.insert(key, { mode: options.mode, data: sorted[sorted.length - 1] }, contextData);
 			return { new: items, processed: [] };
 		}
 		const output: IDeduplicationOutput = { new: [], processed: [] };
@@ -159,7 +172,7 @@ export class MemoryProcessedData implements IDataDeduplicator {
 				if (compare(options.mode, item, largest) === 1) largest = item;
 			} else output.processed.push(item);
 		}
-		await this.update(key, { mode: options.mode, data: largest });
+		await this.update(key, { mode: options.mode, data: largest }, contextData);
 		return output;
 	}
 
@@ -167,26 +180,27 @@ export class MemoryProcessedData implements IDataDeduplicator {
 		this.record({ kind: 'remove', items, scope, mode: options.mode });
 		if (options.mode !== 'entries') throw new Error('Removing processed data is not possible in mode "latest"');
 		const key = this.rowKey(scope, contextData);
-		const row = await this.select(key);
+		const row = await this.select(key, contextData);
 		if (!row) return;
 		const stored = row.data as string[];
 		for (const item of items) {
 			const index = stored.indexOf(hash(item));
 			if (index !== -1) stored.splice(index, 1);
 		}
-		await this.update(key, { mode: row.mode, data: stored });
+		await this.update(key, { mode: row.mode, data: stored }, contextData);
 	}
 
 	async clearAllProcessedItems(scope: DeduplicationScope, contextData: ICheckProcessedContextData): Promise<void> {
 		this.record({ kind: 'clear', items: [], scope });
 		this.failIfDown();
-		await this.roundTrip();
-		this.rows.delete(this.rowKey(scope, contextData));
+		const key = this.rowKey(scope, contextData);
+		await this.roundTrip('delete', key, contextData);
+		this.rows.delete(key);
 	}
 
 	async getProcessedDataCount(scope: DeduplicationScope, contextData: ICheckProcessedContextData, options: ICheckProcessedOptions): Promise<number> {
 		this.record({ kind: 'count', items: [], scope, mode: options.mode });
-		const row = await this.select(this.rowKey(scope, contextData));
+		const row = await this.select(this.rowKey(scope, contextData), contextData);
 		return row && row.mode === 'entries' && options.mode === 'entries' ? (row.data as string[]).length : 0;
 	}
 
@@ -207,6 +221,7 @@ export class MemoryProcessedData implements IDataDeduplicator {
 		this.roundTripMs = 0;
 		this.failing = undefined;
 		this.failWhen = undefined;
+		this.stall = undefined;
 	}
 }
 

@@ -53,9 +53,12 @@ export interface Timings {
 	 * send counts as never made: the API may register a send a moment after it answered 5xx, and
 	 * its list may show a new send a few seconds late. */
 	lookupSettleMs: number;
-	/** How long the Idempotency Keys' store lock may be found taken, try after try, before it is taken
-	 * as left by a process that died holding it (a holder keeps it for milliseconds). */
+	/** The lease of the Idempotency Keys' store lock: its holder renews it several times within this
+	 * while it lives, so a lock found unrenewed this long (plus up to storeLockBreakJitterMs) is taken
+	 * as left by a process that died holding it. A holder keeps it for milliseconds. */
 	storeLockBudgetMs: number;
+	/** Spread of the moment waiting processes take such a lock over, so that two rarely do at once. */
+	storeLockBreakJitterMs: number;
 }
 
 export const DEFAULT_TIMINGS: Timings = {
@@ -64,6 +67,7 @@ export const DEFAULT_TIMINGS: Timings = {
 	unconfirmedClaimSettleMs: 5_000,
 	lookupSettleMs: 10_000,
 	storeLockBudgetMs: 20_000,
+	storeLockBreakJitterMs: 5_000,
 };
 
 /** Why the credential's preAuthentication failed (its TokenRenewalError, which n8n wraps). A

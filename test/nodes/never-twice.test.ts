@@ -9,6 +9,7 @@ import type { IDataObject } from 'n8n-workflow';
 
 import { MINUTE_MS } from '../../nodes/CompanionPush/helpers/time';
 import { entriesOf } from '../../nodes/CompanionPush/neverTwice/idempotencyKeys';
+import { holderEntry, LOCK_VALUE } from '../../nodes/CompanionPush/neverTwice/storeLock';
 import { batchContentId } from '../../nodes/CompanionPush/helpers/recipients';
 import { resetProcessState, useTimings } from '../../nodes/CompanionPush/processState';
 import {
@@ -305,11 +306,11 @@ describe('never twice: n8n runs the node again', () => {
 			expect(registeredSends(sandbox)).toHaveLength(1);
 		});
 
-		test('the store lock left taken by a process that died: after the budget it is taken anew, and the event is sent once', async () => {
-			// What n8n killed while holding the lock leaves behind: the lock's row (the workflow scope's, for node-scope keys).
+		test('the store lock left taken by a process that died: after its lease it is taken anew, and the event is sent once', async () => {
+			// What n8n killed while holding the lock leaves behind: the lock's row (the workflow's), with its holder.
 			const where = { workflow: { id: 'wf-test', active: true }, node: { id: 'n-test' } as never };
-			await store.checkProcessedAndRecord(['-Infinity'], 'workflow', where, { mode: 'latestIncrementalKey' });
-			useTimings({ lookupSettleMs: 200, unconfirmedClaimSettleMs: 300, storeLockBudgetMs: 300 });
+			await store.checkProcessedAndRecord([LOCK_VALUE, holderEntry('a process that died')], 'workflow', where, { mode: 'entries' });
+			useTimings({ lookupSettleMs: 200, unconfirmedClaimSettleMs: 300, storeLockBudgetMs: 300, storeLockBreakJitterMs: 100 });
 			const run: NodeRunOptions = { ...perUserRun({}, keyed()), items: [{ userId: users[0], key: 'k-after-a-dead-lock' }] };
 			const result = nodeResult(await runWorkflow(nodeWorkflow(run)));
 
@@ -340,19 +341,25 @@ describe('never twice: n8n runs the node again', () => {
 			]);
 		});
 
-		test('scope: "This Node" keeps keys per node, "The Whole Workflow" per workflow', async () => {
+		test('the keys live in the node\'s row, the lock in the workflow\'s, given back after', async () => {
 			const items = [{ userId: users[0], key: 'scoped' }];
 			await runWorkflow(nodeWorkflow({ ...perUserRun({}, keyed()), items }));
-			// The node's row holds the key's confirmation; the lock (the workflow's row) is given back.
 			expect(store.entries('wf-test', 'n:n-test')).toHaveLength(1);
 			expect(store.rows.has('wf-test|')).toBe(false);
+		});
 
-			store.reset();
-			await runWorkflow(nodeWorkflow({ ...perUserRun({}, keyed({ idempotencyScope: 'workflow' })), items }));
-			expect(store.entries('wf-test', '')).toHaveLength(1);
-			expect(store.rows.has('wf-test|n:n-test')).toBe(false);
-			// Two sends: the key used by the node does not count in the workflow's scope.
-			expect(registeredSends(sandbox)).toHaveLength(2);
+		test('a row of the workflow kept by a Remove Duplicates node (Scope "Workflow", its highest value) is never the lock: the item says so, the send is decided by the list of sends, the row stays', async () => {
+			const where = { workflow: { id: 'wf-test', active: true }, node: { id: 'n-dedupe' } as never };
+			await store.checkProcessedAndRecord(['1042'], 'workflow', where, { mode: 'latestIncrementalKey' });
+			useTimings({ lookupSettleMs: 200, unconfirmedClaimSettleMs: 300, storeLockBudgetMs: 300, storeLockBreakJitterMs: 100 });
+			const run: NodeRunOptions = { ...perUserRun({}, keyed()), items: [{ userId: users[0], key: 'k-beside-remove-duplicates' }] };
+			const result = nodeResult(await runWorkflow(nodeWorkflow(run)));
+
+			// Well past the lock's lease: the other node's row is as it was.
+			await new Promise((resolve) => setTimeout(resolve, 600));
+			expect(store.rows.get('wf-test|')).toEqual({ mode: 'latestIncrementalKey', data: '1042' });
+			expectEachOnce(sandbox, [users[0]]);
+			expect(jsonOf(result.items)[0].idempotencyKeyNote).toContain('holds other data (a Remove Duplicates node of this workflow with Scope "Workflow"?)');
 		});
 
 		test('Keys to Keep counts events: at least that many are remembered, the oldest beyond them (and the room of the events under way) are forgotten', async () => {
@@ -392,6 +399,19 @@ describe('never twice: n8n runs the node again', () => {
 			expect(result.error?.message).toBe(
 				'"Idempotency Key" is empty for this item: give each event its own key, or remove the option [item 1]',
 			);
+			expect(logOf(sandbox, SEND)).toHaveLength(0);
+			expect(store.calls).toHaveLength(0);
+		});
+
+		test.each([
+			['a key of 5 MB', { idempotencyKey: 'x'.repeat(5_000_000) }, '"Idempotency Key" is 5000000 characters long: at most 1000'],
+			['Keys to Keep beyond 100,000', { idempotencyKey: 'k', keysToKeep: 1_000_000 }, '"Keys to Keep" must be a whole number from 1 to 100,000 (got 1000000)'],
+			['the scope "The Whole Workflow"', { idempotencyKey: 'k', idempotencyScope: 'workflow' }, '"Idempotency Scope" "The Whole Workflow" is no longer supported'],
+		])('%s is refused: the error names the field, nothing is sent or stored', async (_, options, message) => {
+			const run: NodeRunOptions = { ...perUserRun({}, { options }), items: [{ userId: users[0] }] };
+			const result = nodeResult(await runWorkflow(nodeWorkflow(run)));
+			expect(result.error?.message).toContain(message);
+			expect(result.error?.message.length).toBeLessThan(600);
 			expect(logOf(sandbox, SEND)).toHaveLength(0);
 			expect(store.calls).toHaveLength(0);
 		});

@@ -12,7 +12,7 @@ import type { IDataObject } from 'n8n-workflow';
 import { MINUTE_MS } from '../../nodes/CompanionPush/helpers/time';
 import { entriesOf } from '../../nodes/CompanionPush/neverTwice/idempotencyKeys';
 import { batchContentId } from '../../nodes/CompanionPush/helpers/recipients';
-import { resetProcessState } from '../../nodes/CompanionPush/processState';
+import { resetProcessState, useTimings } from '../../nodes/CompanionPush/processState';
 import {
 	expectEachOnce,
 	jsonOf,
@@ -37,9 +37,12 @@ import {
 	sendAsAnotherClient,
 	useShortTimings,
 } from '../harness';
+import type { NodeRunOptions } from '../harness';
 
 /** Where the node under test keeps its keys (scope "This Node") and its lock (the workflow's row). */
 const KEYS_ROW = { workflow: { id: 'wf-test', active: true }, node: { id: 'n-test' } as never };
+/** That row as the store stand-in names it. */
+const KEYS_ROW_ID = 'wf-test|n:n-test';
 
 type ProcessStateModule = typeof import('../../nodes/CompanionPush/processState');
 
@@ -192,6 +195,79 @@ describe('exact or unknown: Idempotency Keys', () => {
 			expect(sender.id).toBe(send[0].id);
 			// The other skipped it, or, if it looked the send up before the claim was confirmed, found it.
 			expect(other.skipped === true || other.id === send[0].id).toBe(true);
+		});
+
+		test('two nodes of one workflow keeping keys for the whole workflow, the same event at once (one in each process): refused, naming the field; nothing sent twice', async () => {
+			store.roundTripMs = 30;
+			/** The test workflow with its Companion Push node as node `nodeId`. */
+			const onNode = (options: NodeRunOptions, nodeId: string) => {
+				const workflow = nodeWorkflow(options);
+				workflow.nodes[1] = { ...workflow.nodes[1], id: nodeId };
+				return workflow;
+			};
+			const here = keyedRun(sandbox, event('k-whole-workflow'), { idempotencyScope: 'workflow' });
+			const there = { ...here, type: 'companionPushInAnotherProcess' };
+			// The workflow's keys exist (an earlier event), so claims that overlapped would overwrite each other.
+			await runWorkflow(onNode(keyedRun(sandbox, event('earlier event', users[5]), { idempotencyScope: 'workflow' }), 'node-a'));
+			const outputs = (await Promise.all([runWorkflow(onNode(here, 'node-a')), runWorkflow(onNode(there, 'node-b'))])).map((run) => jsonOf(nodeResult(run).items)[0]);
+
+			expect(logOf(sandbox, SEND)).toHaveLength(0);
+			for (const output of outputs) expect(output.error).toContain('"Idempotency Scope" "The Whole Workflow" is no longer supported');
+		});
+
+		/**
+		 * Holds the first write of the keys' row, by whichever process writes it first, until the other
+		 * process has written the keys' row too (or 6 s passed); with `cutOff`, every later statement of
+		 * that process as well: a process cut off from the database, whose renewals of the lock do not
+		 * get through either. Returns the node type of the process held.
+		 */
+		const stallFirstKeysWrite = ({ cutOff }: { cutOff: boolean }) => {
+			let held: string | undefined;
+			let release!: () => void;
+			const released = new Promise<void>((resolve) => {
+				release = resolve;
+				setTimeout(resolve, 6_000);
+			});
+			store.stall = ({ kind, row, nodeType }) => {
+				const keysWrite = kind !== 'select' && row === KEYS_ROW_ID;
+				if (held === undefined && keysWrite) held = nodeType;
+				if (nodeType === held) return cutOff || keysWrite ? released : undefined;
+				// The other process wrote the keys' row: the held write lands right after.
+				if (keysWrite) setTimeout(release, 5);
+				return undefined;
+			};
+			return () => held;
+		};
+
+		test('a keys-row write that stalls past the lock\'s lease (a slow database): the holder keeps renewing its lock, the other waits for it; one send', async () => {
+			const lease = { storeLockBudgetMs: 300, storeLockBreakJitterMs: 100 };
+			useTimings(lease);
+			otherProcess.useTimings(lease);
+			await runOnce(keyedRun(sandbox, event('earlier event', users[5])));
+			const held = stallFirstKeysWrite({ cutOff: false });
+			const outputs = (await inBothProcesses(event('k-slow-write'))).map((items) => items[0]);
+
+			expect(held()).toBeDefined();
+			expectEachOnce(sandbox, [users[0], users[5]]);
+			const sent = registeredSends(sandbox).find((registered) => registered.userIds.includes(users[0]))!;
+			expect(outputs.filter((output) => output.id === sent.id && output.recoveredAfter === undefined)).toHaveLength(1);
+			expect(outputs.filter((output) => output.skipped === true || output.id === sent.id)).toHaveLength(2);
+		});
+
+		test('a process cut off from the database for longer than the lock\'s lease, in the middle of a keys-row write: the other takes the lock over, the write lands late, and still one send', async () => {
+			const lease = { storeLockBudgetMs: 300, storeLockBreakJitterMs: 100 };
+			useTimings(lease);
+			otherProcess.useTimings(lease);
+			await runOnce(keyedRun(sandbox, event('earlier event', users[5])));
+			const held = stallFirstKeysWrite({ cutOff: true });
+			const outputs = (await inBothProcesses(event('k-cut-off'))).map((items) => items[0]);
+
+			expect(held()).toBeDefined();
+			expectEachOnce(sandbox, [users[0], users[5]]);
+			const sent = registeredSends(sandbox).find((registered) => registered.userIds.includes(users[0]))!;
+			// The one cut off skipped the event, or found the other's send for it: never a send of its own.
+			expect(outputs.filter((output) => output.skipped === true || output.id === sent.id)).toHaveLength(2);
+			expect(keptAsUsed(store, 'k-cut-off')).toBe(true);
 		});
 
 		test('50 events at once in both processes: 50 sends, 50 keys kept as used', async () => {

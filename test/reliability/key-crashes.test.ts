@@ -26,15 +26,17 @@ function runIn(store: MemoryProcessedData, writesBeforeDeath = Infinity): { keys
 		writes++;
 	};
 	const helpers = {
+		// The keys' row is the node's; the lock's, the workflow's.
 		checkProcessedAndRecord: async (items: string[], scope: DeduplicationScope, options: ICheckProcessedOptions) => {
-			if (options.mode === 'entries') keysRowWrite();
+			if (scope === 'node') keysRowWrite();
 			return await store.checkProcessedAndRecord(items, scope, WHERE, options);
 		},
 		removeProcessed: async (items: string[], scope: DeduplicationScope, options: ICheckProcessedOptions) => {
-			keysRowWrite();
+			if (scope === 'node') keysRowWrite();
 			await store.removeProcessed(items, scope, WHERE, options);
 		},
 		clearAllProcessedItems: async (scope: DeduplicationScope) => await store.clearAllProcessedItems(scope, WHERE),
+		getProcessedDataCount: async (scope: DeduplicationScope, options: ICheckProcessedOptions) => await store.getProcessedDataCount(scope, WHERE, options),
 	};
 	const context = {
 		helpers,

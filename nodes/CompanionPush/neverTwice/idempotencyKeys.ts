@@ -1,4 +1,4 @@
-import type { DeduplicationScope, IExecuteFunctions } from 'n8n-workflow';
+import type { IExecuteFunctions } from 'n8n-workflow';
 
 import { MINUTE_MS } from '../helpers/time';
 import { withStoreLock } from './storeLock';
@@ -9,8 +9,8 @@ import type { LockOutcome } from './storeLock';
  * sent again, by any execution of any n8n process.
  *
  * The keys live in n8n's processed-data store (the helpers of n8n's Remove Duplicates node): n8n's
- * own database, shared by every process of a queue-mode setup, per node (scope `node`) or per
- * workflow (scope `workflow`). Every read and write of them happens under the store's lock
+ * own database, shared by every process of a queue-mode setup, in the node's own row (scope `node`;
+ * the workflow's row is the lock's). Every read and write of them happens under the store's lock
  * (storeLock.ts), so the row behaves as a set that loses nothing. The store keeps hashes: a value
  * can only be tested by recording it, so a test of a value that was absent takes it out again.
  *
@@ -38,7 +38,8 @@ import type { LockOutcome } from './storeLock';
  * - `storeFailed`: the store could not be read; the caller decides from the list of sends alone.
  */
 
-export type IdempotencyScope = 'node' | 'workflow';
+/** Only the node's own row: the workflow's is the lock's (storeLock.ts). */
+export type IdempotencyScope = 'node';
 
 export interface IdempotencyKey {
 	key: string;
@@ -49,6 +50,10 @@ export interface IdempotencyKey {
 /** Every claim and confirmation rewrites the keys' whole row under the lock, so the time of a keyed
  * event grows with the events kept (docs/scaling-out.md has the figures). */
 export const DEFAULT_KEYS_TO_KEEP = 5_000;
+/** Beyond this, every keyed send would rewrite a row of megabytes, three times. */
+export const MAX_KEYS_TO_KEEP = 100_000;
+/** A key names an event (an order id and a status): longer ones would be echoed in every output item. */
+export const MAX_KEY_LENGTH = 1_000;
 
 const MINUTES_PER_PERIOD = 10;
 /** How far back an unconfirmed claim's time is looked for: 48 hours of 10-minute periods. */
@@ -101,10 +106,9 @@ function claimTimeEntries(entries: ReturnType<typeof entriesOf>, claimedAt: numb
 export class IdempotencyKeys {
 	constructor(private readonly context: IExecuteFunctions) {}
 
-	/** The lock lives in the row the keys do not use. */
-	private locked<T>(idempotency: IdempotencyKey, work: () => Promise<T>): Promise<LockOutcome<T>> {
-		const lockScope: DeduplicationScope = idempotency.scope === 'node' ? 'workflow' : 'node';
-		return withStoreLock(this.context, lockScope, work);
+	/** The lock of the workflow's keys: every node's, shared. */
+	private locked<T>(work: () => Promise<T>): Promise<LockOutcome<T>> {
+		return withStoreLock(this.context, work);
 	}
 
 	/** Records values; the row keeps its newest entries, at least `keysToKeep` used events among them
@@ -125,7 +129,7 @@ export class IdempotencyKeys {
 	async claim(idempotency: IdempotencyKey, layout: string[]): Promise<ClaimOutcome> {
 		const entries = entriesOf(idempotency.key, layout);
 		const nowMinute = Math.floor(Date.now() / MINUTE_MS);
-		const outcome = await this.locked(idempotency, async (): Promise<StoreClaim> => {
+		const outcome = await this.locked(async (): Promise<StoreClaim> => {
 			// `claimed` first: when the row is full, the oldest entries go first, and an event that lost
 			// `claimed` but kept `pending` would look sent.
 			const fresh = await this.record(idempotency, [entries.claimed, entries.pending]);
@@ -183,7 +187,7 @@ export class IdempotencyKeys {
 	/** One batch of a multi-batch event was accepted: a later run does not send it again. */
 	async batchAccepted(idempotency: IdempotencyKey, layout: string[], batch: string): Promise<LockOutcome<void>> {
 		const entries = entriesOf(idempotency.key, layout);
-		return await this.locked(idempotency, async () => {
+		return await this.locked(async () => {
 			await this.record(idempotency, [entries.batchAccepted(batch)]);
 		});
 	}
@@ -192,7 +196,7 @@ export class IdempotencyKeys {
 	 * entries (n8n dying before it leaves the event unconfirmed, looked up by the next run). */
 	async confirm(idempotency: IdempotencyKey, layout: string[], claim: StoreClaim): Promise<LockOutcome<void>> {
 		const entries = entriesOf(idempotency.key, layout);
-		return await this.locked(idempotency, async () => {
+		return await this.locked(async () => {
 			const batches = layout.length > 1 ? layout.map(entries.batchAccepted) : [];
 			await this.remove(idempotency, [entries.pending, ...claimTimeEntries(entries, claim.claimedAt), entries.layout, ...batches]);
 		});
@@ -201,7 +205,7 @@ export class IdempotencyKeys {
 	/** Nothing of the event was sent (the API refused it): the key is free for the next run. */
 	async release(idempotency: IdempotencyKey, layout: string[], claim: StoreClaim): Promise<LockOutcome<void>> {
 		const entries = entriesOf(idempotency.key, layout);
-		return await this.locked(idempotency, async () => {
+		return await this.locked(async () => {
 			// `claimed` in the same write as the rest: nothing is left that looks used.
 			await this.remove(idempotency, [entries.claimed, entries.pending, ...claimTimeEntries(entries, claim.claimedAt), entries.layout]);
 		});

@@ -20,7 +20,7 @@ import { KeyedEvent } from './keyedEvent';
  * run, claimed by its first batch, each batch accepted or not, done, and finished with the run.
  */
 
-export { DEFAULT_KEYS_TO_KEEP } from './idempotencyKeys';
+export { DEFAULT_KEYS_TO_KEEP, MAX_KEY_LENGTH, MAX_KEYS_TO_KEEP } from './idempotencyKeys';
 export type { IdempotencyKey, IdempotencyScope } from './idempotencyKeys';
 
 /** What this module reads of a send group (the send path's SendGroup has this shape). */

@@ -50,8 +50,8 @@ export class KeyedEvent {
 		/** This execution's earlier try worked on this event: a claim found unconfirmed is its own. */
 		private readonly ownEarlierTry: boolean,
 	) {
-		const row = idempotency.scope === 'node' ? `n:${context.getNode().id}` : '';
-		this.inProcessKey = JSON.stringify([context.getWorkflow().id ?? '', row, idempotency.key]);
+		// The keys live in the node's own row (the only scope there is).
+		this.inProcessKey = JSON.stringify([context.getWorkflow().id ?? '', `n:${context.getNode().id}`, idempotency.key]);
 	}
 
 	/** The owner of one batch's send, its identity for lookups: every copy of the event shares it. */
@@ -81,6 +81,10 @@ export class KeyedEvent {
 				await sleep(Math.min(RECHECK_MS, Math.max(0, giveUpAt - Date.now())));
 				claim = await this.keys.claim(this.idempotency, this.layout);
 			}
+		}
+		if (claim.state === 'storeFailed') {
+			// Never silently: the item says why the key could not decide.
+			this.storeNotes.push(`The Idempotency Key "${this.idempotency.key}" could not be checked in n8n's store (${claim.reason}): the list of sends decided instead.`);
 		}
 		return claim;
 	}

@@ -1,12 +1,14 @@
+import { randomUUID } from 'crypto';
+
 import { sleep } from 'n8n-workflow';
-import type { DeduplicationScope, IExecuteFunctions } from 'n8n-workflow';
+import type { IExecuteFunctions } from 'n8n-workflow';
 
 import { oneAtATime } from '../helpers/oneAtATime';
 import { processState, timings } from '../processState';
 
 /*
- * A lock over n8n's processed-data store, so that the Idempotency Keys' row is read and written by
- * one n8n process at a time (the main process or any queue-mode worker).
+ * A lock over n8n's processed-data store, so that the Idempotency Keys' rows of a workflow are read
+ * and written by one n8n process at a time (the main process or any queue-mode worker).
  *
  * Why it is needed: the store keeps all values of one scope in one database row, and every call
  * reads that row and writes it back whole, without a transaction or a lock (n8n's
@@ -14,40 +16,63 @@ import { processState, timings } from '../processState';
  * plain check writes back what it read, and two claims of one key a millisecond apart both see it
  * free. Measured in queue mode: wiped keys and the same event sent twice.
  *
- * The one atomic step the store gives a node is the creation of a row: a row that does not exist
- * is INSERTed, and of several processes inserting at once exactly one succeeds (the row's primary
- * key); the others fail with a unique-constraint error. The lock is that row: a `latestIncrementalKey`
- * row (the other scope than the keys' row) holding "-Infinity".
- * - Take: record "-Infinity". The row is created (the value comes back new) only when it did not
- *   exist: taken. When it exists, "-Infinity" is never greater than what it holds, so it comes
- *   back processed and the row is written back unchanged: busy. The creation race is lost with a
- *   unique-constraint error: busy.
- * - Give back: delete the row (clearAllProcessedItems), once, after the work under it was awaited.
- * No clock and no bound on write times are needed for it to be safe while its holders live.
+ * Where it lives: a node reaches two rows of the store, its own (scope node) and its workflow's
+ * (scope workflow), and only the workflow's is shared by every node. So the lock is the workflow's
+ * row, one lock for all the nodes of a workflow, and the keys live in each node's own row (a scope
+ * "The Whole Workflow" would need the workflow's row for both: it is refused, see sendInput.ts).
  *
- * A holder that dies between taking and giving it back (n8n killed in those few milliseconds)
- * leaves it taken for good. So a process that has found it taken, try after try, for
- * `storeLockBudgetMs` (plus a random few seconds, so that two processes rarely decide at once)
- * takes it as left by a dead holder: it deletes the row and takes the lock anew, and n8n's log says
- * so. Its critical sections last milliseconds, so a live holder is only ever broken by a database
- * stalled for that long, or by two processes deciding at the same moment; either may lose a key
- * written at that moment, which the lookup in the list of sends then stands in for. Waiters try
- * again every few dozen milliseconds, and a process gives others a chance between its own turns, so
- * that a busy process does not keep the lock from the others for that long.
- * Other nodes of the workflow must not use the same row (Remove Duplicates with the scope the lock
- * uses): the store then refuses the lock's mode, which is reported, not ignored.
+ * The one atomic step the store gives a node is the creation of a row: of several processes
+ * inserting it at once, exactly one succeeds (the row's primary key). The lock is that row, in
+ * `entries` mode, holding the lock's own value and its holder's token (random, one per turn):
+ * - Take: read the row's count (a read that writes nothing); when there is no row, record the
+ *   value and a fresh token. Both come back new only when this call created the row: taken. The
+ *   value already there: another holder's (this token, left in it, is never used again).
+ * - Hold: while the work under it runs, the holder renews its lease, adding an entry every quarter
+ *   of `storeLockBudgetMs`, so the row's count keeps changing while it lives, however long a
+ *   database write takes.
+ * - End: stop renewing, then check that the row still holds this token. Only then was the work done
+ *   alone: the row is given back (deleted) and what the work read and wrote stands. Otherwise
+ *   another process took the lock over meanwhile: the row is not touched, and the work is done again
+ *   under a new turn (what it read may predate the other's writes), at most TURNS times.
+ * - Take over: a row whose count did not change for `storeLockBudgetMs` (plus a random part of
+ *   `storeLockBreakJitterMs`, so two processes rarely decide at once) was left by a holder that died
+ *   (n8n killed in those few milliseconds). Only a row holding the lock's value is a lock: it is
+ *   deleted and taken anew, and n8n's log says so. Anything else (a Remove Duplicates node of the
+ *   workflow with Scope "Workflow") is a conflict: reported, never deleted or kept written to.
+ * Waiters only read the count, and a process gives others a chance between its own turns.
+ *
+ * What remains (docs/reliability.md): a process cut off from the database for a whole lease (no
+ * renewal gets through) in the middle of a write is taken over, and its write may land later: it
+ * finds out at its end and does its work again, but that late write may erase a key another process
+ * wrote meanwhile. Two processes taking over one dead holder's lock at the same moment are told apart
+ * by their tokens (one does its work again), with the same risk for a write of the one that lost.
  */
 
-const LOCK_VALUE = '-Infinity';
-const LOCK_OPTIONS = { mode: 'latestIncrementalKey' } as const;
-/** Waits between tries of a taken lock: random, up to this. */
+/** The row every node of a workflow reaches. */
+const LOCK_SCOPE = 'workflow' as const;
+const ENTRIES = { mode: 'entries' } as const;
+/** The lock's own value: a row without it is not the lock, whatever it holds. */
+export const LOCK_VALUE = JSON.stringify(['companionPush', 'idempotencyKeysLock']);
+/** The entry naming a holder, by its token. */
+export const holderEntry = (token: string) => JSON.stringify(['holder', token]);
+const renewalEntry = (token: string, count: number) => JSON.stringify(['renewal', token, count]);
+
+/** Waits between reads of a taken lock: random, up to this. */
 const RETRY_WITHIN_MS = 40;
 /** After giving the lock back, this process waits up to this (random) before taking it again. */
 const YIELD_WITHIN_MS = 4;
-/** Spread of the moment processes take a lock as left by a dead holder. */
-const BREAK_JITTER_MS = 5_000;
+/** Renewals within one lease. */
+const RENEWALS_PER_LEASE = 4;
+/** Turns of a work whose lock was taken over before it ended. */
+const TURNS = 3;
 
 export type LockOutcome<T> = { ok: true; value: T } | { ok: false; reason: string };
+
+const storeFailure = (error: unknown) => `n8n's processed-data store failed: ${(error as Error).message}`;
+
+const CONFLICT =
+	"the workflow's row of n8n's processed data, which the Idempotency Keys' lock uses, holds other data (a Remove Duplicates node of this workflow with Scope \"Workflow\"?); " +
+	'it was left as it is. Give that node the Scope "Node"';
 
 function isCreationRace(error: unknown): boolean {
 	const { message, code, driverError } = (error ?? {}) as { message?: unknown; code?: unknown; driverError?: { code?: unknown } };
@@ -59,52 +84,194 @@ function isCreationRace(error: unknown): boolean {
 	);
 }
 
-type Attempt = 'taken' | 'busy' | { failed: string };
+/** n8n's answer when the row was saved in another mode: not the lock's row. */
+const isOtherMode = (error: unknown) => /incompatible setting/i.test(String((error as Error | undefined)?.message));
 
-async function tryToTake(context: IExecuteFunctions, scope: DeduplicationScope): Promise<Attempt> {
+/** Why the lock cannot be had: the store failed, or the row is not the lock's. */
+interface Stopped {
+	stopped: string;
+}
+
+const stopFor = (error: unknown): Stopped => ({ stopped: isOtherMode(error) ? CONFLICT : storeFailure(error) });
+
+/** The lock's row of one workflow, through the node's store helpers. */
+class LockRow {
+	constructor(private readonly context: IExecuteFunctions) {}
+
+	/** The number of entries of the row, 0 when there is none (or it is in another mode): writes nothing. */
+	async count(): Promise<number> {
+		return await this.context.helpers.getProcessedDataCount(LOCK_SCOPE, ENTRIES);
+	}
+
+	/** Records values; those that come back are the ones that were not there. */
+	async record(values: string[]): Promise<Set<string>> {
+		const result = await this.context.helpers.checkProcessedAndRecord(values, LOCK_SCOPE, ENTRIES);
+		return new Set(result.new.map(String));
+	}
+
+	async delete(): Promise<void> {
+		await this.context.helpers.clearAllProcessedItems(LOCK_SCOPE, ENTRIES);
+	}
+
+	/** Takes out `added`, which this process just recorded in a row that was not its lock: the whole
+	 * row when it holds nothing else (this process created it), else only these entries. */
+	async takeBack(added: string[]): Promise<'rowDeleted' | 'entriesRemoved'> {
+		if ((await this.count()) === added.length) {
+			await this.delete();
+			return 'rowDeleted';
+		}
+		await this.context.helpers.removeProcessed(added, LOCK_SCOPE, ENTRIES);
+		return 'entriesRemoved';
+	}
+}
+
+/** Waits for the lock and takes it: the token it was taken with. */
+async function take(context: IExecuteFunctions, row: LockRow): Promise<{ token: string } | Stopped> {
+	let watched = { count: -1, breakAt: 0 };
+	for (;;) {
+		let count: number;
+		try {
+			count = await row.count();
+		} catch (error) {
+			return stopFor(error);
+		}
+		if (count === 0) {
+			const token = randomUUID();
+			try {
+				const fresh = await row.record([LOCK_VALUE, holderEntry(token)]);
+				if (fresh.has(LOCK_VALUE)) return { token };
+			} catch (error) {
+				if (!isCreationRace(error)) return stopFor(error);
+			}
+		} else if (count !== watched.count) {
+			// A holder renewing, or a new one: it lives.
+			watched = { count, breakAt: Date.now() + timings().storeLockBudgetMs + Math.random() * timings().storeLockBreakJitterMs };
+		} else if (Date.now() >= watched.breakAt) {
+			const stopped = await takeOver(context, row, count).catch(stopFor);
+			if (stopped) return stopped;
+			watched = { count: -1, breakAt: 0 };
+			continue;
+		}
+		await sleep(Math.random() * RETRY_WITHIN_MS);
+	}
+}
+
+/** The row stayed at `count` entries for a whole lease: deleted when it is a lock (its holder died),
+ * reported when it is not. */
+async function takeOver(context: IExecuteFunctions, row: LockRow, count: number): Promise<Stopped | undefined> {
+	let fresh: Set<string>;
 	try {
-		const result = await context.helpers.checkProcessedAndRecord([LOCK_VALUE], scope, LOCK_OPTIONS);
-		return result.new.length === 1 ? 'taken' : 'busy';
+		fresh = await row.record([LOCK_VALUE]);
 	} catch (error) {
-		if (isCreationRace(error)) return 'busy';
-		return { failed: (error as Error).message };
+		// Given back and taken anew meanwhile: try again.
+		return isCreationRace(error) ? undefined : stopFor(error);
+	}
+	if (fresh.has(LOCK_VALUE)) {
+		// Not a lock. Or no row any more (given back just now), which this test created: try again.
+		if ((await row.takeBack([LOCK_VALUE])) === 'rowDeleted') return undefined;
+		return { stopped: CONFLICT };
+	}
+	// Renewed or taken anew meanwhile: it lives.
+	if ((await row.count()) !== count) return undefined;
+	context.logger.warn(
+		`Companion Push: the Idempotency Keys' lock of workflow ${context.getWorkflow().id ?? ''} was not renewed for ${Math.round(timings().storeLockBudgetMs / 1000)} s: ` +
+			'taken as left by a process that died holding it, and taken anew.',
+	);
+	await row.delete();
+	return undefined;
+}
+
+/** The lease of one turn: renewed while the work runs; says at the end whether the lock stayed this turn's. */
+class Lease {
+	private lost = false;
+	/** A row a renewal created (the lock had been taken from this turn): given back at the end. */
+	private made: string[] | undefined;
+	private renewal: Promise<void> | undefined;
+	private readonly stopped = new AbortController();
+
+	constructor(
+		private readonly row: LockRow,
+		private readonly token: string,
+	) {
+		void this.renewWhileHeld();
+	}
+
+	private async renewWhileHeld(): Promise<void> {
+		for (let count = 1; !this.lost; count++) {
+			try {
+				await sleep(timings().storeLockBudgetMs / RENEWALS_PER_LEASE, this.stopped.signal);
+			} catch {
+				return;
+			}
+			if (this.stopped.signal.aborted) return; // n8n 1.x's sleep takes no signal
+			this.renewal = this.renew(count);
+			await this.renewal;
+		}
+	}
+
+	private async renew(count: number): Promise<void> {
+		const entries = [LOCK_VALUE, holderEntry(this.token), renewalEntry(this.token, count)];
+		try {
+			const fresh = await this.row.record(entries);
+			if (!fresh.has(holderEntry(this.token))) return;
+			this.lost = true;
+			// No lock there any more: this renewal made the row, or wrote into one that is not a lock.
+			if (fresh.has(LOCK_VALUE)) this.made = entries;
+		} catch {
+			// A renewal that fails: the lease may run out, and the end tells.
+		}
+	}
+
+	/** Stops renewing; whether the lock was this turn's to the end (then it is given back). */
+	async end(): Promise<boolean> {
+		this.stopped.abort();
+		await this.renewal;
+		if (this.lost) {
+			if (this.made) await this.row.takeBack(this.made);
+			return false;
+		}
+		const mine = [LOCK_VALUE, holderEntry(this.token)];
+		const fresh = await this.row.record(mine);
+		if (fresh.size === 0) {
+			await this.row.delete();
+			return true;
+		}
+		// The row was gone (this check made one) or is not a lock: taken out again. Another holder's: left alone.
+		if (fresh.has(LOCK_VALUE)) await this.row.takeBack(mine);
+		return false;
 	}
 }
 
 /**
- * Runs `work` holding the lock of `scope`'s row of this workflow. Calls of this process queue up in
- * memory first (they would only contend for the row). When the store fails, `work` does not run,
- * and the reason comes back.
+ * Runs `work` holding the lock of this workflow's Idempotency Keys. Calls of this process queue up
+ * in memory first (they would only contend for the row). When the store fails, or the lock's row
+ * holds something else, `work` does not run, and the reason comes back. `work` may run again (see
+ * the top of this file): it must read what it decides from, not carry it over.
  */
-export async function withStoreLock<T>(context: IExecuteFunctions, scope: DeduplicationScope, work: () => Promise<T>): Promise<LockOutcome<T>> {
-	const row = `${context.getWorkflow().id ?? ''}|${scope}|${scope === 'node' ? context.getNode().id : ''}`;
-	return await oneAtATime(processState.storeQueues, row, async (): Promise<LockOutcome<T>> => {
-		let breakAt = Date.now() + timings().storeLockBudgetMs + Math.random() * BREAK_JITTER_MS;
-		for (;;) {
-			const attempt = await tryToTake(context, scope);
-			if (attempt === 'taken') break;
-			if (attempt !== 'busy') return { ok: false, reason: `n8n's processed-data store failed: ${attempt.failed}` };
-			if (Date.now() >= breakAt) {
-				context.logger.warn(
-					`Companion Push: the Idempotency Keys' lock of workflow ${context.getWorkflow().id ?? ''} stayed taken for ${Math.round(timings().storeLockBudgetMs / 1000)} s: ` +
-						'taken as left by a process that died holding it, and taken anew.',
-				);
-				await context.helpers.clearAllProcessedItems(scope, LOCK_OPTIONS).catch(() => undefined);
-				breakAt = Date.now() + timings().storeLockBudgetMs + Math.random() * BREAK_JITTER_MS;
-				continue;
+export async function withStoreLock<T>(context: IExecuteFunctions, work: () => Promise<T>): Promise<LockOutcome<T>> {
+	const row = new LockRow(context);
+	return await oneAtATime(processState.storeQueues, context.getWorkflow().id ?? '', async (): Promise<LockOutcome<T>> => {
+		for (let turn = 1; ; turn++) {
+			const taken = await take(context, row);
+			if ('stopped' in taken) return { ok: false, reason: taken.stopped };
+			const lease = new Lease(row, taken.token);
+			let outcome: LockOutcome<T>;
+			try {
+				outcome = { ok: true, value: await work() };
+			} catch (error) {
+				outcome = { ok: false, reason: storeFailure(error) };
 			}
-			await sleep(Math.random() * RETRY_WITHIN_MS);
-		}
-		try {
-			return { ok: true, value: await work() };
-		} catch (error) {
-			return { ok: false, reason: `n8n's processed-data store failed: ${(error as Error).message}` };
-		} finally {
-			await context.helpers.clearAllProcessedItems(scope, LOCK_OPTIONS).catch((error: Error) => {
+			const heldToTheEnd = await lease.end().catch((error: Error) => {
 				context.logger.warn(`Companion Push: the Idempotency Keys' lock could not be given back: ${error.message}`);
+				return false;
 			});
 			// Give the other processes a chance before this one's next turn.
 			await sleep(Math.random() * YIELD_WITHIN_MS);
+			if (heldToTheEnd) return outcome;
+			context.logger.warn(`Companion Push: the Idempotency Keys' lock of workflow ${context.getWorkflow().id ?? ''} was taken over by another process while this one worked under it (turn ${turn} of ${TURNS}).`);
+			if (turn === TURNS) {
+				return { ok: false, reason: `the Idempotency Keys' lock was taken over by another n8n process ${TURNS} times while this one worked under it (a database too slow to renew it)` };
+			}
 		}
 	});
 }

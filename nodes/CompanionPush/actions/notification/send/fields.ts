@@ -1,7 +1,7 @@
 import type { INodeProperties } from 'n8n-workflow';
 
 import { maxParallelRequestsOption, optionsCollection } from '../../descriptions';
-import { DEFAULT_KEYS_TO_KEEP } from '../../../neverTwice';
+import { DEFAULT_KEYS_TO_KEEP, MAX_KEY_LENGTH, MAX_KEYS_TO_KEEP } from '../../../neverTwice';
 import { waitOptions } from '../wait';
 
 /* The fields of Send and Schedule, declared once; sendOperationProperties (at the end) puts them
@@ -199,26 +199,24 @@ const idempotencyOptions: INodeProperties[] = [
 		default: '',
 		placeholder: 'e.g. {{ $json.orderId }}:{{ $json.status }}',
 		description:
-			'A key that names the event this send is for, usually an expression. A send whose key was already used successfully is not made again: the item comes out marked as skipped. Keys are kept in n8n\'s database, shared by every worker.',
+			`A key that names the event this send is for (at most ${MAX_KEY_LENGTH.toLocaleString('en-US')} characters), usually an expression. A send whose key was already used successfully is not made again: the item comes out marked as skipped. Keys are kept in n8n's database, shared by every worker.`,
 	},
 	{
 		displayName: 'Idempotency Scope',
 		name: 'idempotencyScope',
 		type: 'options',
 		default: 'node',
-		description: 'Where a used key counts',
-		options: [
-			{ name: 'This Node', value: 'node', description: 'Keys used by this node only' },
-			{ name: 'The Whole Workflow', value: 'workflow', description: 'Keys used by any Companion Push node of this workflow' },
-		],
+		description:
+			'Where a used key counts. "The Whole Workflow" is no longer offered: n8n\'s store gives the nodes of a workflow no lock they can share, so two nodes could both send one event; a node still set to it fails without sending.',
+		options: [{ name: 'This Node', value: 'node', description: 'Keys used by this node only' }],
 	},
 	{
 		displayName: 'Keys to Keep',
 		name: 'keysToKeep',
 		type: 'number',
 		default: DEFAULT_KEYS_TO_KEEP,
-		typeOptions: { minValue: 1 },
-		description: 'How many used keys are remembered; beyond that the oldest are forgotten and could be used again',
+		typeOptions: { minValue: 1, maxValue: MAX_KEYS_TO_KEEP },
+		description: `How many used keys are remembered (at most ${MAX_KEYS_TO_KEEP.toLocaleString('en-US')}); beyond that the oldest are forgotten and could be used again`,
 	},
 ];
 

@@ -2,12 +2,12 @@ import type { IDataObject, IExecuteFunctions, IGetNodeParameterOptions, INodeExe
 
 import { checkMessage, isProblem } from '../../../helpers/message';
 import { parseUserIds } from '../../../helpers/recipients';
+import { DEFAULT_KEYS_TO_KEEP, MAX_KEY_LENGTH, MAX_KEYS_TO_KEEP } from '../../../neverTwice';
+import type { IdempotencyKey } from '../../../neverTwice';
 import { asNodeError, errorItem, fieldError } from '../../../nodeErrors';
 import { readMaxParallelRequests, readParameter } from '../../itemLoop';
-import { DEFAULT_KEYS_TO_KEEP } from '../../../neverTwice';
 import { readWaitTimeout } from '../wait';
 import type { Audience, CheckedItem, ScheduleReader, SendInput } from './types';
-import type { IdempotencyKey } from '../../../neverTwice';
 
 /**
  * Reads and checks every item before anything is sent: with bad input nothing at all is sent (the
@@ -111,13 +111,26 @@ function readIdempotencyKey(context: IExecuteFunctions, options: IDataObject, it
 	if (key === '') {
 		throw sendFieldError(context, 'Idempotency Key', 'is empty for this item: give each event its own key, or remove the option', itemIndex);
 	}
+	if (key.length > MAX_KEY_LENGTH) {
+		throw sendFieldError(context, 'Idempotency Key', `is ${key.length} characters long: at most ${MAX_KEY_LENGTH} (name the event, e.g. an order ID and its status, not its content)`, itemIndex);
+	}
 	const scope = options.idempotencyScope ?? 'node';
-	if (scope !== 'node' && scope !== 'workflow') {
-		throw sendFieldError(context, 'Idempotency Scope', `has an unknown value "${String(scope)}": use node or workflow`, itemIndex);
+	if (scope === 'workflow') {
+		// Its keys would live in the workflow's row, which every node reaches, and n8n's store gives
+		// the nodes no other row to share a lock in (storeLock.ts): two nodes could both send an event.
+		throw sendFieldError(
+			context,
+			'Idempotency Scope',
+			'"The Whole Workflow" is no longer supported: n8n\'s store gives the nodes of a workflow no lock they can share, so two nodes could both send the same event. Set it to "This Node", and send the events that share keys through one Companion Push node (keys kept so far under this scope are not carried over)',
+			itemIndex,
+		);
+	}
+	if (scope !== 'node') {
+		throw sendFieldError(context, 'Idempotency Scope', `has an unknown value "${String(scope)}": use node`, itemIndex);
 	}
 	const keysToKeep = Number(options.keysToKeep ?? DEFAULT_KEYS_TO_KEEP);
-	if (!Number.isInteger(keysToKeep) || keysToKeep < 1) {
-		throw sendFieldError(context, 'Keys to Keep', `must be a whole number of at least 1 (got ${String(options.keysToKeep)})`, itemIndex);
+	if (!Number.isInteger(keysToKeep) || keysToKeep < 1 || keysToKeep > MAX_KEYS_TO_KEEP) {
+		throw sendFieldError(context, 'Keys to Keep', `must be a whole number from 1 to ${MAX_KEYS_TO_KEEP.toLocaleString('en-US')} (got ${String(options.keysToKeep)})`, itemIndex);
 	}
 	return { key, scope, keysToKeep };
 }
