@@ -5,37 +5,12 @@ import { withStoreLock } from './storeLock';
 import type { LockOutcome } from './storeLock';
 
 /**
- * Idempotency Keys: an event (one item's send, in one or more batches) whose key was used is not
- * sent again, by any execution of any n8n process.
- *
- * The keys live in n8n's processed-data store (the helpers of n8n's Remove Duplicates node): n8n's
- * own database, shared by every process of a queue-mode setup, in the node's own row (scope `node`;
- * the workflow's row is the lock's). Every read and write of them happens under the store's lock
- * (storeLock.ts), so the row behaves as a set that loses nothing. The store keeps hashes: a value
- * can only be tested by recording it, so a test of a value that was absent takes it out again.
- *
- * What is stored for an event with key K (at least the newest `keysToKeep` used events are kept;
- * beyond them and some room, the oldest are forgotten):
- * - while it is being sent: `claimed K` and `pending K`, then `layout K <its batches>`,
- *   `claimedIn K <10-minute period>` and `claimedAt K <minute>`, and `batchAccepted K <batch>` for
- *   each batch the API accepted;
- * - once every batch was accepted: only `claimed K` (the confirmation takes the others out).
- * n8n can die between any two writes, and a test leaves what it recorded until the next write takes
- * it out again. So each write leaves a state that cannot be taken for a later one: a used event is
- * `claimed` without `pending`, and a test of `pending` can only add `pending`, which makes a used
- * event look unconfirmed (then looked up in the list of sends), never an unsent one look used; the
- * claim's batches and time are written only by the claim itself, and the probes for them are marked
- * by `probing K` until they are taken out, so that a probe cut short never passes for the claim's.
- * A claim reads these and answers:
- * - `claimed`: the key was free; it is ours now;
- * - `used`: the event was accepted before: not sent again;
- * - `unconfirmed`: another run claimed it and did not confirm it (it may still be sending, it may
- *   have died, its outcome may have stayed unknown). It comes with when that run claimed it (to the
- *   minute, up to 48 hours back, when it can be told), which batches it had sent, and whether its
- *   batches were these (the audience may have changed since). The caller waits for that run, then
- *   looks the send up in the list of sends from the claim's time, and sends only when it is proven
- *   absent; without a claim time, it sends nothing and says the outcome is unknown.
- * - `storeFailed`: the store could not be read; the caller decides from the list of sends alone.
+ * Idempotency Keys in n8n's processed-data store: an event whose key was used is not sent again, by
+ * any execution of any n8n process. The protocol, write by write, and why each write leaves a state
+ * that cannot pass for a later one: docs/reliability.md, "The keys' protocol". What this file relies
+ * on: every read and write happens under the store's lock (storeLock.ts); a used event is `claimed`
+ * without `pending`; the claim's batches and time are written by the claim alone; a probe is marked
+ * by `probing` until it is taken out.
  */
 
 /** Only the node's own row: the workflow's is the lock's (storeLock.ts). */

@@ -8,44 +8,12 @@ import { processState, timings } from '../processState';
 
 /*
  * A lock over n8n's processed-data store, so that the Idempotency Keys' rows of a workflow are read
- * and written by one n8n process at a time (the main process or any queue-mode worker).
- *
- * Why it is needed: the store keeps all values of one scope in one database row, and every call
- * reads that row and writes it back whole, without a transaction or a lock (n8n's
- * DeduplicationHelper in packages/cli). Two processes writing at once lose each other's values, a
- * plain check writes back what it read, and two claims of one key a millisecond apart both see it
- * free. Measured in queue mode: wiped keys and the same event sent twice.
- *
- * Where it lives: a node reaches two rows of the store, its own (scope node) and its workflow's
- * (scope workflow), and only the workflow's is shared by every node. So the lock is the workflow's
- * row, one lock for all the nodes of a workflow, and the keys live in each node's own row (a scope
- * "The Whole Workflow" would need the workflow's row for both: it is refused, see sendInput.ts).
- *
- * The one atomic step the store gives a node is the creation of a row: of several processes
- * inserting it at once, exactly one succeeds (the row's primary key). The lock is that row, in
- * `entries` mode, holding the lock's own value and its holder's token (random, one per turn):
- * - Take: read the row's count (a read that writes nothing); when there is no row, record the
- *   value and a fresh token. Both come back new only when this call created the row: taken. The
- *   value already there: another holder's (this token, left in it, is never used again).
- * - Hold: while the work under it runs, the holder renews its lease, adding an entry every quarter
- *   of `storeLockBudgetMs`, so the row's count keeps changing while it lives, however long a
- *   database write takes.
- * - End: stop renewing, then check that the row still holds this token. Only then was the work done
- *   alone: the row is given back (deleted) and what the work read and wrote stands. Otherwise
- *   another process took the lock over meanwhile: the row is not touched, and the work is done again
- *   under a new turn (what it read may predate the other's writes), at most TURNS times.
- * - Take over: a row whose count did not change for `storeLockBudgetMs` (plus a random part of
- *   `storeLockBreakJitterMs`, so two processes rarely decide at once) was left by a holder that died
- *   (n8n killed in those few milliseconds). Only a row holding the lock's value is a lock: it is
- *   deleted and taken anew, and n8n's log says so. Anything else (a Remove Duplicates node of the
- *   workflow with Scope "Workflow") is a conflict: reported, never deleted or kept written to.
- * Waiters only read the count, and a process gives others a chance between its own turns.
- *
- * What remains (docs/reliability.md): a process cut off from the database for a whole lease (no
- * renewal gets through) in the middle of a write is taken over, and its write may land later: it
- * finds out at its end and does its work again, but that late write may erase a key another process
- * wrote meanwhile. Two processes taking over one dead holder's lock at the same moment are told apart
- * by their tokens (one does its work again), with the same risk for a write of the one that lost.
+ * and written by one n8n process at a time. Why, how it is taken, held by a lease, given back and
+ * taken over, and what remains: docs/reliability.md, "The keys' lock". What this file relies on: the
+ * creation of a row is the one atomic step the store gives (of several processes, one creates it);
+ * the lock is the workflow's row holding LOCK_VALUE and its holder's token; a holder renews its lease
+ * while it works, and its work counts only if the row still holds its token at the end; only a row
+ * holding LOCK_VALUE is ever deleted.
  */
 
 /** The row every node of a workflow reaches. */
