@@ -121,16 +121,30 @@ function build() {
 	if (result.status !== 0) throw new Error('npm run build failed');
 }
 
-/** The user folder and its encryption key (n8n refuses a folder opened with another key). */
-function prepareHome(home: string, fresh: boolean): string {
+/** A secret of the user folder, made once and kept in `file`, readable by its owner only. */
+function keptSecret(file: string, make: () => string): string {
+	if (!fs.existsSync(file)) fs.writeFileSync(file, make(), { mode: 0o600 });
+	fs.chmodSync(file, 0o600);
+	return fs.readFileSync(file, 'utf8').trim();
+}
+
+/**
+ * The user folder, its encryption key (n8n refuses a folder opened with another key) and the
+ * owner's password. Credentials of a real service may be imported there, so the folder is its
+ * owner's alone (also when it existed before), and the password is made for this folder, not a
+ * published one.
+ */
+function prepareHome(home: string, fresh: boolean): { encryptionKey: string; ownerPassword: string } {
 	if (fresh && fs.existsSync(home)) {
 		log(`  --fresh: removing ${home}`);
 		fs.rmSync(home, { recursive: true, force: true });
 	}
 	fs.mkdirSync(home, { recursive: true, mode: 0o700 });
-	const keyFile = path.join(home, 'encryption-key');
-	if (!fs.existsSync(keyFile)) fs.writeFileSync(keyFile, randomBytes(24).toString('hex'), { mode: 0o600 });
-	return fs.readFileSync(keyFile, 'utf8').trim();
+	fs.chmodSync(home, 0o700);
+	return {
+		encryptionKey: keptSecret(path.join(home, 'encryption-key'), () => randomBytes(24).toString('hex')),
+		ownerPassword: keptSecret(path.join(home, 'owner-password'), () => `Owner-${randomBytes(15).toString('base64url')}`),
+	};
 }
 
 function readState(file: string): { credential?: string; examples?: Record<string, string> } {
@@ -238,7 +252,7 @@ async function main() {
 
 	step('The n8n user folder');
 	const home = options.home ?? path.join(runtime.runtimeDir, 'n8n-home');
-	const encryptionKey = prepareHome(home, options.fresh);
+	const { encryptionKey, ownerPassword } = prepareHome(home, options.fresh);
 	const port = options.port ?? (await n8nTools.findFreePort(DEFAULT_N8N_PORT));
 	const brokerPort = await n8nTools.findFreePort();
 	const made = n8nTools.createN8nHome({
@@ -246,6 +260,7 @@ async function main() {
 		brokerPort,
 		runtime,
 		extraEnv: { N8N_USER_FOLDER: home, N8N_ENCRYPTION_KEY: encryptionKey },
+		ownerPassword,
 	});
 	fs.rmSync(made.userFolder, { recursive: true, force: true }); // the temp folder it made is not used
 	const env = made.env;
@@ -308,7 +323,7 @@ async function main() {
 	if (isStopping()) return;
 
 	const rest = new n8nTools.N8nRestClient(n8n.url);
-	await rest.login();
+	await rest.login(n8nTools.OWNER_EMAIL, ownerPassword);
 	for (const id of toPublish) {
 		try {
 			await rest.activateWorkflow(id);
@@ -337,7 +352,7 @@ async function main() {
 	log('');
 	log(`  Editor:    ${n8n.url}`);
 	log(`  Email:     ${n8nTools.OWNER_EMAIL}`);
-	log(`  Password:  ${n8nTools.OWNER_PASSWORD}`);
+	log(`  Password:  ${ownerPassword}   (made for this user folder: ${path.join(home, 'owner-password')})`);
 	log(`  Workflows: ${workflows.map((workflow: { name: string; active: boolean }) => `${workflow.name}${workflow.active ? ' (published)' : ''}`).join('; ')}`);
 	const pushCredentials = credentials.filter((item: { id: string }) => item.id !== FAKE_MODEL_CREDENTIAL.id);
 	log(`  Credential: ${pushCredentials.map((item: { name: string }) => item.name).join(', ')} -> ${credential.baseUrl}`);

@@ -19,8 +19,10 @@ import { executeWorkflow, findFreePort, runN8nCli, startN8n, type RunningN8n } f
 import { RunResult, type Json } from './workflow';
 
 export const OWNER_EMAIL = 'owner@companion-push.example.com';
+/** The owner's password of the tests' throwaway homes. `npm start`'s kept home has its own, made for it. */
 export const OWNER_PASSWORD = 'CompanionPush-Owner-1';
-let ownerPasswordHash: string | undefined;
+/** bcrypt hashes made so far, by password (hashing takes a moment). */
+const ownerPasswordHashes = new Map<string, string>();
 
 /**
  * Makes a fresh temp N8N_USER_FOLDER and the full environment to run n8n in it: isolated, quiet,
@@ -31,10 +33,18 @@ export function createN8nHome({
 	brokerPort = port + 1,
 	runtime = locateRuntime(),
 	extraEnv = {},
-}: { port?: number; brokerPort?: number; runtime?: N8nRuntime; extraEnv?: Record<string, string> } = {}): { userFolder: string; env: Record<string, string> } {
+	ownerPassword = OWNER_PASSWORD,
+}: { port?: number; brokerPort?: number; runtime?: N8nRuntime; extraEnv?: Record<string, string>; ownerPassword?: string } = {}): {
+	userFolder: string;
+	env: Record<string, string>;
+} {
 	const userFolder = fs.mkdtempSync(path.join(os.tmpdir(), 'companion-push-n8n-'));
 	// A bcrypt hash made with n8n's own bcryptjs.
-	ownerPasswordHash ??= createRequire(path.join(runtime.n8nBin, '..', '..', 'package.json'))('bcryptjs').hashSync(OWNER_PASSWORD, 10) as string;
+	let ownerPasswordHash = ownerPasswordHashes.get(ownerPassword);
+	if (!ownerPasswordHash) {
+		ownerPasswordHash = createRequire(path.join(runtime.n8nBin, '..', '..', 'package.json'))('bcryptjs').hashSync(ownerPassword, 10) as string;
+		ownerPasswordHashes.set(ownerPassword, ownerPasswordHash);
+	}
 	const loopback = `http://127.0.0.1:${port}/`;
 	const env = {
 		...withPathFirst(cleanEnv(), path.dirname(runtime.nodeBin)),

@@ -11,7 +11,7 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
-import { findFreePort, N8nRestClient, OWNER_EMAIL, OWNER_PASSWORD, request, waitFor } from './support';
+import { findFreePort, N8nRestClient, OWNER_EMAIL, request, waitFor } from './support';
 import { startSandbox, type Sandbox } from '../../sandbox';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -89,12 +89,20 @@ describe('npm start', () => {
 
 	test('first start: editor URL, login and sandbox printed; the login works; credential and examples are there; SIGTERM stops it all', async () => {
 		const started = Date.now();
+		fs.chmodSync(home, 0o755); // a folder that existed, open to others: npm start closes it
 		running = runStart(['--skip-build', '--home', home, '--port', String(port), '--sandbox-port', String(sandboxPort)]);
 		const url = await ready(running);
 		const output = running.output();
 		expect(url).toBe(`http://127.0.0.1:${port}`);
 		expect(output).toContain(`Email:     ${OWNER_EMAIL}`);
-		expect(output).toContain(`Password:  ${OWNER_PASSWORD}`);
+		// The owner's password is made for this folder (not a published one), readable by its owner only.
+		const passwordFile = path.join(home, 'owner-password');
+		const ownerPassword = fs.readFileSync(passwordFile, 'utf8').trim();
+		expect(ownerPassword).not.toBe('CompanionPush-Owner-1');
+		expect(ownerPassword.length).toBeGreaterThanOrEqual(20);
+		expect(output).toContain(`Password:  ${ownerPassword}`);
+		expect(fs.statSync(passwordFile).mode & 0o777).toBe(0o600);
+		expect(fs.statSync(home).mode & 0o777).toBe(0o700);
 		expect(output).toContain(`Sandbox:   http://127.0.0.1:${sandboxPort}`);
 		expect(output).toMatch(
 			/Importing the example workflows: ai-agent-notify.json, erp-event-to-push.json, follow-up-report.json, safety-alert-escalation.json, scheduled-digest.json/,
@@ -103,7 +111,7 @@ describe('npm start', () => {
 
 		expect((await request(`${url}/`)).status).toBe(200); // the editor
 		const rest = new N8nRestClient(url);
-		const user = await rest.login(OWNER_EMAIL, OWNER_PASSWORD);
+		const user = await rest.login(OWNER_EMAIL, ownerPassword);
 		expect(user.email).toBe(OWNER_EMAIL);
 		const workflows = await rest.listWorkflows();
 		expect(workflows.map((workflow) => [workflow.id, workflow.active]).sort()).toEqual([
