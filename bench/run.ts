@@ -30,14 +30,11 @@
  *                      never replaces RESULTS.md unless --out says so).
  *   --json FILE        also save the raw results (to render them again later).
  *   --from-json FILE   measure nothing: render saved raw results (with --out, or to the temp folder).
- *
- * `npm run bench -- queue-keys [options]` runs another benchmark instead: the Idempotency Keys in
- * n8n's queue mode (bench/queueKeys.ts). Rewriting RESULTS.md keeps its section.
  */
 import '../devkit/env';
 
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 
@@ -47,7 +44,6 @@ import { packCheckout } from './benchN8n';
 import { FULL_LATENCY_SCALE, LATENCY_GROUPS, runLatencySuite } from './latencySuite';
 import type { LatencyGroup, LatencyScale } from './latencySuite';
 import { FULL_N8N_SCALE, runN8nSuite } from './n8nSuite';
-import { keepQueueKeysSection } from './queueKeysReport';
 import { FULL_QUEUE_SCALE, runQueueSuite } from './queueSuite';
 import { waitForQuietMachine } from './quietMachine';
 import { allFiguresOf, consoleTable, resultsMarkdown } from './report';
@@ -201,7 +197,6 @@ export function parseBenchArgs(argv: string[], env: NodeJS.ProcessEnv = process.
 }
 
 async function main() {
-	if (process.argv[2] === 'queue-keys') return await (await import('./queueKeys')).main(process.argv.slice(3));
 	const options = parseBenchArgs(process.argv.slice(2));
 	const started = Date.now();
 	const stamp = () => `[${Math.round((Date.now() - started) / 1000)} s]`;
@@ -291,7 +286,7 @@ async function main() {
 		: options.complete && failures.length === 0
 			? join(__dirname, 'RESULTS.md')
 			: join(tmpdir(), `companion-push-bench-${new Date().toISOString().replace(/[:.]/g, '-')}.md`);
-	writeFileSync(file, keepQueueKeysSection(existsSync(file) ? readFileSync(file, 'utf8') : '', markdown));
+	writeFileSync(file, markdown);
 	console.log(`\nwritten: ${file} (${((Date.now() - started) / 1000).toFixed(0)} s)${(options.complete && failures.length === 0) || options.out ? '' : ' (a partial run: bench/RESULTS.md is left as it is)'}`);
 }
 
