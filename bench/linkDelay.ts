@@ -1,18 +1,12 @@
 /**
- * A network link with a round-trip time, in front of a sandbox: a TCP relay on 127.0.0.1 that
- * holds every chunk half the round trip in each direction, and the first chunk of a connection one
- * whole round trip more (a TCP handshake the client would have waited for before sending). So
- * through it, as over a real network:
- *
- * - an http request on a new connection holds its caller about 2 round trips (connect, request);
- * - an https request on a new connection about 3 (connect, TLS 1.3 handshake, request);
- * - a request on a kept-alive connection 1.
- *
- * The sandbox's own latencyMs (an answer held) is only the last of these; this is what a client
- * that opens a connection per request, as n8n's HTTP helper does, pays on a real network. TLS goes
- * through untouched (end to end between the client and the sandbox). The relay keeps when each
- * connection opened and closed: how many a client opened, and how many it had open at once (a
- * client with a connection per request: its requests in flight).
+ * A network link with a round-trip time in front of a sandbox: a TCP relay on 127.0.0.1 that holds
+ * every chunk half the round trip each way, and a connection's first chunk one round trip more (the
+ * TCP handshake a client waits for before sending). So, as over a real network, a request on a new
+ * connection holds its caller about 2 round trips over http (connect, request), 3 over https
+ * (connect, TLS 1.3 handshake, request), and 1 on a kept-alive connection: what a client that opens
+ * a connection per request, as n8n's HTTP helper does, pays. TLS goes through untouched. The relay
+ * keeps when each connection opened and closed: how many a client opened, and how many were open at
+ * once (for a client with a connection per request: its requests in flight).
  */
 import { createServer, connect, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';

@@ -1,21 +1,18 @@
 /**
- * `npm run bench`: runs the benchmark cases, prints the table and writes bench/RESULTS.md.
+ * `npm run bench`: runs the suites, prints the figures and writes bench/RESULTS.md.
  *
- * - core (rows 1-4, bench/suite.ts): a sandbox with 100,000 users on a manual clock, the node
- *   against raw undici and n8n's HTTP helper floor. About a minute.
- * - latency (rows 6-10, bench/latencySuite.ts): a second sandbox on the real clock holding every
- *   answer 0 and 40 ms; the node (in-process) against raw undici at its parallelism and all at
- *   once; Wait for Final Status, a rate limit, the trigger. About 3 minutes.
- * - n8n (rows 11-16, bench/n8nSuite.ts): both the node and n8n's HTTP Request node in the real
- *   n8n 2.41.1, the package installed as a community package, over http and https behind a link
- *   of 0 and 40 ms round trip; Max Parallel Requests variants; n8n on Postgres; Wait for Final
- *   Status; credential reads. About 8 minutes (the n8n runtime is installed first if missing).
- * - queue (row 17, bench/queueSuite.ts): executions/s of the ERP webhook example and of the same
- *   workflow built with the HTTP Request node in a real queue-mode cluster. About 6 minutes.
+ * - core (rows 1-4, bench/coreSuite.ts): the node in-process against raw undici and n8n's HTTP
+ *   helper floor, on a sandbox with 100,000 users. About a minute.
+ * - latency (rows 6-10, bench/latencySuite.ts): the same at a sandbox latency of 0 and 40 ms, a rate
+ *   limit, the trigger with reads due. About 2 minutes.
+ * - n8n (rows 11-16, bench/n8nSuite.ts): the node and n8n's HTTP Request node in the same real n8n
+ *   2.41.1, over http and https at a 0 and 40 ms round trip, also on Postgres. About 8 minutes.
+ * - queue (row 17, bench/queueSuite.ts): the ERP webhook example and the same workflow built with the
+ *   HTTP Request node in a real queue-mode cluster. About 6 minutes.
  * The n8n and queue groups wait first (checking every minute) while other n8n runs use the machine.
  *
  * Options (after `npm run bench --`):
- *   --only GROUPS      comma-separated: core, latency (all of: send, batches, wait, ratelimit, trigger),
+ *   --only GROUPS      comma-separated: core, latency (all of: send, batches, ratelimit, trigger),
  *                      single latency groups, n8n, queue. Default: everything.
  *   --latencies 0,40   sandbox latencies of the latency cases (ms).
  *   --reps N           repetitions of the core cases (default 7; also BENCH_REPS).
@@ -30,74 +27,47 @@
  *                      never replaces RESULTS.md unless --out says so).
  *   --json FILE        also save the raw results (to render them again later).
  *   --from-json FILE   measure nothing: render saved raw results (with --out, or to the temp folder).
- *
- * `npm run bench -- queue-keys [options]` runs another benchmark instead: the Idempotency Keys in
- * n8n's queue mode (bench/queueKeys.ts). Rewriting RESULTS.md keeps its section.
  */
 import '../devkit/env';
 
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { parseArgs } from 'node:util';
 
 import { startSandbox } from '../sandbox';
 import type { Sandbox } from '../sandbox';
 import { packCheckout } from '../devkit/n8n';
-import { FULL_LATENCY_SCALE, LATENCY_GROUPS, runLatencySuite } from './latencySuite';
-import type { LatencyGroup, LatencyScale } from './latencySuite';
-import { FULL_N8N_SCALE, runN8nSuite } from './n8nSuite';
-import { keepQueueKeysSection } from './queueKeysReport';
-import { FULL_QUEUE_SCALE, runQueueSuite } from './queueSuite';
-import { waitForQuietMachine } from './quietMachine';
-import { allFiguresOf, consoleTable, resultsMarkdown } from './report';
-import type { BenchRuns, Environment } from './report';
-import { FULL_SCALE, runSuite } from './suite';
+import { coreFiguresOf, FULL_SCALE, runCoreSuite } from './coreSuite';
+import type { CoreResults } from './coreSuite';
+import { FULL_LATENCY_SCALE, LATENCY_GROUPS, latencyFiguresOf, runLatencySuite } from './latencySuite';
+import type { LatencyResults } from './latencySuite';
+import { FULL_N8N_SCALE, n8nFiguresOf, runN8nSuite } from './n8nSuite';
+import type { N8nResults } from './n8nSuite';
+import { FULL_QUEUE_SCALE, queueFiguresOf, runQueueSuite } from './queueSuite';
+import type { QueueResults } from './queueSuite';
+import { consoleLines, markdownTable } from './report';
+import type { SuiteReport } from './report';
 
-function versionOf(name: string): string {
-	try {
-		return (JSON.parse(readFileSync(require.resolve(`${name}/package.json`), 'utf8')) as { version: string }).version;
-	} catch {
-		return 'unknown';
-	}
+/** What one `npm run bench` ran: some or all of the suites. */
+export interface BenchRuns {
+	core?: CoreResults;
+	latency?: LatencyResults;
+	n8n?: N8nResults;
+	queue?: QueueResults;
 }
 
-/** The commit measured, and the shipped code's uncommitted changes (the bench runs the working tree). */
-function sourceMeasured(): string {
-	// trimEnd: `git status --porcelain` lines start with their status column (' M path').
-	const git = (...args: string[]) => execFileSync('git', args, { cwd: join(__dirname, '..'), encoding: 'utf8' }).trimEnd();
-	try {
-		const commit = git('rev-parse', '--short', 'HEAD');
-		const dirty = git('status', '--porcelain', '--', 'nodes', 'credentials')
-			.split('\n')
-			.filter(Boolean)
-			.map((line) => line.slice(3));
-		return dirty.length ? `commit ${commit} plus uncommitted changes in ${dirty.join(', ')}` : `commit ${commit} (shipped code unchanged)`;
-	} catch {
-		return 'unknown (no git)';
-	}
-}
-
-export interface BenchOptions {
-	core: boolean;
-	groups: LatencyGroup[];
-	latencies: number[];
-	reps: number;
-	latencyReps: number;
-	/** The real-n8n suite (rows 11-16) and the queue-mode suite (row 17). */
-	n8n: boolean;
-	queue: boolean;
-	n8nReps: number;
-	queueReps: number;
-	/** `npm run build` before packing the package for the real n8n. */
-	build: boolean;
-	/** Wait while other n8n runs use the machine. */
-	wait: boolean;
-	out?: string;
-	json?: string;
-	fromJson?: string;
-	/** True when every case runs at its full scale: only such a run writes bench/RESULTS.md by default. */
-	complete: boolean;
+export interface Environment {
+	date: string;
+	node: string;
+	machine: string;
+	versions: Record<string, string>;
+	/** What code was measured: the commit, and uncommitted changes in the shipped code, if any. */
+	source?: string;
+	/** Wall time of the whole bench run (ms). */
+	totalMs?: number;
 }
 
 const wholeNumber = (name: string, text: string | undefined, min: number): number => {
@@ -107,106 +77,135 @@ const wholeNumber = (name: string, text: string | undefined, min: number): numbe
 };
 
 /** Reads the command line (and BENCH_REPS, BENCH_LATENCY_REPS). */
-export function parseBenchArgs(argv: string[], env: NodeJS.ProcessEnv = process.env): BenchOptions {
-	let only: string[] | undefined;
-	let latencies = FULL_LATENCY_SCALE.latencies;
-	let reps = env.BENCH_REPS !== undefined ? wholeNumber('BENCH_REPS', env.BENCH_REPS, 1) : FULL_SCALE.reps;
-	let latencyReps = env.BENCH_LATENCY_REPS !== undefined ? wholeNumber('BENCH_LATENCY_REPS', env.BENCH_LATENCY_REPS, 1) : FULL_LATENCY_SCALE.reps;
-	let realN8n = true;
-	let n8nReps = FULL_N8N_SCALE.reps;
-	let queueReps = FULL_QUEUE_SCALE.reps;
-	let build = true;
-	let wait = true;
-	let out: string | undefined;
-	let json: string | undefined;
-	let fromJson: string | undefined;
-	for (let index = 0; index < argv.length; index++) {
-		const [flag, inline] = argv[index].split(/=(.*)/s, 2);
-		const value = () => (inline !== undefined ? inline : argv[++index]);
-		switch (flag) {
-			case '--only':
-				only = [...(only ?? []), ...value().split(',').map((group) => group.trim()).filter(Boolean)];
-				break;
-			case '--latencies':
-				latencies = value()
-					.split(',')
-					.map((text) => wholeNumber('--latencies', text.trim(), 0));
-				break;
-			case '--reps':
-				reps = wholeNumber('--reps', value(), 1);
-				break;
-			case '--latency-reps':
-				latencyReps = wholeNumber('--latency-reps', value(), 1);
-				break;
-			case '--n8n-reps':
-				n8nReps = wholeNumber('--n8n-reps', value(), 1);
-				break;
-			case '--queue-reps':
-				queueReps = wholeNumber('--queue-reps', value(), 1);
-				break;
-			case '--no-n8n':
-				realN8n = false;
-				break;
-			case '--no-build':
-				build = false;
-				break;
-			case '--no-wait':
-				wait = false;
-				break;
-			case '--out':
-				out = value();
-				break;
-			case '--json':
-				json = value();
-				break;
-			case '--from-json':
-				fromJson = value();
-				break;
-			default:
-				throw new Error(`unknown option ${argv[index]} (see bench/run.ts)`);
-		}
-	}
+export function parseBenchArgs(argv: string[], env: NodeJS.ProcessEnv = process.env) {
+	const text = { type: 'string' } as const;
+	const flag = { type: 'boolean', default: false } as const;
+	const { values } = parseArgs({
+		args: argv,
+		strict: true,
+		options: { only: { type: 'string', multiple: true }, latencies: text, reps: text, 'latency-reps': text, 'n8n-reps': text, 'queue-reps': text, 'no-n8n': flag, 'no-build': flag, 'no-wait': flag, out: text, json: text, 'from-json': text },
+	});
+	/** The first of the sources that is given (an option, then its environment variable), or the full scale's. */
+	const count = (full: number, ...sources: Array<[string, string | undefined]>) => {
+		const given = sources.find(([, value]) => value !== undefined);
+		return given ? wholeNumber(given[0], given[1], 1) : full;
+	};
+	const only = values.only?.flatMap((list) => list.split(',').map((group) => group.trim()).filter(Boolean));
 	const known = ['core', 'latency', ...LATENCY_GROUPS, 'n8n', 'queue'];
 	const unknown = (only ?? []).filter((group) => !known.includes(group));
 	if (unknown.length) throw new Error(`--only: unknown ${unknown.join(', ')} (choose from ${known.join(', ')})`);
 	const wanted = only ?? ['core', 'latency', 'n8n', 'queue'];
-	const groups = LATENCY_GROUPS.filter((group) => wanted.includes('latency') || wanted.includes(group));
-	const complete =
-		fromJson === undefined &&
-		only === undefined &&
-		realN8n &&
-		build &&
-		reps === FULL_SCALE.reps &&
-		latencyReps === FULL_LATENCY_SCALE.reps &&
-		n8nReps === FULL_N8N_SCALE.reps &&
-		queueReps === FULL_QUEUE_SCALE.reps &&
-		latencies.join() === FULL_LATENCY_SCALE.latencies.join();
-	return {
+	const realN8n = !values['no-n8n'];
+	const options = {
+		latencies: values.latencies?.split(',').map((latency) => wholeNumber('--latencies', latency.trim(), 0)) ?? FULL_LATENCY_SCALE.latencies,
+		reps: count(FULL_SCALE.reps, ['--reps', values.reps], ['BENCH_REPS', env.BENCH_REPS]),
+		latencyReps: count(FULL_LATENCY_SCALE.reps, ['--latency-reps', values['latency-reps']], ['BENCH_LATENCY_REPS', env.BENCH_LATENCY_REPS]),
+		n8nReps: count(FULL_N8N_SCALE.reps, ['--n8n-reps', values['n8n-reps']]),
+		queueReps: count(FULL_QUEUE_SCALE.reps, ['--queue-reps', values['queue-reps']]),
 		core: wanted.includes('core'),
-		groups,
-		latencies,
-		reps,
-		latencyReps,
+		groups: LATENCY_GROUPS.filter((group) => wanted.includes('latency') || wanted.includes(group)),
+		/** The real-n8n suite (rows 11-16) and the queue-mode suite (row 17). */
 		n8n: realN8n && wanted.includes('n8n'),
 		queue: realN8n && wanted.includes('queue'),
-		n8nReps,
-		queueReps,
-		build,
-		wait,
-		out,
-		json,
-		fromJson,
-		complete,
+		/** `npm run build` before packing the package for the real n8n; wait while other n8n runs use the machine. */
+		build: !values['no-build'],
+		wait: !values['no-wait'],
+		out: values.out,
+		json: values.json,
+		fromJson: values['from-json'],
 	};
+	const fullScale = [options.reps === FULL_SCALE.reps, options.latencyReps === FULL_LATENCY_SCALE.reps, options.n8nReps === FULL_N8N_SCALE.reps, options.queueReps === FULL_QUEUE_SCALE.reps, options.latencies.join() === FULL_LATENCY_SCALE.latencies.join()];
+	/** Every case at its full scale: only such a run writes bench/RESULTS.md by default. */
+	return { ...options, complete: options.fromJson === undefined && only === undefined && realN8n && options.build && fullScale.every(Boolean) };
+}
+
+/** Every figure, miss and setup line of the runs, in row order. */
+export function allFiguresOf(runs: BenchRuns): SuiteReport {
+	const parts = [runs.core && coreFiguresOf(runs.core), runs.latency && latencyFiguresOf(runs.latency), runs.n8n && n8nFiguresOf(runs.n8n), runs.queue && queueFiguresOf(runs.queue)].filter((part) => part !== undefined);
+	return { figures: parts.flatMap((part) => part.figures), misses: parts.flatMap((part) => part.misses), setup: parts.flatMap((part) => part.setup) };
+}
+
+export function resultsMarkdown(runs: BenchRuns, environment: Environment): string {
+	const { figures, misses, setup } = allFiguresOf(runs);
+	const hows = new Set<string>();
+	return [
+		'# Benchmark results',
+		'',
+		'Written by `npm run bench` (bench/run.ts) from a real run; do not edit by hand.',
+		'',
+		`- Date: ${environment.date}`,
+		`- Machine: ${environment.machine}`,
+		`- Node ${environment.node}; ${Object.entries(environment.versions)
+			.map(([name, version]) => `${name} ${version}`)
+			.join(', ')}`,
+		...(environment.source ? [`- Code measured: ${environment.source}`] : []),
+		...setup,
+		...(environment.totalMs !== undefined ? [`- Whole run: ${(environment.totalMs / 1000).toFixed(0)} s.`] : []),
+		`- Goals: ${figures.filter((f) => f.verdict === 'pass').length} pass, ${figures.filter((f) => f.verdict === 'FAIL').length} fail.`,
+		'',
+		markdownTable(figures),
+		'',
+		'## How each figure was measured',
+		'',
+		// Each description once (the latency rows repeat theirs at every latency and size).
+		...figures.filter((f) => !hows.has(f.how) && hows.add(f.how)).map((f) => `- Row ${f.row}, ${f.figure}: ${f.how}`),
+		'',
+		'## Goals missed, and why',
+		'',
+		...(misses.length ? misses.map((m) => `- ${m}`) : ['None.']),
+		'',
+	].join('\n');
+}
+
+/** n8n processes of this machine that are not ours (this process and its ancestors left out). */
+function otherN8nProcesses(): number {
+	const read = (file: string) => {
+		try {
+			return fs.readFileSync(file, 'utf8');
+		} catch {
+			return ''; // gone meanwhile
+		}
+	};
+	const ours = new Set<number>();
+	for (let pid = process.pid; pid > 1 && !ours.has(pid); pid = Number(/^PPid:\s+(\d+)/m.exec(read(`/proc/${pid}/status`))?.[1] ?? 0)) ours.add(pid);
+	return fs.readdirSync('/proc').filter((entry) => /^\d+$/.test(entry) && !ours.has(Number(entry)) && /n8n/.test(read(`/proc/${entry}/cmdline`))).length;
+}
+
+/** The real-n8n suites share this 2-core machine: wait (checking every minute) while another n8n run
+ * uses it (more than 5 n8n processes: n8n, its task runners, Postgres sessions of its user). */
+async function waitForQuietMachine(log: (line: string) => void): Promise<void> {
+	for (let others = otherN8nProcesses(); others > 5; others = otherN8nProcesses()) {
+		log(`${others} n8n processes of another run are on this machine: waiting for them to end (checking every minute; --no-wait to start anyway)`);
+		await sleep(60_000);
+	}
+}
+
+const versionOf = (name: string) => {
+	try {
+		return (JSON.parse(fs.readFileSync(require.resolve(`${name}/package.json`), 'utf8')) as { version: string }).version;
+	} catch {
+		return 'unknown';
+	}
+};
+
+/** The commit measured, and the shipped code's uncommitted changes (the bench runs the working tree). */
+function sourceMeasured(): string {
+	// trimEnd: `git status --porcelain` lines start with their status column (' M path').
+	const git = (...args: string[]) => execFileSync('git', args, { cwd: join(__dirname, '..'), encoding: 'utf8' }).trimEnd();
+	try {
+		const commit = git('rev-parse', '--short', 'HEAD');
+		const dirty = git('status', '--porcelain', '--', 'nodes', 'credentials').split('\n').filter(Boolean).map((line) => line.slice(3));
+		return dirty.length ? `commit ${commit} plus uncommitted changes in ${dirty.join(', ')}` : `commit ${commit} (shipped code unchanged)`;
+	} catch {
+		return 'unknown (no git)';
+	}
 }
 
 async function main() {
-	if (process.argv[2] === 'queue-keys') return await (await import('./queueKeys')).main(process.argv.slice(3));
 	const options = parseBenchArgs(process.argv.slice(2));
 	const started = Date.now();
-	const stamp = () => `[${Math.round((Date.now() - started) / 1000)} s]`;
-	const log = (line: string) => console.log(`${stamp()} ${line}`);
-	const saved = options.fromJson ? (JSON.parse(readFileSync(options.fromJson, 'utf8')) as { runs: BenchRuns; environment: Environment }) : undefined;
+	const log = (line: string) => console.log(`[${Math.round((Date.now() - started) / 1000)} s] ${line}`);
+	const saved = options.fromJson ? (JSON.parse(fs.readFileSync(options.fromJson, 'utf8')) as { runs: BenchRuns; environment: Environment }) : undefined;
 	const runs: BenchRuns = saved?.runs ?? {};
 	// A group that fails is reported and the others still run; the run is then not complete.
 	const failures: string[] = [];
@@ -219,52 +218,31 @@ async function main() {
 		}
 	};
 	/** A sandbox for one group, stopped after it. */
-	const withSandbox = async (sandboxOptions: Parameters<typeof startSandbox>[0], body: (sandbox: Sandbox) => Promise<void>) => {
-		const sandbox = await startSandbox(sandboxOptions);
-		try {
-			await body(sandbox);
-		} finally {
-			await sandbox.stop();
-		}
+	const withSandbox = async (users: number, clock: 'manual' | 'real', body: (sandbox: Sandbox) => Promise<void>) => {
+		const sandbox = await startSandbox({ port: 0, seedUsers: users, clock });
+		log(`sandbox on ${sandbox.baseUrl} with ${users} users, ${clock} clock`);
+		await body(sandbox).finally(() => sandbox.stop());
 	};
 	if (!saved && options.core) {
-		await group('core', async () => {
-			const scale = { ...FULL_SCALE, reps: options.reps };
-			await withSandbox({ port: 0, seedUsers: scale.users, clock: 'manual' }, async (sandbox) => {
-				log(`core: sandbox on ${sandbox.baseUrl} with ${scale.users} users, manual clock`);
-				runs.core = await runSuite(sandbox, scale, log);
-			});
-		});
+		await group('core', () => withSandbox(FULL_SCALE.users, 'manual', async (sandbox) => void (runs.core = await runCoreSuite(sandbox, { ...FULL_SCALE, reps: options.reps }, log))));
 	}
 	if (!saved && options.groups.length > 0) {
-		await group('latency', async () => {
-			const scale: LatencyScale = { ...FULL_LATENCY_SCALE, latencies: options.latencies, reps: options.latencyReps, groups: options.groups };
-			await withSandbox({ port: 0, seedUsers: scale.users, clock: 'real' }, async (sandbox) => {
-				log(`latency: sandbox on ${sandbox.baseUrl} with ${scale.users} users, real clock`);
-				runs.latency = await runLatencySuite(sandbox, scale, log);
-			});
-		});
+		const scale = { ...FULL_LATENCY_SCALE, latencies: options.latencies, reps: options.latencyReps, groups: options.groups };
+		await group('latency', () => withSandbox(scale.users, 'real', async (sandbox) => void (runs.latency = await runLatencySuite(sandbox, scale, log))));
 	}
 	if (!saved && (options.n8n || options.queue)) {
 		let tarball: string | undefined;
-		await group('packing the package', async () => {
-			tarball = packCheckout({ build: options.build, log });
-		});
+		await group('packing the package', async () => void (tarball = packCheckout({ build: options.build, log })));
 		if (tarball) {
 			const packed = tarball;
-			if (options.n8n) {
-				await group('n8n', async () => {
+			const realN8nGroup = (name: string, body: () => Promise<void>) =>
+				group(name, async () => {
 					if (options.wait) await waitForQuietMachine(log);
-					runs.n8n = await runN8nSuite({ ...FULL_N8N_SCALE, reps: options.n8nReps, postgresReps: options.n8nReps }, packed, log);
+					await body();
 				});
-			}
-			if (options.queue) {
-				await group('queue', async () => {
-					if (options.wait) await waitForQuietMachine(log);
-					runs.queue = await runQueueSuite({ ...FULL_QUEUE_SCALE, reps: options.queueReps }, packed, log);
-				});
-			}
-			rmSync(dirname(packed), { recursive: true, force: true });
+			if (options.n8n) await realN8nGroup('n8n', async () => void (runs.n8n = await runN8nSuite({ ...FULL_N8N_SCALE, reps: options.n8nReps, postgresReps: options.n8nReps }, packed, log)));
+			if (options.queue) await realN8nGroup('queue', async () => void (runs.queue = await runQueueSuite({ ...FULL_QUEUE_SCALE, reps: options.queueReps }, packed, log)));
+			fs.rmSync(dirname(packed), { recursive: true, force: true });
 		}
 	}
 	if (failures.length) {
@@ -273,8 +251,7 @@ async function main() {
 	}
 
 	const { figures, misses } = allFiguresOf(runs);
-	console.log('');
-	console.log(consoleTable(figures));
+	console.log(`\n${consoleLines(figures)}`);
 	if (misses.length) console.log(`\nGoals missed:\n${misses.map((miss) => `- ${miss}`).join('\n')}`);
 	const environment: Environment = saved?.environment ?? {
 		date: new Date().toISOString(),
@@ -284,15 +261,11 @@ async function main() {
 		source: sourceMeasured(),
 		totalMs: Date.now() - started,
 	};
-	if (options.json) writeFileSync(options.json, JSON.stringify({ runs, environment }));
-	const markdown = resultsMarkdown(runs, environment);
-	const file = options.out
-		? resolve(options.out)
-		: options.complete && failures.length === 0
-			? join(__dirname, 'RESULTS.md')
-			: join(tmpdir(), `companion-push-bench-${new Date().toISOString().replace(/[:.]/g, '-')}.md`);
-	writeFileSync(file, keepQueueKeysSection(existsSync(file) ? readFileSync(file, 'utf8') : '', markdown));
-	console.log(`\nwritten: ${file} (${((Date.now() - started) / 1000).toFixed(0)} s)${(options.complete && failures.length === 0) || options.out ? '' : ' (a partial run: bench/RESULTS.md is left as it is)'}`);
+	if (options.json) fs.writeFileSync(options.json, JSON.stringify({ runs, environment }));
+	const toResults = options.complete && failures.length === 0;
+	const file = options.out ? resolve(options.out) : toResults ? join(__dirname, 'RESULTS.md') : join(tmpdir(), `companion-push-bench-${new Date().toISOString().replace(/[:.]/g, '-')}.md`);
+	fs.writeFileSync(file, resultsMarkdown(runs, environment));
+	console.log(`\nwritten: ${file} (${((Date.now() - started) / 1000).toFixed(0)} s)${toResults || options.out ? '' : ' (a partial run: bench/RESULTS.md is left as it is)'}`);
 }
 
 if (require.main === module) {

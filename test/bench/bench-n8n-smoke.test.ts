@@ -12,10 +12,10 @@ import type { ChainRun, ExecutionRun, N8nResults, N8nScale } from '../../bench/n
 import { benchWorkflow, erpWithHttpRequest, sendNodeName, titleOf } from '../../bench/n8nWorkflows';
 import type { ChainSpec } from '../../bench/n8nWorkflows';
 import { startDelayedLink } from '../../bench/linkDelay';
-import { n8nFiguresOf, queueFiguresOf } from '../../bench/n8nReport';
-import { parsePgTime, FULL_QUEUE_SCALE } from '../../bench/queueSuite';
+import { n8nFiguresOf } from '../../bench/n8nSuite';
+import { parsePgTime, FULL_QUEUE_SCALE, queueFiguresOf } from '../../bench/queueSuite';
 import type { QueuePass, QueueResults } from '../../bench/queueSuite';
-import { resultsMarkdown } from '../../bench/report';
+import { resultsMarkdown } from '../../bench/run';
 import type { LoggedRequest } from '../../sandbox';
 import { REFRESH, SEND, SEND_LIST, useTestSandboxes, RunResult, exampleWorkflows } from '../harness';
 
@@ -229,6 +229,10 @@ function chainRun(name: string, fields: Partial<ChainRun>): ChainRun {
 		peakOpen: 1,
 		n8nCpuMs: 10,
 		benchCpuMs: 5,
+		maxParallelRequests: undefined,
+		waitForFinalStatus: undefined,
+		finalReached: undefined,
+		error: undefined,
 		...fields,
 	};
 }
@@ -241,6 +245,7 @@ function madeUpResults(): N8nResults {
 			rep,
 			cliMs: 9000,
 			status: 'success',
+			error: undefined,
 			chains: [
 				chainRun('node http 4', { ms: 50 }),
 				chainRun('httpRequest http 4', { ms: 100 }),
@@ -262,8 +267,8 @@ function madeUpResults(): N8nResults {
 		executions,
 		raw: [],
 		credentialReads: [
-			{ items: 10, renewals: 1, selects: 3, updates: 1, tokenSaveSelects: 2, statements: 40, credentialStatements: { 'SELECT … FROM credentials_entity': 3, 'UPDATE credentials_entity …': 1 }, ms: 300, sends: 10 },
-			{ items: 1, renewals: 0, selects: 1, updates: 0, tokenSaveSelects: 0, statements: 6, credentialStatements: {}, ms: 30, sends: 1 },
+			{ items: 10, renewals: 1, selects: 3, updates: 1, tokenSaveSelects: 2, statements: 40, credentialStatements: { 'SELECT … FROM credentials_entity': 3, 'UPDATE credentials_entity …': 1 }, ms: 300, sends: 10, error: undefined },
+			{ items: 1, renewals: 0, selects: 1, updates: 0, tokenSaveSelects: 0, statements: 6, credentialStatements: {}, ms: 30, sends: 1, error: undefined },
 		],
 		postgresSkipped: 'not asked',
 		totalMs: 1000,
