@@ -43,10 +43,6 @@ export type Guarded =
 	| { kind: 'sentByEarlierTry'; id: string; status?: string }
 	| { kind: 'keyUsed'; skipReason: string; idempotencyKey: string; earlierSendId?: string };
 
-/** When n8n's store cannot say whether a key was used, the list of sends of this long is read:
- * nothing like the send there, twice, proves it was not made. */
-const LOOKBACK_WITHOUT_STORE_MS = 24 * 60 * 60 * 1000;
-
 export class NeverTwice {
 	private readonly earlierTries: EarlierTries;
 	private readonly events = new Map<Group, KeyedEvent>();
@@ -140,9 +136,10 @@ export class NeverTwice {
 			return { kind: 'keyUsed', skipReason: 'Idempotency Key already used: not sent again', idempotencyKey: key, ...(earlierSendId ? { earlierSendId } : {}) };
 		}
 		if (claim.state === 'storeFailed') {
-			// The store cannot say whether this event was sent: only a list without anything like it decides.
+			// The store cannot say whether this event was sent, nor when: a key may be kept for any time.
+			// Only the whole list, read to its end with nothing like it, proves it was not.
 			const cause = `n8n's store of Idempotency Keys could not be read (${claim.reason})`;
-			return { earlierAttempt: { since: Date.now() - LOOKBACK_WITHOUT_STORE_MS, cause, sinceIsAttempt: false } };
+			return { earlierAttempt: { since: undefined, cause, sinceIsAttempt: false } };
 		}
 		if (claim.state === 'claimed') return {};
 		// Claimed by another run that never confirmed it (it died, or its outcome stayed unknown).
@@ -193,6 +190,7 @@ export class NeverTwice {
 /** Of two earlier attempts, the one the lookup must start from; a reach back makes a find unprovable. */
 function earliest(first: EarlierAttempt | undefined, second: EarlierAttempt): EarlierAttempt {
 	if (!first) return second;
-	const [from, other] = first.since <= second.since ? [first, second] : [second, first];
+	// Undefined (the whole list) is the earliest.
+	const [from, other] = first.since === undefined || (second.since !== undefined && first.since <= second.since) ? [first, second] : [second, first];
 	return { ...from, sinceIsAttempt: from.sinceIsAttempt && other.sinceIsAttempt };
 }

@@ -26,8 +26,10 @@ export interface SendOutcome {
 /** A try of this send that may already be registered: an earlier node try or execution, or the run
  * that claimed its Idempotency Key, whose outcome is not known. */
 export interface EarlierAttempt {
-	/** When it may have started, on n8n's clock: the list of sends is read from then on. */
-	since: number;
+	/** When it may have started, on n8n's clock: the list of sends is read from then on. Undefined
+	 * when nothing tells when (a key n8n's store could not read may be kept for any time): the list
+	 * is read to its end, and a reading that cannot get there proves nothing absent. */
+	since: number | undefined;
 	/** What it was, for `recoveredAfter` and for the error when nothing can be told. */
 	cause: string;
 	/** Whether `since` is when a known attempt started. When it is only a reach back (nothing tells
@@ -60,13 +62,19 @@ export function failedSendOutcome(error: unknown): FailedSendOutcome {
 	return outcome === 'notSent' ? 'notSent' : 'unknown';
 }
 
+/** Where in the list of sends to look for it, in words. */
+function whereToLook(request: SendRequest, since: number | undefined): string {
+	const when = since === undefined ? 'at any time' : `since ${new Date(since).toISOString()} (n8n's clock)`;
+	return `the list of sends (Notification > Get Many) for a send titled "${request.title.slice(0, 80)}" to ${request.target_user_ids.length} recipient(s) created ${when}`;
+}
+
 /** The send may or may not be registered: what is known, and how to check. */
-function outcomeUnknown(context: CompanionPushContext, cause: string, reason: string, request: SendRequest, since: number, itemIndex?: number): NodeApiError {
+function outcomeUnknown(context: CompanionPushContext, cause: string, reason: string, request: SendRequest, since: number | undefined, itemIndex?: number): NodeApiError {
 	return nodeApiError(context.getNode(), { cause, reason } as JsonObject, {
 		message: `Sending the notification: the outcome is unknown (${cause}), so it was not sent again`,
 		description:
 			`What the API showed cannot prove whether it was registered: ${reason}. ` +
-			`Check the list of sends (Notification > Get Many) for a send titled "${request.title.slice(0, 80)}" to ${request.target_user_ids.length} recipient(s) created since ${new Date(since).toISOString()} (n8n's clock): if it is there, it went out; if not, run this item again.`,
+			`Check ${whereToLook(request, since)}: if it is there, it went out; if not, run this item again.`,
 		itemIndex,
 	});
 }
@@ -111,14 +119,15 @@ async function sendOnce(
 	earlierAttempt: EarlierAttempt | undefined,
 ): Promise<SendOutcome> {
 	const action = 'Sending the notification';
-	const firstAttemptAt = earlierAttempt?.since ?? Date.now();
+	// Where lookups start: the earlier attempt (undefined: the whole list), or this call's first request.
+	let firstAttemptAt = earlierAttempt ? earlierAttempt.since : Date.now();
 	const lookUp = async (): Promise<LookupResult> =>
 		await lookUpSend(context, { request, owner, firstAttemptAt, itemIndex }).catch((error: Error) => ({
 			kind: 'unknown' as const,
 			reason: `the list of sends could not be read (${error.message})`,
 		}));
 	const found = (id: string, status: string, recoveredAfter: string, attempts: number): SendOutcome => {
-		recordOwner(context, id, owner);
+		recordOwner(context, id, owner, request);
 		return { id, status, recoveredAfter, attempts };
 	};
 	if (earlierAttempt) {
@@ -130,6 +139,8 @@ async function sendOnce(
 			throw tagged(outcomeUnknown(context, cause, reason, request, firstAttemptAt, itemIndex), 'unknown');
 		}
 		if (result.kind === 'unknown') throw tagged(outcomeUnknown(context, cause, result.reason, request, firstAttemptAt, itemIndex), 'unknown');
+		// Proven absent from the whole list: a send of this call can only be made from now on.
+		firstAttemptAt ??= Date.now();
 	}
 	const tries = new Tries(context, { method: 'POST', path: '/push-notification/send', body: { ...request }, action, itemIndex });
 	// Whether a request may have reached the service without us learning its id: then an error
@@ -143,7 +154,7 @@ async function sendOnce(
 				answer = await tries.send();
 				const accepted = acceptedSend(answer);
 				if (accepted) {
-					recordOwner(context, accepted.id, owner);
+					recordOwner(context, accepted.id, owner, request);
 					return { ...accepted, attempts: tries.requests };
 				}
 			} finally {
