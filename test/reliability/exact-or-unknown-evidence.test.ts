@@ -2,14 +2,19 @@
  * "Exact or unknown", decided from evidence: sequences that broke the promise (never notify twice,
  * never carry another send's id, never drop a send in silence) while a loose rule stood where the
  * API's own evidence should decide: a past schedule the API shows as null, a prefix of our text
- * taken for our text, 24 hours of list standing for a key kept longer. Runs go through n8n's
- * engine against the sandbox; who was notified is counted from the sandbox's request log.
+ * taken for our text, 24 hours of list standing for a key kept longer, an unreadable 202 that a
+ * later try could "prove" absent. Runs go through n8n's engine against the sandbox; who was
+ * notified is counted from the sandbox's request log.
  */
+import { nodeResult, nodeWorkflow, runWorkflow } from '../../devkit/engine';
+import type { NodeRunOptions } from '../../devkit/engine';
 import { processedDataStore } from '../../devkit/processedData';
 import type { MemoryProcessedData } from '../../devkit/processedData';
 import { resetProcessState } from '../../nodes/CompanionPush/processState';
-import { expectEachOnce, jsonOf, logOf, NODE_SANDBOX, registeredSends, SEND, seedSends, useSandbox } from '../harness';
+import { expectEachOnce, jsonOf, keptAsUsed, logOf, NODE_SANDBOX, registeredSends, SEND, seedSends, useSandbox } from '../harness';
 import { HOUR, keyedRun, MESSAGE, runOnce, sendAsAnotherClient, sendRun, useShortTimings } from './exactOrUnknown';
+
+const RETRY_ON_FAIL = { retryOnFail: true, maxTries: 3, waitBetweenTries: 0 };
 
 describe('exact or unknown, decided from evidence', () => {
 	const sandbox = useSandbox({ ...NODE_SANDBOX, resetBeforeEach: true });
@@ -30,6 +35,48 @@ describe('exact or unknown, decided from evidence', () => {
 	const posts = () => logOf(sandbox, SEND).length;
 	/** The sends registered for a user, in order. */
 	const sendsTo = (userId: string) => registeredSends(sandbox).filter((send) => send.userIds.includes(userId));
+	const withRetryOnFail = (run: NodeRunOptions): NodeRunOptions => ({ ...run, settings: RETRY_ON_FAIL });
+
+	describe('5. an unreadable 202, then Retry On Fail: accepted, never sent again', () => {
+		// The body of the 202 is cut, and the list shows the send only a minute later (after the test).
+		beforeEach(() => sandbox.addFault({ endpoint: SEND, kind: 'malformedJson', listDelayMs: 60_000 }));
+
+		test('without a key: every try says it was accepted and how to find it, and nothing is sent again', async () => {
+			const result = nodeResult(await runWorkflow(nodeWorkflow(withRetryOnFail(sendRun(sandbox, [{ userId: users[0] }])))));
+
+			expectEachOnce(sandbox, [users[0]]);
+			expect(posts()).toBe(1);
+			const [item] = jsonOf(result.items);
+			expect(item.error).toBe('Sending the notification: an earlier try of this node sent it (accepted, not re-sent), but its id could not be read');
+			expect(item.errorDescription).toContain('Check the list of sends (Notification > Get Many) for a send titled "Shift change" to 1 recipient(s) created since');
+		});
+
+		test('with an Idempotency Key: the key counts as used, so the event delivered again in another process is skipped', async () => {
+			const run = keyedRun(sandbox, [{ userId: users[0], key: 'order-5:paid' }]);
+			const first = jsonOf(nodeResult(await runWorkflow(nodeWorkflow(withRetryOnFail(run)))).items)[0];
+			expect(first.error).toContain('accepted, not re-sent');
+			expect(keptAsUsed(store, 'order-5:paid')).toBe(true);
+			resetProcessState(); // another n8n process: only n8n's store and the list remember
+			useShortTimings();
+			const again = jsonOf((await runOnce(run)).items)[0];
+
+			expectEachOnce(sandbox, [users[0]]);
+			expect(posts()).toBe(1);
+			expect(again).toMatchObject({ skipped: true, idempotencyKey: 'order-5:paid' });
+		});
+
+		test('once the list shows it, a later try takes its id from there', async () => {
+			sandbox.clearFaults();
+			sandbox.addFault({ endpoint: SEND, kind: 'malformedJson', listDelayMs: 1_500 });
+			// The first try looks it up for 600 ms; the retry waits 2 s (n8n's wait between tries).
+			const run = { ...sendRun(sandbox, [{ userId: users[0] }]), settings: { ...RETRY_ON_FAIL, waitBetweenTries: 2_000 } };
+			const [item] = jsonOf(nodeResult(await runWorkflow(nodeWorkflow(run))).items);
+
+			expectEachOnce(sandbox, [users[0]]);
+			expect(posts()).toBe(1);
+			expect(item).toMatchObject({ id: registeredSends(sandbox)[0].id, sentByEarlierTry: true });
+		});
+	});
 
 	describe('1. a schedule that is past when the API registers it is a send now', () => {
 		test.each<[string, 'null' | 'asSent']>([

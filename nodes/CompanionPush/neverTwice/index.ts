@@ -85,6 +85,7 @@ export class NeverTwice {
 		const { itemIndex } = group.lead;
 		const earlier = this.earlierTries.get(itemIndex, batchId);
 		if (earlier?.id) return { kind: 'sentByEarlierTry', id: earlier.id, status: earlier.status };
+		if (earlier?.acceptedSince !== undefined) return await this.idOfAccepted(batch, event, earlier.owner, earlier.acceptedSince, sendWith);
 		const changed = this.earlierTries.batchesOf(itemIndex).filter((earlierBatch) => !group.layout.includes(earlierBatch));
 		if (changed.length > 0) {
 			throw this.cannotTell(
@@ -112,8 +113,17 @@ export class NeverTwice {
 			return { kind: 'sent', outcome, ...(event ? { idempotencyKey: event.idempotency.key } : {}) };
 		} catch (error) {
 			const nodeError = asNodeError(this.context, error, itemIndex);
-			if (failedSendOutcome(error) === 'notSent') {
+			const outcome = failedSendOutcome(error);
+			if (outcome === 'notSent') {
 				this.earlierTries.notSent(itemIndex, batchId);
+			} else if (outcome === 'accepted') {
+				// It went out: no try or run sends it again. (No id to record: the key's entry holds none.)
+				this.earlierTries.acceptedWithoutId(itemIndex, batchId, owner, startedAt);
+				await event?.accepted(batchId, '');
+				const note = event
+					? ` Its Idempotency Key "${event.idempotency.key}" records it as sent.`
+					: ' A retry of this execution sends nothing for it, and looks for its id in the list again.';
+				nodeError.description = `${nodeError.description ?? ''}${note}`.trim();
 			} else {
 				this.earlierTries.unknown(itemIndex, batchId, owner, earlierAttempt?.since ?? startedAt);
 				const note = event
@@ -123,6 +133,22 @@ export class NeverTwice {
 			}
 			throw nodeError;
 		}
+	}
+
+	/** A batch an earlier try sent, the API accepting it without a readable id: never sent again. The
+	 * list of sends may show it by now, with its id; if not, the item says it was accepted. */
+	private async idOfAccepted(
+		batch: Batch,
+		event: KeyedEvent | undefined,
+		owner: string,
+		since: number,
+		sendWith: (options: SendOptions) => Promise<SendOutcome>,
+	): Promise<Guarded> {
+		const { itemIndex } = batch.group.lead;
+		const outcome = await sendWith({ owner, earlierAttempt: { since, cause: 'an earlier try of this node', sinceIsAttempt: true, accepted: true } });
+		this.earlierTries.sent(itemIndex, batch.batchId, owner, outcome.id, outcome.status);
+		await event?.accepted(batch.batchId, outcome.id);
+		return { kind: 'sentByEarlierTry', id: outcome.id, status: outcome.status };
 	}
 
 	/** What the claim of a batch's Idempotency Key says: skip it, or send it (after a lookup, when

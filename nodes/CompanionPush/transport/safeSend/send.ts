@@ -36,6 +36,9 @@ export interface EarlierAttempt {
 	 * when, or whether, an attempt was made), a send found there shows only that this one may have
 	 * been made: the outcome is then unknown. */
 	sinceIsAttempt: boolean;
+	/** The API accepted that attempt (a 2xx) but its id could not be read: it is never sent again; the
+	 * list is only asked for its id. */
+	accepted?: boolean;
 }
 
 export interface SendOptions {
@@ -48,8 +51,9 @@ export interface SendOptions {
 
 /** What a failed send left behind, in `error.context.sendOutcome`: `notSent` (certainly nothing
  * registered: a refusal, a 429 or a renewal that never let it leave, or a lost answer the list then
- * proved absent) or `unknown` (it may be registered). */
-export type FailedSendOutcome = 'notSent' | 'unknown';
+ * proved absent), `unknown` (it may be registered) or `accepted` (the API accepted it, a 2xx, but its
+ * id could not be read nor found: registered, never to be sent again). */
+export type FailedSendOutcome = 'notSent' | 'unknown' | 'accepted';
 
 function tagged(error: unknown, outcome: FailedSendOutcome): unknown {
 	if (error instanceof NodeApiError || error instanceof NodeOperationError) error.context.sendOutcome = outcome;
@@ -59,7 +63,7 @@ function tagged(error: unknown, outcome: FailedSendOutcome): unknown {
 /** The outcome a send error carries (see FailedSendOutcome); `unknown` when it carries none. */
 export function failedSendOutcome(error: unknown): FailedSendOutcome {
 	const outcome = (error as { context?: { sendOutcome?: unknown } })?.context?.sendOutcome;
-	return outcome === 'notSent' ? 'notSent' : 'unknown';
+	return outcome === 'notSent' || outcome === 'accepted' ? outcome : 'unknown';
 }
 
 /** Where in the list of sends to look for it, in words. */
@@ -79,10 +83,20 @@ function outcomeUnknown(context: CompanionPushContext, cause: string, reason: st
 	});
 }
 
+/** An earlier try's send was accepted, and its id is still not in the list: it went out; where to find it. */
+function acceptedEarlier(context: CompanionPushContext, cause: string, request: SendRequest, since: number | undefined, itemIndex?: number): NodeApiError {
+	return nodeApiError(context.getNode(), { cause } as JsonObject, {
+		message: `Sending the notification: ${cause} sent it (accepted, not re-sent), but its id could not be read`,
+		description: `The API accepted it (a 2xx answer whose body could not be read), so it went out and is not sent again; the list of sends does not show it yet. Check ${whereToLook(request, since)} for its id.`,
+		itemIndex,
+	});
+}
+
 /**
  * Sends a notification so that nobody is notified twice and no send is lost unreported:
  * - 2xx: accepted; never sent again, whatever follows. When its body cannot be read, the list of
- *   sends is asked for its id as below; not found there, the error says it was accepted.
+ *   sends is asked for its id as below; not found there, the error says it was accepted and carries
+ *   `accepted`, so that the caller records it as sent (a later try only asks the list for its id).
  * - 401: the transport takes a token saved since, or renews it, and tries again (a 401 registers
  *   nothing; see tokenRenewal.ts). A token that cannot be renewed sent nothing.
  * - 429: nothing was registered; waits (Retry-After, or backoff) and tries again.
@@ -106,7 +120,8 @@ export async function sendNotification(
 	// Recorded before the caller learns the outcome (these reactions run first).
 	void sending.then(
 		() => sendResolved(context, owner),
-		(error: unknown) => (failedSendOutcome(error) === 'unknown' ? sendUnresolved(context, request, owner) : sendResolved(context, owner)),
+		// Accepted without an id, or maybe registered: a send like it in the list may be this one.
+		(error: unknown) => (failedSendOutcome(error) === 'notSent' ? sendResolved(context, owner) : sendUnresolved(context, request, owner)),
 	);
 	return await sending;
 }
@@ -133,6 +148,11 @@ async function sendOnce(
 	if (earlierAttempt) {
 		const { cause } = earlierAttempt;
 		const result = await lookUp();
+		if (earlierAttempt.accepted) {
+			// Accepted before: never sent again, whatever the list shows; it can only give the id.
+			if (result.kind === 'found') return found(result.id, result.status, cause, 0);
+			throw tagged(acceptedEarlier(context, cause, request, firstAttemptAt, itemIndex), 'accepted');
+		}
 		if (result.kind === 'found' && earlierAttempt.sinceIsAttempt) return found(result.id, result.status, cause, 0);
 		if (result.kind === 'found') {
 			const reason = `the list holds a send exactly like it (${result.id}), which may be this one or another made the same way`;
@@ -162,11 +182,14 @@ async function sendOnce(
 			}
 			if (answer.kind === 'answer' && answer.status >= 200 && answer.status < 300) {
 				// Accepted, but the id is unreadable (a body cut short, say): it must not be sent again.
-				// The list of sends can still tell its id; if it cannot, the error says it was accepted.
+				// The list of sends can still tell its id; if it cannot, the error says it was accepted,
+				// and carries so (`accepted`): no later try or run sends it again either.
 				mayBeRegistered = true;
 				const result = await lookUp();
 				if (result.kind === 'found') return found(result.id, result.status, 'an unreadable 202 answer', tries.requests);
-				throw unexpectedResponse(context.getNode(), `${action} (accepted, not re-sent)`, answer.redact(answer.body), itemIndex);
+				const error = unexpectedResponse(context.getNode(), `${action} (accepted, not re-sent)`, answer.redact(answer.body), itemIndex);
+				error.description = `${error.description ?? ''} The API accepted it, so it went out and is not sent again; its id could not be read, and the list of sends does not show it yet. Check ${whereToLook(request, firstAttemptAt)} for its id.`;
+				throw tagged(error, 'accepted');
 			}
 			const lostAnswer = answer.kind === 'noAnswer' ? (answer.neverSent ? undefined : answer.code) : answer.status >= 500 ? `HTTP ${answer.status}` : undefined;
 			if (lostAnswer !== undefined) {
@@ -184,7 +207,8 @@ async function sendOnce(
 			}
 		}
 	} catch (error) {
-		throw tagged(error, mayBeRegistered || earlierAttempt !== undefined ? 'unknown' : 'notSent');
+		const outcome = failedSendOutcome(error) === 'accepted' ? 'accepted' : mayBeRegistered || earlierAttempt !== undefined ? 'unknown' : 'notSent';
+		throw tagged(error, outcome);
 	}
 }
 
