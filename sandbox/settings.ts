@@ -27,6 +27,7 @@ export const DEFAULT_SETTINGS: SandboxSettings = {
 	maxRecipients: null,
 	deliveryMs: 1500,
 	scheduleLatenessMs: 0,
+	pastScheduledAtShownAs: 'null', // the record table: "Null when the send was not scheduled"
 	retriesVisible: true,
 	autoTapShare: 0,
 	autoTapAfterMs: 60_000,
@@ -67,6 +68,7 @@ export const settingsPatchSchema = z
 		maxRecipients: limitOrNull,
 		deliveryMs: nonNegativeInt,
 		scheduleLatenessMs: nonNegativeInt,
+		pastScheduledAtShownAs: z.enum(['null', 'asSent']),
 		retriesVisible: z.boolean(),
 		autoTapShare: z.number().min(0).max(1),
 		autoTapAfterMs: nonNegativeInt,

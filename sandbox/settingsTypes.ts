@@ -118,6 +118,13 @@ export interface SandboxSettings {
 	/** Dispatch lateness after `scheduled_at` (spec: "up to a couple of minutes"). */
 	scheduleLatenessMs: number;
 	/**
+	 * What the record shows as `scheduled_at` for a send whose `scheduled_at` was already past (on
+	 * the API's clock) when it was registered, and so went out at once. The record table says "Null
+	 * when the send was not scheduled", which does not say whether such a send counts as scheduled.
+	 * `null` (default): null, as for a send without `scheduled_at`; `asSent`: the time that was sent.
+	 */
+	pastScheduledAtShownAs: 'null' | 'asSent';
+	/**
 	 * Moves out of sent/partially_failed/failed after retries (spec: not shown).
 	 * true (default): the send shows its interim state while retries run (e.g. partially_failed
 	 * then sent); false: it stays `sending` until every retry is over.

@@ -2,6 +2,7 @@ import { deepCopy } from 'n8n-workflow';
 import type { ICredentialDataDecryptedObject, INode } from 'n8n-workflow';
 
 import type { Pace } from './transport/pace';
+import type { SeenTexts } from './transport/safeSend/match';
 import type { SendListPage } from './transport/schemas';
 
 /*
@@ -17,6 +18,8 @@ import type { SendListPage } from './transport/schemas';
  * | sendOwners | ids of sends this process made or recovered lately, per credential, with the send each stands for (its owner: a batch of an execution, or an Idempotency Key); bounded, oldest forgotten first: a lookup after a lost answer never takes a send of another owner for its own | a send of another process is told apart by its content and creation time (transport/safeSend/lookup.ts); where it cannot be, the outcome is unknown |
  * | postsInFlight | the sends of this process whose answer has not come yet, with their content: a lookup waits for those that look like its own before it decides, so a sibling's send is never taken for its own before the sibling learns its id | only this process's sends have answers still to come here |
  * | unresolvedSends | the sends of this process whose outcome stayed unknown lately, with their content (bounded, oldest forgotten first): a send exactly like one of them that another send's lookup finds may be that one, so it proves nothing (the outcome is unknown) | a send of another process is told apart by its content and creation time only; where it cannot be, the outcome is unknown |
+ * | sentTexts | the title and body of the sends this process made or recovered lately (bounded, oldest forgotten first), by id: what the list shows of them tells how this API stores texts | only this process's own sends are compared with what it sent |
+ * | textEvidence | what the list showed of those texts, per credential: the lengths this API cut them to, and the longest it kept whole; a shorter text in the list counts as ours cut only at a length it was seen to cut ours to (transport/safeSend/match.ts) | each process learns from its own sends; one that has seen none yet reports a shorter text as "unknown" |
  * | keysInFlight | Idempotency Keys this process sent under lately (bounded, oldest forgotten first), with the outcome or its promise: a copy of the key waits for that send's outcome instead of guessing, and names its send | across processes the keys' claim protocol decides (neverTwice/idempotencyKeys.ts) |
  * | paces | how many requests of a credential may be in flight after 429s | each process adapts to the service on its own; N processes start at N x the node's bound and each halves at its first 429 |
  * | storeQueues | claims of Idempotency Keys one at a time in this process (they would only contend for the store's lock) | across processes the store's lock orders them |
@@ -117,6 +120,9 @@ interface ProcessState {
 	postsInFlight: Map<string, Set<PostInFlight>>;
 	/** Per credential, by owner. */
 	unresolvedSends: Map<string, Map<string, UnresolvedSend>>;
+	/** Per credential, by send id. */
+	sentTexts: Map<string, Map<string, { title: string; body: string }>>;
+	textEvidence: Map<string, SeenTexts>;
 	keysInFlight: Map<string, Promise<KeyedSendOutcome>>;
 	paces: Map<string, Pace>;
 	storeQueues: Map<string, Promise<unknown>>;
@@ -132,6 +138,8 @@ function freshState(): ProcessState {
 		sendOwners: new Map(),
 		postsInFlight: new Map(),
 		unresolvedSends: new Map(),
+		sentTexts: new Map(),
+		textEvidence: new Map(),
 		keysInFlight: new Map(),
 		paces: new Map(),
 		storeQueues: new Map(),

@@ -181,9 +181,12 @@ function recordFields(stored: StoredNotification, view: SendView) {
 	};
 }
 
-/** The notification record of the spec's table; `announcement_id` only when the switch is on. */
+/** The notification record of the spec's table; `announcement_id` only when the switch is on, a past
+ * `scheduled_at` as sent only when pastScheduledAtShownAs says so. */
 export function publicRecord(stored: StoredNotification, view: SendView, settings: SandboxSettings): Record<string, unknown> {
 	const record: Record<string, unknown> = recordFields(stored, view);
+	// A past scheduled_at (sent at once): shown as null unless the switch shows the time sent.
+	if (settings.pastScheduledAtShownAs === 'asSent' && !stored.scheduled && stored.input.scheduled_at !== null) record.scheduled_at = stored.input.scheduled_at;
 	if (settings.recordIncludesAnnouncementId) record.announcement_id = stored.input.announcement_id;
 	return record;
 }

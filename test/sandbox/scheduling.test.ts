@@ -59,6 +59,17 @@ describe('sandbox scheduling and cancel (spec Send transitions, POST /push-notif
 		}
 	});
 
+	test('pastScheduledAtShownAs asSent: a past scheduled_at is sent immediately, and list and detail show the time sent', async () => {
+		sandbox.configure({ pastScheduledAtShownAs: 'asSent' });
+		const scheduledAt = inMs(-60_000);
+		const accepted = await send(sandbox, token, [user], { scheduled_at: scheduledAt });
+		expect(accepted.status).toBe('sending');
+		const { notification } = await detail(sandbox, token, accepted.id);
+		expect(notification).toMatchObject({ scheduled_at: scheduledAt, sent_at: notification.created_at });
+		const listed = await call(sandbox, 'GET', '/push-notification/list', { token });
+		expect(listed.body.data.notifications[0]).toMatchObject({ id: accepted.id, scheduled_at: scheduledAt });
+	});
+
 	test('scheduled_at with an offset is read in its zone and shown in UTC', async () => {
 		const target = new Date(sandbox.clock.now() + 86_400_000);
 		const withOffset = new Date(target.getTime() + 2 * 3_600_000).toISOString().replace('Z', '+02:00');

@@ -189,7 +189,9 @@ describe('unknown shapes (a server answering what the spec does not describe)', 
 		);
 		expect(api.requests.filter((request) => request.path === '/push-notification/send').length - before).toBe(1);
 		expect(error.message).toBe('Sending the notification (accepted, not re-sent): the API answered with an unexpected body');
-		expect(error.description).toBe('What came back: {"accepted":true}');
+		expect(error.description).toMatch(/^What came back: \{"accepted":true\} The API accepted it, so it went out and is not sent again; .* Check the list of sends \(Notification > Get Many\) for a send titled "T" to 1 recipient\(s\) created since .* for its id\.$/);
+		// Carried as accepted: the caller records it as sent, so no later try sends it again.
+		expect(error.context.sendOutcome).toBe('accepted');
 	});
 
 	const listNotificationsOf = () => (context: Parameters<typeof listNotifications>[0]) => listNotifications(context);

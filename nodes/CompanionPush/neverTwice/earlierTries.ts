@@ -16,14 +16,18 @@ import type { IExecuteFunctions } from 'n8n-workflow';
  * A record is keyed by the node's run index (a node in a loop runs several times), the item that
  * leads the send and the batch's content id (its recipients, so a changed audience is noticed, not
  * taken for the same batch). It holds the send's owner (its identity for lookups, the same in
- * every try), and its id and status, or, when its outcome stayed unknown, the time from which the
- * list of sends must be searched before it is sent again. A node run that ends without an error
+ * every try), and its id and status; or, when the API accepted it but its id could not be read, the
+ * time from which the list of sends may show it (it is never sent again); or, when its outcome
+ * stayed unknown, the time from which the list of sends must be searched before it is sent again. A node run that ends without an error
  * drops its records: nothing runs it again.
  */
 export interface EarlierSend {
 	owner: string;
 	id?: string;
 	status?: string;
+	/** The API accepted it (a 2xx) but its id could not be read: it went out, never to be sent again;
+	 * the list of sends may show its id from this time on. */
+	acceptedSince?: number;
 	/** The outcome stayed unknown (a lost answer): search the list of sends from this time. */
 	unknownSince?: number;
 }
@@ -65,6 +69,10 @@ export class EarlierTries {
 
 	sent(itemIndex: number, batchId: string, owner: string, id: string, status: string): void {
 		this.records[this.key(itemIndex, batchId)] = { owner, id, status };
+	}
+
+	acceptedWithoutId(itemIndex: number, batchId: string, owner: string, since: number): void {
+		this.records[this.key(itemIndex, batchId)] = { owner, acceptedSince: since };
 	}
 
 	unknown(itemIndex: number, batchId: string, owner: string, since: number): void {

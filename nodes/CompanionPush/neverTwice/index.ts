@@ -43,10 +43,6 @@ export type Guarded =
 	| { kind: 'sentByEarlierTry'; id: string; status?: string }
 	| { kind: 'keyUsed'; skipReason: string; idempotencyKey: string; earlierSendId?: string };
 
-/** When n8n's store cannot say whether a key was used, the list of sends of this long is read:
- * nothing like the send there, twice, proves it was not made. */
-const LOOKBACK_WITHOUT_STORE_MS = 24 * 60 * 60 * 1000;
-
 export class NeverTwice {
 	private readonly earlierTries: EarlierTries;
 	private readonly events = new Map<Group, KeyedEvent>();
@@ -89,6 +85,7 @@ export class NeverTwice {
 		const { itemIndex } = group.lead;
 		const earlier = this.earlierTries.get(itemIndex, batchId);
 		if (earlier?.id) return { kind: 'sentByEarlierTry', id: earlier.id, status: earlier.status };
+		if (earlier?.acceptedSince !== undefined) return await this.idOfAccepted(batch, event, earlier.owner, earlier.acceptedSince, sendWith);
 		const changed = this.earlierTries.batchesOf(itemIndex).filter((earlierBatch) => !group.layout.includes(earlierBatch));
 		if (changed.length > 0) {
 			throw this.cannotTell(
@@ -116,8 +113,17 @@ export class NeverTwice {
 			return { kind: 'sent', outcome, ...(event ? { idempotencyKey: event.idempotency.key } : {}) };
 		} catch (error) {
 			const nodeError = asNodeError(this.context, error, itemIndex);
-			if (failedSendOutcome(error) === 'notSent') {
+			const outcome = failedSendOutcome(error);
+			if (outcome === 'notSent') {
 				this.earlierTries.notSent(itemIndex, batchId);
+			} else if (outcome === 'accepted') {
+				// It went out: no try or run sends it again. (No id to record: the key's entry holds none.)
+				this.earlierTries.acceptedWithoutId(itemIndex, batchId, owner, startedAt);
+				await event?.accepted(batchId);
+				const note = event
+					? ` Its Idempotency Key "${event.idempotency.key}" records it as sent.`
+					: ' A retry of this execution sends nothing for it, and looks for its id in the list again.';
+				nodeError.description = `${nodeError.description ?? ''}${note}`.trim();
 			} else {
 				this.earlierTries.unknown(itemIndex, batchId, owner, earlierAttempt?.since ?? startedAt);
 				const note = event
@@ -127,6 +133,22 @@ export class NeverTwice {
 			}
 			throw nodeError;
 		}
+	}
+
+	/** A batch an earlier try sent, the API accepting it without a readable id: never sent again. The
+	 * list of sends may show it by now, with its id; if not, the item says it was accepted. */
+	private async idOfAccepted(
+		batch: Batch,
+		event: KeyedEvent | undefined,
+		owner: string,
+		since: number,
+		sendWith: (options: SendOptions) => Promise<SendOutcome>,
+	): Promise<Guarded> {
+		const { itemIndex } = batch.group.lead;
+		const outcome = await sendWith({ owner, earlierAttempt: { since, cause: 'an earlier try of this node', sinceIsAttempt: true, accepted: true } });
+		this.earlierTries.sent(itemIndex, batch.batchId, owner, outcome.id, outcome.status);
+		await event?.accepted(batch.batchId, outcome.id);
+		return { kind: 'sentByEarlierTry', id: outcome.id, status: outcome.status };
 	}
 
 	/** What the claim of a batch's Idempotency Key says: skip it, or send it (after a lookup, when
@@ -140,9 +162,10 @@ export class NeverTwice {
 			return { kind: 'keyUsed', skipReason: 'Idempotency Key already used: not sent again', idempotencyKey: key, ...(earlierSendId ? { earlierSendId } : {}) };
 		}
 		if (claim.state === 'storeFailed') {
-			// The store cannot say whether this event was sent: only a list without anything like it decides.
+			// The store cannot say whether this event was sent, nor when: a key may be kept for any time.
+			// Only the whole list, read to its end with nothing like it, proves it was not.
 			const cause = `n8n's store of Idempotency Keys could not be read (${claim.reason})`;
-			return { earlierAttempt: { since: Date.now() - LOOKBACK_WITHOUT_STORE_MS, cause, sinceIsAttempt: false } };
+			return { earlierAttempt: { since: undefined, cause, sinceIsAttempt: false } };
 		}
 		if (claim.state === 'claimed') return {};
 		// Claimed by another run that never confirmed it (it died, or its outcome stayed unknown).
@@ -193,6 +216,7 @@ export class NeverTwice {
 /** Of two earlier attempts, the one the lookup must start from; a reach back makes a find unprovable. */
 function earliest(first: EarlierAttempt | undefined, second: EarlierAttempt): EarlierAttempt {
 	if (!first) return second;
-	const [from, other] = first.since <= second.since ? [first, second] : [second, first];
+	// Undefined (the whole list) is the earliest.
+	const [from, other] = first.since === undefined || (second.since !== undefined && first.since <= second.since) ? [first, second] : [second, first];
 	return { ...from, sinceIsAttempt: from.sinceIsAttempt && other.sinceIsAttempt };
 }

@@ -91,8 +91,9 @@ export class KeyedEvent {
 
 	/** A batch was accepted: in an event of several batches, the store remembers it at once, so a
 	 * run that dies before the others are sent is continued without sending it again. */
-	async accepted(batchId: string, sendId: string): Promise<void> {
-		this.sendIds.set(batchId, sendId);
+	async accepted(batchId: string, sendId?: string): Promise<void> {
+		// Without an id (an accepted answer whose body could not be read) copies get none to name.
+		if (sendId !== undefined) this.sendIds.set(batchId, sendId);
 		if (this.layout.length > 1) this.noteStoreOutcome(await this.keys.batchAccepted(this.idempotency, this.layout, batchId), 'marked as used');
 	}
 

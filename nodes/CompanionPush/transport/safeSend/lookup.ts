@@ -5,22 +5,27 @@ import { processState, timings } from '../../processState';
 import { getNotification, listNotificationsPage } from '../endpoints';
 import type { CompanionPushContext } from '../http';
 import type { ListedNotification, SendListPage, SendRequest } from '../schemas';
-import { combine, compareDeliveries, compareSend, matchOf, notShown } from './match';
+import { combine, compareDeliveries, compareSend, matchOf, notTold } from './match';
 import type { Comparison } from './match';
-import { lookalikesAnswered, ownerOfSend, unresolvedLookalike } from './registry';
+import { learnFromListed, lookalikesAnswered, ownerOfSend, seenTexts, unresolvedLookalike } from './registry';
 
 /**
  * After a send whose answer was lost, finds out from the list of sends what became of it: exactly
  * that send, proven absent, or unknown. Never a guess:
  * - ours is a send that matches every field we sent that the API shows (title, body, recipients as
  *   a set, scheduled time; image, deeplink and announcement when shown; a detail read fills in what
- *   the list leaves out), created inside the window that starts at this send's first attempt (on the
- *   API's clock, from its Date header, with a margin), and not owned by another send of this process;
+ *   the list leaves out; see match.ts), created inside the window that starts at this send's first
+ *   attempt (on the API's clock, from its Date header, with a margin), and not owned by another send
+ *   of this process. When nothing tells when a first attempt may have been made (n8n's store of
+ *   Idempotency Keys failed, and a key may be kept for any time), the window is the whole list;
+ * - the list's own sends of this process teach how this API stores texts (registry.ts), before
+ *   anything is compared;
  * - one such send, and nothing else that could be ours: found, unless another send of this process
  *   exactly like it stayed unresolved (its outcome unknown, so no id is recorded for it): that one may
  *   be the send listed, so the outcome is unknown;
  * - nothing that could be ours, seen twice `lookupSettleMs` apart, each time reading back past the
- *   window's start (or to the end of the list): absent, so the caller may send;
+ *   window's start (or to the end of the list; for a whole-list window, to its end only): absent, so
+ *   the caller may send;
  * - anything else (two candidates, a candidate whose recipients or time the API does not show, a
  *   list that repeats itself before reaching the window's start): unknown.
  */
@@ -34,13 +39,15 @@ export interface Lookup {
 	request: SendRequest;
 	/** The send this one stands for (see registry.ts): sends owned by others are never ours. */
 	owner: string;
-	/** When the first attempt of this send started, on n8n's clock. */
-	firstAttemptAt: number;
+	/** When the first attempt of this send started, on n8n's clock; undefined when it cannot be told,
+	 * so the whole list is the window. */
+	firstAttemptAt: number | undefined;
 	itemIndex?: number;
 }
 
 const PAGE_SIZE = 100;
-/** Pages read back at most (a window of seconds is one page; a claim from hours ago, a few). */
+/** Pages read back at most (a window of seconds is one page; a claim from hours ago, a few): a
+ * reading that stops there proves nothing absent. */
 const MAX_PAGES = 30;
 /** Detail reads at most for candidates the list does not show well enough. */
 const MAX_DETAILS = 10;
@@ -53,7 +60,6 @@ const MARGIN_WITHOUT_SERVER_CLOCK_MS = 10 * 60_000;
 
 interface Candidate {
 	listed: ListedNotification;
-	comparison: Comparison;
 }
 
 /** One reading of the list back to the window's start: what could be ours, and whether the reading
@@ -87,11 +93,15 @@ async function readBackToWindow(context: CompanionPushContext, lookup: Lookup, n
 	for (let pages = 1; ; pages++) {
 		const page = await pageReadAfter(context, skip, notBefore, lookup.itemIndex);
 		// The window starts at the first attempt, moved onto the API's clock.
+		const { firstAttemptAt } = lookup;
 		windowStart ??=
-			page.serverTimeMs !== undefined
-				? lookup.firstAttemptAt + (page.serverTimeMs - Date.now()) - MARGIN_WITH_SERVER_CLOCK_MS
-				: lookup.firstAttemptAt - MARGIN_WITHOUT_SERVER_CLOCK_MS;
+			firstAttemptAt === undefined
+				? -Infinity
+				: page.serverTimeMs !== undefined
+					? firstAttemptAt + (page.serverTimeMs - Date.now()) - MARGIN_WITH_SERVER_CLOCK_MS
+					: firstAttemptAt - MARGIN_WITHOUT_SERVER_CLOCK_MS;
 		if (page.items.length === 0) return { candidates, windowStart };
+		for (const send of page.items) learnFromListed(context, send);
 		const fresh = page.items.filter((send) => !seen.has(send.id));
 		// Nothing new: sends listed since the last page pushed those already read down to this one
 		// (newest first), or the API ignores skip. Read on; a second page in a row with nothing new
@@ -103,10 +113,10 @@ async function readBackToWindow(context: CompanionPushContext, lookup: Lookup, n
 			seen.add(send.id);
 			const createdAt = parseTime(send.created_at);
 			if (createdAt !== undefined && createdAt < windowStart) passedWindow = true;
-			else candidates.push({ listed: send, comparison: compareSend(send, lookup.request) });
+			else candidates.push({ listed: send });
 		}
 		// A page without creation times: its oldest send's detail tells whether the window is passed.
-		if (!passedWindow && fresh.length > 0 && fresh.every((send) => parseTime(send.created_at) === undefined)) {
+		if (windowStart > -Infinity && !passedWindow && fresh.length > 0 && fresh.every((send) => parseTime(send.created_at) === undefined)) {
 			const oldest = await getNotification(context, fresh[fresh.length - 1].id, lookup.itemIndex);
 			const createdAt = parseTime(oldest.notification.created_at);
 			passedWindow = createdAt !== undefined && createdAt < windowStart;
@@ -115,7 +125,10 @@ async function readBackToWindow(context: CompanionPushContext, lookup: Lookup, n
 		skip += page.items.length;
 		// The end of the list: every send it counts was seen (pages read prove nothing if skip is ignored).
 		if (page.total !== undefined && seen.size >= page.total) return { candidates, windowStart };
-		if (pages >= MAX_PAGES) return { candidates, windowStart, cutShort: `${MAX_PAGES * PAGE_SIZE} sends were read without reaching the time of the first try` };
+		if (pages >= MAX_PAGES) {
+			const notReached = windowStart === -Infinity ? 'its end' : 'the time of the first try';
+			return { candidates, windowStart, cutShort: `the list of sends could not be read to ${notReached} (${seen.size} sends in ${pages} pages were read)` };
+		}
 	}
 }
 
@@ -127,13 +140,14 @@ async function decide(context: CompanionPushContext, lookup: Lookup, reading: Re
 	// known (recorded) once the answer comes.
 	await lookalikesAnswered(context, lookup.request, lookup.owner);
 	const wanted = new Set(lookup.request.target_user_ids);
+	const seen = seenTexts(context);
 	const exact: Candidate[] = [];
-	const undecided: Candidate[] = [];
+	const undecided: Array<Candidate & { comparison: Comparison }> = [];
 	let detailsRead = 0;
 	for (const candidate of reading.candidates) {
 		const owner = ownerOfSend(context, candidate.listed.id);
 		if (owner !== undefined && owner !== lookup.owner) continue;
-		let { comparison } = candidate;
+		let comparison = compareSend(candidate.listed, lookup.request, seen);
 		let createdAt = parseTime(candidate.listed.created_at);
 		let match = matchOf(comparison, lookup.request);
 		if (match === 'different') continue;
@@ -142,20 +156,20 @@ async function decide(context: CompanionPushContext, lookup: Lookup, reading: Re
 			const detail = await getNotification(context, candidate.listed.id, lookup.itemIndex);
 			const record = detail.notification;
 			const recipients = compareDeliveries(detail.deliveries, record.stats?.targeted_users, wanted);
-			comparison = combine(comparison, compareSend(record, lookup.request, recipients));
+			comparison = combine(comparison, compareSend(record, lookup.request, seen, recipients));
 			createdAt ??= parseTime(record.created_at);
 			if (createdAt !== undefined && createdAt < reading.windowStart) continue;
 			match = matchOf(comparison, lookup.request);
 			if (match === 'different') continue;
 			candidate.listed = { ...candidate.listed, status: candidate.listed.status ?? record.status };
 		}
-		candidate.comparison = comparison;
 		if (match === 'exact' && createdAt !== undefined) exact.push(candidate);
-		else undecided.push(candidate);
+		else undecided.push({ ...candidate, comparison });
 	}
 	if (exact.length === 1 && undecided.length === 0) {
 		const { id, status } = exact[0].listed;
-		if (unresolvedLookalike(context, lookup.request, lookup.owner, lookup.firstAttemptAt - MARGIN_WITHOUT_SERVER_CLOCK_MS)) {
+		const since = lookup.firstAttemptAt === undefined ? -Infinity : lookup.firstAttemptAt - MARGIN_WITHOUT_SERVER_CLOCK_MS;
+		if (unresolvedLookalike(context, lookup.request, lookup.owner, since)) {
 			return { kind: 'unknown', reason: `the list holds a send exactly like it (${id}), which may be another send of this process whose outcome stayed unknown` };
 		}
 		return { kind: 'found', id, status: status ?? 'sending' };
@@ -164,9 +178,9 @@ async function decide(context: CompanionPushContext, lookup: Lookup, reading: Re
 	const ids = [...exact, ...undecided].map((candidate) => candidate.listed.id);
 	const shown = (ids.length > 5 ? [...ids.slice(0, 5), `and ${ids.length - 5} more`] : ids).join(', ');
 	if (exact.length > 1) return { kind: 'unknown', reason: `${exact.length} sends in the list match it exactly (${shown})` };
-	const hidden = [...new Set(undecided.flatMap((candidate) => notShown(candidate.comparison)))];
-	const missing = hidden.length > 0 ? `its ${hidden.join(', ')}` : 'its creation time';
-	return { kind: 'unknown', reason: `the list holds a send that could be it, but the API does not show ${missing} (${shown})` };
+	const untold = [...new Set(undecided.flatMap((candidate) => notTold(candidate.comparison)))];
+	const why = untold.length > 0 ? untold.join('; ') : 'the API does not show its creation time';
+	return { kind: 'unknown', reason: `the list holds a send that could be it, but ${why} (${shown})` };
 }
 
 /** Readings of the list that must each show nothing like the send before it counts as absent. */

@@ -2,13 +2,17 @@ import { credentialKey, processState } from '../../processState';
 import type { PostInFlight, UnresolvedSend } from '../../processState';
 import type { CompanionPushContext } from '../http';
 import type { SendRequest } from '../schemas';
+import { isCutOf, lengthOf, NO_EVIDENCE } from './match';
+import type { SeenTexts, TextEvidence } from './match';
 
 /*
  * What this process knows of its own sends, per credential (see processState.ts):
  * - send owners: the id of every send it made or recovered lately, with its owner, the send it
  *   stands for (a batch of one execution, or an Idempotency Key, which copies of one event share);
  * - sends in flight: those whose answer has not come yet, with what they look like in the list;
- * - unresolved sends: those whose outcome stayed unknown, with what they look like.
+ * - unresolved sends: those whose outcome stayed unknown, with what they look like;
+ * - sent texts: the title and body of its sends, and what the list showed of them (TextEvidence): how
+ *   this API stores the texts of our sends, learned from our own traffic.
  * A lookup after a lost answer takes no send owned by another owner, waits for the sends in flight
  * that look like its own before it decides, and takes no send exactly like an unresolved send of
  * another owner (it may be that one).
@@ -17,6 +21,9 @@ import type { SendRequest } from '../schemas';
 /** Ids kept per credential; the oldest are forgotten first. A lookup looks at seconds to hours of
  * sends, far fewer than this. */
 const OWNED_SENDS_LIMIT = 20_000;
+/** Texts of own sends kept per credential: the evidence comes from those in the first pages of the
+ * list, the newest. */
+const SENT_TEXTS_LIMIT = 1_000;
 /** Unresolved sends kept per credential; the oldest are forgotten first (a lookup only asks about
  * the last minutes). */
 const UNRESOLVED_SENDS_LIMIT = 1_000;
@@ -36,8 +43,34 @@ function setNewest<K, V>(map: Map<K, V>, key: K, value: V, limit: number): void 
 	if (map.size > limit) map.delete(map.keys().next().value!);
 }
 
-export function recordOwner(context: CompanionPushContext, id: string, owner: string): void {
+/** A send of this process: its owner, and what it sent (whose listing tells how the API stores texts). */
+export function recordOwner(context: CompanionPushContext, id: string, owner: string, request: SendRequest): void {
 	setNewest(ofCredential(processState.sendOwners, context, () => new Map<string, string>()), id, owner, OWNED_SENDS_LIMIT);
+	const texts = ofCredential(processState.sentTexts, context, () => new Map<string, { title: string; body: string }>());
+	setNewest(texts, id, { title: request.title, body: request.body }, SENT_TEXTS_LIMIT);
+}
+
+function learnText(evidence: TextEvidence, shown: unknown, sent: string): void {
+	if (typeof shown !== 'string') return;
+	const wanted = sent.trim();
+	const got = shown.trim();
+	if (got === wanted) evidence.longestWhole = Math.max(evidence.longestWhole, lengthOf(wanted));
+	else if (isCutOf(got, wanted) && !evidence.cutLengths.includes(lengthOf(shown))) evidence.cutLengths.push(lengthOf(shown));
+}
+
+/** A send the list shows: when it is one of this process's, what it shows of its texts is evidence of
+ * how this API stores them. */
+export function learnFromListed(context: CompanionPushContext, listed: { id: string; title?: unknown; body?: unknown }): void {
+	const sent = processState.sentTexts.get(credentialKey(context))?.get(listed.id);
+	if (!sent) return;
+	const seen = ofCredential(processState.textEvidence, context, (): SeenTexts => ({ title: { cutLengths: [], longestWhole: 0 }, body: { cutLengths: [], longestWhole: 0 } }));
+	learnText(seen.title, listed.title, sent.title);
+	learnText(seen.body, listed.body, sent.body);
+}
+
+/** What this process saw the API do with the texts of its sends (nothing yet: empty evidence). */
+export function seenTexts(context: CompanionPushContext): SeenTexts {
+	return processState.textEvidence.get(credentialKey(context)) ?? NO_EVIDENCE;
 }
 
 /** The owner of a send this process made or recovered, if any. */

@@ -26,14 +26,19 @@ export interface SendOutcome {
 /** A try of this send that may already be registered: an earlier node try or execution, or the run
  * that claimed its Idempotency Key, whose outcome is not known. */
 export interface EarlierAttempt {
-	/** When it may have started, on n8n's clock: the list of sends is read from then on. */
-	since: number;
+	/** When it may have started, on n8n's clock: the list of sends is read from then on. Undefined
+	 * when nothing tells when (a key n8n's store could not read may be kept for any time): the list
+	 * is read to its end, and a reading that cannot get there proves nothing absent. */
+	since: number | undefined;
 	/** What it was, for `recoveredAfter` and for the error when nothing can be told. */
 	cause: string;
 	/** Whether `since` is when a known attempt started. When it is only a reach back (nothing tells
 	 * when, or whether, an attempt was made), a send found there shows only that this one may have
 	 * been made: the outcome is then unknown. */
 	sinceIsAttempt: boolean;
+	/** The API accepted that attempt (a 2xx) but its id could not be read: it is never sent again; the
+	 * list is only asked for its id. */
+	accepted?: boolean;
 }
 
 export interface SendOptions {
@@ -46,8 +51,9 @@ export interface SendOptions {
 
 /** What a failed send left behind, in `error.context.sendOutcome`: `notSent` (certainly nothing
  * registered: a refusal, a 429 or a renewal that never let it leave, or a lost answer the list then
- * proved absent) or `unknown` (it may be registered). */
-export type FailedSendOutcome = 'notSent' | 'unknown';
+ * proved absent), `unknown` (it may be registered) or `accepted` (the API accepted it, a 2xx, but its
+ * id could not be read nor found: registered, never to be sent again). */
+export type FailedSendOutcome = 'notSent' | 'unknown' | 'accepted';
 
 function tagged(error: unknown, outcome: FailedSendOutcome): unknown {
 	if (error instanceof NodeApiError || error instanceof NodeOperationError) error.context.sendOutcome = outcome;
@@ -57,16 +63,31 @@ function tagged(error: unknown, outcome: FailedSendOutcome): unknown {
 /** The outcome a send error carries (see FailedSendOutcome); `unknown` when it carries none. */
 export function failedSendOutcome(error: unknown): FailedSendOutcome {
 	const outcome = (error as { context?: { sendOutcome?: unknown } })?.context?.sendOutcome;
-	return outcome === 'notSent' ? 'notSent' : 'unknown';
+	return outcome === 'notSent' || outcome === 'accepted' ? outcome : 'unknown';
+}
+
+/** Where in the list of sends to look for it, in words. */
+function whereToLook(request: SendRequest, since: number | undefined): string {
+	const when = since === undefined ? 'at any time' : `since ${new Date(since).toISOString()} (n8n's clock)`;
+	return `the list of sends (Notification > Get Many) for a send titled "${request.title.slice(0, 80)}" to ${request.target_user_ids.length} recipient(s) created ${when}`;
 }
 
 /** The send may or may not be registered: what is known, and how to check. */
-function outcomeUnknown(context: CompanionPushContext, cause: string, reason: string, request: SendRequest, since: number, itemIndex?: number): NodeApiError {
+function outcomeUnknown(context: CompanionPushContext, cause: string, reason: string, request: SendRequest, since: number | undefined, itemIndex?: number): NodeApiError {
 	return nodeApiError(context.getNode(), { cause, reason } as JsonObject, {
 		message: `Sending the notification: the outcome is unknown (${cause}), so it was not sent again`,
 		description:
 			`What the API showed cannot prove whether it was registered: ${reason}. ` +
-			`Check the list of sends (Notification > Get Many) for a send titled "${request.title.slice(0, 80)}" to ${request.target_user_ids.length} recipient(s) created since ${new Date(since).toISOString()} (n8n's clock): if it is there, it went out; if not, run this item again.`,
+			`Check ${whereToLook(request, since)}: if it is there, it went out; if not, run this item again.`,
+		itemIndex,
+	});
+}
+
+/** An earlier try's send was accepted, and its id is still not in the list: it went out; where to find it. */
+function acceptedEarlier(context: CompanionPushContext, cause: string, request: SendRequest, since: number | undefined, itemIndex?: number): NodeApiError {
+	return nodeApiError(context.getNode(), { cause } as JsonObject, {
+		message: `Sending the notification: ${cause} sent it (accepted, not re-sent), but its id could not be read`,
+		description: `The API accepted it (a 2xx answer whose body could not be read), so it went out and is not sent again; the list of sends does not show it yet. Check ${whereToLook(request, since)} for its id.`,
 		itemIndex,
 	});
 }
@@ -74,7 +95,8 @@ function outcomeUnknown(context: CompanionPushContext, cause: string, reason: st
 /**
  * Sends a notification so that nobody is notified twice and no send is lost unreported:
  * - 2xx: accepted; never sent again, whatever follows. When its body cannot be read, the list of
- *   sends is asked for its id as below; not found there, the error says it was accepted.
+ *   sends is asked for its id as below; not found there, the error says it was accepted and carries
+ *   `accepted`, so that the caller records it as sent (a later try only asks the list for its id).
  * - 401: the transport takes a token saved since, or renews it, and tries again (a 401 registers
  *   nothing; see tokenRenewal.ts). A token that cannot be renewed sent nothing.
  * - 429: nothing was registered; waits (Retry-After, or backoff) and tries again.
@@ -98,7 +120,8 @@ export async function sendNotification(
 	// Recorded before the caller learns the outcome (these reactions run first).
 	void sending.then(
 		() => sendResolved(context, owner),
-		(error: unknown) => (failedSendOutcome(error) === 'unknown' ? sendUnresolved(context, request, owner) : sendResolved(context, owner)),
+		// Accepted without an id, or maybe registered: a send like it in the list may be this one.
+		(error: unknown) => (failedSendOutcome(error) === 'notSent' ? sendResolved(context, owner) : sendUnresolved(context, request, owner)),
 	);
 	return await sending;
 }
@@ -111,25 +134,33 @@ async function sendOnce(
 	earlierAttempt: EarlierAttempt | undefined,
 ): Promise<SendOutcome> {
 	const action = 'Sending the notification';
-	const firstAttemptAt = earlierAttempt?.since ?? Date.now();
+	// Where lookups start: the earlier attempt (undefined: the whole list), or this call's first request.
+	let firstAttemptAt = earlierAttempt ? earlierAttempt.since : Date.now();
 	const lookUp = async (): Promise<LookupResult> =>
 		await lookUpSend(context, { request, owner, firstAttemptAt, itemIndex }).catch((error: Error) => ({
 			kind: 'unknown' as const,
 			reason: `the list of sends could not be read (${error.message})`,
 		}));
 	const found = (id: string, status: string, recoveredAfter: string, attempts: number): SendOutcome => {
-		recordOwner(context, id, owner);
+		recordOwner(context, id, owner, request);
 		return { id, status, recoveredAfter, attempts };
 	};
 	if (earlierAttempt) {
 		const { cause } = earlierAttempt;
 		const result = await lookUp();
+		if (earlierAttempt.accepted) {
+			// Accepted before: never sent again, whatever the list shows; it can only give the id.
+			if (result.kind === 'found') return found(result.id, result.status, cause, 0);
+			throw tagged(acceptedEarlier(context, cause, request, firstAttemptAt, itemIndex), 'accepted');
+		}
 		if (result.kind === 'found' && earlierAttempt.sinceIsAttempt) return found(result.id, result.status, cause, 0);
 		if (result.kind === 'found') {
 			const reason = `the list holds a send exactly like it (${result.id}), which may be this one or another made the same way`;
 			throw tagged(outcomeUnknown(context, cause, reason, request, firstAttemptAt, itemIndex), 'unknown');
 		}
 		if (result.kind === 'unknown') throw tagged(outcomeUnknown(context, cause, result.reason, request, firstAttemptAt, itemIndex), 'unknown');
+		// Proven absent from the whole list: a send of this call can only be made from now on.
+		firstAttemptAt ??= Date.now();
 	}
 	const tries = new Tries(context, { method: 'POST', path: '/push-notification/send', body: { ...request }, action, itemIndex });
 	// Whether a request may have reached the service without us learning its id: then an error
@@ -143,7 +174,7 @@ async function sendOnce(
 				answer = await tries.send();
 				const accepted = acceptedSend(answer);
 				if (accepted) {
-					recordOwner(context, accepted.id, owner);
+					recordOwner(context, accepted.id, owner, request);
 					return { ...accepted, attempts: tries.requests };
 				}
 			} finally {
@@ -151,11 +182,14 @@ async function sendOnce(
 			}
 			if (answer.kind === 'answer' && answer.status >= 200 && answer.status < 300) {
 				// Accepted, but the id is unreadable (a body cut short, say): it must not be sent again.
-				// The list of sends can still tell its id; if it cannot, the error says it was accepted.
+				// The list of sends can still tell its id; if it cannot, the error says it was accepted,
+				// and carries so (`accepted`): no later try or run sends it again either.
 				mayBeRegistered = true;
 				const result = await lookUp();
 				if (result.kind === 'found') return found(result.id, result.status, 'an unreadable 202 answer', tries.requests);
-				throw unexpectedResponse(context.getNode(), `${action} (accepted, not re-sent)`, answer.redact(answer.body), itemIndex);
+				const error = unexpectedResponse(context.getNode(), `${action} (accepted, not re-sent)`, answer.redact(answer.body), itemIndex);
+				error.description = `${error.description ?? ''} The API accepted it, so it went out and is not sent again; its id could not be read, and the list of sends does not show it yet. Check ${whereToLook(request, firstAttemptAt)} for its id.`;
+				throw tagged(error, 'accepted');
 			}
 			const lostAnswer = answer.kind === 'noAnswer' ? (answer.neverSent ? undefined : answer.code) : answer.status >= 500 ? `HTTP ${answer.status}` : undefined;
 			if (lostAnswer !== undefined) {
@@ -173,7 +207,8 @@ async function sendOnce(
 			}
 		}
 	} catch (error) {
-		throw tagged(error, mayBeRegistered || earlierAttempt !== undefined ? 'unknown' : 'notSent');
+		const outcome = failedSendOutcome(error) === 'accepted' ? 'accepted' : mayBeRegistered || earlierAttempt !== undefined ? 'unknown' : 'notSent';
+		throw tagged(error, outcome);
 	}
 }
 
