@@ -21,7 +21,25 @@ import { registerNodeType, runNode, runProbe } from '../devkit/engine';
 import type { CredentialStore } from '../devkit/engine';
 import { storeFor } from '../devkit/fixtures';
 import { createPollTarget, runPoll } from '../devkit/poll';
-import { batchesOf, BODY, countsSince, heapHeldBy, interleaved, mb, measured, measuredRaw, med, ms, rawClient, rawSends, ratio, sendBody, spread, TITLE, totalCalls } from './measure';
+import {
+	batchesOf,
+	BODY,
+	countsSince,
+	heapHeldBy,
+	interleaved,
+	mb,
+	measured,
+	measuredRaw,
+	med,
+	ms,
+	rawClient,
+	rawSends,
+	ratio,
+	sendBody,
+	spread,
+	TITLE,
+	totalCalls,
+} from './measure';
 import type { Counts, MemoryPeak, Timed } from './measure';
 import { constant, count, describeCalls, fmtK, sendCalls, verdictOf } from './report';
 import type { Figure, SuiteReport } from './report';
@@ -56,7 +74,11 @@ export type NodeTimed = Timed & {
 	error?: string;
 };
 
-const nodeTimed = ({ value, memory: _memory, ...timed }: Timed & { value: Awaited<ReturnType<typeof runNode>>; memory?: MemoryPeak }): NodeTimed => ({
+const nodeTimed = ({
+	value,
+	memory: _memory,
+	...timed
+}: Timed & { value: Awaited<ReturnType<typeof runNode>>; memory?: MemoryPeak }): NodeTimed => ({
 	...timed,
 	nodeMs: value.run.data.resultData.runData['Companion Push']?.[0]?.executionTime ?? NaN,
 	outputItems: value.items.length,
@@ -73,24 +95,63 @@ export async function nodeSend(
 	{ settings, credentialId }: { settings?: Partial<SandboxSettings>; credentialId?: string } = {},
 ): Promise<NodeTimed & { items: IDataObject[] }> {
 	const credentials = storeFor(sandbox, { id: credentialId });
-	const parameters = { resource: 'notification', operation: 'send', title: TITLE, body: BODY, audience: 'userIds', userIds, sendMode: 'perItem', options };
-	const timed = await measured(sandbox, () => runNode({ type: ACTION_TYPE, credentials, credentialId, items, parameters }), { settings });
+	const parameters = {
+		resource: 'notification',
+		operation: 'send',
+		title: TITLE,
+		body: BODY,
+		audience: 'userIds',
+		userIds,
+		sendMode: 'perItem',
+		options,
+	};
+	const timed = await measured(
+		sandbox,
+		() => runNode({ type: ACTION_TYPE, credentials, credentialId, items, parameters }),
+		{ settings },
+	);
 	return { ...nodeTimed(timed), items: timed.value.items.map((item) => item.json) };
 }
 
 /** The node: one input item holding the ids, `userIds` = `{{ $json.ids }}`, batches of `batchSize`. */
-export const nodeSendAudience = async (sandbox: Sandbox, userIds: string[], batchSize: number, settings?: Partial<SandboxSettings>): Promise<NodeTimed> =>
-	withoutItems(await nodeSend(sandbox, [{ ids: userIds }], '={{ $json.ids }}', { batchSize }, { settings }));
+export const nodeSendAudience = async (
+	sandbox: Sandbox,
+	userIds: string[],
+	batchSize: number,
+	settings?: Partial<SandboxSettings>,
+): Promise<NodeTimed> =>
+	withoutItems(
+		await nodeSend(sandbox, [{ ids: userIds }], '={{ $json.ids }}', { batchSize }, { settings }),
+	);
 
 /** The node: one input item `{ id }` per user, `userIds` = `{{ $json.id }}`, one send each. */
-export const nodeSendPerItem = async (sandbox: Sandbox, userIds: string[], settings?: Partial<SandboxSettings>): Promise<NodeTimed> =>
-	withoutItems(await nodeSend(sandbox, userIds.map((id) => ({ id })), '={{ $json.id }}', {}, { settings }));
+export const nodeSendPerItem = async (
+	sandbox: Sandbox,
+	userIds: string[],
+	settings?: Partial<SandboxSettings>,
+): Promise<NodeTimed> =>
+	withoutItems(
+		await nodeSend(
+			sandbox,
+			userIds.map((id) => ({ id })),
+			'={{ $json.id }}',
+			{},
+			{ settings },
+		),
+	);
 
-const withoutItems = ({ items: _items, ...timed }: NodeTimed & { items: IDataObject[] }): NodeTimed => timed;
+const withoutItems = ({
+	items: _items,
+	...timed
+}: NodeTimed & { items: IDataObject[] }): NodeTimed => timed;
 
 /** A trigger (all three events) in an active workflow, polled the way n8n polls it (static data kept across polls). */
 export function activeTrigger(store: CredentialStore): () => Promise<{ emitted: number }> {
-	const target = createPollTarget({ type: TRIGGER_TYPE, credentials: store, parameters: { events: ['notificationSettled', 'deliveryFailed', 'deliveryOpened'] } });
+	const target = createPollTarget({
+		type: TRIGGER_TYPE,
+		credentials: store,
+		parameters: { events: ['notificationSettled', 'deliveryFailed', 'deliveryOpened'] },
+	});
 	return async () => {
 		const outcome = await runPoll(target);
 		if (outcome.error) throw outcome.error;
@@ -110,11 +171,18 @@ export async function makeRawSends(sandbox: Sandbox, bodies: string[]): Promise<
 
 /** `count` sends of one recipient each (the org's users in turn), titled `<titlePrefix> <index>`. */
 export const oneRecipientSends = (sandbox: Sandbox, count: number, titlePrefix: string) =>
-	Array.from({ length: count }, (_, index) => sendBody([sandbox.orgs.primary.userIds[index % sandbox.orgs.primary.userIds.length]], `${titlePrefix} ${index}`));
+	Array.from({ length: count }, (_, index) =>
+		sendBody(
+			[sandbox.orgs.primary.userIds[index % sandbox.orgs.primary.userIds.length]],
+			`${titlePrefix} ${index}`,
+		),
+	);
 
 // ---- n8n's floor -------------------------------------------------------------------------------------
 
-type HelperRequest = (options: IHttpRequestOptions) => Promise<{ statusCode: number; body: IDataObject[] }>;
+type HelperRequest = (
+	options: IHttpRequestOptions,
+) => Promise<{ statusCode: number; body: IDataObject[] }>;
 
 /**
  * n8n's floor: a bare node (the harness's probe, run by WorkflowExecute) whose `work` goes straight
@@ -123,12 +191,21 @@ type HelperRequest = (options: IHttpRequestOptions) => Promise<{ statusCode: num
  * output. Between the floor and raw undici is n8n's HTTP path; between the node and the floor, this
  * package (and the per-item work n8n does for it).
  */
-async function floor(sandbox: Sandbox, work: (request: HelperRequest) => Promise<IDataObject[]>, sampleMemory = false): Promise<Timed & { items: number; memory?: MemoryPeak }> {
+async function floor(
+	sandbox: Sandbox,
+	work: (request: HelperRequest) => Promise<IDataObject[]>,
+	sampleMemory = false,
+): Promise<Timed & { items: number; memory?: MemoryPeak }> {
 	const store = storeFor(sandbox);
 	const probe = () =>
 		runProbe(store, async function (this: IExecuteFunctions) {
 			const request: HelperRequest = (options) =>
-				this.helpers.httpRequestWithAuthentication.call(this, 'companionPushApi', { json: true, returnFullResponse: true, ignoreHttpStatusErrors: true, ...options });
+				this.helpers.httpRequestWithAuthentication.call(this, 'companionPushApi', {
+					json: true,
+					returnFullResponse: true,
+					ignoreHttpStatusErrors: true,
+					...options,
+				});
 			return [(await work(request)).map((json) => ({ json, pairedItem: { item: 0 } }))];
 		});
 	const { value, ...timed } = await measured(sandbox, probe, { sampleMemory });
@@ -139,7 +216,11 @@ async function floor(sandbox: Sandbox, work: (request: HelperRequest) => Promise
 const floorSend = (sandbox: Sandbox, batches: string[][]) =>
 	floor(sandbox, async (request) => {
 		for (const batch of batches) {
-			const { statusCode } = await request({ method: 'POST', url: `${sandbox.baseUrl}/push-notification/send`, body: { title: TITLE, body: BODY, target_user_ids: batch } });
+			const { statusCode } = await request({
+				method: 'POST',
+				url: `${sandbox.baseUrl}/push-notification/send`,
+				body: { title: TITLE, body: BODY, target_user_ids: batch },
+			});
 			if (statusCode !== 202) throw new Error(`the send answered ${statusCode}`);
 		}
 		return [{ sends: batches.length }];
@@ -148,35 +229,61 @@ const floorSend = (sandbox: Sandbox, batches: string[][]) =>
 /** Reads every page of the user list (1000 a page) until an empty one. */
 async function allUsers(page: (skip: number) => Promise<IDataObject[]>): Promise<IDataObject[]> {
 	const users: IDataObject[] = [];
-	for (let next = await page(0); next.length > 0; next = await page(users.length)) for (const user of next) users.push(user);
+	for (let next = await page(0); next.length > 0; next = await page(users.length))
+		for (const user of next) users.push(user);
 	return users;
 }
 
 const floorGetAllUsers = (sandbox: Sandbox) =>
-	floor(sandbox, (request) =>
-		allUsers(async (skip) => {
-			const { statusCode, body } = await request({ method: 'GET', url: `${sandbox.baseUrl}/user/list`, qs: { skip, limit: 1000 } });
-			if (statusCode !== 200) throw new Error(`the user list answered ${statusCode}`);
-			return body;
-		}),
+	floor(
+		sandbox,
+		(request) =>
+			allUsers(async (skip) => {
+				const { statusCode, body } = await request({
+					method: 'GET',
+					url: `${sandbox.baseUrl}/user/list`,
+					qs: { skip, limit: 1000 },
+				});
+				if (statusCode !== 200) throw new Error(`the user list answered ${statusCode}`);
+				return body;
+			}),
 		true,
 	);
 
 // ---- the cases -----------------------------------------------------------------------------------------
 
 /** Rows 1 and 2: the node, raw undici (one keep-alive connection, one POST after the other) and the floor. */
-async function sendSides(sandbox: Sandbox, rep: number, node: () => Promise<NodeTimed>, batches: string[][]) {
-	return interleaved(rep, { node, raw: () => rawSends(sandbox, batches, 1), floor: () => floorSend(sandbox, batches) });
+async function sendSides(
+	sandbox: Sandbox,
+	rep: number,
+	node: () => Promise<NodeTimed>,
+	batches: string[][],
+) {
+	return interleaved(rep, {
+		node,
+		raw: () => rawSends(sandbox, batches, 1),
+		floor: () => floorSend(sandbox, batches),
+	});
 }
 
 /** Row 3: User > Get Many with Return All, memory sampled while n8n runs it; the heap the same items
  * hold parsed from their JSON text alone (what V8 needs for the data itself), measured after the run. */
 async function nodeGetAllUsers(sandbox: Sandbox) {
 	const credentials = storeFor(sandbox);
-	const run = () => runNode({ type: ACTION_TYPE, credentials, parameters: { resource: 'user', operation: 'getMany', returnAll: true } });
+	const run = () =>
+		runNode({
+			type: ACTION_TYPE,
+			credentials,
+			parameters: { resource: 'user', operation: 'getMany', returnAll: true },
+		});
 	const timed = await measured(sandbox, run, { sampleMemory: true });
 	const text = JSON.stringify(timed.value.items.map((item) => item.json));
-	return { ...nodeTimed(timed), memory: timed.memory!, jsonBytes: Buffer.byteLength(text), parsedHeapBytes: heapHeldBy(() => JSON.parse(text)) };
+	return {
+		...nodeTimed(timed),
+		memory: timed.memory!,
+		jsonBytes: Buffer.byteLength(text),
+		parsedHeapBytes: heapHeldBy(() => JSON.parse(text)),
+	};
 }
 
 /** Raw undici reading the same pages into one array, memory sampled the same way. */
@@ -185,7 +292,10 @@ const rawGetAllUsers = (sandbox: Sandbox) =>
 		sandbox,
 		async (client) => {
 			const token = await client.token();
-			return allUsers(async (skip) => (await client.get(`/user/list?skip=${skip}&limit=1000`, token)) as IDataObject[]);
+			return allUsers(
+				async (skip) =>
+					(await client.get(`/user/list?skip=${skip}&limit=1000`, token)) as IDataObject[],
+			);
 		},
 		1,
 		{ sampleMemory: true },
@@ -200,7 +310,8 @@ const rawGetAllUsers = (sandbox: Sandbox) =>
  */
 async function triggerPolls(sandbox: Sandbox, scale: Scale) {
 	const MINUTE = 60_000;
-	if (scale.movingPolls < 1 || scale.movingPolls > 8) throw new Error('polls while moving: 1 to 8 (the sends settle after 10 minutes)');
+	if (scale.movingPolls < 1 || scale.movingPolls > 8)
+		throw new Error('polls while moving: 1 to 8 (the sends settle after 10 minutes)');
 	await sandbox.reset();
 	sandbox.configure({ deliveryMs: 1_000 });
 	await makeRawSends(sandbox, oneRecipientSends(sandbox, scale.pastSends, 'Past'));
@@ -215,7 +326,12 @@ async function triggerPolls(sandbox: Sandbox, scale: Scale) {
 	const firstPoll = (await pollCounted()).calls;
 	sandbox.configure({ deliveryMs: 10 * MINUTE });
 	const recipients = batchesOf(sandbox.orgs.primary.userIds, 100);
-	await makeRawSends(sandbox, Array.from({ length: scale.moving }, (_, index) => sendBody(recipients[index % recipients.length], `Moving ${index}`)));
+	await makeRawSends(
+		sandbox,
+		Array.from({ length: scale.moving }, (_, index) =>
+			sendBody(recipients[index % recipients.length], `Moving ${index}`),
+		),
+	);
 	const everyMinute = async (polls: number, renewBeforeLast = false) => {
 		const runs: Array<{ calls: Counts; emitted: number }> = [];
 		for (let index = 0; index < polls; index++) {
@@ -233,35 +349,75 @@ async function triggerPolls(sandbox: Sandbox, scale: Scale) {
 
 export type CoreResults = Awaited<ReturnType<typeof runCoreSuite>>;
 
-export async function runCoreSuite(sandbox: Sandbox, scale: Scale, log: (line: string) => void = () => {}) {
+export async function runCoreSuite(
+	sandbox: Sandbox,
+	scale: Scale,
+	log: (line: string) => void = () => {},
+) {
 	const started = Date.now();
 	const userIds = sandbox.orgs.primary.userIds;
-	if (userIds.length < Math.max(scale.recipients, scale.items)) throw new Error(`the sandbox has ${userIds.length} users; the scale needs ${Math.max(scale.recipients, scale.items)}`);
+	if (userIds.length < Math.max(scale.recipients, scale.items))
+		throw new Error(
+			`the sandbox has ${userIds.length} users; the scale needs ${Math.max(scale.recipients, scale.items)}`,
+		);
 	const audienceIds = userIds.slice(0, scale.recipients);
 	const itemIds = userIds.slice(0, scale.items);
 
 	// Warm-up (not counted): loads and JIT-compiles every path once, at a small size.
 	const warm = userIds.slice(0, 2000);
-	await sendSides(sandbox, 0, () => nodeSendAudience(sandbox, warm, scale.batchSize), batchesOf(warm, scale.batchSize));
-	await sendSides(sandbox, 0, () => nodeSendPerItem(sandbox, warm.slice(0, 20)), batchesOf(warm.slice(0, 20), 1));
+	await sendSides(
+		sandbox,
+		0,
+		() => nodeSendAudience(sandbox, warm, scale.batchSize),
+		batchesOf(warm, scale.batchSize),
+	);
+	await sendSides(
+		sandbox,
+		0,
+		() => nodeSendPerItem(sandbox, warm.slice(0, 20)),
+		batchesOf(warm.slice(0, 20), 1),
+	);
 
 	const results = {
 		scale,
 		audience: [] as Array<Awaited<ReturnType<typeof sendSides>>>,
 		perItem: [] as Array<Awaited<ReturnType<typeof sendSides>>>,
-		users: [] as Array<{ node: Awaited<ReturnType<typeof nodeGetAllUsers>>; raw: Awaited<ReturnType<typeof rawGetAllUsers>>; floor: Awaited<ReturnType<typeof floorGetAllUsers>> }>,
+		users: [] as Array<{
+			node: Awaited<ReturnType<typeof nodeGetAllUsers>>;
+			raw: Awaited<ReturnType<typeof rawGetAllUsers>>;
+			floor: Awaited<ReturnType<typeof floorGetAllUsers>>;
+		}>,
 		trigger: [] as Array<Awaited<ReturnType<typeof triggerPolls>>>,
 		totalMs: 0,
 	};
 	for (let rep = 0; rep < scale.reps; rep++) {
-		log(`rep ${rep + 1}/${scale.reps}: ${scale.recipients} recipients in one Send, ${scale.items} items one send each, get all ${scale.users} users`);
-		results.audience.push(await sendSides(sandbox, rep, () => nodeSendAudience(sandbox, audienceIds, scale.batchSize), batchesOf(audienceIds, scale.batchSize)));
-		results.perItem.push(await sendSides(sandbox, rep, () => nodeSendPerItem(sandbox, itemIds), batchesOf(itemIds, 1)));
-		results.users.push(await interleaved(rep, { node: () => nodeGetAllUsers(sandbox), raw: () => rawGetAllUsers(sandbox), floor: () => floorGetAllUsers(sandbox) }));
+		log(
+			`rep ${rep + 1}/${scale.reps}: ${scale.recipients} recipients in one Send, ${scale.items} items one send each, get all ${scale.users} users`,
+		);
+		results.audience.push(
+			await sendSides(
+				sandbox,
+				rep,
+				() => nodeSendAudience(sandbox, audienceIds, scale.batchSize),
+				batchesOf(audienceIds, scale.batchSize),
+			),
+		);
+		results.perItem.push(
+			await sendSides(sandbox, rep, () => nodeSendPerItem(sandbox, itemIds), batchesOf(itemIds, 1)),
+		);
+		results.users.push(
+			await interleaved(rep, {
+				node: () => nodeGetAllUsers(sandbox),
+				raw: () => rawGetAllUsers(sandbox),
+				floor: () => floorGetAllUsers(sandbox),
+			}),
+		);
 	}
 	// Last: it moves the sandbox clock forward (hours per run).
 	for (let rep = 0; rep < scale.triggerReps; rep++) {
-		log(`rep ${rep + 1}/${scale.triggerReps}: trigger, ${scale.pastSends} past sends, ${scale.moving} moving`);
+		log(
+			`rep ${rep + 1}/${scale.triggerReps}: trigger, ${scale.pastSends} past sends, ${scale.moving} moving`,
+		);
 		results.trigger.push(await triggerPolls(sandbox, scale));
 	}
 	results.totalMs = Date.now() - started;
@@ -275,21 +431,54 @@ const runsOf = (n: number) => `${n} run${n === 1 ? '' : 's'}`;
 /** Rows 1 and 2: the node's calls (a goal), and its wall time against raw undici with n8n's floor
  * and CPU time (context: a verified node must send through n8n's HTTP helper, and the helper alone,
  * the floor, is already well above raw undici, so the package's own share is node / floor). */
-function sendRows(figures: Figure[], row: string, runs: CoreResults['perItem'], sends: number, text: { calls: string; callsGoal: string; callsHow: string; wall: string; wallHow: string; contextHow: string }) {
-	figures.push({ row, figure: text.calls, ...sendCalls(runs, sends), goal: text.callsGoal, how: `${text.callsHow} in each of ${runsOf(runs.length)}.` });
+function sendRows(
+	figures: Figure[],
+	row: string,
+	runs: CoreResults['perItem'],
+	sends: number,
+	text: {
+		calls: string;
+		callsGoal: string;
+		callsHow: string;
+		wall: string;
+		wallHow: string;
+		contextHow: string;
+	},
+) {
+	figures.push({
+		row,
+		figure: text.calls,
+		...sendCalls(runs, sends),
+		goal: text.callsGoal,
+		how: `${text.callsHow} in each of ${runsOf(runs.length)}.`,
+	});
 	figures.push({
 		row,
 		figure: text.wall,
-		measured: `${spread(runs.map((run) => run.node.ms / run.raw.ms), ratio)}; node ${ms(med(runs, (run) => run.node.ms))}, raw ${ms(med(runs, (run) => run.raw.ms))}`,
+		measured: `${spread(
+			runs.map((run) => run.node.ms / run.raw.ms),
+			ratio,
+		)}; node ${ms(med(runs, (run) => run.node.ms))}, raw ${ms(med(runs, (run) => run.raw.ms))}`,
 		goal: '— (context)',
 		verdict: '—',
 		how: `${text.wallHow} Context, not a goal: a verified node must send through n8n's HTTP helper, which alone is above raw undici (the floor), so the package's own share is node / floor.`,
 	});
-	const connections = (['node', 'floor', 'raw'] as const).map((side) => constant(runs.map((run) => run[side].connections))).join('/');
+	const connections = (['node', 'floor', 'raw'] as const)
+		.map((side) => constant(runs.map((run) => run[side].connections)))
+		.join('/');
 	figures.push({
 		row,
 		figure: "context: n8n's HTTP helper floor / raw; node / floor; CPU time node / raw",
-		measured: `floor ${spread(runs.map((run) => run.floor.ms / run.raw.ms), ratio)}; node/floor ${spread(runs.map((run) => run.node.ms / run.floor.ms), ratio)}; CPU ${spread(runs.map((run) => run.node.cpuMs / run.raw.cpuMs), ratio)}; TCP connections node/floor/raw ${connections}`,
+		measured: `floor ${spread(
+			runs.map((run) => run.floor.ms / run.raw.ms),
+			ratio,
+		)}; node/floor ${spread(
+			runs.map((run) => run.node.ms / run.floor.ms),
+			ratio,
+		)}; CPU ${spread(
+			runs.map((run) => run.node.cpuMs / run.raw.cpuMs),
+			ratio,
+		)}; TCP connections node/floor/raw ${connections}`,
 		goal: '—',
 		verdict: '—',
 		how: text.contextHow,
@@ -303,17 +492,21 @@ export function coreFiguresOf(results: CoreResults): SuiteReport {
 	sendRows(figures, '1', results.audience, batches, {
 		calls: `${fmtK(scale.recipients)} recipients in one Send (batch ${scale.batchSize}): API calls of the node`,
 		callsGoal: `exactly ${batches} sends, at most 1 refresh`,
-		callsHow: 'Sandbox request counts of one workflow run (Test Items -> Companion Push, userIds = {{ $json.ids }}), fresh credential without a token,',
+		callsHow:
+			'Sandbox request counts of one workflow run (Test Items -> Companion Push, userIds = {{ $json.ids }}), fresh credential without a token,',
 		wall: `wall time, node / raw undici (same ${batches} POSTs, one token)`,
-		wallHow: 'performance.now() around the whole n8n workflow run (WorkflowExecute, both nodes) vs around a bare undici loop (one keep-alive connection: token, then one POST per batch, body JSON.stringify, answer parsed), run back to back in each repetition; ratio per repetition, median (min–max).',
-		contextHow: "The floor is a bare probe node run by WorkflowExecute making the same POSTs through this.helpers.httpRequestWithAuthentication (the helper a verified node must use) with this credential, and nothing else; CPU time is process.cpuUsage() over the same runs (sandbox included, alike for both, and less disturbed by other work on the machine than wall time); connections are those the sandbox accepted (diagnostics channel net.server.socket).",
+		wallHow:
+			'performance.now() around the whole n8n workflow run (WorkflowExecute, both nodes) vs around a bare undici loop (one keep-alive connection: token, then one POST per batch, body JSON.stringify, answer parsed), run back to back in each repetition; ratio per repetition, median (min–max).',
+		contextHow:
+			'The floor is a bare probe node run by WorkflowExecute making the same POSTs through this.helpers.httpRequestWithAuthentication (the helper a verified node must use) with this credential, and nothing else; CPU time is process.cpuUsage() over the same runs (sandbox included, alike for both, and less disturbed by other work on the machine than wall time); connections are those the sandbox accepted (diagnostics channel net.server.socket).',
 	});
 	sendRows(figures, '2', results.perItem, scale.items, {
 		calls: `${fmtK(scale.items)} input items, one send each: calls, refreshes`,
 		callsGoal: `${scale.items} sends, refreshes <= 1`,
 		callsHow: `Sandbox request counts of one workflow run with ${fmtK(scale.items)} items (userIds = {{ $json.id }}, One Send per Input Item),`,
 		wall: `wall time, node / raw undici (${fmtK(scale.items)} sequential POSTs)`,
-		wallHow: 'As row 1: the whole workflow run vs a bare undici loop (token, then one POST per user), back to back; ratio per repetition, median (min–max).',
+		wallHow:
+			'As row 1: the whole workflow run vs a bare undici loop (token, then one POST per user), back to back; ratio per repetition, median (min–max).',
 		contextHow: `As row 1: a bare probe node making the same ${fmtK(scale.items)} POSTs through httpRequestWithAuthentication in one loop.`,
 	});
 
@@ -326,13 +519,20 @@ export function coreFiguresOf(results: CoreResults): SuiteReport {
 		figure: `Get all ${fmtK(scale.users)} users (Return All): calls`,
 		measured: `${constant(uList)} user-list + ${constant(u.map((run) => count(run.counts, REFRESH)))} refresh; ${constant(u.map((run) => run.outputItems))} items`,
 		goal: `${calls} user-list calls (the empty page ends the list)`,
-		verdict: verdictOf(uList.every((n) => n === calls) && u.every((run) => run.outputItems === scale.users)),
+		verdict: verdictOf(
+			uList.every((n) => n === calls) && u.every((run) => run.outputItems === scale.users),
+		),
 		how: `Sandbox request counts of one workflow run of User > Get Many with Return All (pages of 1000), in each of ${runsOf(u.length)}. The spec's paging is "skip += page size until an empty array" and the list gives no total, so every full page is followed by one more call.`,
 	});
 	const jsonBytes = med(u, (run) => run.jsonBytes);
 	const parsed = med(u, (run) => run.parsedHeapBytes);
-	const of = (side: 'raw' | 'floor', key: keyof MemoryPeak) => mb(med(results.users, (run) => run[side].memory?.[key] ?? NaN));
-	const memory = (key: keyof MemoryPeak) => `${spread(u.map((run) => run.memory[key]), mb)} = ${ratio(med(u, (run) => run.memory[key]) / jsonBytes)}`;
+	const of = (side: 'raw' | 'floor', key: keyof MemoryPeak) =>
+		mb(med(results.users, (run) => run[side].memory?.[key] ?? NaN));
+	const memory = (key: keyof MemoryPeak) =>
+		`${spread(
+			u.map((run) => run.memory[key]),
+			mb,
+		)} = ${ratio(med(u, (run) => run.memory[key]) / jsonBytes)}`;
 	figures.push({
 		row: '3',
 		figure: 'peak memory above baseline vs JSON size of the items',
@@ -348,8 +548,11 @@ export function coreFiguresOf(results: CoreResults): SuiteReport {
 	const settled = t.flatMap((run) => run.settledPerPoll);
 	const maxCalls = Math.max(0, ...[...moving, ...settled].map(totalCalls));
 	const shapes = new Map<string, number>();
-	for (const calls of moving) shapes.set(describeCalls(calls), (shapes.get(describeCalls(calls)) ?? 0) + 1);
-	const movingShapes = [...shapes].map(([shape, polls]) => `${shape} (${polls} poll${polls === 1 ? '' : 's'})`);
+	for (const calls of moving)
+		shapes.set(describeCalls(calls), (shapes.get(describeCalls(calls)) ?? 0) + 1);
+	const movingShapes = [...shapes].map(
+		([shape, polls]) => `${shape} (${polls} poll${polls === 1 ? '' : 's'})`,
+	);
 	const settledCalls = [...new Set(settled.map(totalCalls))].sort((x, y) => x - y);
 	figures.push({
 		row: '4',

@@ -16,9 +16,27 @@ import { CompanionPush } from '../nodes/CompanionPush/CompanionPush.node';
 import type { Sandbox, SandboxSettings } from '../sandbox';
 import { SEND } from '../devkit/endpoints';
 import { storeFor } from '../devkit/fixtures';
-import { activeTrigger, makeRawSends, nodeSend, nodeSendAudience, nodeSendPerItem, oneRecipientSends } from './coreSuite';
+import {
+	activeTrigger,
+	makeRawSends,
+	nodeSend,
+	nodeSendAudience,
+	nodeSendPerItem,
+	oneRecipientSends,
+} from './coreSuite';
 import type { NodeTimed } from './coreSuite';
-import { batchesOf, clearInFlight, countsSince, interleaved, med, ms, peakInFlight, rawSends, ratio, spread } from './measure';
+import {
+	batchesOf,
+	clearInFlight,
+	countsSince,
+	interleaved,
+	med,
+	ms,
+	peakInFlight,
+	rawSends,
+	ratio,
+	spread,
+} from './measure';
 import type { Timed } from './measure';
 import { constant, describeCalls, fmtK, sendCalls, verdictOf } from './report';
 import type { Figure, SuiteReport } from './report';
@@ -50,11 +68,20 @@ export type LatencyScale = typeof FULL_LATENCY_SCALE;
 /** The default of Send's option "Max Parallel Requests", read from the node's description as the editor shows it. */
 export function nodeDefaultParallel(): number {
 	for (const property of new CompanionPush().description.properties) {
-		if (property.name !== 'options' || !(property.displayOptions?.show?.operation ?? []).includes('send') || !Array.isArray(property.options)) continue;
-		const option = (property.options as INodeProperties[]).find((candidate) => candidate.name === 'maxParallelRequests');
+		if (
+			property.name !== 'options' ||
+			!(property.displayOptions?.show?.operation ?? []).includes('send') ||
+			!Array.isArray(property.options)
+		)
+			continue;
+		const option = (property.options as INodeProperties[]).find(
+			(candidate) => candidate.name === 'maxParallelRequests',
+		);
 		if (option && typeof option.default === 'number' && option.default >= 1) return option.default;
 	}
-	throw new Error("Send has no option Max Parallel Requests with a default: raw undici's parallelism is read from it");
+	throw new Error(
+		"Send has no option Max Parallel Requests with a default: raw undici's parallelism is read from it",
+	);
 }
 
 /**
@@ -62,11 +89,17 @@ export function nodeDefaultParallel(): number {
  * which makes the node end its run soon (what it waits for fails at once): a slow node does not
  * take the bench's whole time, and the result says it happened.
  */
-async function bounded<T>(sandbox: Sandbox, boundMs: number, endpoints: string[], body: () => Promise<T>): Promise<{ value: T; boundHit: boolean }> {
+async function bounded<T>(
+	sandbox: Sandbox,
+	boundMs: number,
+	endpoints: string[],
+	body: () => Promise<T>,
+): Promise<{ value: T; boundHit: boolean }> {
 	let boundHit = false;
 	const timer = setTimeout(() => {
 		boundHit = true;
-		for (const endpoint of endpoints) sandbox.addFault({ endpoint, kind: 'status4xx', status: 400, share: 1 });
+		for (const endpoint of endpoints)
+			sandbox.addFault({ endpoint, kind: 'status4xx', status: 400, share: 1 });
 	}, boundMs);
 	try {
 		return { value: await body(), boundHit };
@@ -84,10 +117,27 @@ let rateLimitedRuns = 0;
  * other cases unaffected. The bucket starts full (max(1, rate) requests) and refills at `rate` per
  * second, so `n` requests need (n - burst) / rate seconds at least, plus the latency of the last answer.
  */
-async function nodeUnderRateLimit(sandbox: Sandbox, items: number, ratePerSecond: number, latencyMs: number, boundMs: number) {
+async function nodeUnderRateLimit(
+	sandbox: Sandbox,
+	items: number,
+	ratePerSecond: number,
+	latencyMs: number,
+	boundMs: number,
+) {
 	const userIds = sandbox.orgs.primary.userIds.slice(0, items);
-	const side = { settings: { latencyMs, rateLimitPerSecond: ratePerSecond }, credentialId: `bench-rate-limited-${++rateLimitedRuns}` };
-	const { value, boundHit } = await bounded(sandbox, boundMs, [SEND], () => nodeSend(sandbox, userIds.map((id) => ({ id })), '={{ $json.id }}', {}, side));
+	const side = {
+		settings: { latencyMs, rateLimitPerSecond: ratePerSecond },
+		credentialId: `bench-rate-limited-${++rateLimitedRuns}`,
+	};
+	const { value, boundHit } = await bounded(sandbox, boundMs, [SEND], () =>
+		nodeSend(
+			sandbox,
+			userIds.map((id) => ({ id })),
+			'={{ $json.id }}',
+			{},
+			side,
+		),
+	);
 	const { items: output, ...timed } = value;
 	const log = sandbox.requestLog();
 	const sendsPerUser = new Map<string, number>();
@@ -96,7 +146,11 @@ async function nodeUnderRateLimit(sandbox: Sandbox, items: number, ratePerSecond
 		sendsPerUser.set(key, (sendsPerUser.get(key) ?? 0) + 1);
 	}
 	const registered = [...sendsPerUser.values()].reduce((sum, n) => sum + n, 0);
-	const withId = new Set(output.filter((json) => typeof json.id === 'string' && json.error === undefined).map((json) => JSON.stringify(json.targetUserIds)));
+	const withId = new Set(
+		output
+			.filter((json) => typeof json.id === 'string' && json.error === undefined)
+			.map((json) => JSON.stringify(json.targetUserIds)),
+	);
 	return {
 		...timed,
 		items,
@@ -107,7 +161,8 @@ async function nodeUnderRateLimit(sandbox: Sandbox, items: number, ratePerSecond
 		duplicates: registered - sendsPerUser.size,
 		registered,
 		refused: log.filter((entry) => entry.limitedBy === 'rateLimitPerSecond').length,
-		allowedMs: (Math.max(0, items + 1 - Math.max(1, ratePerSecond)) / ratePerSecond) * 1000 + latencyMs,
+		allowedMs:
+			(Math.max(0, items + 1 - Math.max(1, ratePerSecond)) / ratePerSecond) * 1000 + latencyMs,
 		boundHit,
 	};
 }
@@ -126,7 +181,11 @@ async function triggerReadsDue(sandbox: Sandbox, reads: number, polls: number, l
 		clearInFlight();
 		const started = performance.now();
 		await poll();
-		return { ms: performance.now() - started, counts: countsSince(before, sandbox.counts()), peakInFlight: peakInFlight() };
+		return {
+			ms: performance.now() - started,
+			counts: countsSince(before, sandbox.counts()),
+			peakInFlight: peakInFlight(),
+		};
 	};
 	const activation = (await timedPoll()).counts;
 	await makeRawSends(sandbox, oneRecipientSends(sandbox, reads, 'Due'));
@@ -141,20 +200,46 @@ type SendSides = { node: NodeTimed; rawParallel: Timed; rawAll: Timed };
 export type LatencyResults = Awaited<ReturnType<typeof runLatencySuite>>;
 type AtLatency = LatencyResults['atLatency'][number];
 
-export async function runLatencySuite(sandbox: Sandbox, scale: LatencyScale, log: (line: string) => void = () => {}) {
+export async function runLatencySuite(
+	sandbox: Sandbox,
+	scale: LatencyScale,
+	log: (line: string) => void = () => {},
+) {
 	const started = Date.now();
 	const userIds = sandbox.orgs.primary.userIds;
-	const needed = Math.max(scale.recipients, ...scale.itemCounts, scale.rateLimitItems, scale.triggerReads);
-	if (userIds.length < needed) throw new Error(`the sandbox has ${userIds.length} users; the latency scale needs ${needed}`);
+	const needed = Math.max(
+		scale.recipients,
+		...scale.itemCounts,
+		scale.rateLimitItems,
+		scale.triggerReads,
+	);
+	if (userIds.length < needed)
+		throw new Error(`the sandbox has ${userIds.length} users; the latency scale needs ${needed}`);
 	const parallel = nodeDefaultParallel();
-	log(`latency suite: ${scale.groups.join(', ')} at ${scale.latencies.join(' and ')} ms; raw undici at ${parallel} in parallel (the node's default Max Parallel Requests)`);
+	log(
+		`latency suite: ${scale.groups.join(', ')} at ${scale.latencies.join(' and ')} ms; raw undici at ${parallel} in parallel (the node's default Max Parallel Requests)`,
+	);
 	const audience = userIds.slice(0, scale.recipients);
-	const sendSides = (rep: number, node: () => Promise<NodeTimed>, batches: string[][], settings: Partial<SandboxSettings>): Promise<SendSides> =>
-		interleaved(rep, { node, rawParallel: () => rawSends(sandbox, batches, parallel, settings), rawAll: () => rawSends(sandbox, batches, Infinity, settings) });
+	const sendSides = (
+		rep: number,
+		node: () => Promise<NodeTimed>,
+		batches: string[][],
+		settings: Partial<SandboxSettings>,
+	): Promise<SendSides> =>
+		interleaved(rep, {
+			node,
+			rawParallel: () => rawSends(sandbox, batches, parallel, settings),
+			rawAll: () => rawSends(sandbox, batches, Infinity, settings),
+		});
 
 	// Warm-up (not counted), at the first latency.
 	const warm = { latencyMs: scale.latencies[0] ?? 0 };
-	await sendSides(0, () => nodeSendPerItem(sandbox, userIds.slice(0, 20), warm), batchesOf(userIds.slice(0, 20), 1), warm);
+	await sendSides(
+		0,
+		() => nodeSendPerItem(sandbox, userIds.slice(0, 20), warm),
+		batchesOf(userIds.slice(0, 20), 1),
+		warm,
+	);
 	await nodeSendAudience(sandbox, userIds.slice(0, 2000), 1000, warm);
 
 	const atLatency = [];
@@ -170,23 +255,59 @@ export async function runLatencySuite(sandbox: Sandbox, scale: LatencyScale, log
 				trigger: undefined as Awaited<ReturnType<typeof triggerReadsDue>> | undefined,
 			};
 			atLatency.push(at);
-			for (let rep = 0; rep < scale.reps && (scale.groups.includes('send') || scale.groups.includes('batches')); rep++) {
-				log(`${latencyMs} ms, rep ${rep + 1}/${scale.reps}: ${scale.groups.filter((group) => group === 'send' || group === 'batches').join(', ')}`);
+			for (
+				let rep = 0;
+				rep < scale.reps && (scale.groups.includes('send') || scale.groups.includes('batches'));
+				rep++
+			) {
+				log(
+					`${latencyMs} ms, rep ${rep + 1}/${scale.reps}: ${scale.groups.filter((group) => group === 'send' || group === 'batches').join(', ')}`,
+				);
 				if (scale.groups.includes('send')) {
 					for (const entry of at.items) {
 						const ids = userIds.slice(0, entry.items);
-						entry.runs.push(await sendSides(rep, () => nodeSendPerItem(sandbox, ids, settings), batchesOf(ids, 1), settings));
+						entry.runs.push(
+							await sendSides(
+								rep,
+								() => nodeSendPerItem(sandbox, ids, settings),
+								batchesOf(ids, 1),
+								settings,
+							),
+						);
 					}
 				}
-				if (scale.groups.includes('batches')) at.batches.push(await sendSides(rep, () => nodeSendAudience(sandbox, audience, scale.batchSize, settings), batchesOf(audience, scale.batchSize), settings));
+				if (scale.groups.includes('batches'))
+					at.batches.push(
+						await sendSides(
+							rep,
+							() => nodeSendAudience(sandbox, audience, scale.batchSize, settings),
+							batchesOf(audience, scale.batchSize),
+							settings,
+						),
+					);
 			}
 			if (scale.groups.includes('ratelimit')) {
-				log(`${latencyMs} ms: ${scale.rateLimitItems} items under a rate limit of ${scale.rateLimitPerSecond}/s`);
-				at.rateLimited = await nodeUnderRateLimit(sandbox, scale.rateLimitItems, scale.rateLimitPerSecond, latencyMs, scale.rateLimitBoundMs);
+				log(
+					`${latencyMs} ms: ${scale.rateLimitItems} items under a rate limit of ${scale.rateLimitPerSecond}/s`,
+				);
+				at.rateLimited = await nodeUnderRateLimit(
+					sandbox,
+					scale.rateLimitItems,
+					scale.rateLimitPerSecond,
+					latencyMs,
+					scale.rateLimitBoundMs,
+				);
 			}
 			if (scale.groups.includes('trigger')) {
-				log(`${latencyMs} ms: trigger, ${scale.triggerReads} reads due, ${scale.triggerPolls} polls`);
-				at.trigger = await triggerReadsDue(sandbox, scale.triggerReads, scale.triggerPolls, latencyMs);
+				log(
+					`${latencyMs} ms: trigger, ${scale.triggerReads} reads due, ${scale.triggerPolls} polls`,
+				);
+				at.trigger = await triggerReadsDue(
+					sandbox,
+					scale.triggerReads,
+					scale.triggerPolls,
+					latencyMs,
+				);
 			}
 		}
 	} finally {
@@ -246,33 +367,53 @@ interface SendCase {
 
 function sendCase(figures: Figure[], P: number, L: number, c: SendCase): void {
 	const { runs } = c;
-	figures.push({ row: c.row, figure: `${c.name}: API calls of the node`, ...sendCalls(runs, c.requests), goal: `exactly ${c.requests} sends, at most 1 refresh`, how: `${c.how} Sandbox request counts, in each of ${runs.length} runs.` });
+	figures.push({
+		row: c.row,
+		figure: `${c.name}: API calls of the node`,
+		...sendCalls(runs, c.requests),
+		goal: `exactly ${c.requests} sends, at most 1 refresh`,
+		how: `${c.how} Sandbox request counts, in each of ${runs.length} runs.`,
+	});
 	figures.push({
 		row: c.row,
 		figure: `${c.name}: wall time, node / raw undici at the same parallelism (${P})`,
-		measured: `${spread(runs.map((run) => run.node.ms / run.rawParallel.ms), ratio)}; node ${ms(med(runs, (run) => run.node.ms))}, raw ${ms(med(runs, (run) => run.rawParallel.ms))}`,
+		measured: `${spread(
+			runs.map((run) => run.node.ms / run.rawParallel.ms),
+			ratio,
+		)}; node ${ms(med(runs, (run) => run.node.ms))}, raw ${ms(med(runs, (run) => run.rawParallel.ms))}`,
 		goal: '— (context)',
 		verdict: '—',
 		how: `performance.now() around the whole in-process workflow run vs around raw undici (a token, then the same POSTs, ${P}, the node's default Max Parallel Requests at most in flight on as many keep-alive connections), back to back in each of ${runs.length} repetitions (order rotated); ratio per repetition, median (min–max). Context, not a goal: as in rows 1-2, most of the node's work per request is n8n's HTTP helper, which a verified node must use (a new connection per request, the credential pipeline, axios), and in a pool that work adds to every round's wait; the goal against what a user would otherwise build is row 11's.`,
 	});
 	const rounds = Math.ceil(c.requests / P);
-	const connections = (side: 'node' | 'rawParallel') => constant(runs.map((run) => run[side].connections));
+	const connections = (side: 'node' | 'rawParallel') =>
+		constant(runs.map((run) => run[side].connections));
 	figures.push({
 		row: c.row,
 		figure: `${c.name}: context`,
 		measured:
-			`raw undici, every request at once: ${ms(med(runs, (run) => run.rawAll.ms))} (node / it ${spread(runs.map((run) => run.node.ms / run.rawAll.ms), ratio)}); ` +
+			`raw undici, every request at once: ${ms(med(runs, (run) => run.rawAll.ms))} (node / it ${spread(
+				runs.map((run) => run.node.ms / run.rawAll.ms),
+				ratio,
+			)}); ` +
 			(L > 0
 				? `latency floor at ${P} in parallel: ${rounds} round trips x ${L} ms = ${ms(rounds * L)}; peak requests in flight (medians): node ${med(runs, (run) => run.node.peakInFlight)}, raw ${P} ${med(runs, (run) => run.rawParallel.peakInFlight)}, raw all ${med(runs, (run) => run.rawAll.peakInFlight)}; `
 				: `the node's time per request with no latency: ${(med(runs, (run) => run.node.nodeMs) / c.requests).toFixed(2)} ms; `) +
-			`CPU time node / raw ${P} ${spread(runs.map((run) => run.node.cpuMs / run.rawParallel.cpuMs), ratio)}; TCP connections node/raw ${P} ${connections('node')}/${connections('rawParallel')}`,
+			`CPU time node / raw ${P} ${spread(
+				runs.map((run) => run.node.cpuMs / run.rawParallel.cpuMs),
+				ratio,
+			)}; TCP connections node/raw ${P} ${connections('node')}/${connections('rawParallel')}`,
 		goal: '—',
 		verdict: '—',
 		how: "Peak in flight: requests the sandbox had between arrival and the end of their answer (an answer held by latency included; node's diagnostics channels http.server.request.start / response.finish); at 0 ms answers are immediate, so it is not shown. CPU time is process.cpuUsage() (the in-process sandbox included, alike for both).",
 	});
 }
 
-function rateLimitCase(figures: Figure[], misses: string[], r: NonNullable<AtLatency['rateLimited']>): void {
+function rateLimitCase(
+	figures: Figure[],
+	misses: string[],
+	r: NonNullable<AtLatency['rateLimited']>,
+): void {
 	const wallRatio = r.ms / r.allowedMs;
 	const burst = Math.max(1, r.ratePerSecond);
 	const name = `${fmtK(r.items)} items under a rate limit of ${r.ratePerSecond}/s, at ${r.latencyMs} ms`;
@@ -306,7 +447,10 @@ function triggerCase(figures: Figure[], t: NonNullable<AtLatency['trigger']>): v
 		row: '10',
 		figure: `Trigger with ${t.reads} reads due, at ${t.latencyMs} ms: wall time of a poll`,
 		measured:
-			`${spread(t.polls.map((poll) => poll.ms), ms)}; calls per poll ${[...new Set(t.polls.map((poll) => describeCalls(poll.counts)))].join(' or ')}${t.latencyMs > 0 ? `; peak in flight ${constant(t.polls.map((poll) => poll.peakInFlight))}` : ''}; ` +
+			`${spread(
+				t.polls.map((poll) => poll.ms),
+				ms,
+			)}; calls per poll ${[...new Set(t.polls.map((poll) => describeCalls(poll.counts)))].join(' or ')}${t.latencyMs > 0 ? `; peak in flight ${constant(t.polls.map((poll) => poll.peakInFlight))}` : ''}; ` +
 			`activation poll ${describeCalls(t.activation)}`,
 		goal: '— (report)',
 		verdict: '—',

@@ -25,7 +25,13 @@ export interface DelayedLink {
 /** Relays `from` to `to`, each chunk `delayMs()` later (the first one `firstExtraMs` more), in order;
  * `onEnded` when the end has been relayed. One queue and one timer per direction: separate timers
  * for each chunk could fire out of order (a timer counts from the event loop's cached time). */
-function relay(from: Socket, to: Socket, delayMs: () => number, firstExtraMs: () => number, onEnded: () => void = () => undefined): void {
+function relay(
+	from: Socket,
+	to: Socket,
+	delayMs: () => number,
+	firstExtraMs: () => number,
+	onEnded: () => void = () => undefined,
+): void {
 	const queue: Array<{ due: number; action: () => void }> = [];
 	let timer: NodeJS.Timeout | undefined;
 	let first = true;
@@ -55,7 +61,10 @@ function relay(from: Socket, to: Socket, delayMs: () => number, firstExtraMs: ()
 }
 
 /** Starts a link on 127.0.0.1 to `targetBaseUrl` (an http:// or https:// sandbox on 127.0.0.1). */
-export async function startDelayedLink(targetBaseUrl: string, roundTripMs = 0): Promise<DelayedLink> {
+export async function startDelayedLink(
+	targetBaseUrl: string,
+	roundTripMs = 0,
+): Promise<DelayedLink> {
 	const target = new URL(targetBaseUrl);
 	let rtt = roundTripMs;
 	const lifetimes: Array<{ openedAt: number; closedAt: number }> = [];
@@ -67,7 +76,11 @@ export async function startDelayedLink(targetBaseUrl: string, roundTripMs = 0): 
 		lifetimes.push(lifetime);
 		const over = () => (lifetime.closedAt = Math.min(lifetime.closedAt, Date.now()));
 		client.on('close', over);
-		const upstream = connect({ host: target.hostname, port: Number(target.port), allowHalfOpen: true });
+		const upstream = connect({
+			host: target.hostname,
+			port: Number(target.port),
+			allowHalfOpen: true,
+		});
 		for (const socket of [client, upstream]) {
 			socket.setNoDelay(true);
 			open.add(socket);
@@ -76,8 +89,19 @@ export async function startDelayedLink(targetBaseUrl: string, roundTripMs = 0): 
 		// A reset on one side resets the other.
 		client.on('error', () => upstream.destroy());
 		upstream.on('error', () => client.destroy());
-		relay(client, upstream, () => rtt / 2, () => rtt);
-		relay(upstream, client, () => rtt / 2, () => 0, over);
+		relay(
+			client,
+			upstream,
+			() => rtt / 2,
+			() => rtt,
+		);
+		relay(
+			upstream,
+			client,
+			() => rtt / 2,
+			() => 0,
+			over,
+		);
 	});
 	await new Promise<void>((resolve, reject) => {
 		server.once('error', reject);
@@ -94,7 +118,9 @@ export async function startDelayedLink(targetBaseUrl: string, roundTripMs = 0): 
 			rtt = ms;
 		},
 		connectionsWithin: (from = -Infinity, to = Infinity) => {
-			const accepted = lifetimes.filter(({ openedAt }) => openedAt >= from && openedAt <= to).length;
+			const accepted = lifetimes.filter(
+				({ openedAt }) => openedAt >= from && openedAt <= to,
+			).length;
 			// +1 at each opening, -1 at each closing, in time order (closings first at the same ms).
 			const steps = lifetimes
 				.filter(({ openedAt, closedAt }) => openedAt <= to && closedAt >= from)

@@ -18,19 +18,22 @@ import type { Sandbox, SandboxSettings } from '../sandbox';
 /** The message every side of every case sends; each real-n8n chain gives it a title of its own. */
 export const TITLE = 'Benchmark';
 export const BODY = 'A notification sent by npm run bench';
-export const sendBody = (userIds: string[], title = TITLE) => JSON.stringify({ title, body: BODY, target_user_ids: userIds });
+export const sendBody = (userIds: string[], title = TITLE) =>
+	JSON.stringify({ title, body: BODY, target_user_ids: userIds });
 
 // ---- what the sandbox saw -------------------------------------------------------------------------
 
 /** API calls the sandbox saw, per endpoint (admin calls are never counted). */
 export type Counts = Record<string, number>;
 
-export const totalCalls = (counts: Counts) => Object.values(counts).reduce((sum, value) => sum + value, 0);
+export const totalCalls = (counts: Counts) =>
+	Object.values(counts).reduce((sum, value) => sum + value, 0);
 
 /** Calls made between two counts() snapshots. */
 export function countsSince(before: Counts, after: Counts): Counts {
 	const diff: Counts = {};
-	for (const [endpoint, value] of Object.entries(after)) if (value !== (before[endpoint] ?? 0)) diff[endpoint] = value - (before[endpoint] ?? 0);
+	for (const [endpoint, value] of Object.entries(after))
+		if (value !== (before[endpoint] ?? 0)) diff[endpoint] = value - (before[endpoint] ?? 0);
 	return diff;
 }
 
@@ -73,7 +76,11 @@ export interface MeasureOptions {
 }
 
 /** Runs `body` on a freshly reset sandbox and hands back its result with what it cost. */
-export async function measured<T>(sandbox: Sandbox, body: () => Promise<T>, { settings, sampleMemory = false }: MeasureOptions = {}): Promise<Timed & { value: T; memory?: MemoryPeak }> {
+export async function measured<T>(
+	sandbox: Sandbox,
+	body: () => Promise<T>,
+	{ settings, sampleMemory = false }: MeasureOptions = {},
+): Promise<Timed & { value: T; memory?: MemoryPeak }> {
 	await sandbox.reset();
 	if (settings) sandbox.configure(settings);
 	collectGarbage();
@@ -81,10 +88,20 @@ export async function measured<T>(sandbox: Sandbox, body: () => Promise<T>, { se
 	const connections = acceptedConnections;
 	const cpu = process.cpuUsage();
 	const started = performance.now();
-	const { value, memory } = sampleMemory ? await withMemoryPeak(body) : { value: await body(), memory: undefined };
+	const { value, memory } = sampleMemory
+		? await withMemoryPeak(body)
+		: { value: await body(), memory: undefined };
 	const ms = performance.now() - started;
 	const used = process.cpuUsage(cpu);
-	return { value, memory, ms, cpuMs: (used.user + used.system) / 1000, connections: acceptedConnections - connections, peakInFlight: inFlightPeak, counts: sandbox.counts() };
+	return {
+		value,
+		memory,
+		ms,
+		cpuMs: (used.user + used.system) / 1000,
+		connections: acceptedConnections - connections,
+		peakInFlight: inFlightPeak,
+		counts: sandbox.counts(),
+	};
 }
 
 // ---- memory ---------------------------------------------------------------------------------------
@@ -110,7 +127,10 @@ export interface MemoryPeak {
 }
 
 /** Samples heapUsed and RSS every `everyMs` while `body` runs (it must yield: HTTP I/O does). */
-export async function withMemoryPeak<T>(body: () => Promise<T>, everyMs = 5): Promise<{ value: T; memory: MemoryPeak }> {
+export async function withMemoryPeak<T>(
+	body: () => Promise<T>,
+	everyMs = 5,
+): Promise<{ value: T; memory: MemoryPeak }> {
 	collectGarbage();
 	const base = process.memoryUsage();
 	const peak = { heap: base.heapUsed, rss: base.rss, samples: 0 };
@@ -127,7 +147,15 @@ export async function withMemoryPeak<T>(body: () => Promise<T>, everyMs = 5): Pr
 		clearInterval(timer);
 		collectGarbage();
 		const retainedHeapDelta = process.memoryUsage().heapUsed - base.heapUsed;
-		return { value, memory: { heapDelta: peak.heap - base.heapUsed, rssDelta: peak.rss - base.rss, retainedHeapDelta, samples: peak.samples } };
+		return {
+			value,
+			memory: {
+				heapDelta: peak.heap - base.heapUsed,
+				rssDelta: peak.rss - base.rss,
+				retainedHeapDelta,
+				samples: peak.samples,
+			},
+		};
 	} finally {
 		clearInterval(timer);
 	}
@@ -154,7 +182,8 @@ let ticksPerSecond: number | undefined;
 /** User + system CPU time of a process so far (ms), or undefined once it is gone (the kernel's tick resolution). */
 export function processCpuMs(pid: number): number | undefined {
 	try {
-		ticksPerSecond ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+		ticksPerSecond ??=
+			Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
 		const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
 		// After "pid (command) ": utime and stime are fields 14 and 15.
 		const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
@@ -192,11 +221,15 @@ export class CpuTimeline {
 	within(from: number, to: number): { otherMs: number; ownMs: number } {
 		const at = (time: number, key: 'otherMs' | 'ownMs'): number => {
 			const after = this.samples.findIndex((sample) => sample.at >= time);
-			if (after <= 0) return after === 0 && this.samples[0].at === time ? this.samples[0][key] : NaN;
+			if (after <= 0)
+				return after === 0 && this.samples[0].at === time ? this.samples[0][key] : NaN;
 			const [a, b] = [this.samples[after - 1], this.samples[after]];
 			return a[key] + ((b[key] - a[key]) * (time - a.at)) / Math.max(1, b.at - a.at);
 		};
-		return { otherMs: at(to, 'otherMs') - at(from, 'otherMs'), ownMs: at(to, 'ownMs') - at(from, 'ownMs') };
+		return {
+			otherMs: at(to, 'otherMs') - at(from, 'otherMs'),
+			ownMs: at(to, 'ownMs') - at(from, 'ownMs'),
+		};
 	}
 }
 
@@ -209,37 +242,66 @@ export type RawClient = ReturnType<typeof rawClient>;
  * request, as n8n's HTTP helper does), the sandbox's credential, nothing else: no retries, no checks.
  * `baseUrl`: e.g. a delayed link in front of the sandbox.
  */
-export function rawClient(sandbox: Sandbox, connections = 1, { baseUrl = sandbox.baseUrl, newConnectionEach = false } = {}) {
+export function rawClient(
+	sandbox: Sandbox,
+	connections = 1,
+	{ baseUrl = sandbox.baseUrl, newConnectionEach = false } = {},
+) {
 	const ca = sandbox.caCertificate;
 	const pool = new Pool(baseUrl, { connections, ...(ca ? { connect: { ca } } : {}) });
-	const request = async (method: 'GET' | 'POST', path: string, bearer?: string, body?: string): Promise<unknown> => {
-		const headers = { 'content-type': 'application/json', ...(bearer ? { authorization: `Bearer ${bearer}` } : {}) };
+	const request = async (
+		method: 'GET' | 'POST',
+		path: string,
+		bearer?: string,
+		body?: string,
+	): Promise<unknown> => {
+		const headers = {
+			'content-type': 'application/json',
+			...(bearer ? { authorization: `Bearer ${bearer}` } : {}),
+		};
 		const response = await pool.request({ method, path, body, reset: newConnectionEach, headers });
 		const json = await response.body.json();
-		if (response.statusCode >= 300) throw new Error(`${method} ${path} answered ${response.statusCode}`);
+		if (response.statusCode >= 300)
+			throw new Error(`${method} ${path} answered ${response.statusCode}`);
 		return json;
 	};
 	return {
 		async token(): Promise<string> {
 			const { clientId, clientSecret, refreshToken } = sandbox.orgs.primary;
-			const body = JSON.stringify({ client_id: clientId, client_secret: clientSecret, refresh_token: refreshToken });
-			return ((await request('POST', '/auth/oauth/v2/refresh', undefined, body)) as { access_token: string }).access_token;
+			const body = JSON.stringify({
+				client_id: clientId,
+				client_secret: clientSecret,
+				refresh_token: refreshToken,
+			});
+			return (
+				(await request('POST', '/auth/oauth/v2/refresh', undefined, body)) as {
+					access_token: string;
+				}
+			).access_token;
 		},
 		get: (path: string, bearer: string) => request('GET', path, bearer),
 		/** POSTs every body to the send endpoint, at most `parallel` at once. */
 		async sendAll(bearer: string, bodies: string[], parallel = 1): Promise<void> {
 			let next = 0;
 			const worker = async () => {
-				while (next < bodies.length) await request('POST', '/push-notification/send', bearer, bodies[next++]);
+				while (next < bodies.length)
+					await request('POST', '/push-notification/send', bearer, bodies[next++]);
 			};
-			await Promise.all(Array.from({ length: Math.max(1, Math.min(parallel, bodies.length)) }, worker));
+			await Promise.all(
+				Array.from({ length: Math.max(1, Math.min(parallel, bodies.length)) }, worker),
+			);
 		},
 		close: () => pool.close(),
 	};
 }
 
 /** `body` measured as every side is, with a raw client of its own (`connections` keep-alive connections), closed afterwards. */
-export async function measuredRaw<T>(sandbox: Sandbox, body: (client: RawClient) => Promise<T>, connections = 1, options?: MeasureOptions): Promise<Timed & { value: T; memory?: MemoryPeak }> {
+export async function measuredRaw<T>(
+	sandbox: Sandbox,
+	body: (client: RawClient) => Promise<T>,
+	connections = 1,
+	options?: MeasureOptions,
+): Promise<Timed & { value: T; memory?: MemoryPeak }> {
 	const client = rawClient(sandbox, connections);
 	try {
 		return await measured(sandbox, () => body(client), options);
@@ -249,17 +311,42 @@ export async function measuredRaw<T>(sandbox: Sandbox, body: (client: RawClient)
 }
 
 /** Raw undici sending `batches` (one POST each, a token first), at most `parallel` at once on as many connections. */
-export async function rawSends(sandbox: Sandbox, batches: string[][], parallel: number, settings?: Partial<SandboxSettings>): Promise<Timed> {
+export async function rawSends(
+	sandbox: Sandbox,
+	batches: string[][],
+	parallel: number,
+	settings?: Partial<SandboxSettings>,
+): Promise<Timed> {
 	const width = Math.max(1, Math.min(parallel, batches.length));
-	const { value: _value, memory: _memory, ...timed } = await measuredRaw(sandbox, async (client) => client.sendAll(await client.token(), batches.map((batch) => sendBody(batch)), width), width, { settings });
+	const {
+		value: _value,
+		memory: _memory,
+		...timed
+	} = await measuredRaw(
+		sandbox,
+		async (client) =>
+			client.sendAll(
+				await client.token(),
+				batches.map((batch) => sendBody(batch)),
+				width,
+			),
+		width,
+		{ settings },
+	);
 	return timed;
 }
 
 /** Splits `values` into batches of at most `size`. */
-export const batchesOf = <T>(values: T[], size: number): T[][] => Array.from({ length: Math.ceil(values.length / size) }, (_, index) => values.slice(index * size, (index + 1) * size));
+export const batchesOf = <T>(values: T[], size: number): T[][] =>
+	Array.from({ length: Math.ceil(values.length / size) }, (_, index) =>
+		values.slice(index * size, (index + 1) * size),
+	);
 
 /** Runs `sides` in an order rotated by `rep`, each once, and gives their results by name. */
-export async function interleaved<S extends Record<string, () => Promise<unknown>>>(rep: number, sides: S): Promise<{ [K in keyof S]: Awaited<ReturnType<S[K]>> }> {
+export async function interleaved<S extends Record<string, () => Promise<unknown>>>(
+	rep: number,
+	sides: S,
+): Promise<{ [K in keyof S]: Awaited<ReturnType<S[K]>> }> {
 	const names = Object.keys(sides);
 	const results: Record<string, unknown> = {};
 	for (let index = 0; index < names.length; index++) {

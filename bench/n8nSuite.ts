@@ -28,7 +28,14 @@ import { performance } from 'node:perf_hooks';
 import { startSandbox } from '../sandbox';
 import type { Sandbox } from '../sandbox';
 import { DETAIL, REFRESH, SEND, SEND_LIST } from '../devkit/endpoints';
-import { N8nHome as BenchN8n, credentialEntry, type NodeRun, type RunningPostgres, type RunResult, startPostgres } from '../devkit/n8n';
+import {
+	N8nHome as BenchN8n,
+	credentialEntry,
+	type NodeRun,
+	type RunningPostgres,
+	type RunResult,
+	startPostgres,
+} from '../devkit/n8n';
 import { nodeDefaultParallel } from './latencySuite';
 import { startDelayedLink, type DelayedLink } from './linkDelay';
 import { CpuTimeline, med, median, ms, perMs, rawClient, ratio, sendBody, spread } from './measure';
@@ -46,7 +53,12 @@ export const FULL_N8N_SCALE = {
 	/** One-recipient sends per case. */
 	itemCounts: [200, 1000],
 	/** The node at other Max Parallel Requests (it takes 1 to 100, its default), over https. */
-	parallelVariants: [[200, 50], [1000, 25], [1000, 50], [1000, 75]].map(([items, maxParallelRequests]) => ({ items, maxParallelRequests })),
+	parallelVariants: [
+		[200, 50],
+		[1000, 25],
+		[1000, 50],
+		[1000, 75],
+	].map(([items, maxParallelRequests]) => ({ items, maxParallelRequests })),
 	warmUpItems: 100,
 	/** Wait for Final Status: sends of one Send run (one recipient with one healthy phone each); one send's settle time. */
 	waitSends: 100,
@@ -76,20 +88,51 @@ const credentialIds: Record<Scheme, { id: string; name: string }> = {
 type Site = { sandbox: Sandbox; link: DelayedLink; target: ChainTarget };
 
 /** The chains of a repetition: warm-ups, then each case's node and HTTP Request node (order by `rep`), the variants, the waits. */
-export function chainsOf(scale: N8nScale, userIds: string[], onePhoneIds: string[], rep: number, { schemes = scale.schemes, extras = true } = {}): ChainSpec[] {
-	const chains: ChainSpec[] = schemes.flatMap((scheme) => (['node', 'httpRequest'] as const).map((side) => ({ name: `warm-up ${side} ${scheme}`, side, scheme, userIds: userIds.slice(0, scale.warmUpItems), warmUp: true })));
+export function chainsOf(
+	scale: N8nScale,
+	userIds: string[],
+	onePhoneIds: string[],
+	rep: number,
+	{ schemes = scale.schemes, extras = true } = {},
+): ChainSpec[] {
+	const chains: ChainSpec[] = schemes.flatMap((scheme) =>
+		(['node', 'httpRequest'] as const).map((side) => ({
+			name: `warm-up ${side} ${scheme}`,
+			side,
+			scheme,
+			userIds: userIds.slice(0, scale.warmUpItems),
+			warmUp: true,
+		})),
+	);
 	for (const scheme of schemes) {
 		for (const items of scale.itemCounts) {
-			const pair = (['node', 'httpRequest'] as const).map((side) => ({ name: `${side} ${scheme} ${items}`, side, scheme, userIds: userIds.slice(0, items) }));
+			const pair = (['node', 'httpRequest'] as const).map((side) => ({
+				name: `${side} ${scheme} ${items}`,
+				side,
+				scheme,
+				userIds: userIds.slice(0, items),
+			}));
 			chains.push(...(rep % 2 === 0 ? pair : pair.reverse()));
 		}
 	}
 	if (extras && schemes.includes('https')) {
 		for (const { items, maxParallelRequests } of scale.parallelVariants) {
-			chains.push({ name: `node https ${items} at ${maxParallelRequests}`, side: 'node', scheme: 'https', userIds: userIds.slice(0, items), maxParallelRequests });
+			chains.push({
+				name: `node https ${items} at ${maxParallelRequests}`,
+				side: 'node',
+				scheme: 'https',
+				userIds: userIds.slice(0, items),
+				maxParallelRequests,
+			});
 		}
 		for (const sends of scale.waitSends > 0 ? [1, scale.waitSends] : []) {
-			chains.push({ name: `wait https ${sends}`, side: 'node', scheme: 'https', userIds: onePhoneIds.slice(0, sends), waitForFinalStatus: true });
+			chains.push({
+				name: `wait https ${sends}`,
+				side: 'node',
+				scheme: 'https',
+				userIds: onePhoneIds.slice(0, sends),
+				waitForFinalStatus: true,
+			});
 		}
 	}
 	return chains;
@@ -104,55 +147,138 @@ export type ChainRun = ReturnType<typeof chainRunOf>;
  * process and of this one (sandbox and link) meanwhile. A chain the workflow never reached (an
  * earlier node failed) has no figures, and says why.
  */
-export function chainRunOf(result: RunResult, chain: ChainSpec, sandbox: Pick<Sandbox, 'requestLog'>, link: Pick<DelayedLink, 'connectionsWithin'>, cpu: Pick<CpuTimeline, 'within'>) {
-	const [run] = (result.run.data?.resultData?.runData?.[sendNodeName(chain)] as NodeRun[] | undefined) ?? [];
+export function chainRunOf(
+	result: RunResult,
+	chain: ChainSpec,
+	sandbox: Pick<Sandbox, 'requestLog'>,
+	link: Pick<DelayedLink, 'connectionsWithin'>,
+	cpu: Pick<CpuTimeline, 'within'>,
+) {
+	const [run] =
+		(result.run.data?.resultData?.runData?.[sendNodeName(chain)] as NodeRun[] | undefined) ?? [];
 	const [from, to] = run ? [run.startTime, run.startTime + run.executionTime] : [NaN, NaN];
 	const log = sandbox.requestLog();
-	const own = run ? log.filter((entry) => entry.endpoint === SEND && (entry.body as { title?: unknown } | undefined)?.title === titleOf(chain)) : [];
+	const own = run
+		? log.filter(
+				(entry) =>
+					entry.endpoint === SEND &&
+					(entry.body as { title?: unknown } | undefined)?.title === titleOf(chain),
+			)
+		: [];
 	const during = log.filter((entry) => entry.time >= from && entry.time <= to);
-	const countOf = (endpoint: string) => during.filter((entry) => entry.endpoint === endpoint).length;
+	const countOf = (endpoint: string) =>
+		during.filter((entry) => entry.endpoint === endpoint).length;
 	const output = run?.data?.main?.[0] ?? [];
-	const { accepted: connections, peakOpen } = run ? link.connectionsWithin(from, to) : { accepted: 0, peakOpen: 0 };
+	const { accepted: connections, peakOpen } = run
+		? link.connectionsWithin(from, to)
+		: { accepted: 0, peakOpen: 0 };
 	const used = run ? cpu.within(from, to) : { otherMs: NaN, ownMs: NaN };
-	const error = run ? run.error && String(run.error.message ?? JSON.stringify(run.error)) : `did not run: ${String(result.error?.message ?? 'the workflow stopped earlier')}`;
+	const error = run
+		? run.error && String(run.error.message ?? JSON.stringify(run.error))
+		: `did not run: ${String(result.error?.message ?? 'the workflow stopped earlier')}`;
 	const { name, side, scheme, maxParallelRequests, waitForFinalStatus } = chain;
-	const calls = { sends: own.length, accepted: own.filter((entry) => entry.status === 202).length, refreshes: countOf(REFRESH), listReads: countOf(SEND_LIST), detailReads: countOf(DETAIL) };
-	const otherCalls = during.length - calls.refreshes - calls.listReads - calls.detailReads - countOf(SEND);
-	const finalReached = waitForFinalStatus ? output.filter((item) => item.json.finalStatusReached === true).length : undefined;
-	const times = { ms: run?.executionTime ?? NaN, startTime: from, n8nCpuMs: used.otherMs, benchCpuMs: used.ownMs };
-	return { name, side, scheme, items: chain.userIds.length, maxParallelRequests, waitForFinalStatus, ...times, outputItems: output.length, finalReached, error: error?.slice(0, 300), ...calls, otherCalls, connections, peakOpen };
+	const calls = {
+		sends: own.length,
+		accepted: own.filter((entry) => entry.status === 202).length,
+		refreshes: countOf(REFRESH),
+		listReads: countOf(SEND_LIST),
+		detailReads: countOf(DETAIL),
+	};
+	const otherCalls =
+		during.length - calls.refreshes - calls.listReads - calls.detailReads - countOf(SEND);
+	const finalReached = waitForFinalStatus
+		? output.filter((item) => item.json.finalStatusReached === true).length
+		: undefined;
+	const times = {
+		ms: run?.executionTime ?? NaN,
+		startTime: from,
+		n8nCpuMs: used.otherMs,
+		benchCpuMs: used.ownMs,
+	};
+	return {
+		name,
+		side,
+		scheme,
+		items: chain.userIds.length,
+		maxParallelRequests,
+		waitForFinalStatus,
+		...times,
+		outputItems: output.length,
+		finalReached,
+		error: error?.slice(0, 300),
+		...calls,
+		otherCalls,
+		connections,
+		peakOpen,
+	};
 }
 
 export type ExecutionRun = Awaited<ReturnType<typeof executeMeasured>>;
 
 /** Runs one repetition's workflow, the sandboxes reset first; every chain but the warm-ups measured. */
-async function executeMeasured(n8n: BenchN8n, chains: ChainSpec[], sites: Record<Scheme, Site>, meta: { db: 'sqlite' | 'postgres'; latencyMs: number; rep: number }) {
+async function executeMeasured(
+	n8n: BenchN8n,
+	chains: ChainSpec[],
+	sites: Record<Scheme, Site>,
+	meta: { db: 'sqlite' | 'postgres'; latencyMs: number; rep: number },
+) {
 	for (const site of Object.values(sites)) await site.sandbox.reset();
 	const cpu = new CpuTimeline();
-	const result = await n8n.execute(WORKFLOW_ID(meta.db, meta.rep), { onSpawn: (pid) => cpu.watch(pid) }).finally(() => cpu.stop());
+	const result = await n8n
+		.execute(WORKFLOW_ID(meta.db, meta.rep), { onSpawn: (pid) => cpu.watch(pid) })
+		.finally(() => cpu.stop());
 	return {
 		...meta,
 		/** The CLI's whole time (start-up included): a cost of the bench, not a figure. */
 		cliMs: result.durationMs,
 		status: result.status,
-		error: result.error ? String(result.error.message ?? JSON.stringify(result.error)).slice(0, 300) : undefined,
-		chains: chains.filter((chain) => !chain.warmUp).map((chain) => chainRunOf(result, chain, sites[chain.scheme].sandbox, sites[chain.scheme].link, cpu)),
+		error: result.error
+			? String(result.error.message ?? JSON.stringify(result.error)).slice(0, 300)
+			: undefined,
+		chains: chains
+			.filter((chain) => !chain.warmUp)
+			.map((chain) =>
+				chainRunOf(result, chain, sites[chain.scheme].sandbox, sites[chain.scheme].link, cpu),
+			),
 	};
 }
 
 /** Raw undici through the link: a token, then one-recipient POSTs, `parallel` at once, keep-alive or a new connection each (the sends timed). */
-async function rawRun(site: Site, scheme: Scheme, userIds: string[], parallel: number, keepAlive: boolean, meta: { latencyMs: number; rep: number }) {
+async function rawRun(
+	site: Site,
+	scheme: Scheme,
+	userIds: string[],
+	parallel: number,
+	keepAlive: boolean,
+	meta: { latencyMs: number; rep: number },
+) {
 	await site.sandbox.reset();
 	const width = Math.min(parallel, userIds.length);
-	const client = rawClient(site.sandbox, width, { baseUrl: site.link.baseUrl, newConnectionEach: !keepAlive });
+	const client = rawClient(site.sandbox, width, {
+		baseUrl: site.link.baseUrl,
+		newConnectionEach: !keepAlive,
+	});
 	try {
 		const token = await client.token();
 		const from = Date.now();
 		const started = performance.now();
-		await client.sendAll(token, userIds.map((to) => sendBody([to])), width);
+		await client.sendAll(
+			token,
+			userIds.map((to) => sendBody([to])),
+			width,
+		);
 		const ms = performance.now() - started;
 		const { accepted: connections, peakOpen } = site.link.connectionsWithin(from, Date.now());
-		return { ...meta, scheme, items: userIds.length, parallel: width, keepAlive, ms, connections, peakOpen };
+		return {
+			...meta,
+			scheme,
+			items: userIds.length,
+			parallel: width,
+			keepAlive,
+			ms,
+			connections,
+			peakOpen,
+		};
 	} finally {
 		await client.close();
 	}
@@ -161,7 +287,8 @@ async function rawRun(site: Site, scheme: Scheme, userIds: string[], parallel: n
 /** The statements of Postgres's log lines (log_statement = all, log_timezone = UTC), with their times. */
 export function loggedStatements(text: string): Array<{ at: number; statement: string }> {
 	// "2026-11-23 21:30:01.123 UTC [1234] LOG:  execute <unnamed>: SELECT ..."
-	const line = /^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}) UTC \[\d+\] LOG:\s+(?:statement|execute [^:]*): (.*)$/;
+	const line =
+		/^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}) UTC \[\d+\] LOG:\s+(?:statement|execute [^:]*): (.*)$/;
 	return text.split('\n').flatMap((entry) => {
 		const match = line.exec(entry);
 		return match ? [{ at: Date.parse(`${match[1].replace(' ', 'T')}Z`), statement: match[2] }] : [];
@@ -171,20 +298,37 @@ export function loggedStatements(text: string): Array<{ at: number; statement: s
 export type CredentialReadsRun = Awaited<ReturnType<typeof measureCredentialReads>>[number];
 
 /** The credential reads of a 1,000-item run (and of a 1-item run right after), in n8n on Postgres, counted in its statement log. */
-async function measureCredentialReads(n8n: BenchN8n, postgres: RunningPostgres, site: Site, scale: N8nScale, credential: object, log: (line: string) => void) {
+async function measureCredentialReads(
+	n8n: BenchN8n,
+	postgres: RunningPostgres,
+	site: Site,
+	scale: N8nScale,
+	credential: object,
+	log: (line: string) => void,
+) {
 	const userIds = site.sandbox.orgs.primary.userIds;
-	const chains: ChainSpec[] = [scale.credentialReadItems, 1].map((items) => ({ name: `reads ${items}`, side: 'node', scheme: 'https', userIds: userIds.slice(0, items) }));
-	await n8n.importWorkflows([benchWorkflow(READS_WORKFLOW_ID, chains, { http: site.target, https: site.target })]);
+	const chains: ChainSpec[] = [scale.credentialReadItems, 1].map((items) => ({
+		name: `reads ${items}`,
+		side: 'node',
+		scheme: 'https',
+		userIds: userIds.slice(0, items),
+	}));
+	await n8n.importWorkflows([
+		benchWorkflow(READS_WORKFLOW_ID, chains, { http: site.target, https: site.target }),
+	]);
 	// A fresh credential (no token yet): the first run renews once.
 	await n8n.importCredentials([credential]);
 	await site.sandbox.reset();
 	const logFrom = fs.statSync(postgres.logFile).size;
 	// For n8n's connections to come (each `n8n execute` opens its own).
 	await postgres.psql("alter role n8n set log_statement = 'all'");
-	const result = await n8n.execute(READS_WORKFLOW_ID).finally(() => postgres.psql('alter role n8n reset log_statement'));
+	const result = await n8n
+		.execute(READS_WORKFLOW_ID)
+		.finally(() => postgres.psql('alter role n8n reset log_statement'));
 	const text = fs.readFileSync(postgres.logFile).subarray(logFrom).toString('utf8');
 	const statements = loggedStatements(text);
-	if (statements.length === 0) log(`credential reads: no statement found in Postgres's log (${text.length} bytes read)`);
+	if (statements.length === 0)
+		log(`credential reads: no statement found in Postgres's log (${text.length} bytes read)`);
 	return chains.map((chain) => {
 		const [run] = result.nodeRuns(sendNodeName(chain));
 		const [from, to] = [run.startTime, run.startTime + run.executionTime];
@@ -193,22 +337,36 @@ async function measureCredentialReads(n8n: BenchN8n, postgres: RunningPostgres, 
 		const selects = onCredentials.filter((entry) => /^\s*select/i.test(entry.statement));
 		const updates = onCredentials.filter((entry) => /^\s*update/i.test(entry.statement));
 		const sandboxLog = site.sandbox.requestLog();
-		const refreshes = sandboxLog.filter((entry) => entry.endpoint === REFRESH && entry.time >= from && entry.time <= to);
-		const savedAfter = (refreshAt: number) => updates.find((update) => update.at >= refreshAt)?.at ?? -Infinity;
+		const refreshes = sandboxLog.filter(
+			(entry) => entry.endpoint === REFRESH && entry.time >= from && entry.time <= to,
+		);
+		const savedAfter = (refreshAt: number) =>
+			updates.find((update) => update.at >= refreshAt)?.at ?? -Infinity;
 		const credentialStatements: Record<string, number> = {};
-		for (const shape of onCredentials.map((entry) => entry.statement.replace(/\s+/g, ' ').slice(0, 200))) credentialStatements[shape] = (credentialStatements[shape] ?? 0) + 1;
+		for (const shape of onCredentials.map((entry) =>
+			entry.statement.replace(/\s+/g, ' ').slice(0, 200),
+		))
+			credentialStatements[shape] = (credentialStatements[shape] ?? 0) + 1;
 		return {
 			items: chain.userIds.length,
 			renewals: refreshes.length,
 			selects: selects.length,
 			updates: updates.length,
 			/** SELECTs from a refresh's arrival to the UPDATE that saved its token: n8n's own saving of a renewed token, not the node's reads. */
-			tokenSaveSelects: selects.filter((select) => refreshes.some((refresh) => select.at >= refresh.time && select.at <= savedAfter(refresh.time))).length,
+			tokenSaveSelects: selects.filter((select) =>
+				refreshes.some(
+					(refresh) => select.at >= refresh.time && select.at <= savedAfter(refresh.time),
+				),
+			).length,
 			/** Every statement of the run (any table), for scale; the ones on credentials_entity, shortened, by how often each came. */
 			statements: during.length,
 			credentialStatements,
 			ms: run.executionTime,
-			sends: sandboxLog.filter((entry) => entry.endpoint === SEND && (entry.body as { title?: unknown } | undefined)?.title === titleOf(chain)).length,
+			sends: sandboxLog.filter(
+				(entry) =>
+					entry.endpoint === SEND &&
+					(entry.body as { title?: unknown } | undefined)?.title === titleOf(chain),
+			).length,
 			error: run.error ? String(run.error.message ?? '').slice(0, 300) : undefined,
 		};
 	});
@@ -216,7 +374,11 @@ async function measureCredentialReads(n8n: BenchN8n, postgres: RunningPostgres, 
 
 export type N8nResults = Awaited<ReturnType<typeof runN8nSuite>>;
 
-export async function runN8nSuite(scale: N8nScale, tarball: string, log: (line: string) => void = () => {}) {
+export async function runN8nSuite(
+	scale: N8nScale,
+	tarball: string,
+	log: (line: string) => void = () => {},
+) {
 	const started = Date.now();
 	const results = {
 		scale,
@@ -231,52 +393,102 @@ export async function runN8nSuite(scale: N8nScale, tarball: string, log: (line: 
 	};
 	const temp = fs.mkdtempSync(path.join(os.tmpdir(), 'companion-push-bench-n8n-'));
 	fs.chmodSync(temp, 0o755); // Postgres's data folder goes inside: the postgres user must reach it
-	const cleanups: Array<() => Promise<void> | void> = [() => fs.rmSync(temp, { recursive: true, force: true })];
+	const cleanups: Array<() => Promise<void> | void> = [
+		() => fs.rmSync(temp, { recursive: true, force: true }),
+	];
 	try {
 		const sites = {} as Record<Scheme, Site>;
 		for (const scheme of ['http', 'https'] as const) {
-			const sandbox = await startSandbox({ port: 0, seedUsers: scale.users, clock: 'real', deliveryMs: scale.deliveryMs, ...(scheme === 'https' ? { tls: true as const } : {}) });
+			const sandbox = await startSandbox({
+				port: 0,
+				seedUsers: scale.users,
+				clock: 'real',
+				deliveryMs: scale.deliveryMs,
+				...(scheme === 'https' ? { tls: true as const } : {}),
+			});
 			cleanups.unshift(() => sandbox.stop());
 			const link = await startDelayedLink(sandbox.baseUrl);
 			cleanups.unshift(() => link.close());
 			const client = rawClient(sandbox);
 			const token = await client.token().finally(() => client.close());
-			sites[scheme] = { sandbox, link, target: { credentialId: credentialIds[scheme].id, credentialName: credentialIds[scheme].name, baseUrl: link.baseUrl, token } };
+			sites[scheme] = {
+				sandbox,
+				link,
+				target: {
+					credentialId: credentialIds[scheme].id,
+					credentialName: credentialIds[scheme].name,
+					baseUrl: link.baseUrl,
+					token,
+				},
+			};
 		}
 		const caFile = path.join(temp, 'sandbox-ca.pem');
 		fs.writeFileSync(caFile, sites.https.sandbox.caCertificate!);
 		const targets = { http: sites.http.target, https: sites.https.target };
 		const credentialOf = (scheme: Scheme) => {
 			const { clientId, clientSecret, refreshToken } = sites[scheme].sandbox.orgs.primary;
-			return credentialEntry({ baseUrl: sites[scheme].link.baseUrl, clientId, clientSecret, refreshToken }, credentialIds[scheme]);
+			return credentialEntry(
+				{ baseUrl: sites[scheme].link.baseUrl, clientId, clientSecret, refreshToken },
+				credentialIds[scheme],
+			);
 		};
 		// Both sandboxes are seeded alike: the same user ids.
 		const userIds = sites.https.sandbox.orgs.primary.userIds;
 		const onePhoneIds = sites.https.sandbox.orgs.primary.usersOfKind('onePhone', scale.waitSends);
-		const setLatency = (ms: number) => Object.values(sites).forEach((site) => site.link.setRoundTripMs(ms));
+		const setLatency = (ms: number) =>
+			Object.values(sites).forEach((site) => site.link.setRoundTripMs(ms));
 		/** A fresh n8n with the package and the credentials, each repetition's workflow imported. */
-		const n8nWith = async (schemes: Scheme[], chains: (rep: number) => ChainSpec[], db: 'sqlite' | 'postgres', postgres?: RunningPostgres) => {
-			const n8n = await BenchN8n.create({ tarball, extraEnv: { NODE_EXTRA_CA_CERTS: caFile }, postgres, log });
+		const n8nWith = async (
+			schemes: Scheme[],
+			chains: (rep: number) => ChainSpec[],
+			db: 'sqlite' | 'postgres',
+			postgres?: RunningPostgres,
+		) => {
+			const n8n = await BenchN8n.create({
+				tarball,
+				extraEnv: { NODE_EXTRA_CA_CERTS: caFile },
+				postgres,
+				log,
+			});
 			cleanups.unshift(() => n8n.remove());
 			await n8n.importCredentials(schemes.map(credentialOf));
-			await n8n.importWorkflows([0, 1].map((rep) => benchWorkflow(WORKFLOW_ID(db, rep), chains(rep), targets)));
+			await n8n.importWorkflows(
+				[0, 1].map((rep) => benchWorkflow(WORKFLOW_ID(db, rep), chains(rep), targets)),
+			);
 			return n8n;
 		};
 
 		// ---- n8n on SQLite (its default)
 		const chains = (rep: number) => chainsOf(scale, userIds, onePhoneIds, rep);
 		const n8n = await n8nWith(scale.schemes, chains, 'sqlite');
-		log(`real n8n ready (${Math.round((Date.now() - started) / 1000)} s): http ${sites.http.link.baseUrl}, https ${sites.https.link.baseUrl}`);
+		log(
+			`real n8n ready (${Math.round((Date.now() - started) / 1000)} s): http ${sites.http.link.baseUrl}, https ${sites.https.link.baseUrl}`,
+		);
 		for (const latencyMs of scale.latencies) {
 			setLatency(latencyMs);
 			for (let rep = 0; rep < scale.reps; rep++) {
 				log(`n8n, ${latencyMs} ms round trip, rep ${rep + 1}/${scale.reps}`);
-				const execution = await executeMeasured(n8n, chains(rep), sites, { db: 'sqlite', latencyMs, rep });
-				if (execution.status !== 'success') log(`  the run ended "${execution.status}": ${execution.error ?? ''}`);
+				const execution = await executeMeasured(n8n, chains(rep), sites, {
+					db: 'sqlite',
+					latencyMs,
+					rep,
+				});
+				if (execution.status !== 'success')
+					log(`  the run ended "${execution.status}": ${execution.error ?? ''}`);
 				results.executions.push(execution);
 				for (const scheme of scale.schemes) {
 					for (const items of scale.itemCounts) {
-						for (const keepAlive of [true, false]) results.raw.push(await rawRun(sites[scheme], scheme, userIds.slice(0, items), results.parallel, keepAlive, { latencyMs, rep }));
+						for (const keepAlive of [true, false])
+							results.raw.push(
+								await rawRun(
+									sites[scheme],
+									scheme,
+									userIds.slice(0, items),
+									results.parallel,
+									keepAlive,
+									{ latencyMs, rep },
+								),
+							);
 					}
 				}
 			}
@@ -284,22 +496,44 @@ export async function runN8nSuite(scale: N8nScale, tarball: string, log: (line: 
 
 		// ---- n8n on Postgres: the https cases, then the credential reads
 		if (scale.postgresReps > 0 || scale.credentialReadItems > 0) {
-			const postgres = await startPostgres({ root: temp, log, settings: { log_timezone: 'UTC' } }).catch((error: Error) => {
+			const postgres = await startPostgres({
+				root: temp,
+				log,
+				settings: { log_timezone: 'UTC' },
+			}).catch((error: Error) => {
 				results.postgresSkipped = error.message.split('\n')[0];
 				log(`Postgres skipped: ${results.postgresSkipped}`);
 			});
 			if (postgres) {
 				cleanups.unshift(() => postgres.stop());
-				const pgChains = (rep: number) => chainsOf(scale, userIds, onePhoneIds, rep, { schemes: ['https'], extras: false });
+				const pgChains = (rep: number) =>
+					chainsOf(scale, userIds, onePhoneIds, rep, { schemes: ['https'], extras: false });
 				const onPostgres = await n8nWith(['https'], pgChains, 'postgres', postgres);
 				setLatency(scale.postgresLatencyMs);
 				for (let rep = 0; rep < scale.postgresReps; rep++) {
-					log(`n8n on Postgres, ${scale.postgresLatencyMs} ms round trip, rep ${rep + 1}/${scale.postgresReps}`);
-					results.executions.push(await executeMeasured(onPostgres, pgChains(rep), sites, { db: 'postgres', latencyMs: scale.postgresLatencyMs, rep }));
+					log(
+						`n8n on Postgres, ${scale.postgresLatencyMs} ms round trip, rep ${rep + 1}/${scale.postgresReps}`,
+					);
+					results.executions.push(
+						await executeMeasured(onPostgres, pgChains(rep), sites, {
+							db: 'postgres',
+							latencyMs: scale.postgresLatencyMs,
+							rep,
+						}),
+					);
 				}
 				if (scale.credentialReadItems > 0) {
-					log(`credential reads of a ${scale.credentialReadItems}-item run, Postgres statement log`);
-					results.credentialReads = await measureCredentialReads(onPostgres, postgres, sites.https, scale, credentialOf('https'), log);
+					log(
+						`credential reads of a ${scale.credentialReadItems}-item run, Postgres statement log`,
+					);
+					results.credentialReads = await measureCredentialReads(
+						onPostgres,
+						postgres,
+						sites.https,
+						scale,
+						credentialOf('https'),
+						log,
+					);
 				}
 			}
 		}
@@ -312,32 +546,76 @@ export async function runN8nSuite(scale: N8nScale, tarball: string, log: (line: 
 
 // ---- the figures ---------------------------------------------------------------------------------------
 
-const executionsAt = (results: N8nResults, db: ExecutionRun['db'], latencyMs: number) => results.executions.filter((execution) => execution.db === db && execution.latencyMs === latencyMs);
+const executionsAt = (results: N8nResults, db: ExecutionRun['db'], latencyMs: number) =>
+	results.executions.filter(
+		(execution) => execution.db === db && execution.latencyMs === latencyMs,
+	);
 
 /** The chains named in `names`, of each execution that has them all. */
-const chainsIn = <K extends string>(executions: ExecutionRun[], names: Record<K, string>): Array<Record<K, ChainRun>> =>
+const chainsIn = <K extends string>(
+	executions: ExecutionRun[],
+	names: Record<K, string>,
+): Array<Record<K, ChainRun>> =>
 	executions.flatMap((execution) => {
-		const found = Object.entries(names).map(([key, name]) => [key, execution.chains.find((chain) => chain.name === name)] as const);
-		return found.every(([, chain]) => chain) ? [Object.fromEntries(found) as Record<K, ChainRun>] : [];
+		const found = Object.entries(names).map(
+			([key, name]) => [key, execution.chains.find((chain) => chain.name === name)] as const,
+		);
+		return found.every(([, chain]) => chain)
+			? [Object.fromEntries(found) as Record<K, ChainRun>]
+			: [];
 	});
 
-const rawAt = (results: N8nResults, scheme: Scheme, items: number, latencyMs: number, keepAlive: boolean) =>
-	results.raw.filter((run) => run.scheme === scheme && run.items === items && run.latencyMs === latencyMs && run.keepAlive === keepAlive);
+const rawAt = (
+	results: N8nResults,
+	scheme: Scheme,
+	items: number,
+	latencyMs: number,
+	keepAlive: boolean,
+) =>
+	results.raw.filter(
+		(run) =>
+			run.scheme === scheme &&
+			run.items === items &&
+			run.latencyMs === latencyMs &&
+			run.keepAlive === keepAlive,
+	);
 
 /** Round trips a request on a new connection holds its slot for: connect and request, plus the TLS handshake. */
 const roundTrips = (scheme: Scheme) => (scheme === 'https' ? 3 : 2);
-const handshakes = (scheme: Scheme) => (scheme === 'https' ? 'connect, TLS handshake, request' : 'connect, request');
+const handshakes = (scheme: Scheme) =>
+	scheme === 'https' ? 'connect, TLS handshake, request' : 'connect, request';
 
 type CasePair = { node: ChainRun; httpRequest: ChainRun };
 
-function sendCase(figures: Figure[], misses: string[], results: N8nResults, db: ExecutionRun['db'], latencyMs: number, scheme: Scheme, items: number, row: string): void {
-	const pairs = chainsIn(executionsAt(results, db, latencyMs), { node: `node ${scheme} ${items}`, httpRequest: `httpRequest ${scheme} ${items}` });
+function sendCase(
+	figures: Figure[],
+	misses: string[],
+	results: N8nResults,
+	db: ExecutionRun['db'],
+	latencyMs: number,
+	scheme: Scheme,
+	items: number,
+	row: string,
+): void {
+	const pairs = chainsIn(executionsAt(results, db, latencyMs), {
+		node: `node ${scheme} ${items}`,
+		httpRequest: `httpRequest ${scheme} ${items}`,
+	});
 	if (pairs.length === 0) return;
 	const P = results.parallel;
 	const same = (pick: (pair: CasePair) => number) => constant(pairs.map(pick));
 	const name = `${fmtK(items)} one-recipient sends, ${scheme}, ${latencyMs} ms round trip${db === 'postgres' ? ', n8n on Postgres' : ''}`;
 	const errors = pairs.flatMap((pair) => [pair.node.error, pair.httpRequest.error].filter(Boolean));
-	const callsOk = errors.length === 0 && pairs.every(({ node, httpRequest }) => node.accepted === items && node.sends === items && node.refreshes <= 1 && node.otherCalls === 0 && httpRequest.accepted === items);
+	const callsOk =
+		errors.length === 0 &&
+		pairs.every(
+			({ node, httpRequest }) =>
+				node.accepted === items &&
+				node.sends === items &&
+				node.refreshes <= 1 &&
+				node.otherCalls === 0 &&
+				httpRequest.accepted === items,
+		);
 	figures.push({
 		row,
 		figure: `${name}: API calls`,
@@ -366,7 +644,10 @@ function sendCase(figures: Figure[], misses: string[], results: N8nResults, db: 
 		figure: `${name}: context`,
 		measured:
 			(keepAlive.length
-				? `raw undici with keep-alive, ${P} at once: ${spread(keepAlive.map((run) => run.ms), ms)} (node / it ${ratio(med(pairs, (pair) => pair.node.ms) / med(keepAlive, (run) => run.ms))}); a new connection per request, ${P} at once: ${ms(med(rawAt(results, scheme, items, latencyMs, false), (run) => run.ms))}; `
+				? `raw undici with keep-alive, ${P} at once: ${spread(
+						keepAlive.map((run) => run.ms),
+						ms,
+					)} (node / it ${ratio(med(pairs, (pair) => pair.node.ms) / med(keepAlive, (run) => run.ms))}); a new connection per request, ${P} at once: ${ms(med(rawAt(results, scheme, items, latencyMs, false), (run) => run.ms))}; `
 				: '') +
 			`n8n process CPU per request: node ${perRequest((pair) => pair.node.n8nCpuMs)}, HTTP Request node ${perRequest((pair) => pair.httpRequest.n8nCpuMs)}; connections node/HTTP Request ${same((pair) => pair.node.connections)}/${same((pair) => pair.httpRequest.connections)}, at most open at once ${med(pairs, (pair) => pair.node.peakOpen)}/${med(pairs, (pair) => pair.httpRequest.peakOpen)}; sandbox and link CPU per request (the bench's process) ${perRequest((pair) => pair.node.benchCpuMs)}/${perRequest((pair) => pair.httpRequest.benchCpuMs)}`,
 		goal: '—',
@@ -376,14 +657,24 @@ function sendCase(figures: Figure[], misses: string[], results: N8nResults, db: 
 	if (!withGoal || ok) return;
 	const trips = roundTrips(scheme);
 	const rounds = Math.ceil(items / P);
-	const [nodeMs, httpMs] = [med(pairs, (pair) => pair.node.ms), med(pairs, (pair) => pair.httpRequest.ms)];
-	const [cpuNode, cpuHttp] = [med(pairs, (pair) => pair.node.n8nCpuMs), med(pairs, (pair) => pair.httpRequest.n8nCpuMs)];
-	const variants = parallelVariantsAt(results, latencyMs).filter((variant) => variant.items === items);
+	const [nodeMs, httpMs] = [
+		med(pairs, (pair) => pair.node.ms),
+		med(pairs, (pair) => pair.httpRequest.ms),
+	];
+	const [cpuNode, cpuHttp] = [
+		med(pairs, (pair) => pair.node.n8nCpuMs),
+		med(pairs, (pair) => pair.httpRequest.n8nCpuMs),
+	];
+	const variants = parallelVariantsAt(results, latencyMs).filter(
+		(variant) => variant.items === items,
+	);
 	misses.push(
 		`Row ${row}, ${fmtK(items)} sends over ${scheme} at ${latencyMs} ms${db === 'postgres' ? ' (Postgres)' : ''}, node / HTTP Request node (${ratio(median(ratios))} > ${NODE_VS_HTTP_REQUEST_GOAL}x): ` +
 			`the node keeps at most ${P} requests in flight, and each holds its slot for ${trips} round trips (n8n's HTTP helper opens a new connection per request: ${handshakes(scheme)}), so ${fmtK(items)} sends wait ${rounds} x ${trips} x ${latencyMs} ms = ${ms(rounds * trips * latencyMs)} at least; measured ${ms(nodeMs)}, with ${ms(cpuNode)} of n8n CPU (${perMs(cpuNode / items)} per request). ` +
 			`The HTTP Request node starts all ${fmtK(items)} at once (at most ${med(pairs, (pair) => pair.httpRequest.peakOpen)} open): it waits the ${trips} round trips about once, and then its work decides: ${ms(httpMs)} with ${ms(cpuHttp)} of n8n CPU (${perMs(cpuHttp / items)} per request). ` +
-			(variants.length ? `At other Max Parallel Requests (row 12, same runs): ${variants.map((variant) => `at ${variant.maxParallelRequests} the node takes ${ms(variant.ms)} = ${ratio(variant.ms / httpMs)} of the HTTP Request node`).join('; ')}. ` : '') +
+			(variants.length
+				? `At other Max Parallel Requests (row 12, same runs): ${variants.map((variant) => `at ${variant.maxParallelRequests} the node takes ${ms(variant.ms)} = ${ratio(variant.ms / httpMs)} of the HTTP Request node`).join('; ')}. `
+				: '') +
 			`What is left once the waiting is gone is work per request, most of it n8n's HTTP helper (a new agent, connection and ${scheme === 'https' ? 'TLS handshake' : 'socket'} per request, the credential pipeline, axios), which a verified node must use; row 16 shows the handshake's share.`,
 	);
 }
@@ -391,7 +682,11 @@ function sendCase(figures: Figure[], misses: string[], results: N8nResults, db: 
 /** The node at other Max Parallel Requests (https), medians, with the default's and the HTTP Request node's times of the same runs. */
 function parallelVariantsAt(results: N8nResults, latencyMs: number) {
 	return results.scale.parallelVariants.flatMap(({ items, maxParallelRequests }) => {
-		const runs = chainsIn(executionsAt(results, 'sqlite', latencyMs), { variant: `node https ${items} at ${maxParallelRequests}`, node: `node https ${items}`, httpRequest: `httpRequest https ${items}` });
+		const runs = chainsIn(executionsAt(results, 'sqlite', latencyMs), {
+			variant: `node https ${items} at ${maxParallelRequests}`,
+			node: `node https ${items}`,
+			httpRequest: `httpRequest https ${items}`,
+		});
 		if (runs.length === 0) return [];
 		return [
 			{
@@ -409,14 +704,25 @@ function parallelVariantsAt(results: N8nResults, latencyMs: number) {
 	});
 }
 
-function waitRows(figures: Figure[], misses: string[], results: N8nResults, latencyMs: number): void {
+function waitRows(
+	figures: Figure[],
+	misses: string[],
+	results: N8nResults,
+	latencyMs: number,
+): void {
 	const { waitSends, deliveryMs } = results.scale;
-	const runs = chainsIn(executionsAt(results, 'sqlite', latencyMs), { many: `wait https ${waitSends}`, one: 'wait https 1' });
+	const runs = chainsIn(executionsAt(results, 'sqlite', latencyMs), {
+		many: `wait https ${waitSends}`,
+		one: 'wait https 1',
+	});
 	if (runs.length === 0) return;
 	const reads = (chain: ChainRun) => chain.listReads + chain.detailReads;
 	const readsPerSend = runs.map((run) => reads(run.many) / run.many.accepted);
 	const timeRatio = runs.map((run) => run.many.ms / deliveryMs);
-	const complete = runs.every((run) => run.many.finalReached === waitSends && run.many.accepted === waitSends && !run.many.error);
+	const complete = runs.every(
+		(run) =>
+			run.many.finalReached === waitSends && run.many.accepted === waitSends && !run.many.error,
+	);
 	const readsOk = median(readsPerSend) <= WAIT_READS_GOAL && complete;
 	const timeOk = median(timeRatio) <= WAIT_TIME_GOAL && complete;
 	const name = `Wait for Final Status on ${waitSends} sends (one Send run), https, ${latencyMs} ms round trip`;
@@ -450,12 +756,23 @@ function waitRows(figures: Figure[], misses: string[], results: N8nResults, late
 function credentialRows(figures: Figure[], misses: string[], results: N8nResults): void {
 	const [big, ...small] = results.credentialReads ?? [];
 	if (!big) {
-		if (results.postgresSkipped) figures.push({ row: '15', figure: 'Credential reads per 1,000-item run', measured: `not measured: ${results.postgresSkipped}`, goal: '<= renewals + 1', verdict: '—', how: 'Needs Postgres.' });
+		if (results.postgresSkipped)
+			figures.push({
+				row: '15',
+				figure: 'Credential reads per 1,000-item run',
+				measured: `not measured: ${results.postgresSkipped}`,
+				goal: '<= renewals + 1',
+				verdict: '—',
+				how: 'Needs Postgres.',
+			});
 		return;
 	}
 	const nodeReads = big.selects - big.tokenSaveSelects;
 	const ok = nodeReads <= big.renewals + 1 && !big.error && big.sends === big.items;
-	const statements = Object.entries(big.credentialStatements).map(([statement, count]) => `${count} x \`${statement.slice(0, 90)}${statement.length > 90 ? '…' : ''}\``);
+	const statements = Object.entries(big.credentialStatements).map(
+		([statement, count]) =>
+			`${count} x \`${statement.slice(0, 90)}${statement.length > 90 ? '…' : ''}\``,
+	);
 	figures.push({
 		row: '15',
 		figure: `Credential reads per ${fmtK(big.items)}-item run (n8n on Postgres, a fresh credential): reads by the node`,
@@ -476,17 +793,32 @@ function credentialRows(figures: Figure[], misses: string[], results: N8nResults
 function tlsRow(figures: Figure[], results: N8nResults): void {
 	const items = Math.max(...results.scale.itemCounts);
 	const diffs = (side: 'node' | 'httpRequest', pick: (chain: ChainRun) => number) =>
-		chainsIn(executionsAt(results, 'sqlite', 0), { http: `${side} http ${items}`, https: `${side} https ${items}` }).map((run) => (pick(run.https) - pick(run.http)) / items);
+		chainsIn(executionsAt(results, 'sqlite', 0), {
+			http: `${side} http ${items}`,
+			https: `${side} https ${items}`,
+		}).map((run) => (pick(run.https) - pick(run.http)) / items);
 	const nodeMs = diffs('node', (chain) => chain.ms);
 	if (nodeMs.length === 0) return;
-	const raw = (scheme: Scheme, keepAlive: boolean) => perMs(med(rawAt(results, scheme, items, 0, keepAlive), (run) => run.ms) / items);
+	const raw = (scheme: Scheme, keepAlive: boolean) =>
+		perMs(med(rawAt(results, scheme, items, 0, keepAlive), (run) => run.ms) / items);
 	const L = Math.max(...results.scale.latencies);
 	figures.push({
 		row: '16',
 		figure: `What a TLS handshake per request costs here (${fmtK(items)} sends, https minus http, no network delay)`,
 		measured:
-			`node: +${spread(nodeMs, perMs)} per request of executionTime, +${spread(diffs('node', (chain) => chain.n8nCpuMs), perMs)} of n8n CPU; HTTP Request node: +${spread(diffs('httpRequest', (chain) => chain.ms), perMs)}, +${spread(diffs('httpRequest', (chain) => chain.n8nCpuMs), perMs)} of CPU. ` +
-			(rawAt(results, 'https', items, 0, true).length ? `Raw undici (${results.parallel} at once): https with keep-alive ${raw('https', true)} per request, a new connection each ${raw('https', false)} (http, new connection each: ${raw('http', false)}). ` : '') +
+			`node: +${spread(nodeMs, perMs)} per request of executionTime, +${spread(
+				diffs('node', (chain) => chain.n8nCpuMs),
+				perMs,
+			)} of n8n CPU; HTTP Request node: +${spread(
+				diffs('httpRequest', (chain) => chain.ms),
+				perMs,
+			)}, +${spread(
+				diffs('httpRequest', (chain) => chain.n8nCpuMs),
+				perMs,
+			)} of CPU. ` +
+			(rawAt(results, 'https', items, 0, true).length
+				? `Raw undici (${results.parallel} at once): https with keep-alive ${raw('https', true)} per request, a new connection each ${raw('https', false)} (http, new connection each: ${raw('http', false)}). `
+				: '') +
 			`On a network each handshake also adds a round trip: at ${L} ms a request on a new connection holds its slot 3 x ${L} = ${3 * L} ms over https, 2 x ${L} over http, ${L} on a kept-alive connection.`,
 		goal: '— (report)',
 		verdict: '—',
@@ -499,7 +831,9 @@ export function n8nFiguresOf(results: N8nResults): SuiteReport {
 	const misses: string[] = [];
 	const { scale, parallel: P } = results;
 	for (const items of scale.itemCounts) {
-		for (const scheme of scale.schemes) for (const latencyMs of scale.latencies) sendCase(figures, misses, results, 'sqlite', latencyMs, scheme, items, '11');
+		for (const scheme of scale.schemes)
+			for (const latencyMs of scale.latencies)
+				sendCase(figures, misses, results, 'sqlite', latencyMs, scheme, items, '11');
 	}
 	for (const latencyMs of scale.latencies) {
 		for (const variant of parallelVariantsAt(results, latencyMs)) {
@@ -513,7 +847,8 @@ export function n8nFiguresOf(results: N8nResults): SuiteReport {
 			});
 		}
 	}
-	for (const items of scale.itemCounts) sendCase(figures, misses, results, 'postgres', scale.postgresLatencyMs, 'https', items, '13');
+	for (const items of scale.itemCounts)
+		sendCase(figures, misses, results, 'postgres', scale.postgresLatencyMs, 'https', items, '13');
 	for (const latencyMs of scale.latencies) waitRows(figures, misses, results, latencyMs);
 	credentialRows(figures, misses, results);
 	tlsRow(figures, results);

@@ -62,29 +62,53 @@ function httpRequestNode(name: string, url: string, token: string, jsonBody: str
 }
 
 function chainNodes(chain: ChainSpec, target: ChainTarget): NodeSpec[] {
-	const items = code(`Items ${chain.name}`, `return ${JSON.stringify(chain.userIds.map((to) => ({ json: { to } })))};`);
+	const items = code(
+		`Items ${chain.name}`,
+		`return ${JSON.stringify(chain.userIds.map((to) => ({ json: { to } })))};`,
+	);
 	const [name, title] = [sendNodeName(chain), titleOf(chain)];
 	if (chain.side === 'httpRequest') {
 		// The JSON body a user writes: the same message the node sends.
 		const body = `={\n  "title": ${JSON.stringify(title)},\n  "body": ${JSON.stringify(BODY)},\n  "target_user_ids": [{{ JSON.stringify($json.to) }}]\n}`;
-		return [items, httpRequestNode(name, `${target.baseUrl}/push-notification/send`, target.token, body)];
+		return [
+			items,
+			httpRequestNode(name, `${target.baseUrl}/push-notification/send`, target.token, body),
+		];
 	}
 	const options: Json = {};
-	if (chain.maxParallelRequests !== undefined) options.maxParallelRequests = chain.maxParallelRequests;
+	if (chain.maxParallelRequests !== undefined)
+		options.maxParallelRequests = chain.maxParallelRequests;
 	if (chain.waitForFinalStatus) options.waitForFinalStatus = true;
 	const push: NodeSpec = {
 		name,
 		type: NODE_TYPE,
 		typeVersion: 1,
-		parameters: { resource: 'notification', operation: 'send', title, body: BODY, audience: 'userIds', userIds: '={{ $json.to }}', sendMode: 'perItem', options },
+		parameters: {
+			resource: 'notification',
+			operation: 'send',
+			title,
+			body: BODY,
+			audience: 'userIds',
+			userIds: '={{ $json.to }}',
+			sendMode: 'perItem',
+			options,
+		},
 		credentials: { companionPushApi: { id: target.credentialId, name: target.credentialName } },
 	};
 	return [items, push];
 }
 
 /** Manual Trigger, then every chain (run one after the other, in this order). */
-export function benchWorkflow(id: string, chains: ChainSpec[], targets: Record<Scheme, ChainTarget>): Json {
-	return manualWorkflow(id, `Bench: ${chains.length} chains, Companion Push and HTTP Request nodes`, chains.map((chain) => chainNodes(chain, targets[chain.scheme])));
+export function benchWorkflow(
+	id: string,
+	chains: ChainSpec[],
+	targets: Record<Scheme, ChainTarget>,
+): Json {
+	return manualWorkflow(
+		id,
+		`Bench: ${chains.length} chains, Companion Push and HTTP Request nodes`,
+		chains.map((chain) => chainNodes(chain, targets[chain.scheme])),
+	);
 }
 
 /**
@@ -93,11 +117,21 @@ export function benchWorkflow(id: string, chains: ChainSpec[], targets: Record<S
  * templates, the user, the deep link the node would send) with a bearer token header and the
  * example's Retry On Fail settings. No Idempotency Key (the HTTP Request node has none).
  */
-export function erpWithHttpRequest(example: Json, id: string, webhookPath: string, url: string, token: string): Json {
+export function erpWithHttpRequest(
+	example: Json,
+	id: string,
+	webhookPath: string,
+	url: string,
+	token: string,
+): Json {
 	const webhook = (example.nodes as Json[]).find((node) => node.type === 'n8n-nodes-base.webhook')!;
 	const push = (example.nodes as Json[]).find((node) => node.type === NODE_TYPE)!;
 	/** A template such as `=Order {{ $json.body.orderId }}` as a JavaScript string expression. */
-	const expression = (template: string) => JSON.stringify(String(template).replace(/^=/, '')).replace(/\{\{\s*(.*?)\s*\}\}/g, '" + ($1) + "');
+	const expression = (template: string) =>
+		JSON.stringify(String(template).replace(/^=/, '')).replace(
+			/\{\{\s*(.*?)\s*\}\}/g,
+			'" + ($1) + "',
+		);
 	const body =
 		'={{ JSON.stringify({\n' +
 		`  title: ${expression(push.parameters.title)},\n` +
@@ -110,10 +144,24 @@ export function erpWithHttpRequest(example: Json, id: string, webhookPath: strin
 		id,
 		name: `${example.name} (HTTP Request node)`,
 		nodes: [
-			{ ...webhook, id: randomUUID(), webhookId: randomUUID(), parameters: { ...webhook.parameters, path: webhookPath } },
-			{ ...httpRequestNode('Notify the User', url, token, body), retryOnFail, maxTries, waitBetweenTries, id: randomUUID(), position },
+			{
+				...webhook,
+				id: randomUUID(),
+				webhookId: randomUUID(),
+				parameters: { ...webhook.parameters, path: webhookPath },
+			},
+			{
+				...httpRequestNode('Notify the User', url, token, body),
+				retryOnFail,
+				maxTries,
+				waitBetweenTries,
+				id: randomUUID(),
+				position,
+			},
 		],
-		connections: { [webhook.name]: { main: [[{ node: 'Notify the User', type: 'main', index: 0 }]] } },
+		connections: {
+			[webhook.name]: { main: [[{ node: 'Notify the User', type: 'main', index: 0 }]] },
+		},
 		settings: example.settings,
 		active: false,
 		pinData: {},

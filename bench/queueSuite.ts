@@ -19,7 +19,13 @@ import * as path from 'node:path';
 import { startSandbox } from '../sandbox';
 import type { Sandbox } from '../sandbox';
 import { SEND } from '../devkit/endpoints';
-import { credentialEntry, exampleWorkflows, type QueueCluster, request, startQueueCluster } from '../devkit/n8n';
+import {
+	credentialEntry,
+	exampleWorkflows,
+	type QueueCluster,
+	request,
+	startQueueCluster,
+} from '../devkit/n8n';
 import { startDelayedLink } from './linkDelay';
 import { med, ms, processCpuMs, rawClient, ratio, spread } from './measure';
 import { erpWithHttpRequest, HTTP_REQUEST_VERSION } from './n8nWorkflows';
@@ -59,7 +65,8 @@ type ErpEvent = { orderId: string; status: string; userId: string };
 const titleOf = (event: ErpEvent) => `Order ${event.orderId}: ${event.status}`;
 
 /** A timestamp as psql prints it ("2026-11-23 21:30:01.123+00"), in ms. */
-export const parsePgTime = (text: string) => Date.parse(text.replace(' ', 'T').replace(/([+-]\d\d)$/, '$1:00'));
+export const parsePgTime = (text: string) =>
+	Date.parse(text.replace(' ', 'T').replace(/([+-]\d\d)$/, '$1:00'));
 
 /** Postgres's server processes: the postmaster and its children (n8n's pooled sessions stay for the pass). */
 function postgresProcesses(postmasterPid: number): number[] {
@@ -77,12 +84,23 @@ function postgresProcesses(postmasterPid: number): number[] {
 
 export type QueuePass = Awaited<ReturnType<typeof pass>>;
 
-async function pass(cluster: QueueCluster, sandbox: Sandbox, side: QueueSide, rep: number, events: ErpEvent[], atOnce: number, postmasterPid: number) {
+async function pass(
+	cluster: QueueCluster,
+	sandbox: Sandbox,
+	side: QueueSide,
+	rep: number,
+	events: ErpEvent[],
+	atOnce: number,
+	postmasterPid: number,
+) {
 	const { id, path: webhookPath } = WORKFLOWS[side];
 	await sandbox.reset();
 	const afterId = await cluster.lastExecutionId();
 	const cpu = (pids: number[]) => pids.reduce((total, pid) => total + (processCpuMs(pid) ?? 0), 0);
-	const clusterPids = [cluster.main.process.pid as number, ...cluster.workers.map((worker) => worker.pid)];
+	const clusterPids = [
+		cluster.main.process.pid as number,
+		...cluster.workers.map((worker) => worker.pid),
+	];
 	const postgresPids = postgresProcesses(postmasterPid);
 	const [clusterBefore, postgresBefore] = [cpu(clusterPids), cpu(postgresPids)];
 	const started = Date.now();
@@ -90,20 +108,40 @@ async function pass(cluster: QueueCluster, sandbox: Sandbox, side: QueueSide, re
 	let next = 0;
 	const poster = async () => {
 		while (next < events.length) {
-			const status = await request(`${cluster.url}/webhook/${webhookPath}`, { method: 'POST', body: events[next++], timeoutMs: 120_000 }).then((answer) => answer.status, () => 0);
+			const status = await request(`${cluster.url}/webhook/${webhookPath}`, {
+				method: 'POST',
+				body: events[next++],
+				timeoutMs: 120_000,
+			}).then(
+				(answer) => answer.status,
+				() => 0,
+			);
 			postAnswers[status] = (postAnswers[status] ?? 0) + 1;
 		}
 	};
 	await Promise.all(Array.from({ length: Math.min(atOnce, events.length) }, poster));
-	const rows = await cluster.waitForExecutions(id, postAnswers['200'] ?? 0, { afterId, timeoutMs: 120_000 + events.length * 2000 });
+	const rows = await cluster.waitForExecutions(id, postAnswers['200'] ?? 0, {
+		afterId,
+		timeoutMs: 120_000 + events.length * 2000,
+	});
 	const clusterCpuMs = cpu(clusterPids) - clusterBefore;
 	const postgresCpuMs = cpu(postgresPids) - postgresBefore;
-	const lastStop = Math.max(...rows.map((row) => (row.stoppedAt ? parsePgTime(row.stoppedAt) : NaN)).filter(Number.isFinite));
+	const lastStop = Math.max(
+		...rows
+			.map((row) => (row.stoppedAt ? parsePgTime(row.stoppedAt) : NaN))
+			.filter(Number.isFinite),
+	);
 	const ms = (Number.isFinite(lastStop) ? lastStop : Date.now()) - started;
 	const sendsOf = new Map(events.map((event) => [titleOf(event), 0]));
 	for (const entry of sandbox.requestLog()) {
 		const title = (entry.body as { title?: string } | undefined)?.title;
-		if (entry.endpoint === SEND && entry.notificationId && title !== undefined && sendsOf.has(title)) sendsOf.set(title, sendsOf.get(title)! + 1);
+		if (
+			entry.endpoint === SEND &&
+			entry.notificationId &&
+			title !== undefined &&
+			sendsOf.has(title)
+		)
+			sendsOf.set(title, sendsOf.get(title)! + 1);
 	}
 	return {
 		side,
@@ -111,7 +149,10 @@ async function pass(cluster: QueueCluster, sandbox: Sandbox, side: QueueSide, re
 		events: events.length,
 		/** Answers of the webhook POSTs, by status; executions by status. */
 		postAnswers,
-		executions: rows.reduce<Record<string, number>>((counts, row) => ({ ...counts, [row.status]: (counts[row.status] ?? 0) + 1 }), {}),
+		executions: rows.reduce<Record<string, number>>(
+			(counts, row) => ({ ...counts, [row.status]: (counts[row.status] ?? 0) + 1 }),
+			{},
+		),
 		/** From the first POST to the last execution's stop (ms), and executions per second over it. */
 		ms,
 		executionsPerSecond: (rows.length * 1000) / ms,
@@ -126,10 +167,19 @@ async function pass(cluster: QueueCluster, sandbox: Sandbox, side: QueueSide, re
 
 export type QueueResults = Awaited<ReturnType<typeof runQueueSuite>>;
 
-export async function runQueueSuite(scale: QueueScale, tarball: string, log: (line: string) => void = () => {}) {
+export async function runQueueSuite(
+	scale: QueueScale,
+	tarball: string,
+	log: (line: string) => void = () => {},
+) {
 	const started = Date.now();
 	const temp = fs.mkdtempSync(path.join(os.tmpdir(), 'companion-push-bench-queue-'));
-	const sandbox = await startSandbox({ port: 0, seedUsers: scale.events, clock: 'real', tls: true });
+	const sandbox = await startSandbox({
+		port: 0,
+		seedUsers: scale.events,
+		clock: 'real',
+		tls: true,
+	});
 	const link = await startDelayedLink(sandbox.baseUrl, scale.latencyMs);
 	let cluster: QueueCluster | undefined;
 	try {
@@ -139,12 +189,16 @@ export async function runQueueSuite(scale: QueueScale, tarball: string, log: (li
 		const token = await client.token().finally(() => client.close());
 		const { primary } = sandbox.orgs;
 		const example = exampleWorkflows().find((entry) => entry.workflow.id === ERP_EXAMPLE)?.workflow;
-		if (!example) throw new Error(`examples/ has no workflow with id ${ERP_EXAMPLE} (the ERP webhook example)`);
+		if (!example)
+			throw new Error(`examples/ has no workflow with id ${ERP_EXAMPLE} (the ERP webhook example)`);
 		/** A copy of the example with its own id and webhook path; `withoutKey`: its Idempotency Key left out. */
 		const copyOf = (side: QueueSide, withoutKey = false) => {
 			const copy = JSON.parse(JSON.stringify(example));
 			copy.id = WORKFLOWS[side].id;
-			for (const node of copy.nodes as Array<{ type: string; parameters: { path?: string; options?: { idempotencyKey?: string } } }>) {
+			for (const node of copy.nodes as Array<{
+				type: string;
+				parameters: { path?: string; options?: { idempotencyKey?: string } };
+			}>) {
 				if (node.type === 'n8n-nodes-base.webhook') node.parameters.path = WORKFLOWS[side].path;
 				if (withoutKey) delete node.parameters.options?.idempotencyKey;
 			}
@@ -155,8 +209,25 @@ export async function runQueueSuite(scale: QueueScale, tarball: string, log: (li
 			tarball,
 			workers: scale.workers,
 			concurrency: scale.concurrency,
-			credentials: [credentialEntry({ baseUrl: link.baseUrl, clientId: primary.clientId, clientSecret: primary.clientSecret, refreshToken: primary.refreshToken })],
-			workflows: [copyOf('node'), copyOf('nodeWithoutKey', true), erpWithHttpRequest(example, WORKFLOWS.httpRequest.id, WORKFLOWS.httpRequest.path, `${link.baseUrl}/push-notification/send`, token)],
+			credentials: [
+				credentialEntry({
+					baseUrl: link.baseUrl,
+					clientId: primary.clientId,
+					clientSecret: primary.clientSecret,
+					refreshToken: primary.refreshToken,
+				}),
+			],
+			workflows: [
+				copyOf('node'),
+				copyOf('nodeWithoutKey', true),
+				erpWithHttpRequest(
+					example,
+					WORKFLOWS.httpRequest.id,
+					WORKFLOWS.httpRequest.path,
+					`${link.baseUrl}/push-notification/send`,
+					token,
+				),
+			],
 			publish: SIDES.map((side) => WORKFLOWS[side].id),
 			extraEnv: { NODE_EXTRA_CA_CERTS: caFile },
 			log,
@@ -164,19 +235,52 @@ export async function runQueueSuite(scale: QueueScale, tarball: string, log: (li
 		const clusterStartMs = Date.now() - clusterStarted;
 		log(`queue mode: main + ${scale.workers} workers up (${Math.round(clusterStartMs / 1000)} s)`);
 		const [[dataDirectory]] = await cluster.psql('show data_directory');
-		const postmasterPid = Number(fs.readFileSync(path.join(dataDirectory, 'postmaster.pid'), 'utf8').split('\n')[0]);
-		const eventsOf = (label: string, count: number): ErpEvent[] => Array.from({ length: count }, (_, index) => ({ orderId: `${label}-${index + 1}`, status: 'shipped', userId: primary.userIds[index % primary.userIds.length] }));
-		for (const side of SIDES) await pass(cluster, sandbox, side, -1, eventsOf(`W${side}`, scale.warmUpEvents), scale.atOnce, postmasterPid);
+		const postmasterPid = Number(
+			fs.readFileSync(path.join(dataDirectory, 'postmaster.pid'), 'utf8').split('\n')[0],
+		);
+		const eventsOf = (label: string, count: number): ErpEvent[] =>
+			Array.from({ length: count }, (_, index) => ({
+				orderId: `${label}-${index + 1}`,
+				status: 'shipped',
+				userId: primary.userIds[index % primary.userIds.length],
+			}));
+		for (const side of SIDES)
+			await pass(
+				cluster,
+				sandbox,
+				side,
+				-1,
+				eventsOf(`W${side}`, scale.warmUpEvents),
+				scale.atOnce,
+				postmasterPid,
+			);
 		const passes: QueuePass[] = [];
 		for (let rep = 0; rep < scale.reps; rep++) {
 			for (const side of rep % 2 === 0 ? SIDES : [...SIDES].reverse()) {
-				const result = await pass(cluster, sandbox, side, rep, eventsOf(`Q${rep}${side}`, scale.events), scale.atOnce, postmasterPid);
-				log(`queue ${side} pass ${rep + 1}: ${result.executionsPerSecond.toFixed(1)} executions/s (${(result.ms / 1000).toFixed(1)} s), ${JSON.stringify(result.executions)}`);
+				const result = await pass(
+					cluster,
+					sandbox,
+					side,
+					rep,
+					eventsOf(`Q${rep}${side}`, scale.events),
+					scale.atOnce,
+					postmasterPid,
+				);
+				log(
+					`queue ${side} pass ${rep + 1}: ${result.executionsPerSecond.toFixed(1)} executions/s (${(result.ms / 1000).toFixed(1)} s), ${JSON.stringify(result.executions)}`,
+				);
 				passes.push(result);
 			}
 		}
 		/** rssMb: main's and the workers' resident memory at the end (MB). */
-		return { scale, passes, rssMb: cluster.rssMb(), clusterStartMs, totalMs: Date.now() - started, cores: os.cpus().length };
+		return {
+			scale,
+			passes,
+			rssMb: cluster.rssMb(),
+			clusterStartMs,
+			totalMs: Date.now() - started,
+			cores: os.cpus().length,
+		};
 	} finally {
 		await cluster?.stop();
 		await link.close();
@@ -192,15 +296,31 @@ export function queueFiguresOf(results: QueueResults): SuiteReport {
 	const [node, withoutKey, http] = SIDES.map((side) => passes.filter((pass) => pass.side === side));
 	if (!node.length || !http.length) return { figures: [], misses: [], setup: [] };
 	const rate = (list: QueuePass[]) => med(list, (pass) => pass.executionsPerSecond);
-	const rates = (list: QueuePass[]) => spread(list.map((pass) => pass.executionsPerSecond), (value) => value.toFixed(1));
+	const rates = (list: QueuePass[]) =>
+		spread(
+			list.map((pass) => pass.executionsPerSecond),
+			(value) => value.toFixed(1),
+		);
 	const [nodeRate, httpRate] = [rate(node), rate(http)];
-	const ok = nodeRate / httpRate >= QUEUE_GOAL && node.every((pass) => pass.executions.success === pass.events);
-	const cpuPerExecution = (list: QueuePass[]) => med(list, (pass) => pass.clusterCpuMs / pass.events);
-	const postgresPerExecution = (list: QueuePass[]) => med(list, (pass) => pass.postgresCpuMs / pass.events);
+	const ok =
+		nodeRate / httpRate >= QUEUE_GOAL &&
+		node.every((pass) => pass.executions.success === pass.events);
+	const cpuPerExecution = (list: QueuePass[]) =>
+		med(list, (pass) => pass.clusterCpuMs / pass.events);
+	const postgresPerExecution = (list: QueuePass[]) =>
+		med(list, (pass) => pass.postgresCpuMs / pass.events);
 	/** Cores n8n and Postgres kept busy over a pass, on average. */
-	const busy = (list: QueuePass[]) => med(list, (pass) => (pass.clusterCpuMs + pass.postgresCpuMs) / pass.ms);
-	const present = ([['the ERP example', node], ['without its Idempotency Key', withoutKey], ['HTTP Request', http]] as const).filter(([, list]) => list.length > 0);
-	const each = (describe: (list: QueuePass[]) => string) => present.map(([label, list]) => `${label} ${describe(list)}`).join(', ');
+	const busy = (list: QueuePass[]) =>
+		med(list, (pass) => (pass.clusterCpuMs + pass.postgresCpuMs) / pass.ms);
+	const present = (
+		[
+			['the ERP example', node],
+			['without its Idempotency Key', withoutKey],
+			['HTTP Request', http],
+		] as const
+	).filter(([, list]) => list.length > 0);
+	const each = (describe: (list: QueuePass[]) => string) =>
+		present.map(([label, list]) => `${label} ${describe(list)}`).join(', ');
 	const name = `Queue mode (main + ${scale.workers} workers, --concurrency=${scale.concurrency}, Postgres, Redis), ${scale.events} webhook events ${scale.atOnce} at a time, https at ${scale.latencyMs} ms round trip`;
 	const figures: Figure[] = [
 		{
@@ -215,11 +335,17 @@ export function queueFiguresOf(results: QueueResults): SuiteReport {
 			row: '17',
 			figure: `${name}: context`,
 			measured:
-				(withoutKey.length ? `the ERP example without its Idempotency Key: ${rates(withoutKey)} executions/s (${ratio(rate(withoutKey) / httpRate)} of the HTTP Request workflow); ` : '') +
+				(withoutKey.length
+					? `the ERP example without its Idempotency Key: ${rates(withoutKey)} executions/s (${ratio(rate(withoutKey) / httpRate)} of the HTTP Request workflow); `
+					: '') +
 				`executions ${each((list) => list.map((pass) => JSON.stringify(pass.executions)).join(' '))}; ` +
 				`events sent ${each((list) => `${constant(list.map((pass) => pass.eventsSent))} (twice ${constant(list.map((pass) => pass.eventsSentTwice))})`)}; ` +
 				`CPU per execution, main + workers: ${each((list) => ms(cpuPerExecution(list)))}; Postgres: ${each((list) => ms(postgresPerExecution(list)))}; ` +
-				`cores n8n and Postgres kept busy (of ${results.cores}): ${each((list) => busy(list).toFixed(2))}; RSS at the end ${Object.entries(results.rssMb).map(([process, mb]) => `${process} ${mb} MB`).join(', ')}`,
+				`cores n8n and Postgres kept busy (of ${results.cores}): ${each((list) => busy(list).toFixed(2))}; RSS at the end ${Object.entries(
+					results.rssMb,
+				)
+					.map(([process, mb]) => `${process} ${mb} MB`)
+					.join(', ')}`,
 			goal: '—',
 			verdict: '—',
 			how: "CPU: user + system time (/proc) over each pass, per execution, of main and the workers (task runners not counted: these workflows have no Code node) and of Postgres's server processes; events sent counted in the sandbox log by their title.",

@@ -42,7 +42,12 @@ import type { Sandbox } from '../sandbox';
 import { packCheckout } from '../devkit/n8n';
 import { coreFiguresOf, FULL_SCALE, runCoreSuite } from './coreSuite';
 import type { CoreResults } from './coreSuite';
-import { FULL_LATENCY_SCALE, LATENCY_GROUPS, latencyFiguresOf, runLatencySuite } from './latencySuite';
+import {
+	FULL_LATENCY_SCALE,
+	LATENCY_GROUPS,
+	latencyFiguresOf,
+	runLatencySuite,
+} from './latencySuite';
 import type { LatencyResults } from './latencySuite';
 import { FULL_N8N_SCALE, n8nFiguresOf, runN8nSuite } from './n8nSuite';
 import type { N8nResults } from './n8nSuite';
@@ -72,7 +77,8 @@ export interface Environment {
 
 const wholeNumber = (name: string, text: string | undefined, min: number): number => {
 	const value = Number(text);
-	if (text === undefined || text === '' || !Number.isInteger(value) || value < min) throw new Error(`${name} must be a whole number >= ${min} (got ${text})`);
+	if (text === undefined || text === '' || !Number.isInteger(value) || value < min)
+		throw new Error(`${name} must be a whole number >= ${min} (got ${text})`);
 	return value;
 };
 
@@ -83,23 +89,50 @@ export function parseBenchArgs(argv: string[], env: NodeJS.ProcessEnv = process.
 	const { values } = parseArgs({
 		args: argv,
 		strict: true,
-		options: { only: { type: 'string', multiple: true }, latencies: text, reps: text, 'latency-reps': text, 'n8n-reps': text, 'queue-reps': text, 'no-n8n': flag, 'no-build': flag, 'no-wait': flag, out: text, json: text, 'from-json': text },
+		options: {
+			only: { type: 'string', multiple: true },
+			latencies: text,
+			reps: text,
+			'latency-reps': text,
+			'n8n-reps': text,
+			'queue-reps': text,
+			'no-n8n': flag,
+			'no-build': flag,
+			'no-wait': flag,
+			out: text,
+			json: text,
+			'from-json': text,
+		},
 	});
 	/** The first of the sources that is given (an option, then its environment variable), or the full scale's. */
 	const count = (full: number, ...sources: Array<[string, string | undefined]>) => {
 		const given = sources.find(([, value]) => value !== undefined);
 		return given ? wholeNumber(given[0], given[1], 1) : full;
 	};
-	const only = values.only?.flatMap((list) => list.split(',').map((group) => group.trim()).filter(Boolean));
+	const only = values.only?.flatMap((list) =>
+		list
+			.split(',')
+			.map((group) => group.trim())
+			.filter(Boolean),
+	);
 	const known = ['core', 'latency', ...LATENCY_GROUPS, 'n8n', 'queue'];
 	const unknown = (only ?? []).filter((group) => !known.includes(group));
-	if (unknown.length) throw new Error(`--only: unknown ${unknown.join(', ')} (choose from ${known.join(', ')})`);
+	if (unknown.length)
+		throw new Error(`--only: unknown ${unknown.join(', ')} (choose from ${known.join(', ')})`);
 	const wanted = only ?? ['core', 'latency', 'n8n', 'queue'];
 	const realN8n = !values['no-n8n'];
 	const options = {
-		latencies: values.latencies?.split(',').map((latency) => wholeNumber('--latencies', latency.trim(), 0)) ?? FULL_LATENCY_SCALE.latencies,
+		latencies:
+			values.latencies
+				?.split(',')
+				.map((latency) => wholeNumber('--latencies', latency.trim(), 0)) ??
+			FULL_LATENCY_SCALE.latencies,
 		reps: count(FULL_SCALE.reps, ['--reps', values.reps], ['BENCH_REPS', env.BENCH_REPS]),
-		latencyReps: count(FULL_LATENCY_SCALE.reps, ['--latency-reps', values['latency-reps']], ['BENCH_LATENCY_REPS', env.BENCH_LATENCY_REPS]),
+		latencyReps: count(
+			FULL_LATENCY_SCALE.reps,
+			['--latency-reps', values['latency-reps']],
+			['BENCH_LATENCY_REPS', env.BENCH_LATENCY_REPS],
+		),
 		n8nReps: count(FULL_N8N_SCALE.reps, ['--n8n-reps', values['n8n-reps']]),
 		queueReps: count(FULL_QUEUE_SCALE.reps, ['--queue-reps', values['queue-reps']]),
 		core: wanted.includes('core'),
@@ -114,15 +147,38 @@ export function parseBenchArgs(argv: string[], env: NodeJS.ProcessEnv = process.
 		json: values.json,
 		fromJson: values['from-json'],
 	};
-	const fullScale = [options.reps === FULL_SCALE.reps, options.latencyReps === FULL_LATENCY_SCALE.reps, options.n8nReps === FULL_N8N_SCALE.reps, options.queueReps === FULL_QUEUE_SCALE.reps, options.latencies.join() === FULL_LATENCY_SCALE.latencies.join()];
+	const fullScale = [
+		options.reps === FULL_SCALE.reps,
+		options.latencyReps === FULL_LATENCY_SCALE.reps,
+		options.n8nReps === FULL_N8N_SCALE.reps,
+		options.queueReps === FULL_QUEUE_SCALE.reps,
+		options.latencies.join() === FULL_LATENCY_SCALE.latencies.join(),
+	];
 	/** Every case at its full scale: only such a run writes bench/RESULTS.md by default. */
-	return { ...options, complete: options.fromJson === undefined && only === undefined && realN8n && options.build && fullScale.every(Boolean) };
+	return {
+		...options,
+		complete:
+			options.fromJson === undefined &&
+			only === undefined &&
+			realN8n &&
+			options.build &&
+			fullScale.every(Boolean),
+	};
 }
 
 /** Every figure, miss and setup line of the runs, in row order. */
 export function allFiguresOf(runs: BenchRuns): SuiteReport {
-	const parts = [runs.core && coreFiguresOf(runs.core), runs.latency && latencyFiguresOf(runs.latency), runs.n8n && n8nFiguresOf(runs.n8n), runs.queue && queueFiguresOf(runs.queue)].filter((part) => part !== undefined);
-	return { figures: parts.flatMap((part) => part.figures), misses: parts.flatMap((part) => part.misses), setup: parts.flatMap((part) => part.setup) };
+	const parts = [
+		runs.core && coreFiguresOf(runs.core),
+		runs.latency && latencyFiguresOf(runs.latency),
+		runs.n8n && n8nFiguresOf(runs.n8n),
+		runs.queue && queueFiguresOf(runs.queue),
+	].filter((part) => part !== undefined);
+	return {
+		figures: parts.flatMap((part) => part.figures),
+		misses: parts.flatMap((part) => part.misses),
+		setup: parts.flatMap((part) => part.setup),
+	};
 }
 
 export function resultsMarkdown(runs: BenchRuns, environment: Environment): string {
@@ -140,7 +196,9 @@ export function resultsMarkdown(runs: BenchRuns, environment: Environment): stri
 			.join(', ')}`,
 		...(environment.source ? [`- Code measured: ${environment.source}`] : []),
 		...setup,
-		...(environment.totalMs !== undefined ? [`- Whole run: ${(environment.totalMs / 1000).toFixed(0)} s.`] : []),
+		...(environment.totalMs !== undefined
+			? [`- Whole run: ${(environment.totalMs / 1000).toFixed(0)} s.`]
+			: []),
 		`- Goals: ${figures.filter((f) => f.verdict === 'pass').length} pass, ${figures.filter((f) => f.verdict === 'FAIL').length} fail.`,
 		'',
 		markdownTable(figures),
@@ -148,7 +206,9 @@ export function resultsMarkdown(runs: BenchRuns, environment: Environment): stri
 		'## How each figure was measured',
 		'',
 		// Each description once (the latency rows repeat theirs at every latency and size).
-		...figures.filter((f) => !hows.has(f.how) && hows.add(f.how)).map((f) => `- Row ${f.row}, ${f.figure}: ${f.how}`),
+		...figures
+			.filter((f) => !hows.has(f.how) && hows.add(f.how))
+			.map((f) => `- Row ${f.row}, ${f.figure}: ${f.how}`),
 		'',
 		'## Goals missed, and why',
 		'',
@@ -167,22 +227,40 @@ function otherN8nProcesses(): number {
 		}
 	};
 	const ours = new Set<number>();
-	for (let pid = process.pid; pid > 1 && !ours.has(pid); pid = Number(/^PPid:\s+(\d+)/m.exec(read(`/proc/${pid}/status`))?.[1] ?? 0)) ours.add(pid);
-	return fs.readdirSync('/proc').filter((entry) => /^\d+$/.test(entry) && !ours.has(Number(entry)) && /n8n/.test(read(`/proc/${entry}/cmdline`))).length;
+	for (
+		let pid = process.pid;
+		pid > 1 && !ours.has(pid);
+		pid = Number(/^PPid:\s+(\d+)/m.exec(read(`/proc/${pid}/status`))?.[1] ?? 0)
+	)
+		ours.add(pid);
+	return fs
+		.readdirSync('/proc')
+		.filter(
+			(entry) =>
+				/^\d+$/.test(entry) &&
+				!ours.has(Number(entry)) &&
+				/n8n/.test(read(`/proc/${entry}/cmdline`)),
+		).length;
 }
 
 /** The real-n8n suites share this 2-core machine: wait (checking every minute) while another n8n run
  * uses it (more than 5 n8n processes: n8n, its task runners, Postgres sessions of its user). */
 async function waitForQuietMachine(log: (line: string) => void): Promise<void> {
 	for (let others = otherN8nProcesses(); others > 5; others = otherN8nProcesses()) {
-		log(`${others} n8n processes of another run are on this machine: waiting for them to end (checking every minute; --no-wait to start anyway)`);
+		log(
+			`${others} n8n processes of another run are on this machine: waiting for them to end (checking every minute; --no-wait to start anyway)`,
+		);
 		await sleep(60_000);
 	}
 }
 
 const versionOf = (name: string) => {
 	try {
-		return (JSON.parse(fs.readFileSync(require.resolve(`${name}/package.json`), 'utf8')) as { version: string }).version;
+		return (
+			JSON.parse(fs.readFileSync(require.resolve(`${name}/package.json`), 'utf8')) as {
+				version: string;
+			}
+		).version;
 	} catch {
 		return 'unknown';
 	}
@@ -191,11 +269,17 @@ const versionOf = (name: string) => {
 /** The commit measured, and the shipped code's uncommitted changes (the bench runs the working tree). */
 function sourceMeasured(): string {
 	// trimEnd: `git status --porcelain` lines start with their status column (' M path').
-	const git = (...args: string[]) => execFileSync('git', args, { cwd: join(__dirname, '..'), encoding: 'utf8' }).trimEnd();
+	const git = (...args: string[]) =>
+		execFileSync('git', args, { cwd: join(__dirname, '..'), encoding: 'utf8' }).trimEnd();
 	try {
 		const commit = git('rev-parse', '--short', 'HEAD');
-		const dirty = git('status', '--porcelain', '--', 'nodes', 'credentials').split('\n').filter(Boolean).map((line) => line.slice(3));
-		return dirty.length ? `commit ${commit} plus uncommitted changes in ${dirty.join(', ')}` : `commit ${commit} (shipped code unchanged)`;
+		const dirty = git('status', '--porcelain', '--', 'nodes', 'credentials')
+			.split('\n')
+			.filter(Boolean)
+			.map((line) => line.slice(3));
+		return dirty.length
+			? `commit ${commit} plus uncommitted changes in ${dirty.join(', ')}`
+			: `commit ${commit} (shipped code unchanged)`;
 	} catch {
 		return 'unknown (no git)';
 	}
@@ -204,8 +288,14 @@ function sourceMeasured(): string {
 async function main() {
 	const options = parseBenchArgs(process.argv.slice(2));
 	const started = Date.now();
-	const log = (line: string) => console.log(`[${Math.round((Date.now() - started) / 1000)} s] ${line}`);
-	const saved = options.fromJson ? (JSON.parse(fs.readFileSync(options.fromJson, 'utf8')) as { runs: BenchRuns; environment: Environment }) : undefined;
+	const log = (line: string) =>
+		console.log(`[${Math.round((Date.now() - started) / 1000)} s] ${line}`);
+	const saved = options.fromJson
+		? (JSON.parse(fs.readFileSync(options.fromJson, 'utf8')) as {
+				runs: BenchRuns;
+				environment: Environment;
+			})
+		: undefined;
 	const runs: BenchRuns = saved?.runs ?? {};
 	// A group that fails is reported and the others still run; the run is then not complete.
 	const failures: string[] = [];
@@ -218,21 +308,50 @@ async function main() {
 		}
 	};
 	/** A sandbox for one group, stopped after it. */
-	const withSandbox = async (users: number, clock: 'manual' | 'real', body: (sandbox: Sandbox) => Promise<void>) => {
+	const withSandbox = async (
+		users: number,
+		clock: 'manual' | 'real',
+		body: (sandbox: Sandbox) => Promise<void>,
+	) => {
 		const sandbox = await startSandbox({ port: 0, seedUsers: users, clock });
 		log(`sandbox on ${sandbox.baseUrl} with ${users} users, ${clock} clock`);
 		await body(sandbox).finally(() => sandbox.stop());
 	};
 	if (!saved && options.core) {
-		await group('core', () => withSandbox(FULL_SCALE.users, 'manual', async (sandbox) => void (runs.core = await runCoreSuite(sandbox, { ...FULL_SCALE, reps: options.reps }, log))));
+		await group('core', () =>
+			withSandbox(
+				FULL_SCALE.users,
+				'manual',
+				async (sandbox) =>
+					void (runs.core = await runCoreSuite(
+						sandbox,
+						{ ...FULL_SCALE, reps: options.reps },
+						log,
+					)),
+			),
+		);
 	}
 	if (!saved && options.groups.length > 0) {
-		const scale = { ...FULL_LATENCY_SCALE, latencies: options.latencies, reps: options.latencyReps, groups: options.groups };
-		await group('latency', () => withSandbox(scale.users, 'real', async (sandbox) => void (runs.latency = await runLatencySuite(sandbox, scale, log))));
+		const scale = {
+			...FULL_LATENCY_SCALE,
+			latencies: options.latencies,
+			reps: options.latencyReps,
+			groups: options.groups,
+		};
+		await group('latency', () =>
+			withSandbox(
+				scale.users,
+				'real',
+				async (sandbox) => void (runs.latency = await runLatencySuite(sandbox, scale, log)),
+			),
+		);
 	}
 	if (!saved && (options.n8n || options.queue)) {
 		let tarball: string | undefined;
-		await group('packing the package', async () => void (tarball = packCheckout({ build: options.build, log })));
+		await group(
+			'packing the package',
+			async () => void (tarball = packCheckout({ build: options.build, log })),
+		);
 		if (tarball) {
 			const packed = tarball;
 			const realN8nGroup = (name: string, body: () => Promise<void>) =>
@@ -240,32 +359,63 @@ async function main() {
 					if (options.wait) await waitForQuietMachine(log);
 					await body();
 				});
-			if (options.n8n) await realN8nGroup('n8n', async () => void (runs.n8n = await runN8nSuite({ ...FULL_N8N_SCALE, reps: options.n8nReps, postgresReps: options.n8nReps }, packed, log)));
-			if (options.queue) await realN8nGroup('queue', async () => void (runs.queue = await runQueueSuite({ ...FULL_QUEUE_SCALE, reps: options.queueReps }, packed, log)));
+			if (options.n8n)
+				await realN8nGroup(
+					'n8n',
+					async () =>
+						void (runs.n8n = await runN8nSuite(
+							{ ...FULL_N8N_SCALE, reps: options.n8nReps, postgresReps: options.n8nReps },
+							packed,
+							log,
+						)),
+				);
+			if (options.queue)
+				await realN8nGroup(
+					'queue',
+					async () =>
+						void (runs.queue = await runQueueSuite(
+							{ ...FULL_QUEUE_SCALE, reps: options.queueReps },
+							packed,
+							log,
+						)),
+				);
 			fs.rmSync(dirname(packed), { recursive: true, force: true });
 		}
 	}
 	if (failures.length) {
-		console.log(`\nGroups that failed (their rows are missing; RESULTS.md is left as it is unless --out says so):\n${failures.map((failure) => `- ${failure}`).join('\n')}`);
+		console.log(
+			`\nGroups that failed (their rows are missing; RESULTS.md is left as it is unless --out says so):\n${failures.map((failure) => `- ${failure}`).join('\n')}`,
+		);
 		process.exitCode = 1;
 	}
 
 	const { figures, misses } = allFiguresOf(runs);
 	console.log(`\n${consoleLines(figures)}`);
-	if (misses.length) console.log(`\nGoals missed:\n${misses.map((miss) => `- ${miss}`).join('\n')}`);
+	if (misses.length)
+		console.log(`\nGoals missed:\n${misses.map((miss) => `- ${miss}`).join('\n')}`);
 	const environment: Environment = saved?.environment ?? {
 		date: new Date().toISOString(),
 		node: process.version,
 		machine: `2 shared cores (${process.platform} ${process.arch}); other work may run at the same time, hence medians and spreads`,
-		versions: { 'n8n-core': versionOf('n8n-core'), 'n8n-workflow': versionOf('n8n-workflow'), undici: versionOf('undici') },
+		versions: {
+			'n8n-core': versionOf('n8n-core'),
+			'n8n-workflow': versionOf('n8n-workflow'),
+			undici: versionOf('undici'),
+		},
 		source: sourceMeasured(),
 		totalMs: Date.now() - started,
 	};
 	if (options.json) fs.writeFileSync(options.json, JSON.stringify({ runs, environment }));
 	const toResults = options.complete && failures.length === 0;
-	const file = options.out ? resolve(options.out) : toResults ? join(__dirname, 'RESULTS.md') : join(tmpdir(), `companion-push-bench-${new Date().toISOString().replace(/[:.]/g, '-')}.md`);
+	const file = options.out
+		? resolve(options.out)
+		: toResults
+			? join(__dirname, 'RESULTS.md')
+			: join(tmpdir(), `companion-push-bench-${new Date().toISOString().replace(/[:.]/g, '-')}.md`);
 	fs.writeFileSync(file, resultsMarkdown(runs, environment));
-	console.log(`\nwritten: ${file} (${((Date.now() - started) / 1000).toFixed(0)} s)${toResults || options.out ? '' : ' (a partial run: bench/RESULTS.md is left as it is)'}`);
+	console.log(
+		`\nwritten: ${file} (${((Date.now() - started) / 1000).toFixed(0)} s)${toResults || options.out ? '' : ' (a partial run: bench/RESULTS.md is left as it is)'}`,
+	);
 }
 
 if (require.main === module) {

@@ -30,7 +30,10 @@ export const TOKEN_LIFETIME_RANGE_SECONDS = { min: 1, max: 24 * 3600 } as const;
 export function plannedLifetimeSeconds(expiresIn: unknown): number {
 	const seconds = Number(expiresIn);
 	if (Number.isNaN(seconds) || seconds <= 0) return 3600;
-	return Math.min(TOKEN_LIFETIME_RANGE_SECONDS.max, Math.max(TOKEN_LIFETIME_RANGE_SECONDS.min, seconds));
+	return Math.min(
+		TOKEN_LIFETIME_RANGE_SECONDS.max,
+		Math.max(TOKEN_LIFETIME_RANGE_SECONDS.min, seconds),
+	);
 }
 
 /** Which secrets a token was issued for (a one-way hash, never the secrets themselves). A token is
@@ -38,7 +41,12 @@ export function plannedLifetimeSeconds(expiresIn: unknown): number {
  * is not sent, so the next call renews it and a credential test proves the new secrets. (n8n's
  * tester runs preAuthentication only when the stored token is empty, which an edit does not do.) */
 export function secretsFingerprint(credentials: ICredentialDataDecryptedObject): string {
-	const parts = [credentials.baseUrl, credentials.clientId, credentials.clientSecret, credentials.refreshToken];
+	const parts = [
+		credentials.baseUrl,
+		credentials.clientId,
+		credentials.clientSecret,
+		credentials.refreshToken,
+	];
 	return createHash('sha256')
 		.update(parts.map((part) => String(part ?? '').trim()).join('\n'))
 		.digest('hex')
@@ -105,9 +113,13 @@ export class CompanionPushApi implements ICredentialType {
 
 	displayName = 'Companion Push API';
 
-	icon = { light: 'file:../icons/companionPush.svg', dark: 'file:../icons/companionPush.dark.svg' } as const;
+	icon = {
+		light: 'file:../icons/companionPush.svg',
+		dark: 'file:../icons/companionPush.dark.svg',
+	} as const;
 
-	documentationUrl = 'https://github.com/n8n-nodes-companion-push/n8n-nodes-companion-push#credentials';
+	documentationUrl =
+		'https://github.com/n8n-nodes-companion-push/n8n-nodes-companion-push#credentials';
 
 	properties: INodeProperties[] = [
 		{
@@ -199,12 +211,21 @@ export class CompanionPushApi implements ICredentialType {
 		} catch (error) {
 			// A network failure: rethrow without the request, whose body holds the secrets.
 			const code = (error as { code?: string })?.code ?? 'network error';
-			throw new TokenRenewalError(`Could not reach ${baseUrl} to renew the access token (${code}).`, true);
+			throw new TokenRenewalError(
+				`Could not reach ${baseUrl} to renew the access token (${code}).`,
+				true,
+			);
 		}
 		if (response.statusCode >= 300 && response.statusCode < 400) {
 			// Origin and path only, secrets hidden: the Location is written by whoever answered.
 			const location = response.headers?.location;
-			const shown = typeof location === 'string' ? redactSecrets(shownAddress(location), [credentials.clientSecret, credentials.refreshToken]) : undefined;
+			const shown =
+				typeof location === 'string'
+					? redactSecrets(shownAddress(location), [
+							credentials.clientSecret,
+							credentials.refreshToken,
+						])
+					: undefined;
 			const where = typeof shown === 'string' ? ` to ${shown.slice(0, 200)}` : '';
 			throw new TokenRenewalError(
 				`The API answered the token renewal with a redirect (HTTP ${response.statusCode})${where}. Redirects are not followed, so the secrets went nowhere else: check the Base URL (use the address the API is really at).`,
@@ -222,10 +243,15 @@ export class CompanionPushApi implements ICredentialType {
 				response.statusCode,
 			);
 		}
-		const body = (typeof response.body === 'object' && response.body !== null ? response.body : {}) as IDataObject;
+		const body = (
+			typeof response.body === 'object' && response.body !== null ? response.body : {}
+		) as IDataObject;
 		const accessToken = body.access_token;
 		if (typeof accessToken !== 'string' || accessToken === '') {
-			throw new TokenRenewalError('The token endpoint answered without an access_token: check the Base URL.', false);
+			throw new TokenRenewalError(
+				'The token endpoint answered without an access_token: check the Base URL.',
+				false,
+			);
 		}
 		const lifetime = plannedLifetimeSeconds(body.expires_in);
 		return {
@@ -237,9 +263,18 @@ export class CompanionPushApi implements ICredentialType {
 
 	/** Adds the bearer token, when it was issued for the secrets now in the credential; otherwise an
 	 * empty one, which the API answers with 401, and n8n renews the token with the new secrets. */
-	async authenticate(credentials: ICredentialDataDecryptedObject, requestOptions: IHttpRequestOptions) {
-		const token = credentials.accessTokenIssuedFor === secretsFingerprint(credentials) ? credentials.accessToken : '';
-		return { ...requestOptions, headers: { ...requestOptions.headers, Authorization: `Bearer ${String(token ?? '')}` } };
+	async authenticate(
+		credentials: ICredentialDataDecryptedObject,
+		requestOptions: IHttpRequestOptions,
+	) {
+		const token =
+			credentials.accessTokenIssuedFor === secretsFingerprint(credentials)
+				? credentials.accessToken
+				: '';
+		return {
+			...requestOptions,
+			headers: { ...requestOptions.headers, Authorization: `Bearer ${String(token ?? '')}` },
+		};
 	}
 
 	// A token issued for other secrets is not sent (see authenticate): the API answers 401, n8n

@@ -16,7 +16,9 @@ export function isExecutable(file: string): boolean {
 
 /** The PATH folder that holds `name`, if any. */
 export const onPath = (name: string) =>
-	(process.env.PATH ?? '').split(path.delimiter).find((dir) => dir && isExecutable(path.join(dir, name)));
+	(process.env.PATH ?? '')
+		.split(path.delimiter)
+		.find((dir) => dir && isExecutable(path.join(dir, name)));
 
 /** `apt-get <args>`, non-interactive, waiting up to 5 min for another apt-get's lock; rejects with its stderr. */
 export async function aptGet(...args: string[]): Promise<void> {

@@ -21,23 +21,33 @@ export const CHROMIUM_FLAGS = [
 ];
 
 /** Debian's Chromium, installed with apt-get when missing (needs root); returns the executable's path. */
-export async function ensureChromium({ log = console.log }: { log?: (line: string) => void } = {}): Promise<string> {
+export async function ensureChromium({
+	log = console.log,
+}: { log?: (line: string) => void } = {}): Promise<string> {
 	const file = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 	if (isExecutable(file)) return file;
-	if (process.env.CHROMIUM_PATH) throw new Error(`CHROMIUM_PATH is ${file}, which is not an executable file.`);
+	if (process.env.CHROMIUM_PATH)
+		throw new Error(`CHROMIUM_PATH is ${file}, which is not an executable file.`);
 	const manual =
 		"The editor tests need Debian's Chromium at /usr/bin/chromium: install it with `sudo apt-get update && sudo apt-get install -y chromium` " +
 		'(or set CHROMIUM_PATH to a Chromium executable), then run the tests again.';
 	if (!onPath('apt-get')) {
 		throw new Error(`Chromium is missing and this machine has no apt-get. ${manual}`);
 	}
-	if (process.getuid?.() !== 0) throw new Error(`Chromium is missing and this process is not root, so it cannot install it. ${manual}`);
+	if (process.getuid?.() !== 0)
+		throw new Error(
+			`Chromium is missing and this process is not root, so it cannot install it. ${manual}`,
+		);
 
-	log("[chromium] /usr/bin/chromium is missing: installing Debian's chromium with apt-get (about 30 s)");
+	log(
+		"[chromium] /usr/bin/chromium is missing: installing Debian's chromium with apt-get (about 30 s)",
+	);
 	const timedAptGet = async (...args: string[]) => {
 		const started = Date.now();
 		await aptGet(...args);
-		log(`[chromium]   apt-get ${args.join(' ')} done in ${Math.round((Date.now() - started) / 1000)}s`);
+		log(
+			`[chromium]   apt-get ${args.join(' ')} done in ${Math.round((Date.now() - started) / 1000)}s`,
+		);
 	};
 	try {
 		await timedAptGet('update');
@@ -45,6 +55,7 @@ export async function ensureChromium({ log = console.log }: { log?: (line: strin
 	} catch (error) {
 		throw new Error(`Installing Chromium failed. ${manual}\n${error.message}`); // the message ends with apt-get's stderr
 	}
-	if (!isExecutable(file)) throw new Error(`apt-get installed chromium but ${file} is not there. ${manual}`);
+	if (!isExecutable(file))
+		throw new Error(`apt-get installed chromium but ${file} is not there. ${manual}`);
 	return file;
 }

@@ -24,11 +24,15 @@ export interface StoredCredential {
 	writes: number;
 }
 
-const writeObservers = new Set<(stored: StoredCredential, data: ICredentialDataDecryptedObject) => void>();
+const writeObservers = new Set<
+	(stored: StoredCredential, data: ICredentialDataDecryptedObject) => void
+>();
 
 /** Calls `observer` with every credential n8n writes back (a renewed token) and the data written;
  * returns the function that stops observing (used by test/harness/secretGuard.ts). */
-export function observeCredentialWrites(observer: (stored: StoredCredential, data: ICredentialDataDecryptedObject) => void): () => void {
+export function observeCredentialWrites(
+	observer: (stored: StoredCredential, data: ICredentialDataDecryptedObject) => void,
+): () => void {
 	writeObservers.add(observer);
 	return () => writeObservers.delete(observer);
 }
@@ -63,17 +67,28 @@ export class TestCredentialsHelper extends ICredentialsHelper {
 		return credential;
 	}
 
-	async getDecrypted(_additionalData: unknown, details: INodeCredentialsDetails): Promise<ICredentialDataDecryptedObject> {
+	async getDecrypted(
+		_additionalData: unknown,
+		details: INodeCredentialsDetails,
+	): Promise<ICredentialDataDecryptedObject> {
 		const credential = this.stored(details);
 		credential.reads++;
 		return structuredClone(credential.data);
 	}
 
 	async getCredentials(details: INodeCredentialsDetails): Promise<ICredentials> {
-		return { id: details.id, name: details.name, type: this.stored(details).type } as unknown as ICredentials;
+		return {
+			id: details.id,
+			name: details.name,
+			type: this.stored(details).type,
+		} as unknown as ICredentials;
 	}
 
-	async updateCredentials(details: INodeCredentialsDetails, _type: string, data: ICredentialDataDecryptedObject): Promise<void> {
+	async updateCredentials(
+		details: INodeCredentialsDetails,
+		_type: string,
+		data: ICredentialDataDecryptedObject,
+	): Promise<void> {
 		const credential = this.stored(details);
 		credential.data = structuredClone(data);
 		credential.writes++;
@@ -86,7 +101,11 @@ export class TestCredentialsHelper extends ICredentialsHelper {
 		return credentialTypes[type]?.properties ?? [];
 	}
 
-	async runPreAuthentication(helpers: IHttpRequestHelper, credentials: ICredentialDataDecryptedObject, typeName: string) {
+	async runPreAuthentication(
+		helpers: IHttpRequestHelper,
+		credentials: ICredentialDataDecryptedObject,
+		typeName: string,
+	) {
 		const output = await credentialTypes[typeName]?.preAuthentication?.call(helpers, credentials);
 		return output as ICredentialDataDecryptedObject | undefined;
 	}
@@ -99,14 +118,20 @@ export class TestCredentialsHelper extends ICredentialsHelper {
 		credentialsExpired: boolean,
 	): Promise<ICredentialDataDecryptedObject | undefined> {
 		const type = credentialTypes[typeName];
-		const expirable = type?.properties.find((p) => p.type === 'hidden' && p.typeOptions?.expirable === true);
+		const expirable = type?.properties.find(
+			(p) => p.type === 'hidden' && p.typeOptions?.expirable === true,
+		);
 		if (!type?.preAuthentication || expirable === undefined) return undefined;
 		if (credentials[expirable.name] !== '' && !credentialsExpired) return undefined;
 		const output = await type.preAuthentication.call(helpers, credentials);
 		if (output[expirable.name] === undefined) return undefined;
 		const reference = node.credentials?.[typeName];
 		if (!reference) return undefined;
-		await this.updateCredentials(reference, typeName, Object.assign(credentials, output) as ICredentialDataDecryptedObject);
+		await this.updateCredentials(
+			reference,
+			typeName,
+			Object.assign(credentials, output) as ICredentialDataDecryptedObject,
+		);
 		return Object.assign(credentials, output) as ICredentialDataDecryptedObject;
 	}
 
@@ -117,15 +142,22 @@ export class TestCredentialsHelper extends ICredentialsHelper {
 	): Promise<IHttpRequestOptions> {
 		const authenticate = credentialTypes[typeName]?.authenticate;
 		if (!authenticate) return requestOptions as IHttpRequestOptions;
-		if (typeof authenticate === 'function') return await authenticate(credentials, requestOptions as IHttpRequestOptions);
+		if (typeof authenticate === 'function')
+			return await authenticate(credentials, requestOptions as IHttpRequestOptions);
 		const resolve = (value: unknown) =>
 			typeof value === 'string' && value.startsWith('=')
-				? value.slice(1).replace(/\{\{\s*\$credentials\.(\w+)\s*\}\}/g, (_m, key: string) => String(credentials[key] ?? ''))
+				? value
+						.slice(1)
+						.replace(/\{\{\s*\$credentials\.(\w+)\s*\}\}/g, (_m, key: string) =>
+							String(credentials[key] ?? ''),
+						)
 				: value;
 		const options = requestOptions as IHttpRequestOptions;
 		for (const [section, values] of Object.entries(authenticate.properties)) {
-			const target = ((options as unknown as Record<string, Record<string, unknown>>)[section] ??= {});
-			for (const [key, value] of Object.entries(values as Record<string, unknown>)) target[key] = resolve(value);
+			const target = ((options as unknown as Record<string, Record<string, unknown>>)[section] ??=
+				{});
+			for (const [key, value] of Object.entries(values as Record<string, unknown>))
+				target[key] = resolve(value);
 		}
 		return options;
 	}

@@ -116,7 +116,14 @@ export class CredentialStore {
 	readonly map = new Map<string, StoredCredential>();
 
 	add(data: IDataObject, id = 'cred-1', name = 'Companion Push test'): StoredCredential {
-		const stored: StoredCredential = { id, name, type: 'companionPushApi', data: { ...data } as never, reads: 0, writes: 0 };
+		const stored: StoredCredential = {
+			id,
+			name,
+			type: 'companionPushApi',
+			data: { ...data } as never,
+			reads: 0,
+			writes: 0,
+		};
 		this.map.set(id, stored);
 		return stored;
 	}
@@ -127,7 +134,10 @@ export class CredentialStore {
 }
 
 /** What n8n's CLI hands the engine: the credentials helper, URLs, and stubs of what tests never use. */
-export function buildAdditionalData(credentials: CredentialStore, executionId?: string): IWorkflowExecuteAdditionalData {
+export function buildAdditionalData(
+	credentials: CredentialStore,
+	executionId?: string,
+): IWorkflowExecuteAdditionalData {
 	return {
 		credentialsHelper: new TestCredentialsHelper(credentials.map),
 		executionId,
@@ -197,7 +207,8 @@ export async function retryWorkflow(options: WorkflowRunOptions, failed: IRun): 
 	const { lastNodeExecuted } = data.resultData;
 	delete data.resultData.error;
 	const nodeRuns = lastNodeExecuted ? data.resultData.runData[lastNodeExecuted] : undefined;
-	if (nodeRuns && nodeRuns.length > 0 && nodeRuns[nodeRuns.length - 1].error !== undefined) nodeRuns.pop();
+	if (nodeRuns && nodeRuns.length > 0 && nodeRuns[nodeRuns.length - 1].error !== undefined)
+		nodeRuns.pop();
 	return await execute(options, data);
 }
 
@@ -226,7 +237,9 @@ async function execute(options: WorkflowRunOptions, retryOf?: IRun['data']): Pro
 		settings: workflowData.settings,
 	});
 	const hooks = new ExecutionLifecycleHooks(mode, executionId, workflowData as never);
-	const finished = new Promise<IRun>((resolve) => hooks.addHandler('workflowExecuteAfter', (run) => resolve(run)));
+	const finished = new Promise<IRun>((resolve) =>
+		hooks.addHandler('workflowExecuteAfter', (run) => resolve(run)),
+	);
 	const additionalData = buildAdditionalData(options.credentials, executionId);
 	additionalData.hooks = hooks;
 	if (retryOf) {
@@ -236,7 +249,8 @@ async function execute(options: WorkflowRunOptions, retryOf?: IRun['data']): Pro
 		await new WorkflowExecute(additionalData, mode).run({ workflow, startNode });
 	}
 	const run = await finished;
-	for (const observer of runObservers) observer({ run, nodes: options.nodes, staticData: workflow.staticData });
+	for (const observer of runObservers)
+		observer({ run, nodes: options.nodes, staticData: workflow.staticData });
 	return run;
 }
 
@@ -320,7 +334,13 @@ export async function runProbe(
 	const key = `probe-${++executionCounter}`;
 	probes.set(key, probe);
 	try {
-		return await runNode({ type: 'test.probe', parameters: { probe: key }, items, credentials, name: 'Probe' });
+		return await runNode({
+			type: 'test.probe',
+			parameters: { probe: key },
+			items,
+			credentials,
+			name: 'Probe',
+		});
 	} finally {
 		probes.delete(key);
 	}

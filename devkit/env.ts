@@ -10,7 +10,8 @@ import { join } from 'node:path';
 if (!process.env.N8N_USER_FOLDER) {
 	process.env.N8N_USER_FOLDER = mkdtempSync(join(tmpdir(), 'companion-push-n8n-'));
 }
-process.env.N8N_ENCRYPTION_KEY = process.env.N8N_ENCRYPTION_KEY || 'companion-push-dev-encryption-key';
+process.env.N8N_ENCRYPTION_KEY =
+	process.env.N8N_ENCRYPTION_KEY || 'companion-push-dev-encryption-key';
 
 // ts-node appends `.ts` after `.json` in node's extension order, so `CompanionPush.node` would load
 // `CompanionPush.node.json` (the codex beside the node) instead of `CompanionPush.node.ts`. Try

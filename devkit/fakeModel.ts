@@ -38,7 +38,10 @@ export interface FakeModel {
 export const FAKE_MODEL_NAME = 'fake-scripted-model';
 
 /** The OpenAI credential the AI Agent example uses (examples/ai-agent-notify.json). */
-export const FAKE_MODEL_CREDENTIAL = { id: 'cpFakeModelCredential', name: 'Local scripted model (offline)' };
+export const FAKE_MODEL_CREDENTIAL = {
+	id: 'cpFakeModelCredential',
+	name: 'Local scripted model (offline)',
+};
 
 /** An `n8n import:credentials` entry of an OpenAI credential pointing at the fake model (no real key: it is never checked). */
 export function fakeModelCredentialEntry(baseUrl: string, { id, name } = FAKE_MODEL_CREDENTIAL) {
@@ -64,7 +67,9 @@ type Answer = NonNullable<FakeModelRequest['answer']>;
 function textOf(content: unknown): string {
 	if (typeof content === 'string') return content;
 	if (Array.isArray(content))
-		return content.map((part) => (typeof part === 'string' ? part : (part?.text ?? part?.content ?? ''))).join('');
+		return content
+			.map((part) => (typeof part === 'string' ? part : (part?.text ?? part?.content ?? '')))
+			.join('');
 	return '';
 }
 
@@ -106,8 +111,10 @@ function findError(value: unknown): string | undefined {
 	if (value && typeof value === 'object') {
 		const record = value as Record<string, unknown>;
 		if (typeof record.error === 'string') return record.error;
-		if (record.error && typeof record.error === 'object') return findError(record.error) ?? JSON.stringify(record.error);
-		if (typeof record.message === 'string' && Object.keys(record).length <= 3) return record.message;
+		if (record.error && typeof record.error === 'object')
+			return findError(record.error) ?? JSON.stringify(record.error);
+		if (typeof record.message === 'string' && Object.keys(record).length <= 3)
+			return record.message;
 	}
 	return undefined;
 }
@@ -122,16 +129,22 @@ function decide(conversation: Conversation): Answer {
 		} catch {
 			// plain text
 		}
-		const error = findError(parsed) ?? (typeof parsed === 'string' && /error/i.test(parsed) ? parsed : undefined);
+		const error =
+			findError(parsed) ??
+			(typeof parsed === 'string' && /error/i.test(parsed) ? parsed : undefined);
 		if (error) return { text: `The tool failed: ${error}` };
 		const id = findId(parsed);
 		return {
-			text: id ? `Done: the notification was sent, its send ID is ${id}.` : `The tool answered without an ID: ${conversation.toolResult}`,
+			text: id
+				? `Done: the notification was sent, its send ID is ${id}.`
+				: `The tool answered without an ID: ${conversation.toolResult}`,
 		};
 	}
 	const tool = conversation.tools[0];
 	if (!tool) return { text: 'No tool to call.' };
-	const args = Object.fromEntries(tool.argumentNames.map((name) => [name, argumentFromPrompt(conversation.lastUserText, name)]));
+	const args = Object.fromEntries(
+		tool.argumentNames.map((name) => [name, argumentFromPrompt(conversation.lastUserText, name)]),
+	);
 	return { toolCall: { name: tool.name, arguments: args } };
 }
 
@@ -150,13 +163,20 @@ function chatConversation(body: any): Conversation {
 		toolResult: toolMessage ? textOf(toolMessage.content) : undefined,
 		tools: (body?.tools ?? [])
 			.filter((tool: any) => tool?.type === 'function')
-			.map((tool: any) => ({ name: tool.function.name, argumentNames: argumentNames(tool.function.parameters) })),
+			.map((tool: any) => ({
+				name: tool.function.name,
+				argumentNames: argumentNames(tool.function.parameters),
+			})),
 	};
 }
 
 function responsesConversation(body: any): Conversation {
 	const input: any[] =
-		typeof body?.input === 'string' ? [{ role: 'user', content: body.input }] : Array.isArray(body?.input) ? body.input : [];
+		typeof body?.input === 'string'
+			? [{ role: 'user', content: body.input }]
+			: Array.isArray(body?.input)
+				? body.input
+				: [];
 	const lastUser = input
 		.map((item, index) => ({ item, index }))
 		.filter(({ item }) => item.role === 'user')
@@ -175,7 +195,8 @@ function responsesConversation(body: any): Conversation {
 }
 
 let counter = 0;
-const nextId = (prefix: string) => `${prefix}_${Date.now().toString(36)}${(++counter).toString(36)}`;
+const nextId = (prefix: string) =>
+	`${prefix}_${Date.now().toString(36)}${(++counter).toString(36)}`;
 const usage = { prompt_tokens: 10, completion_tokens: 10, total_tokens: 20 };
 
 function chatMessage(answer: Answer) {
@@ -183,9 +204,15 @@ function chatMessage(answer: Answer) {
 		const call = {
 			id: nextId('call'),
 			type: 'function',
-			function: { name: answer.toolCall.name, arguments: JSON.stringify(answer.toolCall.arguments) },
+			function: {
+				name: answer.toolCall.name,
+				arguments: JSON.stringify(answer.toolCall.arguments),
+			},
 		};
-		return { message: { role: 'assistant', content: null, tool_calls: [call] }, finishReason: 'tool_calls' };
+		return {
+			message: { role: 'assistant', content: null, tool_calls: [call] },
+			finishReason: 'tool_calls',
+		};
 	}
 	return { message: { role: 'assistant', content: answer.text ?? '' }, finishReason: 'stop' };
 }
@@ -206,7 +233,11 @@ function answerChat(body: any, answer: Answer, response: http.ServerResponse) {
 		});
 		return;
 	}
-	response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+	response.writeHead(200, {
+		'content-type': 'text/event-stream',
+		'cache-control': 'no-cache',
+		connection: 'keep-alive',
+	});
 	const chunk = (delta: object, finish: string | null) => ({
 		id,
 		object: 'chat.completion.chunk',
@@ -217,13 +248,21 @@ function answerChat(body: any, answer: Answer, response: http.ServerResponse) {
 	const events: object[] = [];
 	if (message.tool_calls) {
 		events.push(
-			chunk({ role: 'assistant', content: null, tool_calls: message.tool_calls.map((call, index) => ({ index, ...call })) }, null),
+			chunk(
+				{
+					role: 'assistant',
+					content: null,
+					tool_calls: message.tool_calls.map((call, index) => ({ index, ...call })),
+				},
+				null,
+			),
 		);
 	} else {
 		events.push(chunk({ role: 'assistant', content: message.content }, null));
 	}
 	events.push(chunk({}, finishReason));
-	if (body?.stream_options?.include_usage) events.push({ id, object: 'chat.completion.chunk', created, model, choices: [], usage });
+	if (body?.stream_options?.include_usage)
+		events.push({ id, object: 'chat.completion.chunk', created, model, choices: [], usage });
 	for (const event of events) response.write(`data: ${JSON.stringify(event)}\n\n`);
 	response.end('data: [DONE]\n\n');
 }
@@ -232,7 +271,8 @@ function answerResponses(body: any, answer: Answer, response: http.ServerRespons
 	if (body?.stream) {
 		sendJson(response, 400, {
 			error: {
-				message: 'This fake model does not stream the Responses API: use Chat Completions to stream.',
+				message:
+					'This fake model does not stream the Responses API: use Chat Completions to stream.',
 				type: 'invalid_request_error',
 			},
 		});
@@ -274,7 +314,10 @@ function answerResponses(body: any, answer: Answer, response: http.ServerRespons
 
 function sendJson(response: http.ServerResponse, status: number, value: unknown) {
 	const text = JSON.stringify(value);
-	response.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+	response.writeHead(status, {
+		'content-type': 'application/json',
+		'content-length': Buffer.byteLength(text),
+	});
 	response.end(text);
 }
 
@@ -298,10 +341,17 @@ export async function startFakeModel({ port = 0 }: { port?: number } = {}): Prom
 					.filter(([name]) => name !== 'authorization')
 					.map(([name, value]) => [name, String(value)]),
 			);
-			const entry: FakeModelRequest = { time: Date.now(), method: request.method ?? 'GET', path: pathname, headers, body };
+			const entry: FakeModelRequest = {
+				time: Date.now(),
+				method: request.method ?? 'GET',
+				path: pathname,
+				headers,
+				body,
+			};
 			if (pathname !== '/__fake/log') log.push(entry);
 			try {
-				if (request.method === 'GET' && pathname === '/__fake/log') return sendJson(response, 200, log);
+				if (request.method === 'GET' && pathname === '/__fake/log')
+					return sendJson(response, 200, log);
 				if (request.method === 'GET' && pathname === '/v1/models') {
 					return sendJson(response, 200, {
 						object: 'list',
@@ -317,10 +367,15 @@ export async function startFakeModel({ port = 0 }: { port?: number } = {}): Prom
 					return answerResponses(body, entry.answer, response);
 				}
 				sendJson(response, 404, {
-					error: { message: `The fake model has no ${request.method} ${pathname}`, type: 'invalid_request_error' },
+					error: {
+						message: `The fake model has no ${request.method} ${pathname}`,
+						type: 'invalid_request_error',
+					},
 				});
 			} catch (error) {
-				sendJson(response, 500, { error: { message: `The fake model failed: ${error.message}`, type: 'server_error' } });
+				sendJson(response, 500, {
+					error: { message: `The fake model failed: ${error.message}`, type: 'server_error' },
+				});
 			}
 		});
 	});

@@ -31,7 +31,10 @@ export interface StoreOptions {
 }
 
 /** A credential store holding the sandbox's credential as n8n keeps it before its first use. */
-export function storeFor(sandbox: Sandbox, { credential, overrides = {}, id }: StoreOptions = {}): CredentialStore {
+export function storeFor(
+	sandbox: Sandbox,
+	{ credential, overrides = {}, id }: StoreOptions = {},
+): CredentialStore {
 	const store = new CredentialStore();
 	store.add({ ...credentialData(sandbox, credential), ...overrides }, id);
 	return store;

@@ -12,7 +12,13 @@
  */
 import { PollContext, TriggersAndPollers } from 'n8n-core';
 import { Workflow } from 'n8n-workflow';
-import type { IDataObject, INode, INodeExecutionData, INodeType, IWorkflowExecuteAdditionalData } from 'n8n-workflow';
+import type {
+	IDataObject,
+	INode,
+	INodeExecutionData,
+	INodeType,
+	IWorkflowExecuteAdditionalData,
+} from 'n8n-workflow';
 
 import { buildAdditionalData, nodeTypes, registerNodeType } from './engine';
 import type { CredentialStore } from './engine';
@@ -82,7 +88,9 @@ const pollObservers = new Set<(outcome: PollOutcome, target: PollTarget) => void
 /** Calls `observer` with every poll outcome (items or error) and its target (whose workflow holds
  * the trigger's static data) before the caller sees it; returns the function that stops observing
  * (used by test/harness/secretGuard.ts). */
-export function observePolls(observer: (outcome: PollOutcome, target: PollTarget) => void): () => void {
+export function observePolls(
+	observer: (outcome: PollOutcome, target: PollTarget) => void,
+): () => void {
 	pollObservers.add(observer);
 	return () => pollObservers.delete(observer);
 }
@@ -102,7 +110,11 @@ export async function runPoll(target: PollTarget): Promise<PollOutcome> {
 		(error) => (sink.failure = error),
 	));
 	try {
-		const response = await triggersAndPollers.runPollFunction(target.workflow, target.node, context);
+		const response = await triggersAndPollers.runPollFunction(
+			target.workflow,
+			target.node,
+			context,
+		);
 		if (response !== null) context.__emit(response);
 	} catch (error) {
 		context.__emitError(error as Error);
@@ -119,5 +131,7 @@ export async function runPoll(target: PollTarget): Promise<PollOutcome> {
 
 /** The trigger node's static data, as a plain copy. */
 export function nodeStaticData(target: PollTarget): IDataObject {
-	return JSON.parse(JSON.stringify(target.workflow.getStaticData('node', target.node))) as IDataObject;
+	return JSON.parse(
+		JSON.stringify(target.workflow.getStaticData('node', target.node)),
+	) as IDataObject;
 }

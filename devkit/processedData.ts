@@ -46,16 +46,22 @@ export interface StoreStatement {
 	nodeType?: string;
 }
 
-const hash = (value: DeduplicationItemTypes) => createHash('md5').update(String(value)).digest('base64');
+const hash = (value: DeduplicationItemTypes) =>
+	createHash('md5').update(String(value)).digest('base64');
 
 /** Postgres's answer to a second INSERT of the same primary key, as n8n passes it on. */
 function uniqueViolation(): Error {
-	return Object.assign(new Error('duplicate key value violates unique constraint "PK_processed_data"'), { code: '23505' });
+	return Object.assign(
+		new Error('duplicate key value violates unique constraint "PK_processed_data"'),
+		{ code: '23505' },
+	);
 }
 
 function compare(mode: Mode, a: unknown, b: unknown): number {
-	const [x, y] = mode === 'latestDate' ? [Date.parse(String(a)), Date.parse(String(b))] : [Number(a), Number(b)];
-	if (Number.isNaN(x) || Number.isNaN(y)) throw new Error(`Invalid value. Only numbers are supported in mode "${mode}"`);
+	const [x, y] =
+		mode === 'latestDate' ? [Date.parse(String(a)), Date.parse(String(b))] : [Number(a), Number(b)];
+	if (Number.isNaN(x) || Number.isNaN(y))
+		throw new Error(`Invalid value. Only numbers are supported in mode "${mode}"`);
 	return x === y ? 0 : x > y ? 1 : -1;
 }
 
@@ -95,8 +101,14 @@ export class MemoryProcessedData implements IDataDeduplicator {
 	}
 
 	/** The time a statement takes: the round trip, and a stall when the test asks for one. */
-	private async roundTrip(kind: StoreStatement['kind'], key: string, contextData: ICheckProcessedContextData): Promise<void> {
-		await new Promise((resolve) => (this.roundTripMs > 0 ? setTimeout(resolve, this.roundTripMs) : setImmediate(resolve)));
+	private async roundTrip(
+		kind: StoreStatement['kind'],
+		key: string,
+		contextData: ICheckProcessedContextData,
+	): Promise<void> {
+		await new Promise((resolve) =>
+			this.roundTripMs > 0 ? setTimeout(resolve, this.roundTripMs) : setImmediate(resolve),
+		);
 		await this.stall?.({ kind, row: key, nodeType: contextData.node?.type });
 	}
 
@@ -107,21 +119,37 @@ export class MemoryProcessedData implements IDataDeduplicator {
 	}
 
 	/** A SELECT: a copy of the row as it is now. */
-	private async select(key: string, contextData: ICheckProcessedContextData): Promise<Row | undefined> {
+	private async select(
+		key: string,
+		contextData: ICheckProcessedContextData,
+	): Promise<Row | undefined> {
 		this.failIfDown();
 		await this.roundTrip('select', key, contextData);
 		const row = this.rows.get(key);
-		return row && { mode: row.mode, data: Array.isArray(row.data) ? [...(row.data as string[])] : row.data };
+		return (
+			row && {
+				mode: row.mode,
+				data: Array.isArray(row.data) ? [...(row.data as string[])] : row.data,
+			}
+		);
 	}
 
-	private async insert(key: string, row: Row, contextData: ICheckProcessedContextData): Promise<void> {
+	private async insert(
+		key: string,
+		row: Row,
+		contextData: ICheckProcessedContextData,
+	): Promise<void> {
 		await this.roundTrip('insert', key, contextData);
 		if (this.rows.has(key)) throw uniqueViolation();
 		this.rows.set(key, row);
 	}
 
 	/** An UPDATE of the whole row; a row deleted meanwhile stays deleted. */
-	private async update(key: string, row: Row, contextData: ICheckProcessedContextData): Promise<void> {
+	private async update(
+		key: string,
+		row: Row,
+		contextData: ICheckProcessedContextData,
+	): Promise<void> {
 		await this.roundTrip('update', key, contextData);
 		if (this.rows.has(key)) this.rows.set(key, row);
 	}
@@ -136,7 +164,9 @@ export class MemoryProcessedData implements IDataDeduplicator {
 		const key = this.rowKey(scope, contextData);
 		const row = await this.select(key, contextData);
 		if (row && row.mode !== options.mode) {
-			throw new Error('Deduplication data was originally saved with an incompatible setting of the ‘Keep Items Where’ parameter.');
+			throw new Error(
+				'Deduplication data was originally saved with an incompatible setting of the ‘Keep Items Where’ parameter.',
+			);
 		}
 		if (options.mode === 'entries') {
 			const hashes = items.map(hash);
@@ -176,9 +206,15 @@ export class MemoryProcessedData implements IDataDeduplicator {
 		return output;
 	}
 
-	async removeProcessed(items: DeduplicationItemTypes[], scope: DeduplicationScope, contextData: ICheckProcessedContextData, options: ICheckProcessedOptions): Promise<void> {
+	async removeProcessed(
+		items: DeduplicationItemTypes[],
+		scope: DeduplicationScope,
+		contextData: ICheckProcessedContextData,
+		options: ICheckProcessedOptions,
+	): Promise<void> {
 		this.record({ kind: 'remove', items, scope, mode: options.mode });
-		if (options.mode !== 'entries') throw new Error('Removing processed data is not possible in mode "latest"');
+		if (options.mode !== 'entries')
+			throw new Error('Removing processed data is not possible in mode "latest"');
 		const key = this.rowKey(scope, contextData);
 		const row = await this.select(key, contextData);
 		if (!row) return;
@@ -190,7 +226,10 @@ export class MemoryProcessedData implements IDataDeduplicator {
 		await this.update(key, { mode: row.mode, data: stored }, contextData);
 	}
 
-	async clearAllProcessedItems(scope: DeduplicationScope, contextData: ICheckProcessedContextData): Promise<void> {
+	async clearAllProcessedItems(
+		scope: DeduplicationScope,
+		contextData: ICheckProcessedContextData,
+	): Promise<void> {
 		this.record({ kind: 'clear', items: [], scope });
 		this.failIfDown();
 		const key = this.rowKey(scope, contextData);
@@ -198,10 +237,16 @@ export class MemoryProcessedData implements IDataDeduplicator {
 		this.rows.delete(key);
 	}
 
-	async getProcessedDataCount(scope: DeduplicationScope, contextData: ICheckProcessedContextData, options: ICheckProcessedOptions): Promise<number> {
+	async getProcessedDataCount(
+		scope: DeduplicationScope,
+		contextData: ICheckProcessedContextData,
+		options: ICheckProcessedOptions,
+	): Promise<number> {
 		this.record({ kind: 'count', items: [], scope, mode: options.mode });
 		const row = await this.select(this.rowKey(scope, contextData), contextData);
-		return row && row.mode === 'entries' && options.mode === 'entries' ? (row.data as string[]).length : 0;
+		return row && row.mode === 'entries' && options.mode === 'entries'
+			? (row.data as string[]).length
+			: 0;
 	}
 
 	/** The hashes of the entries-mode row of a workflow (`n:<node id>` or '' for the workflow scope). */

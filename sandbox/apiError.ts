@@ -38,6 +38,9 @@ const CLIENT_ERRORS: Record<number, [code: string, message: string]> = {
 export function clientError(status: number): ApiError {
 	if (status === 401) return unauthorized('Bearer token rejected');
 	if (status === 403) return forbidden('The credential lacks permission for this action');
-	const [code, message] = CLIENT_ERRORS[status] ?? ['client_error', `The request was refused (status ${status})`];
+	const [code, message] = CLIENT_ERRORS[status] ?? [
+		'client_error',
+		`The request was refused (status ${status})`,
+	];
 	return new ApiError(status, code, message);
 }

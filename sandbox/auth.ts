@@ -42,7 +42,12 @@ export class Auth {
 	 * POST /auth/oauth/v2/refresh. The refresh token never changes (spec Authentication 4). With
 	 * `revokePrevious` the access tokens issued earlier for the credential stop working.
 	 */
-	refresh(body: unknown, now: number, lifetimeSeconds: number, revokePrevious = false): TokenResponse {
+	refresh(
+		body: unknown,
+		now: number,
+		lifetimeSeconds: number,
+		revokePrevious = false,
+	): TokenResponse {
 		const fields = readRefreshBody(body);
 		const credential = this.byClientId.get(fields.client_id);
 		// One message for an unknown client and a wrong secret: clear, without telling which ids exist.
@@ -53,9 +58,14 @@ export class Auth {
 			throw new ApiError(401, 'invalid_grant', 'refresh_token is invalid for this client_id');
 		}
 		if (this.revoked.has(credential.clientId)) {
-			throw new ApiError(401, 'invalid_grant', 'refresh_token has been revoked; create a new credential');
+			throw new ApiError(
+				401,
+				'invalid_grant',
+				'refresh_token has been revoked; create a new credential',
+			);
 		}
-		if (revokePrevious) this.generations.set(credential.clientId, this.generationOf(credential) + 1);
+		if (revokePrevious)
+			this.generations.set(credential.clientId, this.generationOf(credential) + 1);
 		const accessToken = `cpa_${secretMarker()}${randomBytes(24).toString('hex')}`;
 		this.tokens.set(digest(accessToken), {
 			credential,
@@ -86,7 +96,9 @@ export class Auth {
 			expired: 'Bearer token expired',
 			revoked: 'Bearer token revoked by a newer token of this credential',
 		};
-		throw unauthorized(`${reason[check.state as keyof typeof reason]}; renew it with POST /auth/oauth/v2/refresh`);
+		throw unauthorized(
+			`${reason[check.state as keyof typeof reason]}; renew it with POST /auth/oauth/v2/refresh`,
+		);
 	}
 
 	private generationOf(credential: OrgCredential): number {
@@ -112,14 +124,22 @@ function digest(token: string): string {
 	return createHash('sha256').update(token).digest('hex');
 }
 
-function readRefreshBody(body: unknown): { client_id: string; client_secret: string; refresh_token: string } {
-	const record = typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
+function readRefreshBody(body: unknown): {
+	client_id: string;
+	client_secret: string;
+	refresh_token: string;
+} {
+	const record =
+		typeof body === 'object' && body !== null && !Array.isArray(body)
+			? (body as Record<string, unknown>)
+			: {};
 	for (const field of ['client_id', 'client_secret', 'refresh_token']) {
 		const value = record[field];
 		if (value === undefined || value === null || value === '') {
 			throw new ApiError(422, 'validation_error', `${field} is required`, field);
 		}
-		if (typeof value !== 'string') throw new ApiError(400, 'invalid_value', `${field} must be a string`, field);
+		if (typeof value !== 'string')
+			throw new ApiError(400, 'invalid_value', `${field} must be a string`, field);
 	}
 	return record as { client_id: string; client_secret: string; refresh_token: string };
 }

@@ -33,7 +33,8 @@ async function openssl(cwd: string, args: string[]): Promise<void> {
 		await run('openssl', args, { cwd });
 	} catch (error) {
 		const { code, stderr } = error as { code?: string; stderr?: string };
-		if (code === 'ENOENT') throw new Error('The sandbox needs `openssl` for https (Debian: apt-get install openssl).');
+		if (code === 'ENOENT')
+			throw new Error('The sandbox needs `openssl` for https (Debian: apt-get install openssl).');
 		throw new Error(`openssl ${args[0]} failed: ${(stderr ?? String(error)).trim().slice(0, 500)}`);
 	}
 }
@@ -44,18 +45,55 @@ export async function makeSandboxCertificates(): Promise<SandboxTls> {
 	try {
 		const ecKey = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
 		await openssl(dir, [
-			'req', '-x509', ...ecKey, '-keyout', 'ca.key', '-out', 'ca.pem', '-days', VALID_DAYS,
-			'-subj', '/CN=Companion Push sandbox test CA',
-			'-addext', 'basicConstraints = critical, CA:TRUE',
-			'-addext', 'keyUsage = critical, keyCertSign, cRLSign',
+			'req',
+			'-x509',
+			...ecKey,
+			'-keyout',
+			'ca.key',
+			'-out',
+			'ca.pem',
+			'-days',
+			VALID_DAYS,
+			'-subj',
+			'/CN=Companion Push sandbox test CA',
+			'-addext',
+			'basicConstraints = critical, CA:TRUE',
+			'-addext',
+			'keyUsage = critical, keyCertSign, cRLSign',
 		]);
-		await openssl(dir, ['req', '-new', ...ecKey, '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=127.0.0.1']);
+		await openssl(dir, [
+			'req',
+			'-new',
+			...ecKey,
+			'-keyout',
+			'server.key',
+			'-out',
+			'server.csr',
+			'-subj',
+			'/CN=127.0.0.1',
+		]);
 		await writeFile(join(dir, 'server.ext'), `${SERVER_EXTENSIONS}\n`);
 		await openssl(dir, [
-			'x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-out', 'server.pem',
-			'-days', VALID_DAYS, '-set_serial', `0x${randomBytes(8).toString('hex')}`, '-extfile', 'server.ext',
+			'x509',
+			'-req',
+			'-in',
+			'server.csr',
+			'-CA',
+			'ca.pem',
+			'-CAkey',
+			'ca.key',
+			'-out',
+			'server.pem',
+			'-days',
+			VALID_DAYS,
+			'-set_serial',
+			`0x${randomBytes(8).toString('hex')}`,
+			'-extfile',
+			'server.ext',
 		]);
-		const [ca, cert, key] = await Promise.all(['ca.pem', 'server.pem', 'server.key'].map((file) => readFile(join(dir, file), 'utf8')));
+		const [ca, cert, key] = await Promise.all(
+			['ca.pem', 'server.pem', 'server.key'].map((file) => readFile(join(dir, file), 'utf8')),
+		);
 		return { ca, cert, key };
 	} finally {
 		// The authority's key goes with the folder: nobody can sign another certificate with it.

@@ -28,12 +28,14 @@ function parseArgs(argv: string[]): CliOptions {
 		const value = () => inline ?? argv[++i];
 		const number = (name: string) => {
 			const parsed = Number(value());
-			if (!Number.isInteger(parsed) || parsed < 0) throw new Error(`${name} needs a non-negative integer`);
+			if (!Number.isInteger(parsed) || parsed < 0)
+				throw new Error(`${name} needs a non-negative integer`);
 			return parsed;
 		};
 		const positive = (name: string) => {
 			const parsed = Number(value());
-			if (!Number.isFinite(parsed) || parsed <= 0) throw new Error(`${name} needs a number above 0`);
+			if (!Number.isFinite(parsed) || parsed <= 0)
+				throw new Error(`${name} needs a number above 0`);
 			return parsed;
 		};
 		if (flag === '--port') options.port = number('--port');
@@ -44,7 +46,8 @@ function parseArgs(argv: string[]): CliOptions {
 		else if (flag === '--rate-limit') options.rateLimitPerSecond = positive('--rate-limit');
 		else if (flag === '--max-in-flight') options.maxInFlight = number('--max-in-flight');
 		else if (flag === '--token-lifetime') options.tokenLifetimeSeconds = number('--token-lifetime');
-		else if (flag === '--refresh-revokes-previous' && inline === undefined) options.refreshRevokesPreviousTokens = true;
+		else if (flag === '--refresh-revokes-previous' && inline === undefined)
+			options.refreshRevokesPreviousTokens = true;
 		else if (flag === '--https' && inline === undefined) options.tls = true;
 		else if (flag === '--ca-file') options.caFile = resolve(value());
 		else if (flag === '--clock') {
@@ -86,29 +89,45 @@ async function main(): Promise<void> {
 	const sandbox = await startSandbox(options);
 	const ca = sandbox.caCertificate ? writeCaFile(sandbox.caCertificate, caFile) : undefined;
 	const { primary } = sandbox.orgs;
-	const refreshBody = JSON.stringify({ client_id: primary.clientId, client_secret: primary.clientSecret, refresh_token: primary.refreshToken });
+	const refreshBody = JSON.stringify({
+		client_id: primary.clientId,
+		client_secret: primary.clientSecret,
+		refresh_token: primary.refreshToken,
+	});
 	console.log(`Push API sandbox listening on ${sandbox.baseUrl}`);
 	console.log('');
 	console.log(`  Base URL:       ${sandbox.baseUrl}`);
 	console.log(`  Client ID:      ${primary.clientId}`);
 	console.log(`  Client Secret:  ${primary.clientSecret}`);
 	console.log(`  Refresh Token:  ${primary.refreshToken}`);
-	console.log(`  Organization:   ${primary.id} (${primary.userIds.length} users); a second one for cross-tenant checks`);
+	console.log(
+		`  Organization:   ${primary.id} (${primary.userIds.length} users); a second one for cross-tenant checks`,
+	);
 	const switches = changedSettings(sandbox.settings());
 	if (switches) console.log(`  Switches:       ${switches}`);
 	if (ca) {
 		console.log(`  CA certificate: ${ca.file}`);
 		console.log('');
-		console.log('https with a certificate authority made for this run: trust it, nothing else changes.');
-		console.log(`  n8n:  NODE_EXTRA_CA_CERTS=${ca.file} n8n start   (read at start: restart n8n when the sandbox restarts)`);
+		console.log(
+			'https with a certificate authority made for this run: trust it, nothing else changes.',
+		);
+		console.log(
+			`  n8n:  NODE_EXTRA_CA_CERTS=${ca.file} n8n start   (read at start: restart n8n when the sandbox restarts)`,
+		);
 	}
 	const curl = ca ? `curl --cacert ${ca.file}` : 'curl';
 	console.log('');
 	console.log('Get a token:');
-	console.log(`  ${curl} -s -X POST ${sandbox.baseUrl}/auth/oauth/v2/refresh -H 'content-type: application/json' -d '${refreshBody}'`);
+	console.log(
+		`  ${curl} -s -X POST ${sandbox.baseUrl}/auth/oauth/v2/refresh -H 'content-type: application/json' -d '${refreshBody}'`,
+	);
 	console.log('Then, e.g.:');
-	console.log(`  ${curl} -s ${sandbox.baseUrl}/user/list?limit=5 -H 'authorization: Bearer <access_token>'`);
-	console.log(`Admin API (clock, faults, taps, log, all credentials): ${sandbox.baseUrl}/__sandbox/credentials`);
+	console.log(
+		`  ${curl} -s ${sandbox.baseUrl}/user/list?limit=5 -H 'authorization: Bearer <access_token>'`,
+	);
+	console.log(
+		`Admin API (clock, faults, taps, log, all credentials): ${sandbox.baseUrl}/__sandbox/credentials`,
+	);
 	console.log('Ctrl-C to stop.');
 
 	let stopping = false;

@@ -20,7 +20,8 @@ export class SandboxClock {
 
 	/** Moves time forward. Going backwards is refused: sends and tokens are a timeline. */
 	advance(ms: number): void {
-		if (!Number.isFinite(ms) || ms < 0) throw new Error(`clock.advance needs a non-negative number of ms, got ${ms}`);
+		if (!Number.isFinite(ms) || ms < 0)
+			throw new Error(`clock.advance needs a non-negative number of ms, got ${ms}`);
 		if (this.mode === 'manual') this.manualNow += ms;
 		else this.offsetMs += ms;
 	}
@@ -28,7 +29,10 @@ export class SandboxClock {
 	set(iso: string): void {
 		const target = parseIso(iso);
 		const now = this.now();
-		if (target < now) throw new Error(`clock.set cannot go backwards (${iso} is before ${new Date(now).toISOString()})`);
+		if (target < now)
+			throw new Error(
+				`clock.set cannot go backwards (${iso} is before ${new Date(now).toISOString()})`,
+			);
 		this.advance(target - now);
 	}
 }

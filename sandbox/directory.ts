@@ -37,7 +37,10 @@ const KIND_WEIGHTS: Record<UserKind, number> = {
 	oneLoggedOutOfTwo: 2,
 };
 
-const active = (behaviour: SandboxDevice['behaviour'] = 'ok') => ({ session: 'active' as const, behaviour });
+const active = (behaviour: SandboxDevice['behaviour'] = 'ok') => ({
+	session: 'active' as const,
+	behaviour,
+});
 
 /** Phones of each kind of user, in device order. */
 const PHONES_OF_KIND: Record<UserKind, Array<Omit<SandboxDevice, 'index'>>> = {
@@ -100,14 +103,18 @@ export class SeededOrg implements SandboxOrg {
 	}
 
 	get userIds(): string[] {
-		if (!this.cachedUserIds) this.cachedUserIds = Array.from({ length: this.size }, (_, index) => this.userIdAt(index));
+		if (!this.cachedUserIds)
+			this.cachedUserIds = Array.from({ length: this.size }, (_, index) => this.userIdAt(index));
 		return this.cachedUserIds;
 	}
 
 	get userKinds(): Record<UserKind, string[]> {
 		if (!this.cachedKinds) {
-			const grouped = Object.fromEntries(USER_KINDS.map((kind) => [kind, [] as string[]])) as Record<UserKind, string[]>;
-			for (let index = 0; index < this.size; index++) grouped[USER_KINDS[this.kinds[index]]].push(this.userIdAt(index));
+			const grouped = Object.fromEntries(
+				USER_KINDS.map((kind) => [kind, [] as string[]]),
+			) as Record<UserKind, string[]>;
+			for (let index = 0; index < this.size; index++)
+				grouped[USER_KINDS[this.kinds[index]]].push(this.userIdAt(index));
 			this.cachedKinds = grouped;
 		}
 		return this.cachedKinds;
@@ -151,7 +158,8 @@ export class SeededOrg implements SandboxOrg {
 	/** One page of user records, generated on demand (GET /user/list). */
 	userPage(skip: number, limit: number): UserRecord[] {
 		const page: UserRecord[] = [];
-		for (let index = skip; index < Math.min(this.size, skip + limit); index++) page.push(this.userAt(index));
+		for (let index = skip; index < Math.min(this.size, skip + limit); index++)
+			page.push(this.userAt(index));
 		return page;
 	}
 
@@ -159,7 +167,13 @@ export class SeededOrg implements SandboxOrg {
 		const name = FIRST_NAMES[hash32(this.seed, this.id, index, 'first') % FIRST_NAMES.length];
 		const lastname = LAST_NAMES[hash32(this.seed, this.id, index, 'last') % LAST_NAMES.length];
 		const username = `${name}.${lastname}.${index + 1}`.toLowerCase();
-		return { id: this.userIdAt(index), name, lastname, username, email: `${username}@${this.domain}` };
+		return {
+			id: this.userIdAt(index),
+			name,
+			lastname,
+			username,
+			email: `${username}@${this.domain}`,
+		};
 	}
 
 	hasUser(userId: string): boolean {
@@ -168,13 +182,17 @@ export class SeededOrg implements SandboxOrg {
 
 	/** Ids are prefix (org) + scramble + index, all hex: unique, parseable, ObjectId-like. */
 	private userIdAt(index: number): string {
-		return this.idPrefix + hexFrom(8, this.seed, this.id, index) + index.toString(16).padStart(8, '0');
+		return (
+			this.idPrefix + hexFrom(8, this.seed, this.id, index) + index.toString(16).padStart(8, '0')
+		);
 	}
 
 	private indexOf(userId: string): number | undefined {
-		if (typeof userId !== 'string' || userId.length !== 24 || !userId.startsWith(this.idPrefix)) return undefined;
+		if (typeof userId !== 'string' || userId.length !== 24 || !userId.startsWith(this.idPrefix))
+			return undefined;
 		const index = Number.parseInt(userId.slice(16), 16);
-		if (!Number.isInteger(index) || index >= this.size || this.userIdAt(index) !== userId) return undefined;
+		if (!Number.isInteger(index) || index >= this.size || this.userIdAt(index) !== userId)
+			return undefined;
 		return index;
 	}
 
@@ -204,7 +222,11 @@ export function secretMarker(): string {
 }
 
 /** Deterministic credential values (same seed, same credentials: handy for a saved n8n credential). */
-export function makeCredential(seed: number, orgId: string, role: string): Omit<OrgCredential, 'orgId' | 'admin'> {
+export function makeCredential(
+	seed: number,
+	orgId: string,
+	role: string,
+): Omit<OrgCredential, 'orgId' | 'admin'> {
 	const marker = secretMarker();
 	return {
 		clientId: `cpc_${hexFrom(16, seed, orgId, role, 'client')}`,

@@ -38,6 +38,9 @@ export function seededRandom(seed: number): () => number {
 /** Deterministic hex string of the given length. */
 export function hexFrom(length: number, ...parts: Array<string | number>): string {
 	let out = '';
-	for (let block = 0; out.length < length; block++) out += hash32(...parts, block).toString(16).padStart(8, '0');
+	for (let block = 0; out.length < length; block++)
+		out += hash32(...parts, block)
+			.toString(16)
+			.padStart(8, '0');
 	return out.slice(0, length);
 }

@@ -1,5 +1,13 @@
 import { z } from 'zod';
-import { ERROR_SHAPES, LIST_FIELDS, LIST_SHAPES, type ErrorShape, type ListField, type ListShape, type SandboxSettings } from './types';
+import {
+	ERROR_SHAPES,
+	LIST_FIELDS,
+	LIST_SHAPES,
+	type ErrorShape,
+	type ListField,
+	type ListShape,
+	type SandboxSettings,
+} from './types';
 
 /** The documented default of every "not shown" choice (see README, conformance table). */
 export const DEFAULT_SETTINGS: SandboxSettings = {

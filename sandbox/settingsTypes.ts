@@ -24,8 +24,19 @@ export type ListShape = 'envelope' | 'bareArray' | 'dataArray' | 'dataItems' | '
  */
 export type ErrorShape = 'okFalse' | 'detail' | 'statusMessage' | 'plainText';
 
-export const LIST_SHAPES: readonly ListShape[] = ['envelope', 'bareArray', 'dataArray', 'dataItems', 'dataNotifications'];
-export const ERROR_SHAPES: readonly ErrorShape[] = ['okFalse', 'detail', 'statusMessage', 'plainText'];
+export const LIST_SHAPES: readonly ListShape[] = [
+	'envelope',
+	'bareArray',
+	'dataArray',
+	'dataItems',
+	'dataNotifications',
+];
+export const ERROR_SHAPES: readonly ErrorShape[] = [
+	'okFalse',
+	'detail',
+	'statusMessage',
+	'plainText',
+];
 
 /** Fields a list element may leave out (`listOmitsFields`); only `id` is always there. */
 export type ListField =

@@ -7,7 +7,13 @@ import { RequestLog } from './http/requestLog';
 import { internalRecord, NotificationStore, type StoredNotification } from './notifications/store';
 import { unitFloat } from './random';
 import { checkSettingsPatch, DEFAULT_SETTINGS, pickSettings } from './settings';
-import type { FaultSpec, NotificationRecord, SandboxCredential, SandboxOptions, SandboxSettings } from './types';
+import type {
+	FaultSpec,
+	NotificationRecord,
+	SandboxCredential,
+	SandboxOptions,
+	SandboxSettings,
+} from './types';
 
 export const PRIMARY_ORG_ID = 'org-primary';
 export const SECONDARY_ORG_ID = 'org-secondary';
@@ -38,8 +44,20 @@ export class SandboxState {
 		this.clock = new SandboxClock(options.clock ?? 'real', options.startTime);
 		this.startSettings = { ...DEFAULT_SETTINGS, ...checkSettingsPatch(pickSettings(options)) };
 		this.current = { ...this.startSettings };
-		this.primary = new SeededOrg(PRIMARY_ORG_ID, 'Primary Org', options.seedUsers ?? 200, seed, 'primary.example.com');
-		this.secondary = new SeededOrg(SECONDARY_ORG_ID, 'Secondary Org', options.secondaryUsers ?? 50, seed, 'secondary.example.com');
+		this.primary = new SeededOrg(
+			PRIMARY_ORG_ID,
+			'Primary Org',
+			options.seedUsers ?? 200,
+			seed,
+			'primary.example.com',
+		);
+		this.secondary = new SeededOrg(
+			SECONDARY_ORG_ID,
+			'Secondary Org',
+			options.secondaryUsers ?? 50,
+			seed,
+			'secondary.example.com',
+		);
 		this.nonAdminCredential = makeCredential(seed, PRIMARY_ORG_ID, 'non-admin');
 		const credentials: OrgCredential[] = [
 			{ ...pickCredential(this.primary), orgId: PRIMARY_ORG_ID, admin: true },
@@ -65,14 +83,18 @@ export class SandboxState {
 	org(idOrAlias: string): SeededOrg {
 		if (idOrAlias === 'primary' || idOrAlias === PRIMARY_ORG_ID) return this.primary;
 		if (idOrAlias === 'secondary' || idOrAlias === SECONDARY_ORG_ID) return this.secondary;
-		throw new Error(`unknown org ${idOrAlias}; use primary, secondary, ${PRIMARY_ORG_ID} or ${SECONDARY_ORG_ID}`);
+		throw new Error(
+			`unknown org ${idOrAlias}; use primary, secondary, ${PRIMARY_ORG_ID} or ${SECONDARY_ORG_ID}`,
+		);
 	}
 
 	/** Real-time ms to hold the answer of the `sequence`th public request since the last reset. */
 	latencyFor(sequence: number): number {
 		const { latencyMs, latencyJitterMs } = this.current;
 		if (latencyJitterMs === 0) return latencyMs;
-		return latencyMs + Math.floor(unitFloat(this.seed, 'latency', sequence) * (latencyJitterMs + 1));
+		return (
+			latencyMs + Math.floor(unitFloat(this.seed, 'latency', sequence) * (latencyJitterMs + 1))
+		);
 	}
 
 	addFault(fault: FaultSpec): void {
@@ -121,5 +143,9 @@ export class SandboxState {
 }
 
 function pickCredential(credential: SandboxCredential): SandboxCredential {
-	return { clientId: credential.clientId, clientSecret: credential.clientSecret, refreshToken: credential.refreshToken };
+	return {
+		clientId: credential.clientId,
+		clientSecret: credential.clientSecret,
+		refreshToken: credential.refreshToken,
+	};
 }

@@ -156,7 +156,13 @@ export interface LoggedRequest {
 	notificationId?: string;
 }
 
-export type SendStatus = 'scheduled' | 'sending' | 'sent' | 'partially_failed' | 'failed' | 'canceled';
+export type SendStatus =
+	| 'scheduled'
+	| 'sending'
+	| 'sent'
+	| 'partially_failed'
+	| 'failed'
+	| 'canceled';
 export type DeliveryStatus = 'sent' | 'opened' | 'failed' | 'no_device';
 
 export interface NotificationStats {

@@ -19,10 +19,17 @@ function unreleasedNotes(text) {
 /** The changelog with the Unreleased notes moved under `version`, released on `date` (YYYY-MM-DD). */
 function releaseChangelog(text, version, date) {
 	const { notes, start, end } = unreleasedNotes(text);
-	if (!notes) throw new Error('the Unreleased section of CHANGELOG.md is empty: write down what changed first');
-	if (text.includes(`\n## [${version}]`)) throw new Error(`CHANGELOG.md already has a section for ${version}`);
+	if (!notes)
+		throw new Error(
+			'the Unreleased section of CHANGELOG.md is empty: write down what changed first',
+		);
+	if (text.includes(`\n## [${version}]`))
+		throw new Error(`CHANGELOG.md already has a section for ${version}`);
 	const rest = text.slice(end);
-	return { notes, text: `${text.slice(0, start)}\n## [${version}] - ${date}\n\n${notes}\n${rest ? `\n${rest}` : ''}` };
+	return {
+		notes,
+		text: `${text.slice(0, start)}\n## [${version}] - ${date}\n\n${notes}\n${rest ? `\n${rest}` : ''}`,
+	};
 }
 
 module.exports = { unreleasedNotes, releaseChangelog };

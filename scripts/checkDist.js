@@ -21,7 +21,12 @@ function filesUnder(root, folder) {
 	return fs
 		.readdirSync(start, { recursive: true, withFileTypes: true })
 		.filter((entry) => entry.isFile())
-		.map((entry) => path.relative(root, path.join(entry.parentPath ?? entry.path, entry.name)).split(path.sep).join('/'));
+		.map((entry) =>
+			path
+				.relative(root, path.join(entry.parentPath ?? entry.path, entry.name))
+				.split(path.sep)
+				.join('/'),
+		);
 }
 
 /** What a build of the sources under `root` puts in dist/: dist path -> { source, compiled }. */
@@ -36,7 +41,8 @@ function expectedDist(root) {
 	}
 	for (const [folder, extensions] of Object.entries(ASSET_EXTENSIONS)) {
 		for (const source of filesUnder(root, folder)) {
-			if (extensions.includes(path.extname(source).slice(1))) expected.set(`${DIST}/${source}`, { source, compiled: false });
+			if (extensions.includes(path.extname(source).slice(1)))
+				expected.set(`${DIST}/${source}`, { source, compiled: false });
 		}
 	}
 	return expected;
@@ -63,7 +69,8 @@ function checkDist(root) {
 	}
 	const { n8n = {} } = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
 	for (const listed of [...(n8n.nodes ?? []), ...(n8n.credentials ?? [])]) {
-		if (!fs.existsSync(path.join(root, listed))) problems.push(`${listed}, listed in package.json's n8n section, is not built`);
+		if (!fs.existsSync(path.join(root, listed)))
+			problems.push(`${listed}, listed in package.json's n8n section, is not built`);
 	}
 	return problems;
 }

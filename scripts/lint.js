@@ -17,13 +17,24 @@ const root = path.resolve(__dirname, '..');
 const bin = (name) => path.join(root, 'node_modules', '.bin', name);
 
 function run(command, args, cwd) {
-	const result = spawnSync(command, args, { cwd, stdio: 'inherit', env: { ...process.env, FORCE_COLOR: '0' } });
+	const result = spawnSync(command, args, {
+		cwd,
+		stdio: 'inherit',
+		env: { ...process.env, FORCE_COLOR: '0' },
+	});
 	if (result.status !== 0) process.exit(result.status ?? 1);
 }
 
 const stage = fs.mkdtempSync(path.join(os.tmpdir(), 'companion-push-lint-'));
 try {
-	for (const entry of ['package.json', 'eslint.config.mjs', 'tsconfig.json', 'credentials', 'nodes', 'icons']) {
+	for (const entry of [
+		'package.json',
+		'eslint.config.mjs',
+		'tsconfig.json',
+		'credentials',
+		'nodes',
+		'icons',
+	]) {
 		fs.cpSync(path.join(root, entry), path.join(stage, entry), { recursive: true });
 	}
 	fs.symlinkSync(path.join(root, 'node_modules'), path.join(stage, 'node_modules'), 'dir');
@@ -34,9 +45,15 @@ try {
 	fs.rmSync(stage, { recursive: true, force: true });
 }
 
-const devFolders = ['sandbox', 'test', 'devkit', 'bench', 'scripts', 'gulpfile.js', '.prettierrc.js'].filter((p) =>
-	fs.existsSync(path.join(root, p)),
-);
+const devFolders = [
+	'sandbox',
+	'test',
+	'devkit',
+	'bench',
+	'scripts',
+	'gulpfile.js',
+	'.prettierrc.js',
+].filter((p) => fs.existsSync(path.join(root, p)));
 console.log(`dev lint on ${devFolders.join(', ')}`);
 run(bin('eslint'), ['--max-warnings=0', '--config', 'eslint.dev.config.mjs', ...devFolders], root);
 

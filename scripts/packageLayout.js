@@ -26,7 +26,9 @@ function compiledFolders(root = ROOT) {
 function assetGlobs() {
 	// A brace list of one (`*.{svg}`) would match literally, so a single extension goes without braces.
 	return Object.entries(ASSET_EXTENSIONS).map(([folder, extensions]) =>
-		extensions.length === 1 ? `${folder}/**/*.${extensions[0]}` : `${folder}/**/*.{${extensions.join(',')}}`,
+		extensions.length === 1
+			? `${folder}/**/*.${extensions[0]}`
+			: `${folder}/**/*.{${extensions.join(',')}}`,
 	);
 }
 

@@ -23,9 +23,14 @@ function parseArguments(argv, env) {
 	const levels = argv.filter((argument) => LEVELS.includes(argument));
 	const unknown = argv.filter((argument) => !LEVELS.includes(argument) && argument !== '--dry-run');
 	if (levels.length !== 1 || unknown.length > 0) {
-		throw new Error(`usage: npm run release -- ${LEVELS.join('|')} [--dry-run]${unknown.length ? ` (unknown: ${unknown.join(' ')})` : ''}`);
+		throw new Error(
+			`usage: npm run release -- ${LEVELS.join('|')} [--dry-run]${unknown.length ? ` (unknown: ${unknown.join(' ')})` : ''}`,
+		);
 	}
-	return { level: levels[0], dryRun: argv.includes('--dry-run') || env.npm_config_dry_run === 'true' };
+	return {
+		level: levels[0],
+		dryRun: argv.includes('--dry-run') || env.npm_config_dry_run === 'true',
+	};
 }
 
 function nextVersion(version, level) {
@@ -60,13 +65,20 @@ function planRelease(root, level, date) {
 	const problems = [];
 	const status = git(root, ['status', '--porcelain']);
 	if (!status.ok) problems.push(`not a git work tree: ${status.error}`);
-	else if (status.output) problems.push('the working tree has uncommitted changes: commit or stash them first');
+	else if (status.output)
+		problems.push('the working tree has uncommitted changes: commit or stash them first');
 	const branch = git(root, ['rev-parse', '--abbrev-ref', 'HEAD']).output;
-	if (branch !== RELEASE_BRANCH) problems.push(`releases are made from ${RELEASE_BRANCH}, this is ${branch || 'no branch'}`);
-	if (git(root, ['rev-parse', '--quiet', '--verify', `refs/tags/${tag}`]).ok) problems.push(`the tag ${tag} exists already`);
+	if (branch !== RELEASE_BRANCH)
+		problems.push(`releases are made from ${RELEASE_BRANCH}, this is ${branch || 'no branch'}`);
+	if (git(root, ['rev-parse', '--quiet', '--verify', `refs/tags/${tag}`]).ok)
+		problems.push(`the tag ${tag} exists already`);
 	let changelog;
 	try {
-		changelog = releaseChangelog(fs.readFileSync(path.join(root, 'CHANGELOG.md'), 'utf8'), version, date);
+		changelog = releaseChangelog(
+			fs.readFileSync(path.join(root, 'CHANGELOG.md'), 'utf8'),
+			version,
+			date,
+		);
 	} catch (error) {
 		problems.push(error.code === 'ENOENT' ? 'there is no CHANGELOG.md' : error.message);
 	}
@@ -106,14 +118,20 @@ function main() {
 	const { level, dryRun } = parseArguments(process.argv.slice(2), process.env);
 	const root = process.cwd();
 	const plan = planRelease(root, level, new Date().toISOString().slice(0, 10));
-	console.log(`${dryRun ? 'Dry run, nothing is changed. The release would be:' : 'Release:'}\n${describe(plan, level)}`);
+	console.log(
+		`${dryRun ? 'Dry run, nothing is changed. The release would be:' : 'Release:'}\n${describe(plan, level)}`,
+	);
 	if (plan.problems.length > 0) {
-		console.error(`\n${dryRun ? 'It would refuse' : 'Refused, nothing changed'}:\n${plan.problems.map((problem) => `  - ${problem}`).join('\n')}`);
+		console.error(
+			`\n${dryRun ? 'It would refuse' : 'Refused, nothing changed'}:\n${plan.problems.map((problem) => `  - ${problem}`).join('\n')}`,
+		);
 		return 1;
 	}
 	if (dryRun) return 0;
 	release(root, plan);
-	console.log(`\nCommitted and tagged ${plan.tag}. Publish it with: git push origin ${RELEASE_BRANCH} ${plan.tag}`);
+	console.log(
+		`\nCommitted and tagged ${plan.tag}. Publish it with: git push origin ${RELEASE_BRANCH} ${plan.tag}`,
+	);
 	return 0;
 }
 

@@ -40,7 +40,8 @@ function option(name) {
 
 function run(command, args, cwd) {
 	const result = spawnSync(command, args, { cwd, encoding: 'utf8' });
-	if (result.status !== 0) throw new Error(`${command} ${args.join(' ')} failed:\n${result.stderr}`);
+	if (result.status !== 0)
+		throw new Error(`${command} ${args.join(' ')} failed:\n${result.stderr}`);
 	return result.stdout;
 }
 
@@ -50,7 +51,9 @@ async function main() {
 	try {
 		let tarball = option('--tarball');
 		if (!tarball) {
-			const [packed] = JSON.parse(run('npm', ['pack', '--json', '--ignore-scripts=false', '--pack-destination', work], ROOT));
+			const [packed] = JSON.parse(
+				run('npm', ['pack', '--json', '--ignore-scripts=false', '--pack-destination', work], ROOT),
+			);
 			tarball = path.join(work, packed.filename);
 		}
 		const unpacked = path.join(work, 'package');
@@ -63,11 +66,17 @@ async function main() {
 			[`published files (${path.basename(tarball)})`, unpacked, PUBLISHED_FILE_PATTERNS],
 		]) {
 			const result = await analyzePackage(folder, patterns);
-			console.log(`${result.passed ? 'PASS' : 'FAIL'} n8n scan of the ${side}${result.message ? `: ${result.message}` : ''}`);
+			console.log(
+				`${result.passed ? 'PASS' : 'FAIL'} n8n scan of the ${side}${result.message ? `: ${result.message}` : ''}`,
+			);
 			if (result.details) console.log(result.details);
 			passed &&= result.passed;
 		}
-		console.log(passed ? 'The package passes n8n\'s community package scan (offline part).' : 'The package FAILS n8n\'s community package scan.');
+		console.log(
+			passed
+				? "The package passes n8n's community package scan (offline part)."
+				: "The package FAILS n8n's community package scan.",
+		);
 		return passed;
 	} finally {
 		fs.rmSync(work, { recursive: true, force: true });

@@ -30,7 +30,12 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 import { startSandbox, type Sandbox } from '../sandbox';
-import { FAKE_MODEL_CREDENTIAL, fakeModelCredentialEntry, startFakeModel, type FakeModel } from '../devkit/fakeModel';
+import {
+	FAKE_MODEL_CREDENTIAL,
+	fakeModelCredentialEntry,
+	startFakeModel,
+	type FakeModel,
+} from '../devkit/fakeModel';
 import * as n8nTools from '../devkit/n8n';
 import { stopOnSignal } from '../devkit/stopOnSignal';
 import { startQueue } from './startQueue';
@@ -39,13 +44,19 @@ const ROOT = path.resolve(__dirname, '..');
 const DEFAULT_N8N_PORT = 5678;
 const DEFAULT_SANDBOX_PORT = 4010;
 const DEFAULT_FAKE_MODEL_PORT = 4011;
-const REAL_SERVICE_VARIABLES = ['COMPANION_PUSH_BASE_URL', 'COMPANION_PUSH_CLIENT_ID', 'COMPANION_PUSH_CLIENT_SECRET', 'COMPANION_PUSH_REFRESH_TOKEN'];
+const REAL_SERVICE_VARIABLES = [
+	'COMPANION_PUSH_BASE_URL',
+	'COMPANION_PUSH_CLIENT_ID',
+	'COMPANION_PUSH_CLIENT_SECRET',
+	'COMPANION_PUSH_REFRESH_TOKEN',
+];
 /** Examples published (active) in sandbox mode: they react to the sandbox only. */
 const PUBLISHED_IN_SANDBOX = ['cpExampleErpEvent', 'cpExampleFollowUp'];
 
 const log = (line = '') => console.log(line);
 const step = (text: string) => log(`\n> ${text}`);
-const sha = (value: unknown) => createHash('sha256').update(JSON.stringify(value)).digest('hex').slice(0, 16);
+const sha = (value: unknown) =>
+	createHash('sha256').update(JSON.stringify(value)).digest('hex').slice(0, 16);
 
 function parseArgs(argv: string[]) {
 	const options = {
@@ -69,12 +80,14 @@ function parseArgs(argv: string[]) {
 		};
 		const port = () => {
 			const parsed = Number(value());
-			if (!Number.isInteger(parsed) || parsed < 1 || parsed > 65535) throw new Error(`${flag} needs a port number`);
+			if (!Number.isInteger(parsed) || parsed < 1 || parsed > 65535)
+				throw new Error(`${flag} needs a port number`);
 			return parsed;
 		};
 		const count = () => {
 			const parsed = Number(value());
-			if (!Number.isInteger(parsed) || parsed < 1 || parsed > 50) throw new Error(`${flag} needs a number from 1 to 50`);
+			if (!Number.isInteger(parsed) || parsed < 1 || parsed > 50)
+				throw new Error(`${flag} needs a number from 1 to 50`);
 			return parsed;
 		};
 		if (flag === '--port') options.port = port();
@@ -89,8 +102,12 @@ function parseArgs(argv: string[]) {
 		else if (flag === '--workers') options.workers = count();
 		else if (flag === '--concurrency') options.concurrency = count();
 		else if (flag === '--help' || flag === '-h') {
-			log('usage: npm start -- [--port 5678] [--sandbox-port 4010] [--home DIR] [--fresh] [--skip-build] [--verbose]');
-			log('       npm start -- --queue [--workers 2] [--concurrency 10] [--port 5678] [--sandbox-port 4010] [--skip-build] [--verbose]');
+			log(
+				'usage: npm start -- [--port 5678] [--sandbox-port 4010] [--home DIR] [--fresh] [--skip-build] [--verbose]',
+			);
+			log(
+				'       npm start -- --queue [--workers 2] [--concurrency 10] [--port 5678] [--sandbox-port 4010] [--skip-build] [--verbose]',
+			);
 			log(`real service instead of the sandbox: set ${REAL_SERVICE_VARIABLES.join(', ')}`);
 			process.exit(0);
 		} else throw new Error(`unknown option ${argv[i]} (try --help)`);
@@ -104,7 +121,9 @@ function realServiceFromEnv(): n8nTools.CredentialValues | undefined {
 	if (set.length === 0) return undefined;
 	if (set.length < REAL_SERVICE_VARIABLES.length) {
 		const missing = REAL_SERVICE_VARIABLES.filter((name) => !process.env[name]);
-		throw new Error(`To use a real service, set all of ${REAL_SERVICE_VARIABLES.join(', ')} (missing: ${missing.join(', ')}).`);
+		throw new Error(
+			`To use a real service, set all of ${REAL_SERVICE_VARIABLES.join(', ')} (missing: ${missing.join(', ')}).`,
+		);
 	}
 	const env = process.env as Record<string, string>;
 	return {
@@ -134,7 +153,10 @@ function keptSecret(file: string, make: () => string): string {
  * owner's alone (also when it existed before), and the password is made for this folder, not a
  * published one.
  */
-function prepareHome(home: string, fresh: boolean): { encryptionKey: string; ownerPassword: string } {
+function prepareHome(
+	home: string,
+	fresh: boolean,
+): { encryptionKey: string; ownerPassword: string } {
 	if (fresh && fs.existsSync(home)) {
 		log(`  --fresh: removing ${home}`);
 		fs.rmSync(home, { recursive: true, force: true });
@@ -142,8 +164,13 @@ function prepareHome(home: string, fresh: boolean): { encryptionKey: string; own
 	fs.mkdirSync(home, { recursive: true, mode: 0o700 });
 	fs.chmodSync(home, 0o700);
 	return {
-		encryptionKey: keptSecret(path.join(home, 'encryption-key'), () => randomBytes(24).toString('hex')),
-		ownerPassword: keptSecret(path.join(home, 'owner-password'), () => `Owner-${randomBytes(15).toString('base64url')}`),
+		encryptionKey: keptSecret(path.join(home, 'encryption-key'), () =>
+			randomBytes(24).toString('hex'),
+		),
+		ownerPassword: keptSecret(
+			path.join(home, 'owner-password'),
+			() => `Owner-${randomBytes(15).toString('base64url')}`,
+		),
 	};
 }
 
@@ -172,7 +199,8 @@ function forgetTriggerState(runtime: n8nTools.N8nRuntime, home: string): number 
 			db.close();
 		});`;
 	const result = spawnSync(runtime.nodeBin, ['-e', script], { encoding: 'utf8' });
-	if (result.status !== 0) throw new Error(`Could not reset the triggers' state in ${database}: ${result.stderr}`);
+	if (result.status !== 0)
+		throw new Error(`Could not reset the triggers' state in ${database}: ${result.stderr}`);
 	return Number(result.stdout.trim()) || 0;
 }
 
@@ -181,12 +209,21 @@ function forgetTriggerState(runtime: n8nTools.N8nRuntime, home: string): number 
  * activate (it stays "failed" until it is published again). Says which ones failed and, with the
  * sandbox (which starts empty, so an old failure is stale), publishes them once more.
  */
-async function checkTriggers(rest: n8nTools.N8nRestClient, { republish }: { republish: boolean }): Promise<void> {
+async function checkTriggers(
+	rest: n8nTools.N8nRestClient,
+	{ republish }: { republish: boolean },
+): Promise<void> {
 	for (const workflow of await rest.listWorkflows()) {
 		if (!workflow.active) continue;
-		const status = await rest.call('GET', `/workflows/${encodeURIComponent(workflow.id)}/publication-status`);
+		const status = await rest.call(
+			'GET',
+			`/workflows/${encodeURIComponent(workflow.id)}/publication-status`,
+		);
 		if (!status || status.status !== 'failed') continue;
-		const reason = (status.triggers || []).map((trigger: { errorMessage?: string }) => trigger.errorMessage).filter(Boolean).join('; ');
+		const reason = (status.triggers || [])
+			.map((trigger: { errorMessage?: string }) => trigger.errorMessage)
+			.filter(Boolean)
+			.join('; ');
 		log(`  "${workflow.name}": its trigger failed to start (${reason || 'no reason given'})`);
 		if (!republish) continue;
 		try {
@@ -202,7 +239,10 @@ async function main() {
 	const options = parseArgs(process.argv.slice(2));
 	const realService = realServiceFromEnv();
 	if (options.queue) {
-		if (options.homeGiven || options.fresh) throw new Error('--home and --fresh do not apply to --queue (every queue-mode start is fresh)');
+		if (options.homeGiven || options.fresh)
+			throw new Error(
+				'--home and --fresh do not apply to --queue (every queue-mode start is fresh)',
+			);
 		return await startQueue({
 			...options,
 			build: options.build ? build : undefined,
@@ -239,10 +279,21 @@ async function main() {
 		credential = realService;
 	} else {
 		step('Starting the sandbox API in this process');
-		sandbox = await startSandbox({ port: options.sandboxPort ?? (await n8nTools.findFreePort(DEFAULT_SANDBOX_PORT)), clock: 'real', deliveryMs: 1500 });
+		sandbox = await startSandbox({
+			port: options.sandboxPort ?? (await n8nTools.findFreePort(DEFAULT_SANDBOX_PORT)),
+			clock: 'real',
+			deliveryMs: 1500,
+		});
 		const { primary } = sandbox.orgs;
-		credential = { baseUrl: sandbox.baseUrl, clientId: primary.clientId, clientSecret: primary.clientSecret, refreshToken: primary.refreshToken };
-		log(`  ${sandbox.baseUrl} (${primary.userIds.length} users, real clock, deliveries settle in 1.5 s)`);
+		credential = {
+			baseUrl: sandbox.baseUrl,
+			clientId: primary.clientId,
+			clientSecret: primary.clientSecret,
+			refreshToken: primary.refreshToken,
+		};
+		log(
+			`  ${sandbox.baseUrl} (${primary.userIds.length} users, real clock, deliveries settle in 1.5 s)`,
+		);
 	}
 	// The AI Agent example's OpenAI Chat Model talks to this scripted model, so it runs offline.
 	step('Starting the scripted chat model of the AI Agent example (offline, OpenAI-compatible)');
@@ -267,7 +318,9 @@ async function main() {
 	log(`  ${home}`);
 
 	const installed = n8nTools.installPackageTarball(home, tarball);
-	log(`  installed ${installed.name}@${installed.version} as a community package (${installed.packageDir})`);
+	log(
+		`  installed ${installed.name}@${installed.version} as a community package (${installed.packageDir})`,
+	);
 	fs.rmSync(path.dirname(tarball), { recursive: true, force: true });
 
 	// Import what is new or changed since the last start (each CLI call costs a few seconds).
@@ -286,11 +339,17 @@ async function main() {
 		fs.writeFileSync(stateFile, JSON.stringify(state, null, 2));
 	}
 	const examples = n8nTools.exampleWorkflows();
-	const changed = examples.filter(({ file, workflow }) => !dbExists || (state.examples || {})[file] !== sha(workflow));
+	const changed = examples.filter(
+		({ file, workflow }) => !dbExists || (state.examples || {})[file] !== sha(workflow),
+	);
 	const toPublish: string[] = [];
 	if (changed.length > 0) {
 		step(`Importing the example workflows: ${changed.map(({ file }) => file).join(', ')}`);
-		await n8nTools.importWorkflows(env, changed.map(({ workflow }) => workflow), { runtime });
+		await n8nTools.importWorkflows(
+			env,
+			changed.map(({ workflow }) => workflow),
+			{ runtime },
+		);
 		state.examples = { ...(state.examples || {}) };
 		for (const { file, workflow } of changed) {
 			state.examples[file] = sha(workflow);
@@ -300,7 +359,8 @@ async function main() {
 	}
 	if (sandbox) {
 		const forgotten = forgetTriggerState(runtime, home);
-		if (forgotten > 0) log(`  the sandbox starts empty: ${forgotten} trigger workflow(s) start watching afresh`);
+		if (forgotten > 0)
+			log(`  the sandbox starts empty: ${forgotten} trigger workflow(s) start watching afresh`);
 	}
 	if (isStopping()) return;
 
@@ -352,15 +412,25 @@ async function main() {
 	log('');
 	log(`  Editor:    ${n8n.url}`);
 	log(`  Email:     ${n8nTools.OWNER_EMAIL}`);
-	log(`  Password:  ${ownerPassword}   (made for this user folder: ${path.join(home, 'owner-password')})`);
-	log(`  Workflows: ${workflows.map((workflow: { name: string; active: boolean }) => `${workflow.name}${workflow.active ? ' (published)' : ''}`).join('; ')}`);
-	const pushCredentials = credentials.filter((item: { id: string }) => item.id !== FAKE_MODEL_CREDENTIAL.id);
-	log(`  Credential: ${pushCredentials.map((item: { name: string }) => item.name).join(', ')} -> ${credential.baseUrl}`);
+	log(
+		`  Password:  ${ownerPassword}   (made for this user folder: ${path.join(home, 'owner-password')})`,
+	);
+	log(
+		`  Workflows: ${workflows.map((workflow: { name: string; active: boolean }) => `${workflow.name}${workflow.active ? ' (published)' : ''}`).join('; ')}`,
+	);
+	const pushCredentials = credentials.filter(
+		(item: { id: string }) => item.id !== FAKE_MODEL_CREDENTIAL.id,
+	);
+	log(
+		`  Credential: ${pushCredentials.map((item: { name: string }) => item.name).join(', ')} -> ${credential.baseUrl}`,
+	);
 	log(
 		`  AI model:  ${fakeModel.baseUrl}   (scripted, offline, for the AI Agent example; request log: ${fakeModel.baseUrl.replace(/\/v1$/, '')}/__fake/log)`,
 	);
 	if (sandbox) {
-		log(`  Sandbox:   ${sandbox.baseUrl}   (admin API: ${sandbox.baseUrl}/__sandbox/credentials, request log: ${sandbox.baseUrl}/__sandbox/log)`);
+		log(
+			`  Sandbox:   ${sandbox.baseUrl}   (admin API: ${sandbox.baseUrl}/__sandbox/credentials, request log: ${sandbox.baseUrl}/__sandbox/log)`,
+		);
 		log('');
 		log('  Try the ERP example (published): it notifies the user named in the event;');
 		log('  a minute later the follow-up report example sends the counters to the ops user:');
@@ -370,9 +440,15 @@ async function main() {
 		);
 	}
 	log('');
-	log('  Try the AI Agent example: open it and click "Execute workflow"; the agent sends with the Companion Push tool.');
-	log('  Try the safety alert example: set your mail server in "Email the Person", publish it, then click "Execute workflow";');
-	log('  15 minutes later everyone who has no phone with the app, or has not opened the alert, gets it by e-mail, once.');
+	log(
+		'  Try the AI Agent example: open it and click "Execute workflow"; the agent sends with the Companion Push tool.',
+	);
+	log(
+		'  Try the safety alert example: set your mail server in "Email the Person", publish it, then click "Execute workflow";',
+	);
+	log(
+		'  15 minutes later everyone who has no phone with the app, or has not opened the alert, gets it by e-mail, once.',
+	);
 	log('');
 	log(`  n8n's log: ${logFile}`);
 	log('Ctrl-C to stop.');

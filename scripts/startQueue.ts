@@ -36,11 +36,15 @@ export async function startQueue(options: QueueStartOptions): Promise<void> {
 	let cluster: n8nTools.QueueCluster | undefined = undefined; // set once it runs; stopAll reads it
 	let fakeModel: FakeModel | undefined = undefined; // the AI Agent example's scripted model; stopAll reads it
 	// A cluster still starting is ended by queueMode's exit hook.
-	const { stopAll, isStopping } = stopOnSignal(log, 'Stopping n8n (main and workers), Postgres, Redis and the sandbox ...', () => [
-		['the queue-mode cluster', cluster?.stop],
-		['the sandbox', sandbox?.stop],
-		['the scripted model', fakeModel?.stop],
-	]);
+	const { stopAll, isStopping } = stopOnSignal(
+		log,
+		'Stopping n8n (main and workers), Postgres, Redis and the sandbox ...',
+		() => [
+			['the queue-mode cluster', cluster?.stop],
+			['the sandbox', sandbox?.stop],
+			['the scripted model', fakeModel?.stop],
+		],
+	);
 
 	if (options.build) {
 		step('Building the package (npm run build)');
@@ -72,14 +76,18 @@ export async function startQueue(options: QueueStartOptions): Promise<void> {
 			clientSecret: primary.clientSecret,
 			refreshToken: primary.refreshToken,
 		};
-		log(`  ${sandbox.baseUrl} (${primary.userIds.length} users, real clock, deliveries settle in 1.5 s)`);
+		log(
+			`  ${sandbox.baseUrl} (${primary.userIds.length} users, real clock, deliveries settle in 1.5 s)`,
+		);
 	}
 	if (isStopping()) return;
 
 	const port = options.port ?? (await n8nTools.findFreePort(options.defaultPorts.n8n));
 	const logDir = path.join(os.tmpdir(), 'companion-push-queue-logs');
 	fs.rmSync(logDir, { recursive: true, force: true });
-	step(`Queue mode: Postgres, Redis, n8n main on 127.0.0.1:${port} and ${options.workers} workers (fresh for this run)`);
+	step(
+		`Queue mode: Postgres, Redis, n8n main on 127.0.0.1:${port} and ${options.workers} workers (fresh for this run)`,
+	);
 	const examples = n8nTools.exampleWorkflows();
 	// The AI Agent example's model: the same scripted, offline one as plain npm start.
 	fakeModel = await startFakeModel({ port: await n8nTools.findFreePort() });
@@ -90,26 +98,39 @@ export async function startQueue(options: QueueStartOptions): Promise<void> {
 		port,
 		workers: options.workers,
 		concurrency: options.concurrency,
-		credentials: [n8nTools.credentialEntry(credential), fakeModelCredentialEntry(fakeModel.baseUrl)],
+		credentials: [
+			n8nTools.credentialEntry(credential),
+			fakeModelCredentialEntry(fakeModel.baseUrl),
+		],
 		workflows: examples.map(({ workflow }) => workflow),
-		publish: sandbox ? examples.map(({ workflow }) => workflow.id).filter((id) => options.publishedInSandbox.includes(id)) : [],
+		publish: sandbox
+			? examples
+					.map(({ workflow }) => workflow.id)
+					.filter((id) => options.publishedInSandbox.includes(id))
+			: [],
 		logDir,
 		handleSignals: false, // stopAll above stops it
 		log: (line) => log(`  ${line.replace(/^\[queue\] /, '')}`),
-		onOutput: options.verbose ? (name, chunk) => process.stdout.write(chunk.replace(/^(?=.)/gm, `[${name}] `)) : undefined,
+		onOutput: options.verbose
+			? (name, chunk) => process.stdout.write(chunk.replace(/^(?=.)/gm, `[${name}] `))
+			: undefined,
 	});
 	fs.rmSync(path.dirname(tarball), { recursive: true, force: true });
 	if (isStopping()) return;
 	cluster.main.process.on('close', (code: number | null, signal: NodeJS.Signals | null) => {
 		if (isStopping()) return;
-		console.error(`\nn8n main stopped by itself (${code ?? signal}); its log: ${path.join(logDir, 'main.log')}`);
+		console.error(
+			`\nn8n main stopped by itself (${code ?? signal}); its log: ${path.join(logDir, 'main.log')}`,
+		);
 		stopAll(1);
 	});
 
 	const workflows = await cluster.rest.listWorkflows();
 	const line = '='.repeat(78);
 	log(`\n${line}`);
-	log(`n8n is ready (queue mode): ${cluster.url}   (started in ${Math.round((Date.now() - started) / 1000)} s)`);
+	log(
+		`n8n is ready (queue mode): ${cluster.url}   (started in ${Math.round((Date.now() - started) / 1000)} s)`,
+	);
 	log('');
 	log(`  Editor:    ${cluster.url}`);
 	log(`  Email:     ${n8nTools.OWNER_EMAIL}`);
@@ -119,7 +140,9 @@ export async function startQueue(options: QueueStartOptions): Promise<void> {
 	);
 	log(`  Credential: ${n8nTools.CREDENTIAL_NAME} -> ${credential.baseUrl}`);
 	log('');
-	log('  Layout (all on 127.0.0.1, one encryption key, each n8n process in its own user folder with the package):');
+	log(
+		'  Layout (all on 127.0.0.1, one encryption key, each n8n process in its own user folder with the package):',
+	);
 	log(
 		`    main       ${cluster.url}   editor, REST API, webhooks, triggers; puts executions on the queue (pid ${cluster.main.process.pid})`,
 	);
@@ -128,7 +151,9 @@ export async function startQueue(options: QueueStartOptions): Promise<void> {
 			`    ${worker.name.padEnd(10)} n8n worker --concurrency=${options.concurrency}, health http://127.0.0.1:${worker.healthPort}/healthz (pid ${worker.pid})`,
 		);
 	}
-	log(`    Postgres   127.0.0.1:${cluster.pgPort}   database n8n, user n8n (psql -h 127.0.0.1 -p ${cluster.pgPort} -U n8n n8n)`);
+	log(
+		`    Postgres   127.0.0.1:${cluster.pgPort}   database n8n, user n8n (psql -h 127.0.0.1 -p ${cluster.pgPort} -U n8n n8n)`,
+	);
 	log(`    Redis      127.0.0.1:${cluster.redisPort}   the Bull queue`);
 	if (sandbox) {
 		log(

@@ -28,7 +28,11 @@ const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 function run(command, args, env = {}, logFile) {
 	return new Promise((resolve) => {
 		const output = logFile ? fs.openSync(logFile, 'w') : 'inherit';
-		const child = spawn(command, args, { cwd: ROOT, stdio: ['inherit', output, output], env: { ...process.env, ...env } });
+		const child = spawn(command, args, {
+			cwd: ROOT,
+			stdio: ['inherit', output, output],
+			env: { ...process.env, ...env },
+		});
 		if (logFile) fs.closeSync(output);
 		child.on('error', (error) => {
 			console.error(`${command}: ${error.message}`);
@@ -48,29 +52,61 @@ function readJestResults(file) {
 
 function duration(ms) {
 	const seconds = Math.round(ms / 1000);
-	return seconds < 60 ? `${seconds}s` : `${Math.floor(seconds / 60)}m${String(seconds % 60).padStart(2, '0')}s`;
+	return seconds < 60
+		? `${seconds}s`
+		: `${Math.floor(seconds / 60)}m${String(seconds % 60).padStart(2, '0')}s`;
 }
 
 /** `=== name: command args` (without the results file). */
-const heading = (step) => `=== ${step.name}: ${[path.basename(step.command), ...step.args.filter((arg) => !arg.startsWith('--outputFile'))].join(' ')}`;
+const heading = (step) =>
+	`=== ${step.name}: ${[path.basename(step.command), ...step.args.filter((arg) => !arg.startsWith('--outputFile'))].join(' ')}`;
 
 async function main() {
 	const resultsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'companion-push-test-'));
-	const build = { name: 'build', command: npm, args: ['run', '--silent', 'build'], stopOnFailure: true };
+	const build = {
+		name: 'build',
+		command: npm,
+		args: ['run', '--silent', 'build'],
+		stopOnFailure: true,
+	};
 	const lint = { name: 'lint', command: process.execPath, args: [path.join(__dirname, 'lint.js')] };
-	const typecheck = { name: 'typecheck', command: bin('tsc'), args: ['--noEmit', '-p', 'tsconfig.json'] };
-	const jest = { name: 'jest', command: bin('jest'), args: ['--selectProjects', 'unit', '--json', `--outputFile=${path.join(resultsDir, 'jest.json')}`], results: 'jest.json' };
+	const typecheck = {
+		name: 'typecheck',
+		command: bin('tsc'),
+		args: ['--noEmit', '-p', 'tsconfig.json'],
+	};
+	const jest = {
+		name: 'jest',
+		command: bin('jest'),
+		args: [
+			'--selectProjects',
+			'unit',
+			'--json',
+			`--outputFile=${path.join(resultsDir, 'jest.json')}`,
+		],
+		results: 'jest.json',
+	};
 	// In its own jest process (its own worker), not in the unit tests' pool.
 	const randomized = {
 		name: 'randomized',
 		command: bin('jest'),
-		args: ['--selectProjects', 'randomized', '--json', `--outputFile=${path.join(resultsDir, 'randomized.json')}`],
+		args: [
+			'--selectProjects',
+			'randomized',
+			'--json',
+			`--outputFile=${path.join(resultsDir, 'randomized.json')}`,
+		],
 		results: 'randomized.json',
 	};
 	const e2e = {
 		name: 'e2e',
 		command: bin('jest'),
-		args: ['-c', 'jest.e2e.config.js', '--json', `--outputFile=${path.join(resultsDir, 'e2e.json')}`],
+		args: [
+			'-c',
+			'jest.e2e.config.js',
+			'--json',
+			`--outputFile=${path.join(resultsDir, 'e2e.json')}`,
+		],
 		results: 'e2e.json',
 		env: { COMPANION_PUSH_E2E_BUILT: '1' },
 	};
@@ -92,23 +128,35 @@ async function main() {
 		const code = await run(step.command, step.args, step.env, logFile);
 		const took = duration(Date.now() - stepStarted);
 		if (logFile) {
-			console.log(`\n${heading(step)}   (ran alongside, ${took})\n${fs.readFileSync(logFile, 'utf8').trimEnd()}`);
+			console.log(
+				`\n${heading(step)}   (ran alongside, ${took})\n${fs.readFileSync(logFile, 'utf8').trimEnd()}`,
+			);
 			console.log(`=== ${step.name}: end`);
 		}
 		if (!step.results) {
 			if (code !== 0) failed += 1;
-			report.set(step, `${step.name.padEnd(10)} ${code === 0 ? 'ok  ' : 'FAIL'}  (exit ${code}, ${took})`);
+			report.set(
+				step,
+				`${step.name.padEnd(10)} ${code === 0 ? 'ok  ' : 'FAIL'}  (exit ${code}, ${took})`,
+			);
 			return code;
 		}
 		const results = readJestResults(path.join(resultsDir, step.results));
 		if (!results) {
 			failed += 1;
-			report.set(step, `${step.name.padEnd(10)} FAIL  ended without results (exit ${code}, ${took})`);
+			report.set(
+				step,
+				`${step.name.padEnd(10)} FAIL  ended without results (exit ${code}, ${took})`,
+			);
 			return code;
 		}
 		passed += results.numPassedTests;
 		failed += results.numFailedTests;
-		const broken = results.numRuntimeErrorTestSuites + (code !== 0 && results.numFailedTests === 0 && results.numRuntimeErrorTestSuites === 0 ? 1 : 0);
+		const broken =
+			results.numRuntimeErrorTestSuites +
+			(code !== 0 && results.numFailedTests === 0 && results.numRuntimeErrorTestSuites === 0
+				? 1
+				: 0);
 		failed += broken;
 		report.set(
 			step,
@@ -121,7 +169,11 @@ async function main() {
 
 	let stopped = false;
 	for (const stage of stages) {
-		const codes = await Promise.all(stage.map((step, index) => runStep(step, index === 0 ? undefined : path.join(resultsDir, `${step.name}.log`))));
+		const codes = await Promise.all(
+			stage.map((step, index) =>
+				runStep(step, index === 0 ? undefined : path.join(resultsDir, `${step.name}.log`)),
+			),
+		);
 		if (stage.some((step, index) => step.stopOnFailure && codes[index] !== 0)) {
 			stopped = true;
 			break;

@@ -10,10 +10,16 @@ import { cleanEnv } from './childEnv';
 const PACKAGE_ROOT = path.resolve(__dirname, '..', '..');
 
 /** `npm run build` (unless `build` is false: the dist/ there is packed), then packPackage(); the tarball's path. */
-export function packCheckout({ build = true, log = () => undefined }: { build?: boolean; log?: (line: string) => void } = {}): string {
+export function packCheckout({
+	build = true,
+	log = () => undefined,
+}: { build?: boolean; log?: (line: string) => void } = {}): string {
 	if (build) {
 		log('npm run build');
-		const built = spawnSync('npm', ['run', '--silent', 'build'], { cwd: PACKAGE_ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+		const built = spawnSync('npm', ['run', '--silent', 'build'], {
+			cwd: PACKAGE_ROOT,
+			stdio: ['ignore', 'ignore', 'inherit'],
+		});
 		if (built.status !== 0) throw new Error('npm run build failed');
 	}
 	const tarball = packPackage();
@@ -25,8 +31,14 @@ export function packCheckout({ build = true, log = () => undefined }: { build?: 
  * `npm pack` of this package into a new temp folder; returns the tarball's path. Lifecycle scripts on
  * (the project's .npmrc turns them off for installs), so prepack refuses a dist/ that is not a fresh build.
  */
-export function packPackage(outDir = fs.mkdtempSync(path.join(os.tmpdir(), 'companion-push-pack-'))): string {
-	const pack = spawnSync('npm', ['pack', '--json', '--ignore-scripts=false', '--pack-destination', outDir], { cwd: PACKAGE_ROOT, env: cleanEnv({ keepNpmConfig: true }), encoding: 'utf8' });
+export function packPackage(
+	outDir = fs.mkdtempSync(path.join(os.tmpdir(), 'companion-push-pack-')),
+): string {
+	const pack = spawnSync(
+		'npm',
+		['pack', '--json', '--ignore-scripts=false', '--pack-destination', outDir],
+		{ cwd: PACKAGE_ROOT, env: cleanEnv({ keepNpmConfig: true }), encoding: 'utf8' },
+	);
 	if (pack.status !== 0) {
 		fs.rmdirSync(outDir); // empty: npm wrote no tarball (rmdir refuses a folder with anything in it)
 		throw new Error(`npm pack failed:\n${pack.stderr}`);
@@ -48,7 +60,10 @@ function tar(args: string[]): string {
  * .n8n/nodes/package.json. n8n loads every n8n-nodes-* folder there at start, so the node types
  * are `<name>.<nodeName>`.
  */
-export function installPackageTarball(userFolder: string, tarball: string): { packageDir: string; name: string; version: string } {
+export function installPackageTarball(
+	userFolder: string,
+	tarball: string,
+): { packageDir: string; name: string; version: string } {
 	const nodesDir = path.join(userFolder, '.n8n', 'nodes');
 	const { name } = JSON.parse(tar(['-xzOf', tarball, 'package/package.json']));
 	const packageDir = path.join(nodesDir, 'node_modules', name);
@@ -58,8 +73,13 @@ export function installPackageTarball(userFolder: string, tarball: string): { pa
 
 	const manifestPath = path.join(packageDir, 'package.json');
 	// eslint-disable-next-line @typescript-eslint/no-unused-vars
-	const { devDependencies, peerDependencies, optionalDependencies, ...manifest } = JSON.parse(fs.readFileSync(manifestPath, 'utf8'));
-	if (Object.keys(manifest.dependencies ?? {}).length > 0) throw new Error(`${name} has dependencies, which n8n would npm install: this test install does not.`);
+	const { devDependencies, peerDependencies, optionalDependencies, ...manifest } = JSON.parse(
+		fs.readFileSync(manifestPath, 'utf8'),
+	);
+	if (Object.keys(manifest.dependencies ?? {}).length > 0)
+		throw new Error(
+			`${name} has dependencies, which n8n would npm install: this test install does not.`,
+		);
 	fs.writeFileSync(manifestPath, JSON.stringify(manifest, null, 2));
 
 	const nodesManifestPath = path.join(nodesDir, 'package.json');

@@ -34,7 +34,13 @@ export function createN8nHome({
 	runtime = locateRuntime(),
 	extraEnv = {},
 	ownerPassword = OWNER_PASSWORD,
-}: { port?: number; brokerPort?: number; runtime?: N8nRuntime; extraEnv?: Record<string, string>; ownerPassword?: string } = {}): {
+}: {
+	port?: number;
+	brokerPort?: number;
+	runtime?: N8nRuntime;
+	extraEnv?: Record<string, string>;
+	ownerPassword?: string;
+} = {}): {
 	userFolder: string;
 	env: Record<string, string>;
 } {
@@ -42,7 +48,9 @@ export function createN8nHome({
 	// A bcrypt hash made with n8n's own bcryptjs.
 	let ownerPasswordHash = ownerPasswordHashes.get(ownerPassword);
 	if (!ownerPasswordHash) {
-		ownerPasswordHash = createRequire(path.join(runtime.n8nBin, '..', '..', 'package.json'))('bcryptjs').hashSync(ownerPassword, 10) as string;
+		ownerPasswordHash = createRequire(path.join(runtime.n8nBin, '..', '..', 'package.json'))(
+			'bcryptjs',
+		).hashSync(ownerPassword, 10) as string;
 		ownerPasswordHashes.set(ownerPassword, ownerPasswordHash);
 	}
 	const loopback = `http://127.0.0.1:${port}/`;
@@ -52,24 +60,45 @@ export function createN8nHome({
 		N8N_ENCRYPTION_KEY: randomBytes(24).toString('hex'),
 		DB_TYPE: 'sqlite',
 		// Loopback only.
-		N8N_HOST: '127.0.0.1', N8N_LISTEN_ADDRESS: '127.0.0.1', N8N_PORT: String(port), N8N_PROTOCOL: 'http', N8N_SECURE_COOKIE: 'false',
-		N8N_WEBHOOK_URL: loopback, N8N_EDITOR_BASE_URL: loopback,
-		N8N_RUNNERS_BROKER_PORT: String(brokerPort), N8N_RUNNERS_BROKER_LISTEN_ADDRESS: '127.0.0.1',
+		N8N_HOST: '127.0.0.1',
+		N8N_LISTEN_ADDRESS: '127.0.0.1',
+		N8N_PORT: String(port),
+		N8N_PROTOCOL: 'http',
+		N8N_SECURE_COOKIE: 'false',
+		N8N_WEBHOOK_URL: loopback,
+		N8N_EDITOR_BASE_URL: loopback,
+		N8N_RUNNERS_BROKER_PORT: String(brokerPort),
+		N8N_RUNNERS_BROKER_LISTEN_ADDRESS: '127.0.0.1',
 		// Today's defaults, set explicitly so that n8n does not print deprecation notices about them.
-		N8N_RUNNERS_TASK_TIMEOUT: '300', N8N_COMPRESSION_NODE_MAX_DECOMPRESSED_SIZE_BYTES: String(2 * 1024 ** 3), N8N_COMPRESSION_NODE_MAX_ZIP_ENTRIES: '5000',
+		N8N_RUNNERS_TASK_TIMEOUT: '300',
+		N8N_COMPRESSION_NODE_MAX_DECOMPRESSED_SIZE_BYTES: String(2 * 1024 ** 3),
+		N8N_COMPRESSION_NODE_MAX_ZIP_ENTRIES: '5000',
 		// Quiet and offline.
-		N8N_DIAGNOSTICS_ENABLED: 'false', N8N_VERSION_NOTIFICATIONS_ENABLED: 'false', N8N_TEMPLATES_ENABLED: 'false', N8N_PERSONALIZATION_ENABLED: 'false',
-		N8N_HIRING_BANNER_ENABLED: 'false', N8N_DYNAMIC_BANNERS_ENABLED: 'false', N8N_LICENSE_AUTO_RENEW_ENABLED: 'false', N8N_AI_ENABLED: 'false',
+		N8N_DIAGNOSTICS_ENABLED: 'false',
+		N8N_VERSION_NOTIFICATIONS_ENABLED: 'false',
+		N8N_TEMPLATES_ENABLED: 'false',
+		N8N_PERSONALIZATION_ENABLED: 'false',
+		N8N_HIRING_BANNER_ENABLED: 'false',
+		N8N_DYNAMIC_BANNERS_ENABLED: 'false',
+		N8N_LICENSE_AUTO_RENEW_ENABLED: 'false',
+		N8N_AI_ENABLED: 'false',
 		EXTERNAL_FRONTEND_HOOKS_URLS: '',
 		// n8n 1.x refuses to start on a module name it does not know ('Unknown module "mcp-registry"').
 		...(runtime.line === '1.x' ? {} : { N8N_DISABLED_MODULES: 'mcp-registry' }),
 		// This package is an unverified community package, installed by hand.
-		N8N_COMMUNITY_PACKAGES_ENABLED: 'true', N8N_VERIFIED_PACKAGES_ENABLED: 'false', N8N_UNVERIFIED_PACKAGES_ENABLED: 'true', N8N_REINSTALL_MISSING_PACKAGES: 'false',
+		N8N_COMMUNITY_PACKAGES_ENABLED: 'true',
+		N8N_VERIFIED_PACKAGES_ENABLED: 'false',
+		N8N_UNVERIFIED_PACKAGES_ENABLED: 'true',
+		N8N_REINSTALL_MISSING_PACKAGES: 'false',
 		// `n8n execute --rawOutput` prints its result at info level; warn would hide it.
-		N8N_LOG_LEVEL: 'info', N8N_LOG_OUTPUT: 'console',
+		N8N_LOG_LEVEL: 'info',
+		N8N_LOG_OUTPUT: 'console',
 		// Owner without a setup screen.
-		N8N_INSTANCE_OWNER_MANAGED_BY_ENV: 'true', N8N_INSTANCE_OWNER_EMAIL: OWNER_EMAIL, N8N_INSTANCE_OWNER_PASSWORD_HASH: ownerPasswordHash,
-		N8N_INSTANCE_OWNER_FIRST_NAME: 'Companion', N8N_INSTANCE_OWNER_LAST_NAME: 'Owner',
+		N8N_INSTANCE_OWNER_MANAGED_BY_ENV: 'true',
+		N8N_INSTANCE_OWNER_EMAIL: OWNER_EMAIL,
+		N8N_INSTANCE_OWNER_PASSWORD_HASH: ownerPasswordHash,
+		N8N_INSTANCE_OWNER_FIRST_NAME: 'Companion',
+		N8N_INSTANCE_OWNER_LAST_NAME: 'Owner',
 		...extraEnv,
 	};
 	return { userFolder, env };
@@ -121,29 +150,51 @@ export class N8nHome {
 		const runtime = await ensureRuntime({ line, log });
 		const port = await findFreePort();
 		const brokerPort = await findFreePort();
-		const { userFolder, env } = createN8nHome({ port, brokerPort, runtime, extraEnv: { ...extraEnv, ...postgres?.n8nEnv } });
+		const { userFolder, env } = createN8nHome({
+			port,
+			brokerPort,
+			runtime,
+			extraEnv: { ...extraEnv, ...postgres?.n8nEnv },
+		});
 		installPackageTarball(userFolder, options.tarball);
 		return new this(userFolder, env, port, runtime, options);
 	}
 
 	/** `n8n import:credentials` of plain entries (see credentialEntry); an existing id is replaced. */
-	importCredentials = (entries: object[]) => importCredentials(this.env, entries, { runtime: this.runtime });
+	importCredentials = (entries: object[]) =>
+		importCredentials(this.env, entries, { runtime: this.runtime });
 
 	/** `n8n import:workflow`; an existing id is replaced. */
-	importWorkflows = (workflows: object[]) => importWorkflows(this.env, workflows, { runtime: this.runtime });
+	importWorkflows = (workflows: object[]) =>
+		importWorkflows(this.env, workflows, { runtime: this.runtime });
 
 	/** `n8n execute --id=<id>`, the run read where the options say; `durationMs` is the CLI's whole time. */
-	async execute(workflowId: string, { timeoutMs = this.options.runTimeoutMs ?? 600_000, onSpawn }: { timeoutMs?: number; onSpawn?: (pid: number) => void } = {}): Promise<RunResult> {
+	async execute(
+		workflowId: string,
+		{
+			timeoutMs = this.options.runTimeoutMs ?? 600_000,
+			onSpawn,
+		}: { timeoutMs?: number; onSpawn?: (pid: number) => void } = {},
+	): Promise<RunResult> {
 		if (this.options.runsFrom === 'output') {
-			const { result, run } = await executeWorkflow(this.env, workflowId, timeoutMs, { runtime: this.runtime, onSpawn });
+			const { result, run } = await executeWorkflow(this.env, workflowId, timeoutMs, {
+				runtime: this.runtime,
+				onSpawn,
+			});
 			return new RunResult(result.code, run as Json, result.stdout, result.durationMs);
 		}
 		const before = await this.lastExecution();
-		const result = await runN8nCli(this.env, ['execute', `--id=${workflowId}`], { timeoutMs, runtime: this.runtime, onSpawn });
+		const result = await runN8nCli(this.env, ['execute', `--id=${workflowId}`], {
+			timeoutMs,
+			runtime: this.runtime,
+			onSpawn,
+		});
 		const execution = await this.lastExecution();
 		if (!execution || execution.id === before?.id) {
 			const output = `${result.stdout.slice(-1500)}\n${result.stderr.slice(-1500)}`.trim();
-			throw new Error(`n8n execute --id=${workflowId} saved no execution (exit ${result.code}${result.timedOut ? ', timed out' : ''}):\n${output}`);
+			throw new Error(
+				`n8n execute --id=${workflowId} saved no execution (exit ${result.code}${result.timedOut ? ', timed out' : ''}):\n${output}`,
+			);
 		}
 		const run = { status: execution.status, data: parseFlatted(execution.data) as Json };
 		return new RunResult(result.code, run, '', result.durationMs);
@@ -162,15 +213,21 @@ export class N8nHome {
 	private async lastExecution(): Promise<{ id: string; status: string; data: string } | undefined> {
 		const { postgres } = this.options;
 		if (postgres) {
-			const rows = await postgres.psql('select e.id, e.status, d.data from execution_entity e join execution_data d on d."executionId" = e.id order by e.id desc limit 1');
+			const rows = await postgres.psql(
+				'select e.id, e.status, d.data from execution_entity e join execution_data d on d."executionId" = e.id order by e.id desc limit 1',
+			);
 			return rows.length ? { id: rows[0][0], status: rows[0][1], data: rows[0][2] } : undefined;
 		}
 		const database = path.join(this.userFolder, '.n8n', 'database.sqlite');
 		if (!fs.existsSync(database)) return undefined;
-		const { stdout } = await promisify(execFile)(this.runtime.nodeBin, ['-e', SQLITE_LAST_EXECUTION, database], {
-			cwd: this.runtime.runtimeDir,
-			maxBuffer: 512 * 1024 * 1024,
-		});
+		const { stdout } = await promisify(execFile)(
+			this.runtime.nodeBin,
+			['-e', SQLITE_LAST_EXECUTION, database],
+			{
+				cwd: this.runtime.runtimeDir,
+				maxBuffer: 512 * 1024 * 1024,
+			},
+		);
 		const row = JSON.parse(stdout) as { id: number; status: string; data: string } | null;
 		return row ? { id: String(row.id), status: row.status, data: row.data } : undefined;
 	}

@@ -27,30 +27,59 @@ export interface CredentialValues {
  * An entry for `n8n import:credentials` (plain data: n8n encrypts it on import). The access token
  * starts empty, so n8n renews it with the refresh token on the first call.
  */
-export function credentialEntry({ baseUrl, clientId, clientSecret, refreshToken }: CredentialValues, { id = CREDENTIAL_ID, name = CREDENTIAL_NAME } = {}) {
-	return { id, name, type: 'companionPushApi', data: { baseUrl, clientId, clientSecret, refreshToken, accessToken: '', accessTokenRenewAfter: 0 } };
+export function credentialEntry(
+	{ baseUrl, clientId, clientSecret, refreshToken }: CredentialValues,
+	{ id = CREDENTIAL_ID, name = CREDENTIAL_NAME } = {},
+) {
+	return {
+		id,
+		name,
+		type: 'companionPushApi',
+		data: {
+			baseUrl,
+			clientId,
+			clientSecret,
+			refreshToken,
+			accessToken: '',
+			accessTokenRenewAfter: 0,
+		},
+	};
 }
 
 /** Runs n8n's CLI on a JSON file written into the user folder, removed afterwards (it may hold secrets). */
-async function importJson(env: Env, command: string, value: unknown, options?: CliOptions): Promise<CliResult> {
+async function importJson(
+	env: Env,
+	command: string,
+	value: unknown,
+	options?: CliOptions,
+): Promise<CliResult> {
 	const dir = fs.mkdtempSync(path.join(env.N8N_USER_FOLDER, 'import-'));
 	const file = path.join(dir, 'import.json');
 	try {
 		fs.writeFileSync(file, JSON.stringify(value, null, 2), { mode: 0o600 });
 		const result = await runN8nCli(env, [command, `--input=${file}`], options);
-		if (result.code === 0 && !result.timedOut && /Successfully imported/.test(result.stdout + result.stderr)) return result;
+		if (
+			result.code === 0 &&
+			!result.timedOut &&
+			/Successfully imported/.test(result.stdout + result.stderr)
+		)
+			return result;
 		const output = `${result.stdout}\n${result.stderr}`.trim().split('\n').slice(-30).join('\n');
-		throw new Error(`n8n ${command} failed (exit ${result.code}${result.timedOut ? ', timed out' : ''}):\n${output}`);
+		throw new Error(
+			`n8n ${command} failed (exit ${result.code}${result.timedOut ? ', timed out' : ''}):\n${output}`,
+		);
 	} finally {
 		fs.rmSync(dir, { recursive: true, force: true });
 	}
 }
 
 /** `n8n import:credentials` of plain entries (see credentialEntry); an existing id is replaced. */
-export const importCredentials = (env: Env, entries: object[], options?: CliOptions) => importJson(env, 'import:credentials', entries, options);
+export const importCredentials = (env: Env, entries: object[], options?: CliOptions) =>
+	importJson(env, 'import:credentials', entries, options);
 
 /** `n8n import:workflow` of workflow objects; an existing id is replaced. */
-export const importWorkflows = (env: Env, workflows: object[], options?: CliOptions) => importJson(env, 'import:workflow', workflows, options);
+export const importWorkflows = (env: Env, workflows: object[], options?: CliOptions) =>
+	importJson(env, 'import:workflow', workflows, options);
 
 /** The example workflows of examples/*.json, by file name, in name order. */
 export function exampleWorkflows(): { file: string; workflow: any }[] {
@@ -58,5 +87,8 @@ export function exampleWorkflows(): { file: string; workflow: any }[] {
 		.readdirSync(EXAMPLES_DIR)
 		.filter((file) => file.endsWith('.json'))
 		.sort()
-		.map((file) => ({ file, workflow: JSON.parse(fs.readFileSync(path.join(EXAMPLES_DIR, file), 'utf8')) }));
+		.map((file) => ({
+			file,
+			workflow: JSON.parse(fs.readFileSync(path.join(EXAMPLES_DIR, file), 'utf8')),
+		}));
 }

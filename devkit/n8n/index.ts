@@ -16,9 +16,24 @@
 //   server.ts            N8nServer: one `n8n start` of an N8nHome running workflows through the REST API
 //   postgres.ts          a fresh Postgres 15 for n8n
 //   queueMode.ts         n8n in queue mode: Postgres, Redis, main and workers
-export { ensureRuntime, locateRuntime, pinnedVersions, RUNTIME_LINES, type N8nRuntime, type RuntimeLine } from './install';
+export {
+	ensureRuntime,
+	locateRuntime,
+	pinnedVersions,
+	RUNTIME_LINES,
+	type N8nRuntime,
+	type RuntimeLine,
+} from './install';
 export { cleanEnv, withPathFirst } from './childEnv';
-export { executeWorkflow, findFreePort, parseRawOutput, runN8nCli, startN8n, type CliResult, type RunningN8n } from './run';
+export {
+	executeWorkflow,
+	findFreePort,
+	parseRawOutput,
+	runN8nCli,
+	startN8n,
+	type CliResult,
+	type RunningN8n,
+} from './run';
 export { installPackageTarball, packCheckout, packPackage } from './communityPackage';
 export {
 	CREDENTIAL_ID,
@@ -32,8 +47,21 @@ export {
 	type CredentialValues,
 } from './imports';
 export { createN8nHome, N8nHome, OWNER_EMAIL, OWNER_PASSWORD, type N8nHomeOptions } from './home';
-export { code, manualWorkflow, RunResult, type Json, type NodeRun, type NodeSpec } from './workflow';
+export {
+	code,
+	manualWorkflow,
+	RunResult,
+	type Json,
+	type NodeRun,
+	type NodeSpec,
+} from './workflow';
 export { hasFinished, N8nRestClient, publish, request } from './rest';
 export { N8nServer } from './server';
 export { checkPostgres, startPostgres, type RunningPostgres } from './postgres';
-export { ensureRedis, startQueueCluster, type ExecutionRow, type QueueCluster, type QueueClusterOptions } from './queueMode';
+export {
+	ensureRedis,
+	startQueueCluster,
+	type ExecutionRow,
+	type QueueCluster,
+	type QueueClusterOptions,
+} from './queueMode';

@@ -33,10 +33,17 @@ const run = promisify(execFile);
 export async function ensureRedis({ log = console.log }: { log?: Log } = {}): Promise<string> {
 	const found = onPath('redis-server');
 	if (found) return path.join(found, 'redis-server');
-	const manual = 'Queue mode needs Redis: install it with `sudo apt-get update && sudo apt-get install -y redis-server`, then run again.';
-	if (!onPath('apt-get')) throw new Error(`redis-server is missing and this machine has no apt-get. ${manual}`);
-	if (process.getuid?.() !== 0) throw new Error(`redis-server is missing and this process is not root, so it cannot install it. ${manual}`);
-	log("[queue] redis-server is missing: installing Debian's redis-server with apt-get (about 10 s)");
+	const manual =
+		'Queue mode needs Redis: install it with `sudo apt-get update && sudo apt-get install -y redis-server`, then run again.';
+	if (!onPath('apt-get'))
+		throw new Error(`redis-server is missing and this machine has no apt-get. ${manual}`);
+	if (process.getuid?.() !== 0)
+		throw new Error(
+			`redis-server is missing and this process is not root, so it cannot install it. ${manual}`,
+		);
+	log(
+		"[queue] redis-server is missing: installing Debian's redis-server with apt-get (about 10 s)",
+	);
 	try {
 		await aptGet('-y', 'install', 'redis-server').catch(async () => {
 			await aptGet('update');
@@ -45,8 +52,10 @@ export async function ensureRedis({ log = console.log }: { log?: Log } = {}): Pr
 	} catch (error) {
 		throw new Error(`Installing redis-server failed. ${manual}\n${error.message}`);
 	}
-	const installed = onPath('redis-server') ?? (isExecutable('/usr/bin/redis-server') ? '/usr/bin' : undefined);
-	if (!installed) throw new Error(`apt-get installed redis-server but it is not on PATH. ${manual}`);
+	const installed =
+		onPath('redis-server') ?? (isExecutable('/usr/bin/redis-server') ? '/usr/bin' : undefined);
+	if (!installed)
+		throw new Error(`apt-get installed redis-server but it is not on PATH. ${manual}`);
 	return path.join(installed, 'redis-server');
 }
 
@@ -117,10 +126,13 @@ export async function startQueueCluster(options: QueueClusterOptions) {
 	/** Everything at once, synchronously: for this process's exit (Ctrl-C, a crashed test). */
 	const killAllNow = () => {
 		for (const pid of groups) kill(pid, 'SIGKILL');
-		const redisPid = redisPidFile && Number(fs.existsSync(redisPidFile) ? fs.readFileSync(redisPidFile, 'utf8') : 0);
+		const redisPid =
+			redisPidFile &&
+			Number(fs.existsSync(redisPidFile) ? fs.readFileSync(redisPidFile, 'utf8') : 0);
 		if (redisPid) kill(redisPid, 'SIGKILL', false);
 		postgres?.killNow();
-		for (const folder of [...userFolders, root]) fs.rmSync(folder, { recursive: true, force: true });
+		for (const folder of [...userFolders, root])
+			fs.rmSync(folder, { recursive: true, force: true });
 	};
 	process.on('exit', killAllNow);
 	// Ctrl-C / SIGTERM (unless the caller handles them and calls stop(), as `npm start -- --queue` does):
@@ -152,7 +164,12 @@ export async function startQueueCluster(options: QueueClusterOptions) {
 
 	/** A home (user folder + env) with the package installed; removed on stop. */
 	const makeHome = async (extraEnv: Env, port = 5678) => {
-		const home = createN8nHome({ port, brokerPort: await findFreePort(), runtime, extraEnv: { ...shared, ...extraEnv } });
+		const home = createN8nHome({
+			port,
+			brokerPort: await findFreePort(),
+			runtime,
+			extraEnv: { ...shared, ...extraEnv },
+		});
 		userFolders.push(home.userFolder);
 		installPackageTarball(home.userFolder, options.tarball);
 		return home;
@@ -176,19 +193,27 @@ export async function startQueueCluster(options: QueueClusterOptions) {
 			}),
 		]);
 		for (const pid of groups) kill(pid, 'SIGKILL'); // what is left: task runners, a worker that failed to start
-		if (redisPidFile && fs.existsSync(redisPidFile)) kill(Number(fs.readFileSync(redisPidFile, 'utf8')), 'SIGTERM', false);
+		if (redisPidFile && fs.existsSync(redisPidFile))
+			kill(Number(fs.readFileSync(redisPidFile, 'utf8')), 'SIGTERM', false);
 		await postgres?.stop();
 		// Redis writes nothing (--save ''); give it a moment to exit before its folder goes.
 		for (let i = 0; i < 20 && redisPidFile && fs.existsSync(redisPidFile); i++) await sleep(100);
 		if (logDir !== root && fs.existsSync(path.join(root, 'postgres.log')))
 			fs.copyFileSync(path.join(root, 'postgres.log'), path.join(logDir, 'postgres.log'));
-		process.removeListener('exit', killAllNow).removeListener('SIGINT', onSignal).removeListener('SIGTERM', onSignal);
-		for (const folder of [...userFolders, root]) fs.rmSync(folder, { recursive: true, force: true });
+		process
+			.removeListener('exit', killAllNow)
+			.removeListener('SIGINT', onSignal)
+			.removeListener('SIGTERM', onSignal);
+		for (const folder of [...userFolders, root])
+			fs.rmSync(folder, { recursive: true, force: true });
 	};
 
 	try {
 		// Postgres: a fresh data folder owned by the postgres user, trust auth on loopback only.
-		postgres = await startPostgres({ root, log: (line) => log(line.replace('[postgres]', '[queue] Postgres')) });
+		postgres = await startPostgres({
+			root,
+			log: (line) => log(line.replace('[postgres]', '[queue] Postgres')),
+		});
 		shared = { ...shared, ...postgres.n8nEnv };
 
 		// Redis: nothing written to disk.
@@ -214,7 +239,9 @@ export async function startQueueCluster(options: QueueClusterOptions) {
 		]);
 		for (let i = 0; i < 50 && !fs.existsSync(redisPidFile); i++) await sleep(100);
 		if (!fs.existsSync(redisPidFile))
-			throw new Error(`Redis did not start: ${fs.readFileSync(path.join(logDir, 'redis.log'), 'utf8').slice(-2000)}`);
+			throw new Error(
+				`Redis did not start: ${fs.readFileSync(path.join(logDir, 'redis.log'), 'utf8').slice(-2000)}`,
+			);
 		log(`[queue] Redis on 127.0.0.1:${redisPort}`);
 
 		// The homes, the imports (they create n8n's schema in Postgres), then every n8n process at once.
@@ -232,20 +259,30 @@ export async function startQueueCluster(options: QueueClusterOptions) {
 			}),
 		);
 		const importStarted = Date.now();
-		if (options.credentials?.length) await importCredentials(mainHome.env, options.credentials, { runtime });
-		if (options.workflows?.length) await importWorkflows(mainHome.env, options.workflows, { runtime });
+		if (options.credentials?.length)
+			await importCredentials(mainHome.env, options.credentials, { runtime });
+		if (options.workflows?.length)
+			await importWorkflows(mainHome.env, options.workflows, { runtime });
 		log(
 			`[queue] imported ${options.credentials?.length ?? 0} credential(s) and ${options.workflows?.length ?? 0} workflow(s) (${Date.now() - importStarted} ms)`,
 		);
 
-		const logStream = (name: string) => fs.createWriteStream(path.join(logDir, `${name}.log`), { flags: 'a' });
-		const startWorker = async (name: string, home: (typeof workerHomes)[number]): Promise<WorkerProcess> => {
-			const child = spawn(runtime.nodeBin, [runtime.n8nBin, 'worker', `--concurrency=${concurrency}`], {
-				cwd: home.userFolder,
-				env: home.env,
-				stdio: ['ignore', 'pipe', 'pipe'],
-				detached: true,
-			});
+		const logStream = (name: string) =>
+			fs.createWriteStream(path.join(logDir, `${name}.log`), { flags: 'a' });
+		const startWorker = async (
+			name: string,
+			home: (typeof workerHomes)[number],
+		): Promise<WorkerProcess> => {
+			const child = spawn(
+				runtime.nodeBin,
+				[runtime.n8nBin, 'worker', `--concurrency=${concurrency}`],
+				{
+					cwd: home.userFolder,
+					env: home.env,
+					stdio: ['ignore', 'pipe', 'pipe'],
+					detached: true,
+				},
+			);
 			const pid = child.pid as number;
 			groups.push(pid);
 			const stream = logStream(name);
@@ -267,12 +304,20 @@ export async function startQueueCluster(options: QueueClusterOptions) {
 			child.stderr!.setEncoding('utf8').on('data', collect);
 			const closed = new Promise<void>((resolve) => child.on('close', () => resolve()));
 			closed.then(() => stream.end());
-			const worker = { name, child, pid, healthPort: home.healthPort, closed, output: () => output };
+			const worker = {
+				name,
+				child,
+				pid,
+				healthPort: home.healthPort,
+				closed,
+				output: () => output,
+			};
 			const deadline = Date.now() + 120_000;
 			while (!/n8n worker is now ready/.test(output)) {
 				if (child.exitCode !== null || child.signalCode !== null)
 					throw new Error(`${name} exited before it was ready:\n${output.slice(-3000)}`);
-				if (Date.now() > deadline) throw new Error(`${name} was not ready within 120 s:\n${output.slice(-3000)}`);
+				if (Date.now() > deadline)
+					throw new Error(`${name} was not ready within 120 s:\n${output.slice(-3000)}`);
 				await sleep(200);
 			}
 			return worker;
@@ -294,10 +339,15 @@ export async function startQueueCluster(options: QueueClusterOptions) {
 			groups.push(main.process.pid as number);
 			main.process.on('close', () => mainStream.end());
 		}
-		for (const started of startedWorkers) if (started.status === 'fulfilled') workers.push(started.value);
-		const failed = [startedMain, ...startedWorkers].find((started) => started.status === 'rejected');
+		for (const started of startedWorkers)
+			if (started.status === 'fulfilled') workers.push(started.value);
+		const failed = [startedMain, ...startedWorkers].find(
+			(started) => started.status === 'rejected',
+		);
 		if (failed) throw (failed as PromiseRejectedResult).reason;
-		log(`[queue] main on ${main!.url} and ${workers.length} workers ready (${Date.now() - startsAt} ms)`);
+		log(
+			`[queue] main on ${main!.url} and ${workers.length} workers ready (${Date.now() - startsAt} ms)`,
+		);
 	} catch (error) {
 		await stop().catch(() => undefined);
 		throw error;
@@ -313,7 +363,8 @@ export async function startQueueCluster(options: QueueClusterOptions) {
 
 	/** Rows of execution_entity (of one workflow, when given), oldest first. */
 	const executions = async (workflowId?: string): Promise<ExecutionRow[]> => {
-		const where = workflowId === undefined ? '' : `where "workflowId" = '${workflowId.replace(/'/g, "''")}'`;
+		const where =
+			workflowId === undefined ? '' : `where "workflowId" = '${workflowId.replace(/'/g, "''")}'`;
 		const rows = await psql(
 			`select id, "workflowId", status, mode, finished, "startedAt", "stoppedAt" from execution_entity ${where} order by id`,
 		);
@@ -329,7 +380,8 @@ export async function startQueueCluster(options: QueueClusterOptions) {
 	};
 
 	/** The highest execution id so far (0 without any): executions after it are the ones still to come. */
-	const lastExecutionId = async (): Promise<number> => Number((await psql('select coalesce(max(id), 0) from execution_entity'))[0][0]);
+	const lastExecutionId = async (): Promise<number> =>
+		Number((await psql('select coalesce(max(id), 0) from execution_entity'))[0][0]);
 
 	/**
 	 * Waits until the workflow has at least `count` executions (with an id above `afterId`) and none of
@@ -343,7 +395,11 @@ export async function startQueueCluster(options: QueueClusterOptions) {
 		const deadline = Date.now() + timeoutMs;
 		for (;;) {
 			const rows = (await executions(workflowId)).filter((row) => Number(row.id) > afterId);
-			if (rows.length >= count && rows.every((row) => !['new', 'running', 'waiting'].includes(row.status))) return rows;
+			if (
+				rows.length >= count &&
+				rows.every((row) => !['new', 'running', 'waiting'].includes(row.status))
+			)
+				return rows;
 			if (Date.now() > deadline) {
 				const states = rows.reduce<Record<string, number>>(
 					(counts, row) => ({ ...counts, [row.status]: (counts[row.status] ?? 0) + 1 }),
@@ -367,7 +423,10 @@ export async function startQueueCluster(options: QueueClusterOptions) {
 				return 0;
 			}
 		};
-		return Object.fromEntries([['main', of(running.process.pid as number)], ...workers.map((worker) => [worker.name, of(worker.pid)])]);
+		return Object.fromEntries([
+			['main', of(running.process.pid as number)],
+			...workers.map((worker) => [worker.name, of(worker.pid)]),
+		]);
 	};
 
 	return {
@@ -377,7 +436,12 @@ export async function startQueueCluster(options: QueueClusterOptions) {
 		redisPort,
 		logDir,
 		main: running,
-		workers: workers.map(({ name, pid, healthPort, output }) => ({ name, pid, healthPort, output })),
+		workers: workers.map(({ name, pid, healthPort, output }) => ({
+			name,
+			pid,
+			healthPort,
+			output,
+		})),
 		rest,
 		publish: (id: string) => publish(rest, id),
 		/** Execution id -> the worker that started it ("Worker started execution N" in its log). */

@@ -11,11 +11,20 @@ import { OWNER_EMAIL, OWNER_PASSWORD } from './home';
 /** An HTTP call with a JSON body and answer (`json` is undefined when the body is not JSON). */
 export async function request(
 	url: string,
-	{ method = 'GET', headers = {}, body, timeoutMs = 30_000 }: { method?: string; headers?: Record<string, string>; body?: unknown; timeoutMs?: number } = {},
+	{
+		method = 'GET',
+		headers = {},
+		body,
+		timeoutMs = 30_000,
+	}: { method?: string; headers?: Record<string, string>; body?: unknown; timeoutMs?: number } = {},
 ): Promise<{ status: number; headers: Headers; text: string; json: any }> {
 	const response = await fetch(url, {
 		method,
-		headers: { accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+		headers: {
+			accept: 'application/json',
+			...(body === undefined ? {} : { 'content-type': 'application/json' }),
+			...headers,
+		},
 		body: body === undefined ? undefined : JSON.stringify(body),
 		signal: AbortSignal.timeout(timeoutMs),
 		redirect: 'manual',
@@ -48,8 +57,14 @@ export class N8nRestClient {
 			headers: { 'browser-id': this.browserId },
 			body: { emailOrLdapLoginId: email, password },
 		});
-		if (response.status !== 200) throw new Error(`POST /rest/login answered ${response.status}: ${response.text.slice(0, 500)}`);
-		this.cookie = response.headers.getSetCookie().map((cookie) => cookie.split(';')[0]).find((cookie) => cookie.startsWith('n8n-auth='));
+		if (response.status !== 200)
+			throw new Error(
+				`POST /rest/login answered ${response.status}: ${response.text.slice(0, 500)}`,
+			);
+		this.cookie = response.headers
+			.getSetCookie()
+			.map((cookie) => cookie.split(';')[0])
+			.find((cookie) => cookie.startsWith('n8n-auth='));
 		if (!this.cookie) throw new Error('POST /rest/login set no n8n-auth cookie');
 		return response.json?.data;
 	}
@@ -62,24 +77,32 @@ export class N8nRestClient {
 			headers: { 'browser-id': this.browserId, ...(this.cookie ? { cookie: this.cookie } : {}) },
 		});
 		if (response.status < 200 || response.status >= 300) {
-			throw new Error(`${method} /rest${pathname} answered ${response.status}: ${response.text.slice(0, 1000)}`);
+			throw new Error(
+				`${method} /rest${pathname} answered ${response.status}: ${response.text.slice(0, 1000)}`,
+			);
 		}
 		return response.json && 'data' in response.json ? response.json.data : response.json;
 	}
 
 	listWorkflows = (): Promise<any[]> => this.call('GET', '/workflows');
 	listCredentials = (): Promise<any[]> => this.call('GET', '/credentials');
-	deactivateWorkflow = (id: string) => this.call('POST', `/workflows/${encodeURIComponent(id)}/deactivate`, {});
+	deactivateWorkflow = (id: string) =>
+		this.call('POST', `/workflows/${encodeURIComponent(id)}/deactivate`, {});
 
 	/** Publishes (activates) the workflow's current version in the running n8n. */
 	async activateWorkflow(id: string): Promise<any> {
 		const workflow = await this.call('GET', `/workflows/${encodeURIComponent(id)}`);
-		return await this.call('POST', `/workflows/${encodeURIComponent(id)}/activate`, { versionId: workflow.versionId });
+		return await this.call('POST', `/workflows/${encodeURIComponent(id)}/activate`, {
+			versionId: workflow.versionId,
+		});
 	}
 
 	/** Executions of a workflow (newest first): [{ id, status, mode, startedAt, stoppedAt, ... }]. */
 	async listExecutions(workflowId: string): Promise<any[]> {
-		const data = await this.call('GET', `/executions?filter=${encodeURIComponent(JSON.stringify({ workflowId }))}&limit=100`);
+		const data = await this.call(
+			'GET',
+			`/executions?filter=${encodeURIComponent(JSON.stringify({ workflowId }))}&limit=100`,
+		);
 		return Array.isArray(data) ? data : data.results;
 	}
 
@@ -102,22 +125,34 @@ export async function publish(
 	rest: N8nRestClient,
 	id: string,
 	timeoutMs = 60_000,
-): Promise<{ status: string; triggers: Array<{ status: string; nodeId: string; errorMessage?: string | null }> }> {
+): Promise<{
+	status: string;
+	triggers: Array<{ status: string; nodeId: string; errorMessage?: string | null }>;
+}> {
 	await rest.activateWorkflow(id);
 	const deadline = Date.now() + timeoutMs;
 	for (;;) {
-		const status = await rest.call('GET', `/workflows/${encodeURIComponent(id)}/publication-status`);
+		const status = await rest.call(
+			'GET',
+			`/workflows/${encodeURIComponent(id)}/publication-status`,
+		);
 		if (status.status === 'published') return status;
 		if (!['in_progress', 'pending', 'not_published'].includes(status.status)) {
-			throw new Error(`Publishing ${id} ended "${status.status}": ${JSON.stringify(status.triggers ?? [])}`);
+			throw new Error(
+				`Publishing ${id} ended "${status.status}": ${JSON.stringify(status.triggers ?? [])}`,
+			);
 		}
-		if (Date.now() > deadline) throw new Error(`${id} was not published within ${timeoutMs / 1000} s (n8n says "${status.status}")`);
+		if (Date.now() > deadline)
+			throw new Error(
+				`${id} was not published within ${timeoutMs / 1000} s (n8n says "${status.status}")`,
+			);
 		await sleep(250);
 	}
 }
 
 /** Whether an execution (as n8n lists it) has ended: it is no longer new, running or waiting. */
-export const hasFinished = (execution: { status: string }) => !['new', 'running', 'waiting'].includes(execution.status);
+export const hasFinished = (execution: { status: string }) =>
+	!['new', 'running', 'waiting'].includes(execution.status);
 
 /**
  * n8n 1.x answers /healthz/readiness before it has mounted its REST API (Express answers 404 until
@@ -125,14 +160,25 @@ export const hasFinished = (execution: { status: string }) => !['new', 'running'
  * REST API answers, the owner is set up as the setup screen does it. Returns that session.
  */
 export async function setUpOwner1x(url: string): Promise<{ cookie: string; browserId: string }> {
-	await waitFor("n8n's REST API", async () => (await request(`${url}/rest/settings`)).status === 200, 60_000, 250);
+	await waitFor(
+		"n8n's REST API",
+		async () => (await request(`${url}/rest/settings`)).status === 200,
+		60_000,
+		250,
+	);
 	const browserId = 'e2e-1x-owner-setup';
 	const setup = await request(`${url}/rest/owner/setup`, {
 		method: 'POST',
 		headers: { 'browser-id': browserId },
-		body: { email: OWNER_EMAIL, firstName: 'Companion', lastName: 'Owner', password: OWNER_PASSWORD },
+		body: {
+			email: OWNER_EMAIL,
+			firstName: 'Companion',
+			lastName: 'Owner',
+			password: OWNER_PASSWORD,
+		},
 	});
-	if (setup.status !== 200) throw new Error(`POST /rest/owner/setup answered ${setup.status}: ${setup.text.slice(0, 500)}`);
+	if (setup.status !== 200)
+		throw new Error(`POST /rest/owner/setup answered ${setup.status}: ${setup.text.slice(0, 500)}`);
 	const cookie = setup.headers
 		.getSetCookie()
 		.map((entry) => entry.split(';')[0])

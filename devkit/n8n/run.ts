@@ -12,7 +12,8 @@ export type CliResult = Awaited<ReturnType<typeof runN8nCli>>;
 export type RunningN8n = Awaited<ReturnType<typeof startN8n>>;
 
 /** A free TCP port on 127.0.0.1 (`wanted` when it is free); never the same one twice within 15 s. */
-export const findFreePort = (wanted?: number): Promise<number> => getPort({ host: '127.0.0.1', port: wanted });
+export const findFreePort = (wanted?: number): Promise<number> =>
+	getPort({ host: '127.0.0.1', port: wanted });
 
 /** Signals a process group (n8n and its task runners), or one process when `group` is false; false
  * when nothing of it is left. */
@@ -26,18 +27,25 @@ export function kill(pid: number, signal: NodeJS.Signals | 0, group = true): boo
 
 /** `n8n <args>` under the runtime's Node 24, in its own process group, killed if this process exits first. */
 function spawnN8n(runtime: N8nRuntime, env: Env, args: string[]) {
-	const child = spawn(runtime.nodeBin, [runtime.n8nBin, ...args], { cwd: env.N8N_USER_FOLDER ?? os.tmpdir(), env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+	const child = spawn(runtime.nodeBin, [runtime.n8nBin, ...args], {
+		cwd: env.N8N_USER_FOLDER ?? os.tmpdir(),
+		env,
+		stdio: ['ignore', 'pipe', 'pipe'],
+		detached: true,
+	});
 	const pid = child.pid as number;
 	child.stdout.setEncoding('utf8');
 	child.stderr.setEncoding('utf8');
 	const killOnExit = () => kill(pid, 'SIGKILL');
 	process.on('exit', killOnExit);
-	const closed = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve, reject) => {
-		child.on('error', reject).on('close', (code, signal) => {
-			process.removeListener('exit', killOnExit);
-			resolve({ code, signal });
-		});
-	});
+	const closed = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>(
+		(resolve, reject) => {
+			child.on('error', reject).on('close', (code, signal) => {
+				process.removeListener('exit', killOnExit);
+				resolve({ code, signal });
+			});
+		},
+	);
 	return { child, pid, closed };
 }
 
@@ -46,7 +54,11 @@ function spawnN8n(runtime: N8nRuntime, env: Env, args: string[]) {
 export async function runN8nCli(
 	env: Env,
 	args: string[],
-	{ timeoutMs = 180_000, runtime = locateRuntime(), onSpawn }: { timeoutMs?: number; runtime?: N8nRuntime; onSpawn?: (pid: number) => void } = {},
+	{
+		timeoutMs = 180_000,
+		runtime = locateRuntime(),
+		onSpawn,
+	}: { timeoutMs?: number; runtime?: N8nRuntime; onSpawn?: (pid: number) => void } = {},
 ) {
 	const started = Date.now();
 	const { child, pid, closed } = spawnN8n(runtime, env, args);
@@ -78,9 +90,16 @@ export async function executeWorkflow(
 	env: Env,
 	workflowId: string,
 	timeoutMs: number,
-	{ runtime = locateRuntime(), onSpawn }: { runtime?: N8nRuntime; onSpawn?: (pid: number) => void } = {},
+	{
+		runtime = locateRuntime(),
+		onSpawn,
+	}: { runtime?: N8nRuntime; onSpawn?: (pid: number) => void } = {},
 ) {
-	const result = await runN8nCli(env, ['execute', `--id=${workflowId}`, '--rawOutput'], { timeoutMs, runtime, onSpawn });
+	const result = await runN8nCli(env, ['execute', `--id=${workflowId}`, '--rawOutput'], {
+		timeoutMs,
+		runtime,
+		onSpawn,
+	});
 	try {
 		return { result, run: parseRawOutput(result.stdout) };
 	} catch {
@@ -101,11 +120,16 @@ const statusOf = (url: string) =>
 /** Spawns `n8n start` and resolves once GET /healthz/readiness answers 200. */
 export async function startN8n(
 	env: Env,
-	{ readyTimeoutMs = 120_000, runtime = locateRuntime(), onOutput }: { readyTimeoutMs?: number; runtime?: N8nRuntime; onOutput?: (chunk: string) => void } = {},
+	{
+		readyTimeoutMs = 120_000,
+		runtime = locateRuntime(),
+		onOutput,
+	}: { readyTimeoutMs?: number; runtime?: N8nRuntime; onOutput?: (chunk: string) => void } = {},
 ) {
 	const port = Number(env.N8N_PORT || 5678);
 	const url = `http://127.0.0.1:${port}`;
-	if ((await statusOf(`${url}/healthz`)) !== 0) throw new Error(`Port ${port} on 127.0.0.1 is already in use.`);
+	if ((await statusOf(`${url}/healthz`)) !== 0)
+		throw new Error(`Port ${port} on 127.0.0.1 is already in use.`);
 
 	const { child, pid, closed } = spawnN8n(runtime, env, ['start']);
 	let output = '';
@@ -116,7 +140,10 @@ export async function startN8n(
 	child.stdout.on('data', collect);
 	child.stderr.on('data', collect);
 	let exit: string | undefined;
-	closed.then(({ code, signal }) => (exit = String(code ?? signal)), (error) => (exit = error.message));
+	closed.then(
+		({ code, signal }) => (exit = String(code ?? signal)),
+		(error) => (exit = error.message),
+	);
 
 	let stopping: Promise<void> | undefined;
 	const stop = ({ timeoutMs = 30_000 } = {}): Promise<void> =>
@@ -131,10 +158,13 @@ export async function startN8n(
 
 	const deadline = Date.now() + readyTimeoutMs;
 	while ((await statusOf(`${url}/healthz/readiness`)) !== 200) {
-		if (exit !== undefined) throw new Error(`n8n start exited (${exit}) before it was ready:\n${output.slice(-4000)}`);
+		if (exit !== undefined)
+			throw new Error(`n8n start exited (${exit}) before it was ready:\n${output.slice(-4000)}`);
 		if (Date.now() > deadline) {
 			await stop();
-			throw new Error(`n8n start was not ready within ${readyTimeoutMs} ms:\n${output.slice(-4000)}`);
+			throw new Error(
+				`n8n start was not ready within ${readyTimeoutMs} ms:\n${output.slice(-4000)}`,
+			);
 		}
 		await sleep(250);
 	}

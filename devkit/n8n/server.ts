@@ -33,20 +33,31 @@ export class N8nServer {
 	 * `workflows` saved the quickest way the line allows: n8n 2.x through the REST API once it runs
 	 * (no CLI process), n8n 1.x (whose REST API does not keep a workflow's id) with the CLI before.
 	 */
-	static async start(home: N8nHome, { workflows = [] }: { workflows?: Json[] } = {}): Promise<N8nServer> {
+	static async start(
+		home: N8nHome,
+		{ workflows = [] }: { workflows?: Json[] } = {},
+	): Promise<N8nServer> {
 		const viaRest = home.runtime.line !== '1.x';
 		if (!viaRest && workflows.length > 0) await home.importWorkflows(workflows);
 		const printed: string[] = [];
 		const n8n = await home.start({ onOutput: (chunk) => printed.push(chunk) });
 		try {
-			const session = home.runtime.line === '1.x' ? await setUpOwner1x(n8n.url) : { cookie: '', browserId: '' };
+			const session =
+				home.runtime.line === '1.x' ? await setUpOwner1x(n8n.url) : { cookie: '', browserId: '' };
 			const rest = new N8nRestClient(n8n.url);
 			await rest.login();
 			const server = new N8nServer(home, n8n, rest, session);
 			server.printed = printed;
 			if (viaRest) {
 				for (const { id, name, nodes, connections, settings, pinData } of workflows) {
-					await rest.call('POST', '/workflows', { id, name, nodes, connections, settings, pinData: pinData ?? {} });
+					await rest.call('POST', '/workflows', {
+						id,
+						name,
+						nodes,
+						connections,
+						settings,
+						pinData: pinData ?? {},
+					});
 				}
 			}
 			return server;
@@ -69,17 +80,26 @@ export class N8nServer {
 		if (!trigger) throw new Error(`Workflow ${workflowId} has no Manual Trigger to run it from.`);
 		// n8n 1.x runs the workflow sent with the request (what the editor shows), 2.x the saved one
 		// (it drops workflowData): the saved workflow is sent, so both run the same.
-		const answer = await this.rest.call('POST', `/workflows/${encodeURIComponent(workflowId)}/run`, {
-			workflowData: workflow,
-			triggerToStartFrom: { name: trigger.name },
-		});
+		const answer = await this.rest.call(
+			'POST',
+			`/workflows/${encodeURIComponent(workflowId)}/run`,
+			{
+				workflowData: workflow,
+				triggerToStartFrom: { name: trigger.name },
+			},
+		);
 		const executionId = answer?.executionId;
-		if (!executionId) throw new Error(`POST /rest/workflows/${workflowId}/run started no execution: ${JSON.stringify(answer)}`);
+		if (!executionId)
+			throw new Error(
+				`POST /rest/workflows/${workflowId}/run started no execution: ${JSON.stringify(answer)}`,
+			);
 
 		await waitFor(
 			`execution ${executionId} of ${workflowId} to finish`,
 			async () => {
-				const [listed] = (await this.rest.listExecutions(workflowId)).filter((entry) => String(entry.id) === String(executionId));
+				const [listed] = (await this.rest.listExecutions(workflowId)).filter(
+					(entry) => String(entry.id) === String(executionId),
+				);
 				return listed !== undefined && hasFinished(listed) && Boolean(listed.stoppedAt);
 			},
 			timeoutMs,

@@ -39,7 +39,9 @@ export class RunResult {
 		const runs = this.run.data?.resultData?.runData?.[node] as NodeRun[] | undefined;
 		if (!runs) {
 			const ran = Object.keys(this.run.data?.resultData?.runData ?? {}).join(', ');
-			throw new Error(`Node "${node}" did not run (ran: ${ran}); workflow error: ${JSON.stringify(this.error ?? null)}`);
+			throw new Error(
+				`Node "${node}" did not run (ran: ${ran}); workflow error: ${JSON.stringify(this.error ?? null)}`,
+			);
 		}
 		return runs;
 	}
@@ -47,7 +49,8 @@ export class RunResult {
 	/** The output items (json) of a node's first output in its given run. */
 	items(node: string, runIndex = 0): Json[] {
 		const nodeRun = this.nodeRuns(node)[runIndex];
-		if (nodeRun.error) throw new Error(`Node "${node}" failed: ${JSON.stringify(nodeRun.error).slice(0, 2000)}`);
+		if (nodeRun.error)
+			throw new Error(`Node "${node}" failed: ${JSON.stringify(nodeRun.error).slice(0, 2000)}`);
 		return (nodeRun.data?.main?.[0] ?? []).map((item) => item.json);
 	}
 
@@ -78,7 +81,12 @@ export function code(name: string, jsCode: string): NodeSpec {
  * chains one after the other, from the top one (the first given) down.
  */
 export function manualWorkflow(id: string, name: string, chains: NodeSpec[][]): Json {
-	const trigger = { name: 'Start', type: 'n8n-nodes-base.manualTrigger', typeVersion: 1, parameters: {} };
+	const trigger = {
+		name: 'Start',
+		type: 'n8n-nodes-base.manualTrigger',
+		typeVersion: 1,
+		parameters: {},
+	};
 	const nodes: Json[] = [{ id: randomUUID(), position: [0, 0], ...trigger }];
 	const connections: Json = {};
 	const link = (from: string, to: string) => {
@@ -91,5 +99,13 @@ export function manualWorkflow(id: string, name: string, chains: NodeSpec[][]): 
 			link(column === 0 ? 'Start' : chain[column - 1].name, node.name);
 		});
 	});
-	return { id, name, nodes, connections, settings: { executionOrder: 'v1' }, active: false, pinData: {} };
+	return {
+		id,
+		name,
+		nodes,
+		connections,
+		settings: { executionOrder: 'v1' },
+		active: false,
+		pinData: {},
+	};
 }

@@ -1,5 +1,10 @@
 import { NodeConnectionTypes } from 'n8n-workflow';
-import type { IExecuteFunctions, INodeExecutionData, INodeType, INodeTypeDescription } from 'n8n-workflow';
+import type {
+	IExecuteFunctions,
+	INodeExecutionData,
+	INodeType,
+	INodeTypeDescription,
+} from 'n8n-workflow';
 
 import * as notification from './actions/notification/notification.resource';
 import { router } from './actions/router';
@@ -10,11 +15,15 @@ export class CompanionPush implements INodeType {
 	description: INodeTypeDescription = {
 		displayName: 'Companion Push',
 		name: 'companionPush',
-		icon: { light: 'file:../../icons/companionPush.svg', dark: 'file:../../icons/companionPush.dark.svg' },
+		icon: {
+			light: 'file:../../icons/companionPush.svg',
+			dark: 'file:../../icons/companionPush.dark.svg',
+		},
 		group: ['output'],
 		version: 1,
 		subtitle: '={{$parameter["operation"] + ": " + $parameter["resource"]}}',
-		description: "Send push notifications to the phones of your organization's users and follow their delivery",
+		description:
+			"Send push notifications to the phones of your organization's users and follow their delivery",
 		defaults: { name: 'Companion Push' },
 		usableAsTool: true,
 		inputs: [NodeConnectionTypes.Main],

@@ -1,18 +1,31 @@
 import { NodeConnectionTypes } from 'n8n-workflow';
-import type { INodeExecutionData, INodeType, INodeTypeDescription, IPollFunctions } from 'n8n-workflow';
+import type {
+	INodeExecutionData,
+	INodeType,
+	INodeTypeDescription,
+	IPollFunctions,
+} from 'n8n-workflow';
 
 import { pollCompanionPush } from './trigger/poll';
-import { DEFAULT_MAX_READS_PER_POLL, DEFAULT_OPEN_DEADLINE_MINUTES, DEFAULT_WATCH_WINDOW_HOURS } from './trigger/parameters';
+import {
+	DEFAULT_MAX_READS_PER_POLL,
+	DEFAULT_OPEN_DEADLINE_MINUTES,
+	DEFAULT_WATCH_WINDOW_HOURS,
+} from './trigger/parameters';
 
 export class CompanionPushTrigger implements INodeType {
 	description: INodeTypeDescription = {
 		displayName: 'Companion Push Trigger',
 		name: 'companionPushTrigger',
-		icon: { light: 'file:../../icons/companionPush.svg', dark: 'file:../../icons/companionPush.dark.svg' },
+		icon: {
+			light: 'file:../../icons/companionPush.svg',
+			dark: 'file:../../icons/companionPush.dark.svg',
+		},
 		group: ['trigger'],
 		version: 1,
 		subtitle: '={{$parameter["events"].join(", ")}}',
-		description: 'Starts the workflow when push notifications settle, fail on a phone, are opened, or reach someone who does not open them in time',
+		description:
+			'Starts the workflow when push notifications settle, fail on a phone, are opened, or reach someone who does not open them in time',
 		defaults: {
 			name: 'Companion Push Trigger',
 		},
@@ -47,7 +60,8 @@ export class CompanionPushTrigger implements INodeType {
 					{
 						name: 'No Device',
 						value: 'noDevice',
-						description: 'A person has no active app on any phone, so the notification could not reach them (one item per person)',
+						description:
+							'A person has no active app on any phone, so the notification could not reach them (one item per person)',
 					},
 					{
 						name: 'Not Opened in Time',

@@ -7,9 +7,17 @@ export { asNodeError } from './transport/errors';
  * that turns anything thrown into an n8n error, are built in transport/errors.ts. */
 
 /** The output item that stands for a failed item under "Continue (using error output)" or "Continue". */
-export function errorItem(error: NodeApiError | NodeOperationError, pairedItem: IPairedItemData | IPairedItemData[], extra: IDataObject = {}) {
+export function errorItem(
+	error: NodeApiError | NodeOperationError,
+	pairedItem: IPairedItemData | IPairedItemData[],
+	extra: IDataObject = {},
+) {
 	return {
-		json: { ...extra, error: error.message, ...(error.description ? { errorDescription: error.description } : {}) },
+		json: {
+			...extra,
+			error: error.message,
+			...(error.description ? { errorDescription: error.description } : {}),
+		},
 		pairedItem,
 	};
 }
@@ -26,7 +34,12 @@ export function fieldError(
 	itemIndex: number,
 	nothingSent?: NothingSent,
 ): NodeOperationError {
-	const unsent = nothingSent === 'item' ? 'Nothing was sent for this item. ' : nothingSent === 'run' ? 'Nothing was sent. ' : '';
+	const unsent =
+		nothingSent === 'item'
+			? 'Nothing was sent for this item. '
+			: nothingSent === 'run'
+				? 'Nothing was sent. '
+				: '';
 	return new NodeOperationError(context.getNode(), `"${field}" ${problem} [item ${itemIndex}]`, {
 		itemIndex,
 		description: `${unsent}Correct "${field}" and run the node again.`,

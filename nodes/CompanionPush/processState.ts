@@ -65,7 +65,13 @@ export interface Timings {
 }
 
 export const DEFAULT_TIMINGS: Timings = {
-	retry: { maxAttempts: 4, maxRateLimitedTries: 20, baseDelayMs: 400, maxDelayMs: 8_000, maxRetryAfterMs: 60_000 },
+	retry: {
+		maxAttempts: 4,
+		maxRateLimitedTries: 20,
+		baseDelayMs: 400,
+		maxDelayMs: 8_000,
+		maxRetryAfterMs: 60_000,
+	},
 	foreignRenewalWaitMs: { min: 50, max: 150 },
 	unconfirmedClaimSettleMs: 5_000,
 	lookupSettleMs: 10_000,
@@ -159,9 +165,15 @@ export function resetProcessState(): void {
 }
 
 /** Shortens waits for a test run (until the next resetProcessState). */
-export function useTimings(changes: { retry?: Partial<RetryPolicy> } & Partial<Omit<Timings, 'retry'>>): void {
+export function useTimings(
+	changes: { retry?: Partial<RetryPolicy> } & Partial<Omit<Timings, 'retry'>>,
+): void {
 	const { retry, ...others } = changes;
-	processState.timings = { ...processState.timings, ...others, retry: { ...processState.timings.retry, ...retry } };
+	processState.timings = {
+		...processState.timings,
+		...others,
+		retry: { ...processState.timings.retry, ...retry },
+	};
 }
 
 export function timings(): Timings {

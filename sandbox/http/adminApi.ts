@@ -37,8 +37,13 @@ const ROUTES: Record<string, AdminHandler> = {
 		if (kind !== null && !USER_KINDS.includes(kind as UserKind)) {
 			throw new AdminError(400, `unknown kind ${kind}; one of ${USER_KINDS.join(', ')}`);
 		}
-		const userIds = kind === null ? org.userIds.slice(0, limit) : org.usersOfKind(kind as UserKind, limit);
-		return { ok: true, org: org.id, users: userIds.map((id) => ({ id, kind: org.kindOf(id), devices: org.devicesOf(id) })) };
+		const userIds =
+			kind === null ? org.userIds.slice(0, limit) : org.usersOfKind(kind as UserKind, limit);
+		return {
+			ok: true,
+			org: org.id,
+			users: userIds.map((id) => ({ id, kind: org.kindOf(id), devices: org.devicesOf(id) })),
+		};
 	},
 	'GET /clock': ({ state }) => clockInfo(state),
 	'POST /clock/advance': ({ state, body }) => {
@@ -65,13 +70,23 @@ const ROUTES: Record<string, AdminHandler> = {
 		return { ok: true, faults: [] };
 	},
 	'POST /tap': ({ state, body }) => {
-		const tap = parse(z.object({ notificationId: z.string(), userId: z.string(), deviceIndex: z.number().int().optional() }), body);
+		const tap = parse(
+			z.object({
+				notificationId: z.string(),
+				userId: z.string(),
+				deviceIndex: z.number().int().optional(),
+			}),
+			body,
+		);
 		state.tap(tap.notificationId, tap.userId, tap.deviceIndex);
 		return { ok: true };
 	},
 	'GET /log': ({ state }) => ({ ok: true, requests: state.log.all() }),
 	'GET /counts': ({ state }) => ({ ok: true, counts: state.log.counts() }),
-	'GET /notifications': ({ state, query }) => ({ ok: true, notifications: state.notifications(query.get('org') ?? undefined) }),
+	'GET /notifications': ({ state, query }) => ({
+		ok: true,
+		notifications: state.notifications(query.get('org') ?? undefined),
+	}),
 	'GET /deliveries-by-user': ({ state, query }) => ({
 		ok: true,
 		deliveries_by_user: Object.fromEntries(state.deliveriesByUser(query.get('org') ?? undefined)),
@@ -90,16 +105,33 @@ const ROUTES: Record<string, AdminHandler> = {
 	},
 };
 
-export function handleAdmin(method: string, path: string, context: AdminContext): { status: number; body: unknown } {
+export function handleAdmin(
+	method: string,
+	path: string,
+	context: AdminContext,
+): { status: number; body: unknown } {
 	const handler = ROUTES[`${method} ${path.slice(ADMIN_PREFIX.length) || '/'}`];
 	if (!handler) {
-		return { status: 404, body: { ok: false, error: { code: 'not_found', message: `No admin endpoint ${method} ${path}`, endpoints: Object.keys(ROUTES) } } };
+		return {
+			status: 404,
+			body: {
+				ok: false,
+				error: {
+					code: 'not_found',
+					message: `No admin endpoint ${method} ${path}`,
+					endpoints: Object.keys(ROUTES),
+				},
+			},
+		};
 	}
 	try {
 		return { status: 200, body: handler(context) };
 	} catch (error) {
 		const status = error instanceof AdminError || error instanceof TapError ? error.status : 400;
-		return { status, body: { ok: false, error: { code: 'bad_request', message: (error as Error).message } } };
+		return {
+			status,
+			body: { ok: false, error: { code: 'bad_request', message: (error as Error).message } },
+		};
 	}
 }
 
@@ -126,14 +158,24 @@ export function describeSandbox(state: SandboxState, baseUrl: string) {
 function clockInfo(state: SandboxState) {
 	const now = state.clock.now();
 	const apiNow = state.apiNow();
-	return { ok: true, mode: state.clock.mode, now: new Date(now).toISOString(), ms: now, apiNow: new Date(apiNow).toISOString(), apiMs: apiNow };
+	return {
+		ok: true,
+		mode: state.clock.mode,
+		now: new Date(now).toISOString(),
+		ms: now,
+		apiNow: new Date(apiNow).toISOString(),
+		apiMs: apiNow,
+	};
 }
 
 function parse<T>(schema: z.ZodType<T>, body: unknown): T {
 	const result = schema.safeParse(body);
 	if (!result.success) {
 		const issue = result.error.issues[0];
-		throw new AdminError(400, `body ${issue.path.join('.') || ''}: ${issue.message}`.replace(' :', ':'));
+		throw new AdminError(
+			400,
+			`body ${issue.path.join('.') || ''}: ${issue.message}`.replace(' :', ':'),
+		);
 	}
 	return result.data;
 }

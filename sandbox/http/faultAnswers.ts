@@ -14,11 +14,25 @@ export function faultError(fault: FaultSpec, apiNow: number): ApiError {
 		case 'status4xx':
 			return clientError(fault.status ?? 400);
 		case 'rateLimit':
-			return new ApiError(429, 'rate_limited', 'Too many requests; retry later', undefined, [], retryAfter(fault, apiNow) ?? {});
+			return new ApiError(
+				429,
+				'rate_limited',
+				'Too many requests; retry later',
+				undefined,
+				[],
+				retryAfter(fault, apiNow) ?? {},
+			);
 		default: {
 			// status5xx: a Retry-After only when the fault asks for one.
 			const status = fault.status ?? 503;
-			return new ApiError(status, 'platform_error', 'Transient platform error; wait and retry', undefined, [], retryAfter(fault, apiNow) ?? {});
+			return new ApiError(
+				status,
+				'platform_error',
+				'Transient platform error; wait and retry',
+				undefined,
+				[],
+				retryAfter(fault, apiNow) ?? {},
+			);
 		}
 	}
 }

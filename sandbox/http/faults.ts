@@ -31,7 +31,10 @@ const FAULT_KINDS = [
 const SEND_ENDPOINT = 'POST /push-notification/send';
 
 /** The statuses a kind may answer with; kinds not listed take no `status`. */
-const STATUS_RANGE: Partial<Record<FaultKind, [number, number]>> = { status5xx: [500, 599], status4xx: [400, 499] };
+const STATUS_RANGE: Partial<Record<FaultKind, [number, number]>> = {
+	status5xx: [500, 599],
+	status4xx: [400, 499],
+};
 
 export const faultSchema = z
 	.object({
@@ -51,26 +54,44 @@ export const faultSchema = z
 	})
 	.strict()
 	.superRefine((fault, context) => {
-		const refuse = (field: string, message: string) => context.addIssue({ code: z.ZodIssueCode.custom, path: [field], message });
+		const refuse = (field: string, message: string) =>
+			context.addIssue({ code: z.ZodIssueCode.custom, path: [field], message });
 		if (fault.status !== undefined) {
 			const range = STATUS_RANGE[fault.kind];
-			if (!range) refuse('status', `${fault.kind} takes no status (only status5xx and status4xx do)`);
-			else if (fault.status < range[0] || fault.status > range[1]) refuse('status', `${fault.kind} takes a status from ${range[0]} to ${range[1]}`);
+			if (!range)
+				refuse('status', `${fault.kind} takes no status (only status5xx and status4xx do)`);
+			else if (fault.status < range[0] || fault.status > range[1])
+				refuse('status', `${fault.kind} takes a status from ${range[0]} to ${range[1]}`);
 		}
 		for (const field of ['retryAfterSeconds', 'retryAfterAsDate'] as const) {
 			if (fault[field] !== undefined && fault.kind !== 'rateLimit' && fault.kind !== 'status5xx') {
 				refuse(field, `${fault.kind} takes no ${field} (only rateLimit and status5xx do)`);
 			}
 		}
-		if (fault.kind === 'listLag' && fault.listDelayMs === undefined) refuse('listDelayMs', 'listLag needs a listDelayMs');
+		if (fault.kind === 'listLag' && fault.listDelayMs === undefined)
+			refuse('listDelayMs', 'listLag needs a listDelayMs');
 		if (fault.listDelayMs !== undefined && !processesTheRequest(fault)) {
-			refuse('listDelayMs', `${fault.kind} registers no send (listLag, resetAfter, delay, malformedJson and status5xx with afterProcessing do)`);
+			refuse(
+				'listDelayMs',
+				`${fault.kind} registers no send (listLag, resetAfter, delay, malformedJson and status5xx with afterProcessing do)`,
+			);
 		}
-		if (fault.registerAfterMs !== undefined && fault.kind !== 'resetAfter' && !(fault.kind === 'status5xx' && fault.afterProcessing)) {
-			refuse('registerAfterMs', 'only resetAfter and status5xx with afterProcessing: true take a registerAfterMs');
+		if (
+			fault.registerAfterMs !== undefined &&
+			fault.kind !== 'resetAfter' &&
+			!(fault.kind === 'status5xx' && fault.afterProcessing)
+		) {
+			refuse(
+				'registerAfterMs',
+				'only resetAfter and status5xx with afterProcessing: true take a registerAfterMs',
+			);
 		}
 		for (const field of ['listDelayMs', 'registerAfterMs'] as const) {
-			if (fault[field] !== undefined && fault.endpoint !== SEND_ENDPOINT && fault.endpoint !== '*') {
+			if (
+				fault[field] !== undefined &&
+				fault.endpoint !== SEND_ENDPOINT &&
+				fault.endpoint !== '*'
+			) {
 				refuse(field, `${field} acts on sends only: endpoint must be '${SEND_ENDPOINT}' or '*'`);
 			}
 		}
@@ -79,7 +100,12 @@ export const faultSchema = z
 /** The request is processed (a send is registered) before the fault strikes, or the fault only alters its answer or listing. */
 export function processesTheRequest(fault: Pick<FaultSpec, 'kind' | 'afterProcessing'>): boolean {
 	if (fault.kind === 'status5xx') return fault.afterProcessing === true;
-	return fault.kind === 'resetAfter' || fault.kind === 'delay' || fault.kind === 'malformedJson' || fault.kind === 'listLag';
+	return (
+		fault.kind === 'resetAfter' ||
+		fault.kind === 'delay' ||
+		fault.kind === 'malformedJson' ||
+		fault.kind === 'listLag'
+	);
 }
 
 export class FaultBook {
@@ -109,7 +135,8 @@ export class FaultBook {
 	take(endpoint: string): FaultSpec | undefined {
 		let taken: FaultSpec | undefined;
 		for (const fault of this.faults) {
-			if (fault.remaining <= 0 || (fault.spec.endpoint !== '*' && fault.spec.endpoint !== endpoint)) continue;
+			if (fault.remaining <= 0 || (fault.spec.endpoint !== '*' && fault.spec.endpoint !== endpoint))
+				continue;
 			if (fault.toSkip > 0) {
 				fault.toSkip--;
 				continue;

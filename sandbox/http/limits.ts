@@ -35,12 +35,20 @@ export class RateLimiter {
 	 * Admits the request of `caller` at clock time `now`, or says which limit refuses it. An admitted
 	 * request is in flight until the returned release is called (calling it again does nothing).
 	 */
-	admit(caller: string, now: number, settings: SandboxSettings): { release: () => void } | { refusal: Refusal } {
+	admit(
+		caller: string,
+		now: number,
+		settings: SandboxSettings,
+	): { release: () => void } | { refusal: Refusal } {
 		const { maxInFlight, rateLimitPerSecond: rate } = settings;
 		const inFlight = this.inFlight.get(caller) ?? 0;
 		if (maxInFlight !== null && inFlight >= maxInFlight) {
 			return {
-				refusal: { limitedBy: 'maxInFlight', retryAfterSeconds: 1, message: `Too many requests in flight (at most ${maxInFlight}); retry later` },
+				refusal: {
+					limitedBy: 'maxInFlight',
+					retryAfterSeconds: 1,
+					message: `Too many requests in flight (at most ${maxInFlight}); retry later`,
+				},
 			};
 		}
 		if (rate !== null) {
@@ -48,13 +56,21 @@ export class RateLimiter {
 			const previous = this.buckets.get(caller);
 			const bucket: Bucket =
 				previous && previous.rate === rate
-					? { rate, tokens: Math.min(capacity, previous.tokens + ((now - previous.at) / 1000) * rate), at: now }
+					? {
+							rate,
+							tokens: Math.min(capacity, previous.tokens + ((now - previous.at) / 1000) * rate),
+							at: now,
+						}
 					: { rate, tokens: capacity, at: now };
 			this.buckets.set(caller, bucket);
 			if (bucket.tokens < 1) {
 				const retryAfterSeconds = Math.max(1, Math.ceil((1 - bucket.tokens) / rate));
 				return {
-					refusal: { limitedBy: 'rateLimitPerSecond', retryAfterSeconds, message: `Rate limit of ${rate} requests per second exceeded; retry after ${retryAfterSeconds} s` },
+					refusal: {
+						limitedBy: 'rateLimitPerSecond',
+						retryAfterSeconds,
+						message: `Rate limit of ${rate} requests per second exceeded; retry after ${retryAfterSeconds} s`,
+					},
 				};
 			}
 			bucket.tokens -= 1;

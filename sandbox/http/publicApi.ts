@@ -47,7 +47,14 @@ export const PUBLIC_ROUTES: Route[] = [
 		pattern: /^\/auth\/oauth\/v2\/refresh$/,
 		endpoint: REFRESH_ENDPOINT,
 		handle: ({ state, json, now }) =>
-			ok(state.auth.refresh(json(), now, state.settings.tokenLifetimeSeconds, state.settings.refreshRevokesPreviousTokens)),
+			ok(
+				state.auth.refresh(
+					json(),
+					now,
+					state.settings.tokenLifetimeSeconds,
+					state.settings.refreshRevokesPreviousTokens,
+				),
+			),
 	},
 	{
 		method: 'GET',
@@ -59,7 +66,8 @@ export const PUBLIC_ROUTES: Route[] = [
 			const skip = intParam(context.query, 'skip', 0, 0);
 			let limit = intParam(context.query, 'limit', settings.userListDefaultLimit, 1);
 			if (limit > 1000) {
-				if (settings.userListOverLimit === 'reject') throw new ApiError(400, 'invalid_value', 'limit must be at most 1000', 'limit');
+				if (settings.userListOverLimit === 'reject')
+					throw new ApiError(400, 'invalid_value', 'limit must be at most 1000', 'limit');
 				limit = 1000; // spec: "Pages hold up to 1000 users"
 			}
 			return ok(org.userPage(settings.userListIgnoresSkip ? 0 : skip, limit)); // a bare array (spec GET /user/list)
@@ -83,10 +91,19 @@ export const PUBLIC_ROUTES: Route[] = [
 			const input = validateSend(context.json(), context.state.settings);
 			const { fault } = context;
 			const registeredAt = context.now + (fault?.registerAfterMs ?? 0);
-			const stored = context.state.store.create(orgOf(context, credential), input, registeredAt, context.state.settings, fault?.listDelayMs);
+			const stored = context.state.store.create(
+				orgOf(context, credential),
+				input,
+				registeredAt,
+				context.state.settings,
+				fault?.listDelayMs,
+			);
 			context.registeredId = stored.id;
 			// Spec Send transitions: the answer says `sending` or `scheduled`, even if delivery is instant (deliveryMs 0).
-			return ok({ ok: true, data: { id: stored.id, status: stored.scheduled ? 'scheduled' : 'sending' } }, 202);
+			return ok(
+				{ ok: true, data: { id: stored.id, status: stored.scheduled ? 'scheduled' : 'sending' } },
+				202,
+			);
 		},
 	},
 	{
@@ -98,7 +115,12 @@ export const PUBLIC_ROUTES: Route[] = [
 			const { settings } = context.state;
 			const skip = intParam(context.query, 'skip', 0, 0);
 			const limit = Math.min(1000, intParam(context.query, 'limit', settings.listDefaultLimit, 1));
-			return ok(renderList(listPage(context.state, credential.orgId, { skip, limit }, context.now), settings.listShape));
+			return ok(
+				renderList(
+					listPage(context.state, credential.orgId, { skip, limit }, context.now),
+					settings.listShape,
+				),
+			);
 		},
 	},
 	{
@@ -109,7 +131,13 @@ export const PUBLIC_ROUTES: Route[] = [
 			// Not delayed by listLagMs: the detail shows a send as soon as it is registered.
 			const stored = context.state.store.getForOrg(id, caller(context).orgId, context.now);
 			const view = context.state.view(stored, context.now);
-			return ok({ ok: true, data: { notification: publicRecord(stored, view, context.state.settings), deliveries: view.deliveries } });
+			return ok({
+				ok: true,
+				data: {
+					notification: publicRecord(stored, view, context.state.settings),
+					deliveries: view.deliveries,
+				},
+			});
 		},
 	},
 	{
@@ -126,7 +154,10 @@ export const PUBLIC_ROUTES: Route[] = [
 	},
 ];
 
-export function matchRoute(method: string, path: string): { route?: Route; params: string[]; endpoint: string } {
+export function matchRoute(
+	method: string,
+	path: string,
+): { route?: Route; params: string[]; endpoint: string } {
 	for (const route of PUBLIC_ROUTES) {
 		if (route.method !== method) continue;
 		const match = route.pattern.exec(path);
@@ -157,7 +188,8 @@ function orgOf(context: RequestContext, credential: OrgCredential) {
 
 /** Spec Authentication 1: the credential's user must be an administrator, "otherwise the API rejects the send". */
 function requireAdmin(credential: OrgCredential, action: string): OrgCredential {
-	if (!credential.admin) throw forbidden(`The credential's user is not an administrator and cannot ${action}`);
+	if (!credential.admin)
+		throw forbidden(`The credential's user is not an administrator and cannot ${action}`);
 	return credential;
 }
 

@@ -1,4 +1,9 @@
-import { createServer, type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
+import {
+	createServer,
+	type IncomingMessage,
+	type RequestListener,
+	type ServerResponse,
+} from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { ApiError } from '../apiError';
@@ -29,7 +34,11 @@ interface Answer {
 	headers?: Record<string, string>;
 }
 
-export async function startHttpServer(state: SandboxState, port: number, tls?: SandboxTls): Promise<RunningServer> {
+export async function startHttpServer(
+	state: SandboxState,
+	port: number,
+	tls?: SandboxTls,
+): Promise<RunningServer> {
 	const heldAnswers = new Set<NodeJS.Timeout>();
 	let baseUrl = '';
 	const listener: RequestListener = (req, res) => {
@@ -38,7 +47,9 @@ export async function startHttpServer(state: SandboxState, port: number, tls?: S
 		});
 	};
 	// Only the server's own certificate is sent: a client finds the authority in its trust store.
-	const server = tls ? createHttpsServer({ cert: tls.cert, key: tls.key }, listener) : createServer(listener);
+	const server = tls
+		? createHttpsServer({ cert: tls.cert, key: tls.key }, listener)
+		: createServer(listener);
 
 	/**
 	 * Every answer, public or admin, carries a Date header on the API's clock (the sandbox clock plus
@@ -48,7 +59,11 @@ export async function startHttpServer(state: SandboxState, port: number, tls?: S
 	 */
 	function write(res: ServerResponse, answer: Answer): void {
 		const date = new Date(state.apiNow()).toUTCString();
-		res.writeHead(answer.status, { 'content-type': answer.rendered.contentType, date, ...answer.headers });
+		res.writeHead(answer.status, {
+			'content-type': answer.rendered.contentType,
+			date,
+			...answer.headers,
+		});
 		res.end(answer.rendered.text);
 	}
 
@@ -57,21 +72,48 @@ export async function startHttpServer(state: SandboxState, port: number, tls?: S
 		const method = (req.method ?? 'GET').toUpperCase();
 		const rawBody = await readBody(req);
 		if (rawBody === undefined) {
-			write(res, errorAnswer(state, new ApiError(413, 'payload_too_large', `The request body exceeds ${MAX_BODY_BYTES} bytes`)));
+			write(
+				res,
+				errorAnswer(
+					state,
+					new ApiError(
+						413,
+						'payload_too_large',
+						`The request body exceeds ${MAX_BODY_BYTES} bytes`,
+					),
+				),
+			);
 			return;
 		}
 		if (url.pathname === ADMIN_PREFIX || url.pathname.startsWith(`${ADMIN_PREFIX}/`)) {
 			const parsed = parseJson(rawBody);
 			const reply = parsed.ok
-				? handleAdmin(method, url.pathname, { state, body: parsed.value, query: url.searchParams, baseUrl })
-				: { status: 400, body: { ok: false, error: { code: 'invalid_json', message: 'The admin request body is not valid JSON' } } };
+				? handleAdmin(method, url.pathname, {
+						state,
+						body: parsed.value,
+						query: url.searchParams,
+						baseUrl,
+					})
+				: {
+						status: 400,
+						body: {
+							ok: false,
+							error: { code: 'invalid_json', message: 'The admin request body is not valid JSON' },
+						},
+					};
 			write(res, jsonAnswer(reply.status, reply.body));
 			return;
 		}
 		handlePublic(req, res, method, url, rawBody);
 	}
 
-	function handlePublic(req: IncomingMessage, res: ServerResponse, method: string, url: URL, rawBody: string): void {
+	function handlePublic(
+		req: IncomingMessage,
+		res: ServerResponse,
+		method: string,
+		url: URL,
+		rawBody: string,
+	): void {
 		// The log and the rate limits follow the sandbox clock; what the API shows and decides, its own.
 		const now = state.clock.now();
 		const apiNow = state.apiNow();
@@ -122,14 +164,23 @@ export async function startHttpServer(state: SandboxState, port: number, tls?: S
 		if ('refusal' in admission) {
 			const { limitedBy, retryAfterSeconds, message } = admission.refusal;
 			entry.limitedBy = limitedBy;
-			return send(errorAnswer(state, new ApiError(429, 'rate_limited', message, undefined, [], { 'retry-after': String(retryAfterSeconds) })));
+			return send(
+				errorAnswer(
+					state,
+					new ApiError(429, 'rate_limited', message, undefined, [], {
+						'retry-after': String(retryAfterSeconds),
+					}),
+				),
+			);
 		}
 
 		const fault = state.faults.take(endpoint);
 		if (fault) entry.fault = fault.kind;
 		if (fault && !processesTheRequest(fault)) {
 			// Nothing is processed, so nothing is registered.
-			return fault.kind === 'resetBefore' ? reset() : send(errorAnswer(state, faultError(fault, apiNow)));
+			return fault.kind === 'resetBefore'
+				? reset()
+				: send(errorAnswer(state, faultError(fault, apiNow)));
 		}
 
 		const context: RequestContext = {
@@ -137,14 +188,17 @@ export async function startHttpServer(state: SandboxState, port: number, tls?: S
 			query: url.searchParams,
 			json: () => {
 				if (rawBody.trim() === '') return {};
-				if (!parsed.ok) throw new ApiError(400, 'invalid_json', 'The request body is not valid JSON');
+				if (!parsed.ok)
+					throw new ApiError(400, 'invalid_json', 'The request body is not valid JSON');
 				return parsed.value;
 			},
 			bearer,
 			now: apiNow,
 			fault,
 		};
-		const answer = runHandler(context, () => (route ? route.handle(context, params) : unknownRoute(method, url.pathname)));
+		const answer = runHandler(context, () =>
+			route ? route.handle(context, params) : unknownRoute(method, url.pathname),
+		);
 		entry.notificationId = context.registeredId;
 
 		// Faults that strike after the request was processed: a send IS registered (maybe later, registerAfterMs).
@@ -154,7 +208,13 @@ export async function startHttpServer(state: SandboxState, port: number, tls?: S
 			case 'status5xx':
 				return send(errorAnswer(state, faultError(fault, apiNow)));
 			case 'malformedJson':
-				return send({ ...answer, rendered: { contentType: 'application/json; charset=utf-8', text: truncate(answer.rendered.text) } });
+				return send({
+					...answer,
+					rendered: {
+						contentType: 'application/json; charset=utf-8',
+						text: truncate(answer.rendered.text),
+					},
+				});
 			case 'delay':
 				return send(answer, fault.delayMs ?? 30_000);
 			default:
@@ -162,7 +222,10 @@ export async function startHttpServer(state: SandboxState, port: number, tls?: S
 		}
 	}
 
-	function runHandler(context: RequestContext, run: () => { status: number; body: unknown }): Answer {
+	function runHandler(
+		context: RequestContext,
+		run: () => { status: number; body: unknown },
+	): Answer {
 		try {
 			const reply = run();
 			return jsonAnswer(reply.status, reply.body);
@@ -192,17 +255,28 @@ export async function startHttpServer(state: SandboxState, port: number, tls?: S
 }
 
 /** Whose limits a request counts against: its valid token's credential, or the client_id of a refresh body. */
-function callerOf(bearer: BearerCheck, endpoint: string, parsed: ReturnType<typeof parseJson>): string {
+function callerOf(
+	bearer: BearerCheck,
+	endpoint: string,
+	parsed: ReturnType<typeof parseJson>,
+): string {
 	if (endpoint === REFRESH_ENDPOINT) {
 		const body = parsed.ok ? parsed.value : undefined;
-		const clientId = typeof body === 'object' && body !== null ? (body as Record<string, unknown>).client_id : undefined;
+		const clientId =
+			typeof body === 'object' && body !== null
+				? (body as Record<string, unknown>).client_id
+				: undefined;
 		return typeof clientId === 'string' ? clientId : ANONYMOUS_CALLER;
 	}
 	return bearer.credential?.clientId ?? ANONYMOUS_CALLER;
 }
 
 function errorAnswer(state: SandboxState, error: ApiError): Answer {
-	return { status: error.status, rendered: renderError(error, state.settings.errorShape), headers: error.headers };
+	return {
+		status: error.status,
+		rendered: renderError(error, state.settings.errorShape),
+		headers: error.headers,
+	};
 }
 
 function internalError(state: SandboxState, error: unknown): Answer {
@@ -211,7 +285,10 @@ function internalError(state: SandboxState, error: unknown): Answer {
 }
 
 function jsonAnswer(status: number, body: unknown): Answer {
-	return { status, rendered: { contentType: 'application/json; charset=utf-8', text: JSON.stringify(body) } };
+	return {
+		status,
+		rendered: { contentType: 'application/json; charset=utf-8', text: JSON.stringify(body) },
+	};
 }
 
 /** Half of the real body: a JSON parser fails on it, as on a body cut by a proxy. */
@@ -237,7 +314,9 @@ function readBody(req: IncomingMessage): Promise<string | undefined> {
 			size += chunk.length;
 			if (size <= MAX_BODY_BYTES) chunks.push(chunk);
 		});
-		req.on('end', () => resolve(size > MAX_BODY_BYTES ? undefined : Buffer.concat(chunks).toString('utf8')));
+		req.on('end', () =>
+			resolve(size > MAX_BODY_BYTES ? undefined : Buffer.concat(chunks).toString('utf8')),
+		);
 		req.on('error', reject);
 	});
 }

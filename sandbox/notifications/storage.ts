@@ -8,8 +8,13 @@ import type { SendInput } from './validation';
  */
 export function storedInput(input: SendInput, settings: SandboxSettings): SendInput {
 	const { storageTrimsText, storedTitleMaxLength, storedBodyMaxLength } = settings;
-	const store = (text: string, maxLength: number | null) => cut(storageTrimsText ? text.trim() : text, maxLength);
-	return { ...input, title: store(input.title, storedTitleMaxLength), body: store(input.body, storedBodyMaxLength) };
+	const store = (text: string, maxLength: number | null) =>
+		cut(storageTrimsText ? text.trim() : text, maxLength);
+	return {
+		...input,
+		title: store(input.title, storedTitleMaxLength),
+		body: store(input.body, storedBodyMaxLength),
+	};
 }
 
 /** The first maxLength characters, counted in code points (as a database column counts them), so no emoji is split. */

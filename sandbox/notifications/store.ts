@@ -4,7 +4,16 @@ import type { SeededOrg } from '../directory';
 import { unitFloat } from '../random';
 import type { NotificationRecord, SandboxSettings } from '../types';
 import { storedInput } from './storage';
-import { deliveredAt, deliveryAt, iso, planDeliveries, settledAt, viewAt, type SendView, type Timeline } from './timeline';
+import {
+	deliveredAt,
+	deliveryAt,
+	iso,
+	planDeliveries,
+	settledAt,
+	viewAt,
+	type SendView,
+	type Timeline,
+} from './timeline';
 import type { SendInput } from './validation';
 
 /** A registered send. Its whole future is in `timeline`; views are computed at a clock time. */
@@ -38,18 +47,28 @@ export class NotificationStore {
 	 * Registers a send (spec: "Every accepted request creates a new send") at `now` on the API's clock,
 	 * which is later than the request when a fault delays the registration.
 	 */
-	create(org: SeededOrg, sent: SendInput, now: number, settings: SandboxSettings, listDelayMs: number | null = null): StoredNotification {
+	create(
+		org: SeededOrg,
+		sent: SendInput,
+		now: number,
+		settings: SandboxSettings,
+		listDelayMs: number | null = null,
+	): StoredNotification {
 		const id = randomUUID();
 		const input = storedInput(sent, settings);
 		const scheduledMs = input.scheduled_at === null ? null : Date.parse(input.scheduled_at);
 		const scheduled = scheduledMs !== null && scheduledMs > now;
-		const ownTargetIds = [...new Set(input.target_user_ids)].filter((userId) => org.hasUser(userId));
+		const ownTargetIds = [...new Set(input.target_user_ids)].filter((userId) =>
+			org.hasUser(userId),
+		);
 		const timeline: Timeline = {
 			// Spec Limits: dispatch "up to a couple of minutes after the indicated time".
 			dispatchAt: scheduled ? scheduledMs + settings.scheduleLatenessMs : now,
 			deliveryMs: settings.deliveryMs,
 			canceledAt: null,
-			deliveries: planDeliveries(ownTargetIds.map((userId) => ({ userId, devices: org.devicesOf(userId) }))),
+			deliveries: planDeliveries(
+				ownTargetIds.map((userId) => ({ userId, devices: org.devicesOf(userId) })),
+			),
 			targetedUsers: ownTargetIds.length,
 		};
 		timeline.deliveries.forEach((delivery, index) => {
@@ -82,14 +101,22 @@ export class NotificationStore {
 	/** Spec GET /push-notification/{id}: 404 when it does not exist (or is not registered yet at `now`), 403 when another org's. */
 	getForOrg(id: string, orgId: string, now: number): StoredNotification {
 		const stored = this.byId.get(id);
-		if (!stored || stored.createdAt > now) throw new ApiError(404, 'not_found', `Push notification ${id} not found`);
-		if (stored.orgId !== orgId) throw new ApiError(403, 'forbidden', 'This push notification belongs to another organization');
+		if (!stored || stored.createdAt > now)
+			throw new ApiError(404, 'not_found', `Push notification ${id} not found`);
+		if (stored.orgId !== orgId)
+			throw new ApiError(
+				403,
+				'forbidden',
+				'This push notification belongs to another organization',
+			);
 		return stored;
 	}
 
 	/** Sends of one org (or all), newest first, those to be registered later included (spec GET /push-notification/list). */
 	list(orgId?: string): StoredNotification[] {
-		const all = [...this.byId.values()].filter((stored) => orgId === undefined || stored.orgId === orgId);
+		const all = [...this.byId.values()].filter(
+			(stored) => orgId === undefined || stored.orgId === orgId,
+		);
 		return all.sort((a, b) => b.createdAt - a.createdAt || b.seq - a.seq);
 	}
 
@@ -113,7 +140,11 @@ export class NotificationStore {
 	cancel(stored: StoredNotification, now: number): void {
 		const { status } = this.view(stored, now, true);
 		if (status !== 'scheduled') {
-			throw new ApiError(409, 'not_scheduled', `The push notification is ${status}; only a scheduled one can be canceled`);
+			throw new ApiError(
+				409,
+				'not_scheduled',
+				`The push notification is ${status}; only a scheduled one can be canceled`,
+			);
 		}
 		stored.timeline.canceledAt = now;
 		stored.version++;
@@ -127,18 +158,28 @@ export class NotificationStore {
 		const stored = this.byId.get(notificationId);
 		if (!stored) throw new TapError(404, `no push notification ${notificationId}`);
 		const entries = stored.timeline.deliveries.filter((delivery) => delivery.userId === userId);
-		if (entries.length === 0) throw new TapError(404, `user ${userId} got no delivery of ${notificationId}`);
-		const statusOf = (index: number) => deliveryAt(stored.timeline, entries[index], now)?.status ?? 'not delivered yet';
+		if (entries.length === 0)
+			throw new TapError(404, `user ${userId} got no delivery of ${notificationId}`);
+		const statusOf = (index: number) =>
+			deliveryAt(stored.timeline, entries[index], now)?.status ?? 'not delivered yet';
 		let index = deviceIndex;
 		if (index === undefined) {
 			index = entries.findIndex((_, candidate) => statusOf(candidate) === 'sent');
-			if (index < 0) throw new TapError(409, `no delivery of user ${userId} is in state sent (${entries.map((_, i) => statusOf(i)).join(', ')})`);
+			if (index < 0)
+				throw new TapError(
+					409,
+					`no delivery of user ${userId} is in state sent (${entries.map((_, i) => statusOf(i)).join(', ')})`,
+				);
 		}
 		if (!Number.isInteger(index) || index < 0 || index >= entries.length) {
-			throw new TapError(404, `user ${userId} has ${entries.length} delivery entries; deviceIndex ${index} does not exist`);
+			throw new TapError(
+				404,
+				`user ${userId} has ${entries.length} delivery entries; deviceIndex ${index} does not exist`,
+			);
 		}
 		const status = statusOf(index);
-		if (status !== 'sent') throw new TapError(409, `delivery ${index} of user ${userId} is ${status}, not sent`);
+		if (status !== 'sent')
+			throw new TapError(409, `delivery ${index} of user ${userId} is ${status}, not sent`);
 		entries[index].tappedAt = now;
 		stored.version++;
 	}
@@ -183,10 +224,19 @@ function recordFields(stored: StoredNotification, view: SendView) {
 
 /** The notification record of the spec's table; `announcement_id` only when the switch is on, a past
  * `scheduled_at` as sent only when pastScheduledAtShownAs says so. */
-export function publicRecord(stored: StoredNotification, view: SendView, settings: SandboxSettings): Record<string, unknown> {
+export function publicRecord(
+	stored: StoredNotification,
+	view: SendView,
+	settings: SandboxSettings,
+): Record<string, unknown> {
 	const record: Record<string, unknown> = recordFields(stored, view);
 	// A past scheduled_at (sent at once): shown as null unless the switch shows the time sent.
-	if (settings.pastScheduledAtShownAs === 'asSent' && !stored.scheduled && stored.input.scheduled_at !== null) record.scheduled_at = stored.input.scheduled_at;
+	if (
+		settings.pastScheduledAtShownAs === 'asSent' &&
+		!stored.scheduled &&
+		stored.input.scheduled_at !== null
+	)
+		record.scheduled_at = stored.input.scheduled_at;
 	if (settings.recordIncludesAnnouncementId) record.announcement_id = stored.input.announcement_id;
 	return record;
 }

@@ -1,4 +1,10 @@
-import type { DeliveryRecord, DeliveryStatus, NotificationStats, SandboxDevice, SendStatus } from '../types';
+import type {
+	DeliveryRecord,
+	DeliveryStatus,
+	NotificationStats,
+	SandboxDevice,
+	SendStatus,
+} from '../types';
 
 /**
  * The life of a send is planned when it is registered and read at any clock time, so moving the
@@ -35,17 +41,22 @@ export interface Timeline {
 }
 
 /** One entry per active phone, or a single no_device entry for a user without an active app. */
-export function planDeliveries(targets: Array<{ userId: string; devices: SandboxDevice[] }>): PlannedDelivery[] {
+export function planDeliveries(
+	targets: Array<{ userId: string; devices: SandboxDevice[] }>,
+): PlannedDelivery[] {
 	const planned: PlannedDelivery[] = [];
 	for (const { userId, devices } of targets) {
 		const activePhones = devices.filter((device) => device.session === 'active');
-		if (activePhones.length === 0) planned.push({ userId, outcome: 'noDevice', autoOpenAt: null, tappedAt: null });
-		for (const phone of activePhones) planned.push({ userId, outcome: phone.behaviour, autoOpenAt: null, tappedAt: null });
+		if (activePhones.length === 0)
+			planned.push({ userId, outcome: 'noDevice', autoOpenAt: null, tappedAt: null });
+		for (const phone of activePhones)
+			planned.push({ userId, outcome: phone.behaviour, autoOpenAt: null, tappedAt: null });
 	}
 	return planned;
 }
 
-export const roundAt = (timeline: Timeline, round: number) => timeline.dispatchAt + round * timeline.deliveryMs;
+export const roundAt = (timeline: Timeline, round: number) =>
+	timeline.dispatchAt + round * timeline.deliveryMs;
 
 /** When the phone got the notification, or null if it never will. */
 export function deliveredAt(timeline: Timeline, delivery: PlannedDelivery): number | null {
@@ -63,10 +74,18 @@ export function settledAt(timeline: Timeline): number {
 }
 
 /** The delivery entry as the API shows it at `now`, or undefined before round 1. */
-export function deliveryAt(timeline: Timeline, delivery: PlannedDelivery, now: number): DeliveryRecord | undefined {
+export function deliveryAt(
+	timeline: Timeline,
+	delivery: PlannedDelivery,
+	now: number,
+): DeliveryRecord | undefined {
 	const first = roundAt(timeline, 1);
 	if (timeline.canceledAt !== null || now < first) return undefined;
-	const entry = (status: DeliveryStatus, at: number, openedAt: number | null = null): DeliveryRecord => ({
+	const entry = (
+		status: DeliveryStatus,
+		at: number,
+		openedAt: number | null = null,
+	): DeliveryRecord => ({
 		user_id: delivery.userId,
 		status,
 		sent_at: iso(at),
@@ -78,7 +97,10 @@ export function deliveryAt(timeline: Timeline, delivery: PlannedDelivery, now: n
 		case 'uninstalled':
 			return entry('failed', first);
 		case 'unreachable':
-			return entry('failed', roundAt(timeline, Math.min(MAX_ATTEMPTS, attemptsSoFar(timeline, now))));
+			return entry(
+				'failed',
+				roundAt(timeline, Math.min(MAX_ATTEMPTS, attemptsSoFar(timeline, now))),
+			);
 		case 'flaky':
 		case 'ok': {
 			const reached = deliveredAt(timeline, delivery) as number;
@@ -90,7 +112,9 @@ export function deliveryAt(timeline: Timeline, delivery: PlannedDelivery, now: n
 }
 
 export function openedAtBy(delivery: PlannedDelivery, now: number): number | null {
-	const times = [delivery.tappedAt, delivery.autoOpenAt].filter((at): at is number => at !== null && at <= now);
+	const times = [delivery.tappedAt, delivery.autoOpenAt].filter(
+		(at): at is number => at !== null && at <= now,
+	);
 	return times.length === 0 ? null : Math.min(...times);
 }
 
@@ -107,10 +131,24 @@ export interface SendView {
  * notification was delivered), failed, opened, no_device = no_device entries,
  * targeted_users = distinct recipients of the caller's organization.
  */
-export function viewAt(timeline: Timeline, scheduled: boolean, now: number, retriesVisible: boolean): SendView {
-	const stats: NotificationStats = { targeted_users: timeline.targetedUsers, devices: 0, sent: 0, failed: 0, opened: 0, no_device: 0 };
-	if (timeline.canceledAt !== null) return { status: 'canceled', sentAt: null, deliveries: [], stats };
-	if (now < timeline.dispatchAt) return { status: scheduled ? 'scheduled' : 'sending', sentAt: null, deliveries: [], stats };
+export function viewAt(
+	timeline: Timeline,
+	scheduled: boolean,
+	now: number,
+	retriesVisible: boolean,
+): SendView {
+	const stats: NotificationStats = {
+		targeted_users: timeline.targetedUsers,
+		devices: 0,
+		sent: 0,
+		failed: 0,
+		opened: 0,
+		no_device: 0,
+	};
+	if (timeline.canceledAt !== null)
+		return { status: 'canceled', sentAt: null, deliveries: [], stats };
+	if (now < timeline.dispatchAt)
+		return { status: scheduled ? 'scheduled' : 'sending', sentAt: null, deliveries: [], stats };
 
 	const deliveries: DeliveryRecord[] = [];
 	for (const planned of timeline.deliveries) {
@@ -123,7 +161,12 @@ export function viewAt(timeline: Timeline, scheduled: boolean, now: number, retr
 		if (entry.status === 'opened') stats.opened++;
 		if (entry.status === 'failed') stats.failed++;
 	}
-	return { status: sendStatus(timeline, now, stats, retriesVisible), sentAt: timeline.dispatchAt, deliveries, stats };
+	return {
+		status: sendStatus(timeline, now, stats, retriesVisible),
+		sentAt: timeline.dispatchAt,
+		deliveries,
+		stats,
+	};
 }
 
 /**
@@ -132,7 +175,12 @@ export function viewAt(timeline: Timeline, scheduled: boolean, now: number, retr
  * some reached, some failed; `failed` = reached no device. While retries run the state may move
  * (partially_failed -> sent) unless retriesVisible is off, which keeps `sending` until they end.
  */
-function sendStatus(timeline: Timeline, now: number, stats: NotificationStats, retriesVisible: boolean): SendStatus {
+function sendStatus(
+	timeline: Timeline,
+	now: number,
+	stats: NotificationStats,
+	retriesVisible: boolean,
+): SendStatus {
 	if (now < roundAt(timeline, 1)) return 'sending';
 	if (!retriesVisible && now < settledAt(timeline)) return 'sending';
 	if (stats.failed === 0) return 'sent';

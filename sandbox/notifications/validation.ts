@@ -27,7 +27,8 @@ interface Problem extends FieldProblem {
 
 const nonBlank = z.string().trim().min(1);
 /** ISO 8601 date-time with an explicit zone: `Z`, ±hh:mm or ±hhmm. */
-const ISO_WITH_ZONE = /^(\d{4})-(\d{2})-(\d{2})T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/i;
+const ISO_WITH_ZONE =
+	/^(\d{4})-(\d{2})-(\d{2})T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/i;
 const ISO_WITHOUT_ZONE = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?$/i;
 /** Spec: "Public https address of a JPG or PNG image". Paths without an extension are accepted (CDNs). */
 const IMAGE_EXTENSION = /\.(jpe?g|png)$/i;
@@ -39,8 +40,10 @@ export function validateSend(raw: unknown, settings: SandboxSettings): SendInput
 	}
 	const input = raw as Record<string, unknown>;
 	const problems: Problem[] = [];
-	const missing = (field: string, message = `${field} is required`) => problems.push({ field, message, status: 422 });
-	const invalid = (field: string, message: string) => problems.push({ field, message, status: 400 });
+	const missing = (field: string, message = `${field} is required`) =>
+		problems.push({ field, message, status: 422 });
+	const invalid = (field: string, message: string) =>
+		problems.push({ field, message, status: 400 });
 
 	for (const field of ['title', 'body'] as const) {
 		const value = input[field];
@@ -59,20 +62,26 @@ export function validateSend(raw: unknown, settings: SandboxSettings): SendInput
 
 	const targets = input.target_user_ids;
 	if (targets === undefined || targets === null) missing('target_user_ids');
-	else if (!Array.isArray(targets)) invalid('target_user_ids', 'target_user_ids must be an array of user id strings');
-	else if (targets.length === 0) missing('target_user_ids', 'target_user_ids must hold at least one user id');
+	else if (!Array.isArray(targets))
+		invalid('target_user_ids', 'target_user_ids must be an array of user id strings');
+	else if (targets.length === 0)
+		missing('target_user_ids', 'target_user_ids must hold at least one user id');
 	else {
 		const bad = targets.findIndex((id) => !nonBlank.safeParse(id).success);
 		if (bad >= 0) invalid('target_user_ids', `target_user_ids[${bad}] must be a non-empty string`);
 		else if (settings.maxRecipients !== null && targets.length > settings.maxRecipients) {
-			invalid('target_user_ids', `target_user_ids holds more than ${settings.maxRecipients} user ids`);
+			invalid(
+				'target_user_ids',
+				`target_user_ids holds more than ${settings.maxRecipients} user ids`,
+			);
 		}
 	}
 
 	const imageUrl = input.image_url;
 	if (imageUrl !== undefined && imageUrl !== null) {
 		const url = typeof imageUrl === 'string' ? parseUrl(imageUrl) : undefined;
-		if (url?.protocol !== 'https:') invalid('image_url', 'image_url must be a public https URL of a JPG or PNG image');
+		if (url?.protocol !== 'https:')
+			invalid('image_url', 'image_url must be a public https URL of a JPG or PNG image');
 		else if (HAS_EXTENSION.test(url.pathname) && !IMAGE_EXTENSION.test(url.pathname)) {
 			invalid('image_url', 'image_url must point to a JPG or PNG image');
 		}
@@ -84,7 +93,8 @@ export function validateSend(raw: unknown, settings: SandboxSettings): SendInput
 
 	const scheduledAt = input.scheduled_at;
 	if (scheduledAt !== undefined && scheduledAt !== null) {
-		if (typeof scheduledAt !== 'string') invalid('scheduled_at', 'scheduled_at must be an ISO 8601 string');
+		if (typeof scheduledAt !== 'string')
+			invalid('scheduled_at', 'scheduled_at must be an ISO 8601 string');
 		else if (ISO_WITHOUT_ZONE.test(scheduledAt)) {
 			problems.push({
 				field: 'scheduled_at',
@@ -92,20 +102,36 @@ export function validateSend(raw: unknown, settings: SandboxSettings): SendInput
 				status: settings.scheduledAtWithoutZoneStatus,
 			});
 		} else if (!isRealDateTime(scheduledAt)) {
-			invalid('scheduled_at', 'scheduled_at must be an ISO 8601 date-time with a time zone offset or Z');
+			invalid(
+				'scheduled_at',
+				'scheduled_at must be an ISO 8601 date-time with a time zone offset or Z',
+			);
 		}
 	}
 
 	// Spec Authentication 6: the organization comes from the credential; tenant_id must not be sent.
-	if ('tenant_id' in input && input.tenant_id !== undefined && settings.tenantIdPolicy === 'reject') {
-		invalid('tenant_id', 'tenant_id must not be sent; the organization is taken from the credential');
+	if (
+		'tenant_id' in input &&
+		input.tenant_id !== undefined &&
+		settings.tenantIdPolicy === 'reject'
+	) {
+		invalid(
+			'tenant_id',
+			'tenant_id must not be sent; the organization is taken from the credential',
+		);
 	}
 
 	if (problems.length > 0) {
 		problems.sort((a, b) => b.status - a.status); // the 422s (missing fields) first
 		const [first] = problems;
 		const code = first.status === 422 ? 'validation_error' : 'invalid_value';
-		throw new ApiError(first.status, code, first.message, first.field, problems.map(({ field, message }) => ({ field, message })));
+		throw new ApiError(
+			first.status,
+			code,
+			first.message,
+			first.field,
+			problems.map(({ field, message }) => ({ field, message })),
+		);
 	}
 
 	return {
@@ -114,7 +140,8 @@ export function validateSend(raw: unknown, settings: SandboxSettings): SendInput
 		target_user_ids: targets as string[],
 		image_url: (imageUrl as string | null | undefined) ?? null,
 		deeplink: (input.deeplink as string | null | undefined) ?? null,
-		scheduled_at: typeof scheduledAt === 'string' ? new Date(Date.parse(scheduledAt)).toISOString() : null,
+		scheduled_at:
+			typeof scheduledAt === 'string' ? new Date(Date.parse(scheduledAt)).toISOString() : null,
 		announcement_id: (input.announcement_id as string | null | undefined) || null,
 	};
 }
@@ -136,7 +163,12 @@ function parseUrl(value: string): URL | undefined {
 	}
 }
 
-function checkOptionalString(input: Record<string, unknown>, field: string, invalid: (field: string, message: string) => void) {
+function checkOptionalString(
+	input: Record<string, unknown>,
+	field: string,
+	invalid: (field: string, message: string) => void,
+) {
 	const value = input[field];
-	if (value !== undefined && value !== null && typeof value !== 'string') invalid(field, `${field} must be a string`);
+	if (value !== undefined && value !== null && typeof value !== 'string')
+		invalid(field, `${field} must be a string`);
 }

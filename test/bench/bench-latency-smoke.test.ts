@@ -40,13 +40,15 @@ describe('latency bench at a small scale', () => {
 		const [run] = at.items[0].runs;
 		expect(run.node.error).toBeUndefined();
 		expect(run.node.outputItems).toBe(10);
-		for (const side of [run.node, run.rawParallel, run.rawAll]) expect(side.counts).toEqual({ [REFRESH]: 1, [SEND]: 10 });
+		for (const side of [run.node, run.rawParallel, run.rawAll])
+			expect(side.counts).toEqual({ [REFRESH]: 1, [SEND]: 10 });
 		expect(run.rawAll.connections).toBe(10); // every request at once, one connection each
 	});
 
 	test('2,000 recipients in batches of 100: 20 sends on every side', () => {
 		const [run] = results.atLatency[0].batches;
-		for (const side of [run.node, run.rawParallel, run.rawAll]) expect(side.counts).toEqual({ [REFRESH]: 1, [SEND]: 20 });
+		for (const side of [run.node, run.rawParallel, run.rawAll])
+			expect(side.counts).toEqual({ [REFRESH]: 1, [SEND]: 20 });
 	});
 
 	test('rate limit: every send the sandbox saw was either registered or refused, and counted', () => {
@@ -69,9 +71,18 @@ describe('latency bench at a small scale', () => {
 		const calls = figures.find((f) => f.row === '6' && f.figure.endsWith('API calls of the node'));
 		expect(calls?.verdict).toBe('pass');
 		expect(figures.some((f) => f.figure.includes('HTTP Request'))).toBe(false);
-		expect(figures.filter((f) => f.row === '6' || f.row === '7').every((f) => f.figure.endsWith('API calls of the node') || f.verdict === '—')).toBe(true);
-		expect(figures.find((f) => f.row === '9' && f.figure.endsWith('failed items, duplicates'))?.verdict).toBe('pass');
-		const markdown = resultsMarkdown({ latency: results }, { date: 'today', node: process.version, machine: 'test', versions: {} });
+		expect(
+			figures
+				.filter((f) => f.row === '6' || f.row === '7')
+				.every((f) => f.figure.endsWith('API calls of the node') || f.verdict === '—'),
+		).toBe(true);
+		expect(
+			figures.find((f) => f.row === '9' && f.figure.endsWith('failed items, duplicates'))?.verdict,
+		).toBe('pass');
+		const markdown = resultsMarkdown(
+			{ latency: results },
+			{ date: 'today', node: process.version, machine: 'test', versions: {} },
+		);
 		expect(markdown).toContain('rows 6-10');
 		expect(markdown).toContain('## Goals missed, and why');
 	});
@@ -79,12 +90,47 @@ describe('latency bench at a small scale', () => {
 
 describe('bench command line', () => {
 	test('everything by default; --only picks groups; partial runs are flagged', () => {
-		expect(parseBenchArgs([], {})).toMatchObject({ core: true, groups: [...LATENCY_GROUPS], latencies: [0, 40], n8n: true, queue: true, build: true, wait: true, complete: true });
-		expect(parseBenchArgs(['--no-n8n'], {})).toMatchObject({ core: true, groups: [...LATENCY_GROUPS], n8n: false, queue: false, complete: false });
-		expect(parseBenchArgs(['--only', 'latency'], {})).toMatchObject({ core: false, groups: [...LATENCY_GROUPS], n8n: false, queue: false, complete: false });
-		expect(parseBenchArgs(['--only=ratelimit,trigger', '--latencies', '40'], {})).toMatchObject({ core: false, groups: ['ratelimit', 'trigger'], latencies: [40] });
-		expect(parseBenchArgs(['--only', 'core'], { BENCH_REPS: '2' })).toMatchObject({ core: true, groups: [], reps: 2, n8n: false });
-		expect(parseBenchArgs(['--only', 'n8n,queue', '--n8n-reps', '1', '--queue-reps', '1', '--no-build', '--no-wait'], {})).toMatchObject({
+		expect(parseBenchArgs([], {})).toMatchObject({
+			core: true,
+			groups: [...LATENCY_GROUPS],
+			latencies: [0, 40],
+			n8n: true,
+			queue: true,
+			build: true,
+			wait: true,
+			complete: true,
+		});
+		expect(parseBenchArgs(['--no-n8n'], {})).toMatchObject({
+			core: true,
+			groups: [...LATENCY_GROUPS],
+			n8n: false,
+			queue: false,
+			complete: false,
+		});
+		expect(parseBenchArgs(['--only', 'latency'], {})).toMatchObject({
+			core: false,
+			groups: [...LATENCY_GROUPS],
+			n8n: false,
+			queue: false,
+			complete: false,
+		});
+		expect(parseBenchArgs(['--only=ratelimit,trigger', '--latencies', '40'], {})).toMatchObject({
+			core: false,
+			groups: ['ratelimit', 'trigger'],
+			latencies: [40],
+		});
+		expect(parseBenchArgs(['--only', 'core'], { BENCH_REPS: '2' })).toMatchObject({
+			core: true,
+			groups: [],
+			reps: 2,
+			n8n: false,
+		});
+		expect(
+			parseBenchArgs(
+				['--only', 'n8n,queue', '--n8n-reps', '1', '--queue-reps', '1', '--no-build', '--no-wait'],
+				{},
+			),
+		).toMatchObject({
 			core: false,
 			groups: [],
 			n8n: true,
@@ -95,10 +141,17 @@ describe('bench command line', () => {
 			wait: false,
 			complete: false,
 		});
-		expect(parseBenchArgs(['--from-json', 'saved.json'], {})).toMatchObject({ fromJson: 'saved.json', complete: false });
+		expect(parseBenchArgs(['--from-json', 'saved.json'], {})).toMatchObject({
+			fromJson: 'saved.json',
+			complete: false,
+		});
 		expect(() => parseBenchArgs(['--only', 'nothing'], {})).toThrow(/unknown nothing/);
-		expect(() => parseBenchArgs(['--latency-reps', '0'], {})).toThrow(/--latency-reps must be a whole number/);
-		expect(() => parseBenchArgs([], { BENCH_REPS: 'many' })).toThrow(/BENCH_REPS must be a whole number/);
+		expect(() => parseBenchArgs(['--latency-reps', '0'], {})).toThrow(
+			/--latency-reps must be a whole number/,
+		);
+		expect(() => parseBenchArgs([], { BENCH_REPS: 'many' })).toThrow(
+			/BENCH_REPS must be a whole number/,
+		);
 		expect(() => parseBenchArgs(['--reps'], {})).toThrow(/--reps/);
 		expect(() => parseBenchArgs(['--fast'], {})).toThrow(/--fast/);
 	});

@@ -74,22 +74,30 @@ describe('bench at a small scale', () => {
 		// Settled: every send is read (and its events emitted) once it settles, then with back-off.
 		expect(run.settledPerPoll[0]).toEqual({ [SEND_LIST]: 1, [DETAIL]: 5 });
 		expect(run.settledEmitted[0]).toBeGreaterThan(0);
-		for (const calls of [...run.perPoll, ...run.settledPerPoll]) expect(totalCalls(calls)).toBeLessThanOrEqual(7);
+		for (const calls of [...run.perPoll, ...run.settledPerPoll])
+			expect(totalCalls(calls)).toBeLessThanOrEqual(7);
 	});
 
 	test('the report renders every row with its goal, and call-count verdicts follow the counts', () => {
 		const { figures, misses } = coreFiguresOf(results);
 		expect(new Set(figures.map((figure) => figure.row))).toEqual(new Set(['1', '2', '3', '4']));
-		const verdictOf = (row: string, start: string) => figures.find((f) => f.row === row && f.figure.startsWith(start))?.verdict;
+		const verdictOf = (row: string, start: string) =>
+			figures.find((f) => f.row === row && f.figure.startsWith(start))?.verdict;
 		expect(verdictOf('1', '2,000 recipients')).toBe('pass');
 		expect(verdictOf('2', '20 input items')).toBe('pass');
 		expect(verdictOf('3', 'Get all')).toBe('pass'); // 3 calls for 2 pages: the empty page ends the list
 		expect(verdictOf('4', 'Trigger')).toBe('pass');
 		// Against raw undici the wall times are context: a verified node must send through n8n's helper.
-		expect(figures.filter((f) => f.figure.startsWith('wall time')).map((f) => f.verdict)).toEqual(['—', '—']);
+		expect(figures.filter((f) => f.figure.startsWith('wall time')).map((f) => f.verdict)).toEqual([
+			'—',
+			'—',
+		]);
 		expect(misses).toEqual([]);
 		expect(markdownTable(figures).split('\n')).toHaveLength(figures.length + 2);
-		const markdown = resultsMarkdown({ core: results }, { date: 'today', node: process.version, machine: 'test', versions: {} });
+		const markdown = resultsMarkdown(
+			{ core: results },
+			{ date: 'today', node: process.version, machine: 'test', versions: {} },
+		);
 		expect(markdown).toContain('## How each figure was measured');
 		expect(markdown).toContain('## Goals missed, and why');
 	});

@@ -4,7 +4,12 @@
  * both directly (the exact refresh request) and the way n8n runs it (through a real node context).
  */
 import { Workflow } from 'n8n-workflow';
-import type { ICredentialDataDecryptedObject, IHttpRequestHelper, IHttpRequestOptions, INode } from 'n8n-workflow';
+import type {
+	ICredentialDataDecryptedObject,
+	IHttpRequestHelper,
+	IHttpRequestOptions,
+	INode,
+} from 'n8n-workflow';
 
 import {
 	checkBaseUrl,
@@ -63,7 +68,11 @@ function recordingHelper() {
 }
 
 function preAuthenticate(helper: IHttpRequestHelper, data: ICredentialDataDecryptedObject) {
-	return credentialType.preAuthentication!.call(helper, data) as Promise<{ accessToken: string; accessTokenRenewAfter: number; accessTokenIssuedFor: string }>;
+	return credentialType.preAuthentication!.call(helper, data) as Promise<{
+		accessToken: string;
+		accessTokenRenewAfter: number;
+		accessTokenIssuedFor: string;
+	}>;
 }
 
 describe('checkBaseUrl: https required, plain http only on loopback', () => {
@@ -147,7 +156,11 @@ describe('the credential against the sandbox', () => {
 		expect(logOf(sandbox, REFRESH)[0].status).toBe(200);
 
 		// A one-hour token is renewed 5 minutes before it expires.
-		expect(Object.keys(output).sort()).toEqual(['accessToken', 'accessTokenIssuedFor', 'accessTokenRenewAfter']);
+		expect(Object.keys(output).sort()).toEqual([
+			'accessToken',
+			'accessTokenIssuedFor',
+			'accessTokenRenewAfter',
+		]);
 		expect(output.accessTokenIssuedFor).toBe(secretsFingerprint(credentialData(sandbox)));
 		expect(output.accessToken).toMatch(/^\S{16,}$/);
 		expect(output.accessTokenRenewAfter).toBeGreaterThanOrEqual(before + 3_600_000 - 300_000);
@@ -189,8 +202,14 @@ describe('the credential against the sandbox', () => {
 
 		const refresh = logOf(sandbox, REFRESH);
 		expect(refresh).toHaveLength(1);
-		expect(Object.keys(refresh[0].body as object).sort()).toEqual(['client_id', 'client_secret', 'refresh_token']);
-		expect((refresh[0].body as Record<string, unknown>).client_id).toBe(sandbox.orgs.primary.clientId);
+		expect(Object.keys(refresh[0].body as object).sort()).toEqual([
+			'client_id',
+			'client_secret',
+			'refresh_token',
+		]);
+		expect((refresh[0].body as Record<string, unknown>).client_id).toBe(
+			sandbox.orgs.primary.clientId,
+		);
 		const api = logOf(sandbox, ACTIVE_USERS);
 		expect(api.map((entry) => [entry.authorization, entry.status])).toEqual([['valid', 200]]);
 	});
@@ -198,26 +217,39 @@ describe('the credential against the sandbox', () => {
 	test('authenticate adds Authorization: Bearer <accessToken> for the secrets the token was issued for', async () => {
 		const data = { ...credentialData(sandbox), accessToken: 'tok-123' };
 		const issued = { ...data, accessTokenIssuedFor: secretsFingerprint(data) };
-		const options = await credentialType.authenticate(issued, { url: '/x', headers: { accept: 'application/json' } });
-		expect(options.headers).toEqual({ accept: 'application/json', Authorization: 'Bearer tok-123' });
+		const options = await credentialType.authenticate(issued, {
+			url: '/x',
+			headers: { accept: 'application/json' },
+		});
+		expect(options.headers).toEqual({
+			accept: 'application/json',
+			Authorization: 'Bearer tok-123',
+		});
 	});
 
 	test('after the Client Secret is edited, the stored token is not sent: the API refuses, so a test proves the new secret', async () => {
 		const { helper } = recordingHelper();
-		const stored = { ...credentialData(sandbox), ...(await preAuthenticate(helper, credentialData(sandbox))) };
+		const stored = {
+			...credentialData(sandbox),
+			...(await preAuthenticate(helper, credentialData(sandbox))),
+		};
 		const edited = { ...stored, clientSecret: 'cps_edited_secret_0123456789' };
 		const sameSecrets = await credentialType.authenticate(stored, { url: '/x' });
 		const editedSecrets = await credentialType.authenticate(edited, { url: '/x' });
 		expect(sameSecrets.headers).toEqual({ Authorization: `Bearer ${stored.accessToken}` });
 		expect(editedSecrets.headers).toEqual({ Authorization: 'Bearer ' });
-		const response = await fetch(`${sandbox.baseUrl}/user-device/users`, { headers: { authorization: 'Bearer ' } });
+		const response = await fetch(`${sandbox.baseUrl}/user-device/users`, {
+			headers: { authorization: 'Bearer ' },
+		});
 		expect(response.status).toBe(401);
 		expect(secretsFingerprint(edited)).not.toBe(stored.accessTokenIssuedFor);
 	});
 
 	test('without the Bearer header the API refuses: the header is what authenticates', async () => {
 		// The same GET with an empty token header value: proves the sandbox checks what authenticate adds.
-		const response = await fetch(`${sandbox.baseUrl}/user-device/users`, { headers: { authorization: 'Bearer ' } });
+		const response = await fetch(`${sandbox.baseUrl}/user-device/users`, {
+			headers: { authorization: 'Bearer ' },
+		});
 		expect(response.status).toBe(401);
 	});
 
@@ -228,23 +260,40 @@ describe('the credential against the sandbox', () => {
 			const credentials = { ...data, ...output };
 			const request = credentialType.test.request;
 			const url = `${resolveWithCredentials(request.baseURL!, credentials)}${request.url}`;
-			const authorization = (await credentialType.authenticate(credentials, { url })).headers?.Authorization;
-			const response = await fetch(url, { method: request.method, headers: { authorization: String(authorization) } });
+			const authorization = (await credentialType.authenticate(credentials, { url })).headers
+				?.Authorization;
+			const response = await fetch(url, {
+				method: request.method,
+				headers: { authorization: String(authorization) },
+			});
 			return { url, status: response.status };
 		}
 
 		test('the request is GET {baseUrl}/user-device/users (no double slash), and it passes with good secrets', async () => {
-			expect(credentialType.test.request).toMatchObject({ url: '/user-device/users', method: 'GET' });
-			const result = await runCredentialTest({ ...credentialData(sandbox), baseUrl: `${sandbox.baseUrl}/` });
+			expect(credentialType.test.request).toMatchObject({
+				url: '/user-device/users',
+				method: 'GET',
+			});
+			const result = await runCredentialTest({
+				...credentialData(sandbox),
+				baseUrl: `${sandbox.baseUrl}/`,
+			});
 			expect(result).toEqual({ url: `${sandbox.baseUrl}/user-device/users`, status: 200 });
-			expect(logOf(sandbox).map((entry) => [entry.endpoint, entry.status, entry.authorization])).toEqual([
+			expect(
+				logOf(sandbox).map((entry) => [entry.endpoint, entry.status, entry.authorization]),
+			).toEqual([
 				[REFRESH, 200, 'missing'],
 				[ACTIVE_USERS, 200, 'valid'],
 			]);
 		});
 
 		test('it fails on a wrong client secret before the test request is made', async () => {
-			await expect(runCredentialTest({ ...credentialData(sandbox), clientSecret: 'cps_wrong_secret_0123456789' })).rejects.toThrow(
+			await expect(
+				runCredentialTest({
+					...credentialData(sandbox),
+					clientSecret: 'cps_wrong_secret_0123456789',
+				}),
+			).rejects.toThrow(
 				/refused to renew the access token \(HTTP 401\).*Client ID, Client Secret and Refresh Token/,
 			);
 			expect(count(sandbox, ACTIVE_USERS)).toBe(0);
@@ -255,7 +304,10 @@ describe('the credential against the sandbox', () => {
 		test('a wrong client secret: the error says to check the secrets, and shows none', async () => {
 			const wrongSecret = 'cps_wrong_secret_0123456789abcdef';
 			const { helper } = recordingHelper();
-			const error = await preAuthenticate(helper, { ...credentialData(sandbox), clientSecret: wrongSecret }).catch((e) => e);
+			const error = await preAuthenticate(helper, {
+				...credentialData(sandbox),
+				clientSecret: wrongSecret,
+			}).catch((e) => e);
 			expect(error).toBeInstanceOf(Error);
 			expect(error.message).toMatch(/refused to renew the access token \(HTTP 401\)/);
 			expect(error.message).toMatch(/Check the Client ID, Client Secret and Refresh Token/);
@@ -275,24 +327,32 @@ describe('the credential against the sandbox', () => {
 			const baseUrl = closed.baseUrl;
 			await closed.stop();
 			const { helper } = recordingHelper();
-			const error = await preAuthenticate(helper, { ...credentialData(sandbox), baseUrl }).catch((e) => e);
-			expect(error.message).toMatch(new RegExp(`Could not reach ${baseUrl.replace(/[.]/g, '\\.')} to renew the access token`));
+			const error = await preAuthenticate(helper, { ...credentialData(sandbox), baseUrl }).catch(
+				(e) => e,
+			);
+			expect(error.message).toMatch(
+				new RegExp(`Could not reach ${baseUrl.replace(/[.]/g, '\\.')} to renew the access token`),
+			);
 			expectNoSecret(error, secretsOf(sandbox));
 		});
 
 		test('plain http to a non-loopback host: refused before any secret is sent', async () => {
 			const { helper, requests } = recordingHelper();
-			await expect(preAuthenticate(helper, { ...credentialData(sandbox), baseUrl: 'http://api.example.com' })).rejects.toThrow(
-				/must start with https:\/\//,
-			);
+			await expect(
+				preAuthenticate(helper, { ...credentialData(sandbox), baseUrl: 'http://api.example.com' }),
+			).rejects.toThrow(/must start with https:\/\//);
 			expect(requests).toHaveLength(0);
 		});
 
 		test('inside n8n, a wrong secret fails the call with that clear error after one refresh, and the API is not called', async () => {
-			const store = storeFor(sandbox, { overrides: { clientSecret: 'cps_wrong_secret_0123456789abcdef' } });
+			const store = storeFor(sandbox, {
+				overrides: { clientSecret: 'cps_wrong_secret_0123456789abcdef' },
+			});
 			const error = await errorInNode(store, (context) => listActiveUserIds(context));
 			expect(error.message).toMatch(/refused to renew the access token \(HTTP 401\)/);
-			expect(`${error.message} ${error.description ?? ''}`).toMatch(/Client ID, Client Secret and Refresh Token/);
+			expect(`${error.message} ${error.description ?? ''}`).toMatch(
+				/Client ID, Client Secret and Refresh Token/,
+			);
 			expect(count(sandbox, REFRESH)).toBe(1);
 			expect(count(sandbox, ACTIVE_USERS)).toBe(0);
 			expect(store.get().writes).toBe(0);
@@ -315,7 +375,9 @@ describe('preAuthentication reads the token answer strictly and classifies failu
 	/** A helper answering every request with `statusCode` and `body`, as n8n's httpRequest does with
 	 * returnFullResponse and ignoreHttpStatusErrors. */
 	const answering = (statusCode: number, body: unknown) =>
-		({ helpers: { httpRequest: async () => ({ statusCode, body, headers: {} }) } }) as unknown as IHttpRequestHelper;
+		({
+			helpers: { httpRequest: async () => ({ statusCode, body, headers: {} }) },
+		}) as unknown as IHttpRequestHelper;
 	const data = {
 		baseUrl: 'https://api.example.com',
 		clientId: 'cid',
@@ -335,7 +397,10 @@ describe('preAuthentication reads the token answer strictly and classifies failu
 
 	test('expires_in as a string of seconds is read as a number', async () => {
 		const before = Date.now();
-		const output = await preAuthenticate(answering(200, { access_token: 'tok_0123456789', expires_in: '120' }), data);
+		const output = await preAuthenticate(
+			answering(200, { access_token: 'tok_0123456789', expires_in: '120' }),
+			data,
+		);
 		expect(output.accessTokenRenewAfter).toBeGreaterThanOrEqual(before + 120_000 - 10_000);
 		expect(output.accessTokenRenewAfter).toBeLessThanOrEqual(Date.now() + 120_000 - 10_000);
 	});
@@ -343,8 +408,18 @@ describe('preAuthentication reads the token answer strictly and classifies failu
 	test.each([
 		[200, { token: 'x' }, /answered without an access_token/, false],
 		[200, 'not json', /answered without an access_token/, false],
-		[400, { error: 'invalid_request' }, /refused to renew the access token \(HTTP 400\)\. Check the Client ID/, false],
-		[401, { error: 'invalid_client' }, /refused to renew the access token \(HTTP 401\)\. Check the Client ID/, false],
+		[
+			400,
+			{ error: 'invalid_request' },
+			/refused to renew the access token \(HTTP 400\)\. Check the Client ID/,
+			false,
+		],
+		[
+			401,
+			{ error: 'invalid_client' },
+			/refused to renew the access token \(HTTP 401\)\. Check the Client ID/,
+			false,
+		],
 		[403, {}, /refused to renew the access token \(HTTP 403\)\. Check the Client ID/, false],
 		[404, {}, /refused to renew the access token \(HTTP 404\)\. Check the Base URL/, false],
 		[429, {}, /\(HTTP 429\)\. Check the Base URL, or try again later/, true],
@@ -361,12 +436,16 @@ describe('preAuthentication reads the token answer strictly and classifies failu
 		const failing = {
 			helpers: {
 				httpRequest: async () => {
-					throw Object.assign(new Error(`connect ECONNREFUSED with body ${data.clientSecret}`), { code: 'ECONNREFUSED' });
+					throw Object.assign(new Error(`connect ECONNREFUSED with body ${data.clientSecret}`), {
+						code: 'ECONNREFUSED',
+					});
 				},
 			},
 		} as unknown as IHttpRequestHelper;
 		const error = await preAuthenticate(failing, data).catch((e) => e);
-		expect(error.message).toBe('Could not reach https://api.example.com to renew the access token (ECONNREFUSED).');
+		expect(error.message).toBe(
+			'Could not reach https://api.example.com to renew the access token (ECONNREFUSED).',
+		);
 		expect(error.retryable).toBe(true);
 		expectNoSecret(error, [data.clientSecret, data.refreshToken]);
 	});
@@ -374,9 +453,18 @@ describe('preAuthentication reads the token answer strictly and classifies failu
 
 /** Resolves an n8n expression with `$credentials` the way n8n's credentials helper does. */
 function resolveWithCredentials(expression: string, credentials: ICredentialDataDecryptedObject) {
-	const node: INode = { id: 'n', name: 'Node', type: 'test.probe', typeVersion: 1, position: [0, 0], parameters: {} };
+	const node: INode = {
+		id: 'n',
+		name: 'Node',
+		type: 'test.probe',
+		typeVersion: 1,
+		position: [0, 0],
+		parameters: {},
+	};
 	const workflow = new Workflow({ nodes: [node], connections: {}, active: false, nodeTypes });
-	return workflow.expression.getParameterValue(expression, null, 0, 0, node.name, [], 'internal', { $credentials: credentials } as never);
+	return workflow.expression.getParameterValue(expression, null, 0, 0, node.name, [], 'internal', {
+		$credentials: credentials,
+	} as never);
 }
 
 describe('an absurd token lifetime is clamped (1 s to 24 h)', () => {
@@ -385,9 +473,16 @@ describe('an absurd token lifetime is clamped (1 s to 24 h)', () => {
 	const withLifetime = (expiresIn: number) =>
 		fakeApis.start(
 			() => ({ body: { ok: true, data: { user_ids: ['u1'], count: 1 } } }),
-			() => ({ body: { access_token: 'fake-access-token-0123456789', token_type: 'Bearer', expires_in: expiresIn } }),
+			() => ({
+				body: {
+					access_token: 'fake-access-token-0123456789',
+					token_type: 'Bearer',
+					expires_in: expiresIn,
+				},
+			}),
 		);
-	const refreshes = (api: FakeApi) => api.requests.filter((request) => request.path === '/auth/oauth/v2/refresh').length;
+	const refreshes = (api: FakeApi) =>
+		api.requests.filter((request) => request.path === '/auth/oauth/v2/refresh').length;
 
 	test('expires_in 0.001: planned as a 1-second token, so the calls within that second do not renew', async () => {
 		const api = await withLifetime(0.001);
@@ -416,7 +511,8 @@ describe('an absurd token lifetime is clamped (1 s to 24 h)', () => {
 		expect(renewAfter).toBeLessThanOrEqual(Date.now() + 24 * 3_600_000 - 300_000);
 		// n8n saves the credential as JSON: what it reads back is what was stored, and reuses the token.
 		store.get().data = JSON.parse(JSON.stringify(store.get().data));
-		for (let call = 0; call < 3; call++) await valueInNode(store, (context) => listActiveUserIds(context));
+		for (let call = 0; call < 3; call++)
+			await valueInNode(store, (context) => listActiveUserIds(context));
 		expect(refreshes(api)).toBe(1);
 	});
 

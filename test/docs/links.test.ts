@@ -11,7 +11,10 @@ const ROOT = path.resolve(__dirname, '..', '..');
 
 /** The pages checked, relative to the repository's root. */
 function pages(): string[] {
-	const docs = fs.readdirSync(path.join(ROOT, 'docs')).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`);
+	const docs = fs
+		.readdirSync(path.join(ROOT, 'docs'))
+		.filter((name) => name.endsWith('.md'))
+		.map((name) => `docs/${name}`);
 	return ['README.md', 'CHANGELOG.md', 'sandbox/README.md', 'devkit/README.md', ...docs];
 }
 
@@ -46,7 +49,11 @@ function headingSlug(heading: string): string {
 		.replace(/!?\[([^\]]*)\]\([^)]*\)/g, '$1') // links and images: their text
 		.replace(/<[^>]+>/g, '') // HTML tags
 		.split(/(`+[^`]*`+)/) // code spans keep their characters, the rest loses emphasis markers
-		.map((part) => (part.startsWith('`') ? part.replace(/`/g, '') : part.replace(/\*+/g, '').replace(/(^|[^\p{L}\p{N}])_+|_+(?=[^\p{L}\p{N}]|$)/gu, '$1')))
+		.map((part) =>
+			part.startsWith('`')
+				? part.replace(/`/g, '')
+				: part.replace(/\*+/g, '').replace(/(^|[^\p{L}\p{N}])_+|_+(?=[^\p{L}\p{N}]|$)/gu, '$1'),
+		)
 		.join('');
 	return text
 		.trim()
@@ -70,7 +77,13 @@ function anchorsOf(text: string): Set<string> {
 		const atx = /^\s{0,3}#{1,6}\s+(.*?)(?:\s+#+)?\s*$/.exec(line);
 		if (atx) add(atx[1]);
 		const previous = lines[index - 1];
-		if (index > 0 && /^\s{0,3}(=+|-+)\s*$/.test(line) && previous.trim() && !/^\s{0,3}(#|[-*+|>]|\d+\.)/.test(previous)) add(previous.trim());
+		if (
+			index > 0 &&
+			/^\s{0,3}(=+|-+)\s*$/.test(line) &&
+			previous.trim() &&
+			!/^\s{0,3}(#|[-*+|>]|\d+\.)/.test(previous)
+		)
+			add(previous.trim());
 		for (const explicit of line.matchAll(/<a\s+(?:name|id)="([^"]+)"/g)) anchors.add(explicit[1]);
 	});
 	return anchors;
@@ -84,7 +97,9 @@ function linkTargets(text: string): { line: number; target: string }[] {
 		.forEach((raw, index) => {
 			const line = withoutCodeSpans(raw);
 			const found = [
-				...[...line.matchAll(/!?\[(?:[^[\]]|\[[^\]]*\])*\]\(\s*<?([^)\s>]*)>?(?:\s+["'(][^)]*)?\)/g)].map((match) => match[1]),
+				...[
+					...line.matchAll(/!?\[(?:[^[\]]|\[[^\]]*\])*\]\(\s*<?([^)\s>]*)>?(?:\s+["'(][^)]*)?\)/g),
+				].map((match) => match[1]),
 				...[...line.matchAll(/^\s{0,3}\[[^\]]+\]:\s*<?([^\s>]+)/g)].map((match) => match[1]),
 				...[...line.matchAll(/\b(?:src|href)="([^"]+)"/g)].map((match) => match[1]),
 			];
@@ -93,13 +108,18 @@ function linkTargets(text: string): { line: number; target: string }[] {
 	return targets;
 }
 
-const isExternal = (target: string) => /^[a-z][a-z0-9+.-]*:/i.test(target) || target.startsWith('//');
+const isExternal = (target: string) =>
+	/^[a-z][a-z0-9+.-]*:/i.test(target) || target.startsWith('//');
 
 /**
  * What is wrong with the relative links of one page (`page` relative to `root`): a target outside
  * the repository, a file that does not exist, an anchor no heading of the target page has.
  */
-function brokenLinks(root: string, page: string, read: (file: string) => string | undefined): string[] {
+function brokenLinks(
+	root: string,
+	page: string,
+	read: (file: string) => string | undefined,
+): string[] {
 	const text = read(page);
 	if (text === undefined) return [`${page}: the page itself is missing`];
 	const problems: string[] = [];
@@ -109,7 +129,14 @@ function brokenLinks(root: string, page: string, read: (file: string) => string 
 		const hashAt = target.indexOf('#');
 		const filePart = decodeURIComponent(hashAt === -1 ? target : target.slice(0, hashAt));
 		const anchor = hashAt === -1 ? undefined : decodeURIComponent(target.slice(hashAt + 1));
-		const file = filePart === '' ? page : path.posix.normalize(filePart.startsWith('/') ? filePart.slice(1) : path.posix.join(path.posix.dirname(page), filePart));
+		const file =
+			filePart === ''
+				? page
+				: path.posix.normalize(
+						filePart.startsWith('/')
+							? filePart.slice(1)
+							: path.posix.join(path.posix.dirname(page), filePart),
+					);
 		if (file === '..' || file.startsWith('../') || path.posix.isAbsolute(file)) {
 			problems.push(`${where}: points outside the repository`);
 			continue;
@@ -121,7 +148,8 @@ function brokenLinks(root: string, page: string, read: (file: string) => string 
 		if (anchor === undefined || anchor === '') continue;
 		if (file.endsWith('.md')) {
 			const targetText = file === page ? text : read(file);
-			if (targetText === undefined || !anchorsOf(targetText).has(anchor)) problems.push(`${where}: ${file} has no heading #${anchor}`);
+			if (targetText === undefined || !anchorsOf(targetText).has(anchor))
+				problems.push(`${where}: ${file} has no heading #${anchor}`);
 		} else if (!/^L\d+(-L\d+)?$/.test(anchor)) {
 			problems.push(`${where}: #${anchor} is not a line of ${file}`);
 		}
@@ -131,7 +159,9 @@ function brokenLinks(root: string, page: string, read: (file: string) => string 
 
 const readFromRepository = (file: string) => {
 	const full = path.join(ROOT, file);
-	return fs.existsSync(full) && fs.statSync(full).isFile() ? fs.readFileSync(full, 'utf8') : undefined;
+	return fs.existsSync(full) && fs.statSync(full).isFile()
+		? fs.readFileSync(full, 'utf8')
+		: undefined;
 };
 
 describe('Markdown links', () => {
@@ -140,11 +170,17 @@ describe('Markdown links', () => {
 	});
 
 	test("headings get GitHub's ids", () => {
-		expect(headingSlug('Many requests at once, at the service\'s pace')).toBe('many-requests-at-once-at-the-services-pace');
+		expect(headingSlug("Many requests at once, at the service's pace")).toBe(
+			'many-requests-at-once-at-the-services-pace',
+		);
 		expect(headingSlug('Run it: `npm start`')).toBe('run-it-npm-start');
-		expect(headingSlug('Never twice: Idempotency Key and "unknown" items')).toBe('never-twice-idempotency-key-and-unknown-items');
+		expect(headingSlug('Never twice: Idempotency Key and "unknown" items')).toBe(
+			'never-twice-idempotency-key-and-unknown-items',
+		);
 		expect(headingSlug('The **send** rule (`send_rule.ts`)')).toBe('the-send-rule-send_rulets');
-		expect([...anchorsOf('# Usage\n\n## Usage\n\n```\n# not a heading\n```\nSetext\n---\n')]).toEqual(['usage', 'usage-1', 'setext']);
+		expect([
+			...anchorsOf('# Usage\n\n## Usage\n\n```\n# not a heading\n```\nSetext\n---\n'),
+		]).toEqual(['usage', 'usage-1', 'setext']);
 	});
 
 	test('a missing file, a missing heading and a way out of the repository are reported; good links are not', () => {

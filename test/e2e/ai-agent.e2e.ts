@@ -37,12 +37,15 @@ import { startSandbox, type Sandbox } from '../../sandbox';
 const SEND = 'POST /push-notification/send';
 const ROOT = path.resolve(__dirname, '..', '..');
 const SCREENSHOTS =
-	process.env.UPDATE_SCREENSHOTS === '1' ? path.join(ROOT, 'docs', 'screenshots') : path.join(ROOT, 'test-results', 'screenshots');
+	process.env.UPDATE_SCREENSHOTS === '1'
+		? path.join(ROOT, 'docs', 'screenshots')
+		: path.join(ROOT, 'test-results', 'screenshots');
 const TOOL_TYPE = `${NODE_TYPE}Tool`; // n8n-nodes-companion-push.companionPushTool
 
 /** The Send fields as the model fills them: the keys and descriptions the model is offered. */
 const FROM_AI = {
-	title: "={{ $fromAI('title', 'Notification title shown in bold on the phone: plain text, at most 50 characters', 'string') }}",
+	title:
+		"={{ $fromAI('title', 'Notification title shown in bold on the phone: plain text, at most 50 characters', 'string') }}",
 	body: "={{ $fromAI('body', 'Notification text under the title: plain text, at most 150 characters', 'string') }}",
 	userIds:
 		"={{ $fromAI('userIds', 'Comma-separated user IDs of the recipients, as returned by Get Many Users (for example 1001, 1002); never names or e-mails', 'string') }}",
@@ -53,7 +56,14 @@ const FROM_AI = {
  * (operation Send, fields from $fromAI) attached. `api` picks the model node's API.
  */
 function agentWorkflow(id: string, prompt: string, api: 'chatCompletions' | 'responses'): object {
-	const node = (name: string, type: string, typeVersion: number, position: [number, number], parameters: object, extra: object = {}) => ({
+	const node = (
+		name: string,
+		type: string,
+		typeVersion: number,
+		position: [number, number],
+		parameters: object,
+		extra: object = {},
+	) => ({
 		id: randomUUID(),
 		name,
 		type,
@@ -67,13 +77,21 @@ function agentWorkflow(id: string, prompt: string, api: 'chatCompletions' | 'res
 		name: `e2e: AI Agent with the Companion Push tool (${api})`,
 		nodes: [
 			node('Start', 'n8n-nodes-base.manualTrigger', 1, [0, 0], {}),
-			node('AI Agent', '@n8n/n8n-nodes-langchain.agent', 3.1, [260, 0], { promptType: 'define', text: prompt, options: {} }),
+			node('AI Agent', '@n8n/n8n-nodes-langchain.agent', 3.1, [260, 0], {
+				promptType: 'define',
+				text: prompt,
+				options: {},
+			}),
 			node(
 				'OpenAI Chat Model',
 				'@n8n/n8n-nodes-langchain.lmChatOpenAi',
 				1.3,
 				[200, 220],
-				{ model: { __rl: true, mode: 'id', value: FAKE_MODEL_NAME }, responsesApiEnabled: api === 'responses', options: {} },
+				{
+					model: { __rl: true, mode: 'id', value: FAKE_MODEL_NAME },
+					responsesApiEnabled: api === 'responses',
+					options: {},
+				},
 				{ credentials: { openAiApi: FAKE_MODEL_CREDENTIAL } },
 			),
 			node(
@@ -83,7 +101,8 @@ function agentWorkflow(id: string, prompt: string, api: 'chatCompletions' | 'res
 				[420, 220],
 				{
 					descriptionType: 'manual',
-					toolDescription: 'Sends a push notification now to the phones of the given users. Returns the send with its id and status.',
+					toolDescription:
+						'Sends a push notification now to the phones of the given users. Returns the send with its id and status.',
 					resource: 'notification',
 					operation: 'send',
 					...FROM_AI,
@@ -91,12 +110,16 @@ function agentWorkflow(id: string, prompt: string, api: 'chatCompletions' | 'res
 					additionalFields: {},
 					options: {},
 				},
-				{ credentials: { companionPushApi: { id: CREDENTIAL_ID, name: 'Companion Push sandbox' } } },
+				{
+					credentials: { companionPushApi: { id: CREDENTIAL_ID, name: 'Companion Push sandbox' } },
+				},
 			),
 		],
 		connections: {
 			Start: { main: [[{ node: 'AI Agent', type: 'main', index: 0 }]] },
-			'OpenAI Chat Model': { ai_languageModel: [[{ node: 'AI Agent', type: 'ai_languageModel', index: 0 }]] },
+			'OpenAI Chat Model': {
+				ai_languageModel: [[{ node: 'AI Agent', type: 'ai_languageModel', index: 0 }]],
+			},
 			'Send Notification': { ai_tool: [[{ node: 'AI Agent', type: 'ai_tool', index: 0 }]] },
 		},
 		settings: { executionOrder: 'v1' },
@@ -109,12 +132,18 @@ function agentWorkflow(id: string, prompt: string, api: 'chatCompletions' | 'res
 function modelCalls(fake: FakeModel, prompt: string): FakeModelRequest[] {
 	return fake
 		.requests()
-		.filter((request) => request.method === 'POST' && JSON.stringify(request.body ?? '').includes(JSON.stringify(prompt).slice(1, -1)));
+		.filter(
+			(request) =>
+				request.method === 'POST' &&
+				JSON.stringify(request.body ?? '').includes(JSON.stringify(prompt).slice(1, -1)),
+		);
 }
 
 /** The tool result the model was given in a Chat Completions request (the last "tool" message). */
 function toolMessage(request: FakeModelRequest): string {
-	const tool = (request.body.messages as Array<{ role: string; content: string }>).filter((message) => message.role === 'tool').pop();
+	const tool = (request.body.messages as Array<{ role: string; content: string }>)
+		.filter((message) => message.role === 'tool')
+		.pop();
 	if (!tool) throw new Error(`No tool message in ${JSON.stringify(request.body).slice(0, 2000)}`);
 	return tool.content;
 }
@@ -128,14 +157,23 @@ const PROMPTS = {
 			'body: The inventory starts at 7 am in hall B.',
 			`userIds: ${recipients.join(', ')}`,
 		].join('\n'),
-	badArgument: ['Tell everyone about the fire drill.', 'title: Fire drill at 11', 'body: Please leave the building by the nearest exit.', 'userIds:'].join(
-		'\n',
-	),
+	badArgument: [
+		'Tell everyone about the fire drill.',
+		'title: Fire drill at 11',
+		'body: Please leave the building by the nearest exit.',
+		'userIds:',
+	].join('\n'),
 	responses: (recipient: string) =>
-		['Remind the lead about the audit.', 'title: Audit on Monday', 'body: The audit starts Monday at 9.', `userIds: ${recipient}`].join('\n'),
+		[
+			'Remind the lead about the audit.',
+			'title: Audit on Monday',
+			'body: The audit starts Monday at 9.',
+			`userIds: ${recipient}`,
+		].join('\n'),
 };
 
-const aiExample = () => exampleWorkflows().find((entry) => entry.file === 'ai-agent-notify.json')!.workflow;
+const aiExample = () =>
+	exampleWorkflows().find((entry) => entry.file === 'ai-agent-notify.json')!.workflow;
 
 // One n8n for the file: the runs of the first describe, then the editor of the second.
 let sandbox: Sandbox;
@@ -147,7 +185,10 @@ let recipients: string[];
 beforeAll(async () => {
 	sandbox = await startSandbox({ port: 0, deliveryMs: 1500 });
 	fake = await startFakeModel();
-	recipients = [sandbox.orgs.primary.usersOfKind('onePhone', 1)[0], sandbox.orgs.primary.usersOfKind('twoPhones', 1)[0]];
+	recipients = [
+		sandbox.orgs.primary.usersOfKind('onePhone', 1)[0],
+		sandbox.orgs.primary.usersOfKind('twoPhones', 1)[0],
+	];
 	home = await N8nHome.create();
 	await home.useSandbox(sandbox, { more: [fakeModelCredentialEntry(fake.baseUrl)] });
 	server = await N8nServer.start(home, {
@@ -175,32 +216,55 @@ describe('an AI Agent uses Companion Push as a tool (real n8n, scripted OpenAI-c
 		const sendsBefore = sendsLogged().length;
 
 		const result = await server.execute('e2eAgentSend');
-		process.stdout.write(`[e2e] AI Agent run (tool call + final answer) in ${(result.durationMs / 1000).toFixed(1)} s\n`);
+		process.stdout.write(
+			`[e2e] AI Agent run (tool call + final answer) in ${(result.durationMs / 1000).toFixed(1)} s\n`,
+		);
 		expect(result.status).toBe('success');
 
 		const calls = modelCalls(fake, prompt);
-		expect(calls.map((call) => call.path)).toEqual(['/v1/chat/completions', '/v1/chat/completions']);
+		expect(calls.map((call) => call.path)).toEqual([
+			'/v1/chat/completions',
+			'/v1/chat/completions',
+		]);
 		// What the model was offered: the tool, with the $fromAI keys and descriptions as its arguments.
 		const [tool] = calls[0].body.tools;
 		expect(tool.function.name).toBe('Send_Notification');
 		expect(tool.function.description).toContain('Sends a push notification now');
-		expect(Object.keys(tool.function.parameters.properties).sort()).toEqual(['body', 'title', 'userIds']);
-		expect(tool.function.parameters.properties.userIds.description).toMatch(/^Comma-separated user IDs/);
+		expect(Object.keys(tool.function.parameters.properties).sort()).toEqual([
+			'body',
+			'title',
+			'userIds',
+		]);
+		expect(tool.function.parameters.properties.userIds.description).toMatch(
+			/^Comma-separated user IDs/,
+		);
 		const given = calls[0].answer!.toolCall!.arguments;
-		expect(given).toEqual({ title: 'Inventory tomorrow', body: 'The inventory starts at 7 am in hall B.', userIds: recipients.join(', ') });
+		expect(given).toEqual({
+			title: 'Inventory tomorrow',
+			body: 'The inventory starts at 7 am in hall B.',
+			userIds: recipients.join(', '),
+		});
 
 		// Exactly one send, with exactly those arguments.
 		const sends = sendsLogged();
 		expect(sends).toHaveLength(sendsBefore + 1);
 		const send = sends[sends.length - 1];
-		expect(send.body).toEqual({ title: given.title, body: given.body, target_user_ids: recipients });
-		const [notification] = sandbox.notifications().filter((entry: { title: string }) => entry.title === given.title);
+		expect(send.body).toEqual({
+			title: given.title,
+			body: given.body,
+			target_user_ids: recipients,
+		});
+		const [notification] = sandbox
+			.notifications()
+			.filter((entry: { title: string }) => entry.title === given.title);
 		expect(notification).toBeDefined();
 
 		// The model was given the send back (with its real ID) and quoted it in its final answer.
 		expect(toolMessage(calls[1])).toContain(notification.id);
 		const [output] = result.items('AI Agent');
-		expect(output.output).toBe(`Done: the notification was sent, its send ID is ${notification.id}.`);
+		expect(output.output).toBe(
+			`Done: the notification was sent, its send ID is ${notification.id}.`,
+		);
 		// n8n 2.41.1 offers community nodes as tools without N8N_COMMUNITY_PACKAGES_ALLOW_TOOL_USAGE
 		// (the opt-in was dropped in n8n 1.85.0): this run had no such variable.
 		expect(home.env.N8N_COMMUNITY_PACKAGES_ALLOW_TOOL_USAGE).toBeUndefined();
@@ -212,7 +276,10 @@ describe('an AI Agent uses Companion Push as a tool (real n8n, scripted OpenAI-c
 
 		const result = await server.execute('e2eAgentBadArgument');
 		const calls = modelCalls(fake, prompt);
-		expect(calls.map((call) => call.path)).toEqual(['/v1/chat/completions', '/v1/chat/completions']);
+		expect(calls.map((call) => call.path)).toEqual([
+			'/v1/chat/completions',
+			'/v1/chat/completions',
+		]);
 		expect(calls[0].answer!.toolCall!.arguments).toEqual({
 			title: 'Fire drill at 11',
 			body: 'Please leave the building by the nearest exit.',
@@ -223,7 +290,11 @@ describe('an AI Agent uses Companion Push as a tool (real n8n, scripted OpenAI-c
 		const [toolResult] = JSON.parse(toolMessage(calls[1]));
 		expect(toolResult.error).toMatch(/^"User IDs" is empty: give at least one user ID/);
 		expect(sendsLogged()).toHaveLength(sendsBefore);
-		expect(sandbox.notifications().filter((entry: { title: string }) => entry.title === 'Fire drill at 11')).toEqual([]);
+		expect(
+			sandbox
+				.notifications()
+				.filter((entry: { title: string }) => entry.title === 'Fire drill at 11'),
+		).toEqual([]);
 
 		// The agent carries on with the model's answer (the tool's failure is the model's to handle).
 		expect(result.status).toBe('success');
@@ -238,7 +309,9 @@ describe('an AI Agent uses Companion Push as a tool (real n8n, scripted OpenAI-c
 		expect(result.status).toBe('success');
 		const calls = modelCalls(fake, prompt);
 		expect(calls.map((call) => call.path)).toEqual(['/v1/responses', '/v1/responses']);
-		expect(calls[0].body.tools.map((tool: { name: string }) => tool.name)).toEqual(['Send_Notification']);
+		expect(calls[0].body.tools.map((tool: { name: string }) => tool.name)).toEqual([
+			'Send_Notification',
+		]);
 
 		const sends = sendsLogged();
 		expect(sends).toHaveLength(sendsBefore + 1);
@@ -247,10 +320,16 @@ describe('an AI Agent uses Companion Push as a tool (real n8n, scripted OpenAI-c
 			body: 'The audit starts Monday at 9.',
 			target_user_ids: [recipients[0]],
 		});
-		const [notification] = sandbox.notifications().filter((entry: { title: string }) => entry.title === 'Audit on Monday');
-		const output = (calls[1].body.input as Array<{ type?: string; output?: string }>).find((item) => item.type === 'function_call_output');
+		const [notification] = sandbox
+			.notifications()
+			.filter((entry: { title: string }) => entry.title === 'Audit on Monday');
+		const output = (calls[1].body.input as Array<{ type?: string; output?: string }>).find(
+			(item) => item.type === 'function_call_output',
+		);
 		expect(output?.output).toContain(notification.id);
-		expect(result.items('AI Agent')[0].output).toBe(`Done: the notification was sent, its send ID is ${notification.id}.`);
+		expect(result.items('AI Agent')[0].output).toBe(
+			`Done: the notification was sent, its send ID is ${notification.id}.`,
+		);
 	});
 
 	test('the example examples/ai-agent-notify.json, as it is, runs offline: the ops user is notified and the answer quotes the send ID', async () => {
@@ -266,11 +345,18 @@ describe('an AI Agent uses Companion Push as a tool (real n8n, scripted OpenAI-c
 			body: 'The Q3 delivery report is ready in the shared drive.',
 			target_user_ids: ['e533773a0ba45c0000000000'],
 		});
-		const [notification] = sandbox.notifications().filter((entry: { title: string }) => entry.title === 'Quarterly report ready');
-		expect(result.items('AI Agent')[0].output).toBe(`Done: the notification was sent, its send ID is ${notification.id}.`);
+		const [notification] = sandbox
+			.notifications()
+			.filter((entry: { title: string }) => entry.title === 'Quarterly report ready');
+		expect(result.items('AI Agent')[0].output).toBe(
+			`Done: the notification was sent, its send ID is ${notification.id}.`,
+		);
 		// The system message of the example reached the model.
 		const [first] = modelCalls(fake, 'Tell the operations user that the quarterly report is ready');
-		expect(first.body.messages[0]).toMatchObject({ role: 'system', content: expect.stringContaining('Send Notification tool') });
+		expect(first.body.messages[0]).toMatchObject({
+			role: 'system',
+			content: expect.stringContaining('Send Notification tool'),
+		});
 	});
 });
 
@@ -291,7 +377,9 @@ describe('the AI Agent example in the n8n editor (n8n start, headless Chromium)'
 	test('"Execute workflow" runs the agent: the tool node shows the Companion Push icon, one send goes out, every node ends green', async () => {
 		// The runs above used the same n8n, sandbox and model: what this run did is what came after.
 		const sendsBefore = sendsLogged().length;
-		const reportsBefore = sandbox.notifications().filter((entry) => entry.title === 'Quarterly report ready').length;
+		const reportsBefore = sandbox
+			.notifications()
+			.filter((entry) => entry.title === 'Quarterly report ready').length;
 		const modelCallsBefore = fake.requests().length;
 
 		await page.goto(`${server.url}/signin`);
@@ -307,7 +395,10 @@ describe('the AI Agent example in the n8n editor (n8n start, headless Chromium)'
 		await icon.waitFor();
 		await waitFor(
 			'the Companion Push icon on the tool node to load',
-			async () => (await icon.evaluate((image) => (image as unknown as { naturalWidth: number }).naturalWidth)) > 0,
+			async () =>
+				(await icon.evaluate(
+					(image) => (image as unknown as { naturalWidth: number }).naturalWidth,
+				)) > 0,
 			15_000,
 			250,
 		);
@@ -315,7 +406,9 @@ describe('the AI Agent example in the n8n editor (n8n start, headless Chromium)'
 		await page.locator('[data-test-id="execute-workflow-button"]').first().click();
 		await waitFor(
 			'the send made by the agent',
-			() => sandbox.notifications().filter((entry) => entry.title === 'Quarterly report ready').length > reportsBefore,
+			() =>
+				sandbox.notifications().filter((entry) => entry.title === 'Quarterly report ready').length >
+				reportsBefore,
 			60_000,
 			250,
 		);

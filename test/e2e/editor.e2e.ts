@@ -10,11 +10,25 @@ import * as path from 'node:path';
 
 import type { Page } from 'playwright-core';
 
-import { brief, exampleWorkflows, launchBrowser, manualWorkflow, N8nHome, N8nServer, OWNER_EMAIL, OWNER_PASSWORD, push, settled } from './support';
+import {
+	brief,
+	exampleWorkflows,
+	launchBrowser,
+	manualWorkflow,
+	N8nHome,
+	N8nServer,
+	OWNER_EMAIL,
+	OWNER_PASSWORD,
+	push,
+	settled,
+} from './support';
 import { startSandbox, type Sandbox } from '../../sandbox';
 
 const ROOT = path.resolve(__dirname, '..', '..');
-const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === '1' ? path.join(ROOT, 'docs', 'screenshots') : path.join(ROOT, 'test-results', 'screenshots');
+const SCREENSHOTS =
+	process.env.UPDATE_SCREENSHOTS === '1'
+		? path.join(ROOT, 'docs', 'screenshots')
+		: path.join(ROOT, 'test-results', 'screenshots');
 
 describe('the n8n editor in headless Chromium', () => {
 	let sandbox: Sandbox;
@@ -53,10 +67,14 @@ describe('the n8n editor in headless Chromium', () => {
 			]),
 		];
 		// n8n starts while Chromium launches.
-		const [started, launched] = await Promise.allSettled([N8nServer.start(home, { workflows }), launchBrowser()]);
+		const [started, launched] = await Promise.allSettled([
+			N8nServer.start(home, { workflows }),
+			launchBrowser(),
+		]);
 		if (started.status === 'fulfilled') server = started.value;
 		if (launched.status === 'fulfilled') browser = launched.value;
-		for (const outcome of [started, launched]) if (outcome.status === 'rejected') throw outcome.reason;
+		for (const outcome of [started, launched])
+			if (outcome.status === 'rejected') throw outcome.reason;
 		page = browser!.page;
 	});
 
@@ -88,9 +106,14 @@ describe('the n8n editor in headless Chromium', () => {
 
 		await page.click('[data-test-id="node-creator-plus-button"]');
 		await page.keyboard.type('Companion Push');
-		const item = page.locator('[data-test-id="node-creator-item-name"]', { hasText: 'Companion Push' }).first();
+		const item = page
+			.locator('[data-test-id="node-creator-item-name"]', { hasText: 'Companion Push' })
+			.first();
 		await item.waitFor();
-		await expectLoadedImages(page.locator('[data-test-id="node-creator"] img[src*="companionPush"]'), 1);
+		await expectLoadedImages(
+			page.locator('[data-test-id="node-creator"] img[src*="companionPush"]'),
+			1,
+		);
 		await item.click();
 		const panel = page.locator('[data-test-id="node-creator"]');
 		const actions = [
@@ -108,7 +131,9 @@ describe('the n8n editor in headless Chromium', () => {
 		await panel.getByText('Triggers (5)').waitFor();
 		await expectLoadedImages(panel.locator('img[src*="companionPush"]'), actions.length);
 		await screenshot('node-panel');
-		const icon = await fetch(`${server.url}${await panel.locator('img[src*="companionPush"]').first().getAttribute('src')}`);
+		const icon = await fetch(
+			`${server.url}${await panel.locator('img[src*="companionPush"]').first().getAttribute('src')}`,
+		);
 		expect(icon.status).toBe(200);
 		expect(await icon.text()).toMatch(/^<svg|^<\?xml/);
 		await page.keyboard.press('Escape');
@@ -125,7 +150,10 @@ describe('the n8n editor in headless Chromium', () => {
 		const success = modal.locator('[data-test-id="credentials-config-container-test-success"]');
 		await success.getByText('Connection tested successfully').waitFor();
 		// The first test renews the (empty) token with the three secrets, then reads the active users.
-		expect(sandbox.requestLog().slice(before).map(brief)).toEqual(['POST /auth/oauth/v2/refresh 200', 'GET /user-device/users 200']);
+		expect(sandbox.requestLog().slice(before).map(brief)).toEqual([
+			'POST /auth/oauth/v2/refresh 200',
+			'GET /user-device/users 200',
+		]);
 
 		const retried = waitForCredentialTest(page);
 		await success.getByRole('button', { name: 'Retry' }).click();
@@ -137,7 +165,9 @@ describe('the n8n editor in headless Chromium', () => {
 
 	test('the credential: after the Client Secret is edited to a wrong one, the test fails (renewed with it, refused); restored, it passes', async () => {
 		const modal = page.locator('[data-test-id="editCredential-modal"]');
-		const secret = modal.locator('[data-test-id="credential-connection-parameter"]', { hasText: 'Client Secret' }).locator('input');
+		const secret = modal
+			.locator('[data-test-id="credential-connection-parameter"]', { hasText: 'Client Secret' })
+			.locator('input');
 		// Save is clicked once its button reads "Save" (not "Saved" or "Saving"): clicked at once after a
 		// fill, on a loaded machine, it made no credential test.
 		const save = async () => {
@@ -155,8 +185,19 @@ describe('the n8n editor in headless Chromium', () => {
 			await modal.getByText(/Couldn.t connect with these settings/).waitFor();
 			// The token issued for the old secret is not used: a renewal with the new one is refused.
 			const requests = sandbox.requestLog().slice(before);
-			expect(requests.filter((entry) => entry.endpoint === 'POST /auth/oauth/v2/refresh').map((entry) => entry.status)).toContain(401);
-			expect(requests.filter((entry) => entry.status >= 200 && entry.status < 300 && entry.endpoint !== 'POST /auth/oauth/v2/refresh')).toEqual([]);
+			expect(
+				requests
+					.filter((entry) => entry.endpoint === 'POST /auth/oauth/v2/refresh')
+					.map((entry) => entry.status),
+			).toContain(401);
+			expect(
+				requests.filter(
+					(entry) =>
+						entry.status >= 200 &&
+						entry.status < 300 &&
+						entry.endpoint !== 'POST /auth/oauth/v2/refresh',
+				),
+			).toEqual([]);
 		} finally {
 			const restored = waitForCredentialTest(page);
 			await secret.fill(sandbox.orgs.primary.clientSecret);
@@ -168,7 +209,9 @@ describe('the n8n editor in headless Chromium', () => {
 
 	test('a Send node run with "Execute step" shows its output, and the sandbox got exactly that send', async () => {
 		await page.goto(`${server.url}/workflow/e2eEditor`);
-		await page.locator('[data-test-id="canvas-node"]', { hasText: 'Send a Notification' }).dblclick();
+		await page
+			.locator('[data-test-id="canvas-node"]', { hasText: 'Send a Notification' })
+			.dblclick();
 		const ndv = page.locator('[data-test-id="ndv"]');
 		await ndv.waitFor();
 		await ndv.locator('[data-test-id="node-execute-button"]').click();
@@ -181,8 +224,12 @@ describe('the n8n editor in headless Chromium', () => {
 		await output.getByText('"sending"').waitFor();
 		await screenshot('execute-step');
 
-		const sends = sandbox.notifications().filter((send) => send.title === 'Hello from the n8n editor');
-		expect(sends.map((send) => [send.title, send.target_user_ids])).toEqual([['Hello from the n8n editor', [recipient]]]);
+		const sends = sandbox
+			.notifications()
+			.filter((send) => send.title === 'Hello from the n8n editor');
+		expect(sends.map((send) => [send.title, send.target_user_ids])).toEqual([
+			['Hello from the n8n editor', [recipient]],
+		]);
 		await expect(output.innerText()).resolves.toContain(sends[0].id);
 	});
 });
@@ -190,20 +237,27 @@ describe('the n8n editor in headless Chromium', () => {
 /** The answer of the next credential test the editor makes (POST /rest/credentials/test). */
 async function waitForCredentialTest(page: Page): Promise<{ status: string; message?: string }> {
 	const response = await page.waitForResponse(
-		(candidate) => candidate.url().endsWith('/rest/credentials/test') && candidate.request().method() === 'POST',
+		(candidate) =>
+			candidate.url().endsWith('/rest/credentials/test') && candidate.request().method() === 'POST',
 	);
 	expect(response.status()).toBe(200);
 	return (await response.json()).data;
 }
 
 /** Waits until at least `count` matching images are loaded (a broken icon has no natural width). */
-async function expectLoadedImages(images: ReturnType<Page['locator']>, count: number): Promise<void> {
+async function expectLoadedImages(
+	images: ReturnType<Page['locator']>,
+	count: number,
+): Promise<void> {
 	await images.nth(count - 1).waitFor({ state: 'attached' });
 	const deadline = Date.now() + 15_000;
 	for (;;) {
-		const widths = await images.evaluateAll((elements) => elements.map((element) => (element as unknown as { naturalWidth: number }).naturalWidth));
+		const widths = await images.evaluateAll((elements) =>
+			elements.map((element) => (element as unknown as { naturalWidth: number }).naturalWidth),
+		);
 		if (widths.length >= count && widths.every((width) => width > 0)) return;
-		if (Date.now() > deadline) throw new Error(`Icons not loaded: natural widths ${JSON.stringify(widths)}`);
+		if (Date.now() > deadline)
+			throw new Error(`Icons not loaded: natural widths ${JSON.stringify(widths)}`);
 		await new Promise((resolve) => setTimeout(resolve, 250));
 	}
 }

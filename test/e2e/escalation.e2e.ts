@@ -24,7 +24,14 @@ const TRIGGER = 'Not Opened or No Device';
 const POLL_MS = 60_000;
 const DEADLINE_MINUTES = 1;
 /** Kinds whose phones the alert reaches (sandbox/README.md, Users and phones). */
-const REACHED: UserKind[] = ['onePhone', 'twoPhones', 'threePhones', 'flaky', 'partlyUninstalled', 'oneLoggedOutOfTwo'];
+const REACHED: UserKind[] = [
+	'onePhone',
+	'twoPhones',
+	'threePhones',
+	'flaky',
+	'partlyUninstalled',
+	'oneLoggedOutOfTwo',
+];
 const NO_DEVICE: UserKind[] = ['noPhone', 'loggedOut', 'noPermission'];
 
 describe('the safety alert example with escalation in a running n8n', () => {
@@ -37,8 +44,12 @@ describe('the safety alert example with escalation in a running n8n', () => {
 	let emailOf: Map<string, string>;
 	let expected: Map<string, 'noDevice' | 'notOpenedInTime'>;
 
-	const pollsSince = (time: number) => sandbox.requestLog().filter((entry) => entry.endpoint === 'GET /push-notification/list' && entry.time > time);
-	const mailsTo = (email: string) => smtp.mails.filter((mail) => mail.to.includes(email.toLowerCase()));
+	const pollsSince = (time: number) =>
+		sandbox
+			.requestLog()
+			.filter((entry) => entry.endpoint === 'GET /push-notification/list' && entry.time > time);
+	const mailsTo = (email: string) =>
+		smtp.mails.filter((mail) => mail.to.includes(email.toLowerCase()));
 
 	beforeAll(async () => {
 		sandbox = await startSandbox({ port: 0, seedUsers: 30, deliveryMs: 500 });
@@ -47,10 +58,26 @@ describe('the safety alert example with escalation in a running n8n', () => {
 		await home.useSandbox(sandbox);
 		await importCredentials(
 			home.env,
-			[{ id: 'cpExampleSmtp', name: 'SMTP (your mail server)', type: 'smtp', data: { host: '127.0.0.1', port: smtp.port, secure: false, disableStartTls: true, user: '', password: '' } }],
+			[
+				{
+					id: 'cpExampleSmtp',
+					name: 'SMTP (your mail server)',
+					type: 'smtp',
+					data: {
+						host: '127.0.0.1',
+						port: smtp.port,
+						secure: false,
+						disableStartTls: true,
+						user: '',
+						password: '',
+					},
+				},
+			],
 			{ runtime: home.runtime },
 		);
-		const example = structuredClone(exampleWorkflows().find((entry) => entry.file === 'safety-alert-escalation.json')!.workflow);
+		const example = structuredClone(
+			exampleWorkflows().find((entry) => entry.file === 'safety-alert-escalation.json')!.workflow,
+		);
 		const trigger = example.nodes.find((node: { name: string }) => node.name === TRIGGER);
 		expect(trigger.parameters.openDeadline).toBe(15);
 		trigger.parameters.openDeadline = DEADLINE_MINUTES;
@@ -80,15 +107,28 @@ describe('the safety alert example with escalation in a running n8n', () => {
 			250,
 		);
 		expect(status.status).toBe('published');
-		await waitFor('the activation poll', () => sandbox.requestLog().slice(before).some((entry) => entry.endpoint === 'GET /push-notification/list'), 30_000, 250);
+		await waitFor(
+			'the activation poll',
+			() =>
+				sandbox
+					.requestLog()
+					.slice(before)
+					.some((entry) => entry.endpoint === 'GET /push-notification/list'),
+			30_000,
+			250,
+		);
 	});
 
 	test('Send the Alert (a manual run): one send to every user of the organization', async () => {
-		await rest.call('POST', `/workflows/${WORKFLOW}/run`, { triggerToStartFrom: { name: 'Send the Alert' } });
+		await rest.call('POST', `/workflows/${WORKFLOW}/run`, {
+			triggerToStartFrom: { name: 'Send the Alert' },
+		});
 		const [manual] = await waitFor(
 			'the manual execution',
 			async () => {
-				const runs = (await rest.listExecutions(WORKFLOW)).filter((execution) => execution.mode === 'manual');
+				const runs = (await rest.listExecutions(WORKFLOW)).filter(
+					(execution) => execution.mode === 'manual',
+				);
 				return runs.length === 1 && runs[0].status === 'success' && runs;
 			},
 			60_000,
@@ -102,8 +142,16 @@ describe('the safety alert example with escalation in a running n8n', () => {
 		expect([...sends[0].target_user_ids].sort()).toEqual([...primary.userIds].sort());
 
 		// Two people open in time: one on their only phone, one on the second of two phones.
-		const openedInTime = [primary.usersOfKind('onePhone', 1)[0], primary.usersOfKind('twoPhones', 1)[0]];
-		await waitFor('the deliveries', () => sandbox.notifications('primary')[0].status !== 'sending', 30_000, 250);
+		const openedInTime = [
+			primary.usersOfKind('onePhone', 1)[0],
+			primary.usersOfKind('twoPhones', 1)[0],
+		];
+		await waitFor(
+			'the deliveries',
+			() => sandbox.notifications('primary')[0].status !== 'sending',
+			30_000,
+			250,
+		);
 		sandbox.tap(alertId, openedInTime[0]);
 		sandbox.tap(alertId, openedInTime[1], 1);
 
@@ -111,17 +159,26 @@ describe('the safety alert example with escalation in a running n8n', () => {
 		for (const userId of primary.userIds) {
 			const kind = primary.kindOf(userId)!;
 			if (NO_DEVICE.includes(kind)) expected.set(userId, 'noDevice');
-			else if (REACHED.includes(kind) && !openedInTime.includes(userId)) expected.set(userId, 'notOpenedInTime');
+			else if (REACHED.includes(kind) && !openedInTime.includes(userId))
+				expected.set(userId, 'notOpenedInTime');
 		}
 		expect([...expected.values()]).toContain('noDevice');
 		expect([...expected.values()]).toContain('notOpenedInTime');
 
 		const token = await request(`${sandbox.baseUrl}/auth/oauth/v2/refresh`, {
 			method: 'POST',
-			body: { client_id: primary.clientId, client_secret: primary.clientSecret, refresh_token: primary.refreshToken },
+			body: {
+				client_id: primary.clientId,
+				client_secret: primary.clientSecret,
+				refresh_token: primary.refreshToken,
+			},
 		});
-		const users = await request(`${sandbox.baseUrl}/user/list?skip=0&limit=1000`, { headers: { authorization: `Bearer ${token.json.access_token}` } });
-		emailOf = new Map((users.json as Array<{ id: string; email: string }>).map((user) => [user.id, user.email]));
+		const users = await request(`${sandbox.baseUrl}/user/list?skip=0&limit=1000`, {
+			headers: { authorization: `Bearer ${token.json.access_token}` },
+		});
+		emailOf = new Map(
+			(users.json as Array<{ id: string; email: string }>).map((user) => [user.id, user.email]),
+		);
 	});
 
 	test('each person without a phone, or reached and not opening within the deadline, gets one e-mail; nobody else', async () => {
@@ -136,34 +193,55 @@ describe('the safety alert example with escalation in a running n8n', () => {
 		for (const [userId, event] of expected) {
 			const [mail] = mailsTo(emailOf.get(userId)!);
 			expect(mail.subject).toBe('Safety alert: leave building B');
-			expect(mail.data).toContain(event === 'noDevice' ? 'could not reach you' : 'have not opened this safety alert');
+			expect(mail.data).toContain(
+				event === 'noDevice' ? 'could not reach you' : 'have not opened this safety alert',
+			);
 		}
-		const escalated = new Set([...expected.keys()].map((userId) => emailOf.get(userId)!.toLowerCase()));
+		const escalated = new Set(
+			[...expected.keys()].map((userId) => emailOf.get(userId)!.toLowerCase()),
+		);
 		expect(smtp.mails.flatMap((mail) => mail.to).filter((to) => !escalated.has(to))).toEqual([]);
 	});
 
 	test('two polls later: nothing repeated; the executions and the sandbox show each escalated person exactly once', async () => {
 		const lastMailAt = Math.max(...smtp.mails.map((mail) => mail.receivedAt));
 		// Two more polls: a repeat from the first would have run and mailed by the second.
-		await waitFor('two more polls of the trigger', () => pollsSince(lastMailAt).length >= 2, 2 * POLL_MS + 30_000, 1000);
+		await waitFor(
+			'two more polls of the trigger',
+			() => pollsSince(lastMailAt).length >= 2,
+			2 * POLL_MS + 30_000,
+			1000,
+		);
 		const runs = await waitFor(
 			'every execution to finish',
 			async () => {
 				const list = await rest.listExecutions(WORKFLOW);
-				return list.every((execution) => !['new', 'running', 'waiting'].includes(execution.status)) && list;
+				return (
+					list.every((execution) => !['new', 'running', 'waiting'].includes(execution.status)) &&
+					list
+				);
 			},
 			60_000,
 			1000,
 		);
 
-		expect(smtp.mails.map((mail) => mail.to).flat().sort()).toEqual([...expected.keys()].map((userId) => emailOf.get(userId)!.toLowerCase()).sort());
+		expect(
+			smtp.mails
+				.map((mail) => mail.to)
+				.flat()
+				.sort(),
+		).toEqual([...expected.keys()].map((userId) => emailOf.get(userId)!.toLowerCase()).sort());
 
 		const triggerRuns = runs.filter((execution: { mode: string }) => execution.mode === 'trigger');
-		expect(triggerRuns.every((execution: { status: string }) => execution.status === 'success')).toBe(true);
+		expect(
+			triggerRuns.every((execution: { status: string }) => execution.status === 'success'),
+		).toBe(true);
 		const emitted: Array<[string, string]> = [];
 		/** The events of each trigger run, oldest run first. */
 		const eventsByRun: string[][] = [];
-		for (const execution of [...triggerRuns].sort((a: { id: string }, b: { id: string }) => Number(a.id) - Number(b.id))) {
+		for (const execution of [...triggerRuns].sort(
+			(a: { id: string }, b: { id: string }) => Number(a.id) - Number(b.id),
+		)) {
 			const data = (await rest.getExecution(execution.id)).data.resultData.runData;
 			const items = data[TRIGGER][0].data.main[0];
 			for (const item of items) emitted.push([item.json.userId, item.json.event]);
@@ -179,9 +257,15 @@ describe('the safety alert example with escalation in a running n8n', () => {
 		expect(eventsByRun[0].filter((event) => event === 'noDevice')).toHaveLength(noDevice);
 
 		// The sandbox: the alert is the only send, nobody got it twice, every call succeeded.
-		expect(sandbox.requestLog().filter((entry) => entry.endpoint === 'POST /push-notification/send')).toHaveLength(1);
-		expect([...sandbox.deliveriesByUser('primary').values()].every((sends) => sends === 1)).toBe(true);
-		expect(sandbox.requestLog().filter((entry) => entry.status !== 200 && entry.status !== 202)).toEqual([]);
+		expect(
+			sandbox.requestLog().filter((entry) => entry.endpoint === 'POST /push-notification/send'),
+		).toHaveLength(1);
+		expect([...sandbox.deliveriesByUser('primary').values()].every((sends) => sends === 1)).toBe(
+			true,
+		);
+		expect(
+			sandbox.requestLog().filter((entry) => entry.status !== 200 && entry.status !== 202),
+		).toEqual([]);
 		console.log(
 			`[e2e] escalation: ${expected.size} people escalated (${[...expected.values()].filter((event) => event === 'noDevice').length} without a phone) ` +
 				`in ${triggerRuns.length} trigger executions, ${smtp.mails.length} e-mails`,

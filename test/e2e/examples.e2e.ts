@@ -5,7 +5,16 @@
  * Trigger) run in trigger.e2e.ts under `n8n start`. The AI Agent example needs its scripted model:
  * it runs as it is in ai-agent.e2e.ts.
  */
-import { code, CREDENTIAL_ID, exampleWorkflows, manualWorkflow, N8nHome, type NodeSpec, requestsDuring, type RunResult } from './support';
+import {
+	code,
+	CREDENTIAL_ID,
+	exampleWorkflows,
+	manualWorkflow,
+	N8nHome,
+	type NodeSpec,
+	requestsDuring,
+	type RunResult,
+} from './support';
 import { startSandbox, type Sandbox } from '../../sandbox';
 
 const SEND = 'POST /push-notification/send';
@@ -13,7 +22,9 @@ const SEND = 'POST /push-notification/send';
 function exampleNode(file: string, name: string): NodeSpec {
 	const example = exampleWorkflows().find((entry) => entry.file === file);
 	if (!example) throw new Error(`No example ${file}`);
-	const node = example.workflow.nodes.find((candidate: { name: string }) => candidate.name === name);
+	const node = example.workflow.nodes.find(
+		(candidate: { name: string }) => candidate.name === name,
+	);
 	if (!node) throw new Error(`No node "${name}" in ${file}`);
 	return node;
 }
@@ -31,7 +42,12 @@ describe('the example workflows in a real n8n', () => {
 		home = await N8nHome.create();
 		await home.useSandbox(sandbox);
 
-		const webhookRequest = { headers: {}, params: {}, query: {}, body: { orderId: '1042', status: 'shipped', userId: employee, announcementId: 'an-7' } };
+		const webhookRequest = {
+			headers: {},
+			params: {},
+			query: {},
+			body: { orderId: '1042', status: 'shipped', userId: employee, announcementId: 'an-7' },
+		};
 		const settled = {
 			event: 'notificationSettled',
 			notificationId: 'n-1042',
@@ -45,9 +61,15 @@ describe('the example workflows in a real n8n', () => {
 		await home.importWorkflows([
 			...exampleWorkflows().map((entry) => entry.workflow),
 			manualWorkflow('e2eExampleNodes', 'e2e: the example nodes as saved', [
-				[code('As the Webhook Gives It', `return [{ json: ${JSON.stringify(webhookRequest)} }];`), exampleNode('erp-event-to-push.json', 'Notify the User')],
 				[
-					code('As the Trigger Gives It', `return [{ json: ${JSON.stringify(settled)} }, { json: ${JSON.stringify(report)} }];`),
+					code('As the Webhook Gives It', `return [{ json: ${JSON.stringify(webhookRequest)} }];`),
+					exampleNode('erp-event-to-push.json', 'Notify the User'),
+				],
+				[
+					code(
+						'As the Trigger Gives It',
+						`return [{ json: ${JSON.stringify(settled)} }, { json: ${JSON.stringify(report)} }];`,
+					),
 					exampleNode('follow-up-report.json', 'Not a Report Itself'),
 					exampleNode('follow-up-report.json', 'Report to Ops'),
 				],
@@ -72,9 +94,12 @@ describe('the example workflows in a real n8n', () => {
 			'scheduled-digest.json',
 		]);
 		for (const { workflow } of examples) {
-			const pushNodes = workflow.nodes.filter((node: { type: string }) => node.type.startsWith('n8n-nodes-companion-push.'));
+			const pushNodes = workflow.nodes.filter((node: { type: string }) =>
+				node.type.startsWith('n8n-nodes-companion-push.'),
+			);
 			expect(pushNodes.length).toBeGreaterThan(0);
-			for (const node of pushNodes) expect(node.credentials.companionPushApi.id).toBe(CREDENTIAL_ID);
+			for (const node of pushNodes)
+				expect(node.credentials.companionPushApi.id).toBe(CREDENTIAL_ID);
 		}
 		expect(result.status).toBe('success');
 	});
@@ -82,7 +107,9 @@ describe('the example workflows in a real n8n', () => {
 	test('ERP event to push: notifies the user named in the event, with the announcement deeplink', () => {
 		const [sent] = result.items('Notify the User');
 		expect(sent).toMatchObject({ status: 'sending', targetUserIds: [employee] });
-		const [request] = requestsDuring(sandbox, result, 'Notify the User').filter((entry) => entry.endpoint === SEND);
+		const [request] = requestsDuring(sandbox, result, 'Notify the User').filter(
+			(entry) => entry.endpoint === SEND,
+		);
 		expect(request.body).toEqual({
 			title: 'Order 1042: shipped',
 			body: 'Your order 1042 is now shipped. Tap to see the details.',
@@ -92,8 +119,12 @@ describe('the example workflows in a real n8n', () => {
 	});
 
 	test('Follow-up report: one report with the counters per settled send; reports are not reported', () => {
-		expect(result.items('Not a Report Itself').map((item) => item.notificationId)).toEqual(['n-1042']);
-		const sends = requestsDuring(sandbox, result, 'Report to Ops').filter((entry) => entry.endpoint === SEND);
+		expect(result.items('Not a Report Itself').map((item) => item.notificationId)).toEqual([
+			'n-1042',
+		]);
+		const sends = requestsDuring(sandbox, result, 'Report to Ops').filter(
+			(entry) => entry.endpoint === SEND,
+		);
 		expect(sends).toHaveLength(1);
 		expect(sends[0].body).toEqual({
 			title: 'Delivery report: partially_failed',
@@ -107,17 +138,31 @@ describe('the example workflows in a real n8n', () => {
 
 	test('Scheduled digest: every user with an active app, in batches of 500, nobody twice', () => {
 		const { primary } = sandbox.orgs;
-		const active = primary.userIds.filter((id) => primary.devicesOf(id).some((device) => device.session === 'active'));
+		const active = primary.userIds.filter((id) =>
+			primary.devicesOf(id).some((device) => device.session === 'active'),
+		);
 		const items = result.items('Digest to Active Users');
-		expect(items.map((item) => item.batchCount)).toEqual(Array(Math.ceil(active.length / 500)).fill(items.length));
-		const sends = requestsDuring(sandbox, result, 'Digest to Active Users').filter((entry) => entry.endpoint === SEND);
-		const targets = sends.flatMap((send) => (send.body as { target_user_ids: string[] }).target_user_ids);
-		expect(sends.map((send) => (send.body as { target_user_ids: string[] }).target_user_ids.length).every((n) => n <= 500)).toBe(true);
+		expect(items.map((item) => item.batchCount)).toEqual(
+			Array(Math.ceil(active.length / 500)).fill(items.length),
+		);
+		const sends = requestsDuring(sandbox, result, 'Digest to Active Users').filter(
+			(entry) => entry.endpoint === SEND,
+		);
+		const targets = sends.flatMap(
+			(send) => (send.body as { target_user_ids: string[] }).target_user_ids,
+		);
+		expect(
+			sends
+				.map((send) => (send.body as { target_user_ids: string[] }).target_user_ids.length)
+				.every((n) => n <= 500),
+		).toBe(true);
 		expect(targets).toHaveLength(active.length);
 		expect(new Set(targets)).toEqual(new Set(active));
-		const body = (sends[0].body as { title: string; body: string; deeplink: string });
+		const body = sends[0].body as { title: string; body: string; deeplink: string };
 		expect(body.title).toBe('Your morning digest');
-		expect(body.body).toMatch(/^Good morning! \w+day \d{1,2} \w+: three new announcements are waiting for you\.$/);
+		expect(body.body).toMatch(
+			/^Good morning! \w+day \d{1,2} \w+: three new announcements are waiting for you\.$/,
+		);
 		expect(body.deeplink).toBe('companionapp://home');
 	});
 });

@@ -58,13 +58,19 @@ describe(`the package in n8n ${pinnedVersions(LINE).n8n} (the 1.x line)`, () => 
 		};
 		home = await N8nHome.create({ line: LINE });
 		await home.useSandbox(sandbox);
-		const erpExample = exampleWorkflows().find((entry) => entry.workflow.id === 'cpExampleErpEvent')!.workflow;
+		const erpExample = exampleWorkflows().find(
+			(entry) => entry.workflow.id === 'cpExampleErpEvent',
+		)!.workflow;
 		await home.importWorkflows([triggerWorkflow(TRIGGER_WORKFLOW, TAG), erpExample]);
 		// n8n 1.x has no `publish:workflow` (2.x): both workflows (all there is) are marked active in the
 		// database and activated by `n8n start`.
-		const activate = await runN8nCli(home.env, ['update:workflow', '--all', '--active=true'], { runtime: home.runtime });
+		const activate = await runN8nCli(home.env, ['update:workflow', '--all', '--active=true'], {
+			runtime: home.runtime,
+		});
 		if (activate.code !== 0)
-			throw new Error(`n8n update:workflow failed (exit ${activate.code}):\n${activate.stdout.slice(-2000)}\n${activate.stderr.slice(-2000)}`);
+			throw new Error(
+				`n8n update:workflow failed (exit ${activate.code}):\n${activate.stdout.slice(-2000)}\n${activate.stderr.slice(-2000)}`,
+			);
 		// The owner set up as n8n 1.x's setup screen does (devkit/n8n/rest.ts), then logged in as 2.x does.
 		server = await N8nServer.start(home);
 		({ rest, session } = server);
@@ -75,7 +81,11 @@ describe(`the package in n8n ${pinnedVersions(LINE).n8n} (the 1.x line)`, () => 
 			60_000,
 			250,
 		);
-		outsideSendId = await sendFromOutside(sandbox, `${TAG} Quarterly results`, [users.onePhone, users.uninstalled, users.noPhone]);
+		outsideSendId = await sendFromOutside(sandbox, `${TAG} Quarterly results`, [
+			users.onePhone,
+			users.uninstalled,
+			users.noPhone,
+		]);
 	});
 
 	afterAll(async () => {
@@ -85,12 +95,22 @@ describe(`the package in n8n ${pinnedVersions(LINE).n8n} (the 1.x line)`, () => 
 	});
 
 	test('the community package loads: n8n lists its node and trigger, with their credential', async () => {
-		const response = await request(`${server.url}/types/nodes.json`, { headers: { cookie: session.cookie, 'browser-id': session.browserId } });
+		const response = await request(`${server.url}/types/nodes.json`, {
+			headers: { cookie: session.cookie, 'browser-id': session.browserId },
+		});
 		expect(response.status).toBe(200);
-		const types = (response.json as Array<{ name: string; version: number | number[]; credentials?: Array<{ name: string }> }>).filter(
-			(type) => [NODE_TYPE, TRIGGER_TYPE].includes(type.name),
-		);
-		expect(types.map((type) => [type.name, type.credentials?.map((credential) => credential.name)]).sort()).toEqual([
+		const types = (
+			response.json as Array<{
+				name: string;
+				version: number | number[];
+				credentials?: Array<{ name: string }>;
+			}>
+		).filter((type) => [NODE_TYPE, TRIGGER_TYPE].includes(type.name));
+		expect(
+			types
+				.map((type) => [type.name, type.credentials?.map((credential) => credential.name)])
+				.sort(),
+		).toEqual([
 			[NODE_TYPE, ['companionPushApi']],
 			[TRIGGER_TYPE, ['companionPushApi']],
 		]);
@@ -98,7 +118,9 @@ describe(`the package in n8n ${pinnedVersions(LINE).n8n} (the 1.x line)`, () => 
 
 	test('the ERP example through its real webhook (production run, Idempotency Key): the named user is notified once', async () => {
 		const event = { orderId: '7001', status: 'ready for pickup', userId: users.onePhone };
-		expect((await request(`${server.url}/webhook/erp-event`, { method: 'POST', body: event })).status).toBe(200);
+		expect(
+			(await request(`${server.url}/webhook/erp-event`, { method: 'POST', body: event })).status,
+		).toBe(200);
 		const executions = await waitFor(
 			'its execution',
 			async () => {
@@ -112,9 +134,13 @@ describe(`the package in n8n ${pinnedVersions(LINE).n8n} (the 1.x line)`, () => 
 		const erpSends = sandbox
 			.requestLog()
 			.filter(
-				(entry) => entry.endpoint === 'POST /push-notification/send' && (entry.body as any)?.title === 'Order 7001: ready for pickup',
+				(entry) =>
+					entry.endpoint === 'POST /push-notification/send' &&
+					(entry.body as any)?.title === 'Order 7001: ready for pickup',
 			);
-		expect(erpSends.map((entry) => [entry.status, (entry.body as any).target_user_ids])).toEqual([[202, [users.onePhone]]]);
+		expect(erpSends.map((entry) => [entry.status, (entry.body as any).target_user_ids])).toEqual([
+			[202, [users.onePhone]],
+		]);
 	});
 
 	describeActions(LINE);
@@ -131,7 +157,10 @@ describe(`the package in n8n ${pinnedVersions(LINE).n8n} (the 1.x line)`, () => 
 			await keyed.home.importWorkflows([
 				manualWorkflow('e2eKeyed1x', 'e2e: a keyed send', [
 					[
-						code('Order Event', `return [{ json: { userId: '${userId}', key: 'order-9001:shipped' } }];`),
+						code(
+							'Order Event',
+							`return [{ json: { userId: '${userId}', key: 'order-9001:shipped' } }];`,
+						),
 						push('Send Keyed', {
 							resource: 'notification',
 							operation: 'send',
@@ -156,10 +185,16 @@ describe(`the package in n8n ${pinnedVersions(LINE).n8n} (the 1.x line)`, () => 
 			const first = await keyed.home.execute('e2eKeyed1x');
 			const second = await keyed.home.execute('e2eKeyed1x');
 			expect([first.status, second.status]).toEqual(['success', 'success']);
-			const sends = keyed.sandbox.requestLog().filter((entry) => entry.endpoint === 'POST /push-notification/send');
+			const sends = keyed.sandbox
+				.requestLog()
+				.filter((entry) => entry.endpoint === 'POST /push-notification/send');
 			expect(sends.map((entry) => entry.status)).toEqual([202]);
 			const [sent] = first.items('Send Keyed');
-			expect(sent).toMatchObject({ id: sends[0].notificationId, status: 'sending', idempotencyKey: 'order-9001:shipped' });
+			expect(sent).toMatchObject({
+				id: sends[0].notificationId,
+				status: 'sending',
+				idempotencyKey: 'order-9001:shipped',
+			});
 			const [skipped] = second.items('Send Keyed');
 			expect(skipped).toMatchObject({ skipped: true, idempotencyKey: 'order-9001:shipped' });
 			expect(skipped.id).toBeUndefined();
@@ -206,7 +241,11 @@ describe(`the package in n8n ${pinnedVersions(LINE).n8n} (the 1.x line)`, () => 
 			const [laterPoll] = await waitFor(
 				'two polls after the execution',
 				() => {
-					const polls = sandbox.requestLog().filter((entry) => entry.path === '/push-notification/list' && entry.time > startedAt + 1000);
+					const polls = sandbox
+						.requestLog()
+						.filter(
+							(entry) => entry.path === '/push-notification/list' && entry.time > startedAt + 1000,
+						);
 					return polls.length >= 2 && polls;
 				},
 				2 * POLL_MS + 15_000,
@@ -216,7 +255,9 @@ describe(`the package in n8n ${pinnedVersions(LINE).n8n} (the 1.x line)`, () => 
 			const executions = await rest.listExecutions(TRIGGER_WORKFLOW);
 			expect(executions.map((execution) => execution.id)).toEqual([first.id]);
 			// Only the outside send and the ERP example's were ever made in this sandbox: the trigger's workflow sent nothing.
-			expect(sandbox.requestLog().filter((entry) => entry.endpoint === 'POST /push-notification/send')).toHaveLength(2);
+			expect(
+				sandbox.requestLog().filter((entry) => entry.endpoint === 'POST /push-notification/send'),
+			).toHaveLength(2);
 		});
 	});
 });

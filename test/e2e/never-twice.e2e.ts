@@ -36,9 +36,11 @@ const TAG = '[never-twice]';
 type Json = Record<string, any>;
 
 /** The sends the sandbox logged (every answer, refused ones included), oldest first. */
-const sendsLogged = (sandbox: Sandbox): LoggedRequest[] => sandbox.requestLog().filter((entry) => entry.endpoint === SEND);
+const sendsLogged = (sandbox: Sandbox): LoggedRequest[] =>
+	sandbox.requestLog().filter((entry) => entry.endpoint === SEND);
 const accepted = (sends: LoggedRequest[]) => sends.filter((entry) => entry.status === 202);
-const targetsOf = (send: LoggedRequest): string[] => (send.body as { target_user_ids: string[] }).target_user_ids;
+const targetsOf = (send: LoggedRequest): string[] =>
+	(send.body as { target_user_ids: string[] }).target_user_ids;
 
 /** Sends answered with `status` per user, over the given sends. */
 function perUser(sends: LoggedRequest[], status: number): Record<string, number> {
@@ -51,11 +53,19 @@ function perUser(sends: LoggedRequest[], status: number): Record<string, number>
 const acceptedPerUser = (sends: LoggedRequest[]) => perUser(sends, 202);
 const oncePerUser = (userIds: string[]) => Object.fromEntries(userIds.map((userId) => [userId, 1]));
 const acceptedUsers = (sends: LoggedRequest[]) => accepted(sends).flatMap(targetsOf);
-const statusCounts = (sends: LoggedRequest[]) => sends.reduce<Record<number, number>>((counts, send) => ({ ...counts, [send.status]: (counts[send.status] ?? 0) + 1 }), {});
+const statusCounts = (sends: LoggedRequest[]) =>
+	sends.reduce<Record<number, number>>(
+		(counts, send) => ({ ...counts, [send.status]: (counts[send.status] ?? 0) + 1 }),
+		{},
+	);
 
 /** The id of the one accepted send of each user. */
 const acceptedIdByUser = (sends: LoggedRequest[]) =>
-	Object.fromEntries(accepted(sends).flatMap((send) => targetsOf(send).map((userId) => [userId, send.notificationId])));
+	Object.fromEntries(
+		accepted(sends).flatMap((send) =>
+			targetsOf(send).map((userId) => [userId, send.notificationId]),
+		),
+	);
 
 /**
  * The node's tries in the request log: a pause of at least `pauseMs` before a send starts a new one.
@@ -67,7 +77,8 @@ const acceptedIdByUser = (sends: LoggedRequest[]) =>
 function tries(entries: LoggedRequest[], pauseMs = 4000): LoggedRequest[][] {
 	const result: LoggedRequest[][] = [];
 	entries.forEach((entry, index) => {
-		const newTry = index === 0 || (entry.endpoint === SEND && entry.time - entries[index - 1].time >= pauseMs);
+		const newTry =
+			index === 0 || (entry.endpoint === SEND && entry.time - entries[index - 1].time >= pauseMs);
 		if (newTry) result.push([]);
 		result[result.length - 1].push(entry);
 	});
@@ -93,7 +104,8 @@ const withRetryOnFail = (node: NodeSpec, maxTries: number, waitBetweenTries: num
 	Object.assign(node, { retryOnFail: true, maxTries, waitBetweenTries });
 
 /** A Code node emitting these items. */
-const itemsNode = (name: string, items: Json[]) => code(name, `return ${JSON.stringify(items)}.map((json) => ({ json }));`);
+const itemsNode = (name: string, items: Json[]) =>
+	code(name, `return ${JSON.stringify(items)}.map((json) => ({ json }));`);
 
 /** A workflow: a Webhook (POST /webhook/<path>, answered at once) followed by a chain of nodes. */
 function webhookWorkflow(id: string, name: string, path: string, chain: NodeSpec[]): Json {
@@ -104,16 +116,29 @@ function webhookWorkflow(id: string, name: string, path: string, chain: NodeSpec
 		parameters: { httpMethod: 'POST', path, responseMode: 'onReceived', options: {} },
 		webhookId: randomUUID(),
 	};
-	const nodes = [webhook, ...chain].map((node, column) => ({ id: randomUUID(), position: [column * 260, 0], ...node }));
+	const nodes = [webhook, ...chain].map((node, column) => ({
+		id: randomUUID(),
+		position: [column * 260, 0],
+		...node,
+	}));
 	const connections: Json = {};
 	nodes.slice(1).forEach((node, index) => {
 		connections[nodes[index].name] = { main: [[{ node: node.name, type: 'main', index: 0 }]] };
 	});
-	return { id, name, nodes, connections, settings: { executionOrder: 'v1' }, active: false, pinData: {} };
+	return {
+		id,
+		name,
+		nodes,
+		connections,
+		settings: { executionOrder: 'v1' },
+		active: false,
+		pinData: {},
+	};
 }
 
 /** The webhook's items, one per `{ userId, key? }` of the request body's `items`. */
-const bodyItems = () => code('Items', 'return $input.first().json.body.items.map((json) => ({ json }));');
+const bodyItems = () =>
+	code('Items', 'return $input.first().json.body.items.map((json) => ({ json }));');
 
 /** The ERP example (examples/erp-event-to-push.json) as saved, as a workflow of its own: own id, path and webhook id. */
 function erpExampleCopy(id: string, path: string): Json {
@@ -145,23 +170,54 @@ describe('never twice in a real n8n', () => {
 		server = await N8nServer.start(home, {
 			workflows: [
 				manualWorkflow('ntRetry5xx', `${TAG} Retry On Fail after a 5xx outage`, [
-					[itemsNode('Five Items', five(0).map((userId) => ({ userId }))), withRetryOnFail(sendEach('Send', `${TAG} retry after 5xx`), 3, 5000)],
-				]),
-				manualWorkflow('ntRetry403', `${TAG} Retry On Fail after a 403`, [
-					[itemsNode('Five Items', five(5).map((userId) => ({ userId }))), withRetryOnFail(sendEach('Send', `${TAG} retry after 403`), 3, 5000)],
-				]),
-				manualWorkflow('ntKeyCost', `${TAG} what a key costs`, [
-					[itemsNode('Items Without Keys', userIds.slice(0, 1000).map((userId) => ({ userId }))), sendEach('Send Without Keys', `${TAG} cost without keys`)],
 					[
-						itemsNode('Items With Keys', userIds.slice(0, 1000).map((userId, index) => ({ userId, key: `cost-${index}` }))),
-						sendEach('Send With Keys', `${TAG} cost with keys`, { idempotencyKey: '={{ $json.key }}' }),
+						itemsNode(
+							'Five Items',
+							five(0).map((userId) => ({ userId })),
+						),
+						withRetryOnFail(sendEach('Send', `${TAG} retry after 5xx`), 3, 5000),
 					],
 				]),
-				webhookWorkflow('ntRetryExecution', `${TAG} a failed execution retried`, 'nt-retry-execution', [bodyItems(), sendEach('Send', `${TAG} execution retried`)]),
+				manualWorkflow('ntRetry403', `${TAG} Retry On Fail after a 403`, [
+					[
+						itemsNode(
+							'Five Items',
+							five(5).map((userId) => ({ userId })),
+						),
+						withRetryOnFail(sendEach('Send', `${TAG} retry after 403`), 3, 5000),
+					],
+				]),
+				manualWorkflow('ntKeyCost', `${TAG} what a key costs`, [
+					[
+						itemsNode(
+							'Items Without Keys',
+							userIds.slice(0, 1000).map((userId) => ({ userId })),
+						),
+						sendEach('Send Without Keys', `${TAG} cost without keys`),
+					],
+					[
+						itemsNode(
+							'Items With Keys',
+							userIds.slice(0, 1000).map((userId, index) => ({ userId, key: `cost-${index}` })),
+						),
+						sendEach('Send With Keys', `${TAG} cost with keys`, {
+							idempotencyKey: '={{ $json.key }}',
+						}),
+					],
+				]),
+				webhookWorkflow(
+					'ntRetryExecution',
+					`${TAG} a failed execution retried`,
+					'nt-retry-execution',
+					[bodyItems(), sendEach('Send', `${TAG} execution retried`)],
+				),
 				webhookWorkflow('ntBulkKeys', `${TAG} 200 sends with keys`, 'nt-bulk', [
 					bodyItems(),
 					// On error: every item comes out, an "unknown" one as an error item.
-					Object.assign(sendEach('Send', `${TAG} bulk with keys`, { idempotencyKey: '={{ $json.key }}' }), { onError: 'continueRegularOutput' as const }),
+					Object.assign(
+						sendEach('Send', `${TAG} bulk with keys`, { idempotencyKey: '={{ $json.key }}' }),
+						{ onError: 'continueRegularOutput' as const },
+					),
 				]),
 				webhookWorkflow('ntKeyCrash', `${TAG} a claimed key, then a crash`, 'nt-key-crash', [
 					bodyItems(),
@@ -195,21 +251,39 @@ describe('never twice in a real n8n', () => {
 			expect(accepted(sends)).toHaveLength(5);
 			expect(acceptedPerUser(sends)).toEqual(oncePerUser(users));
 
-			const [firstTry, secondTry, ...more] = tries(sandbox.requestLog()).map((entries) => entries.filter((entry) => entry.endpoint === SEND));
+			const [firstTry, secondTry, ...more] = tries(sandbox.requestLog()).map((entries) =>
+				entries.filter((entry) => entry.endpoint === SEND),
+			);
 			expect(more).toEqual([]);
 			expect(firstTry.map((send) => send.status)).toContain(faultStatus);
 			expect(secondTry.every((send) => send.status === 202)).toBe(true);
 			const sentFirst = acceptedUsers(firstTry);
 			// The two sends before the fault, at least (more when sends run in parallel).
 			expect(sentFirst.length).toBeGreaterThanOrEqual(2);
-			expect(acceptedUsers(secondTry).sort()).toEqual(users.filter((userId) => !sentFirst.includes(userId)).sort());
-			const struck = new Set(firstTry.filter((send) => send.status === faultStatus).flatMap(targetsOf));
+			expect(acceptedUsers(secondTry).sort()).toEqual(
+				users.filter((userId) => !sentFirst.includes(userId)).sort(),
+			);
+			const struck = new Set(
+				firstTry.filter((send) => send.status === faultStatus).flatMap(targetsOf),
+			);
 			expect(acceptedUsers(secondTry).some((userId) => struck.has(userId))).toBe(true);
 
 			const ids = acceptedIdByUser(sends);
 			const items = result.items('Send');
-			expect(items.map((item) => ({ to: item.targetUserIds, id: item.id, status: item.status, earlier: item.sentByEarlierTry === true }))).toEqual(
-				users.map((userId) => ({ to: [userId], id: ids[userId], status: 'sending', earlier: sentFirst.includes(userId) })),
+			expect(
+				items.map((item) => ({
+					to: item.targetUserIds,
+					id: item.id,
+					status: item.status,
+					earlier: item.sentByEarlierTry === true,
+				})),
+			).toEqual(
+				users.map((userId) => ({
+					to: [userId],
+					id: ids[userId],
+					status: 'sending',
+					earlier: sentFirst.includes(userId),
+				})),
 			);
 		}
 
@@ -220,7 +294,8 @@ describe('never twice in a real n8n', () => {
 			let executed = false;
 			const outage = (async () => {
 				while (!executed) {
-					if (Object.values(perUser(sendsLogged(sandbox), 503)).some((count) => count >= 4)) return sandbox.clearFaults();
+					if (Object.values(perUser(sendsLogged(sandbox), 503)).some((count) => count >= 4))
+						return sandbox.clearFaults();
 					await new Promise((resolve) => setTimeout(resolve, 20));
 				}
 			})();
@@ -228,7 +303,10 @@ describe('never twice in a real n8n', () => {
 			await outage;
 			expectOneSendEach(result, five(0), 503);
 			// After each 5xx the node read the list of sends before trying again.
-			expect(sandbox.requestLog().filter((entry) => entry.endpoint === 'GET /push-notification/list').length).toBeGreaterThanOrEqual(4);
+			expect(
+				sandbox.requestLog().filter((entry) => entry.endpoint === 'GET /push-notification/list')
+					.length,
+			).toBeGreaterThanOrEqual(4);
 		});
 
 		test('a one-time 403 on the 3rd send: the next try sends only what was not sent', async () => {
@@ -267,7 +345,11 @@ describe('never twice in a real n8n', () => {
 		}
 
 		/** Waits until the workflow has `count` executions, all finished; newest first. */
-		async function finishedExecutions(workflowId: string, count: number, timeoutMs = 60_000): Promise<Json[]> {
+		async function finishedExecutions(
+			workflowId: string,
+			count: number,
+			timeoutMs = 60_000,
+		): Promise<Json[]> {
 			return await waitFor(
 				`${count} finished execution(s) of ${workflowId}`,
 				async () => {
@@ -296,14 +378,15 @@ describe('never twice in a real n8n', () => {
 		}
 
 		beforeAll(async () => {
-			for (const id of ['ntRetryExecution', 'ntBulkKeys', 'ntErpExample', 'ntKeyCrash']) await publish(rest(), id);
+			for (const id of ['ntRetryExecution', 'ntBulkKeys', 'ntErpExample', 'ntKeyCrash'])
+				await publish(rest(), id);
 		});
 
 		test.each([
 			{ loadWorkflow: false, from: 10 },
 			{ loadWorkflow: true, from: 15 },
 		])(
-			'a failed execution (5xx outage from the 3rd send on, longer than the node\'s retries) retried through the REST API with loadWorkflow: $loadWorkflow sends only what was not sent',
+			"a failed execution (5xx outage from the 3rd send on, longer than the node's retries) retried through the REST API with loadWorkflow: $loadWorkflow sends only what was not sent",
 			async ({ loadWorkflow, from }) => {
 				const users = five(from);
 				const before = (await rest().listExecutions('ntRetryExecution')).length;
@@ -318,21 +401,38 @@ describe('never twice in a real n8n', () => {
 				expect(failedSends.slice(2).every((send) => send.status === 503)).toBe(true);
 
 				sandbox.clearFaults();
-				const retried = await rest().call('POST', `/executions/${failed.id}/retry`, { loadWorkflow });
-				expect({ status: retried.status, retryOf: String(retried.retryOf) }).toEqual({ status: 'success', retryOf: String(failed.id) });
+				const retried = await rest().call('POST', `/executions/${failed.id}/retry`, {
+					loadWorkflow,
+				});
+				expect({ status: retried.status, retryOf: String(retried.retryOf) }).toEqual({
+					status: 'success',
+					retryOf: String(failed.id),
+				});
 
 				const sends = sendsLogged(sandbox);
-				expect(acceptedUsers(sends.slice(failedSends.length)).sort()).toEqual(users.filter((userId) => !sentBefore.includes(userId)).sort());
+				expect(acceptedUsers(sends.slice(failedSends.length)).sort()).toEqual(
+					users.filter((userId) => !sentBefore.includes(userId)).sort(),
+				);
 				expect(acceptedPerUser(sends)).toEqual(oncePerUser(users));
 				const ids = acceptedIdByUser(sends);
 				const items = await outputOf(retried.id, 'Send');
-				expect(items.map((item) => ({ to: item.targetUserIds, id: item.id, earlier: item.sentByEarlierTry === true }))).toEqual(
-					users.map((userId) => ({ to: [userId], id: ids[userId], earlier: sentBefore.includes(userId) })),
+				expect(
+					items.map((item) => ({
+						to: item.targetUserIds,
+						id: item.id,
+						earlier: item.sentByEarlierTry === true,
+					})),
+				).toEqual(
+					users.map((userId) => ({
+						to: [userId],
+						id: ids[userId],
+						earlier: sentBefore.includes(userId),
+					})),
 				);
 			},
 		);
 
-		test('the ERP example\'s webhook (as saved, with its Idempotency Key) receiving the same event twice: one send, the second run skips', async () => {
+		test("the ERP example's webhook (as saved, with its Idempotency Key) receiving the same event twice: one send, the second run skips", async () => {
 			const userId = userIds[20];
 			const event = { orderId: '8001', status: 'shipped', userId };
 			await postWebhook('nt-erp-event', event);
@@ -346,9 +446,18 @@ describe('never twice in a real n8n', () => {
 			expect(acceptedPerUser(sends)).toEqual({ [userId]: 1 });
 			const [sent] = await outputOf(first.id, 'Notify the User');
 			const key = `8001:shipped:${userId}`;
-			expect(sent).toMatchObject({ id: sends[0].notificationId, status: 'sending', idempotencyKey: key, targetUserIds: [userId] });
+			expect(sent).toMatchObject({
+				id: sends[0].notificationId,
+				status: 'sending',
+				idempotencyKey: key,
+				targetUserIds: [userId],
+			});
 			const [skipped] = await outputOf(second.id, 'Notify the User');
-			expect(skipped).toMatchObject({ skipped: true, idempotencyKey: key, targetUserIds: [userId] });
+			expect(skipped).toMatchObject({
+				skipped: true,
+				idempotencyKey: key,
+				targetUserIds: [userId],
+			});
 			expect(skipped.id).toBeUndefined();
 			expect(typeof skipped.skipReason).toBe('string');
 
@@ -356,10 +465,9 @@ describe('never twice in a real n8n', () => {
 			await postWebhook('nt-erp-event', { ...event, status: 'delivered' });
 			const [third] = await finishedExecutions('ntErpExample', 3);
 			expect(third.status).toBe('success');
-			expect(accepted(sendsLogged(sandbox)).map((send) => (send.body as { title: string }).title)).toEqual([
-				'Order 8001: shipped',
-				'Order 8001: delivered',
-			]);
+			expect(
+				accepted(sendsLogged(sandbox)).map((send) => (send.body as { title: string }).title),
+			).toEqual(['Order 8001: shipped', 'Order 8001: delivered']);
 		});
 
 		test('the same ERP event twice at the same moment: one send', async () => {
@@ -370,7 +478,9 @@ describe('never twice in a real n8n', () => {
 			const executions = (await finishedExecutions('ntErpExample', before + 2)).slice(0, 2);
 			expect(executions.map((execution) => execution.status)).toEqual(['success', 'success']);
 			expect(acceptedPerUser(sendsLogged(sandbox))).toEqual({ [userId]: 1 });
-			const outputs = await Promise.all(executions.map(async (execution) => (await outputOf(execution.id, 'Notify the User'))[0]));
+			const outputs = await Promise.all(
+				executions.map(async (execution) => (await outputOf(execution.id, 'Notify the User'))[0]),
+			);
 			expect(outputs.filter((item) => item.skipped === true)).toHaveLength(1);
 		});
 
@@ -381,7 +491,12 @@ describe('never twice in a real n8n', () => {
 			sandbox.configure({ latencyMs: 40 });
 			await postWebhook('nt-bulk', body);
 			// Killed right after the 60th send arrived, while n8n waits for its (held) answer.
-			await waitFor('60 accepted sends', () => accepted(sendsLogged(sandbox)).length >= 60, 60_000, 2);
+			await waitFor(
+				'60 accepted sends',
+				() => accepted(sendsLogged(sandbox)).length >= 60,
+				60_000,
+				2,
+			);
 			await kill();
 			const beforeRestart = accepted(sendsLogged(sandbox));
 			expect(beforeRestart.length).toBeGreaterThanOrEqual(60);
@@ -391,7 +506,9 @@ describe('never twice in a real n8n', () => {
 
 			await start();
 			const [crashed] = await finishedExecutions('ntBulkKeys', 1);
-			console.log(`${TAG} after the SIGKILL, ${beforeRestart.length} of 200 sent; the killed execution ${crashed.id} is "${crashed.status}" after the restart`);
+			console.log(
+				`${TAG} after the SIGKILL, ${beforeRestart.length} of 200 sent; the killed execution ${crashed.id} is "${crashed.status}" after the restart`,
+			);
 			expect(crashed.status).toBe('crashed');
 
 			// The same 200 items again, as the system that sent them would after an error.
@@ -409,19 +526,30 @@ describe('never twice in a real n8n', () => {
 			expect(unknownItems.every((item) => /the outcome is unknown/.test(item.error))).toBe(true);
 			expect(unknownItems.length).toBeLessThanOrEqual(1);
 			const unknownUsers = unknownItems.map((item) => item.targetUserIds[0]);
-			expect(rerunItems.every((item) => item.skipped === true || (typeof item.id === 'string' && !item.sentByEarlierTry) || unknownItems.includes(item))).toBe(true);
+			expect(
+				rerunItems.every(
+					(item) =>
+						item.skipped === true ||
+						(typeof item.id === 'string' && !item.sentByEarlierTry) ||
+						unknownItems.includes(item),
+				),
+			).toBe(true);
 			const sentBefore = new Set(acceptedUsers(beforeRestart));
 			// Sent before the kill: skipped by their confirmed key, or, when n8n died before confirming
 			// it, found in the list of sends (recoveredAfter) - never sent again.
 			const answeredFromBefore = rerunItems
 				.filter((item) => item.skipped === true || typeof item.recoveredAfter === 'string')
 				.map((item) => item.targetUserIds[0]);
-			expect(answeredFromBefore.filter((userId) => sentBefore.has(userId)).sort()).toEqual([...sentBefore].sort());
+			expect(answeredFromBefore.filter((userId) => sentBefore.has(userId)).sort()).toEqual(
+				[...sentBefore].sort(),
+			);
 
 			// n8n's Retry of the crashed execution, when it allows one: it must send nothing more.
 			let retry: string;
 			try {
-				const retried = await rest().call('POST', `/executions/${crashed.id}/retry`, { loadWorkflow: false });
+				const retried = await rest().call('POST', `/executions/${crashed.id}/retry`, {
+					loadWorkflow: false,
+				});
 				expect(retried.status).toBe('success');
 				const items = await outputOf(retried.id, 'Send');
 				const skipped = items.filter((item) => item.skipped === true).length;
@@ -436,10 +564,17 @@ describe('never twice in a real n8n', () => {
 			expect(Object.values(notified).every((count) => count === 1)).toBe(true);
 			expect(Object.keys(notified).every((userId) => users.includes(userId))).toBe(true);
 			const lost = users.filter((userId) => notified[userId] === undefined);
-			console.log(`${TAG} in the end ${Object.keys(notified).length} of 200 notified once, nobody twice; ${lost.length} not notified, ${unknownUsers.length} reported unknown`);
+			console.log(
+				`${TAG} in the end ${Object.keys(notified).length} of 200 notified once, nobody twice; ${lost.length} not notified, ${unknownUsers.length} reported unknown`,
+			);
 			// Whoever was not notified has an item that says so; what the re-run said of them otherwise.
-			const rerunItemOf = (userId: string) => rerunItems.find((item) => item.targetUserIds?.[0] === userId);
-			expect(lost.filter((userId) => !unknownUsers.includes(userId)).map((userId) => ({ userId, rerunItem: rerunItemOf(userId) }))).toEqual([]);
+			const rerunItemOf = (userId: string) =>
+				rerunItems.find((item) => item.targetUserIds?.[0] === userId);
+			expect(
+				lost
+					.filter((userId) => !unknownUsers.includes(userId))
+					.map((userId) => ({ userId, rerunItem: rerunItemOf(userId) })),
+			).toEqual([]);
 		});
 
 		describe('a crash while a claimed key waits to be sent', () => {
@@ -449,7 +584,12 @@ describe('never twice in a real n8n', () => {
 			test('n8n killed while the send of a claimed key waits out a 429 (Retry-After 60 s): nothing was registered', async () => {
 				sandbox.addFault({ endpoint: SEND, kind: 'rateLimit', retryAfterSeconds: 60 });
 				await postWebhook('nt-key-crash', event());
-				await waitFor('the 429', () => sendsLogged(sandbox).some((send) => send.status === 429), 30_000, 50);
+				await waitFor(
+					'the 429',
+					() => sendsLogged(sandbox).some((send) => send.status === 429),
+					30_000,
+					50,
+				);
 				await kill();
 				expect(sendsLogged(sandbox).map((send) => send.status)).toEqual([429]);
 				expect(sandbox.notifications()).toEqual([]);

@@ -49,7 +49,10 @@ type ErpEvent = { orderId: string; status: string; userId: string };
 const log = (line: string) => process.stdout.write(`[e2e queue] ${line}\n`);
 const seconds = (ms: number) => (ms / 1000).toFixed(1);
 const tally = (values: string[]) =>
-	values.reduce<Record<string, number>>((counts, value) => ({ ...counts, [value]: (counts[value] ?? 0) + 1 }), {});
+	values.reduce<Record<string, number>>(
+		(counts, value) => ({ ...counts, [value]: (counts[value] ?? 0) + 1 }),
+		{},
+	);
 
 describe('the package in n8n queue mode (main + 2 workers, Postgres, Redis)', () => {
 	let sandbox: Sandbox;
@@ -72,7 +75,10 @@ describe('the package in n8n queue mode (main + 2 workers, Postgres, Redis)', ()
 			Array.from({ length: atOnce }, async () => {
 				while (next < events.length) {
 					const event = events[next++];
-					statuses.push((await request(`${cluster.url}/webhook/erp-event`, { method: 'POST', body: event })).status);
+					statuses.push(
+						(await request(`${cluster.url}/webhook/erp-event`, { method: 'POST', body: event }))
+							.status,
+					);
 				}
 			}),
 		);
@@ -80,10 +86,12 @@ describe('the package in n8n queue mode (main + 2 workers, Postgres, Redis)', ()
 	}
 
 	const lastExecutionId = () => cluster.lastExecutionId();
-	const executionsAfter = (workflowId: string, afterId: number, count: number) => cluster.waitForExecutions(workflowId, count, { afterId });
+	const executionsAfter = (workflowId: string, afterId: number, count: number) =>
+		cluster.waitForExecutions(workflowId, count, { afterId });
 
 	/** One ERP event per user: order `<prefix><n>` of the user, in the given status. */
-	const eventsFor = (prefix: string, status: string, users: string[]) => users.map((userId, index) => ({ orderId: `${prefix}${index}`, status, userId }));
+	const eventsFor = (prefix: string, status: string, users: string[]) =>
+		users.map((userId, index) => ({ orderId: `${prefix}${index}`, status, userId }));
 
 	/** Posts the events (`AT_ONCE` in flight) and waits for their executions; what the sandbox saw meanwhile. */
 	async function deliver(events: ErpEvent[]) {
@@ -103,19 +111,29 @@ describe('the package in n8n queue mode (main + 2 workers, Postgres, Redis)', ()
 		return tally(names);
 	}
 
-	const isPrimaryRefresh = (entry: LoggedRequest) => entry.endpoint === REFRESH && (entry.body as Json)?.client_id === primary.clientId;
+	const isPrimaryRefresh = (entry: LoggedRequest) =>
+		entry.endpoint === REFRESH && (entry.body as Json)?.client_id === primary.clientId;
 	/** Accepted sends per recipient, over the sends whose title starts with `prefix`. */
 	function acceptedPerUser(entries: LoggedRequest[], prefix: string): Record<string, number> {
 		const sends = entries.filter(
-			(entry) => entry.endpoint === SEND && entry.status === 202 && String((entry.body as Json).title).startsWith(prefix),
+			(entry) =>
+				entry.endpoint === SEND &&
+				entry.status === 202 &&
+				String((entry.body as Json).title).startsWith(prefix),
 		);
 		return tally(sends.flatMap((entry) => (entry.body as Json).target_user_ids as string[]));
 	}
-	const oncePerUser = (userIds: string[]) => Object.fromEntries(userIds.map((userId) => [userId, 1]));
+	const oncePerUser = (userIds: string[]) =>
+		Object.fromEntries(userIds.map((userId) => [userId, 1]));
 
 	beforeAll(async () => {
 		const started = Date.now();
-		sandbox = await startSandbox({ port: 0, seedUsers: 500, tokenLifetimeSeconds: TOKEN_LIFE_SECONDS, deliveryMs: 500 });
+		sandbox = await startSandbox({
+			port: 0,
+			seedUsers: 500,
+			tokenLifetimeSeconds: TOKEN_LIFE_SECONDS,
+			deliveryMs: 500,
+		});
 		({ primary, secondary } = sandbox.orgs);
 		const erp = exampleWorkflows().find((entry) => entry.workflow.id === ERP)!.workflow;
 		cluster = await startQueueCluster({
@@ -127,13 +145,18 @@ describe('the package in n8n queue mode (main + 2 workers, Postgres, Redis)', ()
 			publish: [ERP],
 			log,
 		});
-		expect(erp.nodes.find((node: Json) => node.credentials)?.credentials.companionPushApi.id).toBe(CREDENTIAL_ID);
+		expect(erp.nodes.find((node: Json) => node.credentials)?.credentials.companionPushApi.id).toBe(
+			CREDENTIAL_ID,
+		);
 		// The trigger: published now (its activation poll sets the starting point), then sends are
 		// made outside n8n for its scheduled polls to find while the other cases run.
 		triggerPublishedAt = Date.now();
 		await cluster.publish(TRIGGER_WORKFLOW);
 		const failedUsers = secondary.usersOfKind('uninstalled', 2);
-		const others = [...secondary.usersOfKind('onePhone', 2), ...secondary.usersOfKind('twoPhones', 2)];
+		const others = [
+			...secondary.usersOfKind('onePhone', 2),
+			...secondary.usersOfKind('twoPhones', 2),
+		];
 		for (const [index, failedUser] of failedUsers.entries()) {
 			const id = await sendFromOutside(
 				sandbox,
@@ -158,14 +181,22 @@ describe('the package in n8n queue mode (main + 2 workers, Postgres, Redis)', ()
 
 	test(`a burst of ${BURST} webhook events, ${AT_ONCE} at a time: both workers run them, each user is notified once, all succeed`, async () => {
 		const users = primary.userIds.slice(0, BURST);
-		const { rows, entries, started, posted, done } = await deliver(eventsFor('A', 'shipped', users));
+		const { rows, entries, started, posted, done } = await deliver(
+			eventsFor('A', 'shipped', users),
+		);
 
 		expect(rows).toHaveLength(BURST);
-		expect(tally(rows.map((row) => `${row.mode}:${row.status}`))).toEqual({ 'webhook:success': BURST });
+		expect(tally(rows.map((row) => `${row.mode}:${row.status}`))).toEqual({
+			'webhook:success': BURST,
+		});
 		const perWorker = workersOf(rows);
 		expect(Object.keys(perWorker).sort()).toEqual(['worker-1', 'worker-2']);
 		expect(acceptedPerUser(entries, 'Order A')).toEqual(oncePerUser(users));
-		expect(tally(entries.filter((entry) => entry.endpoint === SEND).map((entry) => String(entry.status)))).toEqual({ 202: BURST });
+		expect(
+			tally(
+				entries.filter((entry) => entry.endpoint === SEND).map((entry) => String(entry.status)),
+			),
+		).toEqual({ 202: BURST });
 
 		const refreshes = entries.filter(isPrimaryRefresh).length;
 		report(
@@ -175,10 +206,14 @@ describe('the package in n8n queue mode (main + 2 workers, Postgres, Redis)', ()
 	});
 
 	test(`all ${BURST} events of the burst delivered again: nothing is sent again, every execution succeeds`, async () => {
-		const { rows, entries, started, done } = await deliver(eventsFor('A', 'shipped', primary.userIds.slice(0, BURST)));
+		const { rows, entries, started, done } = await deliver(
+			eventsFor('A', 'shipped', primary.userIds.slice(0, BURST)),
+		);
 		expect(tally(rows.map((row) => row.status))).toEqual({ success: BURST });
 		expect(entries.filter((entry) => entry.endpoint === SEND)).toEqual([]);
-		report(`redelivery: ${BURST} events again in ${seconds(done - started)} s, per worker ${JSON.stringify(workersOf(rows))}; 0 sends`);
+		report(
+			`redelivery: ${BURST} events again in ${seconds(done - started)} s, per worker ${JSON.stringify(workersOf(rows))}; 0 sends`,
+		);
 	});
 
 	/** The same event posted twice, `apartMs` apart, for each of `rounds` events at once; each user once. */
@@ -204,12 +239,15 @@ describe('the package in n8n queue mode (main + 2 workers, Postgres, Redis)', ()
 		const byEvent = new Map<string, Set<string>>();
 		for (const row of rows) {
 			const execution = await cluster.rest.getExecution(row.id);
-			const body = execution.data.resultData.runData['ERP Event']?.[0]?.data?.main?.[0]?.[0]?.json?.body as Json | undefined;
+			const body = execution.data.resultData.runData['ERP Event']?.[0]?.data?.main?.[0]?.[0]?.json
+				?.body as Json | undefined;
 			const key = String(body?.orderId);
 			byEvent.set(key, (byEvent.get(key) ?? new Set()).add(ranOn.get(row.id) ?? 'nowhere'));
 		}
 		const onBoth = [...byEvent.values()].filter((workers) => workers.size === 2).length;
-		report(`same event twice ${apartMs} ms apart, ${events.length} rounds: on both workers ${onBoth}, notified twice ${twice}, not notified ${missing}`);
+		report(
+			`same event twice ${apartMs} ms apart, ${events.length} rounds: on both workers ${onBoth}, notified twice ${twice}, not notified ${missing}`,
+		);
 		expect(perUser).toEqual(oncePerUser(users));
 		return onBoth;
 	}
@@ -226,8 +264,16 @@ describe('the package in n8n queue mode (main + 2 workers, Postgres, Redis)', ()
 	test('an Idempotency Key shared by the workers: the same event twice, the second after the first finished, on different workers, notifies once', async () => {
 		const pairs: Array<{ workers: string[]; accepted: number }> = [];
 		// Which worker takes a job is Redis's choice: try fresh events until a pair ran on two workers.
-		for (let attempt = 0; attempt < 6 && !pairs.some((pair) => new Set(pair.workers).size === 2); attempt++) {
-			const event = { orderId: `E${attempt}`, status: 'paid', userId: primary.userIds[400 + attempt] };
+		for (
+			let attempt = 0;
+			attempt < 6 && !pairs.some((pair) => new Set(pair.workers).size === 2);
+			attempt++
+		) {
+			const event = {
+				orderId: `E${attempt}`,
+				status: 'paid',
+				userId: primary.userIds[400 + attempt],
+			};
 			const afterId = await lastExecutionId();
 			const before = sandbox.requestLog().length;
 			await postEvents([event]);
@@ -237,11 +283,22 @@ describe('the package in n8n queue mode (main + 2 workers, Postgres, Redis)', ()
 			expect([first.status, second.status]).toEqual(['success', 'success']);
 			const ranOn = cluster.workerOfExecutions();
 			const accepted = acceptedPerUser(sandbox.requestLog().slice(before), `Order E${attempt}:`);
-			pairs.push({ workers: [ranOn.get(first.id)!, ranOn.get(second.id)!], accepted: accepted[event.userId] ?? 0 });
+			pairs.push({
+				workers: [ranOn.get(first.id)!, ranOn.get(second.id)!],
+				accepted: accepted[event.userId] ?? 0,
+			});
 		}
-		report(`idempotency across workers: ${pairs.map((pair) => `${pair.workers.join(' then ')}: ${pair.accepted} send`).join('; ')}`);
+		report(
+			`idempotency across workers: ${pairs.map((pair) => `${pair.workers.join(' then ')}: ${pair.accepted} send`).join('; ')}`,
+		);
 		expect(pairs.every((pair) => pair.accepted === 1)).toBe(true);
-		expect(pairs.some((pair) => new Set(pair.workers).size === 2 && pair.workers.every((name) => /^worker-\d$/.test(name)))).toBe(true);
+		expect(
+			pairs.some(
+				(pair) =>
+					new Set(pair.workers).size === 2 &&
+					pair.workers.every((name) => /^worker-\d$/.test(name)),
+			),
+		).toBe(true);
 	});
 
 	test(`token renewal across workers: events spread over 66 s (${TOKEN_LIFE_SECONDS} s tokens): no call fails, no failed execution, refreshes bounded`, async () => {
@@ -268,7 +325,9 @@ describe('the package in n8n queue mode (main + 2 workers, Postgres, Redis)', ()
 		expect(acceptedPerUser(entries, 'Order B')).toEqual(oncePerUser(users));
 		const refreshes = entries.filter(isPrimaryRefresh);
 		const lives = Math.ceil(windowMs / (TOKEN_LIFE_SECONDS * 1000));
-		const gaps = refreshes.slice(1).map((entry, index) => seconds(entry.time - refreshes[index].time));
+		const gaps = refreshes
+			.slice(1)
+			.map((entry, index) => seconds(entry.time - refreshes[index].time));
 		report(
 			`renewal: ${users.length} events over ${seconds(windowMs)} s = ${lives} token lives of ${TOKEN_LIFE_SECONDS} s; ` +
 				`${refreshes.length} refreshes (${(refreshes.length / lives).toFixed(2)} per token life, ${(refreshes.length / lives / WORKERS).toFixed(2)} per worker per life; ` +
@@ -291,7 +350,9 @@ describe('the package in n8n queue mode (main + 2 workers, Postgres, Redis)', ()
 			const perUser = acceptedPerUser(entries, 'Order C');
 			const twice = Object.values(perUser).filter((count) => count > 1).length;
 			const missing = users.filter((userId) => !perUser[userId]).length;
-			const refreshTimes = entries.filter(isPrimaryRefresh).map((entry) => seconds(entry.time - started));
+			const refreshTimes = entries
+				.filter(isPrimaryRefresh)
+				.map((entry) => seconds(entry.time - started));
 			const refreshes = refreshTimes.length;
 			const lives = Math.ceil(windowMs / (TOKEN_LIFE_SECONDS * 1000));
 			report(
@@ -311,9 +372,13 @@ describe('the package in n8n queue mode (main + 2 workers, Postgres, Redis)', ()
 	test('the trigger polls on main only, once per interval; its executions run on the workers and emit each event once', async () => {
 		// One poll = the list requests of the secondary org within a few seconds of each other.
 		const pollsSoFar = () => {
-			const lists = sandbox.requestLog().filter((entry) => entry.endpoint === SEND_LIST && entry.orgId === secondary.id);
+			const lists = sandbox
+				.requestLog()
+				.filter((entry) => entry.endpoint === SEND_LIST && entry.orgId === secondary.id);
 			const polls: number[] = [];
-			for (const entry of lists) if (polls.length === 0 || entry.time - polls[polls.length - 1] > 5000) polls.push(entry.time);
+			for (const entry of lists)
+				if (polls.length === 0 || entry.time - polls[polls.length - 1] > 5000)
+					polls.push(entry.time);
 			return { lists, polls };
 		};
 		/** The events the trigger's executions emitted: `event notificationId [userId]`. */
@@ -323,12 +388,19 @@ describe('the package in n8n queue mode (main + 2 workers, Postgres, Redis)', ()
 				const execution = await cluster.rest.getExecution(row.id);
 				for (const item of execution.data.resultData.runData['Settled Or Failed'][0].data.main[0]) {
 					const { event, notificationId, userId } = item.json;
-					emitted.push(event === 'deliveryFailed' ? `${event} ${notificationId} ${userId}` : `${event} ${notificationId}`);
+					emitted.push(
+						event === 'deliveryFailed'
+							? `${event} ${notificationId} ${userId}`
+							: `${event} ${notificationId}`,
+					);
 				}
 			}
 			return emitted;
 		};
-		const expected = outsideSends.flatMap(({ id, failedUser }) => [`notificationSettled ${id}`, `deliveryFailed ${id} ${failedUser}`]);
+		const expected = outsideSends.flatMap(({ id, failedUser }) => [
+			`notificationSettled ${id}`,
+			`deliveryFailed ${id} ${failedUser}`,
+		]);
 		// The state to wait for: the activation poll and two scheduled ones (so there is a gap between
 		// scheduled polls to measure), and every event of the outside sends emitted by a finished execution.
 		await waitFor(
@@ -358,11 +430,15 @@ describe('the package in n8n queue mode (main + 2 workers, Postgres, Redis)', ()
 
 		const rows = await cluster.executions(TRIGGER_WORKFLOW);
 		expect(rows.length).toBeGreaterThanOrEqual(1);
-		expect(tally(rows.map((row) => `${row.mode}:${row.status}`))).toEqual({ [`trigger:success`]: rows.length });
+		expect(tally(rows.map((row) => `${row.mode}:${row.status}`))).toEqual({
+			[`trigger:success`]: rows.length,
+		});
 		const perWorker = workersOf(rows);
 		expect(Object.keys(perWorker).every((name) => /^worker-\d$/.test(name))).toBe(true);
 		const emitted = await emittedBy(rows);
-		report(`trigger: ${rows.length} execution(s) on ${JSON.stringify(perWorker)}, ${emitted.length} events emitted`);
+		report(
+			`trigger: ${rows.length} execution(s) on ${JSON.stringify(perWorker)}, ${emitted.length} events emitted`,
+		);
 		expect(emitted.sort()).toEqual(expected.sort());
 	});
 });

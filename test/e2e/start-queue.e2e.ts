@@ -9,7 +9,14 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
 
-import { findFreePort, N8nRestClient, OWNER_EMAIL, OWNER_PASSWORD, request, waitFor } from './support';
+import {
+	findFreePort,
+	N8nRestClient,
+	OWNER_EMAIL,
+	OWNER_PASSWORD,
+	request,
+	waitFor,
+} from './support';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 
@@ -50,7 +57,15 @@ describe('npm start -- --queue', () => {
 		const sandboxPort = await findFreePort();
 		child = spawn(
 			process.execPath,
-			[path.join(ROOT, 'scripts', 'start.js'), '--queue', '--skip-build', '--port', String(port), '--sandbox-port', String(sandboxPort)],
+			[
+				path.join(ROOT, 'scripts', 'start.js'),
+				'--queue',
+				'--skip-build',
+				'--port',
+				String(port),
+				'--sandbox-port',
+				String(sandboxPort),
+			],
 			{
 				cwd: ROOT,
 				env: process.env,
@@ -59,24 +74,34 @@ describe('npm start -- --queue', () => {
 		);
 		child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
 		child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-		exited = new Promise((resolve) => child!.on('close', (code, signal) => resolve({ code, signal })));
+		exited = new Promise((resolve) =>
+			child!.on('close', (code, signal) => resolve({ code, signal })),
+		);
 
 		const url = await waitFor(
 			'"n8n is ready (queue mode)" from npm start -- --queue',
 			() => {
-				if (child!.exitCode !== null) throw new Error(`npm start -- --queue exited (${child!.exitCode}):\n${output}`);
+				if (child!.exitCode !== null)
+					throw new Error(`npm start -- --queue exited (${child!.exitCode}):\n${output}`);
 				// The whole ready block, to its last line: it reaches this process in several chunks.
-				return /n8n is ready \(queue mode\): (http:\/\/127\.0\.0\.1:\d+)[\s\S]*\nCtrl-C to stop\./.exec(output)?.[1];
+				return /n8n is ready \(queue mode\): (http:\/\/127\.0\.0\.1:\d+)[\s\S]*\nCtrl-C to stop\./.exec(
+					output,
+				)?.[1];
 			},
 			180_000,
 			250,
 		);
-		process.stdout.write(`[e2e] npm start -- --queue ready in ${Math.round((Date.now() - started) / 1000)} s\n`);
+		process.stdout.write(
+			`[e2e] npm start -- --queue ready in ${Math.round((Date.now() - started) / 1000)} s\n`,
+		);
 		expect(url).toBe(`http://127.0.0.1:${port}`);
 		expect(output).toContain(`Email:     ${OWNER_EMAIL}`);
 		expect(output).toContain(`Password:  ${OWNER_PASSWORD}`);
 		const pids = [...output.matchAll(/\(pid (\d+)\)/g)].map((match) => Number(match[1]));
-		const workerLines = output.match(/^ {4}worker-\d +n8n worker --concurrency=10, health http:\/\/127\.0\.0\.1:(\d+)\/healthz/gm) ?? [];
+		const workerLines =
+			output.match(
+				/^ {4}worker-\d +n8n worker --concurrency=10, health http:\/\/127\.0\.0\.1:(\d+)\/healthz/gm,
+			) ?? [];
 		expect(workerLines).toHaveLength(2);
 		expect(pids).toHaveLength(3); // main and two workers
 		const pgPort = Number(/Postgres +127\.0\.0\.1:(\d+)/.exec(output)?.[1]);
@@ -95,17 +120,25 @@ describe('npm start -- --queue', () => {
 			['cpExampleEscalation', false],
 			['cpExampleFollowUp', true],
 		]);
-		for (const healthPort of healthPorts) expect((await request(`http://127.0.0.1:${healthPort}/healthz`)).status).toBe(200);
+		for (const healthPort of healthPorts)
+			expect((await request(`http://127.0.0.1:${healthPort}/healthz`)).status).toBe(200);
 
 		const userId = /"userId":"([0-9a-f]{24})"/.exec(output)![1];
-		const posted = await request(`${url}/webhook/erp-event`, { method: 'POST', body: { orderId: '5150', status: 'shipped', userId } });
+		const posted = await request(`${url}/webhook/erp-event`, {
+			method: 'POST',
+			body: { orderId: '5150', status: 'shipped', userId },
+		});
 		expect(posted.status).toBe(200);
 		const sends = await waitFor(
 			'the ERP send in the sandbox log',
 			async () => {
 				const log = await request(`http://127.0.0.1:${sandboxPort}/__sandbox/log`);
 				const found = (
-					log.json.requests as Array<{ endpoint: string; status: number; body: { title: string; target_user_ids: string[] } }>
+					log.json.requests as Array<{
+						endpoint: string;
+						status: number;
+						body: { title: string; target_user_ids: string[] };
+					}>
 				).filter((entry) => entry.endpoint === 'POST /push-notification/send');
 				return found.length > 0 && found;
 			},
@@ -126,15 +159,23 @@ describe('npm start -- --queue', () => {
 		);
 		const workerLogs = fs.readdirSync(logDir).filter((file) => /^worker-\d\.log$/.test(file));
 		const ranOn = workerLogs.filter((file) =>
-			fs.readFileSync(path.join(logDir, file), 'utf8').includes(`Worker finished execution ${execution.id} `),
+			fs
+				.readFileSync(path.join(logDir, file), 'utf8')
+				.includes(`Worker finished execution ${execution.id} `),
 		);
 		expect(ranOn).toHaveLength(1);
 
 		child.kill('SIGINT');
 		expect(await exited).toEqual({ code: 0, signal: null });
 		expect(output).toMatch(/Stopped\.\s*$/);
-		for (const free of [port, sandboxPort, pgPort, redisPort, ...healthPorts]) expect(await portIsFree(free)).toBe(true);
-		await waitFor('main and the workers to be gone', () => pids.every((pid) => !isRunning(pid)), 10_000, 250);
+		for (const free of [port, sandboxPort, pgPort, redisPort, ...healthPorts])
+			expect(await portIsFree(free)).toBe(true);
+		await waitFor(
+			'main and the workers to be gone',
+			() => pids.every((pid) => !isRunning(pid)),
+			10_000,
+			250,
+		);
 		process.stdout.write(
 			`[e2e] npm start -- --queue: ready, one event through ${ranOn[0].replace('.log', '')}, stopped, in ${Math.round((Date.now() - started) / 1000)} s\n`,
 		);

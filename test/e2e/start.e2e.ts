@@ -41,9 +41,12 @@ async function ready(started: Started): Promise<string> {
 	return await waitFor(
 		'"n8n is ready" from npm start',
 		() => {
-			if (started.child.exitCode !== null) throw new Error(`npm start exited (${started.child.exitCode}):\n${started.output()}`);
+			if (started.child.exitCode !== null)
+				throw new Error(`npm start exited (${started.child.exitCode}):\n${started.output()}`);
 			// The whole ready block, to its last line: it reaches this process in several chunks.
-			return /n8n is ready: (http:\/\/127\.0\.0\.1:\d+)[\s\S]*\nCtrl-C to stop\./.exec(started.output())?.[1];
+			return /n8n is ready: (http:\/\/127\.0\.0\.1:\d+)[\s\S]*\nCtrl-C to stop\./.exec(
+				started.output(),
+			)?.[1];
 		},
 		180_000,
 		250,
@@ -90,7 +93,15 @@ describe('npm start', () => {
 	test('first start: editor URL, login and sandbox printed; the login works; credential and examples are there; SIGTERM stops it all', async () => {
 		const started = Date.now();
 		fs.chmodSync(home, 0o755); // a folder that existed, open to others: npm start closes it
-		running = runStart(['--skip-build', '--home', home, '--port', String(port), '--sandbox-port', String(sandboxPort)]);
+		running = runStart([
+			'--skip-build',
+			'--home',
+			home,
+			'--port',
+			String(port),
+			'--sandbox-port',
+			String(sandboxPort),
+		]);
 		const url = await ready(running);
 		const output = running.output();
 		expect(url).toBe(`http://127.0.0.1:${port}`);
@@ -107,7 +118,9 @@ describe('npm start', () => {
 		expect(output).toMatch(
 			/Importing the example workflows: ai-agent-notify.json, erp-event-to-push.json, follow-up-report.json, safety-alert-escalation.json, scheduled-digest.json/,
 		);
-		process.stdout.write(`[e2e] npm start (fresh user folder, no build) ready in ${Math.round((Date.now() - started) / 1000)} s\n`);
+		process.stdout.write(
+			`[e2e] npm start (fresh user folder, no build) ready in ${Math.round((Date.now() - started) / 1000)} s\n`,
+		);
 
 		expect((await request(`${url}/`)).status).toBe(200); // the editor
 		const rest = new N8nRestClient(url);
@@ -128,10 +141,15 @@ describe('npm start', () => {
 		]);
 		// The AI Agent example's model credential points at the scripted model npm start runs.
 		const modelUrl = /AI model: +(http:\/\/127\.0\.0\.1:\d+\/v1)/.exec(output)![1];
-		const modelCredential = await rest.call('GET', '/credentials/cpFakeModelCredential?includeData=true');
+		const modelCredential = await rest.call(
+			'GET',
+			'/credentials/cpFakeModelCredential?includeData=true',
+		);
 		expect(modelCredential.data.url).toBe(modelUrl);
 		expect((await request(`${modelUrl}/models`)).json.data[0].id).toBe('fake-scripted-model');
-		expect((await request(`http://127.0.0.1:${sandboxPort}/__sandbox/credentials`)).status).toBe(200);
+		expect((await request(`http://127.0.0.1:${sandboxPort}/__sandbox/credentials`)).status).toBe(
+			200,
+		);
 
 		running.child.kill('SIGTERM');
 		expect(await running.exited).toEqual({ code: 0, signal: null });
@@ -153,9 +171,13 @@ describe('npm start', () => {
 		});
 		const url = await ready(running);
 		const output = running.output();
-		process.stdout.write(`[e2e] npm start (reused user folder, no build) ready in ${Math.round((Date.now() - started) / 1000)} s\n`);
+		process.stdout.write(
+			`[e2e] npm start (reused user folder, no build) ready in ${Math.round((Date.now() - started) / 1000)} s\n`,
+		);
 		expect(output).toContain(`Real service: ${realService.baseUrl}`);
-		expect(output).toContain(`Importing the credential "Companion Push sandbox" (${realService.baseUrl})`);
+		expect(output).toContain(
+			`Importing the credential "Companion Push sandbox" (${realService.baseUrl})`,
+		);
 		expect(output).not.toContain('Importing the example workflows');
 		expect(output).not.toContain('Sandbox:');
 
@@ -163,7 +185,9 @@ describe('npm start', () => {
 		await rest.login();
 		// The examples published with the sandbox are unpublished with a real service.
 		expect(output).toContain('unpublished the example "Companion Push example: follow-up report"');
-		expect((await rest.listWorkflows()).map((workflow) => [workflow.id, workflow.active]).sort()).toEqual([
+		expect(
+			(await rest.listWorkflows()).map((workflow) => [workflow.id, workflow.active]).sort(),
+		).toEqual([
 			['cpExampleAiAgent', false],
 			['cpExampleDigest', false],
 			['cpExampleErpEvent', false],
@@ -174,10 +198,18 @@ describe('npm start', () => {
 		expect(credential.data.baseUrl).toBe(realService.baseUrl);
 		const before = realService.requestLog().length;
 		const tested = await rest.call('POST', '/credentials/test', {
-			credentials: { id: credential.id, name: credential.name, type: credential.type, data: credential.data },
+			credentials: {
+				id: credential.id,
+				name: credential.name,
+				type: credential.type,
+				data: credential.data,
+			},
 		});
 		expect(tested).toMatchObject({ status: 'OK' });
-		const calls = realService.requestLog().slice(before).map((entry) => `${entry.method} ${entry.path} ${entry.status}`);
+		const calls = realService
+			.requestLog()
+			.slice(before)
+			.map((entry) => `${entry.method} ${entry.path} ${entry.status}`);
 		expect(calls).toContain('GET /user-device/users 200');
 
 		running.child.kill('SIGINT');

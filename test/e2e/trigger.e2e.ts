@@ -48,7 +48,10 @@ describe('published workflows in a running n8n (n8n start)', () => {
 	let firstExecution: { id: string; startedAt: string };
 
 	/** The items the trigger node emitted in an execution. */
-	async function triggerItems(executionId: string, node = 'Settled Or Failed'): Promise<Array<Record<string, any>>> {
+	async function triggerItems(
+		executionId: string,
+		node = 'Settled Or Failed',
+	): Promise<Array<Record<string, any>>> {
 		const execution = await rest.getExecution(executionId);
 		const runs = execution.data.resultData.runData[node];
 		return runs[0].data.main[0].map((item: { json: Record<string, any> }) => item.json);
@@ -61,7 +64,10 @@ describe('published workflows in a running n8n (n8n start)', () => {
 		home = await N8nHome.create();
 		await home.useSandbox(sandbox, { secondaryOrg: true });
 		server = await N8nServer.start(home, {
-			workflows: [...exampleWorkflows().map((entry) => entry.workflow), triggerWorkflow(TRIGGER_WORKFLOW, TAG, SECONDARY_CREDENTIAL)],
+			workflows: [
+				...exampleWorkflows().map((entry) => entry.workflow),
+				triggerWorkflow(TRIGGER_WORKFLOW, TAG, SECONDARY_CREDENTIAL),
+			],
 		});
 		rest = server.rest;
 	});
@@ -74,10 +80,19 @@ describe('published workflows in a running n8n (n8n start)', () => {
 
 	test('publishing: the trigger workflows, the webhook example and the schedule example activate; each trigger polls at once', async () => {
 		const before = sandbox.requestLog().length;
-		for (const id of [TRIGGER_WORKFLOW, 'cpExampleFollowUp', 'cpExampleErpEvent', 'cpExampleDigest']) {
+		for (const id of [
+			TRIGGER_WORKFLOW,
+			'cpExampleFollowUp',
+			'cpExampleErpEvent',
+			'cpExampleDigest',
+		]) {
 			// Publishing is asynchronous in n8n 2.41 (an outbox): this waits until it is done.
 			const status = await publish(rest, id);
-			expect({ id, status: status.status, triggers: status.triggers.map((trigger) => trigger.status) }).toEqual({
+			expect({
+				id,
+				status: status.status,
+				triggers: status.triggers.map((trigger) => trigger.status),
+			}).toEqual({
 				id,
 				status: 'published',
 				triggers: ['activated'],
@@ -86,8 +101,13 @@ describe('published workflows in a running n8n (n8n start)', () => {
 		// The digest runs at 09:00 on weekdays: activated to prove its schedule is valid, then unpublished.
 		await rest.deactivateWorkflow('cpExampleDigest');
 		// Each trigger's first poll (at activation) lists the sends of its org to set its starting point.
-		const lists = sandbox.requestLog().slice(before).filter((entry) => entry.endpoint === LIST);
-		expect([...new Set(lists.map((entry) => entry.orgId))].sort()).toEqual([sandbox.orgs.primary.id, sandbox.orgs.secondary.id].sort());
+		const lists = sandbox
+			.requestLog()
+			.slice(before)
+			.filter((entry) => entry.endpoint === LIST);
+		expect([...new Set(lists.map((entry) => entry.orgId))].sort()).toEqual(
+			[sandbox.orgs.primary.id, sandbox.orgs.secondary.id].sort(),
+		);
 	});
 
 	test('the ERP example through its real webhook: the named user is notified', async () => {
@@ -102,18 +122,30 @@ describe('published workflows in a running n8n (n8n start)', () => {
 			30_000,
 			250,
 		);
-		expect(record).toMatchObject({ body: 'Your order 7001 is now ready for pickup. Tap to see the details.', deeplink: 'companionapp://home' });
-		const executions = await waitFor('its execution', async () => {
-			const list = await rest.listExecutions('cpExampleErpEvent');
-			return list.length > 0 && list.every((execution) => execution.status === 'success') && list;
-		}, 30_000);
+		expect(record).toMatchObject({
+			body: 'Your order 7001 is now ready for pickup. Tap to see the details.',
+			deeplink: 'companionapp://home',
+		});
+		const executions = await waitFor(
+			'its execution',
+			async () => {
+				const list = await rest.listExecutions('cpExampleErpEvent');
+				return list.length > 0 && list.every((execution) => execution.status === 'success') && list;
+			},
+			30_000,
+		);
 		expect(executions.map((execution) => execution.mode)).toEqual(['webhook']);
 	});
 
 	test('the trigger: a send made in the sandbox gives exactly one execution, with each of its events once', async () => {
 		const { secondary } = sandbox.orgs;
 		// Another send of the watched org, without the tag in its title: the trigger's filter drops it.
-		await sendFromOutside(sandbox, 'Quarterly results for sales', [secondaryUsers.twoPhones], secondary);
+		await sendFromOutside(
+			sandbox,
+			'Quarterly results for sales',
+			[secondaryUsers.twoPhones],
+			secondary,
+		);
 		outsideSendId = await sendFromOutside(
 			sandbox,
 			`${TAG} Quarterly results`,
@@ -121,7 +153,11 @@ describe('published workflows in a running n8n (n8n start)', () => {
 			secondary,
 		);
 		// And one in the primary org, for the follow-up report example below.
-		await sendFromOutside(sandbox, 'Quarterly results', [users.onePhone, users.uninstalled, users.noPhone]);
+		await sendFromOutside(sandbox, 'Quarterly results', [
+			users.onePhone,
+			users.uninstalled,
+			users.noPhone,
+		]);
 		// Finished, not only started: under load the execution can still be running when first listed.
 		const executions = await waitFor(
 			'the trigger to start an execution and finish it',
@@ -152,13 +188,17 @@ describe('published workflows in a running n8n (n8n start)', () => {
 		const reports = await waitFor(
 			'two delivery reports',
 			() => {
-				const found = sandbox.notifications().filter((entry) => entry.title.startsWith('Delivery report:'));
+				const found = sandbox
+					.notifications()
+					.filter((entry) => entry.title.startsWith('Delivery report:'));
 				return found.length >= 2 && found;
 			},
 			2 * POLL_MS + 15_000,
 			2000,
 		);
-		const erpSend = sandbox.notifications().find((entry) => entry.title === 'Order 7001: ready for pickup');
+		const erpSend = sandbox
+			.notifications()
+			.find((entry) => entry.title === 'Order 7001: ready for pickup');
 		const outside = sandbox.notifications().find((entry) => entry.title === 'Quarterly results');
 		for (const send of [erpSend, outside]) {
 			const stats = send!.stats;
@@ -180,14 +220,22 @@ describe('published workflows in a running n8n (n8n start)', () => {
 			const followUps = await rest.listExecutions('cpExampleFollowUp');
 			if (!followUps.every(hasFinished)) return undefined;
 			expect(followUps.every((execution) => execution.status === 'success')).toBe(true);
-			return (await Promise.all(followUps.map(async (execution) => await triggerItems(execution.id, 'When a Send Settles')))).flat();
+			return (
+				await Promise.all(
+					followUps.map(
+						async (execution) => await triggerItems(execution.id, 'When a Send Settles'),
+					),
+				)
+			).flat();
 		};
 		// The follow-up trigger has emitted every send of its org, the reports included (they settle
 		// within 4.5 s, then its next poll sees them).
 		await waitFor(
 			'the follow-up trigger to emit every send of the primary org',
 			async () => {
-				const emitted = new Set(((await followUpEmitted()) ?? []).map((item) => item.notificationId));
+				const emitted = new Set(
+					((await followUpEmitted()) ?? []).map((item) => item.notificationId),
+				);
 				return primarySends().every((send) => emitted.has(send.id));
 			},
 			2 * POLL_MS + 15_000,
@@ -199,8 +247,14 @@ describe('published workflows in a running n8n (n8n start)', () => {
 		await waitFor(
 			"two of the trigger's polls after its execution",
 			() =>
-				sandbox.requestLog().filter((entry) => entry.endpoint === LIST && entry.orgId === sandbox.orgs.secondary.id && entry.time > startedAt + 1000)
-					.length >= 2,
+				sandbox
+					.requestLog()
+					.filter(
+						(entry) =>
+							entry.endpoint === LIST &&
+							entry.orgId === sandbox.orgs.secondary.id &&
+							entry.time > startedAt + 1000,
+					).length >= 2,
 			2 * POLL_MS + 15_000,
 			1000,
 		);
@@ -208,11 +262,19 @@ describe('published workflows in a running n8n (n8n start)', () => {
 		const executions = await rest.listExecutions(TRIGGER_WORKFLOW);
 		expect(executions.map((execution) => execution.id)).toEqual([firstExecution.id]);
 
-		expect(sandbox.notifications().filter((entry) => entry.title.startsWith('Delivery report:'))).toHaveLength(2);
-		const sends = sandbox.requestLog().filter((entry) => entry.endpoint === 'POST /push-notification/send');
+		expect(
+			sandbox.notifications().filter((entry) => entry.title.startsWith('Delivery report:')),
+		).toHaveLength(2);
+		const sends = sandbox
+			.requestLog()
+			.filter((entry) => entry.endpoint === 'POST /push-notification/send');
 		expect(sends).toHaveLength(6); // the ERP send, three outside sends, the two reports (of the primary org's two sends)
 		// The follow-up trigger emitted each settled send of its org once, the reports included; the filter kept the reports back.
 		const emitted = (await followUpEmitted())!;
-		expect(emitted.map((item) => item.notificationId).sort()).toEqual(primarySends().map((send) => send.id).sort());
+		expect(emitted.map((item) => item.notificationId).sort()).toEqual(
+			primarySends()
+				.map((send) => send.id)
+				.sort(),
+		);
 	});
 });

@@ -24,7 +24,12 @@ export async function call(
 		headers['content-type'] = 'application/json';
 		body = JSON.stringify(options.body);
 	}
-	const response = await fetch(`${sandbox.baseUrl}${path}`, { method, headers, body, signal: options.signal });
+	const response = await fetch(`${sandbox.baseUrl}${path}`, {
+		method,
+		headers,
+		body,
+		signal: options.signal,
+	});
 	const text = await response.text();
 	let parsed: unknown = text;
 	try {
@@ -35,9 +40,16 @@ export async function call(
 	return { status: response.status, headers: response.headers, body: parsed, text };
 }
 
-export async function tokenFor(sandbox: Sandbox, credential: SandboxCredential = sandbox.orgs.primary): Promise<string> {
+export async function tokenFor(
+	sandbox: Sandbox,
+	credential: SandboxCredential = sandbox.orgs.primary,
+): Promise<string> {
 	const answer = await call(sandbox, 'POST', '/auth/oauth/v2/refresh', {
-		body: { client_id: credential.clientId, client_secret: credential.clientSecret, refresh_token: credential.refreshToken },
+		body: {
+			client_id: credential.clientId,
+			client_secret: credential.clientSecret,
+			refresh_token: credential.refreshToken,
+		},
 	});
 	if (answer.status !== 200) throw new Error(`refresh failed: ${answer.status} ${answer.text}`);
 	return answer.body.access_token;
@@ -45,11 +57,24 @@ export async function tokenFor(sandbox: Sandbox, credential: SandboxCredential =
 
 /** A valid send body. */
 export function sendBody(targetUserIds: string[], extra: Record<string, unknown> = {}) {
-	return { title: 'Shift change', body: 'Your shift starts at 9:00 tomorrow.', target_user_ids: targetUserIds, ...extra };
+	return {
+		title: 'Shift change',
+		body: 'Your shift starts at 9:00 tomorrow.',
+		target_user_ids: targetUserIds,
+		...extra,
+	};
 }
 
-export async function send(sandbox: Sandbox, token: string, targetUserIds: string[], extra: Record<string, unknown> = {}) {
-	const answer = await call(sandbox, 'POST', '/push-notification/send', { token, body: sendBody(targetUserIds, extra) });
+export async function send(
+	sandbox: Sandbox,
+	token: string,
+	targetUserIds: string[],
+	extra: Record<string, unknown> = {},
+) {
+	const answer = await call(sandbox, 'POST', '/push-notification/send', {
+		token,
+		body: sendBody(targetUserIds, extra),
+	});
 	if (answer.status !== 202) throw new Error(`send failed: ${answer.status} ${answer.text}`);
 	return answer.body.data as { id: string; status: string };
 }

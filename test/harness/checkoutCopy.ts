@@ -10,8 +10,13 @@ export const REPO_ROOT = path.resolve(__dirname, '..', '..');
  * copied. Copies get new modification times, as a clone's files do.
  */
 export function copyCheckout(dest: string): void {
-	const listed = spawnSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: REPO_ROOT, encoding: 'utf8' });
-	if (listed.status !== 0) throw new Error(`git ls-files failed (the tests copy a git checkout): ${listed.stderr}`);
+	const listed = spawnSync(
+		'git',
+		['ls-files', '-z', '--cached', '--others', '--exclude-standard'],
+		{ cwd: REPO_ROOT, encoding: 'utf8' },
+	);
+	if (listed.status !== 0)
+		throw new Error(`git ls-files failed (the tests copy a git checkout): ${listed.stderr}`);
 	for (const file of new Set(listed.stdout.split('\0').filter(Boolean))) {
 		const source = path.join(REPO_ROOT, file);
 		if (!fs.existsSync(source)) continue; // deleted in the work tree, not committed yet

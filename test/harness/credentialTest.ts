@@ -18,7 +18,9 @@ export interface CredentialTestResult {
 	message: string;
 }
 
-export async function testCredentialAsN8nDoes(store: CredentialStore): Promise<CredentialTestResult> {
+export async function testCredentialAsN8nDoes(
+	store: CredentialStore,
+): Promise<CredentialTestResult> {
 	const testRequest = new CompanionPushApi().test;
 	const nodeType = {
 		description: {
@@ -31,10 +33,22 @@ export async function testCredentialAsN8nDoes(store: CredentialStore): Promise<C
 			inputs: ['main'],
 			outputs: ['main'],
 			credentials: [{ name: 'companionPushApi', required: true }],
-			properties: [{ displayName: 'Temp', name: 'temp', type: 'string', routing: { request: testRequest.request }, default: '' }],
+			properties: [
+				{
+					displayName: 'Temp',
+					name: 'temp',
+					type: 'string',
+					routing: { request: testRequest.request },
+					default: '',
+				},
+			],
 		},
 	} as unknown as INodeType;
-	const nodeTypes = { getByName: () => nodeType, getByNameAndVersion: () => nodeType, getKnownTypes: () => ({}) } as unknown as INodeTypes;
+	const nodeTypes = {
+		getByName: () => nodeType,
+		getByNameAndVersion: () => nodeType,
+		getKnownTypes: () => ({}),
+	} as unknown as INodeTypes;
 	const stored = store.get();
 	const node: INode = {
 		id: 'temp',
@@ -59,17 +73,24 @@ export async function testCredentialAsN8nDoes(store: CredentialStore): Promise<C
 		{ node, data: {}, source: null } as never,
 		[],
 	);
-	const credentialsDecrypted = { id: stored.id, name: stored.name, type: stored.type, data: structuredClone(stored.data) };
+	const credentialsDecrypted = {
+		id: stored.id,
+		name: stored.name,
+		type: stored.type,
+		data: structuredClone(stored.data),
+	};
 	try {
 		await new RoutingNode(context, nodeType, credentialsDecrypted).runNode();
 	} catch (error) {
-		const status = (error as { cause?: { response?: { status?: number; statusText?: string } } }).cause?.response?.status;
+		const status = (error as { cause?: { response?: { status?: number; statusText?: string } } })
+			.cause?.response?.status;
 		if (status !== undefined) {
 			const rule = (testRequest.rules as IAuthenticateRuleResponseCode[] | undefined)?.find(
 				(candidate) => candidate.type === 'responseCode' && candidate.properties.value === status,
 			);
 			if (rule) return { status: 'Error', message: rule.properties.message };
-			if (status < 199 || status > 299) return { status: 'Error', message: `Received HTTP status code: ${status}` };
+			if (status < 199 || status > 299)
+				return { status: 'Error', message: `Received HTTP status code: ${status}` };
 		}
 		return { status: 'Error', message: (error as Error).message };
 	}

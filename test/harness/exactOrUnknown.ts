@@ -19,7 +19,12 @@ export const MESSAGE = { title: 'Shift change', body: 'Your shift starts at 9:00
 /** Waits shortened for tests: the list must show nothing twice 600 ms apart before a send counts as
  * absent, a claim left unconfirmed by another run is watched 300 ms, retries back off from 20 ms. */
 export function useShortTimings(changes: Parameters<typeof useTimings>[0] = {}): void {
-	useTimings({ lookupSettleMs: 600, unconfirmedClaimSettleMs: 300, ...changes, retry: { baseDelayMs: 20, maxDelayMs: 100, ...changes.retry } });
+	useTimings({
+		lookupSettleMs: 600,
+		unconfirmedClaimSettleMs: 300,
+		...changes,
+		retry: { baseDelayMs: 20, maxDelayMs: 100, ...changes.retry },
+	});
 }
 
 /** Polls until `check` holds: a state, never a fixed time. */
@@ -31,7 +36,12 @@ export async function until(check: () => boolean): Promise<void> {
  * A Send (or, with `fields.operation`, a Schedule) of the given items, one send at a time unless
  * `fields.options` says otherwise, each item's recipients in its `userId`, errors as error items.
  */
-export function sendRun(sandbox: Sandbox, items: IDataObject[], fields: IDataObject = {}, extra: Partial<NodeRunOptions> = {}): NodeRunOptions {
+export function sendRun(
+	sandbox: Sandbox,
+	items: IDataObject[],
+	fields: IDataObject = {},
+	extra: Partial<NodeRunOptions> = {},
+): NodeRunOptions {
 	const options = { maxParallelRequests: 1, ...(fields.options as IDataObject | undefined) };
 	return {
 		type: 'companionPush',
@@ -44,8 +54,18 @@ export function sendRun(sandbox: Sandbox, items: IDataObject[], fields: IDataObj
 }
 
 /** The same with an Idempotency Key from each item's `key`. */
-export function keyedRun(sandbox: Sandbox, items: IDataObject[], options: IDataObject = {}, extra: Partial<NodeRunOptions> = {}): NodeRunOptions {
-	return sendRun(sandbox, items, { options: { idempotencyKey: '={{ $json.key }}', ...options } }, extra);
+export function keyedRun(
+	sandbox: Sandbox,
+	items: IDataObject[],
+	options: IDataObject = {},
+	extra: Partial<NodeRunOptions> = {},
+): NodeRunOptions {
+	return sendRun(
+		sandbox,
+		items,
+		{ options: { idempotencyKey: '={{ $json.key }}', ...options } },
+		extra,
+	);
 }
 
 export async function runOnce(options: NodeRunOptions): Promise<NodeRunResult> {
@@ -54,7 +74,12 @@ export async function runOnce(options: NodeRunOptions): Promise<NodeRunResult> {
 
 /** A send registered by another client of the organization, straight at the API (this process
  * never saw it); `apiClockOffsetMs` makes it as of another time (-24 h: yesterday). */
-export async function sendAsAnotherClient(sandbox: Sandbox, userIds: string[], extra: IDataObject = {}, apiClockOffsetMs = 0): Promise<string> {
+export async function sendAsAnotherClient(
+	sandbox: Sandbox,
+	userIds: string[],
+	extra: IDataObject = {},
+	apiClockOffsetMs = 0,
+): Promise<string> {
 	sandbox.configure({ clockOffsetMs: apiClockOffsetMs });
 	try {
 		const token = await tokenFor(sandbox);

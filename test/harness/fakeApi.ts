@@ -37,7 +37,10 @@ export interface FakeApi {
 
 /** `answer` answers every request but the token refresh, which `refresh` answers when given (the
  * API's own token answer otherwise). */
-export async function startFakeApi(answer: (request: FakeRequest) => FakeAnswer, refresh?: (request: FakeRequest) => FakeAnswer): Promise<FakeApi> {
+export async function startFakeApi(
+	answer: (request: FakeRequest) => FakeAnswer,
+	refresh?: (request: FakeRequest) => FakeAnswer,
+): Promise<FakeApi> {
 	const requests: FakeRequest[] = [];
 	const accessToken = 'fake-access-token-0123456789';
 	watchSecret(accessToken, 'access token');
@@ -57,10 +60,16 @@ export async function startFakeApi(answer: (request: FakeRequest) => FakeAnswer,
 			const reply: FakeAnswer =
 				request.path !== '/auth/oauth/v2/refresh'
 					? answer(request)
-					: (refresh?.(request) ?? { status: 200, body: { access_token: accessToken, token_type: 'Bearer', expires_in: 3600 } });
+					: (refresh?.(request) ?? {
+							status: 200,
+							body: { access_token: accessToken, token_type: 'Bearer', expires_in: 3600 },
+						});
 			if (request.path === '/auth/oauth/v2/refresh') watchTokensIn(reply.body);
 			const text = reply.raw ? String(reply.body) : JSON.stringify(reply.body);
-			res.writeHead(reply.status ?? 200, { 'content-type': reply.raw ? 'text/plain' : 'application/json', ...reply.headers });
+			res.writeHead(reply.status ?? 200, {
+				'content-type': reply.raw ? 'text/plain' : 'application/json',
+				...reply.headers,
+			});
 			res.end(text);
 		});
 	});
@@ -118,7 +127,10 @@ export function fakeStore(api: FakeApi): CredentialStore {
 /** Fake APIs the tests of this describe block start, each answering its own way: each one is
  * stopped once its test ends, also when the test failed. */
 export function useFakeApis(): {
-	start(answer: (request: FakeRequest) => FakeAnswer, refresh?: (request: FakeRequest) => FakeAnswer): Promise<FakeApi>;
+	start(
+		answer: (request: FakeRequest) => FakeAnswer,
+		refresh?: (request: FakeRequest) => FakeAnswer,
+	): Promise<FakeApi>;
 } {
 	const keep = stoppedAfterEachTest<FakeApi>();
 	return { start: async (answer, refresh) => keep(await startFakeApi(answer, refresh)) };

@@ -61,7 +61,9 @@ export interface LoggedSend {
 export function pairedItems(item: INodeExecutionData): number[] {
 	const paired = item.pairedItem;
 	if (paired === undefined) return [];
-	return (Array.isArray(paired) ? paired : [paired]).map((entry) => (typeof entry === 'number' ? entry : entry.item));
+	return (Array.isArray(paired) ? paired : [paired]).map((entry) =>
+		typeof entry === 'number' ? entry : entry.item,
+	);
 }
 
 /** The other sends a stopping error says failed: "Also failed: item 2 (<message>); item 4 batch 1 (<message>)." */
@@ -79,7 +81,8 @@ export function errorsOf(result: NodeRunResult): ReportedError[] {
 			items: itemIndex === undefined ? [] : [itemIndex],
 		});
 		const alsoFailed = /Also failed: (.*?\.)(?: [A-Z]|$)/.exec(description)?.[1] ?? '';
-		for (const [, item, message] of alsoFailed.matchAll(ALSO_FAILED)) errors.push({ message, text: message, items: [Number(item)] });
+		for (const [, item, message] of alsoFailed.matchAll(ALSO_FAILED))
+			errors.push({ message, text: message, items: [Number(item)] });
 	}
 	for (const item of result.outputs.flat()) {
 		if (typeof item.json.error !== 'string') continue;
@@ -97,8 +100,19 @@ export function registeredIn(entries: LoggedRequest[]): LoggedSend[] {
 	return entries
 		.filter((entry) => entry.endpoint === SEND && entry.notificationId !== undefined)
 		.map((entry) => {
-			const body = entry.body as { title: string; body: string; target_user_ids: string[]; scheduled_at?: string };
-			return { id: entry.notificationId!, title: body.title, body: body.body, recipients: body.target_user_ids, scheduledAt: body.scheduled_at };
+			const body = entry.body as {
+				title: string;
+				body: string;
+				target_user_ids: string[];
+				scheduled_at?: string;
+			};
+			return {
+				id: entry.notificationId!,
+				title: body.title,
+				body: body.body,
+				recipients: body.target_user_ids,
+				scheduledAt: body.scheduled_at,
+			};
 		});
 }
 
@@ -115,12 +129,17 @@ export function everyItemAnswered(result: NodeRunResult, itemCount: number): voi
 	for (const item of result.outputs.flat()) {
 		const json = item.json;
 		if (typeof json.id !== 'string' && json.skipped !== true && typeof json.error !== 'string') {
-			throw new InvariantViolation(`an output item says nothing of its send: ${JSON.stringify(json).slice(0, 200)}`);
+			throw new InvariantViolation(
+				`an output item says nothing of its send: ${JSON.stringify(json).slice(0, 200)}`,
+			);
 		}
 		for (const index of pairedItems(item)) answered.add(index);
 	}
-	const silent = Array.from({ length: itemCount }, (_, index) => index).filter((index) => !answered.has(index));
-	if (silent.length > 0) throw new InvariantViolation(`input items ${silent.join(', ')} have no output item`);
+	const silent = Array.from({ length: itemCount }, (_, index) => index).filter(
+		(index) => !answered.has(index),
+	);
+	if (silent.length > 0)
+		throw new InvariantViolation(`input items ${silent.join(', ')} have no output item`);
 }
 
 /** Keeps, over many runs, which user got which intended send (by title). */
@@ -141,7 +160,10 @@ export class SendLedger {
 		logStart: number,
 		result: NodeRunResult,
 		itemsOfTitle: (title: string) => number[],
-		{ logEnd, eventOf = (send) => send.title }: { logEnd?: number; eventOf?: (send: LoggedSend) => string } = {},
+		{
+			logEnd,
+			eventOf = (send) => send.title,
+		}: { logEnd?: number; eventOf?: (send: LoggedSend) => string } = {},
 	): LoggedSend[] {
 		const registered = registeredIn(sandbox.requestLog().slice(logStart, logEnd));
 		const errors = errorsOf(result);
@@ -152,7 +174,8 @@ export class SendLedger {
 			this.registered++;
 			for (const userId of new Set(send.recipients)) {
 				const key = `${eventOf(send)}\u0000${userId}`;
-				if (this.seen.has(key)) problems.push(`user ${userId} got "${send.title}" twice (send ${send.id})`);
+				if (this.seen.has(key))
+					problems.push(`user ${userId} got "${send.title}" twice (send ${send.id})`);
 				this.seen.add(key);
 			}
 			this.checks++;
@@ -160,14 +183,21 @@ export class SendLedger {
 			const reported =
 				outputIds.has(send.id) ||
 				errors.some((error) => error.text.includes(send.id)) ||
-				errors.some((error) => OUTCOME_WITHOUT_ID.test(error.text) && error.items.some((item) => items.includes(item)));
+				errors.some(
+					(error) =>
+						OUTCOME_WITHOUT_ID.test(error.text) && error.items.some((item) => items.includes(item)),
+				);
 			this.checks++;
-			if (!reported) problems.push(`send ${send.id} ("${send.title}") was registered but the workflow was not told`);
+			if (!reported)
+				problems.push(
+					`send ${send.id} ("${send.title}") was registered but the workflow was not told`,
+				);
 		}
 		for (const error of errors) {
 			this.errors++;
 			this.checks++;
-			if (!NAMES_WHAT_FAILED.test(error.message)) problems.push(`an error does not name what failed: ${error.message}`);
+			if (!NAMES_WHAT_FAILED.test(error.message))
+				problems.push(`an error does not name what failed: ${error.message}`);
 		}
 		if (problems.length > 0) throw new InvariantViolation(problems.join('\n'));
 		return registered;
@@ -190,7 +220,8 @@ export interface ListConditions {
 	why?: string;
 }
 
-const sameSet = (a: readonly string[], b: readonly string[]) => new Set(a).size === new Set(b).size && a.every((value) => b.includes(value));
+const sameSet = (a: readonly string[], b: readonly string[]) =>
+	new Set(a).size === new Set(b).size && a.every((value) => b.includes(value));
 
 /**
  * Which event each registered send stands for, told from the run that registered it: the intended
@@ -227,11 +258,20 @@ export class Attribution {
 	attribute(registered: LoggedSend[], intended: IntendedSend[]): void {
 		for (const send of registered) {
 			const events = new Set(
-				send.recipients.map((userId) => intended.find((want) => want.title === send.title && (want.userIds === undefined || want.userIds.includes(userId)))?.event),
+				send.recipients.map(
+					(userId) =>
+						intended.find(
+							(want) =>
+								want.title === send.title &&
+								(want.userIds === undefined || want.userIds.includes(userId)),
+						)?.event,
+				),
 			);
 			const [event] = [...events];
 			if (events.size !== 1 || event === undefined) {
-				throw new InvariantViolation(`send ${send.id} ("${send.title}" to ${send.recipients.length}) stands for no single intended send of its run`);
+				throw new InvariantViolation(
+					`send ${send.id} ("${send.title}" to ${send.recipients.length}) stands for no single intended send of its run`,
+				);
 			}
 			this.eventOfSend.set(send.id, event);
 			this.sends.set(send.id, send);
@@ -248,41 +288,73 @@ export class Attribution {
 	}
 
 	/** Checks invariants 5 and 6 for one run; `intendedOf` gives what an input item was sent for. */
-	checkOutputs(result: NodeRunResult, intendedOf: (itemIndex: number) => IntendedSend | undefined, conditions: ListConditions): void {
+	checkOutputs(
+		result: NodeRunResult,
+		intendedOf: (itemIndex: number) => IntendedSend | undefined,
+		conditions: ListConditions,
+	): void {
 		const problems: string[] = [];
 		const outputs = result.outputs.flat();
 		const errors = errorsOf(result);
-		for (const item of outputs) for (const id of [item.json.id, item.json.earlierSendId]) if (typeof id === 'string') this.reported.add(id);
-		for (const send of this.sends.values()) if (errors.some((error) => error.text.includes(send.id))) this.reported.add(send.id);
+		for (const item of outputs)
+			for (const id of [item.json.id, item.json.earlierSendId])
+				if (typeof id === 'string') this.reported.add(id);
+		for (const send of this.sends.values())
+			if (errors.some((error) => error.text.includes(send.id))) this.reported.add(send.id);
 
 		for (const item of outputs) {
 			const event = intendedOf(pairedItems(item)[0])?.event;
 			for (const id of [item.json.id, item.json.earlierSendId]) {
 				if (typeof id !== 'string') continue;
 				const sendEvent = this.eventOfSend.get(id);
-				if (sendEvent !== event) problems.push(`an item of ${event} names send ${id}, which stands for ${sendEvent ?? 'no registered send'}`);
+				if (sendEvent !== event)
+					problems.push(
+						`an item of ${event} names send ${id}, which stands for ${sendEvent ?? 'no registered send'}`,
+					);
 			}
 		}
-		const resolvedEvents = new Set(outputs.filter((item) => typeof item.json.id === 'string').map((item) => intendedOf(pairedItems(item)[0])?.event));
+		const resolvedEvents = new Set(
+			outputs
+				.filter((item) => typeof item.json.id === 'string')
+				.map((item) => intendedOf(pairedItems(item)[0])?.event),
+		);
 		this.unresolved = this.unresolved.filter((earlier) => !resolvedEvents.has(earlier.event));
 		const endedUnknown: Array<IntendedSend & { recipients?: string[] }> = [];
 		for (const error of errors.filter((candidate) => OUTCOME_WITHOUT_ID.test(candidate.text))) {
 			const intended = intendedOf(error.items[0]);
-			const errorItem = outputs.find((item) => item.json.error === error.message && pairedItems(item).includes(error.items[0]));
-			const recipients = (errorItem?.json.targetUserIds as string[] | undefined) ?? intended?.userIds;
+			const errorItem = outputs.find(
+				(item) => item.json.error === error.message && pairedItems(item).includes(error.items[0]),
+			);
+			const recipients =
+				(errorItem?.json.targetUserIds as string[] | undefined) ?? intended?.userIds;
 			if (intended) endedUnknown.push({ ...intended, recipients });
 			if (!conditions.informative) {
 				this.unknown.notInformative++;
 				continue;
 			}
-			const sameMessage = (other: { title: string; body: string }, otherRecipients: string[] | undefined) =>
-				other.title === intended?.title && other.body === intended.body && (recipients === undefined || otherRecipients === undefined || sameSet(otherRecipients, recipients));
+			const sameMessage = (
+				other: { title: string; body: string },
+				otherRecipients: string[] | undefined,
+			) =>
+				other.title === intended?.title &&
+				other.body === intended.body &&
+				(recipients === undefined ||
+					otherRecipients === undefined ||
+					sameSet(otherRecipients, recipients));
 			const twinSent = [...this.sends.values()].some(
-				(send) => this.eventOfSend.get(send.id) !== intended?.event && !this.reported.has(send.id) && sameMessage(send, send.recipients),
+				(send) =>
+					this.eventOfSend.get(send.id) !== intended?.event &&
+					!this.reported.has(send.id) &&
+					sameMessage(send, send.recipients),
 			);
-			const twinUnresolved = this.unresolved.some((earlier) => earlier.event !== intended?.event && sameMessage(earlier, earlier.recipients));
+			const twinUnresolved = this.unresolved.some(
+				(earlier) => earlier.event !== intended?.event && sameMessage(earlier, earlier.recipients),
+			);
 			if (twinSent || twinUnresolved) this.unknown.twin++;
-			else problems.push(`an item of ${intended?.event} ended "${error.message}" although the list of sends was informative and held no twin of it`);
+			else
+				problems.push(
+					`an item of ${intended?.event} ended "${error.message}" although the list of sends was informative and held no twin of it`,
+				);
 		}
 		this.unresolved.push(...endedUnknown);
 		if (problems.length > 0) throw new InvariantViolation(problems.join('\n'));

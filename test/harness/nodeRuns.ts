@@ -51,7 +51,13 @@ export function pairedOf(items: INodeExecutionData[]): number[][] {
 
 /** Parameters of a Send with the given fields. */
 export function sendParameters(fields: IDataObject = {}): IDataObject {
-	return { resource: 'notification', operation: 'send', title: 'Shift change', body: 'Your shift starts at 9:00.', ...fields };
+	return {
+		resource: 'notification',
+		operation: 'send',
+		title: 'Shift change',
+		body: 'Your shift starts at 9:00.',
+		...fields,
+	};
 }
 
 /** Registers sends straight at the sandbox's public API (plain fetch, not the node), as another
@@ -66,7 +72,10 @@ export async function seedSends(
 	const org = credential === sandbox.orgs.secondary ? sandbox.orgs.secondary : sandbox.orgs.primary;
 	const ids: string[] = [];
 	for (let index = 0; index < howMany; index++) {
-		const sent = await send(sandbox, token, org.usersOfKind('onePhone', 1), { title: `Send ${index}`, ...extra });
+		const sent = await send(sandbox, token, org.usersOfKind('onePhone', 1), {
+			title: `Send ${index}`,
+			...extra,
+		});
 		ids.push(sent.id);
 	}
 	return ids;

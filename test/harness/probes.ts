@@ -33,14 +33,20 @@ export async function inNode<T>(
 }
 
 /** Like inNode, but fails the test when `body` throws. */
-export async function valueInNode<T>(store: CredentialStore, body: (context: IExecuteFunctions) => Promise<T>): Promise<T> {
+export async function valueInNode<T>(
+	store: CredentialStore,
+	body: (context: IExecuteFunctions) => Promise<T>,
+): Promise<T> {
 	const { value, error } = await inNode(store, body);
 	if (error) throw error;
 	return value as T;
 }
 
 /** Like inNode, but fails the test unless `body` throws; returns the error. */
-export async function errorInNode(store: CredentialStore, body: (context: IExecuteFunctions) => Promise<unknown>): Promise<any> {
+export async function errorInNode(
+	store: CredentialStore,
+	body: (context: IExecuteFunctions) => Promise<unknown>,
+): Promise<any> {
 	const { error, value } = await inNode(store, body);
 	if (error === undefined) throw new Error(`expected an error, got ${JSON.stringify(value)}`);
 	return error;

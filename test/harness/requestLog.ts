@@ -6,7 +6,9 @@ import type { LoggedRequest, Sandbox } from '../../sandbox';
 
 /** The logged requests, of one endpoint when given (a key of devkit/endpoints.ts). */
 export function logOf(sandbox: Sandbox, endpoint?: string): LoggedRequest[] {
-	return sandbox.requestLog().filter((entry) => endpoint === undefined || entry.endpoint === endpoint);
+	return sandbox
+		.requestLog()
+		.filter((entry) => endpoint === undefined || entry.endpoint === endpoint);
 }
 
 export function count(sandbox: Sandbox, endpoint: string): number {
@@ -42,14 +44,20 @@ export function registeredSends(sandbox: Sandbox): RegisteredSend[] {
 		.map((entry) => {
 			const body = entry.body as IDataObject;
 			const scheduledAt = body.scheduled_at as string | undefined;
-			return { id: entry.notificationId!, title: String(body.title), userIds: body.target_user_ids as string[], ...(scheduledAt ? { scheduledAt } : {}) };
+			return {
+				id: entry.notificationId!,
+				title: String(body.title),
+				userIds: body.target_user_ids as string[],
+				...(scheduledAt ? { scheduledAt } : {}),
+			};
 		});
 }
 
 /** How many registered sends reached each user. */
 export function notificationsPerUser(sandbox: Sandbox): Map<string, number> {
 	const perUser = new Map<string, number>();
-	for (const send of registeredSends(sandbox)) for (const userId of send.userIds) perUser.set(userId, (perUser.get(userId) ?? 0) + 1);
+	for (const send of registeredSends(sandbox))
+		for (const userId of send.userIds) perUser.set(userId, (perUser.get(userId) ?? 0) + 1);
 	return perUser;
 }
 

@@ -48,7 +48,10 @@ function standInFor(current: () => Sandbox | undefined): Sandbox {
 	return new Proxy({} as Sandbox, {
 		get(_target, key) {
 			const sandbox = current();
-			if (!sandbox) throw new Error(`The sandbox of useSandbox() was read (${String(key)}) before its describe block started it`);
+			if (!sandbox)
+				throw new Error(
+					`The sandbox of useSandbox() was read (${String(key)}) before its describe block started it`,
+				);
 			const value = Reflect.get(sandbox, key);
 			return typeof value === 'function' ? value.bind(sandbox) : value;
 		},
@@ -70,7 +73,9 @@ export function stoppedAfterEachTest<T extends Stoppable>(): (started: T) => T {
 	const running: T[] = [];
 	afterEach(async () => {
 		const stopping = await Promise.allSettled(running.splice(0).map((started) => started.stop()));
-		const failed = stopping.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
+		const failed = stopping.find(
+			(outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected',
+		);
 		if (failed) throw failed.reason;
 	});
 	return (started) => {

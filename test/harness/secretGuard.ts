@@ -23,7 +23,11 @@
 export const SECRET_MARKER = 'LEAKGUARD';
 process.env.SANDBOX_SECRET_MARKER = SECRET_MARKER;
 
-const KINDS: Record<string, string> = { cps: 'client secret', cpr: 'refresh token', cpa: 'access token' };
+const KINDS: Record<string, string> = {
+	cps: 'client secret',
+	cpr: 'refresh token',
+	cpa: 'access token',
+};
 const MARKED = new RegExp(`(cps|cpr|cpa)_${SECRET_MARKER}[0-9a-f]*`, 'g');
 
 export interface Finding {
@@ -36,7 +40,14 @@ export interface Finding {
 
 const findings: Finding[] = [];
 /** How much the guard looked at (the proof test checks it does look). */
-export const scanned = { texts: 0, runs: 0, polls: 0, lines: 0, storeCalls: 0, credentialWrites: 0 };
+export const scanned = {
+	texts: 0,
+	runs: 0,
+	polls: 0,
+	lines: 0,
+	storeCalls: 0,
+	credentialWrites: 0,
+};
 
 /** Unmarked secrets, by the part of them that gives them away (see watchSecret). */
 const watched = new Map<string, string>();
@@ -55,9 +66,14 @@ export function watchSecret(value: unknown, kind: string): void {
 function secretsIn(text: string): Array<{ kind: string; value: string }> {
 	const found: Array<{ kind: string; value: string }> = [];
 	if (text.includes(SECRET_MARKER)) {
-		for (const match of text.matchAll(MARKED)) found.push({ kind: KINDS[match[1]], value: `${match[0].slice(0, 4 + SECRET_MARKER.length + 4)}...` });
+		for (const match of text.matchAll(MARKED))
+			found.push({
+				kind: KINDS[match[1]],
+				value: `${match[0].slice(0, 4 + SECRET_MARKER.length + 4)}...`,
+			});
 	}
-	for (const [start, kind] of watched) if (text.includes(start)) found.push({ kind, value: `${start.slice(0, 8)}...` });
+	for (const [start, kind] of watched)
+		if (text.includes(start)) found.push({ kind, value: `${start.slice(0, 8)}...` });
 	return found;
 }
 
@@ -68,7 +84,11 @@ export function scanText(where: string, text: string): void {
 }
 
 /** Which secret each credential field may hold: its own kind, nothing else. */
-const OWN_SECRET: Record<string, string> = { clientSecret: 'client secret', refreshToken: 'refresh token', accessToken: 'access token' };
+const OWN_SECRET: Record<string, string> = {
+	clientSecret: 'client secret',
+	refreshToken: 'refresh token',
+	accessToken: 'access token',
+};
 
 /** Records every secret a credential write puts where it does not belong: any secret in a field
  * that holds none (base URL, client ID, a field n8n does not know) or of another kind than the field's. */
@@ -77,7 +97,8 @@ export function scanCredentialWrite(where: string, data: Record<string, unknown>
 	for (const [field, value] of Object.entries(data)) {
 		scanned.texts++;
 		for (const secret of secretsIn(jsonText(value))) {
-			if (secret.kind !== OWN_SECRET[field]) findings.push({ where: `${where}, field ${field}`, ...secret });
+			if (secret.kind !== OWN_SECRET[field])
+				findings.push({ where: `${where}, field ${field}`, ...secret });
 		}
 	}
 }
@@ -125,7 +146,8 @@ export function errorText(error: unknown): string {
 		seen.add(current);
 		for (const key of ['message', 'description', 'context', 'errorResponse', 'messages']) {
 			const value = current[key];
-			if (value !== undefined && value !== null) parts.push(typeof value === 'string' ? value : jsonText(value));
+			if (value !== undefined && value !== null)
+				parts.push(typeof value === 'string' ? value : jsonText(value));
 		}
 		current = current.cause as Record<string, unknown> | undefined;
 	}
@@ -148,7 +170,14 @@ for (const [name, stream] of [
 	originalWrites.set(stream, original);
 	stream.write = function (this: NodeJS.WriteStream, chunk: unknown, ...rest: unknown[]) {
 		scanned.lines++;
-		scanText(name, typeof chunk === 'string' ? chunk : Buffer.isBuffer(chunk) ? chunk.toString('utf8') : String(chunk));
+		scanText(
+			name,
+			typeof chunk === 'string'
+				? chunk
+				: Buffer.isBuffer(chunk)
+					? chunk.toString('utf8')
+					: String(chunk),
+		);
 		return (original as (...args: unknown[]) => boolean).call(this, chunk, ...rest);
 	} as Write;
 }
@@ -157,7 +186,12 @@ let bufferedLinesRead = 0;
 
 /** Scans the console lines jest buffered since the last call. */
 export function scanConsoleBuffer(): void {
-	const buffer = (console as unknown as { getBuffer?: () => Array<{ type: string; message: string }> | undefined }).getBuffer?.() ?? [];
+	const buffer =
+		(
+			console as unknown as {
+				getBuffer?: () => Array<{ type: string; message: string }> | undefined;
+			}
+		).getBuffer?.() ?? [];
 	for (const entry of buffer.slice(bufferedLinesRead)) {
 		scanned.lines++;
 		scanText(`console.${entry.type}`, entry.message);

@@ -11,9 +11,18 @@ export function exposedText(error: unknown): string {
 		seen.add(current);
 		parts.push(String(current));
 		if (typeof current === 'object') {
-			for (const key of ['message', 'description', 'stack', 'context', 'errorResponse', 'messages']) {
+			for (const key of [
+				'message',
+				'description',
+				'stack',
+				'context',
+				'errorResponse',
+				'messages',
+			]) {
 				try {
-					parts.push(typeof current[key] === 'string' ? current[key] : JSON.stringify(current[key]) ?? '');
+					parts.push(
+						typeof current[key] === 'string' ? current[key] : (JSON.stringify(current[key]) ?? ''),
+					);
 				} catch {
 					parts.push(String(current[key]));
 				}
@@ -56,12 +65,16 @@ export function tokensSeen(store: CredentialStore): () => string[] {
 		get: () => data,
 		set: (value) => {
 			data = value;
-			if (typeof value?.accessToken === 'string' && value.accessToken !== '') seen.add(value.accessToken);
+			if (typeof value?.accessToken === 'string' && value.accessToken !== '')
+				seen.add(value.accessToken);
 		},
 	});
 	return () => [...seen];
 }
 
-export function secretsOf(sandbox: Sandbox, credential: SandboxCredential = sandbox.orgs.primary): string[] {
+export function secretsOf(
+	sandbox: Sandbox,
+	credential: SandboxCredential = sandbox.orgs.primary,
+): string[] {
 	return [credential.clientSecret, credential.refreshToken];
 }

@@ -29,7 +29,10 @@ export class TriggerFixture {
 	}
 
 	/** Use `useTriggerFixtures().start` in tests: it also stops the fixture. */
-	static async start(parameters: IDataObject = {}, options: SandboxOptions = {}): Promise<TriggerFixture> {
+	static async start(
+		parameters: IDataObject = {},
+		options: SandboxOptions = {},
+	): Promise<TriggerFixture> {
 		const fixture = new TriggerFixture(await startSandbox({ ...MANUAL_CLOCK, ...options }));
 		fixture.activate(parameters);
 		return fixture;
@@ -40,7 +43,10 @@ export class TriggerFixture {
 		this.target = createPollTarget({
 			type: TRIGGER_TYPE,
 			nodeType: new CompanionPushTrigger(),
-			parameters: { events: ['notificationSettled', 'deliveryFailed', 'deliveryOpened'], ...parameters },
+			parameters: {
+				events: ['notificationSettled', 'deliveryFailed', 'deliveryOpened'],
+				...parameters,
+			},
 			credentials: this.credentials,
 			staticData,
 		});
@@ -94,7 +100,8 @@ export class TriggerFixture {
 	/** Requests the sandbox received since `since` (a requestLog length), per counts() key. */
 	callsSince(since: number): Record<string, number> {
 		const calls: Record<string, number> = {};
-		for (const entry of this.sandbox.requestLog().slice(since)) calls[entry.endpoint] = (calls[entry.endpoint] ?? 0) + 1;
+		for (const entry of this.sandbox.requestLog().slice(since))
+			calls[entry.endpoint] = (calls[entry.endpoint] ?? 0) + 1;
 		return calls;
 	}
 
@@ -115,9 +122,13 @@ export class TriggerFixture {
 
 /** Trigger fixtures the tests of this describe block start, each with its own trigger parameters
  * and sandbox options: each one is stopped once its test ends, also when the test failed. */
-export function useTriggerFixtures(): { start(parameters?: IDataObject, options?: SandboxOptions): Promise<TriggerFixture> } {
+export function useTriggerFixtures(): {
+	start(parameters?: IDataObject, options?: SandboxOptions): Promise<TriggerFixture>;
+} {
 	const keep = stoppedAfterEachTest<TriggerFixture>();
-	return { start: async (parameters, options) => keep(await TriggerFixture.start(parameters, options)) };
+	return {
+		start: async (parameters, options) => keep(await TriggerFixture.start(parameters, options)),
+	};
 }
 
 export function ofEvent(items: IDataObject[], event: string): IDataObject[] {

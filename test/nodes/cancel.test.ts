@@ -5,7 +5,19 @@
  */
 import { DateTime } from 'luxon';
 
-import { CANCEL, count, DETAIL, jsonOf, logOf, NODE_SANDBOX, pairedOf, runOn, seedSends, storeFor, useSandbox } from '../harness';
+import {
+	CANCEL,
+	count,
+	DETAIL,
+	jsonOf,
+	logOf,
+	NODE_SANDBOX,
+	pairedOf,
+	runOn,
+	seedSends,
+	storeFor,
+	useSandbox,
+} from '../harness';
 
 describe('Cancel', () => {
 	// Deliveries take a minute: a send made now stays "sending" for the whole test.
@@ -25,9 +37,17 @@ describe('Cancel', () => {
 
 		expect(error).toBeUndefined();
 		expect(jsonOf(output)).toEqual([
-			{ id, canceled: true, status: 'canceled', message: 'Push notification canceled', alreadyCanceled: false },
+			{
+				id,
+				canceled: true,
+				status: 'canceled',
+				message: 'Push notification canceled',
+				alreadyCanceled: false,
+			},
 		]);
-		expect(logOf(sandbox, CANCEL).map((entry) => [entry.path, entry.status])).toEqual([[`/push-notification/${id}/cancel`, 200]]);
+		expect(logOf(sandbox, CANCEL).map((entry) => [entry.path, entry.status])).toEqual([
+			[`/push-notification/${id}/cancel`, 200],
+		]);
 		expect(sandbox.notifications()[0].status).toBe('canceled');
 	});
 
@@ -37,7 +57,9 @@ describe('Cancel', () => {
 			items: ids.map((id) => ({ id })),
 			parameters: cancel('={{ $json.id }}'),
 		});
-		expect(jsonOf(output).map((json) => [json.id, json.canceled])).toEqual(ids.map((id) => [id, true]));
+		expect(jsonOf(output).map((json) => [json.id, json.canceled])).toEqual(
+			ids.map((id) => [id, true]),
+		);
 		expect(pairedOf(output)).toEqual([[0], [1], [2]]);
 		expect(count(sandbox, CANCEL)).toBe(3);
 	});
@@ -58,7 +80,9 @@ describe('Cancel', () => {
 
 	test('"Ignore If Not Scheduled": the 409 becomes an item with canceled false and the current status', async () => {
 		const [id] = await seedSends(sandbox, 1);
-		const { items: output, error } = await runOn(sandbox, { parameters: cancel(id, { ignoreIfNotScheduled: true }) });
+		const { items: output, error } = await runOn(sandbox, {
+			parameters: cancel(id, { ignoreIfNotScheduled: true }),
+		});
 
 		expect(error).toBeUndefined();
 		expect(output).toHaveLength(1);
@@ -73,18 +97,32 @@ describe('Cancel', () => {
 		const { items: output, error } = await runOn(sandbox, { parameters: cancel(id) });
 
 		expect(error).toBeUndefined();
-		expect(output[0].json).toMatchObject({ id, canceled: true, status: 'canceled', alreadyCanceled: true });
+		expect(output[0].json).toMatchObject({
+			id,
+			canceled: true,
+			status: 'canceled',
+			alreadyCanceled: true,
+		});
 		expect(logOf(sandbox, CANCEL).map((entry) => entry.status)).toEqual([200, 409]);
 	});
 
 	test('an unknown ID: the API 404 as an error naming the item, even with "Ignore If Not Scheduled"', async () => {
-		const { error } = await runOn(sandbox, { parameters: cancel('no-such-send', { ignoreIfNotScheduled: true }) });
+		const { error } = await runOn(sandbox, {
+			parameters: cancel('no-such-send', { ignoreIfNotScheduled: true }),
+		});
 		expect(error?.message).toMatch(/404|not found|does not exist/i);
-		expect(logOf(sandbox, CANCEL).map((entry) => [entry.path, entry.status])).toEqual([['/push-notification/no-such-send/cancel', 404]]);
+		expect(logOf(sandbox, CANCEL).map((entry) => [entry.path, entry.status])).toEqual([
+			['/push-notification/no-such-send/cancel', 404],
+		]);
 	});
 
-	test('another organization\'s send: 403; continue on fail gives an error item, the next item is still canceled', async () => {
-		const [foreign] = await seedSends(sandbox, 1, { scheduled_at: future() }, sandbox.orgs.secondary);
+	test("another organization's send: 403; continue on fail gives an error item, the next item is still canceled", async () => {
+		const [foreign] = await seedSends(
+			sandbox,
+			1,
+			{ scheduled_at: future() },
+			sandbox.orgs.secondary,
+		);
 		const [own] = await seedSends(sandbox, 1, { scheduled_at: future() });
 		const { items: output, error } = await runOn(sandbox, {
 			items: [{ id: foreign }, { id: own }],
@@ -102,7 +140,10 @@ describe('Cancel', () => {
 
 	test('a non-admin credential: 403 (a cancel is a write)', async () => {
 		const [id] = await seedSends(sandbox, 1, { scheduled_at: future() });
-		const { error } = await runOn(sandbox, { credentials: storeFor(sandbox, { credential: sandbox.nonAdminCredential }), parameters: cancel(id) });
+		const { error } = await runOn(sandbox, {
+			credentials: storeFor(sandbox, { credential: sandbox.nonAdminCredential }),
+			parameters: cancel(id),
+		});
 		expect(error?.message).toMatch(/403|permission|forbidden/i);
 		expect(sandbox.notifications()[0].status).toBe('scheduled');
 	});

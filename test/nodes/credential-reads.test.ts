@@ -3,7 +3,7 @@
  * read), and again only when it may have changed: after the token was renewed, or after a 401
  * (another process may have saved a new token). Counted by the credential store the engine reads.
  */
-import { count, runOn, SEND, NODE_SANDBOX, sendParameters, storeFor , useSandbox } from '../harness';
+import { count, runOn, SEND, NODE_SANDBOX, sendParameters, storeFor, useSandbox } from '../harness';
 
 describe('credential reads per run', () => {
 	const sandbox = useSandbox({ ...NODE_SANDBOX, seedUsers: 60 });
@@ -12,7 +12,11 @@ describe('credential reads per run', () => {
 		const credentials = storeFor(sandbox);
 		const users = sandbox.orgs.primary.userIds;
 		const items = Array.from({ length: 1000 }, (_, index) => ({ to: users[index % users.length] }));
-		const { error } = await runOn(sandbox, { credentials, items, parameters: sendParameters({ userIds: '={{ $json.to }}' }) });
+		const { error } = await runOn(sandbox, {
+			credentials,
+			items,
+			parameters: sendParameters({ userIds: '={{ $json.to }}' }),
+		});
 		expect(error).toBeUndefined();
 		expect(count(sandbox, SEND)).toBe(1000);
 		const stored = credentials.get();
@@ -25,7 +29,11 @@ describe('credential reads per run', () => {
 		const users = sandbox.orgs.primary.userIds;
 		const items = Array.from({ length: 200 }, (_, index) => ({ to: users[index % users.length] }));
 		sandbox.addFault({ endpoint: SEND, kind: 'unauthorized', skip: 100, times: 1 });
-		const { error } = await runOn(sandbox, { credentials, items, parameters: sendParameters({ userIds: '={{ $json.to }}' }) });
+		const { error } = await runOn(sandbox, {
+			credentials,
+			items,
+			parameters: sendParameters({ userIds: '={{ $json.to }}' }),
+		});
 		expect(error).toBeUndefined();
 		const stored = credentials.get();
 		expect(stored.reads).toBeLessThanOrEqual(1 + stored.writes + 2);

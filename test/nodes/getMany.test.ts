@@ -3,9 +3,23 @@
  * over every list body shape the sandbox can answer with (the spec does not show it).
  */
 import type { ListShape } from '../../sandbox';
-import { jsonOf, logOf, NODE_SANDBOX, pairedOf, runOn, seedSends, SEND_LIST, storeFor, useSandbox } from '../harness';
+import {
+	jsonOf,
+	logOf,
+	NODE_SANDBOX,
+	pairedOf,
+	runOn,
+	seedSends,
+	SEND_LIST,
+	storeFor,
+	useSandbox,
+} from '../harness';
 
-const getMany = (fields: Record<string, unknown>) => ({ resource: 'notification', operation: 'getMany', ...fields });
+const getMany = (fields: Record<string, unknown>) => ({
+	resource: 'notification',
+	operation: 'getMany',
+	...fields,
+});
 
 describe('Get Many notifications', () => {
 	const sandbox = useSandbox(NODE_SANDBOX);
@@ -28,21 +42,33 @@ describe('Get Many notifications', () => {
 		expect(jsonOf(output).map((json) => json.id)).toEqual(newestFirst().slice(0, 5));
 		expect(output[0].json).toMatchObject({ title: 'Send 249', status: expect.any(String) });
 		expect(pairedOf(output)).toEqual([[0], [0], [0], [0], [0]]);
-		expect(logOf(sandbox, SEND_LIST).slice(before).map((entry) => entry.query)).toEqual([{ skip: '0', limit: '100' }]);
+		expect(
+			logOf(sandbox, SEND_LIST)
+				.slice(before)
+				.map((entry) => entry.query),
+		).toEqual([{ skip: '0', limit: '100' }]);
 	});
 
 	test('Limit 150: two pages read, 150 sends', async () => {
 		const before = logOf(sandbox, SEND_LIST).length;
 		const { items: output } = await runOn(sandbox, { parameters: getMany({ limit: 150 }) });
 		expect(jsonOf(output).map((json) => json.id)).toEqual(newestFirst().slice(0, 150));
-		expect(logOf(sandbox, SEND_LIST).slice(before).map((entry) => entry.query.skip)).toEqual(['0', '100']);
+		expect(
+			logOf(sandbox, SEND_LIST)
+				.slice(before)
+				.map((entry) => entry.query.skip),
+		).toEqual(['0', '100']);
 	});
 
 	test('Return All (envelope with total): 250 sends in 3 calls, none of another organization', async () => {
 		const before = logOf(sandbox, SEND_LIST).length;
 		const { items: output } = await runOn(sandbox, { parameters: getMany({ returnAll: true }) });
 		expect(jsonOf(output).map((json) => json.id)).toEqual(newestFirst());
-		expect(logOf(sandbox, SEND_LIST).slice(before).map((entry) => entry.query.skip)).toEqual(['0', '100', '200']);
+		expect(
+			logOf(sandbox, SEND_LIST)
+				.slice(before)
+				.map((entry) => entry.query.skip),
+		).toEqual(['0', '100', '200']);
 	});
 
 	test.each<[ListShape, string[]]>([
@@ -50,19 +76,28 @@ describe('Get Many notifications', () => {
 		['dataArray', ['0', '100', '200', '250']],
 		['dataItems', ['0', '100', '200']],
 		['dataNotifications', ['0', '100', '200']],
-	])('Return All with the list shape "%s": the same 250 sends, newest first', async (shape, skips) => {
-		sandbox.configure({ listShape: shape });
-		try {
-			const before = logOf(sandbox, SEND_LIST).length;
-			const { items: output, error } = await runOn(sandbox, { parameters: getMany({ returnAll: true }) });
-			expect(error).toBeUndefined();
-			expect(jsonOf(output).map((json) => json.id)).toEqual(newestFirst());
-			// Without a total, reading stops on the first empty page.
-			expect(logOf(sandbox, SEND_LIST).slice(before).map((entry) => entry.query.skip)).toEqual(skips);
-		} finally {
-			restoreShape();
-		}
-	});
+	])(
+		'Return All with the list shape "%s": the same 250 sends, newest first',
+		async (shape, skips) => {
+			sandbox.configure({ listShape: shape });
+			try {
+				const before = logOf(sandbox, SEND_LIST).length;
+				const { items: output, error } = await runOn(sandbox, {
+					parameters: getMany({ returnAll: true }),
+				});
+				expect(error).toBeUndefined();
+				expect(jsonOf(output).map((json) => json.id)).toEqual(newestFirst());
+				// Without a total, reading stops on the first empty page.
+				expect(
+					logOf(sandbox, SEND_LIST)
+						.slice(before)
+						.map((entry) => entry.query.skip),
+				).toEqual(skips);
+			} finally {
+				restoreShape();
+			}
+		},
+	);
 
 	test('Limit with the shape "bareArray": no extra read once the limit is reached', async () => {
 		sandbox.configure({ listShape: 'bareArray' });

@@ -42,7 +42,14 @@ function pickerContext(store: CredentialStore): ILoadOptionsFunctions {
 		parameters: { resource: 'notification', operation: 'send', audience: 'user' },
 		credentials: { companionPushApi: { id: stored.id, name: stored.name } },
 	};
-	const workflow = new Workflow({ id: 'wf-picker', nodes: [node], connections: {}, active: false, nodeTypes, settings: { timezone: 'UTC' } });
+	const workflow = new Workflow({
+		id: 'wf-picker',
+		nodes: [node],
+		connections: {},
+		active: false,
+		nodeTypes,
+		settings: { timezone: 'UTC' },
+	});
 	return new LoadOptionsContext(workflow, node, buildAdditionalData(store), 'parameters.user');
 }
 
@@ -52,7 +59,8 @@ describe('User picker (searchUsers)', () => {
 	const search = new CompanionPush().methods.listSearch.searchUsers;
 	beforeAll(async () => {
 		const token = await tokenFor(sandbox);
-		users = (await call(sandbox, 'GET', '/user/list?skip=1100&limit=5', { token })).body as UserRecord[];
+		users = (await call(sandbox, 'GET', '/user/list?skip=1100&limit=5', { token }))
+			.body as UserRecord[];
 	});
 
 	test('no filter: the first page, named "Name Lastname (email)", with a token for the next page', async () => {
@@ -62,14 +70,18 @@ describe('User picker (searchUsers)', () => {
 		expect(result.paginationToken).toBe('1000');
 		expect(result.results[0].value).toBe(sandbox.orgs.primary.userIds[0]);
 		expect(result.results[0].name).toMatch(/^\S+ \S+ \(\S+@\S+\)$/);
-		expect(logOf(sandbox, USER_LIST).map((entry) => entry.query)).toEqual([{ skip: '0', limit: '1000' }]);
+		expect(logOf(sandbox, USER_LIST).map((entry) => entry.query)).toEqual([
+			{ skip: '0', limit: '1000' },
+		]);
 		expect(count(sandbox, REFRESH)).toBe(1);
 	});
 
 	test('the next page from the token, then an empty page: no token once the list is read to its end', async () => {
 		const context = pickerContext(storeFor(sandbox));
 		const second = await search.call(context, '', '1000');
-		expect(second.results.map((entry) => entry.value)).toEqual(sandbox.orgs.primary.userIds.slice(1000));
+		expect(second.results.map((entry) => entry.value)).toEqual(
+			sandbox.orgs.primary.userIds.slice(1000),
+		);
 		expect(second.paginationToken).toBe('1200');
 
 		const last = await search.call(context, '', second.paginationToken);
@@ -82,13 +94,21 @@ describe('User picker (searchUsers)', () => {
 		const result = await search.call(pickerContext(storeFor(sandbox)), wanted.email.toUpperCase());
 
 		expect(result.results.map((entry) => entry.value)).toContain(wanted.id);
-		expect(result.results.every((entry) => String(entry.name).toLowerCase().includes(wanted.email.toLowerCase()))).toBe(true);
+		expect(
+			result.results.every((entry) =>
+				String(entry.name).toLowerCase().includes(wanted.email.toLowerCase()),
+			),
+		).toBe(true);
 	});
 
 	test('a filter matching nobody: no results, the whole list read once', async () => {
 		const result = await search.call(pickerContext(storeFor(sandbox)), 'zz-nobody-by-this-name');
 		expect(result.results).toEqual([]);
 		expect(result.paginationToken).toBeUndefined();
-		expect(logOf(sandbox, USER_LIST).map((entry) => entry.query.skip)).toEqual(['0', '1000', '1200']);
+		expect(logOf(sandbox, USER_LIST).map((entry) => entry.query.skip)).toEqual([
+			'0',
+			'1000',
+			'1200',
+		]);
 	});
 });

@@ -56,7 +56,10 @@ describe('never twice: n8n runs the node again', () => {
 
 	/** One send per item, each item to its own user; one send at a time (so a fault meets a known
 	 * item) unless `fields.options` says otherwise. */
-	function perUserRun(extra: Partial<NodeRunOptions> = {}, fields: IDataObject = {}): NodeRunOptions {
+	function perUserRun(
+		extra: Partial<NodeRunOptions> = {},
+		fields: IDataObject = {},
+	): NodeRunOptions {
 		const options = { maxParallelRequests: 1, ...(fields.options as IDataObject | undefined) };
 		return {
 			type: 'companionPush',
@@ -70,12 +73,20 @@ describe('never twice: n8n runs the node again', () => {
 	test("Retry On Fail after a 5xx outage on the 3rd of 5 items that outlasts the node's own retries: each user once", async () => {
 		// 4 failures: every attempt of the first try of item 2; the second try goes through.
 		sandbox.addFault({ endpoint: SEND, kind: 'status5xx', skip: 2, times: 4 });
-		const result = nodeResult(await runWorkflow(nodeWorkflow(perUserRun({ settings: RETRY_ON_FAIL }))));
+		const result = nodeResult(
+			await runWorkflow(nodeWorkflow(perUserRun({ settings: RETRY_ON_FAIL }))),
+		);
 
 		expect(result.error).toBeUndefined();
 		expectEachOnce(sandbox, users.slice(0, 5));
 		const items = jsonOf(result.items);
-		expect(items.map((item) => item.sentByEarlierTry ?? false)).toEqual([true, true, false, false, false]);
+		expect(items.map((item) => item.sentByEarlierTry ?? false)).toEqual([
+			true,
+			true,
+			false,
+			false,
+			false,
+		]);
 		// The earlier try's sends come out as if just sent: the ids the API gave them.
 		expect(items.map((item) => item.id)).toEqual(registeredSends(sandbox).map((send) => send.id));
 		expect(items.every((item) => item.status === 'sending')).toBe(true);
@@ -84,18 +95,31 @@ describe('never twice: n8n runs the node again', () => {
 
 	test('Retry On Fail after a one-time 403 on the 3rd item: each user once', async () => {
 		sandbox.addFault({ endpoint: SEND, kind: 'forbidden', skip: 2, times: 1 });
-		const result = nodeResult(await runWorkflow(nodeWorkflow(perUserRun({ settings: RETRY_ON_FAIL }))));
+		const result = nodeResult(
+			await runWorkflow(nodeWorkflow(perUserRun({ settings: RETRY_ON_FAIL }))),
+		);
 
 		expect(result.error).toBeUndefined();
 		expectEachOnce(sandbox, users.slice(0, 5));
-		expect(jsonOf(result.items).map((item) => item.sentByEarlierTry ?? false)).toEqual([true, true, false, false, false]);
+		expect(jsonOf(result.items).map((item) => item.sentByEarlierTry ?? false)).toEqual([
+			true,
+			true,
+			false,
+			false,
+			false,
+		]);
 		// 6 requests: 5 accepted, one refused with 403 and not repeated within the try.
-		expect(logOf(sandbox, SEND).map((entry) => entry.status)).toEqual([202, 202, 403, 202, 202, 202]);
+		expect(logOf(sandbox, SEND).map((entry) => entry.status)).toEqual([
+			202, 202, 403, 202, 202, 202,
+		]);
 	});
 
 	test('Retry On Fail with parallel sends (8 items, 20 at a time) and a 403 on one of them: each user once', async () => {
 		sandbox.addFault({ endpoint: SEND, kind: 'forbidden', skip: 3, times: 1 });
-		const run = { ...perUserRun({ settings: RETRY_ON_FAIL }, { options: { maxParallelRequests: 20 } }), items: users.map((userId) => ({ userId })) };
+		const run = {
+			...perUserRun({ settings: RETRY_ON_FAIL }, { options: { maxParallelRequests: 20 } }),
+			items: users.map((userId) => ({ userId })),
+		};
 		const result = nodeResult(await runWorkflow(nodeWorkflow(run)));
 
 		expect(result.error).toBeUndefined();
@@ -109,12 +133,17 @@ describe('never twice: n8n runs the node again', () => {
 	test('Retry On Fail, Schedule: the scheduled sends of the first try are not scheduled again', async () => {
 		sandbox.addFault({ endpoint: SEND, kind: 'forbidden', skip: 1, times: 1 });
 		const later = new Date(Date.now() + 3_600_000).toISOString();
-		const run = perUserRun({ settings: RETRY_ON_FAIL }, { operation: 'schedule', scheduledAt: later });
+		const run = perUserRun(
+			{ settings: RETRY_ON_FAIL },
+			{ operation: 'schedule', scheduledAt: later },
+		);
 		const result = nodeResult(await runWorkflow(nodeWorkflow(run)));
 
 		expect(result.error).toBeUndefined();
 		expectEachOnce(sandbox, users.slice(0, 5));
-		expect(jsonOf(result.items).map((item) => [item.status, item.sentByEarlierTry ?? false])).toEqual([
+		expect(
+			jsonOf(result.items).map((item) => [item.status, item.sentByEarlierTry ?? false]),
+		).toEqual([
 			['scheduled', true],
 			['scheduled', false],
 			['scheduled', false],
@@ -128,13 +157,18 @@ describe('never twice: n8n runs the node again', () => {
 		const run: NodeRunOptions = {
 			...perUserRun({ settings: RETRY_ON_FAIL }),
 			items: [{}],
-			parameters: sendParameters({ userIds: users.slice(0, 6).join(','), options: { batchSize: 2, maxParallelRequests: 1 } }),
+			parameters: sendParameters({
+				userIds: users.slice(0, 6).join(','),
+				options: { batchSize: 2, maxParallelRequests: 1 },
+			}),
 		};
 		const result = nodeResult(await runWorkflow(nodeWorkflow(run)));
 
 		expect(result.error).toBeUndefined();
 		expectEachOnce(sandbox, users.slice(0, 6));
-		expect(jsonOf(result.items).map((item) => [item.batch, item.sentByEarlierTry ?? false])).toEqual([
+		expect(
+			jsonOf(result.items).map((item) => [item.batch, item.sentByEarlierTry ?? false]),
+		).toEqual([
 			[1, true],
 			[2, false],
 			[3, false],
@@ -143,12 +177,17 @@ describe('never twice: n8n runs the node again', () => {
 
 	test('Retry On Fail, one send for all items in batches: the batches of the first try are not sent again', async () => {
 		sandbox.addFault({ endpoint: SEND, kind: 'forbidden', skip: 1, times: 1 });
-		const run = perUserRun({ settings: RETRY_ON_FAIL }, { sendMode: 'combined', options: { batchSize: 2 } });
+		const run = perUserRun(
+			{ settings: RETRY_ON_FAIL },
+			{ sendMode: 'combined', options: { batchSize: 2 } },
+		);
 		const result = nodeResult(await runWorkflow(nodeWorkflow(run)));
 
 		expect(result.error).toBeUndefined();
 		expectEachOnce(sandbox, users.slice(0, 5));
-		expect(jsonOf(result.items).map((item) => [item.batch, item.sentByEarlierTry ?? false])).toEqual([
+		expect(
+			jsonOf(result.items).map((item) => [item.batch, item.sentByEarlierTry ?? false]),
+		).toEqual([
 			[1, true],
 			[2, false],
 			[3, false],
@@ -187,7 +226,13 @@ describe('never twice: n8n runs the node again', () => {
 		const retried = nodeResult(await retryWorkflow(workflow, failed));
 		expect(retried.error).toBeUndefined();
 		expectEachOnce(sandbox, users.slice(0, 5));
-		expect(jsonOf(retried.items).map((item) => item.sentByEarlierTry ?? false)).toEqual([true, true, false, false, false]);
+		expect(jsonOf(retried.items).map((item) => item.sentByEarlierTry ?? false)).toEqual([
+			true,
+			true,
+			false,
+			false,
+			false,
+		]);
 	});
 
 	test('a retried execution looks up a send whose answer was lost, and does not send it again', async () => {
@@ -197,7 +242,9 @@ describe('never twice: n8n runs the node again', () => {
 		const workflow = nodeWorkflow(perUserRun());
 		const failed = await runWorkflow(workflow);
 		expect(nodeResult(failed).error?.message).toContain('the outcome is unknown');
-		expect(nodeResult(failed).error?.description).toContain('A retry of this execution looks the send up first.');
+		expect(nodeResult(failed).error?.description).toContain(
+			'A retry of this execution looks the send up first.',
+		);
 		expect(registeredSends(sandbox)).toHaveLength(2);
 
 		sandbox.clearFaults();
@@ -210,7 +257,9 @@ describe('never twice: n8n runs the node again', () => {
 	});
 
 	describe('Idempotency Key', () => {
-		const keyed = (fields: IDataObject = {}) => ({ options: { idempotencyKey: '={{ $json.key }}', ...fields } });
+		const keyed = (fields: IDataObject = {}) => ({
+			options: { idempotencyKey: '={{ $json.key }}', ...fields },
+		});
 
 		test('the same event twice in one run: one send, the second item skipped naming the first send', async () => {
 			const run: NodeRunOptions = {
@@ -225,15 +274,30 @@ describe('never twice: n8n runs the node again', () => {
 			expect(result.error).toBeUndefined();
 			expectEachOnce(sandbox, [users[0]]);
 			const [first, second] = jsonOf(result.items);
-			expect(first).toMatchObject({ id: registeredSends(sandbox)[0].id, idempotencyKey: 'order-1:shipped' });
-			expect(second).toMatchObject({ skipped: true, idempotencyKey: 'order-1:shipped', earlierSendId: first.id });
+			expect(first).toMatchObject({
+				id: registeredSends(sandbox)[0].id,
+				idempotencyKey: 'order-1:shipped',
+			});
+			expect(second).toMatchObject({
+				skipped: true,
+				idempotencyKey: 'order-1:shipped',
+				earlierSendId: first.id,
+			});
 			expect(second.id).toBeUndefined();
 			expect(pairedOf(result.items)).toEqual([[0], [1]]);
 		});
 
 		test('the same event twice in one run, sent in parallel: the copy waits for the first send and names it', async () => {
-			const items = [{ userId: users[0], key: 'order-2:shipped' }, { userId: users[1], key: 'other' }, { userId: users[0], key: 'order-2:shipped' }];
-			const result = nodeResult(await runWorkflow(nodeWorkflow({ ...perUserRun({}, keyed({ maxParallelRequests: 20 })), items })));
+			const items = [
+				{ userId: users[0], key: 'order-2:shipped' },
+				{ userId: users[1], key: 'other' },
+				{ userId: users[0], key: 'order-2:shipped' },
+			];
+			const result = nodeResult(
+				await runWorkflow(
+					nodeWorkflow({ ...perUserRun({}, keyed({ maxParallelRequests: 20 })), items }),
+				),
+			);
 
 			expect(result.error).toBeUndefined();
 			expectEachOnce(sandbox, users.slice(0, 2));
@@ -242,7 +306,10 @@ describe('never twice: n8n runs the node again', () => {
 		});
 
 		test('the same event in a later execution: skipped, nothing sent', async () => {
-			const run: NodeRunOptions = { ...perUserRun({}, keyed()), items: [{ userId: users[0], key: 'order-7:paid' }] };
+			const run: NodeRunOptions = {
+				...perUserRun({}, keyed()),
+				items: [{ userId: users[0], key: 'order-7:paid' }],
+			};
 			await runWorkflow(nodeWorkflow(run));
 			const again = nodeResult(await runWorkflow(nodeWorkflow(run)));
 
@@ -258,7 +325,10 @@ describe('never twice: n8n runs the node again', () => {
 
 		test('a send the API refused leaves its key free: the next run sends it', async () => {
 			sandbox.addFault({ endpoint: SEND, kind: 'forbidden', times: 1 });
-			const run: NodeRunOptions = { ...perUserRun({}, keyed()), items: [{ userId: users[0], key: 'k-refused' }] };
+			const run: NodeRunOptions = {
+				...perUserRun({}, keyed()),
+				items: [{ userId: users[0], key: 'k-refused' }],
+			};
 			const refused = nodeResult(await runWorkflow(nodeWorkflow(run)));
 			expect(refused.error?.message).toContain('HTTP 403');
 			// Nothing of the key is left: neither its claim nor a confirmation.
@@ -273,9 +343,14 @@ describe('never twice: n8n runs the node again', () => {
 		test('a send whose outcome stayed unknown keeps its key, the error says so, and a later run finds the send', async () => {
 			sandbox.addFault({ endpoint: SEND, kind: 'resetAfter', times: 1 });
 			sandbox.addFault({ endpoint: SEND_LIST, kind: 'status5xx', times: 50 });
-			const run: NodeRunOptions = { ...perUserRun({}, keyed()), items: [{ userId: users[0], key: 'k-unknown' }] };
+			const run: NodeRunOptions = {
+				...perUserRun({}, keyed()),
+				items: [{ userId: users[0], key: 'k-unknown' }],
+			};
 			const unknown = nodeResult(await runWorkflow(nodeWorkflow(run)));
-			expect(unknown.error?.description).toContain('Its Idempotency Key "k-unknown" stays claimed: a later run looks the send up first.');
+			expect(unknown.error?.description).toContain(
+				'Its Idempotency Key "k-unknown" stays claimed: a later run looks the send up first.',
+			);
 
 			sandbox.clearFaults();
 			// The key was never confirmed (no answer came): the later run looks in the list instead
@@ -293,13 +368,30 @@ describe('never twice: n8n runs the node again', () => {
 			const left = entriesOf('k-crash', [batchContentId([users[0]])]);
 			const where = { workflow: { id: 'wf-test', active: true }, node: { id: 'n-test' } as never };
 			const minute = Math.floor(Date.now() / MINUTE_MS);
-			await store.checkProcessedAndRecord([left.claimed, left.pending, left.layout, left.claimedIn(Math.floor(minute / 10)), left.claimedAt(minute)], 'node', where, { mode: 'entries' });
-			const run: NodeRunOptions = { ...perUserRun({}, keyed()), items: [{ userId: users[0], key: 'k-crash' }] };
+			await store.checkProcessedAndRecord(
+				[
+					left.claimed,
+					left.pending,
+					left.layout,
+					left.claimedIn(Math.floor(minute / 10)),
+					left.claimedAt(minute),
+				],
+				'node',
+				where,
+				{ mode: 'entries' },
+			);
+			const run: NodeRunOptions = {
+				...perUserRun({}, keyed()),
+				items: [{ userId: users[0], key: 'k-crash' }],
+			};
 			const result = nodeResult(await runWorkflow(nodeWorkflow(run)));
 
 			expect(result.error).toBeUndefined();
 			expectEachOnce(sandbox, [users[0]]);
-			expect(jsonOf(result.items)[0]).toMatchObject({ id: registeredSends(sandbox)[0].id, idempotencyKey: 'k-crash' });
+			expect(jsonOf(result.items)[0]).toMatchObject({
+				id: registeredSends(sandbox)[0].id,
+				idempotencyKey: 'k-crash',
+			});
 			// Now confirmed: the same event again is skipped.
 			const again = nodeResult(await runWorkflow(nodeWorkflow(run)));
 			expect(jsonOf(again.items)[0].skipped).toBe(true);
@@ -309,9 +401,22 @@ describe('never twice: n8n runs the node again', () => {
 		test('the store lock left taken by a process that died: after its lease it is taken anew, and the event is sent once', async () => {
 			// What n8n killed while holding the lock leaves behind: the lock's row (the workflow's), with its holder.
 			const where = { workflow: { id: 'wf-test', active: true }, node: { id: 'n-test' } as never };
-			await store.checkProcessedAndRecord([LOCK_VALUE, holderEntry('a process that died')], 'workflow', where, { mode: 'entries' });
-			useTimings({ lookupSettleMs: 200, unconfirmedClaimSettleMs: 300, storeLockBudgetMs: 300, storeLockBreakJitterMs: 100 });
-			const run: NodeRunOptions = { ...perUserRun({}, keyed()), items: [{ userId: users[0], key: 'k-after-a-dead-lock' }] };
+			await store.checkProcessedAndRecord(
+				[LOCK_VALUE, holderEntry('a process that died')],
+				'workflow',
+				where,
+				{ mode: 'entries' },
+			);
+			useTimings({
+				lookupSettleMs: 200,
+				unconfirmedClaimSettleMs: 300,
+				storeLockBudgetMs: 300,
+				storeLockBreakJitterMs: 100,
+			});
+			const run: NodeRunOptions = {
+				...perUserRun({}, keyed()),
+				items: [{ userId: users[0], key: 'k-after-a-dead-lock' }],
+			};
 			const result = nodeResult(await runWorkflow(nodeWorkflow(run)));
 
 			expect(result.error).toBeUndefined();
@@ -325,7 +430,10 @@ describe('never twice: n8n runs the node again', () => {
 			const run: NodeRunOptions = {
 				...perUserRun(),
 				items: [{ key: 'digest-2026-11-23' }],
-				parameters: sendParameters({ userIds: users.slice(0, 5).join(','), options: { batchSize: 2, maxParallelRequests: 1, idempotencyKey: '={{ $json.key }}' } }),
+				parameters: sendParameters({
+					userIds: users.slice(0, 5).join(','),
+					options: { batchSize: 2, maxParallelRequests: 1, idempotencyKey: '={{ $json.key }}' },
+				}),
 			};
 			const first = nodeResult(await runWorkflow(nodeWorkflow(run)));
 			expect(first.error?.description).toContain('Batch 2 of 3 failed.');
@@ -341,7 +449,7 @@ describe('never twice: n8n runs the node again', () => {
 			]);
 		});
 
-		test('the keys live in the node\'s row, the lock in the workflow\'s, given back after', async () => {
+		test("the keys live in the node's row, the lock in the workflow's, given back after", async () => {
 			const items = [{ userId: users[0], key: 'scoped' }];
 			await runWorkflow(nodeWorkflow({ ...perUserRun({}, keyed()), items }));
 			expect(store.entries('wf-test', 'n:n-test')).toHaveLength(1);
@@ -349,27 +457,52 @@ describe('never twice: n8n runs the node again', () => {
 		});
 
 		test('a row of the workflow kept by a Remove Duplicates node (Scope "Workflow", its highest value) is never the lock: the item says so, the send is decided by the list of sends, the row stays', async () => {
-			const where = { workflow: { id: 'wf-test', active: true }, node: { id: 'n-dedupe' } as never };
-			await store.checkProcessedAndRecord(['1042'], 'workflow', where, { mode: 'latestIncrementalKey' });
-			useTimings({ lookupSettleMs: 200, unconfirmedClaimSettleMs: 300, storeLockBudgetMs: 300, storeLockBreakJitterMs: 100 });
-			const run: NodeRunOptions = { ...perUserRun({}, keyed()), items: [{ userId: users[0], key: 'k-beside-remove-duplicates' }] };
+			const where = {
+				workflow: { id: 'wf-test', active: true },
+				node: { id: 'n-dedupe' } as never,
+			};
+			await store.checkProcessedAndRecord(['1042'], 'workflow', where, {
+				mode: 'latestIncrementalKey',
+			});
+			useTimings({
+				lookupSettleMs: 200,
+				unconfirmedClaimSettleMs: 300,
+				storeLockBudgetMs: 300,
+				storeLockBreakJitterMs: 100,
+			});
+			const run: NodeRunOptions = {
+				...perUserRun({}, keyed()),
+				items: [{ userId: users[0], key: 'k-beside-remove-duplicates' }],
+			};
 			const result = nodeResult(await runWorkflow(nodeWorkflow(run)));
 
 			// Well past the lock's lease: the other node's row is as it was.
 			await new Promise((resolve) => setTimeout(resolve, 600));
 			expect(store.rows.get('wf-test|')).toEqual({ mode: 'latestIncrementalKey', data: '1042' });
 			expectEachOnce(sandbox, [users[0]]);
-			expect(jsonOf(result.items)[0].idempotencyKeyNote).toContain('holds other data (a Remove Duplicates node of this workflow with Scope "Workflow"?)');
+			expect(jsonOf(result.items)[0].idempotencyKeyNote).toContain(
+				'holds other data (a Remove Duplicates node of this workflow with Scope "Workflow"?)',
+			);
 		});
 
 		test('Keys to Keep counts events: at least that many are remembered, the oldest beyond them (and the room of the events under way) are forgotten', async () => {
 			// A long-used row: 500 events used before, oldest first.
 			const where = { workflow: { id: 'wf-test', active: true }, node: { id: 'n-test' } as never };
 			const oldKeys = Array.from({ length: 500 }, (_, index) => `old-${index}`);
-			await store.checkProcessedAndRecord(oldKeys.map((key) => entriesOf(key, []).claimed), 'node', where, { mode: 'entries' });
+			await store.checkProcessedAndRecord(
+				oldKeys.map((key) => entriesOf(key, []).claimed),
+				'node',
+				where,
+				{ mode: 'entries' },
+			);
 			expect(keptAsUsed(store, 'old-0')).toBe(true);
 			const run = (key: string) =>
-				runWorkflow(nodeWorkflow({ ...perUserRun({}, keyed({ keysToKeep: 2 })), items: [{ userId: users[0], key }] }));
+				runWorkflow(
+					nodeWorkflow({
+						...perUserRun({}, keyed({ keysToKeep: 2 })),
+						items: [{ userId: users[0], key }],
+					}),
+				);
 			for (const key of ['k1', 'k2', 'k3']) await run(key);
 			expect(registeredSends(sandbox)).toHaveLength(3);
 			// One entry per used event, no working entries left; the newest kept, the row bounded
@@ -404,16 +537,34 @@ describe('never twice: n8n runs the node again', () => {
 		});
 
 		test.each([
-			['a key of 5 MB', { idempotencyKey: 'x'.repeat(5_000_000) }, '"Idempotency Key" is 5000000 characters long: at most 1000'],
-			['Keys to Keep beyond 100,000', { idempotencyKey: 'k', keysToKeep: 1_000_000 }, '"Keys to Keep" must be a whole number from 1 to 100,000 (got 1000000)'],
-			['the scope "The Whole Workflow"', { idempotencyKey: 'k', idempotencyScope: 'workflow' }, '"Idempotency Scope" "The Whole Workflow" is no longer supported'],
-		])('%s is refused: the error names the field, nothing is sent or stored', async (_, options, message) => {
-			const run: NodeRunOptions = { ...perUserRun({}, { options }), items: [{ userId: users[0] }] };
-			const result = nodeResult(await runWorkflow(nodeWorkflow(run)));
-			expect(result.error?.message).toContain(message);
-			expect(result.error?.message.length).toBeLessThan(600);
-			expect(logOf(sandbox, SEND)).toHaveLength(0);
-			expect(store.calls).toHaveLength(0);
-		});
+			[
+				'a key of 5 MB',
+				{ idempotencyKey: 'x'.repeat(5_000_000) },
+				'"Idempotency Key" is 5000000 characters long: at most 1000',
+			],
+			[
+				'Keys to Keep beyond 100,000',
+				{ idempotencyKey: 'k', keysToKeep: 1_000_000 },
+				'"Keys to Keep" must be a whole number from 1 to 100,000 (got 1000000)',
+			],
+			[
+				'the scope "The Whole Workflow"',
+				{ idempotencyKey: 'k', idempotencyScope: 'workflow' },
+				'"Idempotency Scope" "The Whole Workflow" is no longer supported',
+			],
+		])(
+			'%s is refused: the error names the field, nothing is sent or stored',
+			async (_, options, message) => {
+				const run: NodeRunOptions = {
+					...perUserRun({}, { options }),
+					items: [{ userId: users[0] }],
+				};
+				const result = nodeResult(await runWorkflow(nodeWorkflow(run)));
+				expect(result.error?.message).toContain(message);
+				expect(result.error?.message.length).toBeLessThan(600);
+				expect(logOf(sandbox, SEND)).toHaveLength(0);
+				expect(store.calls).toHaveLength(0);
+			},
+		);
 	});
 });

@@ -31,36 +31,52 @@ describe('Get Report: 100,000 users in 100 sends', () => {
 		await new Promise((resolve) => setTimeout(resolve, 200)); // deliveries settle (deliveryMs 20)
 	}, 120_000);
 
-	test.each(['summary', 'perUser'])('output %s: 100 reads, 1 refresh, at most Max Parallel Requests in flight, within the memory budget', async (output) => {
-		const logStart = sandbox.requestLog().length;
-		const { value: result, memory } = await withMemoryPeak(() =>
-			runOn(sandbox, { items, parameters: { resource: 'notification', operation: 'getReport', output, options: { maxParallelRequests: PARALLEL } } }),
-		);
-		expect(result.error).toBeUndefined();
-		const calls = sandbox.requestLog().slice(logStart);
-		expect(calls.filter((entry) => entry.endpoint === DETAIL)).toHaveLength(100);
-		expect(calls.filter((entry) => entry.endpoint === REFRESH)).toHaveLength(1);
-		expect(calls).toHaveLength(101);
-		expect(calls.filter((entry) => entry.status !== 200)).toEqual([]);
+	test.each(['summary', 'perUser'])(
+		'output %s: 100 reads, 1 refresh, at most Max Parallel Requests in flight, within the memory budget',
+		async (output) => {
+			const logStart = sandbox.requestLog().length;
+			const { value: result, memory } = await withMemoryPeak(() =>
+				runOn(sandbox, {
+					items,
+					parameters: {
+						resource: 'notification',
+						operation: 'getReport',
+						output,
+						options: { maxParallelRequests: PARALLEL },
+					},
+				}),
+			);
+			expect(result.error).toBeUndefined();
+			const calls = sandbox.requestLog().slice(logStart);
+			expect(calls.filter((entry) => entry.endpoint === DETAIL)).toHaveLength(100);
+			expect(calls.filter((entry) => entry.endpoint === REFRESH)).toHaveLength(1);
+			expect(calls).toHaveLength(101);
+			expect(calls.filter((entry) => entry.status !== 200)).toEqual([]);
 
-		let jsonBytes: number;
-		if (output === 'summary') {
-			expect(result.items).toHaveLength(1);
-			const summary = result.items[0].json as { userCounts: { total: number }; users: unknown[]; notifications: number };
-			expect(summary.notifications).toBe(100);
-			expect(summary.userCounts.total).toBe(USERS);
-			expect(summary.users).toHaveLength(USERS);
-			jsonBytes = JSON.stringify(summary).length;
-		} else {
-			expect(result.items).toHaveLength(USERS);
-			jsonBytes = result.items.reduce((sum, item) => sum + JSON.stringify(item.json).length, 0);
-		}
-		console.log(
-			`Get Report (${output}), ${USERS} users in 100 sends: JSON ${(jsonBytes / USERS).toFixed(0)} bytes per user; ` +
-				`heap peak +${(memory.heapDelta / MB).toFixed(0)} MB, held by the output +${(memory.retainedHeapDelta / MB).toFixed(0)} MB`,
-		);
-		expect(jsonBytes / USERS).toBeLessThan(250);
-		expect(memory.heapDelta).toBeLessThan(400 * MB);
-		expect(memory.retainedHeapDelta).toBeLessThan(100 * MB);
-	}, 120_000);
+			let jsonBytes: number;
+			if (output === 'summary') {
+				expect(result.items).toHaveLength(1);
+				const summary = result.items[0].json as {
+					userCounts: { total: number };
+					users: unknown[];
+					notifications: number;
+				};
+				expect(summary.notifications).toBe(100);
+				expect(summary.userCounts.total).toBe(USERS);
+				expect(summary.users).toHaveLength(USERS);
+				jsonBytes = JSON.stringify(summary).length;
+			} else {
+				expect(result.items).toHaveLength(USERS);
+				jsonBytes = result.items.reduce((sum, item) => sum + JSON.stringify(item.json).length, 0);
+			}
+			console.log(
+				`Get Report (${output}), ${USERS} users in 100 sends: JSON ${(jsonBytes / USERS).toFixed(0)} bytes per user; ` +
+					`heap peak +${(memory.heapDelta / MB).toFixed(0)} MB, held by the output +${(memory.retainedHeapDelta / MB).toFixed(0)} MB`,
+			);
+			expect(jsonBytes / USERS).toBeLessThan(250);
+			expect(memory.heapDelta).toBeLessThan(400 * MB);
+			expect(memory.retainedHeapDelta).toBeLessThan(100 * MB);
+		},
+		120_000,
+	);
 });

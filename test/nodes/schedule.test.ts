@@ -6,7 +6,18 @@
 import { DateTime } from 'luxon';
 import type { IDataObject } from 'n8n-workflow';
 
-import { count, expectNoTenantId, logOf, NODE_SANDBOX, REFRESH, runOn, SEND, sendParameters, sentBodies, useSandbox } from '../harness';
+import {
+	count,
+	expectNoTenantId,
+	logOf,
+	NODE_SANDBOX,
+	REFRESH,
+	runOn,
+	SEND,
+	sendParameters,
+	sentBodies,
+	useSandbox,
+} from '../harness';
 
 const OFFSET = /(Z|[+-]\d\d:\d\d)$/;
 
@@ -26,30 +37,71 @@ describe('Schedule', () => {
 	});
 
 	test.each([
-		['America/New_York', `${nextYear}-01-15T09:30:00`, `${nextYear}-01-15T09:30:00-05:00`, `${nextYear}-01-15T14:30:00.000Z`],
-		['America/New_York', `${nextYear}-07-15T09:30:00`, `${nextYear}-07-15T09:30:00-04:00`, `${nextYear}-07-15T13:30:00.000Z`],
-		['Asia/Kolkata', `${nextYear}-03-01 18:00`, `${nextYear}-03-01T18:00:00+05:30`, `${nextYear}-03-01T12:30:00.000Z`],
-		['UTC', `${nextYear}-03-01T18:00:00`, `${nextYear}-03-01T18:00:00Z`, `${nextYear}-03-01T18:00:00.000Z`],
-	])('a time without zone is read in the workflow time zone (%s: %s)', async (timezone, scheduledAt, sentAs, utc) => {
-		const { items: output, error } = await runOn(sandbox, { timezone, parameters: scheduleParameters(scheduledAt, { userIds: user }) });
+		[
+			'America/New_York',
+			`${nextYear}-01-15T09:30:00`,
+			`${nextYear}-01-15T09:30:00-05:00`,
+			`${nextYear}-01-15T14:30:00.000Z`,
+		],
+		[
+			'America/New_York',
+			`${nextYear}-07-15T09:30:00`,
+			`${nextYear}-07-15T09:30:00-04:00`,
+			`${nextYear}-07-15T13:30:00.000Z`,
+		],
+		[
+			'Asia/Kolkata',
+			`${nextYear}-03-01 18:00`,
+			`${nextYear}-03-01T18:00:00+05:30`,
+			`${nextYear}-03-01T12:30:00.000Z`,
+		],
+		[
+			'UTC',
+			`${nextYear}-03-01T18:00:00`,
+			`${nextYear}-03-01T18:00:00Z`,
+			`${nextYear}-03-01T18:00:00.000Z`,
+		],
+	])(
+		'a time without zone is read in the workflow time zone (%s: %s)',
+		async (timezone, scheduledAt, sentAs, utc) => {
+			const { items: output, error } = await runOn(sandbox, {
+				timezone,
+				parameters: scheduleParameters(scheduledAt, { userIds: user }),
+			});
 
-		expect(error).toBeUndefined();
-		expect(sentBodies(sandbox)).toEqual([
-			{ title: 'Shift change', body: 'Your shift starts at 9:00.', target_user_ids: [user], scheduled_at: sentAs },
-		]);
-		expect(output[0].json).toMatchObject({ status: 'scheduled', scheduledAt: sentAs, id: logOf(sandbox, SEND)[0].notificationId });
-		// The sandbox read the same instant.
-		expect(sandbox.notifications()[0].scheduled_at).toBe(utc);
-	});
+			expect(error).toBeUndefined();
+			expect(sentBodies(sandbox)).toEqual([
+				{
+					title: 'Shift change',
+					body: 'Your shift starts at 9:00.',
+					target_user_ids: [user],
+					scheduled_at: sentAs,
+				},
+			]);
+			expect(output[0].json).toMatchObject({
+				status: 'scheduled',
+				scheduledAt: sentAs,
+				id: logOf(sandbox, SEND)[0].notificationId,
+			});
+			// The sandbox read the same instant.
+			expect(sandbox.notifications()[0].scheduled_at).toBe(utc);
+		},
+	);
 
 	test.each([
 		[`${nextYear}-01-15T09:30:00+02:00`, `${nextYear}-01-15T09:30:00+02:00`],
 		[`${nextYear}-01-15T09:30:00Z`, `${nextYear}-01-15T09:30:00Z`],
 		[`${nextYear}-01-15T09:30:00.250-08:00`, `${nextYear}-01-15T09:30:00.250-08:00`],
-	])('an explicit offset is kept as given, whatever the workflow time zone (%s)', async (scheduledAt, sentAs) => {
-		await runOn(sandbox, { timezone: 'America/New_York', parameters: scheduleParameters(scheduledAt, { userIds: user }) });
-		expect(sentBodies(sandbox).map((body) => body.scheduled_at)).toEqual([sentAs]);
-	});
+	])(
+		'an explicit offset is kept as given, whatever the workflow time zone (%s)',
+		async (scheduledAt, sentAs) => {
+			await runOn(sandbox, {
+				timezone: 'America/New_York',
+				parameters: scheduleParameters(scheduledAt, { userIds: user }),
+			});
+			expect(sentBodies(sandbox).map((body) => body.scheduled_at)).toEqual([sentAs]);
+		},
+	);
 
 	test('a Luxon DateTime from an expression ($now.plus): its instant, with the workflow offset', async () => {
 		const before = Date.now();
@@ -61,7 +113,9 @@ describe('Schedule', () => {
 
 		const sent = sentBodies(sandbox)[0].scheduled_at as string;
 		expect(sent).toMatch(OFFSET);
-		expect(sent.slice(-6)).toBe(DateTime.now().setZone('Europe/Paris').plus({ hours: 2 }).toFormat('ZZ'));
+		expect(sent.slice(-6)).toBe(
+			DateTime.now().setZone('Europe/Paris').plus({ hours: 2 }).toFormat('ZZ'),
+		);
 		const instant = Date.parse(sent);
 		expect(instant).toBeGreaterThanOrEqual(before + 2 * 3600_000 - 1_000);
 		expect(instant).toBeLessThanOrEqual(Date.now() + 2 * 3600_000);
@@ -91,11 +145,16 @@ describe('Schedule', () => {
 
 	test('"Send If Time Is Past": sent at once, without scheduled_at, and the item says so', async () => {
 		const { items: output, error } = await runOn(sandbox, {
-			parameters: scheduleParameters('2020-01-01T08:00:00', { userIds: user, options: { sendIfPast: true } }),
+			parameters: scheduleParameters('2020-01-01T08:00:00', {
+				userIds: user,
+				options: { sendIfPast: true },
+			}),
 		});
 
 		expect(error).toBeUndefined();
-		expect(sentBodies(sandbox)).toEqual([{ title: 'Shift change', body: 'Your shift starts at 9:00.', target_user_ids: [user] }]);
+		expect(sentBodies(sandbox)).toEqual([
+			{ title: 'Shift change', body: 'Your shift starts at 9:00.', target_user_ids: [user] },
+		]);
 		expect(output[0].json).toMatchObject({ status: 'sending', sentImmediately: true });
 		expect(output[0].json.scheduledAt).toBeUndefined();
 	});
@@ -103,14 +162,20 @@ describe('Schedule', () => {
 	test('"Send If Time Is Past" leaves a future time scheduled', async () => {
 		await runOn(sandbox, {
 			timezone: 'UTC',
-			parameters: scheduleParameters(`${nextYear}-05-05T05:05:05`, { userIds: user, options: { sendIfPast: true } }),
+			parameters: scheduleParameters(`${nextYear}-05-05T05:05:05`, {
+				userIds: user,
+				options: { sendIfPast: true },
+			}),
 		});
 		expect(sentBodies(sandbox)[0].scheduled_at).toBe(`${nextYear}-05-05T05:05:05Z`);
 	});
 
 	test('per item, each item its own time; the past one stops the run before anything is sent', async () => {
 		const items = [{ at: `${nextYear}-02-01T10:00:00` }, { at: '2021-02-01T10:00:00' }];
-		const { error } = await runOn(sandbox, { items, parameters: scheduleParameters('={{ $json.at }}', { userIds: user }) });
+		const { error } = await runOn(sandbox, {
+			items,
+			parameters: scheduleParameters('={{ $json.at }}', { userIds: user }),
+		});
 		expect(error?.message).toMatch(/"Scheduled At" is in the past .*\[item 1\]/);
 		expect(count(sandbox, SEND)).toBe(0);
 		expect(count(sandbox, REFRESH)).toBe(0);

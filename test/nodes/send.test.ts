@@ -5,7 +5,25 @@
  */
 import type { IDataObject } from 'n8n-workflow';
 
-import { ACTIVE_USERS, count, DETAIL, expectNoTenantId, jsonOf, logOf, NODE_SANDBOX, pairedOf, REFRESH, runOn, SEND, SEND_LIST, sendParameters, sentBodies, storeFor, USER_LIST, useSandbox } from '../harness';
+import {
+	ACTIVE_USERS,
+	count,
+	DETAIL,
+	expectNoTenantId,
+	jsonOf,
+	logOf,
+	NODE_SANDBOX,
+	pairedOf,
+	REFRESH,
+	runOn,
+	SEND,
+	SEND_LIST,
+	sendParameters,
+	sentBodies,
+	storeFor,
+	USER_LIST,
+	useSandbox,
+} from '../harness';
 
 describe('Send (60 users)', () => {
 	const sandbox = useSandbox({ ...NODE_SANDBOX, resetBeforeEach: true });
@@ -19,18 +37,27 @@ describe('Send (60 users)', () => {
 
 	test('per item (default): one send per input item, each output item paired with its input', async () => {
 		const items = [{ to: users[0] }, { to: users[1] }, { to: users[2] }];
-		const { items: output, error } = await runOn(sandbox, { items, parameters: sendParameters({ userIds: '={{ $json.to }}' }) });
+		const { items: output, error } = await runOn(sandbox, {
+			items,
+			parameters: sendParameters({ userIds: '={{ $json.to }}' }),
+		});
 
 		expect(error).toBeUndefined();
 		expect(sentBodies(sandbox)).toEqual(
-			items.map((item) => ({ title: 'Shift change', body: 'Your shift starts at 9:00.', target_user_ids: [item.to] })),
+			items.map((item) => ({
+				title: 'Shift change',
+				body: 'Your shift starts at 9:00.',
+				target_user_ids: [item.to],
+			})),
 		);
 		expect(pairedOf(output)).toEqual([[0], [1], [2]]);
 		const sendIds = logOf(sandbox, SEND).map((entry) => entry.notificationId);
-		expect(jsonOf(output).map((json) => [json.id, json.status, json.recipients, json.targetUserIds])).toEqual(
-			items.map((item, index) => [sendIds[index], 'sending', 1, [item.to]]),
-		);
-		expect(output.every((item) => item.json.batch === undefined && item.json.warnings === undefined)).toBe(true);
+		expect(
+			jsonOf(output).map((json) => [json.id, json.status, json.recipients, json.targetUserIds]),
+		).toEqual(items.map((item, index) => [sendIds[index], 'sending', 1, [item.to]]));
+		expect(
+			output.every((item) => item.json.batch === undefined && item.json.warnings === undefined),
+		).toBe(true);
 	});
 
 	test('combined: the recipients of all items merged and de-duplicated into one send, paired with every item', async () => {
@@ -49,7 +76,11 @@ describe('Send (60 users)', () => {
 		expect(sentBodies(sandbox)[0].target_user_ids).toEqual(users.slice(0, 4));
 		expect(output).toHaveLength(1);
 		expect(pairedOf(output)).toEqual([[0, 1, 2]]);
-		expect(output[0].json).toMatchObject({ id: logOf(sandbox, SEND)[0].notificationId, recipients: 4, targetUserIds: users.slice(0, 4) });
+		expect(output[0].json).toMatchObject({
+			id: logOf(sandbox, SEND)[0].notificationId,
+			recipients: 4,
+			targetUserIds: users.slice(0, 4),
+		});
 	});
 
 	test('combined with different audiences on the items: an error naming Audience and the item, nothing sent', async () => {
@@ -71,7 +102,9 @@ describe('Send (60 users)', () => {
 
 	test('User IDs as text: commas, spaces, new lines and repeats give clean unique IDs', async () => {
 		const text = ` ${users[0]},${users[1]}  ${users[2]}\n${users[3]},,\n\n${users[0]}\t${users[4]} `;
-		const { items: output } = await runOn(sandbox, { parameters: sendParameters({ userIds: text }) });
+		const { items: output } = await runOn(sandbox, {
+			parameters: sendParameters({ userIds: text }),
+		});
 
 		expect(sentBodies(sandbox).map((body) => body.target_user_ids)).toEqual([users.slice(0, 5)]);
 		expect(output[0].json.recipients).toBe(5);
@@ -92,7 +125,14 @@ describe('Send (60 users)', () => {
 
 	test('User IDs as whole user records (mapped from Get Many Users): their ids are used', async () => {
 		await runOn(sandbox, {
-			items: [{ records: [{ id: users[0], name: 'A' }, { id: users[1], name: 'B' }] }],
+			items: [
+				{
+					records: [
+						{ id: users[0], name: 'A' },
+						{ id: users[1], name: 'B' },
+					],
+				},
+			],
 			parameters: sendParameters({ userIds: '={{ $json.records }}' }),
 		});
 		expect(sentBodies(sandbox)[0].target_user_ids).toEqual([users[0], users[1]]);
@@ -121,16 +161,22 @@ describe('Send (60 users)', () => {
 		expect(error).toBeUndefined();
 
 		const inactive = new Set(['noPhone', 'loggedOut', 'noPermission']);
-		const active = sandbox.orgs.primary.userIds.filter((id) => !inactive.has(sandbox.orgs.primary.kindOf(id)!));
+		const active = sandbox.orgs.primary.userIds.filter(
+			(id) => !inactive.has(sandbox.orgs.primary.kindOf(id)!),
+		);
 		expect(count(sandbox, ACTIVE_USERS)).toBe(1);
 		expect(count(sandbox, USER_LIST)).toBe(0);
-		expect(sentBodies(sandbox).map((body) => [...(body.target_user_ids as string[])].sort())).toEqual([
-			[...active].sort(),
-			[...active].sort(),
-		]);
+		expect(
+			sentBodies(sandbox).map((body) => [...(body.target_user_ids as string[])].sort()),
+		).toEqual([[...active].sort(), [...active].sort()]);
 		expect(pairedOf(output)).toEqual([[0], [1]]);
 		// The active-user list is read before the first send, never between sends.
-		expect(logOf(sandbox).map((entry) => entry.endpoint)).toEqual([REFRESH, ACTIVE_USERS, SEND, SEND]);
+		expect(logOf(sandbox).map((entry) => entry.endpoint)).toEqual([
+			REFRESH,
+			ACTIVE_USERS,
+			SEND,
+			SEND,
+		]);
 	});
 
 	test('Batch Size splits a list of User IDs: 7 users, batches of 3 -> sends of 3, 3 and 1', async () => {
@@ -139,7 +185,11 @@ describe('Send (60 users)', () => {
 			parameters: sendParameters({ userIds: seven.join(','), options: { batchSize: 3 } }),
 		});
 
-		expect(sentBodies(sandbox).map((body) => body.target_user_ids)).toEqual([seven.slice(0, 3), seven.slice(3, 6), seven.slice(6)]);
+		expect(sentBodies(sandbox).map((body) => body.target_user_ids)).toEqual([
+			seven.slice(0, 3),
+			seven.slice(3, 6),
+			seven.slice(6),
+		]);
 		expect(jsonOf(output).map((json) => [json.batch, json.batchCount, json.recipients])).toEqual([
 			[1, 3, 3],
 			[2, 3, 3],
@@ -151,8 +201,16 @@ describe('Send (60 users)', () => {
 
 	const announcement = 'ann-2026-03';
 	test.each<[string, IDataObject, IDataObject]>([
-		['image URL', { imageUrl: ' https://cdn.example.com/pics/shift.PNG ' }, { image_url: 'https://cdn.example.com/pics/shift.PNG' }],
-		['image URL .jpeg', { imageUrl: 'https://cdn.example.com/a.jpeg?v=2' }, { image_url: 'https://cdn.example.com/a.jpeg?v=2' }],
+		[
+			'image URL',
+			{ imageUrl: ' https://cdn.example.com/pics/shift.PNG ' },
+			{ image_url: 'https://cdn.example.com/pics/shift.PNG' },
+		],
+		[
+			'image URL .jpeg',
+			{ imageUrl: 'https://cdn.example.com/a.jpeg?v=2' },
+			{ image_url: 'https://cdn.example.com/a.jpeg?v=2' },
+		],
 		['deeplink home', { deeplink: 'home' }, { deeplink: 'companionapp://home' }],
 		['deeplink chat', { deeplink: 'chat' }, { deeplink: 'companionapp://chat' }],
 		['deeplink coach', { deeplink: 'coach' }, { deeplink: 'companionapp://coach' }],
@@ -167,12 +225,24 @@ describe('Send (60 users)', () => {
 			{ deeplink: 'announcement', announcementId: announcement },
 			{ deeplink: `companionapp://announcement/${announcement}`, announcement_id: announcement },
 		],
-		['deeplink custom', { deeplink: 'custom', customDeeplink: 'companionapp://coach' }, { deeplink: 'companionapp://coach' }],
-		['announcement ID alone', { announcementId: ` ${announcement} ` }, { announcement_id: announcement }],
+		[
+			'deeplink custom',
+			{ deeplink: 'custom', customDeeplink: 'companionapp://coach' },
+			{ deeplink: 'companionapp://coach' },
+		],
+		[
+			'announcement ID alone',
+			{ announcementId: ` ${announcement} ` },
+			{ announcement_id: announcement },
+		],
 		[
 			'everything together',
 			{ imageUrl: 'https://cdn.example.com/a.jpg', deeplink: 'chat', announcementId: announcement },
-			{ image_url: 'https://cdn.example.com/a.jpg', deeplink: 'companionapp://chat', announcement_id: announcement },
+			{
+				image_url: 'https://cdn.example.com/a.jpg',
+				deeplink: 'companionapp://chat',
+				announcement_id: announcement,
+			},
 		],
 	])('additional field: %s, exactly as sent', async (_label, additionalFields, expected) => {
 		const { items: output, error } = await runOn(sandbox, {
@@ -180,14 +250,22 @@ describe('Send (60 users)', () => {
 		});
 		expect(error).toBeUndefined();
 		expect(sentBodies(sandbox)).toEqual([
-			{ title: 'Shift change', body: 'Your shift starts at 9:00.', target_user_ids: [users[0]], ...expected },
+			{
+				title: 'Shift change',
+				body: 'Your shift starts at 9:00.',
+				target_user_ids: [users[0]],
+				...expected,
+			},
 		]);
 		expect(output[0].json.warnings).toBeUndefined();
 	});
 
 	test('a custom deeplink outside the app destinations goes out with a warning (the spec: no error, only opens the app)', async () => {
 		const { items: output } = await runOn(sandbox, {
-			parameters: sendParameters({ userIds: users[0], additionalFields: { deeplink: 'custom', customDeeplink: 'companionapp://settings' } }),
+			parameters: sendParameters({
+				userIds: users[0],
+				additionalFields: { deeplink: 'custom', customDeeplink: 'companionapp://settings' },
+			}),
 		});
 		expect(sentBodies(sandbox)[0].deeplink).toBe('companionapp://settings');
 		expect(output[0].json.warnings).toEqual([expect.stringContaining('companionapp://settings')]);
@@ -200,22 +278,35 @@ describe('Send (60 users)', () => {
 		});
 		expect(error).toBeUndefined();
 		expect(count(sandbox, SEND)).toBe(1);
-		expect(Object.keys(sentBodies(sandbox)[0]).sort()).toEqual(['body', 'target_user_ids', 'title']);
+		expect(Object.keys(sentBodies(sandbox)[0]).sort()).toEqual([
+			'body',
+			'target_user_ids',
+			'title',
+		]);
 	});
 
 	test('a title over 50 and a body over 150 characters are sent as they are, with warnings', async () => {
 		const title = 'T'.repeat(51);
 		const body = 'B'.repeat(151);
-		const { items: output, error } = await runOn(sandbox, { parameters: sendParameters({ userIds: users[0], title, body }) });
+		const { items: output, error } = await runOn(sandbox, {
+			parameters: sendParameters({ userIds: users[0], title, body }),
+		});
 
 		expect(error).toBeUndefined();
 		expect(sentBodies(sandbox)).toEqual([{ title, body, target_user_ids: [users[0]] }]);
-		expect(output[0].json.warnings).toEqual([expect.stringMatching(/Title has 51 characters/), expect.stringMatching(/Body has 151 characters/)]);
+		expect(output[0].json.warnings).toEqual([
+			expect.stringMatching(/Title has 51 characters/),
+			expect.stringMatching(/Body has 151 characters/),
+		]);
 	});
 
 	test('exactly 50 and 150 characters: no warning', async () => {
 		const { items: output } = await runOn(sandbox, {
-			parameters: sendParameters({ userIds: users[0], title: 'T'.repeat(50), body: 'B'.repeat(150) }),
+			parameters: sendParameters({
+				userIds: users[0],
+				title: 'T'.repeat(50),
+				body: 'B'.repeat(150),
+			}),
 		});
 		expect(output[0].json.warnings).toBeUndefined();
 	});
@@ -223,14 +314,19 @@ describe('Send (60 users)', () => {
 	test('lengths count characters, not UTF-16 units: 30 emoji and accented text are within the recommendation', async () => {
 		const title = '🎉'.repeat(30);
 		const body = 'Réunion à 9 h 30 : café offert ☕ — '.repeat(4).slice(0, 140);
-		const { items: output } = await runOn(sandbox, { parameters: sendParameters({ userIds: users[0], title, body }) });
+		const { items: output } = await runOn(sandbox, {
+			parameters: sendParameters({ userIds: users[0], title, body }),
+		});
 		expect(sentBodies(sandbox)[0]).toMatchObject({ title, body });
 		expect(output[0].json.warnings).toBeUndefined();
 	});
 
 	test('Wait for Final Status: the item carries the final status and the counters', async () => {
 		const { items: output, error } = await runOn(sandbox, {
-			parameters: sendParameters({ userIds: users.slice(0, 2).join(','), options: { waitForFinalStatus: true, waitTimeout: 10 } }),
+			parameters: sendParameters({
+				userIds: users.slice(0, 2).join(','),
+				options: { waitForFinalStatus: true, waitTimeout: 10 },
+			}),
 		});
 
 		expect(error).toBeUndefined();
@@ -248,7 +344,9 @@ describe('Send (60 users)', () => {
 
 	test('50 input items: 50 sends, one token renewal for the whole run', async () => {
 		const store = storeFor(sandbox);
-		const items = Array.from({ length: 50 }, (_, index) => ({ to: sandbox.orgs.primary.userIds[index] }));
+		const items = Array.from({ length: 50 }, (_, index) => ({
+			to: sandbox.orgs.primary.userIds[index],
+		}));
 		const { items: output, error } = await runOn(sandbox, {
 			credentials: store,
 			items,
@@ -311,7 +409,10 @@ describe('Send (60 users)', () => {
 			const { items: output, error } = await runOn(sandbox, {
 				credentials: storeFor(sandbox, { credential: sandbox.nonAdminCredential }),
 				items: [{ to: users[0] }, { to: users[1] }],
-				parameters: sendParameters({ userIds: '={{ $json.to }}', options: { maxParallelRequests: 1 } }),
+				parameters: sendParameters({
+					userIds: '={{ $json.to }}',
+					options: { maxParallelRequests: 1 },
+				}),
 			});
 			expect(output).toEqual([]);
 			expect(error?.message).toMatch(/403|permission|forbidden/i);
@@ -319,7 +420,7 @@ describe('Send (60 users)', () => {
 			expect(count(sandbox, SEND)).toBe(1);
 		});
 
-		test('without continue on fail, in parallel: what was in flight finishes, and the error names every item\'s fate', async () => {
+		test("without continue on fail, in parallel: what was in flight finishes, and the error names every item's fate", async () => {
 			const { items: output, error } = await runOn(sandbox, {
 				credentials: storeFor(sandbox, { credential: sandbox.nonAdminCredential }),
 				items: [{ to: users[0] }, { to: users[1] }],
@@ -329,18 +430,27 @@ describe('Send (60 users)', () => {
 			expect(error?.message).toMatch(/403|permission|forbidden/i);
 			// Both sends were in flight together: both were refused, and the second is named too.
 			expect(count(sandbox, SEND)).toBe(2);
-			expect(error?.description).toMatch(/Also failed: item 1 \(Sending the notification failed with HTTP 403/);
+			expect(error?.description).toMatch(
+				/Also failed: item 1 \(Sending the notification failed with HTTP 403/,
+			);
 		});
 
 		test('the stop error of a large run stays a few KB: how many were sent, then the first of them', async () => {
-			const items = Array.from({ length: 300 }, (_, index) => ({ to: users[index % users.length] }));
+			const items = Array.from({ length: 300 }, (_, index) => ({
+				to: users[index % users.length],
+			}));
 			sandbox.addFault({ endpoint: SEND, kind: 'forbidden', skip: 299, times: 1 });
 			const { error } = await runOn(sandbox, {
 				items,
-				parameters: sendParameters({ userIds: '={{ $json.to }}', options: { maxParallelRequests: 1 } }),
+				parameters: sendParameters({
+					userIds: '={{ $json.to }}',
+					options: { maxParallelRequests: 1 },
+				}),
 			});
 			expect(count(sandbox, SEND)).toBe(300);
-			expect(error?.description).toContain('Already sent for earlier items (not repeated): 299 sends: item 0: ');
+			expect(error?.description).toContain(
+				'Already sent for earlier items (not repeated): 299 sends: item 0: ',
+			);
 			expect(error?.description).toContain(' and 279 more.');
 			expect(error!.description!.length).toBeLessThan(4_000);
 		});
@@ -351,15 +461,19 @@ describe('Send to large audiences (2500 users)', () => {
 	const sandbox = useSandbox({ ...NODE_SANDBOX, seedUsers: 2500, resetBeforeEach: true });
 
 	test('All Users: the user list read page by page (3 pages + 1 empty), then sent in batches of 1000, 1000 and 500', async () => {
-		const { items: output, error } = await runOn(sandbox, { parameters: sendParameters({ audience: 'allUsers' }) });
+		const { items: output, error } = await runOn(sandbox, {
+			parameters: sendParameters({ audience: 'allUsers' }),
+		});
 		expect(error).toBeUndefined();
 
-		expect(logOf(sandbox, USER_LIST).map((entry) => [entry.query.skip, entry.query.limit])).toEqual([
-			['0', '1000'],
-			['1000', '1000'],
-			['2000', '1000'],
-			['2500', '1000'],
-		]);
+		expect(logOf(sandbox, USER_LIST).map((entry) => [entry.query.skip, entry.query.limit])).toEqual(
+			[
+				['0', '1000'],
+				['1000', '1000'],
+				['2000', '1000'],
+				['2500', '1000'],
+			],
+		);
 		const batches = sentBodies(sandbox).map((body) => body.target_user_ids as string[]);
 		expect(batches.map((batch) => batch.length)).toEqual([1000, 1000, 500]);
 		expect(batches.flat().sort()).toEqual([...sandbox.orgs.primary.userIds].sort());
@@ -371,7 +485,9 @@ describe('Send to large audiences (2500 users)', () => {
 			[3, 3, 500],
 		]);
 		expect(jsonOf(output).map((json) => json.targetUserIds)).toEqual(batches);
-		expect(jsonOf(output).map((json) => json.id)).toEqual(logOf(sandbox, SEND).map((entry) => entry.notificationId));
+		expect(jsonOf(output).map((json) => json.id)).toEqual(
+			logOf(sandbox, SEND).map((entry) => entry.notificationId),
+		);
 		expect(pairedOf(output)).toEqual([[0], [0], [0]]);
 		expect([...sandbox.deliveriesByUser().values()].every((times) => times === 1)).toBe(true);
 		expect(count(sandbox, REFRESH)).toBe(1);
@@ -385,12 +501,22 @@ describe('Send to large audiences (2500 users)', () => {
 		const batches = sentBodies(sandbox).map((body) => body.target_user_ids as string[]);
 		expect(batches.map((batch) => batch.length)).toEqual([600, 600, 600, 600, 100]);
 		expect(new Set(batches.flat()).size).toBe(2500);
-		expect(jsonOf(output).map((json) => `${json.batch}/${json.batchCount}`)).toEqual(['1/5', '2/5', '3/5', '4/5', '5/5']);
+		expect(jsonOf(output).map((json) => `${json.batch}/${json.batchCount}`)).toEqual([
+			'1/5',
+			'2/5',
+			'3/5',
+			'4/5',
+			'5/5',
+		]);
 	});
 
 	test('combined, 3 items of 1000 overlapping IDs: 1500 unique users in 2 sends, each paired with all items', async () => {
 		const all = sandbox.orgs.primary.userIds;
-		const items = [{ ids: all.slice(0, 1000) }, { ids: all.slice(500, 1500) }, { ids: all.slice(0, 1500).join('\n') }];
+		const items = [
+			{ ids: all.slice(0, 1000) },
+			{ ids: all.slice(500, 1500) },
+			{ ids: all.slice(0, 1500).join('\n') },
+		];
 		const { items: output } = await runOn(sandbox, {
 			items,
 			parameters: sendParameters({ userIds: '={{ $json.ids }}', sendMode: 'combined' }),
@@ -412,12 +538,19 @@ describe('Send: waiting runs out (deliveries take a minute)', () => {
 		const user = sandbox.orgs.primary.usersOfKind('onePhone', 1);
 		const started = Date.now();
 		const { items: output, error } = await runOn(sandbox, {
-			parameters: sendParameters({ userIds: user[0], options: { waitForFinalStatus: true, waitTimeout: 4.5 } }),
+			parameters: sendParameters({
+				userIds: user[0],
+				options: { waitForFinalStatus: true, waitTimeout: 4.5 },
+			}),
 		});
 
 		expect(error).toBeUndefined();
 		expect(Date.now() - started).toBeLessThan(8_000);
-		expect(output[0].json).toMatchObject({ status: 'sending', finalStatusReached: false, waitNote: expect.stringContaining('sending') });
+		expect(output[0].json).toMatchObject({
+			status: 'sending',
+			finalStatusReached: false,
+			waitNote: expect.stringContaining('sending'),
+		});
 		expect(output[0].json.waitedSeconds).toBeGreaterThanOrEqual(4.5);
 		expect(output[0].json.id).toBe(logOf(sandbox, SEND)[0].notificationId);
 		expect(count(sandbox, SEND)).toBe(1);

@@ -22,13 +22,21 @@ import { cleanEnv, copyCheckout, REPO_ROOT } from '../harness';
 type Run = { status: number | null; stdout: string; stderr: string };
 
 function run(command: string, args: string[], cwd: string): Run {
-	const result = spawnSync(command, args, { cwd, encoding: 'utf8', env: cleanEnv({ keepNpmConfig: true }), timeout: 240_000 });
+	const result = spawnSync(command, args, {
+		cwd,
+		encoding: 'utf8',
+		env: cleanEnv({ keepNpmConfig: true }),
+		timeout: 240_000,
+	});
 	return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
 function mustRun(command: string, args: string[], cwd: string): string {
 	const result = run(command, args, cwd);
-	if (result.status !== 0) throw new Error(`${command} ${args.join(' ')} failed (${result.status}):\n${result.stdout}\n${result.stderr}`);
+	if (result.status !== 0)
+		throw new Error(
+			`${command} ${args.join(' ')} failed (${result.status}):\n${result.stdout}\n${result.stderr}`,
+		);
 	return result.stdout;
 }
 
@@ -40,9 +48,16 @@ function pack(stage: string, into: string, extraArgs: string[]): Run & { tarball
 	return { ...result, tarball: tarball && path.join(into, tarball) };
 }
 
-const tarEntries = (tarball: string) => mustRun('tar', ['-tzf', tarball], os.tmpdir()).split('\n').filter(Boolean).map((entry) => entry.replace(/^package\//, ''));
+const tarEntries = (tarball: string) =>
+	mustRun('tar', ['-tzf', tarball], os.tmpdir())
+		.split('\n')
+		.filter(Boolean)
+		.map((entry) => entry.replace(/^package\//, ''));
 
-const STALE_FILES = ['dist/nodes/Removed.node.js', 'dist/nodes/CompanionPush/CompanionPush.node.js.map'];
+const STALE_FILES = [
+	'dist/nodes/Removed.node.js',
+	'dist/nodes/CompanionPush/CompanionPush.node.js.map',
+];
 
 describe('the published package, from a clean build', () => {
 	let work: string;
@@ -52,7 +67,13 @@ describe('the published package, from a clean build', () => {
 	let tarball: string;
 	let entries: string[];
 	let unpacked: string;
-	let manifest: { name: string; main?: string; dependencies?: object; scripts: Record<string, string>; n8n: { nodes: string[]; credentials: string[] } };
+	let manifest: {
+		name: string;
+		main?: string;
+		dependencies?: object;
+		scripts: Record<string, string>;
+		n8n: { nodes: string[]; credentials: string[] };
+	};
 
 	beforeAll(() => {
 		work = fs.mkdtempSync(path.join(os.tmpdir(), 'companion-push-package-'));
@@ -68,7 +89,8 @@ describe('the published package, from a clean build', () => {
 		}
 		mustRun('npm', ['run', '--silent', 'build'], stage);
 		const packed = pack(stage, path.join(work, 'packed'), ['--ignore-scripts=false']);
-		if (packed.status !== 0 || !packed.tarball) throw new Error(`npm pack after the build failed:\n${packed.stderr}`);
+		if (packed.status !== 0 || !packed.tarball)
+			throw new Error(`npm pack after the build failed:\n${packed.stderr}`);
 		tarball = packed.tarball;
 		entries = tarEntries(tarball);
 
@@ -76,7 +98,11 @@ describe('the published package, from a clean build', () => {
 		unpacked = path.join(work, 'installed', 'n8n-nodes-companion-push');
 		fs.mkdirSync(unpacked, { recursive: true });
 		mustRun('tar', ['-xzf', tarball, '-C', unpacked, '--strip-components=1'], work);
-		fs.symlinkSync(path.join(REPO_ROOT, 'node_modules'), path.join(work, 'installed', 'node_modules'), 'dir');
+		fs.symlinkSync(
+			path.join(REPO_ROOT, 'node_modules'),
+			path.join(work, 'installed', 'node_modules'),
+			'dir',
+		);
 		manifest = JSON.parse(fs.readFileSync(path.join(unpacked, 'package.json'), 'utf8'));
 	}, 300_000);
 
@@ -87,7 +113,9 @@ describe('the published package, from a clean build', () => {
 	describe('packing', () => {
 		test('before a build, npm pack with lifecycle scripts on refuses and says why, and writes no tarball', () => {
 			expect(packedBeforeBuild.status).not.toBe(0);
-			expect(packedBeforeBuild.stderr).toContain('Refusing to pack: dist/ is not a fresh build of the sources.');
+			expect(packedBeforeBuild.stderr).toContain(
+				'Refusing to pack: dist/ is not a fresh build of the sources.',
+			);
 			expect(packedBeforeBuild.stderr).toContain('dist/ does not exist');
 			expect(packedBeforeBuild.stderr).toContain('Run `npm run build` first.');
 			expect(packedBeforeBuild.tarball).toBeUndefined();
@@ -96,7 +124,11 @@ describe('the published package, from a clean build', () => {
 		test('plain npm pack skips prepack under the project .npmrc (ignore-scripts=true): a package without code, which is why publishing turns scripts on', () => {
 			expect(fs.readFileSync(path.join(stage, '.npmrc'), 'utf8')).toMatch(/^ignore-scripts=true$/m);
 			expect(packedWithoutChecks.status).toBe(0);
-			expect(tarEntries(packedWithoutChecks.tarball!).sort()).toEqual(['LICENSE', 'README.md', 'package.json']);
+			expect(tarEntries(packedWithoutChecks.tarball!).sort()).toEqual([
+				'LICENSE',
+				'README.md',
+				'package.json',
+			]);
 		});
 
 		test('the build empties dist/ first: files of an older build are neither in dist/ nor in the tarball', () => {
@@ -109,13 +141,20 @@ describe('the published package, from a clean build', () => {
 
 	describe('the tarball', () => {
 		test('holds package.json, README.md, LICENSE and dist/ only', () => {
-			expect(entries.filter((entry) => !entry.startsWith('dist/')).sort()).toEqual(['LICENSE', 'README.md', 'package.json']);
+			expect(entries.filter((entry) => !entry.startsWith('dist/')).sort()).toEqual([
+				'LICENSE',
+				'README.md',
+				'package.json',
+			]);
 			expect(entries.filter((entry) => entry.startsWith('dist/nodes/')).length).toBeGreaterThan(10);
 		});
 
 		test('nothing that must not ship: no tests, sandbox, bench, scripts, docs, examples, TypeScript sources or source maps', () => {
 			const unwanted = entries.filter(
-				(entry) => /(^|\/)(test|sandbox|bench|scripts|docs|examples|\.github)\//.test(entry) || /\.(ts|map|png|tgz)$/.test(entry) || entry.includes('node_modules/'),
+				(entry) =>
+					/(^|\/)(test|sandbox|bench|scripts|docs|examples|\.github)\//.test(entry) ||
+					/\.(ts|map|png|tgz)$/.test(entry) ||
+					entry.includes('node_modules/'),
 			);
 			expect(unwanted).toEqual([]);
 		});
@@ -132,7 +171,9 @@ describe('the published package, from a clean build', () => {
 			expect(manifest.main).toBeUndefined();
 			expect(manifest.dependencies).toBeUndefined();
 			const installTime = ['preinstall', 'install', 'postinstall', 'prepare', 'prepublish'];
-			expect(Object.keys(manifest.scripts).filter((name) => installTime.includes(name))).toEqual([]);
+			expect(Object.keys(manifest.scripts).filter((name) => installTime.includes(name))).toEqual(
+				[],
+			);
 		});
 	});
 
@@ -147,31 +188,57 @@ describe('the published package, from a clean build', () => {
 		const iconEntry = (url: string) => url.replace(`icons/${manifest.name}/`, '');
 
 		test('both nodes and the credential load', () => {
-			expect(loader.types.nodes.map((node) => node.name).sort()).toEqual(['companionPush', 'companionPushTrigger']);
-			expect(loader.types.credentials.map((credential) => credential.name)).toEqual(['companionPushApi']);
+			expect(loader.types.nodes.map((node) => node.name).sort()).toEqual([
+				'companionPush',
+				'companionPushTrigger',
+			]);
+			expect(loader.types.credentials.map((credential) => credential.name)).toEqual([
+				'companionPushApi',
+			]);
 		});
 
 		test('each node has its codex: category and the search words the node panel finds it by', () => {
 			for (const node of loader.types.nodes) {
 				expect(node.codex?.categories).toEqual(['Communication']);
 				const alias = (node.codex?.alias ?? []).map((word) => word.toLowerCase());
-				expect(alias).toEqual(expect.arrayContaining(['push', 'notification', 'mobile', 'alert', 'phone', 'app']));
+				expect(alias).toEqual(
+					expect.arrayContaining(['push', 'notification', 'mobile', 'alert', 'phone', 'app']),
+				);
 			}
 		});
 
 		test('each node and the credential have a light and a dark icon, both in the tarball', () => {
-			const owners = [...loader.types.nodes, ...loader.types.credentials] as Array<{ name: string; iconUrl?: unknown }>;
+			const owners = [...loader.types.nodes, ...loader.types.credentials] as Array<{
+				name: string;
+				iconUrl?: unknown;
+			}>;
 			for (const { name, iconUrl } of owners) {
-				expect({ name, iconUrl }).toEqual({ name, iconUrl: { light: expect.any(String), dark: expect.any(String) } });
+				expect({ name, iconUrl }).toEqual({
+					name,
+					iconUrl: { light: expect.any(String), dark: expect.any(String) },
+				});
 				const { light, dark } = iconUrl as { light: string; dark: string };
 				expect(light).not.toBe(dark);
-				expect([iconEntry(light), iconEntry(dark)].filter((file) => !entries.includes(file))).toEqual([]);
+				expect(
+					[iconEntry(light), iconEntry(dark)].filter((file) => !entries.includes(file)),
+				).toEqual([]);
 			}
 		});
 	});
 
 	describe("n8n's community package scan (scripts/scanPackage.mjs, offline)", () => {
-		const scan = (source: string, packed: string) => run(process.execPath, [path.join(REPO_ROOT, 'scripts', 'scanPackage.mjs'), '--source', source, '--tarball', packed], REPO_ROOT);
+		const scan = (source: string, packed: string) =>
+			run(
+				process.execPath,
+				[
+					path.join(REPO_ROOT, 'scripts', 'scanPackage.mjs'),
+					'--source',
+					source,
+					'--tarball',
+					packed,
+				],
+				REPO_ROOT,
+			);
 
 		test('passes on the source and on the tarball', () => {
 			const result = scan(stage, tarball);
@@ -184,16 +251,32 @@ describe('the published package, from a clean build', () => {
 		test('fails a tarball with a console call, an install script and a runtime dependency, naming the rules', () => {
 			const broken = path.join(work, 'broken');
 			fs.cpSync(unpacked, path.join(broken, 'package'), { recursive: true });
-			fs.appendFileSync(path.join(broken, 'package', manifest.n8n.nodes[0]), '\nconsole.log("debug");\n');
-			const brokenManifest = { ...manifest, scripts: { ...manifest.scripts, postinstall: 'node setup.js' }, dependencies: { 'left-pad': '1.3.0' } };
-			fs.writeFileSync(path.join(broken, 'package', 'package.json'), JSON.stringify(brokenManifest, null, 2));
+			fs.appendFileSync(
+				path.join(broken, 'package', manifest.n8n.nodes[0]),
+				'\nconsole.log("debug");\n',
+			);
+			const brokenManifest = {
+				...manifest,
+				scripts: { ...manifest.scripts, postinstall: 'node setup.js' },
+				dependencies: { 'left-pad': '1.3.0' },
+			};
+			fs.writeFileSync(
+				path.join(broken, 'package', 'package.json'),
+				JSON.stringify(brokenManifest, null, 2),
+			);
 			mustRun('tar', ['-czf', 'broken.tgz', 'package'], broken);
 
 			const result = scan(stage, path.join(broken, 'broken.tgz'));
 			expect(result.status).toBe(1);
 			expect(result.stdout).toContain('PASS n8n scan of the source');
-			expect(result.stdout).toContain('FAIL n8n scan of the published files (broken.tgz): ESLint violations found');
-			for (const rule of ['no-console', '@n8n/community-nodes/no-forbidden-lifecycle-scripts', '@n8n/community-nodes/no-runtime-dependencies']) {
+			expect(result.stdout).toContain(
+				'FAIL n8n scan of the published files (broken.tgz): ESLint violations found',
+			);
+			for (const rule of [
+				'no-console',
+				'@n8n/community-nodes/no-forbidden-lifecycle-scripts',
+				'@n8n/community-nodes/no-runtime-dependencies',
+			]) {
 				expect(result.stdout).toContain(rule);
 			}
 		}, 120_000);

@@ -8,12 +8,17 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const { checkDist } = require('../../scripts/checkDist') as { checkDist: (root: string) => string[] };
+const { checkDist } = require('../../scripts/checkDist') as {
+	checkDist: (root: string) => string[];
+};
 
 const SOURCES: Record<string, string> = {
 	'package.json': JSON.stringify({
 		name: 'n8n-nodes-fixture',
-		n8n: { nodes: ['dist/nodes/Thing/Thing.node.js'], credentials: ['dist/credentials/ThingApi.credentials.js'] },
+		n8n: {
+			nodes: ['dist/nodes/Thing/Thing.node.js'],
+			credentials: ['dist/credentials/ThingApi.credentials.js'],
+		},
 	}),
 	'tsconfig.build.json': JSON.stringify({ include: ['credentials/**/*.ts', 'nodes/**/*.ts'] }),
 	'nodes/Thing/Thing.node.ts': 'export class Thing {}',
@@ -79,11 +84,16 @@ describe('checkDist: dist/ must be a fresh build of the sources', () => {
 
 	test('a source changed after the build', () => {
 		age('nodes/Thing/helpers/words.ts', 60);
-		expect(checkDist(root)).toEqual(['dist/nodes/Thing/helpers/words.js is older than nodes/Thing/helpers/words.ts']);
+		expect(checkDist(root)).toEqual([
+			'dist/nodes/Thing/helpers/words.js is older than nodes/Thing/helpers/words.ts',
+		]);
 	});
 
 	test('an asset or codex file changed after the build, and a missing asset', () => {
-		write({ 'icons/thing.dark.svg': '<svg class="darker"/>', 'nodes/Thing/Thing.node.json': '{ "node": "n8n-nodes-fixture.thing", "alias": ["Thing"] }' });
+		write({
+			'icons/thing.dark.svg': '<svg class="darker"/>',
+			'nodes/Thing/Thing.node.json': '{ "node": "n8n-nodes-fixture.thing", "alias": ["Thing"] }',
+		});
 		fs.rmSync(path.join(root, 'dist/icons/thing.svg'));
 		expect(checkDist(root).sort()).toEqual([
 			'dist/icons/thing.dark.svg differs from icons/thing.dark.svg',
@@ -93,7 +103,10 @@ describe('checkDist: dist/ must be a fresh build of the sources', () => {
 	});
 
 	test('files an earlier build left: a removed source, a source map', () => {
-		write({ 'dist/nodes/Thing/Removed.node.js': 'old', 'dist/nodes/Thing/Thing.node.js.map': '{}' });
+		write({
+			'dist/nodes/Thing/Removed.node.js': 'old',
+			'dist/nodes/Thing/Thing.node.js.map': '{}',
+		});
 		expect(checkDist(root).sort()).toEqual([
 			'dist/nodes/Thing/Removed.node.js has no source (left from an earlier build?)',
 			'dist/nodes/Thing/Thing.node.js.map has no source (left from an earlier build?)',
@@ -101,7 +114,14 @@ describe('checkDist: dist/ must be a fresh build of the sources', () => {
 	});
 
 	test('an n8n entry in package.json with no source at all', () => {
-		write({ 'package.json': JSON.stringify({ name: 'n8n-nodes-fixture', n8n: { nodes: ['dist/nodes/Other/Other.node.js'] } }) });
-		expect(checkDist(root)).toEqual(["dist/nodes/Other/Other.node.js, listed in package.json's n8n section, is not built"]);
+		write({
+			'package.json': JSON.stringify({
+				name: 'n8n-nodes-fixture',
+				n8n: { nodes: ['dist/nodes/Other/Other.node.js'] },
+			}),
+		});
+		expect(checkDist(root)).toEqual([
+			"dist/nodes/Other/Other.node.js, listed in package.json's n8n section, is not built",
+		]);
 	});
 });

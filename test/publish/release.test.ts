@@ -14,7 +14,11 @@ import { cleanEnv, REPO_ROOT } from '../harness';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { releaseChangelog, unreleasedNotes } = require('../../scripts/changelog') as {
-	releaseChangelog: (text: string, version: string, date: string) => { text: string; notes: string };
+	releaseChangelog: (
+		text: string,
+		version: string,
+		date: string,
+	) => { text: string; notes: string };
 	unreleasedNotes: (text: string) => { notes: string };
 };
 
@@ -34,12 +38,28 @@ function git(cwd: string, ...args: string[]): string {
 function makeFixture(): string {
 	const repo = fs.mkdtempSync(path.join(os.tmpdir(), 'companion-push-release-'));
 	git(repo, 'init', '--quiet', '--initial-branch=main');
-	for (const [key, value] of [['user.name', 'Release Test'], ['user.email', 'release-test@example.invalid'], ['commit.gpgsign', 'false'], ['tag.gpgsign', 'false']]) {
+	for (const [key, value] of [
+		['user.name', 'Release Test'],
+		['user.email', 'release-test@example.invalid'],
+		['commit.gpgsign', 'false'],
+		['tag.gpgsign', 'false'],
+	]) {
 		git(repo, 'config', key, value);
 	}
-	const manifest = { name: 'fixture-package', version: '1.4.2', description: 'kept as it is', scripts: { release: `node ${JSON.stringify(RELEASE_SCRIPT)}` } };
+	const manifest = {
+		name: 'fixture-package',
+		version: '1.4.2',
+		description: 'kept as it is',
+		scripts: { release: `node ${JSON.stringify(RELEASE_SCRIPT)}` },
+	};
 	fs.writeFileSync(path.join(repo, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
-	const lock = { name: 'fixture-package', version: '1.4.2', lockfileVersion: 3, requires: true, packages: { '': { name: 'fixture-package', version: '1.4.2' } } };
+	const lock = {
+		name: 'fixture-package',
+		version: '1.4.2',
+		lockfileVersion: 3,
+		requires: true,
+		packages: { '': { name: 'fixture-package', version: '1.4.2' } },
+	};
 	fs.writeFileSync(path.join(repo, 'package-lock.json'), `${JSON.stringify(lock, null, 2)}\n`);
 	fs.writeFileSync(path.join(repo, 'CHANGELOG.md'), CHANGELOG);
 	git(repo, 'add', '.');
@@ -59,7 +79,11 @@ function snapshot(repo: string) {
 }
 
 function release(repo: string, args: string[]) {
-	const result = spawnSync(process.execPath, [RELEASE_SCRIPT, ...args], { cwd: repo, encoding: 'utf8', env: cleanEnv() });
+	const result = spawnSync(process.execPath, [RELEASE_SCRIPT, ...args], {
+		cwd: repo,
+		encoding: 'utf8',
+		env: cleanEnv(),
+	});
 	return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
@@ -78,9 +102,13 @@ describe('npm run release', () => {
 		expect(result.status).toBe(0);
 		expect(result.stdout).toContain('Dry run, nothing is changed.');
 		expect(result.stdout).toContain('1.4.2 -> 1.5.0 (minor)');
-		expect([dayBefore, today()].some((day) => result.stdout.includes(`"## [1.5.0] - ${day}"`))).toBe(true);
+		expect(
+			[dayBefore, today()].some((day) => result.stdout.includes(`"## [1.5.0] - ${day}"`)),
+		).toBe(true);
 		expect(result.stdout).toContain('- The widget no longer spins forever.');
-		expect(result.stdout).toContain('"Release v1.5.0" with package.json, package-lock.json, CHANGELOG.md');
+		expect(result.stdout).toContain(
+			'"Release v1.5.0" with package.json, package-lock.json, CHANGELOG.md',
+		);
 		expect(result.stdout).toContain('git push origin main v1.5.0');
 		expect(snapshot(repo)).toEqual(before);
 	});
@@ -92,7 +120,11 @@ describe('npm run release', () => {
 
 	test('`npm run release minor --dry-run` (npm keeps the flag and sets npm_config_dry_run) is a dry run too', () => {
 		const before = snapshot(repo);
-		const result = spawnSync('npm', ['run', '--silent', 'release', 'minor', '--dry-run'], { cwd: repo, encoding: 'utf8', env: cleanEnv({ keepNpmConfig: true }) });
+		const result = spawnSync('npm', ['run', '--silent', 'release', 'minor', '--dry-run'], {
+			cwd: repo,
+			encoding: 'utf8',
+			env: cleanEnv({ keepNpmConfig: true }),
+		});
 		expect(result.status).toBe(0);
 		expect(result.stdout).toContain('Dry run, nothing is changed.');
 		expect(snapshot(repo)).toEqual(before);
@@ -105,11 +137,21 @@ describe('npm run release', () => {
 		expect(result.stderr).toBe('');
 		expect(result.status).toBe(0);
 		expect(result.stdout).toContain('Committed and tagged v1.5.0.');
-		const day = [dayBefore, today()].find((candidate) => fs.readFileSync(path.join(repo, 'CHANGELOG.md'), 'utf8').includes(`## [1.5.0] - ${candidate}`));
+		const day = [dayBefore, today()].find((candidate) =>
+			fs
+				.readFileSync(path.join(repo, 'CHANGELOG.md'), 'utf8')
+				.includes(`## [1.5.0] - ${candidate}`),
+		);
 		expect(day).toBeDefined();
 
 		const manifest = JSON.parse(fs.readFileSync(path.join(repo, 'package.json'), 'utf8'));
-		expect(manifest).toEqual(expect.objectContaining({ name: 'fixture-package', version: '1.5.0', description: 'kept as it is' }));
+		expect(manifest).toEqual(
+			expect.objectContaining({
+				name: 'fixture-package',
+				version: '1.5.0',
+				description: 'kept as it is',
+			}),
+		);
 		const lock = JSON.parse(fs.readFileSync(path.join(repo, 'package-lock.json'), 'utf8'));
 		expect([lock.version, lock.packages[''].version]).toEqual(['1.5.0', '1.5.0']);
 		expect(fs.readFileSync(path.join(repo, 'CHANGELOG.md'), 'utf8')).toBe(
@@ -118,17 +160,35 @@ describe('npm run release', () => {
 
 		expect(git(repo, 'rev-parse', 'HEAD~1')).toBe(before);
 		expect(git(repo, 'log', '-1', '--format=%s')).toBe('Release v1.5.0');
-		expect(git(repo, 'show', '--name-only', '--format=', 'HEAD').split('\n').sort()).toEqual(['CHANGELOG.md', 'package-lock.json', 'package.json']);
+		expect(git(repo, 'show', '--name-only', '--format=', 'HEAD').split('\n').sort()).toEqual([
+			'CHANGELOG.md',
+			'package-lock.json',
+			'package.json',
+		]);
 		expect(git(repo, 'status', '--porcelain')).toBe('');
 		expect(git(repo, 'cat-file', '-t', 'v1.5.0')).toBe('tag'); // annotated, so `git push --follow-tags` takes it too
 		expect(git(repo, 'rev-parse', 'v1.5.0^{commit}')).toBe(git(repo, 'rev-parse', 'HEAD'));
-		expect(git(repo, 'tag', '-l', '--format=%(contents)', 'v1.5.0')).toContain('- The widget no longer spins forever.');
+		expect(git(repo, 'tag', '-l', '--format=%(contents)', 'v1.5.0')).toContain(
+			'- The widget no longer spins forever.',
+		);
 	});
 
 	test.each<[string, (repo: string) => void, string]>([
-		['uncommitted changes', (repo) => fs.writeFileSync(path.join(repo, 'notes.txt'), 'draft'), 'the working tree has uncommitted changes'],
-		['not on main', (repo) => git(repo, 'checkout', '--quiet', '-b', 'feature'), 'releases are made from main, this is feature'],
-		['the tag exists already', (repo) => git(repo, 'tag', 'v1.4.3'), 'the tag v1.4.3 exists already'],
+		[
+			'uncommitted changes',
+			(repo) => fs.writeFileSync(path.join(repo, 'notes.txt'), 'draft'),
+			'the working tree has uncommitted changes',
+		],
+		[
+			'not on main',
+			(repo) => git(repo, 'checkout', '--quiet', '-b', 'feature'),
+			'releases are made from main, this is feature',
+		],
+		[
+			'the tag exists already',
+			(repo) => git(repo, 'tag', 'v1.4.3'),
+			'the tag v1.4.3 exists already',
+		],
 	])('refuses, changing nothing: %s', (_case, setUp, reason) => {
 		setUp(repo);
 		const before = snapshot(repo);
@@ -167,6 +227,8 @@ describe("this repository's CHANGELOG.md", () => {
 		expect(text).toMatch(/^## \[0\.1\.0\] - \d{4}-\d{2}-\d{2}$/m);
 		const released = releaseChangelog(text, '9.9.9', '2099-01-01').text;
 		expect(released).toContain('## [Unreleased]\n\n## [9.9.9] - 2099-01-01\n');
-		expect(released.slice(released.indexOf('## [0.1.0]'))).toBe(text.slice(text.indexOf('## [0.1.0]')));
+		expect(released.slice(released.indexOf('## [0.1.0]'))).toBe(
+			text.slice(text.indexOf('## [0.1.0]')),
+		);
 	});
 });

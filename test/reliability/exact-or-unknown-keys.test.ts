@@ -85,7 +85,9 @@ describe('exact or unknown: Idempotency Keys', () => {
 	test('3. the same event twice in one process at once, the API answering after 6 s: one send, the copy skipped naming it', async () => {
 		sandbox.addFault({ endpoint: SEND, kind: 'delay', delayMs: 6_000 });
 		const run = keyedRun(sandbox, event('order-9:shipped'));
-		const outputs = (await Promise.all([runOnce(run), runOnce(run)])).map((result) => jsonOf(result.items)[0]);
+		const outputs = (await Promise.all([runOnce(run), runOnce(run)])).map(
+			(result) => jsonOf(result.items)[0],
+		);
 
 		expectEachOnce(sandbox, [users[0]]);
 		const sent = outputs.find((output) => output.id !== undefined);
@@ -97,7 +99,8 @@ describe('exact or unknown: Idempotency Keys', () => {
 
 	test('4. the store fails when the key is confirmed: the item succeeds with a note; the event is not sent again, in this process or another', async () => {
 		// n8n's database goes down once the API registered the send (after the claim, before the confirmation).
-		store.failWhen = () => (registeredSends(sandbox).length > 0 ? 'connection to the database lost' : undefined);
+		store.failWhen = () =>
+			registeredSends(sandbox).length > 0 ? 'connection to the database lost' : undefined;
 		const run = keyedRun(sandbox, event('k-store-down'));
 		const first = jsonOf((await runOnce(run)).items)[0];
 		store.failWhen = undefined; // the database is back
@@ -108,16 +111,23 @@ describe('exact or unknown: Idempotency Keys', () => {
 
 		expect(logOf(sandbox, SEND)).toHaveLength(1);
 		expect(first.id).toBe(registeredSends(sandbox)[0].id);
-		expect(first.idempotencyKeyNote).toContain('"k-store-down" could not be marked as used in n8n\'s store');
+		expect(first.idempotencyKeyNote).toContain(
+			'"k-store-down" could not be marked as used in n8n\'s store',
+		);
 		expect(again).toMatchObject({ skipped: true, earlierSendId: first.id });
-		expect(elsewhere).toMatchObject({ id: first.id, recoveredAfter: 'an earlier run that claimed its Idempotency Key' });
+		expect(elsewhere).toMatchObject({
+			id: first.id,
+			recoveredAfter: 'an earlier run that claimed its Idempotency Key',
+		});
 	});
 
 	test('5. an execution whose outcome stayed unknown, retried after another execution sent the redelivered event: the retry skips', async () => {
 		// Nothing registered, and the list cannot be read: the outcome stays unknown, the execution fails.
 		sandbox.addFault({ endpoint: SEND, kind: 'resetBefore' });
 		sandbox.addFault({ endpoint: SEND_LIST, kind: 'status5xx', times: 50 });
-		const workflow = nodeWorkflow(keyedRun(sandbox, event('k-redelivered'), {}, { continueOnFail: false }));
+		const workflow = nodeWorkflow(
+			keyedRun(sandbox, event('k-redelivered'), {}, { continueOnFail: false }),
+		);
 		const failed = await runWorkflow(workflow);
 		expect(nodeResult(failed).error?.message).toContain('the outcome is unknown');
 		sandbox.clearFaults();
@@ -128,15 +138,29 @@ describe('exact or unknown: Idempotency Keys', () => {
 		const retried = nodeResult(await retryWorkflow(workflow, failed));
 		expectEachOnce(sandbox, [users[0]]);
 		expect(retried.error).toBeUndefined();
-		expect(jsonOf(retried.items)[0]).toMatchObject({ skipped: true, idempotencyKey: 'k-redelivered' });
+		expect(jsonOf(retried.items)[0]).toMatchObject({
+			skipped: true,
+			idempotencyKey: 'k-redelivered',
+		});
 	});
 
-	test('8. n8n died between claiming a key and sending, and an identical send was made yesterday: today\'s send is made once', async () => {
+	test("8. n8n died between claiming a key and sending, and an identical send was made yesterday: today's send is made once", async () => {
 		const yesterday = await sendAsAnotherClient(sandbox, [users[0]], MESSAGE, -23 * HOUR);
 		// What n8n killed between the claim and the send leaves behind: the claim, no confirmation.
 		const left = entriesOf('k-crash', [batchContentId([users[0]])]);
 		const minute = Math.floor(Date.now() / MINUTE_MS);
-		await store.checkProcessedAndRecord([left.claimed, left.pending, left.layout, left.claimedIn(Math.floor(minute / 10)), left.claimedAt(minute)], 'node', KEYS_ROW, { mode: 'entries' });
+		await store.checkProcessedAndRecord(
+			[
+				left.claimed,
+				left.pending,
+				left.layout,
+				left.claimedIn(Math.floor(minute / 10)),
+				left.claimedAt(minute),
+			],
+			'node',
+			KEYS_ROW,
+			{ mode: 'entries' },
+		);
 		const result = jsonOf((await runOnce(keyedRun(sandbox, event('k-crash')))).items)[0];
 
 		const today = logOf(sandbox, SEND)[1]?.notificationId;
@@ -147,7 +171,8 @@ describe('exact or unknown: Idempotency Keys', () => {
 	});
 
 	test('a re-run of a keyed event whose audience changed: the batch not proven sent ends "unknown", not sent', async () => {
-		const run = (userIds: string[]) => keyedRun(sandbox, [{ userId: userIds, key: 'digest-7' }], { batchSize: 2 });
+		const run = (userIds: string[]) =>
+			keyedRun(sandbox, [{ userId: userIds, key: 'digest-7' }], { batchSize: 2 });
 		// Batch 2's send is registered, its answer lost, and the list cannot be read: unknown.
 		sandbox.addFault({ endpoint: SEND, kind: 'resetAfter', skip: 1 });
 		sandbox.addFault({ endpoint: SEND_LIST, kind: 'status5xx', times: 50 });
@@ -159,11 +184,14 @@ describe('exact or unknown: Idempotency Keys', () => {
 		const again = jsonOf((await runOnce(run([...users.slice(0, 3), users[4]]))).items);
 		expectEachOnce(sandbox, users.slice(0, 4));
 		expect(logOf(sandbox, SEND)).toHaveLength(2);
-		expect(again[0]).toMatchObject({ skipped: true, skipReason: 'Idempotency Key already used: this batch was sent by an earlier run' });
+		expect(again[0]).toMatchObject({
+			skipped: true,
+			skipReason: 'Idempotency Key already used: this batch was sent by an earlier run',
+		});
 		expect(again[1].error).toContain('the outcome is unknown');
 	});
 
-	describe('the store\'s lock, with two n8n processes sharing n8n\'s store', () => {
+	describe("the store's lock, with two n8n processes sharing n8n's store", () => {
 		let otherProcess: ProcessStateModule;
 		beforeAll(() => {
 			otherProcess = anotherProcess('companionPushInAnotherProcess');
@@ -171,7 +199,11 @@ describe('exact or unknown: Idempotency Keys', () => {
 		beforeEach(() => {
 			otherProcess.resetProcessState();
 			// A claim found unconfirmed is watched long enough for the other process to confirm it.
-			const timings = { lookupSettleMs: 600, unconfirmedClaimSettleMs: 2_000, retry: { baseDelayMs: 20, maxDelayMs: 100 } };
+			const timings = {
+				lookupSettleMs: 600,
+				unconfirmedClaimSettleMs: 2_000,
+				retry: { baseDelayMs: 20, maxDelayMs: 100 },
+			};
 			useShortTimings(timings);
 			otherProcess.useTimings(timings);
 		});
@@ -180,7 +212,9 @@ describe('exact or unknown: Idempotency Keys', () => {
 		const inBothProcesses = async (items: IDataObject[], options: IDataObject = {}) => {
 			const here = keyedRun(sandbox, items, options);
 			const there = { ...here, type: 'companionPushInAnotherProcess' };
-			return (await Promise.all([runOnce(here), runOnce(there)])).map((result) => jsonOf(result.items));
+			return (await Promise.all([runOnce(here), runOnce(there)])).map((result) =>
+				jsonOf(result.items),
+			);
 		};
 
 		test('the same key claimed by both processes at once: one send', async () => {
@@ -189,9 +223,14 @@ describe('exact or unknown: Idempotency Keys', () => {
 			await runOnce(keyedRun(sandbox, event('earlier event', users[5])));
 			const outputs = (await inBothProcesses(event('k-both'))).map((items) => items[0]);
 
-			const send = registeredSends(sandbox).filter((registered) => registered.userIds.includes(users[0]));
+			const send = registeredSends(sandbox).filter((registered) =>
+				registered.userIds.includes(users[0]),
+			);
 			expect(send).toHaveLength(1);
-			const [sender, other] = outputs[0].id === send[0].id && outputs[0].recoveredAfter === undefined ? outputs : [...outputs].reverse();
+			const [sender, other] =
+				outputs[0].id === send[0].id && outputs[0].recoveredAfter === undefined
+					? outputs
+					: [...outputs].reverse();
 			expect(sender.id).toBe(send[0].id);
 			// The other skipped it, or, if it looked the send up before the claim was confirmed, found it.
 			expect(other.skipped === true || other.id === send[0].id).toBe(true);
@@ -208,11 +247,24 @@ describe('exact or unknown: Idempotency Keys', () => {
 			const here = keyedRun(sandbox, event('k-whole-workflow'), { idempotencyScope: 'workflow' });
 			const there = { ...here, type: 'companionPushInAnotherProcess' };
 			// The workflow's keys exist (an earlier event), so claims that overlapped would overwrite each other.
-			await runWorkflow(onNode(keyedRun(sandbox, event('earlier event', users[5]), { idempotencyScope: 'workflow' }), 'node-a'));
-			const outputs = (await Promise.all([runWorkflow(onNode(here, 'node-a')), runWorkflow(onNode(there, 'node-b'))])).map((run) => jsonOf(nodeResult(run).items)[0]);
+			await runWorkflow(
+				onNode(
+					keyedRun(sandbox, event('earlier event', users[5]), { idempotencyScope: 'workflow' }),
+					'node-a',
+				),
+			);
+			const outputs = (
+				await Promise.all([
+					runWorkflow(onNode(here, 'node-a')),
+					runWorkflow(onNode(there, 'node-b')),
+				])
+			).map((run) => jsonOf(nodeResult(run).items)[0]);
 
 			expect(logOf(sandbox, SEND)).toHaveLength(0);
-			for (const output of outputs) expect(output.error).toContain('"Idempotency Scope" "The Whole Workflow" is no longer supported');
+			for (const output of outputs)
+				expect(output.error).toContain(
+					'"Idempotency Scope" "The Whole Workflow" is no longer supported',
+				);
 		});
 
 		/**
@@ -239,7 +291,7 @@ describe('exact or unknown: Idempotency Keys', () => {
 			return () => held;
 		};
 
-		test('a keys-row write that stalls past the lock\'s lease (a slow database): the holder keeps renewing its lock, the other waits for it; one send', async () => {
+		test("a keys-row write that stalls past the lock's lease (a slow database): the holder keeps renewing its lock, the other waits for it; one send", async () => {
 			const lease = { storeLockBudgetMs: 300, storeLockBreakJitterMs: 100 };
 			useTimings(lease);
 			otherProcess.useTimings(lease);
@@ -249,12 +301,18 @@ describe('exact or unknown: Idempotency Keys', () => {
 
 			expect(held()).toBeDefined();
 			expectEachOnce(sandbox, [users[0], users[5]]);
-			const sent = registeredSends(sandbox).find((registered) => registered.userIds.includes(users[0]))!;
-			expect(outputs.filter((output) => output.id === sent.id && output.recoveredAfter === undefined)).toHaveLength(1);
-			expect(outputs.filter((output) => output.skipped === true || output.id === sent.id)).toHaveLength(2);
+			const sent = registeredSends(sandbox).find((registered) =>
+				registered.userIds.includes(users[0]),
+			)!;
+			expect(
+				outputs.filter((output) => output.id === sent.id && output.recoveredAfter === undefined),
+			).toHaveLength(1);
+			expect(
+				outputs.filter((output) => output.skipped === true || output.id === sent.id),
+			).toHaveLength(2);
 		});
 
-		test('a process cut off from the database for longer than the lock\'s lease, in the middle of a keys-row write: the other takes the lock over, the write lands late, and still one send', async () => {
+		test("a process cut off from the database for longer than the lock's lease, in the middle of a keys-row write: the other takes the lock over, the write lands late, and still one send", async () => {
 			const lease = { storeLockBudgetMs: 300, storeLockBreakJitterMs: 100 };
 			useTimings(lease);
 			otherProcess.useTimings(lease);
@@ -264,9 +322,13 @@ describe('exact or unknown: Idempotency Keys', () => {
 
 			expect(held()).toBeDefined();
 			expectEachOnce(sandbox, [users[0], users[5]]);
-			const sent = registeredSends(sandbox).find((registered) => registered.userIds.includes(users[0]))!;
+			const sent = registeredSends(sandbox).find((registered) =>
+				registered.userIds.includes(users[0]),
+			)!;
 			// The one cut off skipped the event, or found the other's send for it: never a send of its own.
-			expect(outputs.filter((output) => output.skipped === true || output.id === sent.id)).toHaveLength(2);
+			expect(
+				outputs.filter((output) => output.skipped === true || output.id === sent.id),
+			).toHaveLength(2);
 			expect(keptAsUsed(store, 'k-cut-off')).toBe(true);
 		});
 
@@ -279,7 +341,8 @@ describe('exact or unknown: Idempotency Keys', () => {
 			expectEachOnce(sandbox, recipients);
 			expect(items.filter((item) => !keptAsUsed(store, item.key))).toEqual([]);
 			expect(store.rows.has('wf-test|')).toBe(false); // the lock was given back
-			for (const output of outputs) expect(output.filter((item) => item.error !== undefined)).toEqual([]);
+			for (const output of outputs)
+				expect(output.filter((item) => item.error !== undefined)).toEqual([]);
 		});
 	});
 
@@ -291,7 +354,9 @@ describe('exact or unknown: Idempotency Keys', () => {
 
 			// Made by another client (or a run this process forgot): it may be this very event.
 			await sendAsAnotherClient(sandbox, [users[1]], MESSAGE, -2 * HOUR);
-			const unknown = jsonOf((await runOnce(keyedRun(sandbox, event('k-store-failing-2', users[1])))).items)[0];
+			const unknown = jsonOf(
+				(await runOnce(keyedRun(sandbox, event('k-store-failing-2', users[1])))).items,
+			)[0];
 			expect(unknown.error).toContain('the outcome is unknown');
 			expect(unknown.errorDescription).toContain('the list holds a send exactly like it');
 			expect(logOf(sandbox, SEND)).toHaveLength(2);

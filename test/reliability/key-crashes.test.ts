@@ -8,10 +8,19 @@
  * A run is an IdempotencyKeys over n8n's processed-data store (devkit/processedData.ts) whose
  * writes to the keys' row stop after the k-th: every later call fails, as in a process that is gone.
  */
-import type { DeduplicationScope, ICheckProcessedOptions, IDataObject, IExecuteFunctions } from 'n8n-workflow';
+import type {
+	DeduplicationScope,
+	ICheckProcessedOptions,
+	IDataObject,
+	IExecuteFunctions,
+} from 'n8n-workflow';
 
 import { IdempotencyKeys } from '../../nodes/CompanionPush/neverTwice/idempotencyKeys';
-import type { ClaimOutcome, IdempotencyKey, StoreClaim } from '../../nodes/CompanionPush/neverTwice/idempotencyKeys';
+import type {
+	ClaimOutcome,
+	IdempotencyKey,
+	StoreClaim,
+} from '../../nodes/CompanionPush/neverTwice/idempotencyKeys';
 import { resetProcessState } from '../../nodes/CompanionPush/processState';
 import { MemoryProcessedData } from '../harness';
 
@@ -19,7 +28,10 @@ const KEY: IdempotencyKey = { key: 'order-7: shipped', scope: 'node', keysToKeep
 const WHERE = { workflow: { id: 'wf-crash', active: true }, node: { id: 'n-crash' } as never };
 
 /** A run of the node in a process that dies after `writesBeforeDeath` writes of the keys' row. */
-function runIn(store: MemoryProcessedData, writesBeforeDeath = Infinity): { keys: IdempotencyKeys; writes: () => number } {
+function runIn(
+	store: MemoryProcessedData,
+	writesBeforeDeath = Infinity,
+): { keys: IdempotencyKeys; writes: () => number } {
 	let writes = 0;
 	const keysRowWrite = () => {
 		if (writes >= writesBeforeDeath) throw new Error('n8n was killed');
@@ -27,16 +39,26 @@ function runIn(store: MemoryProcessedData, writesBeforeDeath = Infinity): { keys
 	};
 	const helpers = {
 		// The keys' row is the node's; the lock's, the workflow's.
-		checkProcessedAndRecord: async (items: string[], scope: DeduplicationScope, options: ICheckProcessedOptions) => {
+		checkProcessedAndRecord: async (
+			items: string[],
+			scope: DeduplicationScope,
+			options: ICheckProcessedOptions,
+		) => {
 			if (scope === 'node') keysRowWrite();
 			return await store.checkProcessedAndRecord(items, scope, WHERE, options);
 		},
-		removeProcessed: async (items: string[], scope: DeduplicationScope, options: ICheckProcessedOptions) => {
+		removeProcessed: async (
+			items: string[],
+			scope: DeduplicationScope,
+			options: ICheckProcessedOptions,
+		) => {
 			if (scope === 'node') keysRowWrite();
 			await store.removeProcessed(items, scope, WHERE, options);
 		},
-		clearAllProcessedItems: async (scope: DeduplicationScope) => await store.clearAllProcessedItems(scope, WHERE),
-		getProcessedDataCount: async (scope: DeduplicationScope, options: ICheckProcessedOptions) => await store.getProcessedDataCount(scope, WHERE, options),
+		clearAllProcessedItems: async (scope: DeduplicationScope) =>
+			await store.clearAllProcessedItems(scope, WHERE),
+		getProcessedDataCount: async (scope: DeduplicationScope, options: ICheckProcessedOptions) =>
+			await store.getProcessedDataCount(scope, WHERE, options),
 	};
 	const context = {
 		helpers,
@@ -53,7 +75,10 @@ const claimedEvent = (outcome: ClaimOutcome): StoreClaim => {
 };
 
 /** How many keys-row writes a sequence makes when nobody dies. */
-async function writesOf(sequence: (run: ReturnType<typeof runIn>) => Promise<void>, before?: (store: MemoryProcessedData) => Promise<void>): Promise<number> {
+async function writesOf(
+	sequence: (run: ReturnType<typeof runIn>) => Promise<void>,
+	before?: (store: MemoryProcessedData) => Promise<void>,
+): Promise<number> {
 	const store = new MemoryProcessedData();
 	await before?.(store);
 	const run = runIn(store);
@@ -67,7 +92,10 @@ describe('n8n dies in the middle of an event with an Idempotency Key', () => {
 	const layout = ['batch-a'];
 
 	test('during the first run (claim, send, confirm): the next run never takes an unsent event as used, nor a sent one as free', async () => {
-		const firstRun = async ({ keys }: ReturnType<typeof runIn>, done: { claimed?: StoreClaim; confirmed?: boolean } = {}) => {
+		const firstRun = async (
+			{ keys }: ReturnType<typeof runIn>,
+			done: { claimed?: StoreClaim; confirmed?: boolean } = {},
+		) => {
 			const claim = await keys.claim(KEY, layout);
 			if (claim.state !== 'claimed') return;
 			done.claimed = claim; // from here on, the send may have been made
@@ -86,7 +114,8 @@ describe('n8n dies in the middle of an event with an Idempotency Key', () => {
 				expect([deathAfter, next.state]).toEqual([deathAfter, 'used']);
 			} else if (done.claimed) {
 				expect([deathAfter, next.state]).toEqual([deathAfter, 'unconfirmed']);
-				if (next.claimedAt !== undefined) expect(next.claimedAt).toBeLessThanOrEqual(done.claimed.claimedAt!);
+				if (next.claimedAt !== undefined)
+					expect(next.claimedAt).toBeLessThanOrEqual(done.claimed.claimedAt!);
 			} else {
 				expect([deathAfter, next.state]).not.toEqual([deathAfter, 'used']);
 			}
@@ -102,7 +131,10 @@ describe('n8n dies in the middle of an event with an Idempotency Key', () => {
 			expect((await keys.confirm(KEY, layout, claim)).ok).toBe(true);
 			return claim.claimedAt!;
 		};
-		const total = await writesOf(async ({ keys }) => void (await keys.claim(KEY, layout)), async (store) => void (await confirmOnce(store)));
+		const total = await writesOf(
+			async ({ keys }) => void (await keys.claim(KEY, layout)),
+			async (store) => void (await confirmOnce(store)),
+		);
 		for (let deathAfter = 0; deathAfter <= total; deathAfter++) {
 			const store = new MemoryProcessedData();
 			const claimedAt = await confirmOnce(store);
@@ -110,7 +142,8 @@ describe('n8n dies in the middle of an event with an Idempotency Key', () => {
 			const next = claimedEvent(await runIn(store).keys.claim(KEY, layout));
 			expect([deathAfter, next.state]).not.toEqual([deathAfter, 'claimed']);
 			// Unconfirmed only from a time that cannot miss the send: none (unknown), or its own.
-			if (next.state === 'unconfirmed' && next.claimedAt !== undefined) expect(next.claimedAt).toBeLessThanOrEqual(claimedAt);
+			if (next.state === 'unconfirmed' && next.claimedAt !== undefined)
+				expect(next.claimedAt).toBeLessThanOrEqual(claimedAt);
 		}
 	});
 
@@ -123,7 +156,10 @@ describe('n8n dies in the middle of an event with an Idempotency Key', () => {
 			expect((await keys.batchAccepted(KEY, twoBatches, 'batch-a')).ok).toBe(true);
 			return claim.claimedAt!;
 		};
-		const total = await writesOf(async ({ keys }) => void (await keys.claim(KEY, twoBatches)), async (store) => void (await leaveUnconfirmed(store)));
+		const total = await writesOf(
+			async ({ keys }) => void (await keys.claim(KEY, twoBatches)),
+			async (store) => void (await leaveUnconfirmed(store)),
+		);
 		expect(total).toBeGreaterThanOrEqual(2);
 		for (let deathAfter = 0; deathAfter <= total; deathAfter++) {
 			const store = new MemoryProcessedData();
@@ -131,26 +167,41 @@ describe('n8n dies in the middle of an event with an Idempotency Key', () => {
 			await runIn(store, deathAfter).keys.claim(KEY, twoBatches);
 			const next = claimedEvent(await runIn(store).keys.claim(KEY, twoBatches));
 			const unknown = !next.sameLayout || next.claimedAt === undefined;
-			const view: IDataObject = { deathAfter, state: next.state, claimedAt: unknown ? 'unknown' : next.claimedAt };
-			expect([{ deathAfter, state: 'unconfirmed', claimedAt }, { deathAfter, state: 'unconfirmed', claimedAt: 'unknown' }]).toContainEqual(view);
+			const view: IDataObject = {
+				deathAfter,
+				state: next.state,
+				claimedAt: unknown ? 'unknown' : next.claimedAt,
+			};
+			expect([
+				{ deathAfter, state: 'unconfirmed', claimedAt },
+				{ deathAfter, state: 'unconfirmed', claimedAt: 'unknown' },
+			]).toContainEqual(view);
 			// Only a probe cut short makes it unknown; one that ended tells the truth.
 			if (deathAfter === total) expect(unknown).toBe(false);
 			expect([...next.acceptedBatches].filter((batch) => batch !== 'batch-a')).toEqual([]);
 		}
 	});
 
-	test('a copy for other recipients dies while probing: it never makes them look like the claim\'s own (which would look the batches up one by one)', async () => {
+	test("a copy for other recipients dies while probing: it never makes them look like the claim's own (which would look the batches up one by one)", async () => {
 		const claimedBatches = ['batch-a', 'batch-b'];
 		const otherBatches = ['batch-c'];
-		const leaveUnconfirmed = async (store: MemoryProcessedData) => void claimedEvent(await runIn(store).keys.claim(KEY, claimedBatches));
-		const total = await writesOf(async ({ keys }) => void (await keys.claim(KEY, otherBatches)), leaveUnconfirmed);
+		const leaveUnconfirmed = async (store: MemoryProcessedData) =>
+			void claimedEvent(await runIn(store).keys.claim(KEY, claimedBatches));
+		const total = await writesOf(
+			async ({ keys }) => void (await keys.claim(KEY, otherBatches)),
+			leaveUnconfirmed,
+		);
 		for (let deathAfter = 0; deathAfter <= total; deathAfter++) {
 			const store = new MemoryProcessedData();
 			await leaveUnconfirmed(store);
 			await runIn(store, deathAfter).keys.claim(KEY, otherBatches);
 			const next = claimedEvent(await runIn(store).keys.claim(KEY, otherBatches));
 			// Either answer makes the caller report the outcome as unknown.
-			expect({ deathAfter, state: next.state, tellsUnknown: !next.sameLayout || next.claimedAt === undefined }).toEqual({ deathAfter, state: 'unconfirmed', tellsUnknown: true });
+			expect({
+				deathAfter,
+				state: next.state,
+				tellsUnknown: !next.sameLayout || next.claimedAt === undefined,
+			}).toEqual({ deathAfter, state: 'unconfirmed', tellsUnknown: true });
 		}
 	});
 
@@ -162,7 +213,11 @@ describe('n8n dies in the middle of an event with an Idempotency Key', () => {
 		await keys.batchAccepted(KEY, twoBatches, 'batch-a');
 		const before = [...store.entries('wf-crash', 'n:n-crash')].sort();
 		const probed = claimedEvent(await runIn(store).keys.claim(KEY, twoBatches));
-		expect(probed).toMatchObject({ state: 'unconfirmed', claimedAt: claim.claimedAt, sameLayout: true });
+		expect(probed).toMatchObject({
+			state: 'unconfirmed',
+			claimedAt: claim.claimedAt,
+			sameLayout: true,
+		});
 		expect([...probed.acceptedBatches]).toEqual(['batch-a']);
 		expect([...store.entries('wf-crash', 'n:n-crash')].sort()).toEqual(before);
 	});

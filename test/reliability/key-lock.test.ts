@@ -18,7 +18,10 @@ function aProcess(): LockProcess {
 	let modules: LockProcess | undefined;
 	jest.isolateModules(() => {
 		/* eslint-disable @typescript-eslint/no-require-imports */
-		modules = { ...require('../../nodes/CompanionPush/neverTwice/storeLock'), ...require('../../nodes/CompanionPush/processState') };
+		modules = {
+			...require('../../nodes/CompanionPush/neverTwice/storeLock'),
+			...require('../../nodes/CompanionPush/processState'),
+		};
 		/* eslint-enable @typescript-eslint/no-require-imports */
 	});
 	modules!.useTimings(LEASE);
@@ -38,7 +41,8 @@ interface Work {
 	endedAt?: number;
 }
 
-const overlap = (a: Work, b: Work) => a.startedAt < (b.endedAt ?? Infinity) && b.startedAt < (a.endedAt ?? Infinity);
+const overlap = (a: Work, b: Work) =>
+	a.startedAt < (b.endedAt ?? Infinity) && b.startedAt < (a.endedAt ?? Infinity);
 
 describe("the Idempotency Keys' lock, with several n8n processes", () => {
 	let store: MemoryProcessedData;
@@ -50,26 +54,41 @@ describe("the Idempotency Keys' lock, with several n8n processes", () => {
 	});
 
 	/** A work that writes the keys' row once (after `before`), and says which run of it this was. */
-	const keysWrite = (by: string, context: ReturnType<typeof storeContext>['context'], before?: () => Promise<void>) => async () => {
-		const work: Work = { by, startedAt: performance.now() };
-		works.push(work);
-		await before?.();
-		await context.helpers.checkProcessedAndRecord([`${by}-${works.length}`], 'node', { mode: 'entries' });
-		work.endedAt = performance.now();
-		return work;
-	};
+	const keysWrite =
+		(
+			by: string,
+			context: ReturnType<typeof storeContext>['context'],
+			before?: () => Promise<void>,
+		) =>
+		async () => {
+			const work: Work = { by, startedAt: performance.now() };
+			works.push(work);
+			await before?.();
+			await context.helpers.checkProcessedAndRecord([`${by}-${works.length}`], 'node', {
+				mode: 'entries',
+			});
+			work.endedAt = performance.now();
+			return work;
+		};
 
 	/** The runs that counted (their lock held to the end) never overlap. */
 	const expectCountedAlone = (counted: Work[]) => {
 		for (const [index, work] of counted.entries()) {
-			for (const other of counted.slice(index + 1)) expect({ work, other, overlap: overlap(work, other) }).toMatchObject({ overlap: false });
+			for (const other of counted.slice(index + 1))
+				expect({ work, other, overlap: overlap(work, other) }).toMatchObject({ overlap: false });
 		}
 	};
 
 	test('a holder whose keys-row write stalls for three leases while it lives keeps the lock: nobody takes it over, the other works after it', async () => {
 		const [a, b] = [aProcess(), aProcess()];
-		const [inA, inB] = [storeContext(store, { nodeType: 'A' }), storeContext(store, { nodeType: 'B' })];
-		store.stall = ({ kind, row, nodeType }) => (kind !== 'select' && row === KEYS_ROW && nodeType === 'A' ? new Promise((resolve) => setTimeout(resolve, 1_800)) : undefined);
+		const [inA, inB] = [
+			storeContext(store, { nodeType: 'A' }),
+			storeContext(store, { nodeType: 'B' }),
+		];
+		store.stall = ({ kind, row, nodeType }) =>
+			kind !== 'select' && row === KEYS_ROW && nodeType === 'A'
+				? new Promise((resolve) => setTimeout(resolve, 1_800))
+				: undefined;
 		const first = a.withStoreLock(inA.context, keysWrite('A', inA.context));
 		await until(() => works.length === 1);
 		const second = b.withStoreLock(inB.context, keysWrite('B', inB.context));
@@ -82,9 +101,13 @@ describe("the Idempotency Keys' lock, with several n8n processes", () => {
 		expect(store.rows.has(LOCK_ROW)).toBe(false);
 	});
 
-	test('a holder cut off from the database for longer than the lease is taken over; at its end it leaves the new holder\'s lock alone, and its work runs again after', async () => {
+	test("a holder cut off from the database for longer than the lease is taken over; at its end it leaves the new holder's lock alone, and its work runs again after", async () => {
 		const [a, b, c] = [aProcess(), aProcess(), aProcess()];
-		const [inA, inB, inC] = [storeContext(store, { nodeType: 'A' }), storeContext(store, { nodeType: 'B' }), storeContext(store, { nodeType: 'C' })];
+		const [inA, inB, inC] = [
+			storeContext(store, { nodeType: 'A' }),
+			storeContext(store, { nodeType: 'B' }),
+			storeContext(store, { nodeType: 'C' }),
+		];
 		let reconnect!: () => void;
 		const cutOff = new Promise<void>((resolve) => (reconnect = resolve));
 		let bHolds!: () => void;
@@ -94,7 +117,9 @@ describe("the Idempotency Keys' lock, with several n8n processes", () => {
 		// From its first work on, every statement of process A waits until it is reconnected.
 		store.stall = ({ nodeType }) => (nodeType === 'A' && works.length > 0 ? cutOff : undefined);
 		let aEnded = false;
-		const fromA = a.withStoreLock(inA.context, keysWrite('A', inA.context)).finally(() => (aEnded = true));
+		const fromA = a
+			.withStoreLock(inA.context, keysWrite('A', inA.context))
+			.finally(() => (aEnded = true));
 		await until(() => works.length === 1);
 		const fromB = b.withStoreLock(
 			inB.context,
@@ -106,7 +131,11 @@ describe("the Idempotency Keys' lock, with several n8n processes", () => {
 		await bWorking;
 		expect(inB.warnings.join()).toContain('was not renewed');
 		reconnect();
-		await until(() => aEnded || inA.warnings.some((warning) => warning.includes('was taken over by another process')));
+		await until(
+			() =>
+				aEnded ||
+				inA.warnings.some((warning) => warning.includes('was taken over by another process')),
+		);
 		// A ended without giving back B's lock: a third process still finds it taken.
 		expect(store.rows.has(LOCK_ROW)).toBe(true);
 		let cWorked = false;
@@ -121,19 +150,34 @@ describe("the Idempotency Keys' lock, with several n8n processes", () => {
 
 		expect(outcomes.map((outcome) => outcome.ok)).toEqual([true, true, true]);
 		expect(works.filter((work) => work.by === 'A')).toHaveLength(2); // its first run did not count
-		expectCountedAlone(outcomes.flatMap((outcome) => (outcome.ok && outcome.value.by !== 'C' ? [outcome.value] : [])));
+		expectCountedAlone(
+			outcomes.flatMap((outcome) =>
+				outcome.ok && outcome.value.by !== 'C' ? [outcome.value] : [],
+			),
+		);
 		expect(store.rows.has(LOCK_ROW)).toBe(false);
 	});
 
 	test('a lock left by a process that died, taken over by two processes at the same moment: the runs that count never overlap (10 rounds)', async () => {
 		const [a, b] = [aProcess(), aProcess()];
 		for (const process of [a, b]) process.useTimings({ ...LEASE, storeLockBreakJitterMs: 0 });
-		const [inA, inB] = [storeContext(store, { nodeType: 'A' }), storeContext(store, { nodeType: 'B' })];
+		const [inA, inB] = [
+			storeContext(store, { nodeType: 'A' }),
+			storeContext(store, { nodeType: 'B' }),
+		];
 		store.roundTripMs = 2;
 		for (let round = 0; round < 10; round++) {
 			works = [];
-			await store.checkProcessedAndRecord([LOCK_VALUE, holderEntry(`dead-${round}`)], 'workflow', WHERE, { mode: 'entries' });
-			const outcomes = await Promise.all([a.withStoreLock(inA.context, keysWrite('A', inA.context)), b.withStoreLock(inB.context, keysWrite('B', inB.context))]);
+			await store.checkProcessedAndRecord(
+				[LOCK_VALUE, holderEntry(`dead-${round}`)],
+				'workflow',
+				WHERE,
+				{ mode: 'entries' },
+			);
+			const outcomes = await Promise.all([
+				a.withStoreLock(inA.context, keysWrite('A', inA.context)),
+				b.withStoreLock(inB.context, keysWrite('B', inB.context)),
+			]);
 
 			expect(outcomes.map((outcome) => outcome.ok)).toEqual([true, true]);
 			expectCountedAlone(outcomes.flatMap((outcome) => (outcome.ok ? [outcome.value] : [])));
@@ -142,17 +186,26 @@ describe("the Idempotency Keys' lock, with several n8n processes", () => {
 	});
 
 	describe('a row that is not the lock is reported, never deleted', () => {
-		test('a Remove Duplicates node keeping the workflow\'s highest value there: reported at once, the row unchanged', async () => {
-			await store.checkProcessedAndRecord(['42'], 'workflow', WHERE, { mode: 'latestIncrementalKey' });
+		test("a Remove Duplicates node keeping the workflow's highest value there: reported at once, the row unchanged", async () => {
+			await store.checkProcessedAndRecord(['42'], 'workflow', WHERE, {
+				mode: 'latestIncrementalKey',
+			});
 			const { context } = storeContext(store);
 			const outcome = await aProcess().withStoreLock(context, async () => 'worked');
 
-			expect(outcome).toEqual({ ok: false, reason: expect.stringContaining('holds other data (a Remove Duplicates node of this workflow with Scope "Workflow"?)') });
+			expect(outcome).toEqual({
+				ok: false,
+				reason: expect.stringContaining(
+					'holds other data (a Remove Duplicates node of this workflow with Scope "Workflow"?)',
+				),
+			});
 			expect(store.rows.get(LOCK_ROW)).toEqual({ mode: 'latestIncrementalKey', data: '42' });
 		});
 
-		test('a Remove Duplicates node keeping the workflow\'s values there: reported once the row stayed unchanged for a lease, its values left as they were', async () => {
-			await store.checkProcessedAndRecord(['order-1', 'order-2'], 'workflow', WHERE, { mode: 'entries' });
+		test("a Remove Duplicates node keeping the workflow's values there: reported once the row stayed unchanged for a lease, its values left as they were", async () => {
+			await store.checkProcessedAndRecord(['order-1', 'order-2'], 'workflow', WHERE, {
+				mode: 'entries',
+			});
 			const before = store.entries('wf-lock', '');
 			const { context, warnings } = storeContext(store);
 			const outcome = await aProcess().withStoreLock(context, async () => 'worked');

@@ -78,7 +78,15 @@ const UNIQUE_BODY = 'Your shift starts at 9:00.';
 const OMITTABLE = ['target_user_ids', 'created_at', 'title', 'body', 'scheduled_at'] as const;
 
 type Kind = FaultSpec['kind'];
-const KINDS: Kind[] = ['status5xx', 'resetBefore', 'resetAfter', 'delay', 'malformedJson', 'rateLimit', 'unauthorized'];
+const KINDS: Kind[] = [
+	'status5xx',
+	'resetBefore',
+	'resetAfter',
+	'delay',
+	'malformedJson',
+	'rateLimit',
+	'unauthorized',
+];
 
 type Op = 'send' | 'schedule' | 'cancel' | 'get' | 'listSends' | 'users' | 'activeUsers';
 const OP_WEIGHTS: Array<[Op, number]> = [
@@ -120,7 +128,9 @@ describe(`randomized run: ${OPERATIONS} operations with random faults (seed ${SE
 	});
 
 	test('the invariants hold after every workflow', async () => {
-		console.log(`randomized reliability run: seed ${SEED}, ${OPERATIONS} operations (replay: RELIABILITY_SEED=${SEED} npx jest test/reliability/randomized)`);
+		console.log(
+			`randomized reliability run: seed ${SEED}, ${OPERATIONS} operations (replay: RELIABILITY_SEED=${SEED} npx jest test/reliability/randomized)`,
+		);
 		const random = seededRandom(SEED);
 		const pick = <T>(list: readonly T[]): T => list[Math.floor(random() * list.length)];
 		const between = (low: number, high: number) => low + Math.floor(random() * (high - low + 1));
@@ -131,7 +141,9 @@ describe(`randomized run: ${OPERATIONS} operations with random faults (seed ${SE
 			return entries[0][0];
 		};
 		const users = sandbox.orgs.primary.userIds;
-		const someUsers = (count: number) => [...new Set(Array.from({ length: count }, () => pick(users)))];
+		const someUsers = (count: number) => [
+			...new Set(Array.from({ length: count }, () => pick(users))),
+		];
 		/** The users recurring messages go to, workflow after workflow. */
 		const regulars = users.slice(0, 4);
 
@@ -158,7 +170,13 @@ describe(`randomized run: ${OPERATIONS} operations with random faults (seed ${SE
 			lostAnswers: 0,
 		};
 		/** Keyed send workflows run so far: a later workflow may deliver the same events again. */
-		const keyedRuns: Array<{ op: Op; parameters: IDataObject; items: IDataObject[]; combined: boolean; intended: IntendedSend[] }> = [];
+		const keyedRuns: Array<{
+			op: Op;
+			parameters: IDataObject;
+			items: IDataObject[];
+			combined: boolean;
+			intended: IntendedSend[];
+		}> = [];
 		const outcomes: Record<Op, { ok: number; failed: number }> = Object.fromEntries(
 			OP_WEIGHTS.map(([op]) => [op, { ok: 0, failed: 0 }]),
 		) as Record<Op, { ok: number; failed: number }>;
@@ -185,31 +203,51 @@ describe(`randomized run: ${OPERATIONS} operations with random faults (seed ${SE
 						const earlier = pick(keyedRuns);
 						({ parameters, items, intended } = earlier);
 						const combinedEarlier = earlier.combined;
-						itemsOfTitle = (title) => (combinedEarlier ? items.map((_, index) => index) : items.flatMap((item, index) => (item.title === title ? [index] : [])));
+						itemsOfTitle = (title) =>
+							combinedEarlier
+								? items.map((_, index) => index)
+								: items.flatMap((item, index) => (item.title === title ? [index] : []));
 						intendedOf = (index) => (combinedEarlier ? intended[0] : intended[index]);
 						tally.repeatedEvents += items.length;
 						break;
 					}
 					const combined = op === 'send' && chance(0.15);
 					const batchSize = chance(0.3) ? between(1, 3) : 1000;
-					const schedule = op === 'schedule' ? { operation: 'schedule', scheduledAt: '={{ $json.at }}' } : {};
-					const audience = weighted<string>([['userIds', 86], ['allUsers', 7], ['activeUsers', 7]]);
+					const schedule =
+						op === 'schedule' ? { operation: 'schedule', scheduledAt: '={{ $json.at }}' } : {};
+					const audience = weighted<string>([
+						['userIds', 86],
+						['allUsers', 7],
+						['activeUsers', 7],
+					]);
 					// Some items carry a recurring message to some of the regular users. Within one workflow the
 					// items of one message go to different users (one audience read from the API: one item), so
 					// that each registered send tells the item it stands for.
 					const regularsLeft = new Map<string, string[]>();
 					items = Array.from({ length: itemCount }, (_, item) => {
 						const event = combined ? `w${workflow} all` : `w${workflow} i${item}`;
-						const at = DateTime.now().plus({ hours: between(1, 72) }).toISO();
+						const at = DateTime.now()
+							.plus({ hours: between(1, 72) })
+							.toISO();
 						const message = chance(0.35) ? pick(RECURRING) : undefined;
 						const left = message && (regularsLeft.get(message.title) ?? [...regulars]);
-						const to = !left ? [] : audience === 'userIds' ? left.splice(between(0, left.length - 1), between(1, 2)) : left.splice(0);
+						const to = !left
+							? []
+							: audience === 'userIds'
+								? left.splice(between(0, left.length - 1), between(1, 2))
+								: left.splice(0);
 						if (message && left && to.length > 0) {
 							regularsLeft.set(message.title, left);
 							tally.recurringItems++;
 							return { event, ...message, to, at };
 						}
-						return { event, title: `R${SEED} w${workflow} i${item}`, body: UNIQUE_BODY, to: someUsers(between(1, batchSize < 1000 ? 5 : 3)), at };
+						return {
+							event,
+							title: `R${SEED} w${workflow} i${item}`,
+							body: UNIQUE_BODY,
+							to: someUsers(between(1, batchSize < 1000 ? 5 : 3)),
+							at,
+						};
 					});
 					const keyed = chance(0.3);
 					if (keyed) {
@@ -234,21 +272,45 @@ describe(`randomized run: ${OPERATIONS} operations with random faults (seed ${SE
 						...(audience === 'userIds' ? { userIds } : {}),
 					});
 					// Combined: one send with the first item's message stands for every item.
-					intended = combined ? [intendedOfItem(items[0], items.flatMap((item) => item.to as string[]))] : items.map((item) => intendedOfItem(item, item.to as string[]));
+					intended = combined
+						? [
+								intendedOfItem(
+									items[0],
+									items.flatMap((item) => item.to as string[]),
+								),
+							]
+						: items.map((item) => intendedOfItem(item, item.to as string[]));
 					intendedOf = (index) => (combined ? intended[0] : intended[index]);
 					if (keyed) keyedRuns.push({ op, parameters, items, combined, intended });
-					itemsOfTitle = (title) => (combined ? items.map((_, index) => index) : items.flatMap((item, index) => (item.title === title ? [index] : [])));
+					itemsOfTitle = (title) =>
+						combined
+							? items.map((_, index) => index)
+							: items.flatMap((item, index) => (item.title === title ? [index] : []));
 					break;
 				}
 				case 'cancel': {
 					const pool = chance(0.75) && scheduledIds.length > 0 ? scheduledIds : sentIds;
-					items = Array.from({ length: itemCount }, () => ({ id: pool.length > 0 ? pick(pool) : 'no-such-send' }));
-					parameters = { resource: 'notification', operation: 'cancel', notificationId: '={{ $json.id }}', options: { ignoreIfNotScheduled: chance(0.5) } };
+					items = Array.from({ length: itemCount }, () => ({
+						id: pool.length > 0 ? pick(pool) : 'no-such-send',
+					}));
+					parameters = {
+						resource: 'notification',
+						operation: 'cancel',
+						notificationId: '={{ $json.id }}',
+						options: { ignoreIfNotScheduled: chance(0.5) },
+					};
 					break;
 				}
 				case 'get': {
-					items = Array.from({ length: itemCount }, () => ({ id: sentIds.length > 0 ? pick(sentIds) : 'no-such-send' }));
-					parameters = { resource: 'notification', operation: 'get', notificationId: '={{ $json.id }}', options: { deliveries: pick(['include', 'omit', 'split']) } };
+					items = Array.from({ length: itemCount }, () => ({
+						id: sentIds.length > 0 ? pick(sentIds) : 'no-such-send',
+					}));
+					parameters = {
+						resource: 'notification',
+						operation: 'get',
+						notificationId: '={{ $json.id }}',
+						options: { deliveries: pick(['include', 'omit', 'split']) },
+					};
 					break;
 				}
 				case 'listSends':
@@ -263,7 +325,11 @@ describe(`randomized run: ${OPERATIONS} operations with random faults (seed ${SE
 					break;
 				case 'activeUsers':
 					items = Array.from({ length: Math.min(itemCount, 2) }, () => ({}));
-					parameters = { resource: 'user', operation: 'getActive', options: { idsOnly: chance(0.5) } };
+					parameters = {
+						resource: 'user',
+						operation: 'getActive',
+						options: { idsOnly: chance(0.5) },
+					};
 					break;
 			}
 
@@ -273,13 +339,23 @@ describe(`randomized run: ${OPERATIONS} operations with random faults (seed ${SE
 					const kind = pick(KINDS);
 					const endpoint = chance(0.1) ? REFRESH : chance(0.1) ? '*' : pick(ENDPOINTS[op]);
 					const fault: FaultSpec = { endpoint, kind, times: chance(0.7) ? 1 : between(2, 4) };
-					if (kind === 'rateLimit') Object.assign(fault, { retryAfterSeconds: 0, ...(chance(0.1) ? { retryAfterAsDate: true } : {}) });
+					if (kind === 'rateLimit')
+						Object.assign(fault, {
+							retryAfterSeconds: 0,
+							...(chance(0.1) ? { retryAfterAsDate: true } : {}),
+						});
 					if (kind === 'delay') fault.delayMs = between(0, 30);
-					if (kind === 'status5xx') Object.assign(fault, { status: pick([500, 502, 503, 504]), afterProcessing: chance(0.5) });
+					if (kind === 'status5xx')
+						Object.assign(fault, {
+							status: pick([500, 502, 503, 504]),
+							afterProcessing: chance(0.5),
+						});
 					// The send of a lost answer listed late, or registered a moment after its 5xx (within the settle wait).
 					const onSends = endpoint === SEND || endpoint === '*';
-					if (onSends && kind === 'resetAfter' && chance(0.3)) fault.listDelayMs = between(1, SETTLE_MS / 3);
-					if (onSends && (kind === 'resetAfter' || fault.afterProcessing === true) && chance(0.3)) fault.registerAfterMs = between(1, SETTLE_MS / 3);
+					if (onSends && kind === 'resetAfter' && chance(0.3))
+						fault.listDelayMs = between(1, SETTLE_MS / 3);
+					if (onSends && (kind === 'resetAfter' || fault.afterProcessing === true) && chance(0.3))
+						fault.registerAfterMs = between(1, SETTLE_MS / 3);
 					sandbox.addFault(fault);
 					tally.faultsAdded++;
 				}
@@ -288,10 +364,19 @@ describe(`randomized run: ${OPERATIONS} operations with random faults (seed ${SE
 			// run the node (Retry On Fail) or the execution (a retry) again.
 			if ((op === 'send' || op === 'schedule') && chance(0.25)) {
 				const refusal = chance(0.5);
-				sandbox.addFault({ endpoint: SEND, kind: refusal ? 'forbidden' : 'status5xx', skip: between(0, 3), times: refusal ? 1 : between(4, 8) });
+				sandbox.addFault({
+					endpoint: SEND,
+					kind: refusal ? 'forbidden' : 'status5xx',
+					skip: between(0, 3),
+					times: refusal ? 1 : between(4, 8),
+				});
 				tally.faultsAdded++;
 			}
-			const shapes = { listShape: pick(LIST_SHAPES), errorShape: pick(ERROR_SHAPES), listIncludesTargets: chance(0.85) };
+			const shapes = {
+				listShape: pick(LIST_SHAPES),
+				errorShape: pick(ERROR_SHAPES),
+				listIncludesTargets: chance(0.85),
+			};
 			// How much the list shows, and the API's clock. New sends are listed late by less than the settle wait.
 			const listSettings = {
 				listLagMs: chance(0.2) ? between(1, SETTLE_MS / 3) : 0,
@@ -302,15 +387,28 @@ describe(`randomized run: ${OPERATIONS} operations with random faults (seed ${SE
 			};
 			sandbox.configure({ ...shapes, ...listSettings });
 			const informativeList =
-				shapes.listIncludesTargets && listSettings.listOmitsFields.length === 0 && !listSettings.listIgnoresSkip && listSettings.storedTitleMaxLength === null;
+				shapes.listIncludesTargets &&
+				listSettings.listOmitsFields.length === 0 &&
+				!listSettings.listIgnoresSkip &&
+				listSettings.storedTitleMaxLength === null;
 			/** Whether the list showed enough to prove every lost answer's outcome in a part of the log. */
 			const listConditions = (from: number, to?: number): ListConditions => {
-				if (!informativeList) return { informative: false, why: JSON.stringify({ ...shapes, ...listSettings }) };
+				if (!informativeList)
+					return { informative: false, why: JSON.stringify({ ...shapes, ...listSettings }) };
 				const failed = sandbox
 					.requestLog()
 					.slice(from, to)
-					.find((entry) => [SEND_LIST, DETAIL, REFRESH].includes(entry.endpoint) && (entry.status !== 200 || (entry.fault !== undefined && entry.fault !== 'delay')));
-				return failed ? { informative: false, why: `${failed.endpoint} answered ${failed.status} (${failed.fault ?? failed.limitedBy ?? 'no fault'})` } : { informative: true };
+					.find(
+						(entry) =>
+							[SEND_LIST, DETAIL, REFRESH].includes(entry.endpoint) &&
+							(entry.status !== 200 || (entry.fault !== undefined && entry.fault !== 'delay')),
+					);
+				return failed
+					? {
+							informative: false,
+							why: `${failed.endpoint} answered ${failed.status} (${failed.fault ?? failed.limitedBy ?? 'no fault'})`,
+						}
+					: { informative: true };
 			};
 			if (chance(0.05)) sandbox.expireAccessTokens();
 
@@ -321,7 +419,9 @@ describe(`randomized run: ${OPERATIONS} operations with random faults (seed ${SE
 				items,
 				continueOnFail,
 				credentials: store,
-				settings: retryOnFail ? { retryOnFail: true, maxTries: between(2, 3), waitBetweenTries: 0 } : undefined,
+				settings: retryOnFail
+					? { retryOnFail: true, maxTries: between(2, 3), waitBetweenTries: 0 }
+					: undefined,
 			});
 			if (retryOnFail) tally.retryOnFail++;
 			let run: NodeRunResult;
@@ -333,7 +433,10 @@ describe(`randomized run: ${OPERATIONS} operations with random faults (seed ${SE
 				if (run.error && (op === 'send' || op === 'schedule') && chance(0.5)) {
 					if (chance(0.5)) sandbox.clearFaults();
 					const retryLogStart = sandbox.requestLog().length;
-					executionRetry = { logStart: retryLogStart, run: nodeResult(await retryWorkflow(workflowRun, firstRun)) };
+					executionRetry = {
+						logStart: retryLogStart,
+						run: nodeResult(await retryWorkflow(workflowRun, firstRun)),
+					};
 					tally.executionRetries++;
 				}
 			} finally {
@@ -348,9 +451,18 @@ describe(`randomized run: ${OPERATIONS} operations with random faults (seed ${SE
 			try {
 				// Which intended send each registered send stands for (throws for a send nobody asked for).
 				attribution.attribute(registeredIn(log), intended);
-				const eventOf = (send: { id: string; title: string }) => attribution.eventOf(send.id) ?? send.title;
-				const registered = ledger.check(sandbox, logStart, run, itemsOfTitle, { logEnd: executionRetry?.logStart, eventOf });
-				if (executionRetry) registered.push(...ledger.check(sandbox, executionRetry.logStart, executionRetry.run, itemsOfTitle, { eventOf }));
+				const eventOf = (send: { id: string; title: string }) =>
+					attribution.eventOf(send.id) ?? send.title;
+				const registered = ledger.check(sandbox, logStart, run, itemsOfTitle, {
+					logEnd: executionRetry?.logStart,
+					eventOf,
+				});
+				if (executionRetry)
+					registered.push(
+						...ledger.check(sandbox, executionRetry.logStart, executionRetry.run, itemsOfTitle, {
+							eventOf,
+						}),
+					);
 				const parts: Array<[NodeRunResult, number, number | undefined]> = executionRetry
 					? [
 							[run, logStart, executionRetry.logStart],
@@ -361,11 +473,19 @@ describe(`randomized run: ${OPERATIONS} operations with random faults (seed ${SE
 					if (op === 'send' || op === 'schedule') {
 						everyItemAnswered(result, items.length);
 						attribution.checkOutputs(result, intendedOf, listConditions(from, to));
-						const sends = sandbox.requestLog().slice(from, to).filter((entry) => entry.endpoint === SEND);
-						tally.lostAnswers += sends.filter((entry) => entry.status === 0 || entry.status >= 500 || entry.fault === 'malformedJson').length;
+						const sends = sandbox
+							.requestLog()
+							.slice(from, to)
+							.filter((entry) => entry.endpoint === SEND);
+						tally.lostAnswers += sends.filter(
+							(entry) =>
+								entry.status === 0 || entry.status >= 500 || entry.fault === 'malformedJson',
+						).length;
 					}
 					tally.skippedByKey += result.items.filter((item) => item.json.skipped === true).length;
-					tally.sentByEarlierTry += result.items.filter((item) => item.json.sentByEarlierTry === true).length;
+					tally.sentByEarlierTry += result.items.filter(
+						(item) => item.json.sentByEarlierTry === true,
+					).length;
 				}
 				if (executionRetry) run = executionRetry.run;
 				const errors = errorsOf(run);
@@ -379,7 +499,9 @@ describe(`randomized run: ${OPERATIONS} operations with random faults (seed ${SE
 				if (op === 'send' || op === 'schedule') {
 					for (const send of registered) (op === 'schedule' ? scheduledIds : sentIds).push(send.id);
 					// Each id was checked against its item's own send (Attribution, invariant 5).
-					tally.extraChecks += outputs.filter((json) => typeof json.id === 'string' || typeof json.earlierSendId === 'string').length;
+					tally.extraChecks += outputs.filter(
+						(json) => typeof json.id === 'string' || typeof json.earlierSendId === 'string',
+					).length;
 				}
 				if (op === 'cancel') {
 					const byId = new Map(sandbox.notifications().map((send) => [send.id, send.status]));
@@ -387,8 +509,12 @@ describe(`randomized run: ${OPERATIONS} operations with random faults (seed ${SE
 						if (json.canceled === undefined) continue;
 						tally.extraChecks++;
 						const status = byId.get(json.id as string);
-						if (json.canceled === true && status !== 'canceled') throw new InvariantViolation(`cancel of ${json.id} said done, the send is ${status}`);
-						if (json.canceled === false && status === 'canceled') throw new InvariantViolation(`cancel of ${json.id} said not canceled, the send is canceled`);
+						if (json.canceled === true && status !== 'canceled')
+							throw new InvariantViolation(`cancel of ${json.id} said done, the send is ${status}`);
+						if (json.canceled === false && status === 'canceled')
+							throw new InvariantViolation(
+								`cancel of ${json.id} said not canceled, the send is canceled`,
+							);
 					}
 				}
 				if (op === 'get') {
@@ -403,9 +529,31 @@ describe(`randomized run: ${OPERATIONS} operations with random faults (seed ${SE
 			} catch (error) {
 				if (error instanceof InvariantViolation) error.message = `${context()}:\n${error.message}`;
 				if (error instanceof InvariantViolation && process.env.RELIABILITY_DUMP) {
-					const outcome = (result: NodeRunResult) => ({ error: result.error?.message, description: result.error?.description, items: result.items.map((item) => item.json) });
-					const requests = log.map((entry) => [entry.endpoint, entry.status, entry.fault, entry.notificationId, (entry.body as IDataObject | undefined)?.title, (entry.body as IDataObject | undefined)?.target_user_ids]);
-					console.log(JSON.stringify({ items, run: outcome(run), retry: executionRetry && outcome(executionRetry.run), requests }, null, 1));
+					const outcome = (result: NodeRunResult) => ({
+						error: result.error?.message,
+						description: result.error?.description,
+						items: result.items.map((item) => item.json),
+					});
+					const requests = log.map((entry) => [
+						entry.endpoint,
+						entry.status,
+						entry.fault,
+						entry.notificationId,
+						(entry.body as IDataObject | undefined)?.title,
+						(entry.body as IDataObject | undefined)?.target_user_ids,
+					]);
+					console.log(
+						JSON.stringify(
+							{
+								items,
+								run: outcome(run),
+								retry: executionRetry && outcome(executionRetry.run),
+								requests,
+							},
+							null,
+							1,
+						),
+					);
 				}
 				throw error;
 			}
@@ -417,11 +565,14 @@ describe(`randomized run: ${OPERATIONS} operations with random faults (seed ${SE
 			const event = attribution.eventOf(send.id);
 			if (event === undefined) continue;
 			const perUser = perEvent.get(event) ?? new Map<string, number>();
-			for (const userId of new Set(send.target_user_ids)) perUser.set(userId, (perUser.get(userId) ?? 0) + 1);
+			for (const userId of new Set(send.target_user_ids))
+				perUser.set(userId, (perUser.get(userId) ?? 0) + 1);
 			perEvent.set(event, perUser);
 		}
 		const twice = [...perEvent.entries()].flatMap(([event, perUser]) =>
-			[...perUser.entries()].filter(([, times]) => times > 1).map(([userId]) => `${userId} in ${event}`),
+			[...perUser.entries()]
+				.filter(([, times]) => times > 1)
+				.map(([userId]) => `${userId} in ${event}`),
 		);
 		expect(twice).toEqual([]);
 		const { notInformative, twin } = attribution.unknown;

@@ -14,7 +14,11 @@ describe('sandbox auth (spec Authentication, POST /auth/oauth/v2/refresh)', () =
 	test('refresh returns a Bearer token with expires_in 3600 by default, without needing a bearer', async () => {
 		const answer = await call(sandbox, 'POST', '/auth/oauth/v2/refresh', { body: refreshBody() });
 		expect(answer.status).toBe(200);
-		expect(answer.body).toEqual({ access_token: expect.any(String), token_type: 'Bearer', expires_in: 3600 });
+		expect(answer.body).toEqual({
+			access_token: expect.any(String),
+			token_type: 'Bearer',
+			expires_in: 3600,
+		});
 		expect(Object.keys(answer.body).sort()).toEqual(['access_token', 'expires_in', 'token_type']);
 	});
 
@@ -22,16 +26,25 @@ describe('sandbox auth (spec Authentication, POST /auth/oauth/v2/refresh)', () =
 		const first = await tokenFor(sandbox);
 		const second = await tokenFor(sandbox);
 		expect(first).not.toBe(second);
-		for (const token of [first, second]) expect((await call(sandbox, 'GET', '/user/list', { token })).status).toBe(200);
+		for (const token of [first, second])
+			expect((await call(sandbox, 'GET', '/user/list', { token })).status).toBe(200);
 	});
 
 	test('expires_in follows tokenLifetimeSeconds (start option, setTokenLifetime)', async () => {
 		sandbox.setTokenLifetime(5);
 		const answer = await call(sandbox, 'POST', '/auth/oauth/v2/refresh', { body: refreshBody() });
 		expect(answer.body.expires_in).toBe(5);
-		const other = await sandboxes.start({ ...MANUAL_CLOCK, seedUsers: 1, tokenLifetimeSeconds: 60 });
+		const other = await sandboxes.start({
+			...MANUAL_CLOCK,
+			seedUsers: 1,
+			tokenLifetimeSeconds: 60,
+		});
 		const otherAnswer = await call(other, 'POST', '/auth/oauth/v2/refresh', {
-			body: { client_id: other.orgs.primary.clientId, client_secret: other.orgs.primary.clientSecret, refresh_token: other.orgs.primary.refreshToken },
+			body: {
+				client_id: other.orgs.primary.clientId,
+				client_secret: other.orgs.primary.clientSecret,
+				refresh_token: other.orgs.primary.refreshToken,
+			},
 		});
 		expect(otherAnswer.body.expires_in).toBe(60);
 	});
@@ -60,25 +73,38 @@ describe('sandbox auth (spec Authentication, POST /auth/oauth/v2/refresh)', () =
 		];
 		for (const [method, path] of paths) {
 			expect((await call(sandbox, method, path)).status).toBe(401);
-			expect((await call(sandbox, method, path, { token: 'cpa_not_a_real_token' })).status).toBe(401);
+			expect((await call(sandbox, method, path, { token: 'cpa_not_a_real_token' })).status).toBe(
+				401,
+			);
 			expect((await call(sandbox, method, path, { token })).status).toBe(401);
 		}
-		const states = sandbox.requestLog().filter((entry) => entry.endpoint !== 'POST /auth/oauth/v2/refresh').map((entry) => entry.authorization);
+		const states = sandbox
+			.requestLog()
+			.filter((entry) => entry.endpoint !== 'POST /auth/oauth/v2/refresh')
+			.map((entry) => entry.authorization);
 		expect(new Set(states)).toEqual(new Set(['missing', 'unknown', 'expired']));
 	});
 
 	test('expireAccessTokens makes every issued token answer 401, a new one works', async () => {
 		const tokens = [await tokenFor(sandbox), await tokenFor(sandbox, sandbox.orgs.secondary)];
 		sandbox.expireAccessTokens();
-		for (const token of tokens) expect((await call(sandbox, 'GET', '/user/list', { token })).status).toBe(401);
-		expect((await call(sandbox, 'GET', '/user/list', { token: await tokenFor(sandbox) })).status).toBe(200);
+		for (const token of tokens)
+			expect((await call(sandbox, 'GET', '/user/list', { token })).status).toBe(401);
+		expect(
+			(await call(sandbox, 'GET', '/user/list', { token: await tokenFor(sandbox) })).status,
+		).toBe(200);
 	});
 
 	test('a wrong secret or unknown client answers 401 invalid_client with a clear message', async () => {
 		for (const overrides of [{ client_secret: 'cps_wrong' }, { client_id: 'cpc_unknown' }]) {
-			const answer = await call(sandbox, 'POST', '/auth/oauth/v2/refresh', { body: refreshBody(overrides) });
+			const answer = await call(sandbox, 'POST', '/auth/oauth/v2/refresh', {
+				body: refreshBody(overrides),
+			});
 			expect(answer.status).toBe(401);
-			expect(answer.body.error).toEqual({ code: 'invalid_client', message: 'client_id or client_secret is invalid' });
+			expect(answer.body.error).toEqual({
+				code: 'invalid_client',
+				message: 'client_id or client_secret is invalid',
+			});
 		}
 	});
 
@@ -114,51 +140,84 @@ describe('sandbox auth (spec Authentication, POST /auth/oauth/v2/refresh)', () =
 		for (const token of [kept, first]) {
 			const refused = await call(sandbox, 'GET', '/user/list', { token });
 			expect(refused.status).toBe(401);
-			expect(refused.body.error.message).toMatch(/^Bearer token revoked by a newer token of this credential/);
+			expect(refused.body.error.message).toMatch(
+				/^Bearer token revoked by a newer token of this credential/,
+			);
 			expect(refused.headers.get('www-authenticate')).toBe('Bearer');
 		}
 		expect((await call(sandbox, 'GET', '/user/list', { token: second })).status).toBe(200);
 		expect((await call(sandbox, 'GET', '/user/list', { token: other })).status).toBe(200); // another credential
-		expect(sandbox.requestLog().filter((entry) => entry.endpoint === 'GET /user/list').map((entry) => entry.authorization)).toEqual([
-			'revoked',
-			'revoked',
-			'valid',
-			'valid',
-		]);
+		expect(
+			sandbox
+				.requestLog()
+				.filter((entry) => entry.endpoint === 'GET /user/list')
+				.map((entry) => entry.authorization),
+		).toEqual(['revoked', 'revoked', 'valid', 'valid']);
 	});
 
 	test('refreshRevokesPreviousTokens: a refused refresh revokes nothing; once off, revoked tokens stay revoked and refreshes revoke no more', async () => {
 		sandbox.configure({ refreshRevokesPreviousTokens: true });
 		const revoked = await tokenFor(sandbox);
 		const token = await tokenFor(sandbox);
-		expect((await call(sandbox, 'POST', '/auth/oauth/v2/refresh', { body: refreshBody({ client_secret: 'cps_wrong' }) })).status).toBe(401);
+		expect(
+			(
+				await call(sandbox, 'POST', '/auth/oauth/v2/refresh', {
+					body: refreshBody({ client_secret: 'cps_wrong' }),
+				})
+			).status,
+		).toBe(401);
 		expect((await call(sandbox, 'GET', '/user/list', { token })).status).toBe(200);
-		await call(sandbox, 'POST', '/__sandbox/settings', { body: { refreshRevokesPreviousTokens: false } });
+		await call(sandbox, 'POST', '/__sandbox/settings', {
+			body: { refreshRevokesPreviousTokens: false },
+		});
 		const newer = await tokenFor(sandbox);
 		const newest = await tokenFor(sandbox);
 		expect((await call(sandbox, 'GET', '/user/list', { token: revoked })).status).toBe(401);
-		for (const kept of [token, newer, newest]) expect((await call(sandbox, 'GET', '/user/list', { token: kept })).status).toBe(200);
+		for (const kept of [token, newer, newest])
+			expect((await call(sandbox, 'GET', '/user/list', { token: kept })).status).toBe(200);
 	});
 
 	test('refreshRevokesPreviousTokens as a start option, with tokenLifetimeSeconds; a bad value is refused', async () => {
-		const other = await sandboxes.start({ ...MANUAL_CLOCK, seedUsers: 1, refreshRevokesPreviousTokens: true, tokenLifetimeSeconds: 30 });
+		const other = await sandboxes.start({
+			...MANUAL_CLOCK,
+			seedUsers: 1,
+			refreshRevokesPreviousTokens: true,
+			tokenLifetimeSeconds: 30,
+		});
 		const first = await tokenFor(other);
-		const body = { client_id: other.orgs.primary.clientId, client_secret: other.orgs.primary.clientSecret, refresh_token: other.orgs.primary.refreshToken };
+		const body = {
+			client_id: other.orgs.primary.clientId,
+			client_secret: other.orgs.primary.clientSecret,
+			refresh_token: other.orgs.primary.refreshToken,
+		};
 		const second = await call(other, 'POST', '/auth/oauth/v2/refresh', { body });
 		expect(second.body.expires_in).toBe(30);
 		expect((await call(other, 'GET', '/user/list', { token: first })).status).toBe(401);
-		expect((await call(other, 'GET', '/user/list', { token: second.body.access_token })).status).toBe(200);
+		expect(
+			(await call(other, 'GET', '/user/list', { token: second.body.access_token })).status,
+		).toBe(200);
 		await other.clock.advance(30_000);
-		expect((await call(other, 'GET', '/user/list', { token: second.body.access_token })).status).toBe(401);
-		expect(() => other.configure({ refreshRevokesPreviousTokens: 'yes' as never })).toThrow(/invalid sandbox setting refreshRevokesPreviousTokens/);
-		expect((await call(other, 'POST', '/__sandbox/settings', { body: { tokenLifetimeSeconds: 0 } })).status).toBe(400);
+		expect(
+			(await call(other, 'GET', '/user/list', { token: second.body.access_token })).status,
+		).toBe(401);
+		expect(() => other.configure({ refreshRevokesPreviousTokens: 'yes' as never })).toThrow(
+			/invalid sandbox setting refreshRevokesPreviousTokens/,
+		);
+		expect(
+			(await call(other, 'POST', '/__sandbox/settings', { body: { tokenLifetimeSeconds: 0 } }))
+				.status,
+		).toBe(400);
 	});
 
 	test('a missing refresh field answers 422 naming it; a non-string one 400', async () => {
-		const missing = await call(sandbox, 'POST', '/auth/oauth/v2/refresh', { body: refreshBody({ refresh_token: undefined }) });
+		const missing = await call(sandbox, 'POST', '/auth/oauth/v2/refresh', {
+			body: refreshBody({ refresh_token: undefined }),
+		});
 		expect(missing.status).toBe(422);
 		expect(missing.body.error.field).toBe('refresh_token');
-		const wrongType = await call(sandbox, 'POST', '/auth/oauth/v2/refresh', { body: refreshBody({ client_id: 42 }) });
+		const wrongType = await call(sandbox, 'POST', '/auth/oauth/v2/refresh', {
+			body: refreshBody({ client_id: 42 }),
+		});
 		expect(wrongType.status).toBe(400);
 		expect(wrongType.body.error.field).toBe('client_id');
 	});

@@ -1,5 +1,14 @@
 import { startSandbox } from '../../sandbox';
-import { call, detail, MANUAL_CLOCK, send, sendBody, START, tokenFor , useSandbox } from '../harness';
+import {
+	call,
+	detail,
+	MANUAL_CLOCK,
+	send,
+	sendBody,
+	START,
+	tokenFor,
+	useSandbox,
+} from '../harness';
 
 const SEND = 'POST /push-notification/send';
 const OFFSET = 90_000;
@@ -34,7 +43,12 @@ describe('sandbox clockOffsetMs: the API clock', () => {
 		const now = sandbox.clock.now();
 		expect(sandbox.clock.apiNow()).toBe(now + OFFSET);
 		const clock = (await call(sandbox, 'GET', '/__sandbox/clock')).body;
-		expect(clock).toMatchObject({ ms: now, now: new Date(now).toISOString(), apiMs: now + OFFSET, apiNow: new Date(now + OFFSET).toISOString() });
+		expect(clock).toMatchObject({
+			ms: now,
+			now: new Date(now).toISOString(),
+			apiMs: now + OFFSET,
+			apiNow: new Date(now + OFFSET).toISOString(),
+		});
 	});
 
 	test('the Date header of every answer follows the API clock: public, errors, faults, limits, unknown paths, admin', async () => {
@@ -52,7 +66,9 @@ describe('sandbox clockOffsetMs: the API clock', () => {
 		sandbox.configure({ rateLimitPerSecond: 1 });
 		await call(sandbox, 'GET', '/user-device/users', { token });
 		answers.push(await call(sandbox, 'GET', '/user-device/users', { token })); // 429 of the limit
-		expect(answers.map((answer) => answer.status)).toEqual([200, 401, 422, 503, 404, 200, 404, 429]);
+		expect(answers.map((answer) => answer.status)).toEqual([
+			200, 401, 422, 503, 404, 200, 404, 429,
+		]);
 		expect(answers.map((answer) => answer.headers.get('date'))).toEqual(Array(8).fill(expected));
 	});
 
@@ -61,18 +77,33 @@ describe('sandbox clockOffsetMs: the API clock', () => {
 		const sentAt = sandbox.clock.now();
 		await sandbox.clock.advance(sandbox.settings().deliveryMs);
 		const { notification, deliveries } = await detail(sandbox, token, id);
-		expect(notification).toMatchObject({ status: 'sent', created_at: new Date(sentAt + OFFSET).toISOString(), sent_at: new Date(sentAt + OFFSET).toISOString() });
-		expect(deliveries).toEqual([expect.objectContaining({ status: 'sent', sent_at: new Date(sentAt + OFFSET + sandbox.settings().deliveryMs).toISOString() })]);
-		const [listed] = (await call(sandbox, 'GET', '/push-notification/list', { token })).body.data.notifications;
+		expect(notification).toMatchObject({
+			status: 'sent',
+			created_at: new Date(sentAt + OFFSET).toISOString(),
+			sent_at: new Date(sentAt + OFFSET).toISOString(),
+		});
+		expect(deliveries).toEqual([
+			expect.objectContaining({
+				status: 'sent',
+				sent_at: new Date(sentAt + OFFSET + sandbox.settings().deliveryMs).toISOString(),
+			}),
+		]);
+		const [listed] = (await call(sandbox, 'GET', '/push-notification/list', { token })).body.data
+			.notifications;
 		expect(listed.created_at).toBe(new Date(sentAt + OFFSET).toISOString());
 		expect(sandbox.requestLog().find((entry) => entry.endpoint === SEND)?.time).toBe(sentAt);
 	});
 
 	test('scheduled_at is compared with the API clock: ahead of the host but behind the API, a send goes out at once', async () => {
 		const scheduledAt = new Date(sandbox.clock.now() + 30_000).toISOString();
-		const answer = await call(sandbox, 'POST', '/push-notification/send', { token, body: sendBody([user], { scheduled_at: scheduledAt }) });
+		const answer = await call(sandbox, 'POST', '/push-notification/send', {
+			token,
+			body: sendBody([user], { scheduled_at: scheduledAt }),
+		});
 		expect(answer.body.data.status).toBe('sending');
-		expect((await detail(sandbox, token, answer.body.data.id)).notification.scheduled_at).toBeNull();
+		expect(
+			(await detail(sandbox, token, answer.body.data.id)).notification.scheduled_at,
+		).toBeNull();
 	});
 
 	test('a clock behind the host: a time already past on the host is still ahead for the API, so the send is scheduled', async () => {
@@ -94,11 +125,17 @@ describe('sandbox clockOffsetMs: the API clock', () => {
 	});
 
 	test('over the admin HTTP API: POST /__sandbox/settings {clockOffsetMs}; bad values refused', async () => {
-		const changed = await call(sandbox, 'POST', '/__sandbox/settings', { body: { clockOffsetMs: -5000 } });
+		const changed = await call(sandbox, 'POST', '/__sandbox/settings', {
+			body: { clockOffsetMs: -5000 },
+		});
 		expect(changed.body.settings.clockOffsetMs).toBe(-5000);
 		expect(changed.headers.get('date')).toBe(httpDate(sandbox.clock.now() - 5000));
-		expect((await call(sandbox, 'GET', '/user-device/users', { token })).headers.get('date')).toBe(httpDate(sandbox.clock.now() - 5000));
-		expect((await call(sandbox, 'POST', '/__sandbox/settings', { body: { clockOffsetMs: 1.5 } })).status).toBe(400);
+		expect((await call(sandbox, 'GET', '/user-device/users', { token })).headers.get('date')).toBe(
+			httpDate(sandbox.clock.now() - 5000),
+		);
+		expect(
+			(await call(sandbox, 'POST', '/__sandbox/settings', { body: { clockOffsetMs: 1.5 } })).status,
+		).toBe(400);
 		expect(() => sandbox.configure({ clockOffsetMs: 'soon' as never })).toThrow(/clockOffsetMs/);
 		await sandbox.reset();
 		expect(sandbox.settings().clockOffsetMs).toBe(OFFSET); // back to the start option
@@ -109,9 +146,13 @@ describe('sandbox Date header without an offset', () => {
 	test('tells the sandbox clock, also on admin answers', async () => {
 		const sandbox = await startSandbox({ ...MANUAL_CLOCK, seedUsers: 5 });
 		try {
-			expect((await call(sandbox, 'GET', '/__sandbox/clock')).headers.get('date')).toBe(httpDate(startMs));
+			expect((await call(sandbox, 'GET', '/__sandbox/clock')).headers.get('date')).toBe(
+				httpDate(startMs),
+			);
 			await sandbox.clock.advance(61_000);
-			expect((await call(sandbox, 'GET', '/user-device/users')).headers.get('date')).toBe(httpDate(startMs + 61_000));
+			expect((await call(sandbox, 'GET', '/user-device/users')).headers.get('date')).toBe(
+				httpDate(startMs + 61_000),
+			);
 		} finally {
 			await sandbox.stop();
 		}

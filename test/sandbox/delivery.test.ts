@@ -1,12 +1,25 @@
 import type { NotificationStats, UserKind } from '../../sandbox';
-import { call, detail, MANUAL_CLOCK, send, settleDeliveries, tokenFor, useSandbox, useTestSandboxes } from '../harness';
+import {
+	call,
+	detail,
+	MANUAL_CLOCK,
+	send,
+	settleDeliveries,
+	tokenFor,
+	useSandbox,
+	useTestSandboxes,
+} from '../harness';
 
 /** The ISO time `ms` after an ISO time (the clock keeps running across tests). */
 const after = (iso: string, ms: number) => new Date(Date.parse(iso) + ms).toISOString();
 
 /** Spec Counters, as derived from the delivery entries (see README). */
-function expectStatsMatchDeliveries(stats: NotificationStats, deliveries: Array<{ user_id: string; status: string }>) {
-	const count = (...statuses: string[]) => deliveries.filter((delivery) => statuses.includes(delivery.status)).length;
+function expectStatsMatchDeliveries(
+	stats: NotificationStats,
+	deliveries: Array<{ user_id: string; status: string }>,
+) {
+	const count = (...statuses: string[]) =>
+		deliveries.filter((delivery) => statuses.includes(delivery.status)).length;
 	expect(stats.devices).toBe(count('sent', 'opened', 'failed'));
 	expect(stats.sent).toBe(count('sent', 'opened'));
 	expect(stats.opened).toBe(count('opened'));
@@ -41,7 +54,14 @@ describe('sandbox asynchronous delivery (spec "What the service does" 5-8, Send 
 		expect(early.notification.status).toBe('sending');
 		expect(early.notification.sent_at).toBe(early.notification.created_at);
 		expect(early.deliveries).toEqual([]);
-		expect(early.notification.stats).toEqual({ targeted_users: 1, devices: 0, sent: 0, failed: 0, opened: 0, no_device: 0 });
+		expect(early.notification.stats).toEqual({
+			targeted_users: 1,
+			devices: 0,
+			sent: 0,
+			failed: 0,
+			opened: 0,
+			no_device: 0,
+		});
 		await sandbox.clock.advance(1499);
 		expect((await detail(sandbox, token, id)).notification.status).toBe('sending');
 		await sandbox.clock.advance(1);
@@ -52,21 +72,35 @@ describe('sandbox asynchronous delivery (spec "What the service does" 5-8, Send 
 			{ user_id: userOf('twoPhones'), status: 'sent', sent_at: reached, opened_at: null },
 			{ user_id: userOf('twoPhones'), status: 'sent', sent_at: reached, opened_at: null },
 		]);
-		expect(done.notification.stats).toEqual({ targeted_users: 1, devices: 2, sent: 2, failed: 0, opened: 0, no_device: 0 });
+		expect(done.notification.stats).toEqual({
+			targeted_users: 1,
+			devices: 2,
+			sent: 2,
+			failed: 0,
+			opened: 0,
+			no_device: 0,
+		});
 	});
 
 	test('a user with three phones gets three entries; one of two phones logged out gets one', async () => {
 		const { id } = await send(sandbox, token, [userOf('threePhones'), userOf('oneLoggedOutOfTwo')]);
 		await settleDeliveries(sandbox);
 		const { deliveries } = await detail(sandbox, token, id);
-		expect(deliveries.filter((delivery) => delivery.user_id === userOf('threePhones'))).toHaveLength(3);
-		expect(deliveries.filter((delivery) => delivery.user_id === userOf('oneLoggedOutOfTwo'))).toEqual([
-			expect.objectContaining({ status: 'sent' }),
-		]);
+		expect(
+			deliveries.filter((delivery) => delivery.user_id === userOf('threePhones')),
+		).toHaveLength(3);
+		expect(
+			deliveries.filter((delivery) => delivery.user_id === userOf('oneLoggedOutOfTwo')),
+		).toEqual([expect.objectContaining({ status: 'sent' })]);
 	});
 
 	test('users without an active app get a single no_device entry, with sent_at, and the send is still sent', async () => {
-		const users = [userOf('noPhone'), userOf('loggedOut'), userOf('noPermission'), userOf('onePhone')];
+		const users = [
+			userOf('noPhone'),
+			userOf('loggedOut'),
+			userOf('noPermission'),
+			userOf('onePhone'),
+		];
 		const { id } = await send(sandbox, token, users);
 		await settleDeliveries(sandbox);
 		const { notification, deliveries } = await detail(sandbox, token, id);
@@ -76,7 +110,14 @@ describe('sandbox asynchronous delivery (spec "What the service does" 5-8, Send 
 			]);
 		}
 		expect(notification.status).toBe('sent');
-		expect(notification.stats).toEqual({ targeted_users: 4, devices: 1, sent: 1, failed: 0, opened: 0, no_device: 3 });
+		expect(notification.stats).toEqual({
+			targeted_users: 4,
+			devices: 1,
+			sent: 1,
+			failed: 0,
+			opened: 0,
+			no_device: 3,
+		});
 	});
 
 	test('an uninstalled app fails permanently and is not retried: the send is failed for good', async () => {
@@ -88,7 +129,12 @@ describe('sandbox asynchronous delivery (spec "What the service does" 5-8, Send 
 		const later = await detail(sandbox, token, id);
 		expect(later.notification.status).toBe('failed');
 		expect(later.deliveries[0]).toEqual({ ...first.deliveries[0], status: 'failed' });
-		expect(later.notification.stats).toMatchObject({ devices: 1, sent: 0, failed: 1, no_device: 1 });
+		expect(later.notification.stats).toMatchObject({
+			devices: 1,
+			sent: 0,
+			failed: 1,
+			no_device: 1,
+		});
 	});
 
 	test('a transient failure is retried and then succeeds: partially_failed, then sent (retriesVisible default)', async () => {
@@ -101,7 +147,12 @@ describe('sandbox asynchronous delivery (spec "What the service does" 5-8, Send 
 		const done = await detail(sandbox, token, id);
 		expect(done.notification.status).toBe('sent');
 		const retriedAt = after(done.notification.sent_at, 3000);
-		expect(done.deliveries[0]).toEqual({ user_id: userOf('flaky'), status: 'sent', sent_at: retriedAt, opened_at: null });
+		expect(done.deliveries[0]).toEqual({
+			user_id: userOf('flaky'),
+			status: 'sent',
+			sent_at: retriedAt,
+			opened_at: null,
+		});
 		expect(done.notification.stats).toMatchObject({ devices: 2, sent: 2, failed: 0 });
 	});
 
@@ -140,12 +191,21 @@ describe('sandbox asynchronous delivery (spec "What the service does" 5-8, Send 
 	});
 
 	test('a mixed audience: partially_failed, counters consistent with the deliveries', async () => {
-		const users = (['onePhone', 'twoPhones', 'noPhone', 'uninstalled', 'partlyUninstalled', 'flaky'] as const).map(userOf);
+		const users = (
+			['onePhone', 'twoPhones', 'noPhone', 'uninstalled', 'partlyUninstalled', 'flaky'] as const
+		).map(userOf);
 		const { id } = await send(sandbox, token, users);
 		await settleDeliveries(sandbox);
 		const { notification, deliveries } = await detail(sandbox, token, id);
 		expect(notification.status).toBe('partially_failed');
-		expect(notification.stats).toEqual({ targeted_users: 6, devices: 7, sent: 5, failed: 2, opened: 0, no_device: 1 });
+		expect(notification.stats).toEqual({
+			targeted_users: 6,
+			devices: 7,
+			sent: 5,
+			failed: 2,
+			opened: 0,
+			no_device: 1,
+		});
 		expectStatsMatchDeliveries(notification.stats, deliveries);
 	});
 
@@ -174,9 +234,25 @@ describe('sandbox asynchronous delivery (spec "What the service does" 5-8, Send 
 		expect(Object.keys(answer.body.data).sort()).toEqual(['deliveries', 'notification']);
 		const { notification } = answer.body.data;
 		expect(Object.keys(notification).sort()).toEqual(
-			['body', 'created_at', 'deeplink', 'id', 'image_url', 'scheduled_at', 'sent_at', 'stats', 'status', 'title'].sort(),
+			[
+				'body',
+				'created_at',
+				'deeplink',
+				'id',
+				'image_url',
+				'scheduled_at',
+				'sent_at',
+				'stats',
+				'status',
+				'title',
+			].sort(),
 		);
-		expect(notification).toMatchObject({ id, image_url: 'https://cdn.example.com/a.jpg', deeplink: 'companionapp://coach', scheduled_at: null });
+		expect(notification).toMatchObject({
+			id,
+			image_url: 'https://cdn.example.com/a.jpg',
+			deeplink: 'companionapp://coach',
+			scheduled_at: null,
+		});
 		sandbox.configure({ recordIncludesAnnouncementId: true });
 		expect((await detail(sandbox, token, id)).notification.announcement_id).toBe('an-7');
 		const plain = await send(sandbox, token, [userOf('onePhone')]);
@@ -188,9 +264,16 @@ describe('sandbox asynchronous delivery (spec "What the service does" 5-8, Send 
 		const [a, b] = sandbox.orgs.primary.usersOfKind('onePhone', 2);
 		await send(sandbox, token, [a, b]);
 		await send(sandbox, token, [a]);
-		const later = await send(sandbox, token, [b], { scheduled_at: new Date(sandbox.clock.now() + 86_400_000).toISOString() });
+		const later = await send(sandbox, token, [b], {
+			scheduled_at: new Date(sandbox.clock.now() + 86_400_000).toISOString(),
+		});
 		await call(sandbox, 'POST', `/push-notification/${later.id}/cancel`, { token });
-		expect(sandbox.deliveriesByUser(sandbox.orgs.primary.id)).toEqual(new Map([[a, 2], [b, 1]]));
+		expect(sandbox.deliveriesByUser(sandbox.orgs.primary.id)).toEqual(
+			new Map([
+				[a, 2],
+				[b, 1],
+			]),
+		);
 		expect(sandbox.deliveriesByUser('secondary')).toEqual(new Map());
 	});
 });
@@ -208,7 +291,11 @@ describe('sandbox delivery timing switches', () => {
 	test('deliveries settle deliveryMs after the send without any clock call', async () => {
 		const sandbox = await sandboxes.start({ seedUsers: 20, deliveryMs: 40 });
 		const token = await tokenFor(sandbox);
-		const { id, status } = await send(sandbox, token, sandbox.orgs.primary.usersOfKind('onePhone', 1));
+		const { id, status } = await send(
+			sandbox,
+			token,
+			sandbox.orgs.primary.usersOfKind('onePhone', 1),
+		);
 		expect(status).toBe('sending');
 		await new Promise((resolve) => setTimeout(resolve, 60));
 		expect((await detail(sandbox, token, id)).notification.status).toBe('sent');

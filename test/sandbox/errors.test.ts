@@ -19,18 +19,28 @@ describe('sandbox error bodies (spec Errors rule 3: shape not shown; one documen
 		const answer = await missingTitle();
 		expect(answer.status).toBe(422);
 		expect(answer.headers.get('content-type')).toMatch(/application\/json/);
-		expect(answer.body).toEqual({ ok: false, error: { code: 'validation_error', message: 'title is required', field: 'title' } });
+		expect(answer.body).toEqual({
+			ok: false,
+			error: { code: 'validation_error', message: 'title is required', field: 'title' },
+		});
 		const notFound = await call(sandbox, 'GET', '/push-notification/missing', { token });
-		expect(notFound.body).toEqual({ ok: false, error: { code: 'not_found', message: 'Push notification missing not found' } });
+		expect(notFound.body).toEqual({
+			ok: false,
+			error: { code: 'not_found', message: 'Push notification missing not found' },
+		});
 	});
 
 	test('detail (FastAPI-like): 422 and field errors -> detail array with loc; others -> detail string', async () => {
 		sandbox.setErrorShape('detail');
 		const answer = await missingTitle();
-		expect(answer.body).toEqual({ detail: [{ loc: ['body', 'title'], msg: 'title is required', type: 'validation_error' }] });
+		expect(answer.body).toEqual({
+			detail: [{ loc: ['body', 'title'], msg: 'title is required', type: 'validation_error' }],
+		});
 		const badImage = await call(sandbox, 'POST', '/push-notification/send', {
 			token,
-			body: sendBody(sandbox.orgs.primary.userIds.slice(0, 1), { image_url: 'http://x.example/a.png' }),
+			body: sendBody(sandbox.orgs.primary.userIds.slice(0, 1), {
+				image_url: 'http://x.example/a.png',
+			}),
 		});
 		expect(badImage.status).toBe(400);
 		expect(badImage.body.detail[0].loc).toEqual(['body', 'image_url']);
@@ -41,7 +51,11 @@ describe('sandbox error bodies (spec Errors rule 3: shape not shown; one documen
 
 	test('statusMessage (NestJS-like): {statusCode, error, message}', async () => {
 		sandbox.setErrorShape('statusMessage');
-		expect((await missingTitle()).body).toEqual({ statusCode: 422, error: 'Unprocessable Entity', message: 'title is required' });
+		expect((await missingTitle()).body).toEqual({
+			statusCode: 422,
+			error: 'Unprocessable Entity',
+			message: 'title is required',
+		});
 	});
 
 	test('plainText: a text/plain body holding the message', async () => {
@@ -51,10 +65,13 @@ describe('sandbox error bodies (spec Errors rule 3: shape not shown; one documen
 		expect(answer.text).toBe('title is required');
 	});
 
-	test.each(ERROR_SHAPES.map((shape) => [shape]))('shape %s names the field to correct in a 422', async (shape) => {
-		sandbox.setErrorShape(shape as ErrorShape);
-		expect((await missingTitle()).text).toContain('title');
-	});
+	test.each(ERROR_SHAPES.map((shape) => [shape]))(
+		'shape %s names the field to correct in a 422',
+		async (shape) => {
+			sandbox.setErrorShape(shape as ErrorShape);
+			expect((await missingTitle()).text).toContain('title');
+		},
+	);
 
 	test('an unknown public endpoint answers 404 in the chosen shape', async () => {
 		const answer = await call(sandbox, 'GET', '/push-notifications', { token });
@@ -66,7 +83,11 @@ describe('sandbox error bodies (spec Errors rule 3: shape not shown; one documen
 	test('errors never echo a secret or a token', async () => {
 		const { primary } = sandbox.orgs;
 		const wrong = await call(sandbox, 'POST', '/auth/oauth/v2/refresh', {
-			body: { client_id: primary.clientId, client_secret: 'cps_guess', refresh_token: primary.refreshToken },
+			body: {
+				client_id: primary.clientId,
+				client_secret: 'cps_guess',
+				refresh_token: primary.refreshToken,
+			},
 		});
 		expect(wrong.text).not.toContain(primary.refreshToken);
 		expect(wrong.text).not.toContain('cps_guess');

@@ -4,9 +4,13 @@ describe('sandbox fault injection (spec Errors 5xx and rules 1-2)', () => {
 	const sandbox = useSandbox({ ...MANUAL_CLOCK, seedUsers: 20, resetBeforeEach: true });
 	let token: string;
 	let user: string;
-	const post = (extra: Record<string, unknown> = {}) => call(sandbox, 'POST', '/push-notification/send', { token, body: sendBody([user], extra) });
+	const post = (extra: Record<string, unknown> = {}) =>
+		call(sandbox, 'POST', '/push-notification/send', { token, body: sendBody([user], extra) });
 	const sends = () => sandbox.requestLog().filter((entry) => entry.endpoint === SEND);
-	const listIds = async () => (await call(sandbox, 'GET', '/push-notification/list', { token })).body.data.notifications.map((item: any) => item.id);
+	const listIds = async () =>
+		(await call(sandbox, 'GET', '/push-notification/list', { token })).body.data.notifications.map(
+			(item: any) => item.id,
+		);
 	beforeAll(async () => {
 		user = sandbox.orgs.primary.usersOfKind('onePhone', 1)[0];
 	});
@@ -41,7 +45,10 @@ describe('sandbox fault injection (spec Errors 5xx and rules 1-2)', () => {
 		await expect(post()).rejects.toThrow();
 		expect(sandbox.notifications()).toEqual([]);
 		expect(await listIds()).toEqual([]);
-		expect(sandbox.requestLog().find((entry) => entry.endpoint === SEND)).toMatchObject({ status: 0, fault: 'resetBefore' });
+		expect(sandbox.requestLog().find((entry) => entry.endpoint === SEND)).toMatchObject({
+			status: 0,
+			fault: 'resetBefore',
+		});
 	});
 
 	test('resetAfter: the connection is destroyed, but the send is registered, delivered and listed', async () => {
@@ -49,17 +56,29 @@ describe('sandbox fault injection (spec Errors 5xx and rules 1-2)', () => {
 		await expect(post({ title: 'Lost answer' })).rejects.toThrow();
 		const [record] = sandbox.notifications();
 		expect(record.title).toBe('Lost answer');
-		const [listed] = (await call(sandbox, 'GET', '/push-notification/list', { token })).body.data.notifications;
+		const [listed] = (await call(sandbox, 'GET', '/push-notification/list', { token })).body.data
+			.notifications;
 		expect(listed).toMatchObject({ id: record.id, title: 'Lost answer', target_user_ids: [user] });
 		await sandbox.clock.advance(5000);
-		expect(sandbox.notifications()[0]).toMatchObject({ status: 'sent', stats: expect.objectContaining({ sent: 1 }) });
-		expect(sandbox.requestLog().find((entry) => entry.endpoint === SEND)).toMatchObject({ status: 0, fault: 'resetAfter', notificationId: record.id });
+		expect(sandbox.notifications()[0]).toMatchObject({
+			status: 'sent',
+			stats: expect.objectContaining({ sent: 1 }),
+		});
+		expect(sandbox.requestLog().find((entry) => entry.endpoint === SEND)).toMatchObject({
+			status: 0,
+			fault: 'resetAfter',
+			notificationId: record.id,
+		});
 	});
 
 	test('delay: the answer is held delayMs in real time (longer than a client timeout); the send is processed at once', async () => {
 		sandbox.addFault({ endpoint: SEND, kind: 'delay', delayMs: 400 });
 		await expect(
-			call(sandbox, 'POST', '/push-notification/send', { token, body: sendBody([user]), signal: AbortSignal.timeout(100) }),
+			call(sandbox, 'POST', '/push-notification/send', {
+				token,
+				body: sendBody([user]),
+				signal: AbortSignal.timeout(100),
+			}),
 		).rejects.toThrow();
 		expect(sandbox.notifications()).toHaveLength(1);
 		sandbox.addFault({ endpoint: 'GET /user-device/users', kind: 'delay', delayMs: 150 });
@@ -92,7 +111,12 @@ describe('sandbox fault injection (spec Errors 5xx and rules 1-2)', () => {
 		expect(answer.status).toBe(401);
 		expect(answer.headers.get('www-authenticate')).toBe('Bearer');
 		expect((await call(sandbox, 'GET', '/user/list', { token })).status).toBe(200);
-		expect(sandbox.requestLog().filter((entry) => entry.endpoint === 'GET /user/list').map((entry) => [entry.status, entry.authorization])).toEqual([
+		expect(
+			sandbox
+				.requestLog()
+				.filter((entry) => entry.endpoint === 'GET /user/list')
+				.map((entry) => [entry.status, entry.authorization]),
+		).toEqual([
 			[401, 'valid'],
 			[200, 'valid'],
 		]);
@@ -103,7 +127,8 @@ describe('sandbox fault injection (spec Errors 5xx and rules 1-2)', () => {
 			await sandbox.reset();
 			sandbox.addFault({ endpoint: 'GET /user/list', kind: 'status5xx', share: 0.5, seed: 42 });
 			const statuses: number[] = [];
-			for (let i = 0; i < 30; i++) statuses.push((await call(sandbox, 'GET', '/user/list?limit=1', { token })).status);
+			for (let i = 0; i < 30; i++)
+				statuses.push((await call(sandbox, 'GET', '/user/list?limit=1', { token })).status);
 			return statuses;
 		};
 		const first = await pattern();
@@ -125,11 +150,21 @@ describe('sandbox fault injection (spec Errors 5xx and rules 1-2)', () => {
 	});
 
 	test('a malformed fault spec is refused with a clear error', () => {
-		expect(() => sandbox.addFault({ endpoint: SEND, kind: 'explode' as never })).toThrow(/invalid fault kind/);
-		expect(() => sandbox.addFault({ endpoint: SEND, kind: 'status5xx', status: 404 })).toThrow(/status/);
-		expect(() => sandbox.addFault({ endpoint: SEND, kind: 'status4xx', status: 503 })).toThrow(/invalid fault status: status4xx takes a status from 400 to 499/);
-		expect(() => sandbox.addFault({ endpoint: SEND, kind: 'forbidden', status: 403 })).toThrow(/invalid fault status: forbidden takes no status/);
-		expect(() => sandbox.addFault({ endpoint: SEND, kind: 'status5xx', skip: -1 })).toThrow(/invalid fault skip/);
+		expect(() => sandbox.addFault({ endpoint: SEND, kind: 'explode' as never })).toThrow(
+			/invalid fault kind/,
+		);
+		expect(() => sandbox.addFault({ endpoint: SEND, kind: 'status5xx', status: 404 })).toThrow(
+			/status/,
+		);
+		expect(() => sandbox.addFault({ endpoint: SEND, kind: 'status4xx', status: 503 })).toThrow(
+			/invalid fault status: status4xx takes a status from 400 to 499/,
+		);
+		expect(() => sandbox.addFault({ endpoint: SEND, kind: 'forbidden', status: 403 })).toThrow(
+			/invalid fault status: forbidden takes no status/,
+		);
+		expect(() => sandbox.addFault({ endpoint: SEND, kind: 'status5xx', skip: -1 })).toThrow(
+			/invalid fault skip/,
+		);
 	});
 
 	test('skip: "the 3rd send only" (skip 2, times 1); requests to other endpoints do not count', async () => {
@@ -140,9 +175,15 @@ describe('sandbox fault injection (spec Errors 5xx and rules 1-2)', () => {
 			statuses.push((await post({ title: `Send ${i + 1}` })).status);
 		}
 		expect(statuses).toEqual([202, 202, 503, 202]);
-		expect(sandbox.notifications().map((record) => record.title)).toEqual(['Send 1', 'Send 2', 'Send 4']);
+		expect(sandbox.notifications().map((record) => record.title)).toEqual([
+			'Send 1',
+			'Send 2',
+			'Send 4',
+		]);
 		expect(sends().map((entry) => entry.fault ?? null)).toEqual([null, null, 'status5xx', null]);
-		expect(sandbox.requestLog().filter((entry) => entry.endpoint === 'GET /user/list' && entry.fault)).toEqual([]);
+		expect(
+			sandbox.requestLog().filter((entry) => entry.endpoint === 'GET /user/list' && entry.fault),
+		).toEqual([]);
 		expect((await call(sandbox, 'GET', '/__sandbox/faults')).body.faults).toEqual([]);
 	});
 
@@ -153,17 +194,29 @@ describe('sandbox fault injection (spec Errors 5xx and rules 1-2)', () => {
 		expect((await post()).status).toBe(403);
 		expect((await post()).status).toBe(403);
 		expect((await post()).status).toBe(202);
-		expect(sends().map((entry) => entry.fault ?? entry.status)).toEqual(['resetBefore', 'forbidden', 'forbidden', 202]);
+		expect(sends().map((entry) => entry.fault ?? entry.status)).toEqual([
+			'resetBefore',
+			'forbidden',
+			'forbidden',
+			202,
+		]);
 		expect(sandbox.notifications()).toHaveLength(1);
 	});
 
 	test('skip with share: the draws start after the skipped requests; a skipping fault is listed as pending', async () => {
-		sandbox.addFault({ endpoint: 'GET /user/list', kind: 'status5xx', skip: 5, share: 1, times: 3 });
+		sandbox.addFault({
+			endpoint: 'GET /user/list',
+			kind: 'status5xx',
+			skip: 5,
+			share: 1,
+			times: 3,
+		});
 		expect((await call(sandbox, 'GET', '/__sandbox/faults')).body.faults).toEqual([
 			{ endpoint: 'GET /user/list', kind: 'status5xx', skip: 5, share: 1, times: 3 },
 		]);
 		const statuses: number[] = [];
-		for (let i = 0; i < 10; i++) statuses.push((await call(sandbox, 'GET', '/user/list?limit=1', { token })).status);
+		for (let i = 0; i < 10; i++)
+			statuses.push((await call(sandbox, 'GET', '/user/list?limit=1', { token })).status);
 		expect(statuses).toEqual([200, 200, 200, 200, 200, 503, 503, 503, 200, 200]);
 	});
 
@@ -171,7 +224,10 @@ describe('sandbox fault injection (spec Errors 5xx and rules 1-2)', () => {
 		sandbox.addFault({ endpoint: SEND, kind: 'forbidden' });
 		const refused = await post();
 		expect(refused.status).toBe(403);
-		expect(refused.body).toEqual({ ok: false, error: { code: 'forbidden', message: 'The credential lacks permission for this action' } });
+		expect(refused.body).toEqual({
+			ok: false,
+			error: { code: 'forbidden', message: 'The credential lacks permission for this action' },
+		});
 		expect(sandbox.notifications()).toEqual([]);
 		expect(sends()[0]).toMatchObject({ status: 403, fault: 'forbidden' });
 		expect(sends()[0].notificationId).toBeUndefined();
@@ -180,14 +236,28 @@ describe('sandbox fault injection (spec Errors 5xx and rules 1-2)', () => {
 		sandbox.configure({ errorShape: 'statusMessage' });
 		sandbox.addFault({ endpoint: 'POST /push-notification/:id/cancel', kind: 'forbidden' });
 		const [registered] = sandbox.notifications();
-		const cancel = await call(sandbox, 'POST', `/push-notification/${registered.id}/cancel`, { token });
+		const cancel = await call(sandbox, 'POST', `/push-notification/${registered.id}/cancel`, {
+			token,
+		});
 		expect(cancel.status).toBe(403);
-		expect(cancel.body).toEqual({ statusCode: 403, error: 'Forbidden', message: 'The credential lacks permission for this action' });
+		expect(cancel.body).toEqual({
+			statusCode: 403,
+			error: 'Forbidden',
+			message: 'The credential lacks permission for this action',
+		});
 	});
 
 	test('status4xx: any 400-499 once (400 by default), in the error shape, with nothing registered', async () => {
-		const codes: Record<number, string> = { 400: 'invalid_value', 404: 'not_found', 409: 'not_scheduled', 418: 'client_error', 422: 'validation_error', 429: 'rate_limited' };
-		for (const status of [undefined, 404, 409, 418, 422, 429]) sandbox.addFault({ endpoint: SEND, kind: 'status4xx', ...(status ? { status } : {}) });
+		const codes: Record<number, string> = {
+			400: 'invalid_value',
+			404: 'not_found',
+			409: 'not_scheduled',
+			418: 'client_error',
+			422: 'validation_error',
+			429: 'rate_limited',
+		};
+		for (const status of [undefined, 404, 409, 418, 422, 429])
+			sandbox.addFault({ endpoint: SEND, kind: 'status4xx', ...(status ? { status } : {}) });
 		const answers = [];
 		for (let i = 0; i < 6; i++) answers.push(await post());
 		expect(answers.map((answer) => answer.status)).toEqual([400, 404, 409, 418, 422, 429]);
@@ -197,7 +267,9 @@ describe('sandbox fault injection (spec Errors 5xx and rules 1-2)', () => {
 			expect(answer.headers.get('retry-after')).toBeNull(); // a bare 429: the rateLimit kind gives one
 		}
 		expect(sandbox.notifications()).toEqual([]);
-		expect(sends().map((entry) => [entry.fault, entry.notificationId])).toEqual(Array(6).fill(['status4xx', undefined]));
+		expect(sends().map((entry) => [entry.fault, entry.notificationId])).toEqual(
+			Array(6).fill(['status4xx', undefined]),
+		);
 		expect((await post()).status).toBe(202);
 	});
 
@@ -235,8 +307,15 @@ describe('sandbox fault injection (spec Errors 5xx and rules 1-2)', () => {
 		});
 		expect(added.status).toBe(200);
 		expect(added.body.faults).toHaveLength(2);
-		expect([(await post()).status, (await post()).status, (await post()).status, (await post()).status]).toEqual([202, 404, 403, 202]);
-		const refused = await call(sandbox, 'POST', '/__sandbox/faults', { body: { endpoint: SEND, kind: 'status4xx', status: 500 } });
+		expect([
+			(await post()).status,
+			(await post()).status,
+			(await post()).status,
+			(await post()).status,
+		]).toEqual([202, 404, 403, 202]);
+		const refused = await call(sandbox, 'POST', '/__sandbox/faults', {
+			body: { endpoint: SEND, kind: 'status4xx', status: 500 },
+		});
 		expect(refused.status).toBe(400);
 		expect(refused.body.error.message).toMatch(/status4xx takes a status from 400 to 499/);
 	});

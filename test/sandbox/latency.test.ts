@@ -3,7 +3,8 @@ import { call, MANUAL_CLOCK, REFRESH, sendBody, tokenFor, useTestSandboxes } fro
 
 describe('sandbox latency (latencyMs + latencyJitterMs, real time, every public call)', () => {
 	const sandboxes = useTestSandboxes();
-	const start = (options: SandboxOptions = {}) => sandboxes.start({ ...MANUAL_CLOCK, seedUsers: 5, ...options });
+	const start = (options: SandboxOptions = {}) =>
+		sandboxes.start({ ...MANUAL_CLOCK, seedUsers: 5, ...options });
 
 	test('off by default: no latencyMs in the log', async () => {
 		const sandbox = await start();
@@ -32,15 +33,20 @@ describe('sandbox latency (latencyMs + latencyJitterMs, real time, every public 
 		const token = await tokenFor(sandbox);
 		sandbox.configure({ latencyMs: 2000 });
 		let answered = false;
-		const pending = call(sandbox, 'POST', '/push-notification/send', { token, body: sendBody(sandbox.orgs.primary.usersOfKind('onePhone', 1)) }).then(
-			(answer) => {
-				answered = true;
-				return answer;
-			},
-		);
+		const pending = call(sandbox, 'POST', '/push-notification/send', {
+			token,
+			body: sendBody(sandbox.orgs.primary.usersOfKind('onePhone', 1)),
+		}).then((answer) => {
+			answered = true;
+			return answer;
+		});
 		while (sandbox.requestLog().length < 2) await new Promise((resolve) => setTimeout(resolve, 5));
 		expect(sandbox.notifications()).toHaveLength(1);
-		expect(sandbox.requestLog()[1]).toMatchObject({ status: 202, latencyMs: 2000, notificationId: sandbox.notifications()[0].id });
+		expect(sandbox.requestLog()[1]).toMatchObject({
+			status: 202,
+			latencyMs: 2000,
+			notificationId: sandbox.notifications()[0].id,
+		});
 		expect(answered).toBe(false);
 		expect((await pending).status).toBe(202);
 	});
@@ -68,7 +74,9 @@ describe('sandbox latency (latencyMs + latencyJitterMs, real time, every public 
 
 	test('switchable at run time over the admin API (validated); admin calls are never delayed nor logged', async () => {
 		const sandbox = await start();
-		const changed = await call(sandbox, 'POST', '/__sandbox/settings', { body: { latencyMs: 150, latencyJitterMs: 10 } });
+		const changed = await call(sandbox, 'POST', '/__sandbox/settings', {
+			body: { latencyMs: 150, latencyJitterMs: 10 },
+		});
 		expect(changed.body.settings).toMatchObject({ latencyMs: 150, latencyJitterMs: 10 });
 		const begun = Date.now();
 		await call(sandbox, 'GET', '/user-device/users');
@@ -77,7 +85,9 @@ describe('sandbox latency (latencyMs + latencyJitterMs, real time, every public 
 		expect(entry.status).toBe(401);
 		expect(entry.latencyMs).toBeGreaterThanOrEqual(150);
 		expect(entry.latencyMs).toBeLessThanOrEqual(160);
-		expect((await call(sandbox, 'POST', '/__sandbox/settings', { body: { latencyMs: -1 } })).status).toBe(400);
+		expect(
+			(await call(sandbox, 'POST', '/__sandbox/settings', { body: { latencyMs: -1 } })).status,
+		).toBe(400);
 		expect(sandbox.requestLog()).toHaveLength(1);
 	});
 
@@ -91,7 +101,9 @@ describe('sandbox latency (latencyMs + latencyJitterMs, real time, every public 
 		begun = Date.now();
 		await expect(call(sandbox, 'GET', '/user/list')).rejects.toThrow();
 		expect(Date.now() - begun).toBeGreaterThanOrEqual(100);
-		expect(sandbox.requestLog().map((entry) => [entry.fault, entry.status, entry.latencyMs])).toEqual([
+		expect(
+			sandbox.requestLog().map((entry) => [entry.fault, entry.status, entry.latencyMs]),
+		).toEqual([
 			['delay', 401, 100],
 			['resetBefore', 0, 100],
 		]);

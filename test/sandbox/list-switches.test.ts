@@ -1,4 +1,4 @@
-import { call, detail, MANUAL_CLOCK, send, tokenFor , useSandbox } from '../harness';
+import { call, detail, MANUAL_CLOCK, send, tokenFor, useSandbox } from '../harness';
 
 const SEND = 'POST /push-notification/send';
 
@@ -11,9 +11,11 @@ describe('sandbox list switches: lag, skip ignored, capped pages, omitted fields
 	const sandbox = useSandbox({ ...MANUAL_CLOCK, seedUsers: 30 });
 	let token: string;
 	let users: string[];
-	const listIds = async (query = '') => (await list(query)).body.data.notifications.map((item: any) => item.id);
+	const listIds = async (query = '') =>
+		(await list(query)).body.data.notifications.map((item: any) => item.id);
 	const list = (query = '') => call(sandbox, 'GET', `/push-notification/list${query}`, { token });
-	const admin = (method: string, path: string, body?: unknown) => call(sandbox, method, `/__sandbox${path}`, { body });
+	const admin = (method: string, path: string, body?: unknown) =>
+		call(sandbox, method, `/__sandbox${path}`, { body });
 	beforeAll(async () => {
 		users = sandbox.orgs.primary.userIds;
 	});
@@ -23,7 +25,12 @@ describe('sandbox list switches: lag, skip ignored, capped pages, omitted fields
 	});
 
 	test('by default a send is listed at once, with every field, and paging honours skip and limit', async () => {
-		expect(sandbox.settings()).toMatchObject({ listLagMs: 0, listIgnoresSkip: false, listMaxPageSize: null, listOmitsFields: [] });
+		expect(sandbox.settings()).toMatchObject({
+			listLagMs: 0,
+			listIgnoresSkip: false,
+			listMaxPageSize: null,
+			listOmitsFields: [],
+		});
 		const ids: string[] = [];
 		for (let i = 0; i < 3; i++) ids.push((await send(sandbox, token, [users[i]])).id);
 		expect(await listIds()).toEqual([...ids].reverse());
@@ -72,7 +79,12 @@ describe('sandbox list switches: lag, skip ignored, capped pages, omitted fields
 
 	test('listDelayMs on a resetAfter: the answer is lost and the list does not show the send for a minute', async () => {
 		sandbox.addFault({ endpoint: SEND, kind: 'resetAfter', listDelayMs: 60_000 });
-		await expect(call(sandbox, 'POST', '/push-notification/send', { token, body: { title: 't', body: 'b', target_user_ids: [users[0]] } })).rejects.toThrow();
+		await expect(
+			call(sandbox, 'POST', '/push-notification/send', {
+				token,
+				body: { title: 't', body: 'b', target_user_ids: [users[0]] },
+			}),
+		).rejects.toThrow();
 		const [registered] = sandbox.notifications();
 		expect(await listIds()).toEqual([]);
 		await sandbox.clock.advance(60_000);
@@ -86,7 +98,9 @@ describe('sandbox list switches: lag, skip ignored, capped pages, omitted fields
 		sandbox.configure({ listIgnoresSkip: true });
 		const page = await list('?skip=2&limit=2');
 		expect(page.body.data).toMatchObject({ skip: 2, limit: 2, total: 5 });
-		expect(page.body.data.notifications.map((item: any) => item.id)).toEqual(newestFirst.slice(0, 2));
+		expect(page.body.data.notifications.map((item: any) => item.id)).toEqual(
+			newestFirst.slice(0, 2),
+		);
 		expect(await listIds('?skip=10')).toEqual(newestFirst);
 		sandbox.configure({ listIgnoresSkip: false });
 		expect(await listIds('?skip=2&limit=2')).toEqual(newestFirst.slice(2, 4));
@@ -99,7 +113,9 @@ describe('sandbox list switches: lag, skip ignored, capped pages, omitted fields
 		sandbox.configure({ listMaxPageSize: 2 });
 		const page = await list('?limit=100');
 		expect(page.body.data).toMatchObject({ skip: 0, limit: 100, total: 5 });
-		expect(page.body.data.notifications.map((item: any) => item.id)).toEqual(newestFirst.slice(0, 2));
+		expect(page.body.data.notifications.map((item: any) => item.id)).toEqual(
+			newestFirst.slice(0, 2),
+		);
 		expect(await listIds()).toEqual(newestFirst.slice(0, 2)); // the default limit too
 		expect(await listIds('?skip=2&limit=1')).toEqual([newestFirst[2]]); // a smaller limit is kept
 		expect(await listIds('?skip=4&limit=50')).toEqual([newestFirst[4]]);
@@ -107,19 +123,44 @@ describe('sandbox list switches: lag, skip ignored, capped pages, omitted fields
 
 	test('listOmitsFields: the named fields are left out of list elements, the detail keeps them', async () => {
 		sandbox.configure({ recordIncludesAnnouncementId: true });
-		const { id } = await send(sandbox, token, [users[0]], { announcement_id: 'a-1', scheduled_at: '2030-01-01T00:00:00Z' });
-		const omitted = ['title', 'body', 'image_url', 'deeplink', 'scheduled_at', 'created_at', 'announcement_id', 'status', 'target_user_ids'] as const;
+		const { id } = await send(sandbox, token, [users[0]], {
+			announcement_id: 'a-1',
+			scheduled_at: '2030-01-01T00:00:00Z',
+		});
+		const omitted = [
+			'title',
+			'body',
+			'image_url',
+			'deeplink',
+			'scheduled_at',
+			'created_at',
+			'announcement_id',
+			'status',
+			'target_user_ids',
+		] as const;
 		const [full] = (await list()).body.data.notifications;
-		expect(Object.keys(full)).toEqual(expect.arrayContaining([...omitted, 'id', 'sent_at', 'stats']));
+		expect(Object.keys(full)).toEqual(
+			expect.arrayContaining([...omitted, 'id', 'sent_at', 'stats']),
+		);
 		for (const field of omitted) {
 			sandbox.configure({ listOmitsFields: [field] });
 			const [element] = (await list()).body.data.notifications;
-			expect(Object.keys(element).sort()).toEqual(Object.keys(full).filter((key) => key !== field).sort());
+			expect(Object.keys(element).sort()).toEqual(
+				Object.keys(full)
+					.filter((key) => key !== field)
+					.sort(),
+			);
 		}
 		sandbox.configure({ listOmitsFields: [...omitted, 'sent_at', 'stats'] });
 		expect((await list()).body.data.notifications).toEqual([{ id }]);
 		const record = (await detail(sandbox, token, id)).notification;
-		expect(record).toMatchObject({ id, title: 'Shift change', status: 'scheduled', announcement_id: 'a-1', scheduled_at: '2030-01-01T00:00:00.000Z' });
+		expect(record).toMatchObject({
+			id,
+			title: 'Shift change',
+			status: 'scheduled',
+			announcement_id: 'a-1',
+			scheduled_at: '2030-01-01T00:00:00.000Z',
+		});
 	});
 
 	test('listIncludesTargets=false still leaves target_user_ids out, whatever listOmitsFields says', async () => {
@@ -132,20 +173,40 @@ describe('sandbox list switches: lag, skip ignored, capped pages, omitted fields
 	});
 
 	test('bad values are refused naming the setting or fault field; id cannot be omitted', async () => {
-		expect(() => sandbox.configure({ listOmitsFields: ['id' as never] })).toThrow(/invalid sandbox setting listOmitsFields\.0/);
+		expect(() => sandbox.configure({ listOmitsFields: ['id' as never] })).toThrow(
+			/invalid sandbox setting listOmitsFields\.0/,
+		);
 		expect(() => sandbox.configure({ listMaxPageSize: 0 })).toThrow(/listMaxPageSize/);
 		expect(() => sandbox.configure({ listLagMs: -1 })).toThrow(/listLagMs/);
-		expect(() => sandbox.addFault({ endpoint: SEND, kind: 'listLag' })).toThrow(/invalid fault listDelayMs: listLag needs a listDelayMs/);
-		expect(() => sandbox.addFault({ endpoint: SEND, kind: 'status5xx', listDelayMs: 5 })).toThrow(/invalid fault listDelayMs: status5xx registers no send/);
-		expect(() => sandbox.addFault({ endpoint: 'GET /user/list', kind: 'listLag', listDelayMs: 5 })).toThrow(/listDelayMs acts on sends only/);
+		expect(() => sandbox.addFault({ endpoint: SEND, kind: 'listLag' })).toThrow(
+			/invalid fault listDelayMs: listLag needs a listDelayMs/,
+		);
+		expect(() => sandbox.addFault({ endpoint: SEND, kind: 'status5xx', listDelayMs: 5 })).toThrow(
+			/invalid fault listDelayMs: status5xx registers no send/,
+		);
+		expect(() =>
+			sandbox.addFault({ endpoint: 'GET /user/list', kind: 'listLag', listDelayMs: 5 }),
+		).toThrow(/listDelayMs acts on sends only/);
 		expect(sandbox.settings().listOmitsFields).toEqual([]);
 	});
 
 	test('over the admin HTTP API: POST /__sandbox/settings and /__sandbox/faults', async () => {
-		const changed = await admin('POST', '/settings', { listLagMs: 5000, listIgnoresSkip: true, listMaxPageSize: 1, listOmitsFields: ['body', 'created_at'] });
+		const changed = await admin('POST', '/settings', {
+			listLagMs: 5000,
+			listIgnoresSkip: true,
+			listMaxPageSize: 1,
+			listOmitsFields: ['body', 'created_at'],
+		});
 		expect(changed.status).toBe(200);
-		expect(changed.body.settings).toMatchObject({ listLagMs: 5000, listIgnoresSkip: true, listMaxPageSize: 1, listOmitsFields: ['body', 'created_at'] });
-		expect((await admin('POST', '/faults', { endpoint: SEND, kind: 'listLag', listDelayMs: 0 })).status).toBe(200);
+		expect(changed.body.settings).toMatchObject({
+			listLagMs: 5000,
+			listIgnoresSkip: true,
+			listMaxPageSize: 1,
+			listOmitsFields: ['body', 'created_at'],
+		});
+		expect(
+			(await admin('POST', '/faults', { endpoint: SEND, kind: 'listLag', listDelayMs: 0 })).status,
+		).toBe(200);
 		const first = await send(sandbox, token, [users[0]]);
 		const second = await send(sandbox, token, [users[1]]);
 		expect(await listIds()).toEqual([first.id]); // the fault's 0 for the first; 5000 for the second

@@ -10,7 +10,13 @@ describe('sandbox GET /push-notification/list (spec: newest first; body, paging 
 		token = await tokenFor(sandbox);
 		ids = [];
 		for (let i = 0; i < 5; i++) {
-			ids.push((await send(sandbox, token, sandbox.orgs.primary.userIds.slice(i, i + 2), { title: `Send ${i}` })).id);
+			ids.push(
+				(
+					await send(sandbox, token, sandbox.orgs.primary.userIds.slice(i, i + 2), {
+						title: `Send ${i}`,
+					})
+				).id,
+			);
 			await sandbox.clock.advance(1000);
 		}
 	});
@@ -19,14 +25,29 @@ describe('sandbox GET /push-notification/list (spec: newest first; body, paging 
 	test('default shape "envelope": {ok, data: {notifications, total, skip, limit}}, newest first', async () => {
 		const answer = await list();
 		expect(answer.status).toBe(200);
-		expect(answer.body).toEqual({ ok: true, data: { notifications: expect.any(Array), total: 5, skip: 0, limit: 100 } });
+		expect(answer.body).toEqual({
+			ok: true,
+			data: { notifications: expect.any(Array), total: 5, skip: 0, limit: 100 },
+		});
 		expect(answer.body.data.notifications.map((item: any) => item.id)).toEqual([...ids].reverse());
 	});
 
 	test('each element is a notification record plus target_user_ids (as sent), statuses follow the clock', async () => {
 		const [newest] = (await list()).body.data.notifications;
 		expect(Object.keys(newest).sort()).toEqual(
-			['body', 'created_at', 'deeplink', 'id', 'image_url', 'scheduled_at', 'sent_at', 'stats', 'status', 'target_user_ids', 'title'].sort(),
+			[
+				'body',
+				'created_at',
+				'deeplink',
+				'id',
+				'image_url',
+				'scheduled_at',
+				'sent_at',
+				'stats',
+				'status',
+				'target_user_ids',
+				'title',
+			].sort(),
 		);
 		expect(newest.target_user_ids).toEqual(sandbox.orgs.primary.userIds.slice(4, 6));
 		await settleDeliveries(sandbox);
@@ -64,12 +85,15 @@ describe('sandbox GET /push-notification/list (spec: newest first; body, paging 
 		}
 	};
 
-	test.each(LIST_SHAPES.map((shape) => [shape]))('switchable shape %s carries the same records', async (shape) => {
-		sandbox.setListShape(shape as ListShape);
-		const { body } = await list();
-		const items = expectedItems(body, shape as ListShape);
-		expect(items.map((item: any) => item.id)).toEqual([...ids].reverse());
-		if (shape === 'dataItems' || shape === 'dataNotifications') expect(body.data.total).toBe(5);
-		if (shape !== 'bareArray') expect(body.ok).toBe(true);
-	});
+	test.each(LIST_SHAPES.map((shape) => [shape]))(
+		'switchable shape %s carries the same records',
+		async (shape) => {
+			sandbox.setListShape(shape as ListShape);
+			const { body } = await list();
+			const items = expectedItems(body, shape as ListShape);
+			expect(items.map((item: any) => item.id)).toEqual([...ids].reverse());
+			if (shape === 'dataItems' || shape === 'dataNotifications') expect(body.data.total).toBe(5);
+			if (shape !== 'bareArray') expect(body.ok).toBe(true);
+		},
+	);
 });

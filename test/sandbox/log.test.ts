@@ -1,4 +1,12 @@
-import { call, MANUAL_CLOCK, send, sendBody, tokenFor, useSandbox, useTestSandboxes } from '../harness';
+import {
+	call,
+	MANUAL_CLOCK,
+	send,
+	sendBody,
+	tokenFor,
+	useSandbox,
+	useTestSandboxes,
+} from '../harness';
 
 describe('sandbox request log, counts and reset', () => {
 	const sandbox = useSandbox({ ...MANUAL_CLOCK, seedUsers: 40, resetBeforeEach: true });
@@ -31,13 +39,27 @@ describe('sandbox request log, counts and reset', () => {
 			authorization: 'valid',
 			orgId: sandbox.orgs.primary.id,
 		});
-		expect(log[2]).toMatchObject({ body: sendBody([user]), status: 202, time: log[0].time + 250, notificationId: id });
-		expect(log[3]).toMatchObject({ path: `/push-notification/${id}`, status: 401, authorization: 'unknown' });
+		expect(log[2]).toMatchObject({
+			body: sendBody([user]),
+			status: 202,
+			time: log[0].time + 250,
+			notificationId: id,
+		});
+		expect(log[3]).toMatchObject({
+			path: `/push-notification/${id}`,
+			status: 401,
+			authorization: 'unknown',
+		});
 	});
 
 	test('a tenant_id in a body is visible in the log (so tests can assert it is never sent)', async () => {
-		await call(sandbox, 'POST', '/push-notification/send', { token, body: sendBody(['x'], { tenant_id: 'org-primary' }) });
-		expect(sandbox.requestLog().some((entry) => (entry.body as any)?.tenant_id === 'org-primary')).toBe(true);
+		await call(sandbox, 'POST', '/push-notification/send', {
+			token,
+			body: sendBody(['x'], { tenant_id: 'org-primary' }),
+		});
+		expect(
+			sandbox.requestLog().some((entry) => (entry.body as any)?.tenant_id === 'org-primary'),
+		).toBe(true);
 	});
 
 	test('no raw token or secret is ever stored: bearer tokens never, refresh secrets redacted', async () => {
@@ -64,7 +86,9 @@ describe('sandbox request log, counts and reset', () => {
 		await send(sandbox, token, users.slice(15));
 		expect(Math.max(...sandbox.deliveriesByUser().values())).toBe(1);
 		await send(sandbox, token, users.slice(14, 16));
-		expect([...sandbox.deliveriesByUser()].filter(([, times]) => times > 1).map(([userId]) => userId)).toEqual(users.slice(14, 16));
+		expect(
+			[...sandbox.deliveriesByUser()].filter(([, times]) => times > 1).map(([userId]) => userId),
+		).toEqual(users.slice(14, 16));
 	});
 
 	test('admin requests are neither logged nor counted', async () => {
@@ -88,7 +112,9 @@ describe('sandbox request log, counts and reset', () => {
 		expect(sandbox.settings().listShape).toBe('envelope');
 		expect(sandbox.clock.now()).toBe(clockBefore);
 		const fresh = await tokenFor(sandbox); // not revoked, no fault
-		expect((await call(sandbox, 'GET', '/user/list?limit=40', { token: fresh })).body).toEqual(usersBefore);
+		expect((await call(sandbox, 'GET', '/user/list?limit=40', { token: fresh })).body).toEqual(
+			usersBefore,
+		);
 		expect((await call(sandbox, 'GET', '/user/list', { token })).status).toBe(200); // issued tokens survive a reset
 	});
 });
@@ -96,7 +122,11 @@ describe('sandbox request log, counts and reset', () => {
 describe('Date header', () => {
 	const sandboxes = useTestSandboxes();
 	it("tells the sandbox's clock, so clients can compare created_at with the server's time", async () => {
-		const sandbox = await sandboxes.start({ clock: 'manual', startTime: '2030-01-02T03:04:05.000Z', seedUsers: 20 });
+		const sandbox = await sandboxes.start({
+			clock: 'manual',
+			startTime: '2030-01-02T03:04:05.000Z',
+			seedUsers: 20,
+		});
 		const response = await fetch(`${sandbox.baseUrl}/user-device/users`);
 		expect(response.headers.get('date')).toBe('Wed, 02 Jan 2030 03:04:05 GMT');
 		await sandbox.clock.advance(60_000);

@@ -1,10 +1,19 @@
 import type { Sandbox } from '../../sandbox';
-import { call, detail, MANUAL_CLOCK, send, settleDeliveries, tokenFor, useSandbox } from '../harness';
+import {
+	call,
+	detail,
+	MANUAL_CLOCK,
+	send,
+	settleDeliveries,
+	tokenFor,
+	useSandbox,
+} from '../harness';
 
 describe('sandbox opens (spec Delivery states: sent -> opened on tap, Counters.opened)', () => {
 	const sandbox = useSandbox({ ...MANUAL_CLOCK, seedUsers: 400, resetBeforeEach: true });
 	let token: string;
-	const userOf = (kind: Parameters<Sandbox['orgs']['primary']['usersOfKind']>[0]) => sandbox.orgs.primary.usersOfKind(kind, 1)[0];
+	const userOf = (kind: Parameters<Sandbox['orgs']['primary']['usersOfKind']>[0]) =>
+		sandbox.orgs.primary.usersOfKind(kind, 1)[0];
 	beforeEach(async () => {
 		token = await tokenFor(sandbox);
 	});
@@ -15,7 +24,11 @@ describe('sandbox opens (spec Delivery states: sent -> opened on tap, Counters.o
 		await settleDeliveries(sandbox);
 		sandbox.tap(id, first);
 		let view = await detail(sandbox, token, id);
-		expect(view.deliveries[0]).toMatchObject({ user_id: first, status: 'opened', opened_at: new Date(sandbox.clock.now()).toISOString() });
+		expect(view.deliveries[0]).toMatchObject({
+			user_id: first,
+			status: 'opened',
+			opened_at: new Date(sandbox.clock.now()).toISOString(),
+		});
 		expect(view.notification.stats).toMatchObject({ sent: 2, opened: 1 });
 		expect(view.notification.status).toBe('sent');
 		await sandbox.clock.advance(1_800_000);
@@ -36,7 +49,12 @@ describe('sandbox opens (spec Delivery states: sent -> opened on tap, Counters.o
 	});
 
 	test('taps are refused on a failed, no_device, not yet delivered, already opened or unknown delivery', async () => {
-		const { id } = await send(sandbox, token, [userOf('onePhone'), userOf('uninstalled'), userOf('noPhone'), userOf('flaky')]);
+		const { id } = await send(sandbox, token, [
+			userOf('onePhone'),
+			userOf('uninstalled'),
+			userOf('noPhone'),
+			userOf('flaky'),
+		]);
 		expect(() => sandbox.tap(id, userOf('onePhone'))).toThrow(/not delivered yet/);
 		await sandbox.clock.advance(1500);
 		expect(() => sandbox.tap(id, userOf('flaky'))).toThrow(/failed/); // waiting for its retry
@@ -55,12 +73,26 @@ describe('sandbox opens (spec Delivery states: sent -> opened on tap, Counters.o
 	test('POST /__sandbox/tap records an open over HTTP; refusals answer 404/409', async () => {
 		const user = userOf('onePhone');
 		const { id } = await send(sandbox, token, [user]);
-		const early = await call(sandbox, 'POST', '/__sandbox/tap', { body: { notificationId: id, userId: user } });
+		const early = await call(sandbox, 'POST', '/__sandbox/tap', {
+			body: { notificationId: id, userId: user },
+		});
 		expect(early.status).toBe(409);
 		await settleDeliveries(sandbox);
-		expect((await call(sandbox, 'POST', '/__sandbox/tap', { body: { notificationId: id, userId: user } })).status).toBe(200);
+		expect(
+			(
+				await call(sandbox, 'POST', '/__sandbox/tap', {
+					body: { notificationId: id, userId: user },
+				})
+			).status,
+		).toBe(200);
 		expect((await detail(sandbox, token, id)).deliveries[0].status).toBe('opened');
-		expect((await call(sandbox, 'POST', '/__sandbox/tap', { body: { notificationId: 'nope', userId: user } })).status).toBe(404);
+		expect(
+			(
+				await call(sandbox, 'POST', '/__sandbox/tap', {
+					body: { notificationId: 'nope', userId: user },
+				})
+			).status,
+		).toBe(404);
 	});
 
 	test('autoTapShare opens a deterministic share of delivered phones autoTapAfterMs after delivery', async () => {

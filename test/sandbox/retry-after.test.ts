@@ -1,4 +1,4 @@
-import { call, MANUAL_CLOCK, sendBody, tokenFor , useSandbox } from '../harness';
+import { call, MANUAL_CLOCK, sendBody, tokenFor, useSandbox } from '../harness';
 
 const SEND = 'POST /push-notification/send';
 const httpDate = (ms: number) => new Date(ms).toUTCString();
@@ -8,7 +8,8 @@ describe('sandbox Retry-After: seconds or an HTTP date (retryAfterAsDate)', () =
 	const sandbox = useSandbox({ ...MANUAL_CLOCK, seedUsers: 20 });
 	let token: string;
 	let user: string;
-	const post = () => call(sandbox, 'POST', '/push-notification/send', { token, body: sendBody([user]) });
+	const post = () =>
+		call(sandbox, 'POST', '/push-notification/send', { token, body: sendBody([user]) });
 	/** Moves the clock to a whole second (it is kept across reset) and answers it, so dates are exact. */
 	const wholeSecond = async () => {
 		const past = sandbox.clock.now() % 1000;
@@ -25,7 +26,12 @@ describe('sandbox Retry-After: seconds or an HTTP date (retryAfterAsDate)', () =
 
 	test('rateLimit with retryAfterAsDate: the API clock plus the seconds, as an HTTP date; nothing registered', async () => {
 		const now = await wholeSecond();
-		sandbox.addFault({ endpoint: SEND, kind: 'rateLimit', retryAfterSeconds: 7, retryAfterAsDate: true });
+		sandbox.addFault({
+			endpoint: SEND,
+			kind: 'rateLimit',
+			retryAfterSeconds: 7,
+			retryAfterAsDate: true,
+		});
 		const answer = await post();
 		expect(answer.status).toBe(429);
 		expect(answer.headers.get('retry-after')).toBe(httpDate(now + 7000));
@@ -47,7 +53,14 @@ describe('sandbox Retry-After: seconds or an HTTP date (retryAfterAsDate)', () =
 		const now = await wholeSecond();
 		sandbox.addFault({ endpoint: SEND, kind: 'status5xx' });
 		sandbox.addFault({ endpoint: SEND, kind: 'status5xx', status: 502, retryAfterSeconds: 5 });
-		sandbox.addFault({ endpoint: SEND, kind: 'status5xx', status: 504, retryAfterSeconds: 30, retryAfterAsDate: true, afterProcessing: true });
+		sandbox.addFault({
+			endpoint: SEND,
+			kind: 'status5xx',
+			status: 504,
+			retryAfterSeconds: 30,
+			retryAfterAsDate: true,
+			afterProcessing: true,
+		});
 		const answers = [await post(), await post(), await post()];
 		expect(answers.map((answer) => [answer.status, answer.headers.get('retry-after')])).toEqual([
 			[503, null],
@@ -59,22 +72,48 @@ describe('sandbox Retry-After: seconds or an HTTP date (retryAfterAsDate)', () =
 
 	test('rateLimit keeps its seconds by default; retryAfterAsDate false is seconds too', async () => {
 		sandbox.addFault({ endpoint: SEND, kind: 'rateLimit' });
-		sandbox.addFault({ endpoint: SEND, kind: 'rateLimit', retryAfterSeconds: 3, retryAfterAsDate: false });
-		expect([(await post()).headers.get('retry-after'), (await post()).headers.get('retry-after')]).toEqual(['1', '3']);
+		sandbox.addFault({
+			endpoint: SEND,
+			kind: 'rateLimit',
+			retryAfterSeconds: 3,
+			retryAfterAsDate: false,
+		});
+		expect([
+			(await post()).headers.get('retry-after'),
+			(await post()).headers.get('retry-after'),
+		]).toEqual(['1', '3']);
 	});
 
 	test('only rateLimit and status5xx take retryAfterSeconds or retryAfterAsDate', () => {
-		expect(() => sandbox.addFault({ endpoint: SEND, kind: 'delay', retryAfterAsDate: true })).toThrow(
+		expect(() =>
+			sandbox.addFault({ endpoint: SEND, kind: 'delay', retryAfterAsDate: true }),
+		).toThrow(
 			/invalid fault retryAfterAsDate: delay takes no retryAfterAsDate \(only rateLimit and status5xx do\)/,
 		);
-		expect(() => sandbox.addFault({ endpoint: SEND, kind: 'status4xx', status: 429, retryAfterSeconds: 2 })).toThrow(/retryAfterSeconds/);
+		expect(() =>
+			sandbox.addFault({ endpoint: SEND, kind: 'status4xx', status: 429, retryAfterSeconds: 2 }),
+		).toThrow(/retryAfterSeconds/);
 	});
 
 	test('over the admin HTTP API: POST /__sandbox/faults with retryAfterAsDate', async () => {
 		const now = await wholeSecond();
-		const added = await call(sandbox, 'POST', '/__sandbox/faults', { body: { endpoint: SEND, kind: 'status5xx', status: 503, retryAfterSeconds: 60, retryAfterAsDate: true } });
+		const added = await call(sandbox, 'POST', '/__sandbox/faults', {
+			body: {
+				endpoint: SEND,
+				kind: 'status5xx',
+				status: 503,
+				retryAfterSeconds: 60,
+				retryAfterAsDate: true,
+			},
+		});
 		expect(added.status).toBe(200);
 		expect((await post()).headers.get('retry-after')).toBe(httpDate(now + 60_000));
-		expect((await call(sandbox, 'POST', '/__sandbox/faults', { body: { endpoint: SEND, kind: 'forbidden', retryAfterAsDate: true } })).status).toBe(400);
+		expect(
+			(
+				await call(sandbox, 'POST', '/__sandbox/faults', {
+					body: { endpoint: SEND, kind: 'forbidden', retryAfterAsDate: true },
+				})
+			).status,
+		).toBe(400);
 	});
 });

@@ -1,11 +1,20 @@
-import { call, detail, MANUAL_CLOCK, send, settleDeliveries, tokenFor, useSandbox } from '../harness';
+import {
+	call,
+	detail,
+	MANUAL_CLOCK,
+	send,
+	settleDeliveries,
+	tokenFor,
+	useSandbox,
+} from '../harness';
 
 describe('sandbox scheduling and cancel (spec Send transitions, POST /push-notification/{id}/cancel)', () => {
 	const sandbox = useSandbox({ ...MANUAL_CLOCK, seedUsers: 30, resetBeforeEach: true });
 	let token: string;
 	let user: string;
 	const inMs = (ms: number) => new Date(sandbox.clock.now() + ms).toISOString();
-	const cancel = (id: string) => call(sandbox, 'POST', `/push-notification/${id}/cancel`, { token });
+	const cancel = (id: string) =>
+		call(sandbox, 'POST', `/push-notification/${id}/cancel`, { token });
 	beforeAll(async () => {
 		user = sandbox.orgs.primary.usersOfKind('onePhone', 1)[0];
 	});
@@ -19,7 +28,11 @@ describe('sandbox scheduling and cancel (spec Send transitions, POST /push-notif
 		expect(accepted.status).toBe('scheduled');
 		await sandbox.clock.advance(3_599_999);
 		const { notification, deliveries } = await detail(sandbox, token, accepted.id);
-		expect(notification).toMatchObject({ status: 'scheduled', scheduled_at: scheduledAt, sent_at: null });
+		expect(notification).toMatchObject({
+			status: 'scheduled',
+			scheduled_at: scheduledAt,
+			sent_at: null,
+		});
 		expect(deliveries).toEqual([]);
 	});
 
@@ -65,14 +78,22 @@ describe('sandbox scheduling and cancel (spec Send transitions, POST /push-notif
 		const accepted = await send(sandbox, token, [user], { scheduled_at: scheduledAt });
 		expect(accepted.status).toBe('sending');
 		const { notification } = await detail(sandbox, token, accepted.id);
-		expect(notification).toMatchObject({ scheduled_at: scheduledAt, sent_at: notification.created_at });
+		expect(notification).toMatchObject({
+			scheduled_at: scheduledAt,
+			sent_at: notification.created_at,
+		});
 		const listed = await call(sandbox, 'GET', '/push-notification/list', { token });
-		expect(listed.body.data.notifications[0]).toMatchObject({ id: accepted.id, scheduled_at: scheduledAt });
+		expect(listed.body.data.notifications[0]).toMatchObject({
+			id: accepted.id,
+			scheduled_at: scheduledAt,
+		});
 	});
 
 	test('scheduled_at with an offset is read in its zone and shown in UTC', async () => {
 		const target = new Date(sandbox.clock.now() + 86_400_000);
-		const withOffset = new Date(target.getTime() + 2 * 3_600_000).toISOString().replace('Z', '+02:00');
+		const withOffset = new Date(target.getTime() + 2 * 3_600_000)
+			.toISOString()
+			.replace('Z', '+02:00');
 		const { id } = await send(sandbox, token, [user], { scheduled_at: withOffset });
 		expect((await detail(sandbox, token, id)).notification.scheduled_at).toBe(target.toISOString());
 	});

@@ -26,14 +26,17 @@ describe('sandbox POST /push-notification/send validation (spec Send request tab
 		['title empty', () => sendBody([user], { title: '' }), 'title'],
 		['body blank', () => sendBody([user], { body: '   ' }), 'body'],
 		['title null', () => sendBody([user], { title: null }), 'title'],
-	])('422 naming the field when a required field is missing or empty: %s', async (_name, body, field) => {
-		const answer = await post(body());
-		expect(answer.status).toBe(422);
-		expect(answer.body.ok).toBe(false);
-		expect(answer.body.error.field).toBe(field);
-		expect(answer.body.error.message).toContain(field);
-		expect(sandbox.notifications()).toEqual([]);
-	});
+	])(
+		'422 naming the field when a required field is missing or empty: %s',
+		async (_name, body, field) => {
+			const answer = await post(body());
+			expect(answer.status).toBe(422);
+			expect(answer.body.ok).toBe(false);
+			expect(answer.body.error.field).toBe(field);
+			expect(answer.body.error.message).toContain(field);
+			expect(sandbox.notifications()).toEqual([]);
+		},
+	);
 
 	test.each([
 		['title not a string', { title: 42 }, 'title'],
@@ -74,16 +77,28 @@ describe('sandbox POST /push-notification/send validation (spec Send request tab
 	});
 
 	test('a body that is not JSON, or not an object, answers 400', async () => {
-		const notJson = await call(sandbox, 'POST', '/push-notification/send', { token, rawBody: '{"title": "x",' });
+		const notJson = await call(sandbox, 'POST', '/push-notification/send', {
+			token,
+			rawBody: '{"title": "x",',
+		});
 		expect(notJson.status).toBe(400);
 		expect(notJson.body.error.code).toBe('invalid_json');
 		expect((await post([sendBody([user])])).status).toBe(400);
 	});
 
 	test('several problems: 422 wins (missing fields first), details list every field', async () => {
-		const answer = await post({ title: 7, target_user_ids: [], image_url: 'http://x.example/a.png' });
+		const answer = await post({
+			title: 7,
+			target_user_ids: [],
+			image_url: 'http://x.example/a.png',
+		});
 		expect(answer.status).toBe(422);
-		expect(answer.body.error.details.map((problem: any) => problem.field)).toEqual(['body', 'target_user_ids', 'title', 'image_url']);
+		expect(answer.body.error.details.map((problem: any) => problem.field)).toEqual([
+			'body',
+			'target_user_ids',
+			'title',
+			'image_url',
+		]);
 		expect(answer.body.error.field).toBe('body');
 	});
 
@@ -107,7 +122,9 @@ describe('sandbox POST /push-notification/send validation (spec Send request tab
 	test('lengths and recipients (not shown) are not limited by default; switches enforce them with 400', async () => {
 		const longTitle = 'x'.repeat(200);
 		const many = sandbox.orgs.primary.userIds.slice(0, 20);
-		expect((await post(sendBody(many, { title: longTitle, body: 'y'.repeat(1000) }))).status).toBe(202);
+		expect((await post(sendBody(many, { title: longTitle, body: 'y'.repeat(1000) }))).status).toBe(
+			202,
+		);
 		sandbox.configure({ maxTitleLength: 50, maxBodyLength: 150, maxRecipients: 10 });
 		expect((await post(sendBody([user], { title: longTitle }))).body.error.field).toBe('title');
 		expect((await post(sendBody([user], { body: 'y'.repeat(151) }))).body.error.field).toBe('body');

@@ -18,7 +18,11 @@ const run = promisify(execFile);
 
 /** The first error code along an error's causes (fetch wraps the TLS error). */
 function codeOf(error: unknown): string | undefined {
-	for (let current = error as { code?: string; cause?: unknown } | undefined; current; current = current.cause as typeof current) {
+	for (
+		let current = error as { code?: string; cause?: unknown } | undefined;
+		current;
+		current = current.cause as typeof current
+	) {
 		if (typeof current.code === 'string') return current.code;
 	}
 	return undefined;
@@ -40,7 +44,11 @@ describe('the sandbox over https', () => {
 
 	const refreshBody = () => {
 		const { clientId, clientSecret, refreshToken } = sandbox.orgs.primary;
-		return JSON.stringify({ client_id: clientId, client_secret: clientSecret, refresh_token: refreshToken });
+		return JSON.stringify({
+			client_id: clientId,
+			client_secret: clientSecret,
+			refresh_token: refreshToken,
+		});
 	};
 
 	test('serves https on 127.0.0.1, a base URL the credential accepts, and hands out its authority', () => {
@@ -59,17 +67,22 @@ describe('the sandbox over https', () => {
 		expect(refreshed.status).toBe(200);
 		const { access_token: token } = (await refreshed.json()) as { access_token: string };
 		const localhostUrl = sandbox.baseUrl.replace('127.0.0.1', 'localhost');
-		const users = await undiciFetch(`${localhostUrl}/user/list?limit=5`, { headers: { authorization: `Bearer ${token}` }, dispatcher: trusting });
+		const users = await undiciFetch(`${localhostUrl}/user/list?limit=5`, {
+			headers: { authorization: `Bearer ${token}` },
+			dispatcher: trusting,
+		});
 		expect(users.status).toBe(200);
 		expect((await users.json()) as unknown[]).toHaveLength(5);
-		expect(sandbox.requestLog().map((entry) => `${entry.method} ${entry.path} ${entry.status}`)).toEqual([
-			'POST /auth/oauth/v2/refresh 200',
-			'GET /user/list 200',
-		]);
+		expect(
+			sandbox.requestLog().map((entry) => `${entry.method} ${entry.path} ${entry.status}`),
+		).toEqual(['POST /auth/oauth/v2/refresh 200', 'GET /user/list 200']);
 	});
 
 	test('a client without the authority is refused, and nothing reaches the API', async () => {
-		const error = await fetch(`${sandbox.baseUrl}/auth/oauth/v2/refresh`, { method: 'POST', body: refreshBody() }).catch((caught: unknown) => caught);
+		const error = await fetch(`${sandbox.baseUrl}/auth/oauth/v2/refresh`, {
+			method: 'POST',
+			body: refreshBody(),
+		}).catch((caught: unknown) => caught);
 		expect(codeOf(error)).toBe('UNABLE_TO_VERIFY_LEAF_SIGNATURE');
 		expect(sandbox.requestLog()).toEqual([]);
 	});
@@ -77,7 +90,9 @@ describe('the sandbox over https', () => {
 	test("another run's authority does not do: each start makes its own", async () => {
 		const other = await testSandboxes.start({ tls: true, seedUsers: 1 });
 		expect(other.caCertificate).not.toBe(sandbox.caCertificate);
-		const error = await undiciFetch(`${other.baseUrl}/user/list`, { dispatcher: trusting }).catch((caught: unknown) => caught);
+		const error = await undiciFetch(`${other.baseUrl}/user/list`, { dispatcher: trusting }).catch(
+			(caught: unknown) => caught,
+		);
 		expect(codeOf(error)).toBe('UNABLE_TO_VERIFY_LEAF_SIGNATURE');
 	});
 
@@ -86,7 +101,9 @@ describe('the sandbox over https', () => {
 		writeFileSync(caFile, sandbox.caCertificate!);
 		const probe = `require('node:https').get(process.argv[1], (res) => { console.log(res.statusCode); res.resume(); }).on('error', (error) => console.log(error.code));`;
 		const statusOf = async (env: NodeJS.ProcessEnv) =>
-			(await run(process.execPath, ['-e', probe, `${sandbox.baseUrl}/user/list`], { env })).stdout.trim();
+			(
+				await run(process.execPath, ['-e', probe, `${sandbox.baseUrl}/user/list`], { env })
+			).stdout.trim();
 		const { NODE_EXTRA_CA_CERTS: _ignored, ...withoutCa } = process.env;
 		expect(await statusOf({ ...withoutCa, NODE_EXTRA_CA_CERTS: caFile })).toBe('401'); // reached the API: no token
 		expect(await statusOf(withoutCa)).toBe('UNABLE_TO_VERIFY_LEAF_SIGNATURE');

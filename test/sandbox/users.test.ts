@@ -19,7 +19,9 @@ describe('sandbox GET /user/list (spec Endpoints, User record, Limits)', () => {
 			for (const value of Object.values(user)) expect(typeof value).toBe('string');
 			expect(user.email).toContain('@');
 		}
-		expect(answer.body.map((user: any) => user.id)).toEqual(sandbox.orgs.primary.userIds.slice(0, 3));
+		expect(answer.body.map((user: any) => user.id)).toEqual(
+			sandbox.orgs.primary.userIds.slice(0, 3),
+		);
 	});
 
 	test('defaults (not shown): skip 0 and limit 100', async () => {
@@ -29,7 +31,9 @@ describe('sandbox GET /user/list (spec Endpoints, User record, Limits)', () => {
 	});
 
 	test('limit above 1000 (not shown) is clamped to 1000; with userListOverLimit=reject it answers 400', async () => {
-		expect((await call(sandbox, 'GET', '/user/list?limit=5000', { token })).body).toHaveLength(1000);
+		expect((await call(sandbox, 'GET', '/user/list?limit=5000', { token })).body).toHaveLength(
+			1000,
+		);
 		sandbox.configure({ userListOverLimit: 'reject' });
 		const rejected = await call(sandbox, 'GET', '/user/list?limit=5000', { token });
 		expect(rejected.status).toBe(400);
@@ -38,7 +42,12 @@ describe('sandbox GET /user/list (spec Endpoints, User record, Limits)', () => {
 
 	test('skip past the end answers an empty array; invalid skip or limit answers 400 naming the parameter', async () => {
 		expect((await call(sandbox, 'GET', '/user/list?skip=2500', { token })).body).toEqual([]);
-		for (const [query, field] of [['skip=-1', 'skip'], ['limit=0', 'limit'], ['limit=ten', 'limit'], ['skip=1.5', 'skip']]) {
+		for (const [query, field] of [
+			['skip=-1', 'skip'],
+			['limit=0', 'limit'],
+			['limit=ten', 'limit'],
+			['skip=1.5', 'skip'],
+		]) {
 			const answer = await call(sandbox, 'GET', `/user/list?${query}`, { token });
 			expect(answer.status).toBe(400);
 			expect(answer.body.error.field).toBe(field);

@@ -36,7 +36,12 @@ describe('cancel and detail', () => {
 	const inAnHour = () => new Date(sandbox.clock.now() + 3_600_000).toISOString();
 	const schedule = () =>
 		valueInNode(store, (context) =>
-			sendNotification(context, { title: 'Later', body: 'B', target_user_ids: users, scheduled_at: inAnHour() }),
+			sendNotification(context, {
+				title: 'Later',
+				body: 'B',
+				target_user_ids: users,
+				scheduled_at: inAnHour(),
+			}),
 		);
 	const cancelStatuses = () => logOf(sandbox, CANCEL).map((entry) => entry.status);
 
@@ -94,7 +99,9 @@ describe('cancel and detail', () => {
 
 	test('an id with characters that mean something in a URL is sent encoded', async () => {
 		await errorInNode(store, (context) => getNotification(context, 'a/b?c'));
-		expect(sandbox.requestLog().map((entry) => entry.path)).toEqual(['/push-notification/a%2Fb%3Fc']);
+		expect(sandbox.requestLog().map((entry) => entry.path)).toEqual([
+			'/push-notification/a%2Fb%3Fc',
+		]);
 	});
 });
 
@@ -108,10 +115,18 @@ describe('a request that times out', () => {
 		const schema = z.object({ data: z.object({ user_ids: z.array(z.string()) }) });
 		const started = Date.now();
 		const answer = await valueInNode(store, (context) =>
-			repeatableRequest(context, { method: 'GET', path: '/user-device/users', action: 'Reading', timeoutMs: 300 }, schema),
+			repeatableRequest(
+				context,
+				{ method: 'GET', path: '/user-device/users', action: 'Reading', timeoutMs: 300 },
+				schema,
+			),
 		);
 		expect(answer.data.user_ids.length).toBeGreaterThan(0);
-		expect(logOf(sandbox, ACTIVE_USERS).map((entry) => entry.fault ?? null)).toEqual([null, 'delay', null]);
+		expect(logOf(sandbox, ACTIVE_USERS).map((entry) => entry.fault ?? null)).toEqual([
+			null,
+			'delay',
+			null,
+		]);
 		// It did not wait for the held answer (6 s; the timeout and one retry take about 1 s, more on a
 		// loaded machine).
 		expect(Date.now() - started).toBeLessThan(4_000);

@@ -4,16 +4,29 @@
  * send's. A redirect is an error that says where it pointed (origin and path: a query or fragment
  * may carry a secret); the other address gets nothing.
  */
-import { failedSendOutcome, listActiveUserIds, sendNotification } from '../../nodes/CompanionPush/transport';
+import {
+	failedSendOutcome,
+	listActiveUserIds,
+	sendNotification,
+} from '../../nodes/CompanionPush/transport';
 import { runNode } from '../../devkit/engine';
-import { errorInNode, expectNoSecret, fakeCredential, fakeStore, startFakeApi, useFakeApis } from '../harness';
+import {
+	errorInNode,
+	expectNoSecret,
+	fakeCredential,
+	fakeStore,
+	startFakeApi,
+	useFakeApis,
+} from '../harness';
 import type { FakeApi } from '../harness';
 
 describe('redirects', () => {
 	let elsewhere: FakeApi;
 	const running: FakeApi[] = [];
 	beforeAll(async () => {
-		elsewhere = await startFakeApi(() => ({ body: { ok: true, data: { user_ids: ['x'], count: 1 } } }));
+		elsewhere = await startFakeApi(() => ({
+			body: { ok: true, data: { user_ids: ['x'], count: 1 } },
+		}));
 	});
 	afterEach(async () => {
 		for (const api of running.splice(0)) await api.stop();
@@ -21,9 +34,17 @@ describe('redirects', () => {
 	afterAll(async () => await elsewhere.stop());
 
 	async function redirecting(options: { refresh?: boolean; api?: boolean }) {
-		const moved = (path: string) => ({ status: 301, body: '', raw: true, headers: { location: `${elsewhere.baseUrl}${path}` } });
+		const moved = (path: string) => ({
+			status: 301,
+			body: '',
+			raw: true,
+			headers: { location: `${elsewhere.baseUrl}${path}` },
+		});
 		const api = await startFakeApi(
-			(request) => (options.api ? moved(request.path) : { body: { ok: true, data: { id: 'n1', status: 'sending' } } }),
+			(request) =>
+				options.api
+					? moved(request.path)
+					: { body: { ok: true, data: { id: 'n1', status: 'sending' } } },
 			options.refresh ? (request) => moved(request.path) : undefined,
 		);
 		running.push(api);
@@ -33,7 +54,9 @@ describe('redirects', () => {
 	test('the token renewal is not followed: the error says where it pointed, the secrets went nowhere else', async () => {
 		const { api, store } = await redirecting({ refresh: true });
 		const error = await errorInNode(store, (context) => listActiveUserIds(context));
-		expect(error.message).toContain(`The API answered the token renewal with a redirect (HTTP 301) to ${elsewhere.baseUrl}/auth/oauth/v2/refresh`);
+		expect(error.message).toContain(
+			`The API answered the token renewal with a redirect (HTTP 301) to ${elsewhere.baseUrl}/auth/oauth/v2/refresh`,
+		);
 		expect(api.requests.map((request) => request.path)).toEqual(['/auth/oauth/v2/refresh']);
 		expect(elsewhere.requests).toEqual([]);
 	});
@@ -51,10 +74,16 @@ describe('redirects', () => {
 
 	test('a send is not followed: nothing was sent, and nothing went to the other address', async () => {
 		const { api, store } = await redirecting({ api: true });
-		const error = await errorInNode(store, (context) => sendNotification(context, { title: 't', body: 'b', target_user_ids: ['u1'] }));
-		expect(error.message).toContain('Sending the notification failed: the API answered with a redirect (HTTP 301)');
+		const error = await errorInNode(store, (context) =>
+			sendNotification(context, { title: 't', body: 'b', target_user_ids: ['u1'] }),
+		);
+		expect(error.message).toContain(
+			'Sending the notification failed: the API answered with a redirect (HTTP 301)',
+		);
 		expect(failedSendOutcome(error)).toBe('notSent');
-		expect(api.requests.filter((request) => request.path === '/push-notification/send')).toHaveLength(1);
+		expect(
+			api.requests.filter((request) => request.path === '/push-notification/send'),
+		).toHaveLength(1);
 		expect(elsewhere.requests).toEqual([]);
 	});
 });
@@ -70,7 +99,11 @@ describe('a redirect whose address carries a secret', () => {
 		const api = await fakeApis.start(redirect, options.refresh ? redirect : undefined);
 		const credential = fakeCredential(api);
 		location = `https://login.example.com/sso/callback?access_token=${api.accessToken}&client_secret=${encodeURIComponent(credential.clientSecret)}#refresh=${credential.refreshToken}`;
-		return { api, store: fakeStore(api), hidden: [credential.clientSecret, credential.refreshToken, api.accessToken] };
+		return {
+			api,
+			store: fakeStore(api),
+			hidden: [credential.clientSecret, credential.refreshToken, api.accessToken],
+		};
 	}
 
 	test('a read: the error shows the origin and path only, nothing of the query or fragment', async () => {
@@ -91,7 +124,9 @@ describe('a redirect whose address carries a secret', () => {
 			continueOnFail: true,
 		});
 		expect(result.items).toHaveLength(1);
-		expect(String(result.items[0].json.error)).toMatch(/redirect \(HTTP 302\) to https:\/\/login\.example\.com\/sso\/callback$/);
+		expect(String(result.items[0].json.error)).toMatch(
+			/redirect \(HTTP 302\) to https:\/\/login\.example\.com\/sso\/callback$/,
+		);
 		const saved = JSON.stringify(result.run);
 		for (const secret of hidden) expect(saved).not.toContain(secret);
 	});
@@ -99,7 +134,9 @@ describe('a redirect whose address carries a secret', () => {
 	test('the token renewal: the error shows the origin and path only', async () => {
 		const { store, hidden } = await leakingRedirect({ refresh: true });
 		const error = await errorInNode(store, (context) => listActiveUserIds(context));
-		expect(error.message).toContain('The API answered the token renewal with a redirect (HTTP 302) to https://login.example.com/sso/callback.');
+		expect(error.message).toContain(
+			'The API answered the token renewal with a redirect (HTTP 302) to https://login.example.com/sso/callback.',
+		);
 		expectNoSecret(error, hidden);
 	});
 });

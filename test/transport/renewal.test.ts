@@ -4,7 +4,12 @@
  * credential), shares it across concurrent calls, and on a 401 renews and retries once only. A token
  * goes only to the Base URL it was issued for.
  */
-import { getNotification, listActiveUserIds, listUsers, sendNotification } from '../../nodes/CompanionPush/transport';
+import {
+	getNotification,
+	listActiveUserIds,
+	listUsers,
+	sendNotification,
+} from '../../nodes/CompanionPush/transport';
 import { secretsFingerprint } from '../../credentials/CompanionPushApi.credentials';
 import {
 	ACTIVE_USERS,
@@ -39,7 +44,9 @@ describe('token renewal (manual clock: the token never expires on its own)', () 
 	test('the first call with an empty token renews it exactly once, before the API call', async () => {
 		const store = storeFor(sandbox);
 		await valueInNode(store, (context) => listActiveUserIds(context));
-		expect(sandbox.requestLog().map((entry) => [entry.endpoint, entry.status, entry.authorization])).toEqual([
+		expect(
+			sandbox.requestLog().map((entry) => [entry.endpoint, entry.status, entry.authorization]),
+		).toEqual([
 			[REFRESH, 200, 'missing'],
 			[ACTIVE_USERS, 200, 'valid'],
 		]);
@@ -66,7 +73,11 @@ describe('token renewal (manual clock: the token never expires on its own)', () 
 		expect(count(sandbox, ACTIVE_USERS)).toBe(13);
 		expect(count(sandbox, USER_LIST)).toBe(1);
 		expect(store.get().writes).toBe(1);
-		expect(logOf(sandbox).filter((entry) => entry.endpoint !== REFRESH && entry.authorization !== 'valid')).toEqual([]);
+		expect(
+			logOf(sandbox).filter(
+				(entry) => entry.endpoint !== REFRESH && entry.authorization !== 'valid',
+			),
+		).toEqual([]);
 	});
 
 	test('a token past its renewal time (still valid at the API) is renewed proactively: no 401 is ever spent', async () => {
@@ -104,13 +115,19 @@ describe('token renewal (manual clock: the token never expires on its own)', () 
 		expect(new Set(results.map((ids) => ids.join())).size).toBe(1);
 		expect(count(sandbox, REFRESH)).toBe(1);
 		expect(count(sandbox, ACTIVE_USERS)).toBe(20);
-		expect(logOf(sandbox, ACTIVE_USERS).every((entry) => entry.status === 200 && entry.authorization === 'valid')).toBe(true);
+		expect(
+			logOf(sandbox, ACTIVE_USERS).every(
+				(entry) => entry.status === 200 && entry.authorization === 'valid',
+			),
+		).toBe(true);
 		expect(store.get().writes).toBe(2);
 	});
 
 	test('20 concurrent reads with an empty token make exactly one refresh', async () => {
 		const store = storeFor(sandbox);
-		await valueInNode(store, (context) => Promise.all(Array.from({ length: 20 }, () => listActiveUserIds(context))));
+		await valueInNode(store, (context) =>
+			Promise.all(Array.from({ length: 20 }, () => listActiveUserIds(context))),
+		);
 		expect(count(sandbox, REFRESH)).toBe(1);
 		expect(count(sandbox, ACTIVE_USERS)).toBe(20);
 		expect(store.get().writes).toBe(1);
@@ -142,7 +159,9 @@ describe('token renewal (manual clock: the token never expires on its own)', () 
 		// The first call's 401 is held back 300 ms: the others renew meanwhile.
 		sandbox.addFault({ endpoint: ACTIVE_USERS, kind: 'delay', delayMs: 300, times: 1 });
 
-		const results = await valueInNode(store, (context) => Promise.all(Array.from({ length: 5 }, () => listActiveUserIds(context))));
+		const results = await valueInNode(store, (context) =>
+			Promise.all(Array.from({ length: 5 }, () => listActiveUserIds(context))),
+		);
 
 		expect(results).toHaveLength(5);
 		expect(count(sandbox, REFRESH)).toBe(1);
@@ -211,7 +230,9 @@ describe('token renewal (manual clock: the token never expires on its own)', () 
 		await sandbox.reset();
 		sandbox.addFault({ endpoint: SEND, kind: 'unauthorized', times: 1 });
 
-		const outcome = await valueInNode(store, (context) => sendNotification(context, twoUsersSend()));
+		const outcome = await valueInNode(store, (context) =>
+			sendNotification(context, twoUsersSend()),
+		);
 
 		expect(logOf(sandbox).map((entry) => [entry.endpoint, entry.status])).toEqual([
 			[SEND, 401],
@@ -241,7 +262,10 @@ describe('token renewal (manual clock: the token never expires on its own)', () 
 		const outcome = await valueInNode(store, async (context) => {
 			await listActiveUserIds(context);
 			await listUsers(context, 3);
-			const sent = await sendNotification(context, { ...twoUsersSend(), tenant_id: 'org-secondary' } as never);
+			const sent = await sendNotification(context, {
+				...twoUsersSend(),
+				tenant_id: 'org-secondary',
+			} as never);
 			await getNotification(context, sent.id);
 			return sent;
 		});
@@ -273,7 +297,9 @@ describe('token renewal on a real clock with a short token life', () => {
 		await valueInNode(store, (context) => listActiveUserIds(context));
 
 		expect(count(sandbox, REFRESH)).toBe(2);
-		expect(logOf(sandbox).map((entry) => [entry.endpoint, entry.status, entry.authorization])).toEqual([
+		expect(
+			logOf(sandbox).map((entry) => [entry.endpoint, entry.status, entry.authorization]),
+		).toEqual([
 			[REFRESH, 200, 'missing'],
 			[ACTIVE_USERS, 200, 'valid'],
 			[ACTIVE_USERS, 200, 'valid'],
@@ -294,11 +320,20 @@ describe('a token is only sent to the Base URL it was issued for', () => {
 			revoked || request.authorization !== 'Bearer token-old-0123456789'
 				? { status: 401, body: { error: 'invalid_token' } }
 				: { body: { ok: true, data: { user_ids: ['u1'], count: 1 } } };
-		const oldApi = await fakeApis.start(answer, () => ({ body: { access_token: 'token-renewed-at-old-0123', expires_in: 3600 } }));
-		const newApi = await fakeApis.start(() => ({ body: { ok: true, data: { user_ids: ['u2'], count: 1 } } }));
+		const oldApi = await fakeApis.start(answer, () => ({
+			body: { access_token: 'token-renewed-at-old-0123', expires_in: 3600 },
+		}));
+		const newApi = await fakeApis.start(() => ({
+			body: { ok: true, data: { user_ids: ['u2'], count: 1 } },
+		}));
 		const store = fakeStore(oldApi);
 		const issue = (baseUrl: string, accessToken: string) => {
-			const data = { ...store.get().data, baseUrl, accessToken, accessTokenRenewAfter: Date.now() + 3_000_000 };
+			const data = {
+				...store.get().data,
+				baseUrl,
+				accessToken,
+				accessTokenRenewAfter: Date.now() + 3_000_000,
+			};
 			store.get().data = { ...data, accessTokenIssuedFor: secretsFingerprint(data) };
 		};
 		issue(oldApi.baseUrl, 'token-old-0123456789');
@@ -312,12 +347,23 @@ describe('a token is only sent to the Base URL it was issued for', () => {
 		});
 
 		expect(value).toBeUndefined();
-		expect((error as Error).message).toMatch(/^Reading the users with an active app failed with HTTP 401/);
-		expect(oldApi.requests.map((request) => request.authorization)).not.toContain('Bearer token-new-0123456789');
-		expect(oldApi.requests.filter((request) => request.path === '/auth/oauth/v2/refresh')).toHaveLength(0);
-		expect(store.get().data).toMatchObject({ baseUrl: newApi.baseUrl, accessToken: 'token-new-0123456789' });
+		expect((error as Error).message).toMatch(
+			/^Reading the users with an active app failed with HTTP 401/,
+		);
+		expect(oldApi.requests.map((request) => request.authorization)).not.toContain(
+			'Bearer token-new-0123456789',
+		);
+		expect(
+			oldApi.requests.filter((request) => request.path === '/auth/oauth/v2/refresh'),
+		).toHaveLength(0);
+		expect(store.get().data).toMatchObject({
+			baseUrl: newApi.baseUrl,
+			accessToken: 'token-new-0123456789',
+		});
 		// The next run reads the edited credential: the new address, with its own token.
 		expect(await valueInNode(store, (context) => listActiveUserIds(context))).toEqual(['u2']);
-		expect(newApi.requests.map((request) => request.authorization)).toEqual(['Bearer token-new-0123456789']);
+		expect(newApi.requests.map((request) => request.authorization)).toEqual([
+			'Bearer token-new-0123456789',
+		]);
 	});
 });

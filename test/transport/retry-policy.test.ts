@@ -32,8 +32,12 @@ describe('backoff: exponential from 400 ms, capped at 8 s, equal jitter', () => 
 });
 
 describe('which statuses are retried', () => {
-	test.each([429, 500, 502, 503, 504, 599])('%i: yes', (status) => expect(isRetryableStatus(status)).toBe(true));
-	test.each([200, 202, 400, 401, 403, 404, 409, 422])('%i: no', (status) => expect(isRetryableStatus(status)).toBe(false));
+	test.each([429, 500, 502, 503, 504, 599])('%i: yes', (status) =>
+		expect(isRetryableStatus(status)).toBe(true),
+	);
+	test.each([200, 202, 400, 401, 403, 404, 409, 422])('%i: no', (status) =>
+		expect(isRetryableStatus(status)).toBe(false),
+	);
 });
 
 describe('Retry-After', () => {
@@ -85,7 +89,9 @@ describe('Retry-After', () => {
 	});
 
 	test(`after ${DEFAULT_TIMINGS.retry.maxAttempts} tries there is no further wait, even with a Retry-After`, () => {
-		expect(nextDelayMs(DEFAULT_TIMINGS.retry.maxAttempts - 1, undefined)).toEqual(expect.any(Number));
+		expect(nextDelayMs(DEFAULT_TIMINGS.retry.maxAttempts - 1, undefined)).toEqual(
+			expect.any(Number),
+		);
 		expect(nextDelayMs(DEFAULT_TIMINGS.retry.maxAttempts, undefined)).toBeUndefined();
 		expect(nextDelayMs(DEFAULT_TIMINGS.retry.maxAttempts, 1_000)).toBeUndefined();
 	});
@@ -93,18 +99,39 @@ describe('Retry-After', () => {
 
 describe('tokenNeedsRenewal', () => {
 	const now = 1_000_000;
-	const secrets = { baseUrl: 'https://api.example.com', clientId: 'c', clientSecret: 's', refreshToken: 'r' };
+	const secrets = {
+		baseUrl: 'https://api.example.com',
+		clientId: 'c',
+		clientSecret: 's',
+		refreshToken: 'r',
+	};
 	const issuedFor = secretsFingerprint(secrets);
 	test.each([
-		[{ accessToken: '', accessTokenRenewAfter: now + 10_000, accessTokenIssuedFor: issuedFor }, true],
-		[{ accessToken: 'tok', accessTokenRenewAfter: now + 10_000, accessTokenIssuedFor: issuedFor }, false],
+		[
+			{ accessToken: '', accessTokenRenewAfter: now + 10_000, accessTokenIssuedFor: issuedFor },
+			true,
+		],
+		[
+			{ accessToken: 'tok', accessTokenRenewAfter: now + 10_000, accessTokenIssuedFor: issuedFor },
+			false,
+		],
 		[{ accessToken: 'tok', accessTokenRenewAfter: now, accessTokenIssuedFor: issuedFor }, true],
 		[{ accessToken: 'tok', accessTokenRenewAfter: now - 1, accessTokenIssuedFor: issuedFor }, true],
-		[{ accessToken: 'tok', accessTokenRenewAfter: String(now + 10_000), accessTokenIssuedFor: issuedFor }, false],
+		[
+			{
+				accessToken: 'tok',
+				accessTokenRenewAfter: String(now + 10_000),
+				accessTokenIssuedFor: issuedFor,
+			},
+			false,
+		],
 		[{ accessToken: 'tok', accessTokenIssuedFor: issuedFor }, true],
 		[{ accessToken: 'tok', accessTokenRenewAfter: 'later', accessTokenIssuedFor: issuedFor }, true],
 		// Issued for other secrets (the credential was edited), or before the fingerprint existed.
-		[{ accessToken: 'tok', accessTokenRenewAfter: now + 10_000, accessTokenIssuedFor: 'other' }, true],
+		[
+			{ accessToken: 'tok', accessTokenRenewAfter: now + 10_000, accessTokenIssuedFor: 'other' },
+			true,
+		],
 		[{ accessToken: 'tok', accessTokenRenewAfter: now + 10_000 }, true],
 	])('%j -> %s', (token, expected) => {
 		expect(tokenNeedsRenewal({ ...secrets, ...token } as never, now)).toBe(expected);
@@ -115,7 +142,10 @@ describe('redactSecrets', () => {
 	const secret = 'cps_0123456789abcdef';
 	test('replaces a secret in a string, in nested JSON, and in an escaped form', () => {
 		expect(redactSecrets(`token ${secret}!`, [secret])).toBe('token [redacted]!');
-		expect(redactSecrets({ a: [{ b: `x${secret}y` }], n: 1 }, [secret])).toEqual({ a: [{ b: 'x[redacted]y' }], n: 1 });
+		expect(redactSecrets({ a: [{ b: `x${secret}y` }], n: 1 }, [secret])).toEqual({
+			a: [{ b: 'x[redacted]y' }],
+			n: 1,
+		});
 		const quoted = 'se"cret\\value-long';
 		expect(redactSecrets({ m: `was ${quoted}` }, [quoted])).toEqual({ m: 'was [redacted]' });
 	});
@@ -127,13 +157,19 @@ describe('redactSecrets', () => {
 	});
 	test('a secret shorter than 8 characters is hidden too', () => {
 		expect(redactSecrets('refused: s3cr', ['s3cr'])).toBe('refused: [redacted]');
-		expect(redactSecrets({ detail: ['client s3cr unknown'] }, ['s3cr'])).toEqual({ detail: ['client [redacted] unknown'] });
+		expect(redactSecrets({ detail: ['client s3cr unknown'] }, ['s3cr'])).toEqual({
+			detail: ['client [redacted] unknown'],
+		});
 	});
 	test('a secret with a quote or a backslash: hidden as is in text, escaped in JSON text, URL-encoded in an address', () => {
 		const quoted = 'a"b\\c';
 		expect(redactSecrets(`bad secret ${quoted}`, [quoted])).toBe('bad secret [redacted]');
-		expect(redactSecrets(JSON.stringify({ secret: quoted }), [quoted])).toBe('{"secret":"[redacted]"}');
-		expect(redactSecrets(`https://x.example/cb?s=${encodeURIComponent(quoted)}`, [quoted])).toBe('https://x.example/cb?s=[redacted]');
+		expect(redactSecrets(JSON.stringify({ secret: quoted }), [quoted])).toBe(
+			'{"secret":"[redacted]"}',
+		);
+		expect(redactSecrets(`https://x.example/cb?s=${encodeURIComponent(quoted)}`, [quoted])).toBe(
+			'https://x.example/cb?s=[redacted]',
+		);
 		expect(redactSecrets({ [`key ${quoted}`]: 1 }, [quoted])).toEqual({ 'key [redacted]': 1 });
 	});
 	test('a body nested 100,000 deep does not throw: it is cut where nothing is shown any more', () => {

@@ -54,7 +54,12 @@ function onFirstTokenWrite(store: CredentialStore, onWrite: () => void) {
 }
 
 describe('a refresh that revokes the previous access token (manual clock)', () => {
-	const sandbox = useSandbox({ ...TRANSPORT_SANDBOX, seedUsers: 10, refreshRevokesPreviousTokens: true, resetBeforeEach: true });
+	const sandbox = useSandbox({
+		...TRANSPORT_SANDBOX,
+		seedUsers: 10,
+		refreshRevokesPreviousTokens: true,
+		resetBeforeEach: true,
+	});
 
 	test('another process renewed (revoking the token this call read) and saved: the call takes that token, no refresh of its own', async () => {
 		const store = storeFor(sandbox);
@@ -65,12 +70,19 @@ describe('a refresh that revokes the previous access token (manual clock)', () =
 		const response = await fetch(`${sandbox.baseUrl}/auth/oauth/v2/refresh`, {
 			method: 'POST',
 			headers: { 'content-type': 'application/json' },
-			body: JSON.stringify({ client_id: before.clientId, client_secret: before.clientSecret, refresh_token: before.refreshToken }),
+			body: JSON.stringify({
+				client_id: before.clientId,
+				client_secret: before.clientSecret,
+				refresh_token: before.refreshToken,
+			}),
 		});
 		const theirs = ((await response.json()) as IDataObject).access_token as string;
 		// This call reads the credential just before that process's save lands, and again after.
 		let reads = 0;
-		Object.defineProperty(ours, 'data', { configurable: true, get: () => (reads++ === 0 ? before : { ...before, accessToken: theirs }) });
+		Object.defineProperty(ours, 'data', {
+			configurable: true,
+			get: () => (reads++ === 0 ? before : { ...before, accessToken: theirs }),
+		});
 		await sandbox.reset();
 
 		await valueInNode(store, (context) => transport.listActiveUserIds(context));
@@ -114,7 +126,11 @@ describe('a refresh that revokes the previous access token (manual clock)', () =
 		const users = sandbox.orgs.primary.usersOfKind('onePhone', 2);
 
 		const outcome = await valueInNode(store, (context) =>
-			transport.sendNotification(context, { title: 'Line 3 stopped', body: 'Please check the press.', target_user_ids: users }),
+			transport.sendNotification(context, {
+				title: 'Line 3 stopped',
+				body: 'Please check the press.',
+				target_user_ids: users,
+			}),
 		);
 
 		expect(logOf(sandbox).map((entry) => [entry.endpoint, entry.status])).toEqual([
@@ -131,7 +147,15 @@ describe('a refresh that revokes the previous access token (manual clock)', () =
 describe('a refresh that revokes the previous access token: many callers over several token lives (real clock)', () => {
 	const TOKEN_LIFE_SECONDS = 2;
 	const RUN_MS = 5000;
-	const sandbox = useSandbox({ ...TRANSPORT_SANDBOX, clock: 'real', seedUsers: 40, tokenLifetimeSeconds: TOKEN_LIFE_SECONDS, refreshRevokesPreviousTokens: true, latencyMs: 15, resetBeforeEach: true });
+	const sandbox = useSandbox({
+		...TRANSPORT_SANDBOX,
+		clock: 'real',
+		seedUsers: 40,
+		tokenLifetimeSeconds: TOKEN_LIFE_SECONDS,
+		refreshRevokesPreviousTokens: true,
+		latencyMs: 15,
+		resetBeforeEach: true,
+	});
 
 	/** Each caller sends for RUN_MS, 8 sends at a time per execution, each to one user with its own title. */
 	async function sendFromEveryCaller(store: CredentialStore, callers: Transport[]) {

@@ -42,16 +42,24 @@ describe('safe send', () => {
 	let titleCounter = 0;
 	/** A send body with a title unique to the test, so sends of other tests never match. */
 	function request(extra: Partial<SendRequest> = {}): SendRequest {
-		return { title: `Shift change ${++titleCounter}`, body: 'Your shift starts at 9:00 tomorrow.', target_user_ids: users, ...extra };
+		return {
+			title: `Shift change ${++titleCounter}`,
+			body: 'Your shift starts at 9:00 tomorrow.',
+			target_user_ids: users,
+			...extra,
+		};
 	}
-	const send = (body: SendRequest = request()) => valueInNode(store, (context) => sendNotification(context, body));
+	const send = (body: SendRequest = request()) =>
+		valueInNode(store, (context) => sendNotification(context, body));
 	const sendStatuses = () => logOf(sandbox, SEND).map((entry) => entry.status);
 	const registered = () => sandbox.notifications('primary');
 
 	/** Nobody in `recipients` is in more than `times` sends (deliveriesByUser counts sends per user). */
 	function expectEachUserTargeted(recipients: string[], times: number) {
 		const byUser = sandbox.deliveriesByUser('primary');
-		expect(recipients.map((userId) => byUser.get(userId) ?? 0)).toEqual(recipients.map(() => times));
+		expect(recipients.map((userId) => byUser.get(userId) ?? 0)).toEqual(
+			recipients.map(() => times),
+		);
 		expect([...byUser.values()].every((value) => value <= times)).toBe(true);
 	}
 
@@ -86,16 +94,22 @@ describe('safe send', () => {
 		);
 		expect(sendStatuses()).toEqual([400]);
 		expect(error.httpCode).toBe('400');
-		expect(error.message).toMatch(/^Sending the notification failed with HTTP 400: .*\(field: image_url\)$/);
+		expect(error.message).toMatch(
+			/^Sending the notification failed with HTTP 400: .*\(field: image_url\)$/,
+		);
 		expect(error.description).toMatch(/field value is invalid/);
 		expect(registered()).toEqual([]);
 	});
 
 	test('a 422 is an error naming the field to fix, not repeated', async () => {
-		const error = await errorInNode(store, (context) => sendNotification(context, request({ target_user_ids: [] })));
+		const error = await errorInNode(store, (context) =>
+			sendNotification(context, request({ target_user_ids: [] })),
+		);
 		expect(sendStatuses()).toEqual([422]);
 		expect(error.httpCode).toBe('422');
-		expect(error.message).toMatch(/^Sending the notification failed with HTTP 422: .*target_user_ids.*\(field: target_user_ids\)$/);
+		expect(error.message).toMatch(
+			/^Sending the notification failed with HTTP 422: .*target_user_ids.*\(field: target_user_ids\)$/,
+		);
 		expect(error.description).toMatch(/correct the field named above/);
 		expect(registered()).toEqual([]);
 	});
@@ -152,7 +166,13 @@ describe('safe send', () => {
 	});
 
 	test('a 5xx after the server registered it: found, not sent again', async () => {
-		sandbox.addFault({ endpoint: SEND, kind: 'status5xx', status: 503, afterProcessing: true, times: 1 });
+		sandbox.addFault({
+			endpoint: SEND,
+			kind: 'status5xx',
+			status: 503,
+			afterProcessing: true,
+			times: 1,
+		});
 		const outcome = await send();
 		expect(sendStatuses()).toEqual([503]);
 		expect(count(sandbox, SEND_LIST)).toBe(1);
@@ -247,7 +267,10 @@ describe('safe send', () => {
 		// Someone else (not this process) made the very same send ten minutes earlier.
 		const response = await fetch(`${sandbox.baseUrl}/push-notification/send`, {
 			method: 'POST',
-			headers: { 'content-type': 'application/json', authorization: `Bearer ${store.get().data.accessToken}` },
+			headers: {
+				'content-type': 'application/json',
+				authorization: `Bearer ${store.get().data.accessToken}`,
+			},
 			body: JSON.stringify(body),
 		});
 		expect(response.status).toBe(202);
@@ -269,8 +292,12 @@ describe('safe send', () => {
 		expect(sendStatuses()).toEqual([0]);
 		expect(count(sandbox, SEND_LIST)).toBe(4);
 		expect(error.constructor.name).toBe('NodeApiError');
-		expect(error.message).toBe('Sending the notification: the outcome is unknown (ECONNRESET), so it was not sent again');
-		expect(error.description).toMatch(/the list of sends could not be read .*Check the list of sends/);
+		expect(error.message).toBe(
+			'Sending the notification: the outcome is unknown (ECONNRESET), so it was not sent again',
+		);
+		expect(error.description).toMatch(
+			/the list of sends could not be read .*Check the list of sends/,
+		);
 		expect(registered()).toEqual([]);
 		expectNoSecret(error, [...secretsOf(sandbox), ...tokens()]);
 	});
@@ -289,7 +316,9 @@ describe('safe send', () => {
 		const error = await errorInNode(store, (context) => sendNotification(context, request()));
 		expect(sendStatuses()).toEqual([0, 0, 0, 0]);
 		expect(count(sandbox, SEND_LIST)).toBe(8);
-		expect(error.message).toMatch(/^Sending the notification failed: no answer from the API \(ECONNRESET\)/);
+		expect(error.message).toMatch(
+			/^Sending the notification failed: no answer from the API \(ECONNRESET\)/,
+		);
 		expect(error.description).toMatch(/not registered \(the list of sends proved it absent/);
 		expect(registered()).toEqual([]);
 	});
@@ -311,7 +340,9 @@ describe('safe send', () => {
 		const revoked = storeFor(sandbox, { credential: sandbox.orgs.secondary });
 		sandbox.revokeRefreshToken(sandbox.orgs.secondary.clientId);
 		const error = await errorInNode(revoked, (context) => sendNotification(context, request()));
-		expect(error.message).toMatch(/^Sending the notification failed: The API refused to renew the access token \(HTTP 401\)/);
+		expect(error.message).toMatch(
+			/^Sending the notification failed: The API refused to renew the access token \(HTTP 401\)/,
+		);
 		expect(count(sandbox, SEND)).toBe(0);
 		expect(count(sandbox, SEND_LIST)).toBe(0);
 		expectNoSecret(error, secretsOf(sandbox, sandbox.orgs.secondary));

@@ -5,13 +5,26 @@
  * already due when the API registered it (its own clock, to the precision it writes).
  */
 import { resetProcessState } from '../../nodes/CompanionPush/processState';
-import { compareSend, matchOf, NO_EVIDENCE, notTold } from '../../nodes/CompanionPush/transport/safeSend/match';
+import {
+	compareSend,
+	matchOf,
+	NO_EVIDENCE,
+	notTold,
+} from '../../nodes/CompanionPush/transport/safeSend/match';
 import type { SeenTexts } from '../../nodes/CompanionPush/transport/safeSend/match';
-import { learnFromListed, recordOwner, seenTexts } from '../../nodes/CompanionPush/transport/safeSend/registry';
+import {
+	learnFromListed,
+	recordOwner,
+	seenTexts,
+} from '../../nodes/CompanionPush/transport/safeSend/registry';
 import type { CompanionPushContext } from '../../nodes/CompanionPush/transport/http';
 import type { SendRequest } from '../../nodes/CompanionPush/transport/schemas';
 
-const request: SendRequest = { title: 'New message from Anna', body: 'Open the app to read it.', target_user_ids: ['u1'] };
+const request: SendRequest = {
+	title: 'New message from Anna',
+	body: 'Open the app to read it.',
+	target_user_ids: ['u1'],
+};
 /** A listed send exactly like the request, but what `fields` changes. */
 const listed = (fields: Record<string, unknown> = {}) => ({
 	id: 'n1',
@@ -22,7 +35,10 @@ const listed = (fields: Record<string, unknown> = {}) => ({
 	created_at: '2026-03-02T09:00:00.000Z',
 	...fields,
 });
-const seen = (title: Partial<SeenTexts['title']>): SeenTexts => ({ ...NO_EVIDENCE, title: { ...NO_EVIDENCE.title, ...title } });
+const seen = (title: Partial<SeenTexts['title']>): SeenTexts => ({
+	...NO_EVIDENCE,
+	title: { ...NO_EVIDENCE.title, ...title },
+});
 
 describe('a shorter text', () => {
 	const ann = listed({ title: 'New message from Ann' });
@@ -31,7 +47,9 @@ describe('a shorter text', () => {
 		const comparison = compareSend(ann, request, NO_EVIDENCE);
 		expect(comparison.title).toBe('unsure');
 		expect(matchOf(comparison, request)).toBe('undecided');
-		expect(notTold(comparison)).toEqual(['only with a shorter title (and this API was never seen to cut a title of ours to that length)']);
+		expect(notTold(comparison)).toEqual([
+			'only with a shorter title (and this API was never seen to cut a title of ours to that length)',
+		]);
 	});
 
 	test('this API was seen to cut a title of ours to that very length: ours', () => {
@@ -39,47 +57,79 @@ describe('a shorter text', () => {
 	});
 
 	test('this API was seen to cut titles to another length only: undecided', () => {
-		expect(matchOf(compareSend(ann, request, seen({ cutLengths: [12] })), request)).toBe('undecided');
+		expect(matchOf(compareSend(ann, request, seen({ cutLengths: [12] })), request)).toBe(
+			'undecided',
+		);
 	});
 
 	test('this API was seen to keep a title of ours at least as long whole: another text', () => {
-		expect(matchOf(compareSend(ann, request, seen({ longestWhole: 21 })), request)).toBe('different');
-		expect(matchOf(compareSend(ann, request, seen({ longestWhole: 20 })), request)).toBe('undecided');
+		expect(matchOf(compareSend(ann, request, seen({ longestWhole: 21 })), request)).toBe(
+			'different',
+		);
+		expect(matchOf(compareSend(ann, request, seen({ longestWhole: 20 })), request)).toBe(
+			'undecided',
+		);
 	});
 
 	test('a text that is no prefix of ours is another text, evidence or not; the same text trimmed is ours', () => {
-		expect(matchOf(compareSend(listed({ title: 'New message from Bob' }), request, NO_EVIDENCE), request)).toBe('different');
-		expect(matchOf(compareSend(listed({ title: ` ${request.title}\n` }), request, NO_EVIDENCE), request)).toBe('exact');
+		expect(
+			matchOf(
+				compareSend(listed({ title: 'New message from Bob' }), request, NO_EVIDENCE),
+				request,
+			),
+		).toBe('different');
+		expect(
+			matchOf(compareSend(listed({ title: ` ${request.title}\n` }), request, NO_EVIDENCE), request),
+		).toBe('exact');
 	});
 });
 
 describe('what the list teaches of texts (sends of this process only)', () => {
-	const context = { getNode: () => ({ credentials: { companionPushApi: { id: 'cred-match' } } }) } as unknown as CompanionPushContext;
+	const context = {
+		getNode: () => ({ credentials: { companionPushApi: { id: 'cred-match' } } }),
+	} as unknown as CompanionPushContext;
 	beforeEach(() => resetProcessState());
 	afterAll(() => resetProcessState());
 
 	test('an own send listed cut (with an ellipsis) teaches that length; one listed whole teaches its length; others teach nothing', () => {
-		recordOwner(context, 'own-cut', 'owner-a', { ...request, title: 'Shift change for the night team' });
+		recordOwner(context, 'own-cut', 'owner-a', {
+			...request,
+			title: 'Shift change for the night team',
+		});
 		recordOwner(context, 'own-whole', 'owner-b', { ...request, title: 'Short title' });
 		learnFromListed(context, { id: 'own-cut', title: 'Shift change for th…', body: request.body });
 		learnFromListed(context, { id: 'own-whole', title: 'Short title', body: request.body });
 		learnFromListed(context, { id: 'someone-else', title: 'New message from', body: 'Open' });
 
-		expect(seenTexts(context)).toEqual({ title: { cutLengths: [20], longestWhole: 11 }, body: { cutLengths: [], longestWhole: request.body.length } });
+		expect(seenTexts(context)).toEqual({
+			title: { cutLengths: [20], longestWhole: 11 },
+			body: { cutLengths: [], longestWhole: request.body.length },
+		});
 		// A send of another client cut the same way is taken for ours (the API cuts ours so); the shown
 		// length must match.
 		const long = { ...request, title: 'Shift change for the morning team' };
-		expect(matchOf(compareSend(listed({ title: 'Shift change for th…' }), long, seenTexts(context)), long)).toBe('exact');
-		expect(matchOf(compareSend(listed({ title: 'Shift change for' }), long, seenTexts(context)), long)).toBe('undecided');
+		expect(
+			matchOf(
+				compareSend(listed({ title: 'Shift change for th…' }), long, seenTexts(context)),
+				long,
+			),
+		).toBe('exact');
+		expect(
+			matchOf(compareSend(listed({ title: 'Shift change for' }), long, seenTexts(context)), long),
+		).toBe('undecided');
 	});
 });
 
 describe('a send shown without a scheduled time, for a request with one', () => {
 	const createdAt = '2026-03-02T09:00:00Z'; // whole seconds: registered within the second after it
-	const due = (offsetMs: number) => ({ ...request, scheduled_at: new Date(Date.parse(createdAt) + offsetMs).toISOString() });
-	const verdict = (offsetMs: number, created: unknown = createdAt) => compareSend(listed({ created_at: created }), due(offsetMs), NO_EVIDENCE).scheduledAt;
+	const due = (offsetMs: number) => ({
+		...request,
+		scheduled_at: new Date(Date.parse(createdAt) + offsetMs).toISOString(),
+	});
+	const verdict = (offsetMs: number, created: unknown = createdAt) =>
+		compareSend(listed({ created_at: created }), due(offsetMs), NO_EVIDENCE).scheduledAt;
 
-	test('due at or before its creation on the API\'s clock: past there, sent at once: it may be ours', () => {
+	test("due at or before its creation on the API's clock: past there, sent at once: it may be ours", () => {
 		expect(verdict(-30_000)).toBe('same');
 		expect(verdict(0)).toBe('same');
 	});
@@ -97,6 +147,8 @@ describe('a send shown without a scheduled time, for a request with one', () => 
 
 	test('a request without a scheduled time: null is the same, a time is another send', () => {
 		expect(compareSend(listed(), request, NO_EVIDENCE).scheduledAt).toBe('same');
-		expect(compareSend(listed({ scheduled_at: createdAt }), request, NO_EVIDENCE).scheduledAt).toBe('different');
+		expect(compareSend(listed({ scheduled_at: createdAt }), request, NO_EVIDENCE).scheduledAt).toBe(
+			'different',
+		);
 	});
 });

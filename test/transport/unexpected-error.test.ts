@@ -5,13 +5,30 @@
  */
 import type { IExecuteFunctions } from 'n8n-workflow';
 
-import { failedSendOutcome, listActiveUserIds, sendNotification } from '../../nodes/CompanionPush/transport';
+import {
+	failedSendOutcome,
+	listActiveUserIds,
+	sendNotification,
+} from '../../nodes/CompanionPush/transport';
 import { secretsFingerprint } from '../../credentials/CompanionPushApi.credentials';
-import { ACTIVE_USERS, count, credentialData, errorInNode, SEND, storeFor, TRANSPORT_SANDBOX, useSandbox, valueInNode } from '../harness';
+import {
+	ACTIVE_USERS,
+	count,
+	credentialData,
+	errorInNode,
+	SEND,
+	storeFor,
+	TRANSPORT_SANDBOX,
+	useSandbox,
+	valueInNode,
+} from '../harness';
 
 /** The node's context, with n8n's authenticated request helper throwing `thrown`. */
 function throwingHelper(context: IExecuteFunctions, thrown: unknown): IExecuteFunctions {
-	const helpers = { ...context.helpers, httpRequestWithAuthentication: async () => Promise.reject(thrown) };
+	const helpers = {
+		...context.helpers,
+		httpRequestWithAuthentication: async () => Promise.reject(thrown),
+	};
 	return Object.assign(Object.create(context) as IExecuteFunctions, { helpers });
 }
 
@@ -21,7 +38,12 @@ describe('an unexpected error on the way to the API', () => {
 	test('a read says it was an unexpected error, with its message, after the retries', async () => {
 		const store = storeFor(sandbox);
 		const error = await errorInNode(store, (context) =>
-			listActiveUserIds(throwingHelper(context, new TypeError("Cannot read properties of undefined (reading 'statusCode')"))),
+			listActiveUserIds(
+				throwingHelper(
+					context,
+					new TypeError("Cannot read properties of undefined (reading 'statusCode')"),
+				),
+			),
 		);
 		expect(error.message).toBe(
 			"Reading the users with an active app failed: an unexpected error, not an answer from the API (Cannot read properties of undefined (reading 'statusCode'))",
@@ -57,6 +79,8 @@ describe('an unexpected error on the way to the API', () => {
 			},
 		});
 		const error = await errorInNode(store, (context) => listActiveUserIds(context));
-		expect(error.message).toBe('Reading the users with an active app failed: no answer from the API (ECONNREFUSED)');
+		expect(error.message).toBe(
+			'Reading the users with an active app failed: no answer from the API (ECONNREFUSED)',
+		);
 	});
 });

@@ -3,7 +3,14 @@
  * sends age out after the watch window, and every event is still emitted exactly once. Its size is
  * bounded in characters too, whatever the length of the user ids in its keys.
  */
-import { ageOut, initialState, MAX_REMEMBERED_KEYS, MAX_WATCHED_CHARS, MAX_WATCHED_SENDS, watchSend } from '../../nodes/CompanionPush/trigger/state';
+import {
+	ageOut,
+	initialState,
+	MAX_REMEMBERED_KEYS,
+	MAX_WATCHED_CHARS,
+	MAX_WATCHED_SENDS,
+	watchSend,
+} from '../../nodes/CompanionPush/trigger/state';
 import { DAY, MINUTE, useTriggerFixtures } from '../harness';
 
 const SENDS_PER_DAY = 12;
@@ -34,7 +41,9 @@ describe('Companion Push Trigger: bounded state', () => {
 			for (let poll = 0; poll < pollsPerDay; poll++) {
 				// Sends spread over the working day, one every 40 minutes from 9:00.
 				if (poll >= 54 && poll < 54 + SENDS_PER_DAY * 4 && (poll - 54) % 4 === 0) {
-					sendIds.push(await fixture.send(audience, { title: `Day ${day + 1} #${sendIds.length + 1}` }));
+					sendIds.push(
+						await fixture.send(audience, { title: `Day ${day + 1} #${sendIds.length + 1}` }),
+					);
 				}
 				await fixture.sandbox.clock.advance(POLL_EVERY);
 				const outcome = await fixture.poll();
@@ -50,7 +59,9 @@ describe('Companion Push Trigger: bounded state', () => {
 		expect(sendIds).toHaveLength(7 * SENDS_PER_DAY);
 		// Exactly once: no key twice, and every send's settlement emitted.
 		expect(new Set(keys).size).toBe(keys.length);
-		const settledSends = new Set(keys.filter((key) => key.includes(':status:')).map((key) => key.split(':')[0]));
+		const settledSends = new Set(
+			keys.filter((key) => key.includes(':status:')).map((key) => key.split(':')[0]),
+		);
 		expect(settledSends).toEqual(new Set(sendIds));
 		// Every open and every failure the API shows was emitted, none missed.
 		const deliveries = fixture.sandbox.notifications('primary').flatMap((send) => send.deliveries);
@@ -61,15 +72,21 @@ describe('Companion Push Trigger: bounded state', () => {
 
 		// Bounded: never more than one window (24 h) of sends, and the size does not grow day by day.
 		expect(Math.max(...watchedCounts)).toBeLessThanOrEqual(SENDS_PER_DAY + 1);
-		const maxOfDay = (day: number) => Math.max(...sizes.slice(day * pollsPerDay, (day + 1) * pollsPerDay));
+		const maxOfDay = (day: number) =>
+			Math.max(...sizes.slice(day * pollsPerDay, (day + 1) * pollsPerDay));
 		expect(maxOfDay(6)).toBeLessThanOrEqual(maxOfDay(1) * 1.2);
 		expect(Math.max(...sizes)).toBeLessThan(8_000);
 		expect(JSON.stringify(fixture.staticData()).length).toBeLessThan(1_000); // all aged out
-		console.log(`static data over a week: max ${Math.max(...sizes)} chars, at most ${Math.max(...watchedCounts)} sends watched`);
+		console.log(
+			`static data over a week: max ${Math.max(...sizes)} chars, at most ${Math.max(...watchedCounts)} sends watched`,
+		);
 	}, 120_000);
 
 	test('a send is watched for the window after it went out, then forgotten and never read again', async () => {
-		const fixture = await triggers.start({ events: ['deliveryOpened'], options: { watchWindow: 2 } });
+		const fixture = await triggers.start({
+			events: ['deliveryOpened'],
+			options: { watchWindow: 2 },
+		});
 		fixture.hostClockFollowsSandbox();
 		await fixture.poll();
 		const user = fixture.user('onePhone');
@@ -85,15 +102,21 @@ describe('Companion Push Trigger: bounded state', () => {
 		expect(fixture.callsSince(logStart)['GET /push-notification/:id'] ?? 0).toBe(0);
 	});
 
-	test('beyond the hard bounds the oldest sends are dropped before their window ends, and n8n\'s log says which', async () => {
+	test("beyond the hard bounds the oldest sends are dropped before their window ends, and n8n's log says which", async () => {
 		const fixture = await triggers.start({ events: ['notificationSettled'] });
 		fixture.hostClockFollowsSandbox();
 		await fixture.poll();
 		const oldest = await fixture.send([fixture.user('onePhone')], { title: 'Oldest' });
 		await fixture.sandbox.clock.advance(1_000);
-		await Promise.all(Array.from({ length: MAX_WATCHED_SENDS }, () => fixture.send([fixture.user('onePhone')], { title: 'Later' })));
+		await Promise.all(
+			Array.from({ length: MAX_WATCHED_SENDS }, () =>
+				fixture.send([fixture.user('onePhone')], { title: 'Later' }),
+			),
+		);
 		await fixture.sandbox.clock.advance(1_000);
-		const warn = jest.spyOn(fixture.target.context!.logger, 'warn').mockImplementation(() => undefined);
+		const warn = jest
+			.spyOn(fixture.target.context!.logger, 'warn')
+			.mockImplementation(() => undefined);
 		try {
 			const outcome = await fixture.poll();
 			expect(outcome.error).toBeUndefined();
@@ -101,7 +124,11 @@ describe('Companion Push Trigger: bounded state', () => {
 			expect(Object.keys(sends)).toHaveLength(MAX_WATCHED_SENDS);
 			expect(Object.keys(sends)).not.toContain(oldest);
 			expect(warn).toHaveBeenCalledTimes(1);
-			expect(warn.mock.calls[0][0]).toMatch(new RegExp(`stopped watching 1 before their watch window ended, oldest first: ${oldest}\\.`));
+			expect(warn.mock.calls[0][0]).toMatch(
+				new RegExp(
+					`stopped watching 1 before their watch window ended, oldest first: ${oldest}\\.`,
+				),
+			);
 		} finally {
 			warn.mockRestore();
 		}
@@ -115,7 +142,12 @@ describe('Companion Push Trigger state: bounded in characters, not only in count
 		const userId = 'u'.repeat(2048);
 		const ids = Array.from({ length: 40 }, (_, index) => `send-${index}`);
 		for (const [index, id] of ids.entries()) {
-			watchSend(state, id, { status: 'sent', created_at: new Date(now + index * 1_000).toISOString() }, now);
+			watchSend(
+				state,
+				id,
+				{ status: 'sent', created_at: new Date(now + index * 1_000).toISOString() },
+				now,
+			);
 			state.sends[id].keys = Array.from({ length: 250 }, () => `${id}:noDevice:${userId}`);
 		}
 		expect(ids.length * 250).toBeLessThan(MAX_REMEMBERED_KEYS);
@@ -136,7 +168,10 @@ describe('Companion Push Trigger state: bounded in characters, not only in count
 		const now = Date.UTC(2026, 2, 2, 9);
 		const state = initialState([], now);
 		watchSend(state, 'huge', { status: 'sent', created_at: new Date(now).toISOString() }, now);
-		state.sends.huge.keys = Array.from({ length: 1000 }, (_, index) => `huge:noDevice:${'u'.repeat(2048)}${index}`);
+		state.sends.huge.keys = Array.from(
+			{ length: 1000 },
+			(_, index) => `huge:noDevice:${'u'.repeat(2048)}${index}`,
+		);
 		expect(ageOut(state, now, 24 * 3_600_000)).toEqual(['huge']);
 		expect(state.sends).toEqual({});
 	});

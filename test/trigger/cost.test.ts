@@ -17,7 +17,9 @@ describe('Companion Push Trigger: cost', () => {
 		const user = [fixture.user('onePhone')];
 		const oldIds = new Set<string>();
 		for (let batch = 0; batch < OLD_SENDS / 200; batch++) {
-			const ids = await Promise.all(Array.from({ length: 200 }, () => fixture.send(user, { title: 'Old' })));
+			const ids = await Promise.all(
+				Array.from({ length: 200 }, () => fixture.send(user, { title: 'Old' })),
+			);
 			for (const id of ids) oldIds.add(id);
 		}
 		await fixture.sandbox.clock.advance(MINUTE);
@@ -32,7 +34,9 @@ describe('Companion Push Trigger: cost', () => {
 		// Five sends scheduled an hour ahead: still moving, so read on every poll.
 		const scheduledAt = new Date(fixture.sandbox.clock.now() + HOUR).toISOString();
 		const moving = await Promise.all(
-			[1, 2, 3, 4, 5].map((n) => fixture.send(user, { title: `Moving ${n}`, scheduled_at: scheduledAt })),
+			[1, 2, 3, 4, 5].map((n) =>
+				fixture.send(user, { title: `Moving ${n}`, scheduled_at: scheduledAt }),
+			),
 		);
 
 		const perPoll: Array<Record<string, number>> = [];
@@ -49,14 +53,18 @@ describe('Companion Push Trigger: cost', () => {
 		const totals = perPoll.map(total);
 		expect(Math.max(...totals)).toBeLessThanOrEqual(7);
 		// The poll that renewed the token is the one at 7: refresh + list + 5 reads.
-		expect(perPoll.filter((calls) => calls['POST /auth/oauth/v2/refresh'] === 1).map(total)).toEqual([7]);
+		expect(
+			perPoll.filter((calls) => calls['POST /auth/oauth/v2/refresh'] === 1).map(total),
+		).toEqual([7]);
 		// While scheduled (the first ~59 polls): exactly 1 list page and 5 detail reads.
 		for (const calls of perPoll.slice(0, 55)) {
 			expect(calls['GET /push-notification/list']).toBe(1);
 			expect(calls['GET /push-notification/:id']).toBe(5);
 		}
 		// Once sent, they are read on the back-off: some polls read none of them.
-		expect(perPoll.slice(-5).some((calls) => (calls['GET /push-notification/:id'] ?? 0) === 0)).toBe(true);
+		expect(
+			perPoll.slice(-5).some((calls) => (calls['GET /push-notification/:id'] ?? 0) === 0),
+		).toBe(true);
 		expect(emitted.sort()).toEqual([...moving].sort());
 
 		const readIds = fixture.sandbox
@@ -64,7 +72,9 @@ describe('Companion Push Trigger: cost', () => {
 			.filter((entry) => entry.endpoint === 'GET /push-notification/:id')
 			.map((entry) => entry.path.split('/').pop()!);
 		expect(readIds.filter((id) => oldIds.has(id))).toEqual([]);
-		console.log(`API calls per poll (10,000 old + 5 moving): max ${Math.max(...totals)}, ${JSON.stringify(perPoll[0])}`);
+		console.log(
+			`API calls per poll (10,000 old + 5 moving): max ${Math.max(...totals)}, ${JSON.stringify(perPoll[0])}`,
+		);
 	}, 120_000);
 
 	test('more than a page of new sends since the last poll: pages down to the margin below the newest one, no further', async () => {
@@ -73,7 +83,9 @@ describe('Companion Push Trigger: cost', () => {
 		await Promise.all(Array.from({ length: 250 }, () => fixture.send(user, { title: 'Before' })));
 		await fixture.sandbox.clock.advance(10 * MINUTE);
 		await fixture.poll();
-		const fresh = await Promise.all(Array.from({ length: 150 }, () => fixture.send(user, { title: 'After' })));
+		const fresh = await Promise.all(
+			Array.from({ length: 150 }, () => fixture.send(user, { title: 'After' })),
+		);
 		await fixture.sandbox.clock.advance(5_000);
 
 		const emitted: string[] = [];
@@ -98,9 +110,16 @@ describe('Companion Push Trigger: cost', () => {
 	});
 
 	test('maxReadsPerPoll caps the detail reads, and every send gets its turn', async () => {
-		const fixture = await triggers.start({ events: ['notificationSettled'], options: { maxReadsPerPoll: 3 } });
+		const fixture = await triggers.start({
+			events: ['notificationSettled'],
+			options: { maxReadsPerPoll: 3 },
+		});
 		await fixture.poll();
-		const ids = await Promise.all(Array.from({ length: 10 }, (_, n) => fixture.send([fixture.user('onePhone')], { title: `N${n}` })));
+		const ids = await Promise.all(
+			Array.from({ length: 10 }, (_, n) =>
+				fixture.send([fixture.user('onePhone')], { title: `N${n}` }),
+			),
+		);
 		await fixture.sandbox.clock.advance(5_000);
 
 		const emitted: string[] = [];

@@ -34,7 +34,9 @@ describe('Companion Push Trigger: No Device and Not Opened in Time', () => {
 		const neverOpens = fixture.user('onePhone', 1);
 		const noPhone = fixture.user('noPhone');
 		const uninstalled = fixture.user('uninstalled');
-		const id = await fixture.send([twoPhones, opensLate, neverOpens, noPhone, uninstalled], { title: 'Safety alert' });
+		const id = await fixture.send([twoPhones, opensLate, neverOpens, noPhone, uninstalled], {
+			title: 'Safety alert',
+		});
 		const sentAt = fixture.sandbox.clock.now();
 		const deadline = sentAt + DEADLINE_MINUTES * MINUTE;
 		await fixture.sandbox.clock.advance(5_000);
@@ -63,7 +65,12 @@ describe('Companion Push Trigger: No Device and Not Opened in Time', () => {
 		// The first poll after the deadline fails (the API answers 503 to every try of the read).
 		await fixture.sandbox.clock.advance(deadline + 5_000 - fixture.sandbox.clock.now());
 		const before = fixture.staticData();
-		fixture.sandbox.addFault({ endpoint: 'GET /push-notification/:id', kind: 'status5xx', status: 503, times: 4 });
+		fixture.sandbox.addFault({
+			endpoint: 'GET /push-notification/:id',
+			kind: 'status5xx',
+			status: 503,
+			times: 4,
+		});
 		const failed = await fixture.poll();
 		expect(failed.error).toBeInstanceOf(NodeApiError);
 		expect(failed.items).toEqual([]);
@@ -106,13 +113,21 @@ describe('Companion Push Trigger: No Device and Not Opened in Time', () => {
 		const reads = fixture.sandbox
 			.requestLog()
 			.slice(logStart)
-			.filter((entry) => entry.endpoint === 'GET /push-notification/:id' && entry.time < deadline + 3 * MINUTE);
-		expect(reads.map((entry) => entry.status)).toEqual([200, 200, 200, 200, 503, 503, 503, 503, 200]);
+			.filter(
+				(entry) =>
+					entry.endpoint === 'GET /push-notification/:id' && entry.time < deadline + 3 * MINUTE,
+			);
+		expect(reads.map((entry) => entry.status)).toEqual([
+			200, 200, 200, 200, 503, 503, 503, 503, 200,
+		]);
 	});
 
 	test('a scheduled send: the deadline runs from when it went out (sent_at), not from its scheduled time', async () => {
 		// Dispatch comes 5 minutes after the scheduled time (the spec allows a couple of minutes).
-		fixture = await triggers.start({ ...ESCALATION, events: ['notOpenedInTime'] }, { scheduleLatenessMs: 5 * MINUTE });
+		fixture = await triggers.start(
+			{ ...ESCALATION, events: ['notOpenedInTime'] },
+			{ scheduleLatenessMs: 5 * MINUTE },
+		);
 		fixture.hostClockFollowsSandbox();
 		await fixture.poll();
 		const user = fixture.user('onePhone');
@@ -130,7 +145,9 @@ describe('Companion Push Trigger: No Device and Not Opened in Time', () => {
 		const emitting = polls.filter((poll) => poll.items.length > 0);
 		expect(emitting).toHaveLength(1);
 		// The first poll at or after sent_at + 20 minutes, not scheduled_at + 20 minutes.
-		expect(emitting[0].at).toBe(polls.find((poll) => poll.at >= wentOutAt + DEADLINE_MINUTES * MINUTE)!.at);
+		expect(emitting[0].at).toBe(
+			polls.find((poll) => poll.at >= wentOutAt + DEADLINE_MINUTES * MINUTE)!.at,
+		);
 		expect(emitting[0].items).toEqual([
 			expect.objectContaining({
 				event: 'notOpenedInTime',
@@ -145,26 +162,43 @@ describe('Companion Push Trigger: No Device and Not Opened in Time', () => {
 	test('users without an active app for different reasons: one No Device each, a person with several phones counted once', async () => {
 		fixture = await triggers.start({ events: ['noDevice', 'notOpenedInTime'], openDeadline: 1 });
 		await fixture.poll();
-		const noApp = [fixture.user('noPhone'), fixture.user('loggedOut'), fixture.user('noPermission')];
+		const noApp = [
+			fixture.user('noPhone'),
+			fixture.user('loggedOut'),
+			fixture.user('noPermission'),
+		];
 		const threePhones = fixture.user('threePhones');
 		const oneLoggedOutOfTwo = fixture.user('oneLoggedOutOfTwo');
 		const id = await fixture.send([...noApp, threePhones, oneLoggedOutOfTwo]);
 		const items = await fixture.pollEvery(MINUTE, 5);
-		expect(items.filter((item) => item.event === 'noDevice').map((item) => item.userId)).toEqual(noApp);
+		expect(items.filter((item) => item.event === 'noDevice').map((item) => item.userId)).toEqual(
+			noApp,
+		);
 		// The others were reached (on one phone or three) and did not open: one event per person.
 		expect(brief(items.filter((item) => item.event === 'notOpenedInTime'))).toEqual([
 			['notOpenedInTime', threePhones],
 			['notOpenedInTime', oneLoggedOutOfTwo],
 		]);
-		expect(items.find((item) => item.userId === threePhones)).toMatchObject({ notificationId: id, phonesReached: 3 });
+		expect(items.find((item) => item.userId === threePhones)).toMatchObject({
+			notificationId: id,
+			phonesReached: 3,
+		});
 	});
 
 	test('Not Opened Within must be a positive number of minutes shorter than the Watch Window', async () => {
 		fixture = await triggers.start({ events: ['notOpenedInTime'], openDeadline: 0 });
-		expect((await fixture.poll()).error?.message).toMatch(/Not Opened Within must be a positive number of minutes \(got 0\)/);
-		fixture.activate({ events: ['notOpenedInTime'], openDeadline: 24 * 60, options: { watchWindow: 24 } });
+		expect((await fixture.poll()).error?.message).toMatch(
+			/Not Opened Within must be a positive number of minutes \(got 0\)/,
+		);
+		fixture.activate({
+			events: ['notOpenedInTime'],
+			openDeadline: 24 * 60,
+			options: { watchWindow: 24 },
+		});
 		const tooLong = await fixture.poll();
-		expect(tooLong.error?.message).toBe('Not Opened Within (1440 minutes) must be shorter than the Watch Window (24 hours)');
+		expect(tooLong.error?.message).toBe(
+			'Not Opened Within (1440 minutes) must be shorter than the Watch Window (24 hours)',
+		);
 		expect(fixture.sandbox.requestLog()).toEqual([]); // checked before any call
 	});
 });

@@ -50,7 +50,10 @@ describe('Companion Push Trigger: events', () => {
 	});
 
 	test('a later state change (automatic retry: partially_failed, then sent) is emitted once more, with the old state', async () => {
-		const fixture = await triggers.start({ events: ['notificationSettled'] }, { retriesVisible: true });
+		const fixture = await triggers.start(
+			{ events: ['notificationSettled'] },
+			{ retriesVisible: true },
+		);
 		await fixture.poll();
 		const id = await fixture.send([fixture.user('onePhone'), fixture.user('flaky')]);
 		expect((await fixture.poll()).items).toEqual([]); // seen while sending
@@ -58,7 +61,11 @@ describe('Companion Push Trigger: events', () => {
 		await fixture.sandbox.clock.advance(2_000); // round 1: the flaky phone failed, retry pending
 		const partial = await fixture.poll();
 		expect(partial.items).toEqual([
-			expect.objectContaining({ notificationId: id, status: 'partially_failed', previousStatus: 'sending' }),
+			expect.objectContaining({
+				notificationId: id,
+				status: 'partially_failed',
+				previousStatus: 'sending',
+			}),
 		]);
 
 		const later = await fixture.pollEvery(MINUTE, 10);
@@ -79,10 +86,18 @@ describe('Companion Push Trigger: events', () => {
 		const id = await fixture.send([fixture.user('onePhone')], { scheduled_at: scheduledAt });
 		expect(await fixture.pollEvery(MINUTE, 3)).toEqual([]);
 
-		const cancel = await call(fixture.sandbox, 'POST', `/push-notification/${id}/cancel`, { token: await fixture.apiToken() });
+		const cancel = await call(fixture.sandbox, 'POST', `/push-notification/${id}/cancel`, {
+			token: await fixture.apiToken(),
+		});
 		expect(cancel.status).toBe(200);
 		const items = await fixture.pollEvery(MINUTE, 3);
-		expect(items).toEqual([expect.objectContaining({ notificationId: id, status: 'canceled', previousStatus: 'scheduled' })]);
+		expect(items).toEqual([
+			expect.objectContaining({
+				notificationId: id,
+				status: 'canceled',
+				previousStatus: 'scheduled',
+			}),
+		]);
 		const logStart = fixture.sandbox.requestLog().length;
 		await fixture.pollEvery(MINUTE, 3);
 		expect(fixture.callsSince(logStart)['GET /push-notification/:id'] ?? 0).toBe(0);
@@ -123,7 +138,9 @@ describe('Companion Push Trigger: events', () => {
 
 		fixture.sandbox.tap(id, twoPhones, 0);
 		const more = await fixture.pollEvery(5 * MINUTE, 20);
-		expect(more.map((item) => [item.event, item.userId, item.deliveryIndex])).toEqual([['deliveryOpened', twoPhones, 0]]);
+		expect(more.map((item) => [item.event, item.userId, item.deliveryIndex])).toEqual([
+			['deliveryOpened', twoPhones, 0],
+		]);
 		expect(ofEvent([...failures, ...opens, ...more], 'deliveryFailed')).toHaveLength(1);
 	});
 
@@ -148,12 +165,19 @@ describe('Companion Push Trigger: events', () => {
 			],
 		});
 		expect((byId.get(first)!.events as any[])[0].notification).toBeUndefined();
-		expect(byId.get(second)).toMatchObject({ title: 'Second', status: 'sent', events: [expect.objectContaining({ event: 'notificationSettled' })] });
+		expect(byId.get(second)).toMatchObject({
+			title: 'Second',
+			status: 'sent',
+			events: [expect.objectContaining({ event: 'notificationSettled' })],
+		});
 		expect(await fixture.pollEvery(MINUTE, 5)).toEqual([]);
 	});
 
 	test('filters: title contains (any case), and announcement id (announcement_id or its deeplink)', async () => {
-		let fixture = await triggers.start({ events: ['notificationSettled'], filters: { titleContains: 'safety' } });
+		let fixture = await triggers.start({
+			events: ['notificationSettled'],
+			filters: { titleContains: 'safety' },
+		});
 		await fixture.poll();
 		const user = [fixture.user('onePhone')];
 		const matching = await fixture.send(user, { title: 'Monthly SAFETY check' });
@@ -168,12 +192,21 @@ describe('Companion Push Trigger: events', () => {
 			);
 			await fixture.poll();
 			const byId = await fixture.send(user, { title: 'By id', announcement_id: 'ann-7' });
-			const byDeeplink = await fixture.send(user, { title: 'By deeplink', deeplink: 'companionapp://announcement/ann-7' });
-			await fixture.send(user, { title: 'Other', announcement_id: 'ann-8', deeplink: 'companionapp://announcement/ann-8' });
+			const byDeeplink = await fixture.send(user, {
+				title: 'By deeplink',
+				deeplink: 'companionapp://announcement/ann-7',
+			});
+			await fixture.send(user, {
+				title: 'Other',
+				announcement_id: 'ann-8',
+				deeplink: 'companionapp://announcement/ann-8',
+			});
 			await fixture.send(user, { title: 'None' });
 			const found = (await fixture.pollEvery(MINUTE, 3)).map((item) => item.notificationId);
 			// Without announcement_id in the API's records, only the deeplink can tell.
-			expect(found.sort()).toEqual((recordIncludesAnnouncementId ? [byId, byDeeplink] : [byDeeplink]).sort());
+			expect(found.sort()).toEqual(
+				(recordIncludesAnnouncementId ? [byId, byDeeplink] : [byDeeplink]).sort(),
+			);
 		}
 	});
 });

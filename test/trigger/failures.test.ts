@@ -15,13 +15,17 @@ describe('Companion Push Trigger: a failing poll', () => {
 	const cases: Array<{ name: string; faults: FaultSpec[]; httpCode?: string; message: RegExp }> = [
 		{
 			name: '5xx on the detail read, after the transport retries',
-			faults: [{ endpoint: 'GET /push-notification/:id', kind: 'status5xx', status: 503, times: 8 }],
+			faults: [
+				{ endpoint: 'GET /push-notification/:id', kind: 'status5xx', status: 503, times: 8 },
+			],
 			httpCode: '503',
 			message: /HTTP 503/,
 		},
 		{
 			name: '5xx on the list read, after the transport retries',
-			faults: [{ endpoint: 'GET /push-notification/list', kind: 'status5xx', status: 502, times: 4 }],
+			faults: [
+				{ endpoint: 'GET /push-notification/list', kind: 'status5xx', status: 502, times: 4 },
+			],
 			httpCode: '502',
 			message: /HTTP 502/,
 		},
@@ -39,39 +43,44 @@ describe('Companion Push Trigger: a failing poll', () => {
 		},
 	];
 
-	test.each(cases)('$name: nothing emitted, state untouched, the next poll catches up', async ({ faults, httpCode, message }) => {
-		const fixture = await triggers.start({ events: ['notificationSettled', 'deliveryFailed'] });
-		await fixture.poll();
-		// One send already watched and settled (its events emitted), one new: the failing poll
-		// must neither lose the new one nor repeat the old one.
-		const old = await fixture.send([fixture.user('onePhone')], { title: 'Old' });
-		await fixture.sandbox.clock.advance(5_000);
-		expect((await fixture.poll()).items.map((item) => item.notificationId)).toEqual([old]);
+	test.each(cases)(
+		'$name: nothing emitted, state untouched, the next poll catches up',
+		async ({ faults, httpCode, message }) => {
+			const fixture = await triggers.start({ events: ['notificationSettled', 'deliveryFailed'] });
+			await fixture.poll();
+			// One send already watched and settled (its events emitted), one new: the failing poll
+			// must neither lose the new one nor repeat the old one.
+			const old = await fixture.send([fixture.user('onePhone')], { title: 'Old' });
+			await fixture.sandbox.clock.advance(5_000);
+			expect((await fixture.poll()).items.map((item) => item.notificationId)).toEqual([old]);
 
-		const fresh = await fixture.send([fixture.user('onePhone'), fixture.user('uninstalled')], { title: 'Fresh' });
-		await fixture.sandbox.clock.advance(5 * MINUTE);
-		const before = fixture.staticData();
-		for (const fault of faults) fixture.sandbox.addFault(fault);
+			const fresh = await fixture.send([fixture.user('onePhone'), fixture.user('uninstalled')], {
+				title: 'Fresh',
+			});
+			await fixture.sandbox.clock.advance(5 * MINUTE);
+			const before = fixture.staticData();
+			for (const fault of faults) fixture.sandbox.addFault(fault);
 
-		const failed = await fixture.poll();
-		expect(failed.emitted).toBe(false);
-		expect(failed.items).toEqual([]);
-		expect(failed.error).toBeInstanceOf(NodeApiError);
-		expect(failed.error!.message).toMatch(message);
-		if (httpCode) expect(failed.error!.httpCode).toBe(httpCode);
-		expect(fixture.staticData()).toEqual(before);
+			const failed = await fixture.poll();
+			expect(failed.emitted).toBe(false);
+			expect(failed.items).toEqual([]);
+			expect(failed.error).toBeInstanceOf(NodeApiError);
+			expect(failed.error!.message).toMatch(message);
+			if (httpCode) expect(failed.error!.httpCode).toBe(httpCode);
+			expect(fixture.staticData()).toEqual(before);
 
-		// The outage ends.
-		fixture.sandbox.clearFaults();
-		await fixture.sandbox.clock.advance(MINUTE);
-		const next = await fixture.poll();
-		expect(next.error).toBeUndefined();
-		expect(next.items.map((item) => [item.event, item.notificationId])).toEqual([
-			['notificationSettled', fresh],
-			['deliveryFailed', fresh],
-		]);
-		expect(await fixture.pollEvery(MINUTE, 5)).toEqual([]);
-	});
+			// The outage ends.
+			fixture.sandbox.clearFaults();
+			await fixture.sandbox.clock.advance(MINUTE);
+			const next = await fixture.poll();
+			expect(next.error).toBeUndefined();
+			expect(next.items.map((item) => [item.event, item.notificationId])).toEqual([
+				['notificationSettled', fresh],
+				['deliveryFailed', fresh],
+			]);
+			expect(await fixture.pollEvery(MINUTE, 5)).toEqual([]);
+		},
+	);
 
 	test('a failure partway through the reads leaves the earlier reads unremembered too', async () => {
 		const fixture = await triggers.start({ events: ['notificationSettled'] });
@@ -82,8 +91,18 @@ describe('Companion Push Trigger: a failing poll', () => {
 		const before = fixture.staticData();
 		// Faults apply oldest first: a zero delay lets the first detail read through unharmed, then
 		// every try of the second read fails.
-		fixture.sandbox.addFault({ endpoint: 'GET /push-notification/:id', kind: 'delay', delayMs: 0, times: 1 });
-		fixture.sandbox.addFault({ endpoint: 'GET /push-notification/:id', kind: 'status5xx', status: 500, times: 4 });
+		fixture.sandbox.addFault({
+			endpoint: 'GET /push-notification/:id',
+			kind: 'delay',
+			delayMs: 0,
+			times: 1,
+		});
+		fixture.sandbox.addFault({
+			endpoint: 'GET /push-notification/:id',
+			kind: 'status5xx',
+			status: 500,
+			times: 4,
+		});
 		const logStart = fixture.sandbox.requestLog().length;
 
 		const failed = await fixture.poll();
@@ -108,8 +127,16 @@ describe('Companion Push Trigger: a failing poll', () => {
 		await fixture.sandbox.clock.advance(5_000);
 		// n8n restarts: a new activation (a new poll context) over the same static data.
 		const stored = fixture.staticData();
-		fixture.activate({ events: ['notificationSettled'] }, { [`node:${fixture.target.node.name}`]: stored });
-		fixture.sandbox.addFault({ endpoint: 'GET /push-notification/list', kind: 'status5xx', status: 503, times: 4 });
+		fixture.activate(
+			{ events: ['notificationSettled'] },
+			{ [`node:${fixture.target.node.name}`]: stored },
+		);
+		fixture.sandbox.addFault({
+			endpoint: 'GET /push-notification/list',
+			kind: 'status5xx',
+			status: 503,
+			times: 4,
+		});
 
 		const activation = await fixture.poll();
 		expect(activation.error).toBeUndefined();
@@ -119,7 +146,12 @@ describe('Companion Push Trigger: a failing poll', () => {
 		const next = await fixture.poll();
 		expect(next.items.map((item) => item.notificationId)).toEqual([sent]);
 		// Later polls report their errors to n8n as usual.
-		fixture.sandbox.addFault({ endpoint: 'GET /push-notification/list', kind: 'status5xx', status: 503, times: 4 });
+		fixture.sandbox.addFault({
+			endpoint: 'GET /push-notification/list',
+			kind: 'status5xx',
+			status: 503,
+			times: 4,
+		});
 		expect((await fixture.poll()).error).toBeInstanceOf(NodeApiError);
 	});
 
@@ -135,8 +167,12 @@ describe('Companion Push Trigger: a failing poll', () => {
 
 		const outcome = await fixture.poll();
 		expect(outcome.error).toBeUndefined();
-		expect(Object.keys((fixture.staticData().watch as { sends: object }).sends)).not.toContain(gone);
-		const detailReads = fixture.sandbox.requestLog().filter((entry) => entry.endpoint === 'GET /push-notification/:id');
+		expect(Object.keys((fixture.staticData().watch as { sends: object }).sends)).not.toContain(
+			gone,
+		);
+		const detailReads = fixture.sandbox
+			.requestLog()
+			.filter((entry) => entry.endpoint === 'GET /push-notification/:id');
 		expect(detailReads.map((entry) => entry.status)).toEqual([404]);
 	});
 });

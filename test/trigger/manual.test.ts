@@ -9,7 +9,11 @@ import { MINUTE, TRIGGER_TYPE, TriggerFixture, useTriggerFixtures, runWorkflow }
 
 const NODE_NAME = 'Companion Push Trigger';
 
-async function fetchTestEvent(fixture: TriggerFixture, parameters: IDataObject, staticData: IDataObject = {}) {
+async function fetchTestEvent(
+	fixture: TriggerFixture,
+	parameters: IDataObject,
+	staticData: IDataObject = {},
+) {
 	const stored = fixture.credentials.get();
 	const node: INode = {
 		id: 'n-manual',
@@ -17,10 +21,18 @@ async function fetchTestEvent(fixture: TriggerFixture, parameters: IDataObject, 
 		type: TRIGGER_TYPE,
 		typeVersion: 1,
 		position: [0, 0],
-		parameters: { events: ['notificationSettled', 'deliveryFailed', 'deliveryOpened'], ...parameters } as INode['parameters'],
+		parameters: {
+			events: ['notificationSettled', 'deliveryFailed', 'deliveryOpened'],
+			...parameters,
+		} as INode['parameters'],
 		credentials: { companionPushApi: { id: stored.id, name: stored.name } },
 	};
-	const run = await runWorkflow({ nodes: [node], connections: {}, credentials: fixture.credentials, staticData });
+	const run = await runWorkflow({
+		nodes: [node],
+		connections: {},
+		credentials: fixture.credentials,
+		staticData,
+	});
 	const task = run.data.resultData.runData[NODE_NAME]?.[0];
 	return {
 		items: (task?.data?.main?.[0] ?? []).map((item) => item.json),
@@ -47,14 +59,22 @@ describe('Companion Push Trigger: Fetch Test Event (manual mode)', () => {
 		const result = await fetchTestEvent(fixture, { events: ['deliveryOpened'] }, staticData);
 		expect(result.error).toBeUndefined();
 		expect(result.items).toEqual([
-			expect.objectContaining({ event: 'deliveryOpened', notificationId: id, userId: onePhone, deliveryIndex: 0, openedAt: expect.any(String) }),
+			expect.objectContaining({
+				event: 'deliveryOpened',
+				notificationId: id,
+				userId: onePhone,
+				deliveryIndex: 0,
+				openedAt: expect.any(String),
+			}),
 		]);
 		expect(result.items[0].sample).toBeUndefined();
 		expect(JSON.parse(JSON.stringify(staticData))).toEqual(before);
 
 		// The active trigger still emits that open itself, once.
 		const active = await fixture.pollEvery(MINUTE, 5);
-		expect(active.filter((item) => item.event === 'deliveryOpened').map((item) => item.notificationId)).toEqual([id]);
+		expect(
+			active.filter((item) => item.event === 'deliveryOpened').map((item) => item.notificationId),
+		).toEqual([id]);
 	});
 
 	test('with no event yet, a sample built from the latest send (marked sample), in the chosen output shape', async () => {
@@ -65,11 +85,24 @@ describe('Companion Push Trigger: Fetch Test Event (manual mode)', () => {
 
 		const perEvent = await fetchTestEvent(fixture, { events: ['notificationSettled'] }, staticData);
 		expect(perEvent.items).toEqual([
-			expect.objectContaining({ event: 'notificationSettled', sample: true, notificationId: latest, title: 'Still sending', status: 'sending' }),
+			expect.objectContaining({
+				event: 'notificationSettled',
+				sample: true,
+				notificationId: latest,
+				title: 'Still sending',
+				status: 'sending',
+			}),
 		]);
-		const perNotification = await fetchTestEvent(fixture, { events: ['notificationSettled'], output: 'perNotification' }, staticData);
+		const perNotification = await fetchTestEvent(
+			fixture,
+			{ events: ['notificationSettled'], output: 'perNotification' },
+			staticData,
+		);
 		expect(perNotification.items).toEqual([
-			expect.objectContaining({ notificationId: latest, events: [expect.objectContaining({ event: 'notificationSettled', sample: true })] }),
+			expect.objectContaining({
+				notificationId: latest,
+				events: [expect.objectContaining({ event: 'notificationSettled', sample: true })],
+			}),
 		]);
 		expect(staticData).toEqual({});
 	});
@@ -82,19 +115,35 @@ describe('Companion Push Trigger: Fetch Test Event (manual mode)', () => {
 
 		const noDevice = await fetchTestEvent(fixture, { events: ['noDevice'] });
 		expect(noDevice.items).toEqual([
-			{ event: 'noDevice', eventKey: `${id}:${noPhone}:noDevice`, notificationId: id, title: 'Safety alert', body: expect.any(String), userId: noPhone, sentAt: expect.any(String) },
+			{
+				event: 'noDevice',
+				eventKey: `${id}:${noPhone}:noDevice`,
+				notificationId: id,
+				title: 'Safety alert',
+				body: expect.any(String),
+				userId: noPhone,
+				sentAt: expect.any(String),
+			},
 		]);
 
 		// Within the 30 minutes nobody is late yet: a sample, marked so.
-		const notOpened = await fetchTestEvent(fixture, { events: ['notOpenedInTime'], openDeadline: 30 });
+		const notOpened = await fetchTestEvent(fixture, {
+			events: ['notOpenedInTime'],
+			openDeadline: 30,
+		});
 		const sentAt = Date.parse(noDevice.items[0].sentAt as string);
 		expect(notOpened.items).toEqual([
-			expect.objectContaining({ event: 'notOpenedInTime', sample: true, notificationId: id, deadline: new Date(sentAt + 30 * MINUTE).toISOString() }),
+			expect.objectContaining({
+				event: 'notOpenedInTime',
+				sample: true,
+				notificationId: id,
+				deadline: new Date(sentAt + 30 * MINUTE).toISOString(),
+			}),
 		]);
 		await fixture.sandbox.clock.advance(30 * MINUTE);
-		expect((await fetchTestEvent(fixture, { events: ['notOpenedInTime'], openDeadline: 30 })).items).toEqual([
-			expect.not.objectContaining({ sample: true }),
-		]);
+		expect(
+			(await fetchTestEvent(fixture, { events: ['notOpenedInTime'], openDeadline: 30 })).items,
+		).toEqual([expect.not.objectContaining({ sample: true })]);
 	});
 
 	test('with no send at all, a clear error instead of an empty run', async () => {

@@ -3,9 +3,17 @@
  * the bounded state and its aging, event detection and filters.
  */
 import type { NotificationDetail } from '../../nodes/CompanionPush/transport';
-import { detectEvents, matchesFilters, TRIGGER_EVENTS } from '../../nodes/CompanionPush/trigger/events';
+import {
+	detectEvents,
+	matchesFilters,
+	TRIGGER_EVENTS,
+} from '../../nodes/CompanionPush/trigger/events';
 import { MINUTE_MS } from '../../nodes/CompanionPush/helpers/time';
-import { MAX_BACKOFF_MINUTES, planReads, scheduleNextRead } from '../../nodes/CompanionPush/trigger/plan';
+import {
+	MAX_BACKOFF_MINUTES,
+	planReads,
+	scheduleNextRead,
+} from '../../nodes/CompanionPush/trigger/plan';
 import {
 	ageOut,
 	initialState,
@@ -44,22 +52,48 @@ describe('poll plan', () => {
 			send = { ...send, ...next };
 			now = next.dueAt;
 		}
-		expect(intervals).toEqual([1, 2, 4, 8, 16, 32, MAX_BACKOFF_MINUTES, MAX_BACKOFF_MINUTES, MAX_BACKOFF_MINUTES]);
-		expect(scheduleNextRead(send, { status: 'sent', foundSomethingNew: true }, now)).toEqual({ dueAt: now + MINUTE_MS, backoffMinutes: 1 });
+		expect(intervals).toEqual([
+			1,
+			2,
+			4,
+			8,
+			16,
+			32,
+			MAX_BACKOFF_MINUTES,
+			MAX_BACKOFF_MINUTES,
+			MAX_BACKOFF_MINUTES,
+		]);
+		expect(scheduleNextRead(send, { status: 'sent', foundSomethingNew: true }, now)).toEqual({
+			dueAt: now + MINUTE_MS,
+			backoffMinutes: 1,
+		});
 	});
 
 	test('an open deadline makes a settled send due right when it passes, if the back-off would read it later', () => {
 		const backedOff = watched({ backoffMinutes: 16 });
 		const deadline = T0 + 10 * MINUTE_MS;
-		expect(scheduleNextRead(backedOff, { status: 'sent', foundSomethingNew: false }, T0, deadline)).toEqual({ dueAt: deadline, backoffMinutes: 32 });
+		expect(
+			scheduleNextRead(backedOff, { status: 'sent', foundSomethingNew: false }, T0, deadline),
+		).toEqual({ dueAt: deadline, backoffMinutes: 32 });
 		// The back-off comes first: kept; a deadline already passed changes nothing.
-		expect(scheduleNextRead(watched(), { status: 'sent', foundSomethingNew: false }, T0, deadline).dueAt).toBe(T0 + MINUTE_MS);
-		expect(scheduleNextRead(backedOff, { status: 'sent', foundSomethingNew: false }, deadline + 1, deadline).dueAt).toBe(deadline + 1 + 32 * MINUTE_MS);
+		expect(
+			scheduleNextRead(watched(), { status: 'sent', foundSomethingNew: false }, T0, deadline).dueAt,
+		).toBe(T0 + MINUTE_MS);
+		expect(
+			scheduleNextRead(
+				backedOff,
+				{ status: 'sent', foundSomethingNew: false },
+				deadline + 1,
+				deadline,
+			).dueAt,
+		).toBe(deadline + 1 + 32 * MINUTE_MS);
 	});
 
 	test('a send still sending or scheduled is due again at once (read every poll)', () => {
 		for (const status of ['sending', 'scheduled']) {
-			expect(scheduleNextRead(watched({ backoffMinutes: 8 }), { status, foundSomethingNew: false }, T0)).toEqual({ dueAt: T0, backoffMinutes: 0 });
+			expect(
+				scheduleNextRead(watched({ backoffMinutes: 8 }), { status, foundSomethingNew: false }, T0),
+			).toEqual({ dueAt: T0, backoffMinutes: 0 });
 		}
 	});
 
@@ -71,7 +105,12 @@ describe('poll plan', () => {
 			neverRead: watched({ dueAt: T0 }),
 			dueInTwoSeconds: watched({ readAt: T0, dueAt: T0 + 2_000 }),
 		});
-		expect(planReads(state, T0, 10)).toEqual(['neverRead', 'overdueMost', 'overdueLittle', 'dueInTwoSeconds']);
+		expect(planReads(state, T0, 10)).toEqual([
+			'neverRead',
+			'overdueMost',
+			'overdueLittle',
+			'dueInTwoSeconds',
+		]);
 		expect(planReads(state, T0, 2)).toEqual(['neverRead', 'overdueMost']);
 	});
 
@@ -87,7 +126,11 @@ describe('poll plan', () => {
 			for (const id of ids) {
 				expect(seen.has(id)).toBe(false);
 				seen.add(id);
-				Object.assign(state.sends[id], { readAt: now }, scheduleNextRead(state.sends[id], { status: 'sending', foundSomethingNew: false }, now));
+				Object.assign(
+					state.sends[id],
+					{ readAt: now },
+					scheduleNextRead(state.sends[id], { status: 'sending', foundSomethingNew: false }, now),
+				);
 			}
 			now += MINUTE_MS;
 		}
@@ -104,14 +147,20 @@ describe('state', () => {
 		copy.sends.a.keys.push('status:sent');
 		expect((staticData.watch as TriggerState).sends.a.keys).toEqual([]);
 		expect(readState({ watch: { version: 99 } } as never)).toBeUndefined();
-		expect(readState({ watch: { ...stateWith({}), sends: { a: { from: 'x' } } } } as never)).toBeUndefined();
+		expect(
+			readState({ watch: { ...stateWith({}), sends: { a: { from: 'x' } } } } as never),
+		).toBeUndefined();
 	});
 
 	const at = (ms: number) => new Date(ms).toISOString();
 
 	test('the list is read down to a margin below the newest created_at seen; known sends above it are passed over, not stopped at', () => {
 		const state = initialState([{ id: 'n1', created_at: at(T0) }], T0);
-		expect(state.listed).toEqual({ floor: T0, newestCreatedAt: T0, recent: [{ id: 'n1', createdAt: T0 }] });
+		expect(state.listed).toEqual({
+			floor: T0,
+			newestCreatedAt: T0,
+			recent: [{ id: 'n1', createdAt: T0 }],
+		});
 		state.sends.w = watched();
 
 		// Ten minutes later a new send is listed: the floor follows it, LIST_LAG_MARGIN_MS below.
@@ -138,23 +187,38 @@ describe('state', () => {
 
 	test('recent stays bounded: beyond MAX_RECENT_IDS within the margin the floor rises past the oldest; UNTIMED_IDS sends without created_at', () => {
 		const state = initialState([], T0);
-		const many = Array.from({ length: MAX_RECENT_IDS + 50 }, (_, n) => ({ id: `s${n}`, created_at: at(T0 + (MAX_RECENT_IDS + 50 - n) * 100) }));
+		const many = Array.from({ length: MAX_RECENT_IDS + 50 }, (_, n) => ({
+			id: `s${n}`,
+			created_at: at(T0 + (MAX_RECENT_IDS + 50 - n) * 100),
+		}));
 		rememberListed(state, many);
 		expect(state.listed.recent).toHaveLength(MAX_RECENT_IDS - 1);
 		const kept = new Set(state.listed.recent.map((send) => send.id));
 		// The oldest ones are gone and lie below the floor: never listed (nor watched) again.
-		for (const send of many.filter((entry) => !kept.has(entry.id))) expect(listingEndsAt(state, send)).toBe(true);
-		for (const send of many.filter((entry) => kept.has(entry.id))) expect(listingEndsAt(state, send)).toBe(false);
+		for (const send of many.filter((entry) => !kept.has(entry.id)))
+			expect(listingEndsAt(state, send)).toBe(true);
+		for (const send of many.filter((entry) => kept.has(entry.id)))
+			expect(listingEndsAt(state, send)).toBe(false);
 
-		rememberListed(state, Array.from({ length: UNTIMED_IDS + 5 }, (_, n) => ({ id: `u${n}` })));
-		expect(state.listed.recent.filter((send) => send.createdAt === undefined).map((send) => send.id)).toEqual(
-			Array.from({ length: UNTIMED_IDS }, (_, n) => `u${n}`),
+		rememberListed(
+			state,
+			Array.from({ length: UNTIMED_IDS + 5 }, (_, n) => ({ id: `u${n}` })),
 		);
+		expect(
+			state.listed.recent.filter((send) => send.createdAt === undefined).map((send) => send.id),
+		).toEqual(Array.from({ length: UNTIMED_IDS }, (_, n) => `u${n}`));
 	});
 
 	test('a state stored by the first version is taken over: its sends stay watched, the reading starts where it stopped', () => {
 		const newestCreatedAt = T0 + HOUR_MS;
-		const stored = { watch: { version: 1, startedAt: T0, newest: { ids: ['n9', 'n8'], createdAt: newestCreatedAt }, sends: { n8: watched() } } };
+		const stored = {
+			watch: {
+				version: 1,
+				startedAt: T0,
+				newest: { ids: ['n9', 'n8'], createdAt: newestCreatedAt },
+				sends: { n8: watched() },
+			},
+		};
 		const state = readState(stored as never)!;
 		expect(state).toEqual({
 			version: 2,
@@ -188,9 +252,18 @@ describe('state', () => {
 
 		const keysEach = MAX_REMEMBERED_KEYS / 4;
 		const heavy = stateWith({
-			a: watched({ from: T0 + 1, keys: Array.from({ length: keysEach }, (_, n) => `u${n}:0:opened`) }),
-			b: watched({ from: T0 + 2, keys: Array.from({ length: keysEach }, (_, n) => `u${n}:0:opened`) }),
-			c: watched({ from: T0 + 3, keys: Array.from({ length: keysEach * 2 }, (_, n) => `u${n}:0:opened`) }),
+			a: watched({
+				from: T0 + 1,
+				keys: Array.from({ length: keysEach }, (_, n) => `u${n}:0:opened`),
+			}),
+			b: watched({
+				from: T0 + 2,
+				keys: Array.from({ length: keysEach }, (_, n) => `u${n}:0:opened`),
+			}),
+			c: watched({
+				from: T0 + 3,
+				keys: Array.from({ length: keysEach * 2 }, (_, n) => `u${n}:0:opened`),
+			}),
 			d: watched({ from: T0 + 4, keys: ['status:sent'] }),
 		});
 		expect(ageOut(heavy, T0, 24 * HOUR_MS)).toEqual(['a']);
@@ -200,13 +273,16 @@ describe('state', () => {
 
 describe('events', () => {
 	const all = new Set(TRIGGER_EVENTS);
-	const detail = (status: string, deliveries: NotificationDetail['deliveries']): NotificationDetail => ({
+	const detail = (
+		status: string,
+		deliveries: NotificationDetail['deliveries'],
+	): NotificationDetail => ({
 		notification: { id: 'n1', title: 'Hello', status, sent_at: '2026-03-02T09:00:00.000Z' },
 		deliveries,
 	});
 	const at = '2026-03-02T09:00:01.500Z';
 
-	test('deliveries are keyed by user and their order among that user\'s entries', () => {
+	test("deliveries are keyed by user and their order among that user's entries", () => {
 		const events = detectEvents({
 			detail: detail('partially_failed', [
 				{ user_id: 'u1', status: 'opened', sent_at: at, opened_at: '2026-03-02T09:05:00.000Z' },
@@ -219,18 +295,37 @@ describe('events', () => {
 			selected: all,
 			now: T0,
 		});
-		expect(events.map((event) => event.key)).toEqual(['status:partially_failed', 'u1:0:opened', 'u1:1:failed']);
-		expect(events.map((event) => event.json.eventKey)).toEqual(['n1:status:partially_failed', 'n1:u1:0:opened', 'n1:u1:1:failed']);
+		expect(events.map((event) => event.key)).toEqual([
+			'status:partially_failed',
+			'u1:0:opened',
+			'u1:1:failed',
+		]);
+		expect(events.map((event) => event.json.eventKey)).toEqual([
+			'n1:status:partially_failed',
+			'n1:u1:0:opened',
+			'n1:u1:1:failed',
+		]);
 		expect(events[0].json).toMatchObject({ status: 'partially_failed', previousStatus: 'sending' });
 	});
 
 	test('a failure is reported once the send has settled, not while it is still sending', () => {
 		const failed = [{ user_id: 'u1', status: 'failed', sent_at: at, opened_at: null }];
-		expect(detectEvents({ detail: detail('sending', failed), emittedKeys: new Set(), selected: all, now: T0 })).toEqual([]);
-		expect(detectEvents({ detail: detail('failed', failed), emittedKeys: new Set(), selected: all, now: T0 }).map((e) => e.name)).toEqual([
-			'notificationSettled',
-			'deliveryFailed',
-		]);
+		expect(
+			detectEvents({
+				detail: detail('sending', failed),
+				emittedKeys: new Set(),
+				selected: all,
+				now: T0,
+			}),
+		).toEqual([]);
+		expect(
+			detectEvents({
+				detail: detail('failed', failed),
+				emittedKeys: new Set(),
+				selected: all,
+				now: T0,
+			}).map((e) => e.name),
+		).toEqual(['notificationSettled', 'deliveryFailed']);
 	});
 
 	test('only the selected kinds are emitted', () => {
@@ -249,9 +344,18 @@ describe('events', () => {
 		expect(matchesFilters({ title: 'Bye' }, { titleContains: 'hello' })).toBe(false);
 		expect(matchesFilters({ title: 'x' }, { announcementId: 'a1' })).toBeUndefined();
 		expect(matchesFilters({ title: 'x' }, { announcementId: 'a1' }, true)).toBe(false);
-		expect(matchesFilters({ deeplink: 'companionapp://announcement/a1' }, { announcementId: 'a1' })).toBe(true);
-		expect(matchesFilters({ announcement_id: 'a1', deeplink: null }, { announcementId: 'a1' })).toBe(true);
-		expect(matchesFilters({ announcement_id: 'a2', title: 'hello' }, { announcementId: 'a1', titleContains: 'hello' })).toBe(false);
+		expect(
+			matchesFilters({ deeplink: 'companionapp://announcement/a1' }, { announcementId: 'a1' }),
+		).toBe(true);
+		expect(
+			matchesFilters({ announcement_id: 'a1', deeplink: null }, { announcementId: 'a1' }),
+		).toBe(true);
+		expect(
+			matchesFilters(
+				{ announcement_id: 'a2', title: 'hello' },
+				{ announcementId: 'a1', titleContains: 'hello' },
+			),
+		).toBe(false);
 		expect(matchesFilters({}, {})).toBe(true);
 	});
 
@@ -280,12 +384,18 @@ describe('events', () => {
 
 		test('before the deadline: only No Device, once the send has settled', () => {
 			expect(read(deadline - 1, 'sending')).toEqual([]);
-			expect(read(deadline - 1).map((event) => [event.name, event.key])).toEqual([['noDevice', 'noApp:noDevice']]);
+			expect(read(deadline - 1).map((event) => [event.name, event.key])).toEqual([
+				['noDevice', 'noApp:noDevice'],
+			]);
 		});
 
 		test('at the deadline: each person reached who opened on no phone by then, one event each; an open after it does not undo it', () => {
 			const events = read(deadline + 5 * MINUTE_MS);
-			expect(events.map((event) => event.key)).toEqual(['openedLate:notOpened', 'notOpened:notOpened', 'noApp:noDevice']);
+			expect(events.map((event) => event.key)).toEqual([
+				'openedLate:notOpened',
+				'notOpened:notOpened',
+				'noApp:noDevice',
+			]);
 			const late = events[0].json;
 			expect(late).toEqual({
 				event: 'notOpenedInTime',
@@ -299,22 +409,38 @@ describe('events', () => {
 				phonesReached: 1,
 				openedAt: after(16),
 			});
-			expect(events[1].json).toMatchObject({ userId: 'notOpened', phonesReached: 1, openedAt: null });
+			expect(events[1].json).toMatchObject({
+				userId: 'notOpened',
+				phonesReached: 1,
+				openedAt: null,
+			});
 			// Emitted keys are not emitted again.
-			expect(read(deadline + 6 * MINUTE_MS, 'sent', new Set(events.map((event) => event.key)))).toEqual([]);
+			expect(
+				read(deadline + 6 * MINUTE_MS, 'sent', new Set(events.map((event) => event.key))),
+			).toEqual([]);
 		});
 
 		test('the deadline runs from sent_at (a scheduled send: when it went out); none before it went out', () => {
 			const scheduled = (now: number, sent_at: string | null) =>
 				detectEvents({
-					detail: { notification: { id: 'n2', status: 'sent', scheduled_at: '2026-03-02T08:00:00.000Z', sent_at }, deliveries: deliveries.slice(3, 4) },
+					detail: {
+						notification: {
+							id: 'n2',
+							status: 'sent',
+							scheduled_at: '2026-03-02T08:00:00.000Z',
+							sent_at,
+						},
+						deliveries: deliveries.slice(3, 4),
+					},
 					emittedKeys: new Set(),
 					selected: new Set(['notOpenedInTime'] as const),
 					now,
 					openDeadlineMs: 15 * MINUTE_MS,
 				});
 			expect(scheduled(deadline - 1, sentAt)).toEqual([]);
-			expect(scheduled(deadline, sentAt).map((event) => event.key)).toEqual(['notOpened:notOpened']);
+			expect(scheduled(deadline, sentAt).map((event) => event.key)).toEqual([
+				'notOpened:notOpened',
+			]);
 			expect(scheduled(deadline + HOUR_MS, null)).toEqual([]);
 		});
 	});

@@ -40,7 +40,12 @@ export function readLimit(context: IExecuteFunctions, itemIndex: number): number
 	if (readParameter(context, 'returnAll', 'Return All', itemIndex, false) === true) return Infinity;
 	const limit = Number(readParameter(context, 'limit', 'Limit', itemIndex, 50));
 	if (!Number.isInteger(limit) || limit < 1) {
-		throw fieldError(context, 'Limit', `must be a whole number of at least 1 (got ${String(limit)})`, itemIndex);
+		throw fieldError(
+			context,
+			'Limit',
+			`must be a whole number of at least 1 (got ${String(limit)})`,
+			itemIndex,
+		);
 	}
 	return limit;
 }

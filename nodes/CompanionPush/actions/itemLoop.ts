@@ -1,5 +1,10 @@
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
-import type { IDataObject, IExecuteFunctions, IGetNodeParameterOptions, INodeExecutionData } from 'n8n-workflow';
+import type {
+	IDataObject,
+	IExecuteFunctions,
+	IGetNodeParameterOptions,
+	INodeExecutionData,
+} from 'n8n-workflow';
 
 import { runPool } from '../helpers/pool';
 import { asNodeError, errorItem, fieldError } from '../nodeErrors';
@@ -13,7 +18,12 @@ export const DEFAULT_MAX_PARALLEL_REQUESTS = 100;
 export const MAX_PARALLEL_REQUESTS = 100;
 
 /** The option "Max Parallel Requests" of an item's Options. */
-export function readMaxParallelRequests(context: IExecuteFunctions, options: IDataObject, itemIndex: number, nothingSent?: NothingSent): number {
+export function readMaxParallelRequests(
+	context: IExecuteFunctions,
+	options: IDataObject,
+	itemIndex: number,
+	nothingSent?: NothingSent,
+): number {
 	const value = Number(options.maxParallelRequests ?? DEFAULT_MAX_PARALLEL_REQUESTS);
 	if (!Number.isInteger(value) || value < 1 || value > MAX_PARALLEL_REQUESTS) {
 		throw fieldError(
@@ -72,7 +82,14 @@ export function readParameter(
 	try {
 		return context.getNodeParameter(name, itemIndex, fallback, options);
 	} catch (error) {
-		if (error instanceof NodeOperationError || error instanceof NodeApiError) throw asNodeError(context, error, itemIndex);
-		throw fieldError(context, field, `could not be read: ${(error as Error).message}`, itemIndex, nothingSent);
+		if (error instanceof NodeOperationError || error instanceof NodeApiError)
+			throw asNodeError(context, error, itemIndex);
+		throw fieldError(
+			context,
+			field,
+			`could not be read: ${(error as Error).message}`,
+			itemIndex,
+			nothingSent,
+		);
 	}
 }

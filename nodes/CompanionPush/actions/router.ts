@@ -19,7 +19,10 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 	const handler = resources[resource]?.[operation];
 	readCredentialsAnew(this);
 	if (!handler) {
-		throw new NodeOperationError(this.getNode(), `The operation "${operation}" is not known for "${resource}"`);
+		throw new NodeOperationError(
+			this.getNode(),
+			`The operation "${operation}" is not known for "${resource}"`,
+		);
 	}
 	return [await handler.execute.call(this)];
 }

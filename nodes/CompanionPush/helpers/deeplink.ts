@@ -6,7 +6,8 @@ export const KNOWN_DESTINATIONS = ['home', 'chat', 'coach'] as const;
 function firstControlCharacter(text: string): { index: number; code: number } | undefined {
 	for (let index = 0; index < text.length; index++) {
 		const code = text.charCodeAt(index);
-		if (code < 0x20 || (code >= 0x7f && code <= 0x9f) || code === 0x2028 || code === 0x2029) return { index, code };
+		if (code < 0x20 || (code >= 0x7f && code <= 0x9f) || code === 0x2028 || code === 0x2029)
+			return { index, code };
 	}
 	return undefined;
 }
@@ -34,7 +35,9 @@ export function buildDeeplink(
 					problem: 'is needed to open an announcement: fill it in, or pick another Deeplink',
 				};
 			}
-			return { deeplink: `${DEEPLINK_SCHEME}announcement/${encodeURIComponent(announcementId.trim())}` };
+			return {
+				deeplink: `${DEEPLINK_SCHEME}announcement/${encodeURIComponent(announcementId.trim())}`,
+			};
 		case 'custom':
 			return checkCustomDeeplink(customValue, 'Custom Deeplink');
 		default:
@@ -65,8 +68,12 @@ function checkCustomDeeplink(
 		};
 	}
 	const path = deeplink.slice(DEEPLINK_SCHEME.length);
-	const known = (KNOWN_DESTINATIONS as readonly string[]).includes(path) || /^announcement\/[^/]+$/.test(path);
+	const known =
+		(KNOWN_DESTINATIONS as readonly string[]).includes(path) || /^announcement\/[^/]+$/.test(path);
 	return known
 		? { deeplink }
-		: { deeplink, warning: `Deeplink "${deeplink}" is not one of the app's destinations: a tap only opens the app` };
+		: {
+				deeplink,
+				warning: `Deeplink "${deeplink}" is not one of the app's destinations: a tap only opens the app`,
+			};
 }

@@ -51,7 +51,16 @@ export class DeliveryReport {
 		for (const outcome of outcomesByUser(detail.deliveries).values()) {
 			let row = this.rows.get(outcome.userId);
 			if (!row) {
-				row = { userId: outcome.userId, reached: false, opened: false, failed: false, noDevice: false, phones: 0, firstOpenedAt: null, notificationIds: [] };
+				row = {
+					userId: outcome.userId,
+					reached: false,
+					opened: false,
+					failed: false,
+					noDevice: false,
+					phones: 0,
+					firstOpenedAt: null,
+					notificationIds: [],
+				};
 				this.rows.set(outcome.userId, row);
 			}
 			row.reached ||= outcome.phonesReached > 0;
@@ -59,7 +68,10 @@ export class DeliveryReport {
 			row.failed ||= outcome.phonesFailed > 0;
 			row.noDevice ||= outcome.noDevice && outcome.phones === 0;
 			row.phones = Math.max(row.phones, outcome.phones);
-			if (outcome.firstOpenedAt !== undefined && (row.firstOpenedAt === null || outcome.firstOpenedAt < Date.parse(row.firstOpenedAt))) {
+			if (
+				outcome.firstOpenedAt !== undefined &&
+				(row.firstOpenedAt === null || outcome.firstOpenedAt < Date.parse(row.firstOpenedAt))
+			) {
 				row.firstOpenedAt = new Date(outcome.firstOpenedAt).toISOString();
 			}
 			row.notificationIds.push(notification.id);
@@ -73,7 +85,15 @@ export class DeliveryReport {
 
 	/** The sends' counters added up, their states, and the users counted by what happened to them. */
 	totals() {
-		const users = { total: 0, reached: 0, opened: 0, notOpened: 0, notReached: 0, failed: 0, noDevice: 0 };
+		const users = {
+			total: 0,
+			reached: 0,
+			opened: 0,
+			notOpened: 0,
+			notReached: 0,
+			failed: 0,
+			noDevice: 0,
+		};
 		for (const row of this.rows.values()) {
 			users.total++;
 			if (row.reached) users.reached++;

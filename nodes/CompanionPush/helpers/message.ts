@@ -36,7 +36,10 @@ function asText(value: unknown, field: string): string | FieldProblem {
 	if (value === undefined || value === null) return '';
 	if (typeof value === 'string') return value;
 	if (typeof value === 'number' || typeof value === 'boolean') return String(value);
-	return { field, problem: `must be text, but the expression gave ${Array.isArray(value) ? 'a list' : 'an object'}` };
+	return {
+		field,
+		problem: `must be text, but the expression gave ${Array.isArray(value) ? 'a list' : 'an object'}`,
+	};
 }
 
 const isProblem = (value: unknown): value is FieldProblem =>
@@ -58,19 +61,25 @@ function characterCount(text: string): number {
 export function checkMessage(fields: MessageFields): CheckedMessage | FieldProblem {
 	const title = asText(fields.title, 'Title');
 	if (isProblem(title)) return title;
-	if (isBlank(title)) return { field: 'Title', problem: 'is empty: a notification needs a visible title' };
+	if (isBlank(title))
+		return { field: 'Title', problem: 'is empty: a notification needs a visible title' };
 	const body = asText(fields.body, 'Body');
 	if (isProblem(body)) return body;
-	if (isBlank(body)) return { field: 'Body', problem: 'is empty: a notification needs a message text' };
+	if (isBlank(body))
+		return { field: 'Body', problem: 'is empty: a notification needs a message text' };
 
 	const message: CheckedMessage = { title, body, warnings: [] };
 	const titleLength = characterCount(title);
 	const bodyLength = characterCount(body);
 	if (titleLength > RECOMMENDED_TITLE_LENGTH) {
-		message.warnings.push(`Title has ${titleLength} characters; the API recommends at most ${RECOMMENDED_TITLE_LENGTH} (phones may cut it)`);
+		message.warnings.push(
+			`Title has ${titleLength} characters; the API recommends at most ${RECOMMENDED_TITLE_LENGTH} (phones may cut it)`,
+		);
 	}
 	if (bodyLength > RECOMMENDED_BODY_LENGTH) {
-		message.warnings.push(`Body has ${bodyLength} characters; the API recommends at most ${RECOMMENDED_BODY_LENGTH} (phones may cut it)`);
+		message.warnings.push(
+			`Body has ${bodyLength} characters; the API recommends at most ${RECOMMENDED_BODY_LENGTH} (phones may cut it)`,
+		);
 	}
 
 	const imageUrl = asText(fields.imageUrl, 'Image URL');
@@ -88,7 +97,8 @@ export function checkMessage(fields: MessageFields): CheckedMessage | FieldProbl
 	const choice = asText(fields.deeplink, 'Deeplink');
 	const deeplinkAnnouncementId = asText(fields.deeplinkAnnouncementId, 'Deeplink Announcement ID');
 	const customDeeplink = asText(fields.customDeeplink, 'Custom Deeplink');
-	for (const value of [choice, deeplinkAnnouncementId, customDeeplink]) if (isProblem(value)) return value;
+	for (const value of [choice, deeplinkAnnouncementId, customDeeplink])
+		if (isProblem(value)) return value;
 	const deeplink = buildDeeplink(
 		choice as string,
 		(deeplinkAnnouncementId as string) || announcementId,

@@ -58,12 +58,16 @@ export function uniqueUserIds(userIds: Iterable<string>): string[] {
  * users per send for very large audiences; each batch is its own send). */
 export function toBatches<T>(values: T[], batchSize: number): T[][] {
 	const batches: T[][] = [];
-	for (let start = 0; start < values.length; start += batchSize) batches.push(values.slice(start, start + batchSize));
+	for (let start = 0; start < values.length; start += batchSize)
+		batches.push(values.slice(start, start + batchSize));
 	return batches;
 }
 
 /** A batch's identity by its content: the same recipients, in any order, give the same id, so a
  * batch is recognized by whom it reaches, not by its position in the audience. */
 export function batchContentId(userIds: string[]): string {
-	return createHash('sha256').update([...userIds].sort().join('\n')).digest('hex').slice(0, 16);
+	return createHash('sha256')
+		.update([...userIds].sort().join('\n'))
+		.digest('hex')
+		.slice(0, 16);
 }

@@ -35,7 +35,15 @@ export function outcomesByUser(deliveries: readonly DeliveryEntry[]): Map<string
 	for (const delivery of deliveries) {
 		let outcome = outcomes.get(delivery.user_id);
 		if (!outcome) {
-			outcome = { userId: delivery.user_id, phones: 0, phonesReached: 0, phonesOpened: 0, phonesFailed: 0, noDevice: false, openedAtUnknown: false };
+			outcome = {
+				userId: delivery.user_id,
+				phones: 0,
+				phonesReached: 0,
+				phonesOpened: 0,
+				phonesFailed: 0,
+				noDevice: false,
+				openedAtUnknown: false,
+			};
 			outcomes.set(delivery.user_id, outcome);
 		}
 		if (delivery.status === 'no_device') {
@@ -50,7 +58,8 @@ export function outcomesByUser(deliveries: readonly DeliveryEntry[]): Map<string
 		if (!opened) continue;
 		outcome.phonesOpened++;
 		if (openedAt === undefined) outcome.openedAtUnknown = true;
-		else if (outcome.firstOpenedAt === undefined || openedAt < outcome.firstOpenedAt) outcome.firstOpenedAt = openedAt;
+		else if (outcome.firstOpenedAt === undefined || openedAt < outcome.firstOpenedAt)
+			outcome.firstOpenedAt = openedAt;
 	}
 	return outcomes;
 }
@@ -58,5 +67,8 @@ export function outcomesByUser(deliveries: readonly DeliveryEntry[]): Map<string
 /** True when the person opened it on some phone by `deadline` (ms). An open whose time the API did
  * not give counts as in time: a person who opened is never chased as one who did not. */
 export function openedBy(outcome: UserOutcome, deadline: number): boolean {
-	return outcome.openedAtUnknown || (outcome.firstOpenedAt !== undefined && outcome.firstOpenedAt <= deadline);
+	return (
+		outcome.openedAtUnknown ||
+		(outcome.firstOpenedAt !== undefined && outcome.firstOpenedAt <= deadline)
+	);
 }

@@ -21,7 +21,10 @@ export async function searchUsers(
 			const fullName = [user.name, user.lastname].filter(Boolean).join(' ');
 			const text = [fullName, user.username, user.email, user.id].join(' ').toLowerCase();
 			if (wanted === '' || text.includes(wanted)) {
-				results.push({ name: `${fullName || user.username || user.id}${user.email ? ` (${user.email})` : ''}`, value: user.id });
+				results.push({
+					name: `${fullName || user.username || user.id}${user.email ? ` (${user.email})` : ''}`,
+					value: user.id,
+				});
 			}
 		}
 	}

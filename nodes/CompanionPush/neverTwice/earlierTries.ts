@@ -42,7 +42,9 @@ export class EarlierTries {
 		const nodeContext = context.getContext('node');
 		nodeContext[CONTEXT_KEY] ??= {};
 		this.records = nodeContext[CONTEXT_KEY] as Record<string, EarlierSend>;
-		const runIndex = Number((context.getWorkflowDataProxy(0) as { $runIndex?: unknown }).$runIndex ?? 0);
+		const runIndex = Number(
+			(context.getWorkflowDataProxy(0) as { $runIndex?: unknown }).$runIndex ?? 0,
+		);
 		this.prefix = `${Number.isInteger(runIndex) ? runIndex : 0}:`;
 	}
 
@@ -85,6 +87,7 @@ export class EarlierTries {
 
 	/** The run finished: nothing will run it again, so its records would only weigh on the execution data. */
 	forgetRun(): void {
-		for (const key of Object.keys(this.records)) if (key.startsWith(this.prefix)) delete this.records[key];
+		for (const key of Object.keys(this.records))
+			if (key.startsWith(this.prefix)) delete this.records[key];
 	}
 }

@@ -72,7 +72,10 @@ export function entriesOf(key: string, layout: string[]) {
 }
 
 /** The entries of a claim's time, from the minute it was made in. */
-function claimTimeEntries(entries: ReturnType<typeof entriesOf>, claimedAt: number | undefined): string[] {
+function claimTimeEntries(
+	entries: ReturnType<typeof entriesOf>,
+	claimedAt: number | undefined,
+): string[] {
 	if (claimedAt === undefined) return [];
 	const minute = Math.floor(claimedAt / MINUTE_MS);
 	return [entries.claimedAt(minute), entries.claimedIn(Math.floor(minute / MINUTES_PER_PERIOD))];
@@ -88,10 +91,17 @@ export class IdempotencyKeys {
 
 	/** Records values; the row keeps its newest entries, at least `keysToKeep` used events among them
 	 * (this call's own values, and the `alreadyAdded` of the same probe, never push any out). */
-	private async record(idempotency: IdempotencyKey, values: string[], alreadyAdded = 0): Promise<Set<string>> {
+	private async record(
+		idempotency: IdempotencyKey,
+		values: string[],
+		alreadyAdded = 0,
+	): Promise<Set<string>> {
 		const room = Math.max(Math.min(ROW_SLACK, idempotency.keysToKeep), PROBE_ROOM);
 		const maxEntries = idempotency.keysToKeep + room + alreadyAdded + values.length;
-		const result = await this.context.helpers.checkProcessedAndRecord(values, idempotency.scope, { mode: 'entries', maxEntries });
+		const result = await this.context.helpers.checkProcessedAndRecord(values, idempotency.scope, {
+			mode: 'entries',
+			maxEntries,
+		});
 		return new Set(result.new.map(String));
 	}
 
@@ -111,8 +121,17 @@ export class IdempotencyKeys {
 			if (fresh.has(entries.claimed)) {
 				// Free: ours. Its batches and time go in only now (a test of another run's claim must not
 				// write them: they would pass for that claim's).
-				await this.record(idempotency, [entries.layout, entries.claimedAt(nowMinute), entries.claimedIn(Math.floor(nowMinute / MINUTES_PER_PERIOD))]);
-				return { state: 'claimed', claimedAt: nowMinute * MINUTE_MS, acceptedBatches: new Set(), sameLayout: true };
+				await this.record(idempotency, [
+					entries.layout,
+					entries.claimedAt(nowMinute),
+					entries.claimedIn(Math.floor(nowMinute / MINUTES_PER_PERIOD)),
+				]);
+				return {
+					state: 'claimed',
+					claimedAt: nowMinute * MINUTE_MS,
+					acceptedBatches: new Set(),
+					sameLayout: true,
+				};
 			}
 			if (fresh.has(entries.pending)) {
 				// Claimed and confirmed: used. What this test added goes again.
@@ -138,7 +157,12 @@ export class IdempotencyKeys {
 		const nowPeriod = Math.floor(Date.now() / MINUTE_MS / MINUTES_PER_PERIOD);
 		const periods = Array.from({ length: PERIODS_LOOKED_AT }, (_, back) => nowPeriod - back);
 		// The mark last: when the row is full, the oldest entries go first, and the mark must outlive the probes.
-		const probes = [...periods.map(entries.claimedIn), ...layout.map(entries.batchAccepted), entries.layout, entries.probing];
+		const probes = [
+			...periods.map(entries.claimedIn),
+			...layout.map(entries.batchAccepted),
+			entries.layout,
+			entries.probing,
+		];
 		const absent = await this.record(idempotency, probes);
 		const added = probes.filter((value) => absent.has(value));
 		const cutShort = !absent.has(entries.probing);
@@ -146,21 +170,33 @@ export class IdempotencyKeys {
 		const claimedPeriods = periods.filter((period) => !absent.has(entries.claimedIn(period)));
 		if (!cutShort && claimedPeriods.length > 0) {
 			const period = Math.min(...claimedPeriods);
-			const minuteProbes = Array.from({ length: MINUTES_PER_PERIOD }, (_, index) => entries.claimedAt(period * MINUTES_PER_PERIOD + index));
+			const minuteProbes = Array.from({ length: MINUTES_PER_PERIOD }, (_, index) =>
+				entries.claimedAt(period * MINUTES_PER_PERIOD + index),
+			);
 			const absentMinutes = await this.record(idempotency, minuteProbes, added.length);
 			added.push(...minuteProbes.filter((value) => absentMinutes.has(value)));
-			const claimedMinutes = minuteProbes.flatMap((value, index) => (absentMinutes.has(value) ? [] : [period * MINUTES_PER_PERIOD + index]));
+			const claimedMinutes = minuteProbes.flatMap((value, index) =>
+				absentMinutes.has(value) ? [] : [period * MINUTES_PER_PERIOD + index],
+			);
 			// A period whose minute entry was pushed out of the row (Keys to Keep): the period's start.
-			claimedAt = (claimedMinutes.length > 0 ? Math.min(...claimedMinutes) : period * MINUTES_PER_PERIOD) * MINUTE_MS;
+			claimedAt =
+				(claimedMinutes.length > 0 ? Math.min(...claimedMinutes) : period * MINUTES_PER_PERIOD) *
+				MINUTE_MS;
 		}
 		// `probing K` goes last, with everything else this probe added, in one write.
 		await this.remove(idempotency, added);
-		const acceptedBatches = cutShort ? new Set<string>() : new Set(layout.filter((batch) => !absent.has(entries.batchAccepted(batch))));
+		const acceptedBatches = cutShort
+			? new Set<string>()
+			: new Set(layout.filter((batch) => !absent.has(entries.batchAccepted(batch))));
 		return { claimedAt, acceptedBatches, sameLayout: !cutShort && !absent.has(entries.layout) };
 	}
 
 	/** One batch of a multi-batch event was accepted: a later run does not send it again. */
-	async batchAccepted(idempotency: IdempotencyKey, layout: string[], batch: string): Promise<LockOutcome<void>> {
+	async batchAccepted(
+		idempotency: IdempotencyKey,
+		layout: string[],
+		batch: string,
+	): Promise<LockOutcome<void>> {
 		const entries = entriesOf(idempotency.key, layout);
 		return await this.locked(async () => {
 			await this.record(idempotency, [entries.batchAccepted(batch)]);
@@ -169,20 +205,38 @@ export class IdempotencyKeys {
 
 	/** Every batch of the event was accepted: the key is used. One write takes out its working
 	 * entries (n8n dying before it leaves the event unconfirmed, looked up by the next run). */
-	async confirm(idempotency: IdempotencyKey, layout: string[], claim: StoreClaim): Promise<LockOutcome<void>> {
+	async confirm(
+		idempotency: IdempotencyKey,
+		layout: string[],
+		claim: StoreClaim,
+	): Promise<LockOutcome<void>> {
 		const entries = entriesOf(idempotency.key, layout);
 		return await this.locked(async () => {
 			const batches = layout.length > 1 ? layout.map(entries.batchAccepted) : [];
-			await this.remove(idempotency, [entries.pending, ...claimTimeEntries(entries, claim.claimedAt), entries.layout, ...batches]);
+			await this.remove(idempotency, [
+				entries.pending,
+				...claimTimeEntries(entries, claim.claimedAt),
+				entries.layout,
+				...batches,
+			]);
 		});
 	}
 
 	/** Nothing of the event was sent (the API refused it): the key is free for the next run. */
-	async release(idempotency: IdempotencyKey, layout: string[], claim: StoreClaim): Promise<LockOutcome<void>> {
+	async release(
+		idempotency: IdempotencyKey,
+		layout: string[],
+		claim: StoreClaim,
+	): Promise<LockOutcome<void>> {
 		const entries = entriesOf(idempotency.key, layout);
 		return await this.locked(async () => {
 			// `claimed` in the same write as the rest: nothing is left that looks used.
-			await this.remove(idempotency, [entries.claimed, entries.pending, ...claimTimeEntries(entries, claim.claimedAt), entries.layout]);
+			await this.remove(idempotency, [
+				entries.claimed,
+				entries.pending,
+				...claimTimeEntries(entries, claim.claimedAt),
+				entries.layout,
+			]);
 		});
 	}
 }

@@ -57,7 +57,10 @@ export class NeverTwice {
 			const { idempotency, itemIndex } = group.lead;
 			if (!idempotency || group.layout.length === 0) continue;
 			const ownEarlierTry = this.earlierTries.batchesOf(itemIndex).length > 0;
-			this.events.set(group, new KeyedEvent(context, keys, idempotency, group.layout, ownEarlierTry));
+			this.events.set(
+				group,
+				new KeyedEvent(context, keys, idempotency, group.layout, ownEarlierTry),
+			);
 		}
 	}
 
@@ -68,7 +71,10 @@ export class NeverTwice {
 	 * execution's records learn the outcome. A failure comes out as a node error saying what a later
 	 * run will do about it.
 	 */
-	async send(batch: Batch, sendWith: (options: SendOptions) => Promise<SendOutcome>): Promise<Guarded> {
+	async send(
+		batch: Batch,
+		sendWith: (options: SendOptions) => Promise<SendOutcome>,
+	): Promise<Guarded> {
 		const event = this.events.get(batch.group);
 		try {
 			const guarded = await this.sendOnce(batch, event, sendWith);
@@ -80,13 +86,20 @@ export class NeverTwice {
 		}
 	}
 
-	private async sendOnce(batch: Batch, event: KeyedEvent | undefined, sendWith: (options: SendOptions) => Promise<SendOutcome>): Promise<Guarded> {
+	private async sendOnce(
+		batch: Batch,
+		event: KeyedEvent | undefined,
+		sendWith: (options: SendOptions) => Promise<SendOutcome>,
+	): Promise<Guarded> {
 		const { group, batchId } = batch;
 		const { itemIndex } = group.lead;
 		const earlier = this.earlierTries.get(itemIndex, batchId);
 		if (earlier?.id) return { kind: 'sentByEarlierTry', id: earlier.id, status: earlier.status };
-		if (earlier?.acceptedSince !== undefined) return await this.idOfAccepted(batch, event, earlier.owner, earlier.acceptedSince, sendWith);
-		const changed = this.earlierTries.batchesOf(itemIndex).filter((earlierBatch) => !group.layout.includes(earlierBatch));
+		if (earlier?.acceptedSince !== undefined)
+			return await this.idOfAccepted(batch, event, earlier.owner, earlier.acceptedSince, sendWith);
+		const changed = this.earlierTries
+			.batchesOf(itemIndex)
+			.filter((earlierBatch) => !group.layout.includes(earlierBatch));
 		if (changed.length > 0) {
 			throw this.cannotTell(
 				batch,
@@ -102,7 +115,11 @@ export class NeverTwice {
 		}
 		if (earlier?.unknownSince !== undefined) {
 			// This execution's earlier try lost its answer: the lookup starts at whichever attempt came first.
-			earlierAttempt = earliest(earlierAttempt, { since: earlier.unknownSince, cause: 'an earlier try whose answer was lost', sinceIsAttempt: true });
+			earlierAttempt = earliest(earlierAttempt, {
+				since: earlier.unknownSince,
+				cause: 'an earlier try whose answer was lost',
+				sinceIsAttempt: true,
+			});
 		}
 		const owner = event ? event.ownerOf(batchId) : this.earlierTries.ownerOf(itemIndex, batchId);
 		const startedAt = Date.now();
@@ -145,7 +162,15 @@ export class NeverTwice {
 		sendWith: (options: SendOptions) => Promise<SendOutcome>,
 	): Promise<Guarded> {
 		const { itemIndex } = batch.group.lead;
-		const outcome = await sendWith({ owner, earlierAttempt: { since, cause: 'an earlier try of this node', sinceIsAttempt: true, accepted: true } });
+		const outcome = await sendWith({
+			owner,
+			earlierAttempt: {
+				since,
+				cause: 'an earlier try of this node',
+				sinceIsAttempt: true,
+				accepted: true,
+			},
+		});
 		this.earlierTries.sent(itemIndex, batch.batchId, owner, outcome.id, outcome.status);
 		await event?.accepted(batch.batchId, outcome.id);
 		return { kind: 'sentByEarlierTry', id: outcome.id, status: outcome.status };
@@ -153,13 +178,22 @@ export class NeverTwice {
 
 	/** What the claim of a batch's Idempotency Key says: skip it, or send it (after a lookup, when
 	 * another run may have made it). Throws when nothing can tell. */
-	private async underKey(batch: Batch, event: KeyedEvent): Promise<Guarded | { earlierAttempt?: EarlierAttempt }> {
+	private async underKey(
+		batch: Batch,
+		event: KeyedEvent,
+	): Promise<Guarded | { earlierAttempt?: EarlierAttempt }> {
 		const { batchId } = batch;
 		const key = event.idempotency.key;
 		const claim = await event.claim();
 		if (claim.state === 'used') {
-			const earlierSendId = 'earlierSendIds' in claim ? claim.earlierSendIds.get(batchId) : undefined;
-			return { kind: 'keyUsed', skipReason: 'Idempotency Key already used: not sent again', idempotencyKey: key, ...(earlierSendId ? { earlierSendId } : {}) };
+			const earlierSendId =
+				'earlierSendIds' in claim ? claim.earlierSendIds.get(batchId) : undefined;
+			return {
+				kind: 'keyUsed',
+				skipReason: 'Idempotency Key already used: not sent again',
+				idempotencyKey: key,
+				...(earlierSendId ? { earlierSendId } : {}),
+			};
 		}
 		if (claim.state === 'storeFailed') {
 			// The store cannot say whether this event was sent, nor when: a key may be kept for any time.
@@ -170,11 +204,19 @@ export class NeverTwice {
 		if (claim.state === 'claimed') return {};
 		// Claimed by another run that never confirmed it (it died, or its outcome stayed unknown).
 		if (claim.acceptedBatches.has(batchId)) {
-			return { kind: 'keyUsed', skipReason: 'Idempotency Key already used: this batch was sent by an earlier run', idempotencyKey: key };
+			return {
+				kind: 'keyUsed',
+				skipReason: 'Idempotency Key already used: this batch was sent by an earlier run',
+				idempotencyKey: key,
+			};
 		}
 		const check = `Check the list of sends (Notification > Get Many) for sends titled "${batch.group.lead.message.title.slice(0, 80)}" to learn who was notified.`;
 		if (!claim.sameLayout) {
-			throw this.cannotTell(batch, `an earlier run claimed the Idempotency Key "${key}" for other recipients, and may have sent to some of these`, check);
+			throw this.cannotTell(
+				batch,
+				`an earlier run claimed the Idempotency Key "${key}" for other recipients, and may have sent to some of these`,
+				check,
+			);
 		}
 		if (claim.claimedAt === undefined) {
 			throw this.cannotTell(
@@ -183,15 +225,25 @@ export class NeverTwice {
 				check,
 			);
 		}
-		return { earlierAttempt: { since: claim.claimedAt, cause: 'an earlier run that claimed its Idempotency Key', sinceIsAttempt: true } };
+		return {
+			earlierAttempt: {
+				since: claim.claimedAt,
+				cause: 'an earlier run that claimed its Idempotency Key',
+				sinceIsAttempt: true,
+			},
+		};
 	}
 
 	/** A send that must not be made because what came before it cannot be told: the outcome is unknown. */
 	private cannotTell(batch: Batch, reason: string, check: string): NodeOperationError {
-		const error = new NodeOperationError(this.context.getNode(), `Sending the notification: the outcome is unknown (${reason}), so it was not sent`, {
-			itemIndex: batch.group.lead.itemIndex,
-			description: `${check} If they did not get it, send it again without the earlier run's records (a new execution, or a new Idempotency Key).`,
-		});
+		const error = new NodeOperationError(
+			this.context.getNode(),
+			`Sending the notification: the outcome is unknown (${reason}), so it was not sent`,
+			{
+				itemIndex: batch.group.lead.itemIndex,
+				description: `${check} If they did not get it, send it again without the earlier run's records (a new execution, or a new Idempotency Key).`,
+			},
+		);
 		error.context.sendOutcome = 'unknown';
 		return error;
 	}
@@ -217,6 +269,9 @@ export class NeverTwice {
 function earliest(first: EarlierAttempt | undefined, second: EarlierAttempt): EarlierAttempt {
 	if (!first) return second;
 	// Undefined (the whole list) is the earliest.
-	const [from, other] = first.since === undefined || (second.since !== undefined && first.since <= second.since) ? [first, second] : [second, first];
+	const [from, other] =
+		first.since === undefined || (second.since !== undefined && first.since <= second.since)
+			? [first, second]
+			: [second, first];
 	return { ...from, sinceIsAttempt: from.sinceIsAttempt && other.sinceIsAttempt };
 }

@@ -51,7 +51,11 @@ export class KeyedEvent {
 		private readonly ownEarlierTry: boolean,
 	) {
 		// The keys live in the node's own row (the only scope there is).
-		this.inProcessKey = JSON.stringify([context.getWorkflow().id ?? '', `n:${context.getNode().id}`, idempotency.key]);
+		this.inProcessKey = JSON.stringify([
+			context.getWorkflow().id ?? '',
+			`n:${context.getNode().id}`,
+			idempotency.key,
+		]);
 	}
 
 	/** The owner of one batch's send, its identity for lookups: every copy of the event shares it. */
@@ -67,13 +71,21 @@ export class KeyedEvent {
 	private async claimOnce(): Promise<EventClaim> {
 		// A copy of this event in this process, under way or done: its outcome decides, or, when it sent
 		// nothing for sure, the store does. (Waiting for one copy may reveal another that started meanwhile.)
-		for (let other = processState.keysInFlight.get(this.inProcessKey), seen = new Set<unknown>(); other && !seen.has(other); other = processState.keysInFlight.get(this.inProcessKey)) {
+		for (
+			let other = processState.keysInFlight.get(this.inProcessKey), seen = new Set<unknown>();
+			other && !seen.has(other);
+			other = processState.keysInFlight.get(this.inProcessKey)
+		) {
 			seen.add(other);
 			const outcome = await other;
-			if (outcome.accepted) return { state: 'used', earlierSendIds: new Map(Object.entries(outcome.ids)) };
+			if (outcome.accepted)
+				return { state: 'used', earlierSendIds: new Map(Object.entries(outcome.ids)) };
 		}
 		processState.keysInFlight.delete(this.inProcessKey);
-		processState.keysInFlight.set(this.inProcessKey, new Promise((resolve) => (this.announce = resolve)));
+		processState.keysInFlight.set(
+			this.inProcessKey,
+			new Promise((resolve) => (this.announce = resolve)),
+		);
 		let claim = await this.keys.claim(this.idempotency, this.layout);
 		if (claim.state === 'unconfirmed' && !this.ownEarlierTry) {
 			const giveUpAt = Date.now() + timings().unconfirmedClaimSettleMs;
@@ -84,7 +96,9 @@ export class KeyedEvent {
 		}
 		if (claim.state === 'storeFailed') {
 			// Never silently: the item says why the key could not decide.
-			this.storeNotes.push(`The Idempotency Key "${this.idempotency.key}" could not be checked in n8n's store (${claim.reason}): the list of sends decided instead.`);
+			this.storeNotes.push(
+				`The Idempotency Key "${this.idempotency.key}" could not be checked in n8n's store (${claim.reason}): the list of sends decided instead.`,
+			);
 		}
 		return claim;
 	}
@@ -94,7 +108,11 @@ export class KeyedEvent {
 	async accepted(batchId: string, sendId?: string): Promise<void> {
 		// Without an id (an accepted answer whose body could not be read) copies get none to name.
 		if (sendId !== undefined) this.sendIds.set(batchId, sendId);
-		if (this.layout.length > 1) this.noteStoreOutcome(await this.keys.batchAccepted(this.idempotency, this.layout, batchId), 'marked as used');
+		if (this.layout.length > 1)
+			this.noteStoreOutcome(
+				await this.keys.batchAccepted(this.idempotency, this.layout, batchId),
+				'marked as used',
+			);
 	}
 
 	/** A batch is done. The last one finishes the event. */
@@ -118,14 +136,24 @@ export class KeyedEvent {
 		const claim = this.claiming ? await this.claiming : undefined;
 		if (claim && (claim.state === 'claimed' || claim.state === 'unconfirmed')) {
 			if (allAccepted) {
-				this.noteStoreOutcome(await this.withTries(() => this.keys.confirm(this.idempotency, this.layout, claim)), 'marked as used');
+				this.noteStoreOutcome(
+					await this.withTries(() => this.keys.confirm(this.idempotency, this.layout, claim)),
+					'marked as used',
+				);
 			} else if (noneSent && claim.state === 'claimed') {
-				this.noteStoreOutcome(await this.withTries(() => this.keys.release(this.idempotency, this.layout, claim)), 'freed');
+				this.noteStoreOutcome(
+					await this.withTries(() => this.keys.release(this.idempotency, this.layout, claim)),
+					'freed',
+				);
 			}
 		}
 		// Copies in this process learn the outcome (the store says the same, when it could be written);
 		// the outcome stays for later copies (with the send ids), the oldest forgotten first.
-		this.announce?.({ accepted: allAccepted, notSent: noneSent, ids: Object.fromEntries(this.sendIds) });
+		this.announce?.({
+			accepted: allAccepted,
+			notSent: noneSent,
+			ids: Object.fromEntries(this.sendIds),
+		});
 		const kept = processState.keysInFlight;
 		if (kept.size > KEY_OUTCOMES_KEPT) kept.delete(kept.keys().next().value!);
 	}
@@ -145,6 +173,8 @@ export class KeyedEvent {
 			meant === 'marked as used'
 				? 'the send was made; a later copy of this event is looked up in the list of sends before anything is sent.'
 				: 'nothing was sent; a later copy of this event looks the send up in the list of sends first.';
-		this.storeNotes.push(`The Idempotency Key "${this.idempotency.key}" could not be ${meant} in n8n's store (${outcome.reason}): ${consequence}`);
+		this.storeNotes.push(
+			`The Idempotency Key "${this.idempotency.key}" could not be ${meant} in n8n's store (${outcome.reason}): ${consequence}`,
+		);
 	}
 }

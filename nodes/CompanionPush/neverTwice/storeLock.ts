@@ -36,14 +36,19 @@ const TURNS = 3;
 
 export type LockOutcome<T> = { ok: true; value: T } | { ok: false; reason: string };
 
-const storeFailure = (error: unknown) => `n8n's processed-data store failed: ${(error as Error).message}`;
+const storeFailure = (error: unknown) =>
+	`n8n's processed-data store failed: ${(error as Error).message}`;
 
 const CONFLICT =
 	"the workflow's row of n8n's processed data, which the Idempotency Keys' lock uses, holds other data (a Remove Duplicates node of this workflow with Scope \"Workflow\"?); " +
 	'it was left as it is. Give that node the Scope "Node"';
 
 function isCreationRace(error: unknown): boolean {
-	const { message, code, driverError } = (error ?? {}) as { message?: unknown; code?: unknown; driverError?: { code?: unknown } };
+	const { message, code, driverError } = (error ?? {}) as {
+		message?: unknown;
+		code?: unknown;
+		driverError?: { code?: unknown };
+	};
 	const codes = [code, driverError?.code].map(String);
 	return (
 		codes.includes('23505') ||
@@ -53,14 +58,17 @@ function isCreationRace(error: unknown): boolean {
 }
 
 /** n8n's answer when the row was saved in another mode: not the lock's row. */
-const isOtherMode = (error: unknown) => /incompatible setting/i.test(String((error as Error | undefined)?.message));
+const isOtherMode = (error: unknown) =>
+	/incompatible setting/i.test(String((error as Error | undefined)?.message));
 
 /** Why the lock cannot be had: the store failed, or the row is not the lock's. */
 interface Stopped {
 	stopped: string;
 }
 
-const stopFor = (error: unknown): Stopped => ({ stopped: isOtherMode(error) ? CONFLICT : storeFailure(error) });
+const stopFor = (error: unknown): Stopped => ({
+	stopped: isOtherMode(error) ? CONFLICT : storeFailure(error),
+});
 
 /** The lock's row of one workflow, through the node's store helpers. */
 class LockRow {
@@ -94,7 +102,10 @@ class LockRow {
 }
 
 /** Waits for the lock and takes it: the token it was taken with. */
-async function take(context: IExecuteFunctions, row: LockRow): Promise<{ token: string } | Stopped> {
+async function take(
+	context: IExecuteFunctions,
+	row: LockRow,
+): Promise<{ token: string } | Stopped> {
 	let watched = { count: -1, breakAt: 0 };
 	for (;;) {
 		let count: number;
@@ -113,7 +124,13 @@ async function take(context: IExecuteFunctions, row: LockRow): Promise<{ token: 
 			}
 		} else if (count !== watched.count) {
 			// A holder renewing, or a new one: it lives.
-			watched = { count, breakAt: Date.now() + timings().storeLockBudgetMs + Math.random() * timings().storeLockBreakJitterMs };
+			watched = {
+				count,
+				breakAt:
+					Date.now() +
+					timings().storeLockBudgetMs +
+					Math.random() * timings().storeLockBreakJitterMs,
+			};
 		} else if (Date.now() >= watched.breakAt) {
 			const stopped = await takeOver(context, row, count).catch(stopFor);
 			if (stopped) return stopped;
@@ -126,7 +143,11 @@ async function take(context: IExecuteFunctions, row: LockRow): Promise<{ token: 
 
 /** The row stayed at `count` entries for a whole lease: deleted when it is a lock (its holder died),
  * reported when it is not. */
-async function takeOver(context: IExecuteFunctions, row: LockRow, count: number): Promise<Stopped | undefined> {
+async function takeOver(
+	context: IExecuteFunctions,
+	row: LockRow,
+	count: number,
+): Promise<Stopped | undefined> {
 	let fresh: Set<string>;
 	try {
 		fresh = await row.record([LOCK_VALUE]);
@@ -216,30 +237,44 @@ class Lease {
  * holds something else, `work` does not run, and the reason comes back. `work` may run again (see
  * the top of this file): it must read what it decides from, not carry it over.
  */
-export async function withStoreLock<T>(context: IExecuteFunctions, work: () => Promise<T>): Promise<LockOutcome<T>> {
+export async function withStoreLock<T>(
+	context: IExecuteFunctions,
+	work: () => Promise<T>,
+): Promise<LockOutcome<T>> {
 	const row = new LockRow(context);
-	return await oneAtATime(processState.storeQueues, context.getWorkflow().id ?? '', async (): Promise<LockOutcome<T>> => {
-		for (let turn = 1; ; turn++) {
-			const taken = await take(context, row);
-			if ('stopped' in taken) return { ok: false, reason: taken.stopped };
-			const lease = new Lease(row, taken.token);
-			let outcome: LockOutcome<T>;
-			try {
-				outcome = { ok: true, value: await work() };
-			} catch (error) {
-				outcome = { ok: false, reason: storeFailure(error) };
+	return await oneAtATime(
+		processState.storeQueues,
+		context.getWorkflow().id ?? '',
+		async (): Promise<LockOutcome<T>> => {
+			for (let turn = 1; ; turn++) {
+				const taken = await take(context, row);
+				if ('stopped' in taken) return { ok: false, reason: taken.stopped };
+				const lease = new Lease(row, taken.token);
+				let outcome: LockOutcome<T>;
+				try {
+					outcome = { ok: true, value: await work() };
+				} catch (error) {
+					outcome = { ok: false, reason: storeFailure(error) };
+				}
+				const heldToTheEnd = await lease.end().catch((error: Error) => {
+					context.logger.warn(
+						`Companion Push: the Idempotency Keys' lock could not be given back: ${error.message}`,
+					);
+					return false;
+				});
+				// Give the other processes a chance before this one's next turn.
+				await sleep(Math.random() * YIELD_WITHIN_MS);
+				if (heldToTheEnd) return outcome;
+				context.logger.warn(
+					`Companion Push: the Idempotency Keys' lock of workflow ${context.getWorkflow().id ?? ''} was taken over by another process while this one worked under it (turn ${turn} of ${TURNS}).`,
+				);
+				if (turn === TURNS) {
+					return {
+						ok: false,
+						reason: `the Idempotency Keys' lock was taken over by another n8n process ${TURNS} times while this one worked under it (a database too slow to renew it)`,
+					};
+				}
 			}
-			const heldToTheEnd = await lease.end().catch((error: Error) => {
-				context.logger.warn(`Companion Push: the Idempotency Keys' lock could not be given back: ${error.message}`);
-				return false;
-			});
-			// Give the other processes a chance before this one's next turn.
-			await sleep(Math.random() * YIELD_WITHIN_MS);
-			if (heldToTheEnd) return outcome;
-			context.logger.warn(`Companion Push: the Idempotency Keys' lock of workflow ${context.getWorkflow().id ?? ''} was taken over by another process while this one worked under it (turn ${turn} of ${TURNS}).`);
-			if (turn === TURNS) {
-				return { ok: false, reason: `the Idempotency Keys' lock was taken over by another n8n process ${TURNS} times while this one worked under it (a database too slow to renew it)` };
-			}
-		}
-	});
+		},
+	);
 }

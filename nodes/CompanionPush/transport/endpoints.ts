@@ -29,7 +29,13 @@ export async function listUsersPage(
 ): Promise<User[]> {
 	return await repeatableRequest(
 		context,
-		{ method: 'GET', path: '/user/list', qs: { skip, limit }, action: 'Reading the user list', itemIndex },
+		{
+			method: 'GET',
+			path: '/user/list',
+			qs: { skip, limit },
+			action: 'Reading the user list',
+			itemIndex,
+		},
 		userPageSchema,
 	);
 }
@@ -56,7 +62,11 @@ function pagesFor(asked: number, largestPage: number): number {
  * otherwise, since the rest cannot be reached), and so do more pages than `max` (or, for Return
  * All, MAX_USERS_READ) can take.
  */
-export async function listUsers(context: CompanionPushContext, max = Infinity, itemIndex?: number): Promise<User[]> {
+export async function listUsers(
+	context: CompanionPushContext,
+	max = Infinity,
+	itemIndex?: number,
+): Promise<User[]> {
 	const asked = Math.min(max, MAX_USERS_READ);
 	const users: User[] = [];
 	const seen = new Set<string>();
@@ -65,7 +75,12 @@ export async function listUsers(context: CompanionPushContext, max = Infinity, i
 	let previousWasShort = false;
 	for (let pages = 1; users.length < max; pages++) {
 		if (pages > pagesFor(asked, largestPage)) {
-			throw listReadError(context, 'Reading the user list', `the API kept sending pages: ${pages - 1} pages (${users.length} users) are more than ${asked} users take`, itemIndex);
+			throw listReadError(
+				context,
+				'Reading the user list',
+				`the API kept sending pages: ${pages - 1} pages (${users.length} users) are more than ${asked} users take`,
+				itemIndex,
+			);
 		}
 		const limit = Math.min(USER_PAGE_SIZE, max - users.length);
 		const page = await listUsersPage(context, skip, limit, itemIndex);
@@ -82,7 +97,13 @@ export async function listUsers(context: CompanionPushContext, max = Infinity, i
 		}
 		for (const user of fresh) users.push(user);
 		if (users.length > MAX_USERS_READ) {
-			throw listReadError(context, 'Reading the user list', `the organization has more than ${MAX_USERS_READ} users, more than Return All reads`, itemIndex, 'Use a Limit, or send to the users by ID.');
+			throw listReadError(
+				context,
+				'Reading the user list',
+				`the organization has more than ${MAX_USERS_READ} users, more than Return All reads`,
+				itemIndex,
+				'Use a Limit, or send to the users by ID.',
+			);
 		}
 		previousWasShort = page.length < limit;
 		largestPage = Math.max(largestPage, page.length);
@@ -91,10 +112,18 @@ export async function listUsers(context: CompanionPushContext, max = Infinity, i
 	return users.slice(0, max);
 }
 
-export async function listActiveUserIds(context: CompanionPushContext, itemIndex?: number): Promise<string[]> {
+export async function listActiveUserIds(
+	context: CompanionPushContext,
+	itemIndex?: number,
+): Promise<string[]> {
 	const response = await repeatableRequest(
 		context,
-		{ method: 'GET', path: '/user-device/users', action: 'Reading the users with an active app', itemIndex },
+		{
+			method: 'GET',
+			path: '/user-device/users',
+			action: 'Reading the users with an active app',
+			itemIndex,
+		},
 		activeUsersSchema,
 	);
 	return response.data.user_ids;
@@ -140,7 +169,8 @@ export async function cancelNotification(
 		);
 		return { message: response.message ?? 'Push notification canceled', alreadyCanceled: false };
 	} catch (error) {
-		if (!(error instanceof NodeApiError) || error.httpCode !== '409') throw asNodeError(context, error, itemIndex);
+		if (!(error instanceof NodeApiError) || error.httpCode !== '409')
+			throw asNodeError(context, error, itemIndex);
 		const current = await getNotification(context, notificationId, itemIndex);
 		if (current.notification.status === 'canceled') {
 			return { message: 'Push notification canceled', alreadyCanceled: true };
@@ -206,7 +236,13 @@ export async function listNotifications(
 	for (let pages = 1; sends.length < max; pages++) {
 		if (pages > pagesFor(asked, largestPage)) {
 			const what = `the API kept sending pages: ${pages - 1} pages (${sends.length} sends) are more than ${asked} sends take`;
-			throw listReadError(context, 'Reading the list of sends', what, options.itemIndex, max === Infinity ? 'Use a Limit.' : undefined);
+			throw listReadError(
+				context,
+				'Reading the list of sends',
+				what,
+				options.itemIndex,
+				max === Infinity ? 'Use a Limit.' : undefined,
+			);
 		}
 		const page = await listNotificationsPage(context, skip, SEND_LIST_PAGE_SIZE, options.itemIndex);
 		options.onPage?.(page);

@@ -53,7 +53,8 @@ export interface ErrorDetail {
 }
 
 function firstString(...values: unknown[]): string | undefined {
-	for (const value of values) if (typeof value === 'string' && value.trim() !== '') return value.trim();
+	for (const value of values)
+		if (typeof value === 'string' && value.trim() !== '') return value.trim();
 	return undefined;
 }
 
@@ -83,15 +84,31 @@ export function parseErrorBody(body: unknown): ErrorDetail {
 	}
 	if (typeof body !== 'object' || body === null) return {};
 	const record = body as Record<string, unknown>;
-	const nested = typeof record.error === 'object' && record.error !== null ? (record.error as Record<string, unknown>) : {};
-	const list = [record.detail, record.errors, nested.details, record.details].find(Array.isArray) as unknown[] | undefined;
+	const nested =
+		typeof record.error === 'object' && record.error !== null
+			? (record.error as Record<string, unknown>)
+			: {};
+	const list = [record.detail, record.errors, nested.details, record.details].find(
+		Array.isArray,
+	) as unknown[] | undefined;
 	const firstEntry = list?.[0];
 	const entryMessage =
 		typeof firstEntry === 'object' && firstEntry !== null
-			? firstString((firstEntry as Record<string, unknown>).msg, (firstEntry as Record<string, unknown>).message)
+			? firstString(
+					(firstEntry as Record<string, unknown>).msg,
+					(firstEntry as Record<string, unknown>).message,
+				)
 			: firstString(firstEntry);
 	return {
-		message: firstString(nested.message, record.message, record.detail, record.error, record.msg, entryMessage, record.title),
+		message: firstString(
+			nested.message,
+			record.message,
+			record.detail,
+			record.error,
+			record.msg,
+			entryMessage,
+			record.title,
+		),
 		field: firstString(nested.field, record.field) ?? fieldOf(firstEntry),
 	};
 }
@@ -115,7 +132,11 @@ export function apiError(node: INode, failure: ApiFailure): NodeApiError {
 	const hint = HINTS[failure.status] ?? (failure.status >= 500 ? SERVER_ERROR_HINT : undefined);
 	const fieldText = detail.field ? ` (field: ${detail.field})` : '';
 	const apiText = detail.message ? `: ${detail.message}` : '';
-	const response: JsonObject = { status: failure.status, message: detail.message ?? null, field: detail.field ?? null };
+	const response: JsonObject = {
+		status: failure.status,
+		message: detail.message ?? null,
+		field: detail.field ?? null,
+	};
 	return nodeApiError(node, response, {
 		message: `${failure.action} failed with HTTP ${failure.status}${apiText}${fieldText}`,
 		description: hint,
@@ -128,13 +149,17 @@ export function apiError(node: INode, failure: ApiFailure): NodeApiError {
  * would come back as a GET), so the Base URL is probably not the API's address. */
 function redirectError(node: INode, failure: ApiFailure): NodeApiError {
 	const where = failure.location ? ` to ${excerpt(failure.location, 200)}` : '';
-	return nodeApiError(node, { status: failure.status, location: failure.location ?? null }, {
-		message: `${failure.action} failed: the API answered with a redirect (HTTP ${failure.status})${where}`,
-		description:
-			'Redirects are not followed, so no token goes to another address and nothing was sent there. Check the Base URL of the credential: use the address the API is really at.',
-		httpCode: String(failure.status),
-		itemIndex: failure.itemIndex,
-	});
+	return nodeApiError(
+		node,
+		{ status: failure.status, location: failure.location ?? null },
+		{
+			message: `${failure.action} failed: the API answered with a redirect (HTTP ${failure.status})${where}`,
+			description:
+				'Redirects are not followed, so no token goes to another address and nothing was sent there. Check the Base URL of the credential: use the address the API is really at.',
+			httpCode: String(failure.status),
+			itemIndex: failure.itemIndex,
+		},
+	);
 }
 
 /** The access token could not be renewed, so the request was not sent. */
@@ -156,14 +181,21 @@ export function renewalError(
 
 /** No answer at all (connection reset, refused, timeout), or an error nobody recognizes: then the
  * message says so, with the error's own words, rather than blaming the network. */
-export function networkError(node: INode, action: string, answer: NoAnswer, itemIndex?: number, extra?: string): NodeApiError {
+export function networkError(
+	node: INode,
+	action: string,
+	answer: NoAnswer,
+	itemIndex?: number,
+	extra?: string,
+): NodeApiError {
 	const what =
 		answer.unexpected === undefined
 			? `no answer from the API (${answer.code})`
 			: `an unexpected error, not an answer from the API (${answer.unexpected})`;
 	return nodeApiError(node, { code: answer.code } as JsonObject, {
 		message: `${action} failed: ${what}`,
-		description: extra ?? 'Check the Base URL of the credential and that the API is reachable, then retry.',
+		description:
+			extra ?? 'Check the Base URL of the credential and that the API is reachable, then retry.',
 		itemIndex,
 	});
 }
@@ -185,7 +217,12 @@ export function listReadError(
 }
 
 /** A success status whose body does not have the shape the spec describes. */
-export function unexpectedResponse(node: INode, action: string, body: unknown, itemIndex?: number): NodeApiError {
+export function unexpectedResponse(
+	node: INode,
+	action: string,
+	body: unknown,
+	itemIndex?: number,
+): NodeApiError {
 	return nodeApiError(node, { body: excerpt(body) } as JsonObject, {
 		message: `${action}: the API answered with an unexpected body`,
 		description: `What came back: ${excerpt(body)}`,
@@ -195,7 +232,12 @@ export function unexpectedResponse(node: INode, action: string, body: unknown, i
 
 /** A cancel refused (409) because the send already left: says its current state, also in
  * `context.currentStatus` for "Ignore If Not Scheduled". */
-export function notCancelable(node: INode, notificationId: string, currentStatus: string, itemIndex?: number): NodeApiError {
+export function notCancelable(
+	node: INode,
+	notificationId: string,
+	currentStatus: string,
+	itemIndex?: number,
+): NodeApiError {
 	const error = nodeApiError(node, { status: 409, currentStatus } as JsonObject, {
 		message: `Notification ${notificationId} can no longer be canceled: it is "${currentStatus}", and only a scheduled send can be canceled`,
 		description: 'The send already left. A delivered notification cannot be taken back.',

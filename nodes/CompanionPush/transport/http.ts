@@ -59,15 +59,27 @@ export interface NoAnswer {
 }
 
 /** Codes of failures that happen before any byte of the request reaches the API. */
-const NEVER_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ENETUNREACH', 'EHOSTUNREACH', 'ERR_INVALID_URL']);
+const NEVER_SENT_CODES = new Set([
+	'ECONNREFUSED',
+	'ENOTFOUND',
+	'EAI_AGAIN',
+	'ENETUNREACH',
+	'EHOSTUNREACH',
+	'ERR_INVALID_URL',
+]);
 /** TLS handshake failures (certificate checks), which also happen before the request is written. */
-const TLS_FAILURE = /^(CERT_|DEPTH_ZERO_SELF_SIGNED_CERT$|SELF_SIGNED_CERT_IN_CHAIN$|UNABLE_TO_|ERR_TLS_|ERR_SSL_)/;
+const TLS_FAILURE =
+	/^(CERT_|DEPTH_ZERO_SELF_SIGNED_CERT$|SELF_SIGNED_CERT_IN_CHAIN$|UNABLE_TO_|ERR_TLS_|ERR_SSL_)/;
 
 /** The error and the errors it wraps (`cause`), outermost first: n8n wraps what the request or
  * the credential threw, so what matters may be a few levels down. */
 function* causeChain(error: unknown): Generator<Record<string, unknown>> {
 	const seen = new Set<unknown>();
-	for (let current = error; typeof current === 'object' && current !== null && !seen.has(current); ) {
+	for (
+		let current = error;
+		typeof current === 'object' && current !== null && !seen.has(current);
+
+	) {
 		seen.add(current);
 		yield current as Record<string, unknown>;
 		current = (current as { cause?: unknown }).cause;
@@ -81,7 +93,8 @@ function renewalFailure(error: unknown): RenewalFailure | undefined {
 			return {
 				message: current.message,
 				retryable: current.retryable === true,
-				httpCode: typeof current.refusedWithStatus === 'number' ? current.refusedWithStatus : undefined,
+				httpCode:
+					typeof current.refusedWithStatus === 'number' ? current.refusedWithStatus : undefined,
 			};
 		}
 	}
@@ -97,9 +110,14 @@ function noAnswer(error: unknown, secrets: unknown[]): NoAnswer {
 		innermost = current;
 		const code = current.code;
 		if (typeof code === 'string' && (/^E[A-Z_]+$/.test(code) || TLS_FAILURE.test(code))) {
-			return { kind: 'noAnswer', code, neverSent: NEVER_SENT_CODES.has(code) || TLS_FAILURE.test(code) };
+			return {
+				kind: 'noAnswer',
+				code,
+				neverSent: NEVER_SENT_CODES.has(code) || TLS_FAILURE.test(code),
+			};
 		}
-		if (typeof current.message === 'string' && /timeout/i.test(current.message)) return { kind: 'noAnswer', code: 'ETIMEDOUT', neverSent: false };
+		if (typeof current.message === 'string' && /timeout/i.test(current.message))
+			return { kind: 'noAnswer', code: 'ETIMEDOUT', neverSent: false };
 	}
 	const message = typeof innermost?.message === 'string' ? innermost.message : String(error);
 	const shown = String(redactSecrets(withoutUserInfo(message), secrets)).slice(0, 200);
@@ -145,7 +163,12 @@ export async function requestOnce(
 	};
 	const reference = context.getNode().credentials?.[CREDENTIAL_TYPE];
 	// Read when needed: n8n writes a renewed token into `credentials` during the request.
-	const secrets = () => [stored.clientSecret, stored.refreshToken, stored.accessToken, credentials?.accessToken];
+	const secrets = () => [
+		stored.clientSecret,
+		stored.refreshToken,
+		stored.accessToken,
+		credentials?.accessToken,
+	];
 	try {
 		const response = (await context.helpers.httpRequestWithAuthentication.call(
 			context,

@@ -18,4 +18,10 @@ export {
 export { failedSendOutcome, sendNotification } from './safeSend/send';
 export type { EarlierAttempt, SendOptions, SendOutcome } from './safeSend/send';
 export { parseErrorBody } from './errors';
-export type { ListedNotification, NotificationDetail, NotificationRecord, SendRequest, User } from './schemas';
+export type {
+	ListedNotification,
+	NotificationDetail,
+	NotificationRecord,
+	SendRequest,
+	User,
+} from './schemas';

@@ -22,7 +22,8 @@ export class Pace {
 		for (;;) {
 			const pause = this.resumeAt - Date.now();
 			if (pause > 0) await sleep(pause);
-			else if (this.inFlight >= this.limit) await new Promise<void>((resolve) => this.waiting.push(resolve));
+			else if (this.inFlight >= this.limit)
+				await new Promise<void>((resolve) => this.waiting.push(resolve));
 			else {
 				this.inFlight++;
 				return;

@@ -27,7 +27,8 @@ function echoedForms(secrets: unknown[]): string[] {
 
 function redactText(text: string, forms: string[]): string {
 	let redacted = text;
-	for (const form of forms) if (redacted.includes(form)) redacted = redacted.split(form).join(REDACTED);
+	for (const form of forms)
+		if (redacted.includes(form)) redacted = redacted.split(form).join(REDACTED);
 	return redacted;
 }
 

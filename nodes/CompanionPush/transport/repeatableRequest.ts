@@ -24,7 +24,13 @@ export async function repeatableRequestWithHeaders<T>(
 			// Malformed JSON (a body cut short) is worth another read; a readable body is checked once.
 			if (json.ok) {
 				const parsed = schema.safeParse(json.value);
-				if (!parsed.success) throw unexpectedResponse(context.getNode(), call.action, answer.redact(json.value), call.itemIndex);
+				if (!parsed.success)
+					throw unexpectedResponse(
+						context.getNode(),
+						call.action,
+						answer.redact(json.value),
+						call.itemIndex,
+					);
 				return { value: parsed.data, headers: answer.headers };
 			}
 		} else if (answer.kind === 'answer' && !isRetryableStatus(answer.status)) {
@@ -35,6 +41,10 @@ export async function repeatableRequestWithHeaders<T>(
 }
 
 /** `repeatableRequestWithHeaders`, the value only. */
-export async function repeatableRequest<T>(context: CompanionPushContext, call: ApiCall, schema: ZodType<T, ZodTypeDef, unknown>): Promise<T> {
+export async function repeatableRequest<T>(
+	context: CompanionPushContext,
+	call: ApiCall,
+	schema: ZodType<T, ZodTypeDef, unknown>,
+): Promise<T> {
 	return (await repeatableRequestWithHeaders(context, call, schema)).value;
 }

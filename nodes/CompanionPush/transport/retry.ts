@@ -27,7 +27,11 @@ export function isRetryableStatus(status: number): boolean {
 }
 
 /** Wait before retry number `retry` (1 for the first retry). */
-export function backoffDelayMs(retry: number, policy: RetryPolicy = timings().retry, random: () => number = Math.random): number {
+export function backoffDelayMs(
+	retry: number,
+	policy: RetryPolicy = timings().retry,
+	random: () => number = Math.random,
+): number {
 	const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (retry - 1));
 	return Math.round(ceiling / 2 + random() * (ceiling / 2));
 }
@@ -50,7 +54,11 @@ function httpDateMs(text: string): number | undefined {
  * when the answer has none. Undefined when absent, unreadable, or a date not in the future: the
  * caller then backs off, so a wait never turns into a burst of calls.
  */
-export function retryAfterMs(header: unknown, answeredAtMs: number | undefined, nowMs: number): number | undefined {
+export function retryAfterMs(
+	header: unknown,
+	answeredAtMs: number | undefined,
+	nowMs: number,
+): number | undefined {
 	const value = Array.isArray(header) ? header[0] : header;
 	if (typeof value !== 'string' && typeof value !== 'number') return undefined;
 	const text = String(value).trim();
@@ -68,7 +76,11 @@ function askedWaitMs(answer: FinalAnswer | undefined): number | undefined {
 }
 
 /** The wait before the next try, honouring the wait the API asked for; undefined means "do not retry". */
-export function nextDelayMs(retry: number, askedMs: number | undefined, policy: RetryPolicy = timings().retry): number | undefined {
+export function nextDelayMs(
+	retry: number,
+	askedMs: number | undefined,
+	policy: RetryPolicy = timings().retry,
+): number | undefined {
 	if (retry >= policy.maxAttempts) return undefined;
 	if (askedMs === undefined) return backoffDelayMs(retry, policy);
 	return askedMs > policy.maxRetryAfterMs ? undefined : askedMs;
@@ -118,8 +130,16 @@ export class Tries {
 				pace.release();
 			}
 			if (answer.kind === 'renewalFailed') {
-				const wait = answer.failure.retryable ? nextDelayMs(this.attempt, undefined, this.policy) : undefined;
-				if (wait === undefined) throw renewalError(this.context.getNode(), this.call.action, answer.failure, this.call.itemIndex);
+				const wait = answer.failure.retryable
+					? nextDelayMs(this.attempt, undefined, this.policy)
+					: undefined;
+				if (wait === undefined)
+					throw renewalError(
+						this.context.getNode(),
+						this.call.action,
+						answer.failure,
+						this.call.itemIndex,
+					);
 				await sleep(wait);
 				this.attempt++;
 				continue;
@@ -128,7 +148,10 @@ export class Tries {
 				// Nothing was done: the pace slows down for every request of the credential, and this one
 				// waits its turn without spending a try, as long as the service asks for a sane wait.
 				const asked = askedWaitMs(answer) ?? backoffDelayMs(this.rateLimited + 1, this.policy);
-				if (asked <= this.policy.maxRetryAfterMs && ++this.rateLimited <= this.policy.maxRateLimitedTries) {
+				if (
+					asked <= this.policy.maxRetryAfterMs &&
+					++this.rateLimited <= this.policy.maxRateLimitedTries
+				) {
 					pace.rateLimited(asked);
 					continue;
 				}
@@ -150,11 +173,22 @@ export class Tries {
 	failure(answer: FinalAnswer, noAnswerNote?: string): NodeApiError {
 		const node = this.context.getNode();
 		const { action, itemIndex } = this.call;
-		if (answer.kind === 'noAnswer') return networkError(node, action, answer, itemIndex, noAnswerNote);
-		if (answer.status >= 200 && answer.status < 300) return unexpectedResponse(node, action, answer.redact(answer.body), itemIndex);
+		if (answer.kind === 'noAnswer')
+			return networkError(node, action, answer, itemIndex, noAnswerNote);
+		if (answer.status >= 200 && answer.status < 300)
+			return unexpectedResponse(node, action, answer.redact(answer.body), itemIndex);
 		// A Location is written by whoever answered: only its origin and path are shown, secrets hidden.
-		const location = typeof answer.headers.location === 'string' ? String(answer.redact(shownAddress(answer.headers.location))) : undefined;
-		return apiError(node, { status: answer.status, body: answer.body, location, action, itemIndex });
+		const location =
+			typeof answer.headers.location === 'string'
+				? String(answer.redact(shownAddress(answer.headers.location)))
+				: undefined;
+		return apiError(node, {
+			status: answer.status,
+			body: answer.body,
+			location,
+			action,
+			itemIndex,
+		});
 	}
 }
 

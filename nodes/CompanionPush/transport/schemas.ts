@@ -21,7 +21,8 @@ export const userSchema = z
 	.passthrough();
 export type User = z.infer<typeof userSchema>;
 
-const optionalText = (value: unknown) => value === undefined || value === null || typeof value === 'string';
+const optionalText = (value: unknown) =>
+	value === undefined || value === null || typeof value === 'string';
 
 /** A page of GET /user/list. Checked in place rather than rebuilt field by field: a full
  * organization is 100 pages of 1000 users, and copying each record doubled the time and memory of
@@ -29,8 +30,15 @@ const optionalText = (value: unknown) => value === undefined || value === null |
 function isUserRecord(value: unknown): boolean {
 	if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
 	const user = value as Record<string, unknown>;
-	const idOk = typeof user.id === 'string' || (typeof user.id === 'number' && Number.isFinite(user.id));
-	return idOk && optionalText(user.name) && optionalText(user.lastname) && optionalText(user.username) && optionalText(user.email);
+	const idOk =
+		typeof user.id === 'string' || (typeof user.id === 'number' && Number.isFinite(user.id));
+	return (
+		idOk &&
+		optionalText(user.name) &&
+		optionalText(user.lastname) &&
+		optionalText(user.username) &&
+		optionalText(user.email)
+	);
 }
 
 export const userPageSchema = z
@@ -99,7 +107,9 @@ export const notificationDetailSchema = z.object({
 });
 export type NotificationDetail = z.infer<typeof notificationDetailSchema>['data'];
 
-export const cancelSchema = z.object({ ok: z.boolean().optional(), message: z.string().optional() }).passthrough();
+export const cancelSchema = z
+	.object({ ok: z.boolean().optional(), message: z.string().optional() })
+	.passthrough();
 
 /** An element of the list of sends. The spec does not show this endpoint's body, so only an id
  * is required; `target_user_ids`, when present, lets a send be matched after a network error. */
@@ -123,7 +133,8 @@ export function extractSendList(body: unknown): { items: unknown[]; total?: numb
 	if (Array.isArray(body)) return { items: body };
 	if (typeof body !== 'object' || body === null) return undefined;
 	const record = body as Record<string, unknown>;
-	const total = (value: unknown) => (typeof value === 'number' && Number.isFinite(value) ? value : undefined);
+	const total = (value: unknown) =>
+		typeof value === 'number' && Number.isFinite(value) ? value : undefined;
 	if (Array.isArray(record.data)) return { items: record.data, total: total(record.total) };
 	for (const container of [record.data, record]) {
 		if (typeof container !== 'object' || container === null) continue;

@@ -1,7 +1,10 @@
 import { NodeOperationError, sleep } from 'n8n-workflow';
 import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
 
-import { checkBaseUrl, secretsFingerprint } from '../../../credentials/CompanionPushApi.credentials';
+import {
+	checkBaseUrl,
+	secretsFingerprint,
+} from '../../../credentials/CompanionPushApi.credentials';
 import { CREDENTIAL_TYPE, credentialKey, processState, timings } from '../processState';
 import type { RenewalResult } from '../processState';
 import { requestOnce } from './http';
@@ -33,7 +36,10 @@ const MAX_TOKENS_PER_CALL = 5;
 
 /** n8n renews the token only when it is empty or after a 401; this renews it a few minutes
  * before it expires, so a long run never spends a request on an expired token. */
-export function tokenNeedsRenewal(credentials: ICredentialDataDecryptedObject, nowMs: number): boolean {
+export function tokenNeedsRenewal(
+	credentials: ICredentialDataDecryptedObject,
+	nowMs: number,
+): boolean {
 	const renewAfter = Number(credentials.accessTokenRenewAfter);
 	if (!credentials.accessToken || !Number.isFinite(renewAfter) || nowMs >= renewAfter) return true;
 	// Issued for other secrets (the credential was edited): renew now rather than spend a 401.
@@ -63,7 +69,10 @@ interface RenewalAttempt {
  * data then (once the whole write is done), not when the request's answer comes back, so calls that
  * join this renewal need not wait for the renewing call's own answer.
  */
-function toRenew(credentials: ICredentialDataDecryptedObject, onRenewed: (renewed: ICredentialDataDecryptedObject) => void) {
+function toRenew(
+	credentials: ICredentialDataDecryptedObject,
+	onRenewed: (renewed: ICredentialDataDecryptedObject) => void,
+) {
 	const renewing: ICredentialDataDecryptedObject = { ...credentials };
 	let token = '';
 	Object.defineProperty(renewing, 'accessToken', {
@@ -93,7 +102,10 @@ async function sendWithRenewedToken(
 		if (failed) return { answer: { kind: 'renewalFailed', failure: failed }, token: undefined };
 		if (renewed && issuedFor(renewed, baseUrl)) {
 			remember(context, renewed);
-			return { answer: await requestOnce(context, call, baseUrl, credentials, renewed), token: renewed.accessToken };
+			return {
+				answer: await requestOnce(context, call, baseUrl, credentials, renewed),
+				token: renewed.accessToken,
+			};
 		}
 	}
 	let finish!: (value: RenewalResult) => void;
@@ -102,7 +114,8 @@ async function sendWithRenewedToken(
 	const renewing = toRenew(credentials, (renewed) => {
 		remember(context, renewed);
 		finish({ renewed });
-		if (processState.renewalsInFlight.get(key) === shared) processState.renewalsInFlight.delete(key);
+		if (processState.renewalsInFlight.get(key) === shared)
+			processState.renewalsInFlight.delete(key);
 	});
 	let answer: Answer | undefined;
 	try {
@@ -111,7 +124,8 @@ async function sendWithRenewedToken(
 	} finally {
 		// No token came (the renewal failed, or nothing was sent): joiners learn why, or renew themselves.
 		finish({ failed: answer?.kind === 'renewalFailed' ? answer.failure : undefined });
-		if (processState.renewalsInFlight.get(key) === shared) processState.renewalsInFlight.delete(key);
+		if (processState.renewalsInFlight.get(key) === shared)
+			processState.renewalsInFlight.delete(key);
 	}
 }
 
@@ -133,7 +147,10 @@ async function tokenSavedSince(
 		if (waitMs > 0) await sleep(waitMs);
 		const stored = await context.getCredentials(CREDENTIAL_TYPE, call.itemIndex);
 		if (!issuedFor(stored, baseUrl)) return 'moved';
-		const usable = stored.accessToken && stored.accessToken !== refusedToken && !tokenNeedsRenewal(stored, Date.now());
+		const usable =
+			stored.accessToken &&
+			stored.accessToken !== refusedToken &&
+			!tokenNeedsRenewal(stored, Date.now());
 		if (usable) {
 			remember(context, stored);
 			return stored;
@@ -149,7 +166,10 @@ export function readCredentialsAnew(context: CompanionPushContext): void {
 }
 
 /** The credential as this node run or poll read it (once; see processState.credentialsRead). */
-async function credentialsOf(context: CompanionPushContext, itemIndex?: number): Promise<ICredentialDataDecryptedObject> {
+async function credentialsOf(
+	context: CompanionPushContext,
+	itemIndex?: number,
+): Promise<ICredentialDataDecryptedObject> {
 	let read = processState.credentialsRead.get(context);
 	if (!read) {
 		read = context.getCredentials(CREDENTIAL_TYPE, itemIndex);
@@ -160,7 +180,10 @@ async function credentialsOf(context: CompanionPushContext, itemIndex?: number):
 }
 
 /** What this run uses from now on: the credential with a renewed token, or as saved since. */
-function remember(context: CompanionPushContext, credentials: ICredentialDataDecryptedObject): void {
+function remember(
+	context: CompanionPushContext,
+	credentials: ICredentialDataDecryptedObject,
+): void {
 	processState.credentialsRead.set(context, Promise.resolve(credentials));
 }
 
@@ -179,7 +202,9 @@ export async function exchange(context: CompanionPushContext, call: ApiCall): Pr
 	try {
 		baseUrl = checkBaseUrl(credentials.baseUrl);
 	} catch (error) {
-		throw new NodeOperationError(context.getNode(), (error as Error).message, { itemIndex: call.itemIndex });
+		throw new NodeOperationError(context.getNode(), (error as Error).message, {
+			itemIndex: call.itemIndex,
+		});
 	}
 	let renewals = 0;
 	let attempt: RenewalAttempt;
@@ -188,7 +213,10 @@ export async function exchange(context: CompanionPushContext, call: ApiCall): Pr
 		attempt = await sendWithRenewedToken(context, call, baseUrl, credentials);
 	} else {
 		// The token read above is the one sent (n8n would read the credential again otherwise).
-		attempt = { answer: await requestOnce(context, call, baseUrl, credentials, credentials), token: credentials.accessToken };
+		attempt = {
+			answer: await requestOnce(context, call, baseUrl, credentials, credentials),
+			token: credentials.accessToken,
+		};
 	}
 	for (let tokens = 1; isUnauthorized(attempt.answer) && tokens < MAX_TOKENS_PER_CALL; tokens++) {
 		const saved = await tokenSavedSince(context, call, baseUrl, attempt.token);
@@ -196,7 +224,10 @@ export async function exchange(context: CompanionPushContext, call: ApiCall): Pr
 		// reads the edited credential).
 		if (saved === 'moved') break;
 		if (saved) {
-			attempt = { answer: await requestOnce(context, call, baseUrl, saved, saved), token: saved.accessToken };
+			attempt = {
+				answer: await requestOnce(context, call, baseUrl, saved, saved),
+				token: saved.accessToken,
+			};
 		} else if (renewals < MAX_RENEWALS_PER_CALL) {
 			renewals++;
 			attempt = await sendWithRenewedToken(context, call, baseUrl, credentials);

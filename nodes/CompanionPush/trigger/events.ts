@@ -6,7 +6,13 @@ import { openedBy, outcomesByUser } from '../helpers/userOutcomes';
 import type { UserOutcome } from '../helpers/userOutcomes';
 import type { NotificationDetail, NotificationRecord } from '../transport';
 
-export const TRIGGER_EVENTS = ['notificationSettled', 'deliveryFailed', 'deliveryOpened', 'noDevice', 'notOpenedInTime'] as const;
+export const TRIGGER_EVENTS = [
+	'notificationSettled',
+	'deliveryFailed',
+	'deliveryOpened',
+	'noDevice',
+	'notOpenedInTime',
+] as const;
 export type TriggerEventName = (typeof TRIGGER_EVENTS)[number];
 
 export interface TriggerEvent {
@@ -91,7 +97,12 @@ export function detectEvents(input: {
 	const events: TriggerEvent[] = [];
 	const push = (name: TriggerEventName, key: string, json: IDataObject) => {
 		if (!selected.has(name) || emittedKeys.has(key)) return;
-		events.push({ name, key, notificationId: record.id, json: { event: name, eventKey: `${record.id}:${key}`, ...json } });
+		events.push({
+			name,
+			key,
+			notificationId: record.id,
+			json: { event: name, eventKey: `${record.id}:${key}`, ...json },
+		});
 	};
 
 	const settled = isSettled(record.status);
@@ -132,8 +143,17 @@ export function detectEvents(input: {
 		if (settled && outcome.noDevice && outcome.phones === 0) {
 			push('noDevice', `${outcome.userId}:noDevice`, noDeviceFields(record, outcome.userId));
 		}
-		if (deadline !== undefined && now >= deadline && outcome.phonesReached > 0 && !openedBy(outcome, deadline)) {
-			push('notOpenedInTime', `${outcome.userId}:notOpened`, notOpenedFields(record, outcome, deadline));
+		if (
+			deadline !== undefined &&
+			now >= deadline &&
+			outcome.phonesReached > 0 &&
+			!openedBy(outcome, deadline)
+		) {
+			push(
+				'notOpenedInTime',
+				`${outcome.userId}:notOpened`,
+				notOpenedFields(record, outcome, deadline),
+			);
 		}
 	}
 	return events;
@@ -141,7 +161,10 @@ export function detectEvents(input: {
 
 /** When a person reached must have opened the send (ms): `openDeadlineMs` after it went out
  * (`sent_at`: for a scheduled send its dispatch, not its scheduled time); undefined before it went out. */
-export function openDeadline(record: NotificationRecord, openDeadlineMs: number | undefined): number | undefined {
+export function openDeadline(
+	record: NotificationRecord,
+	openDeadlineMs: number | undefined,
+): number | undefined {
 	const sentAt = parseTime(record.sent_at);
 	return openDeadlineMs === undefined || sentAt === undefined ? undefined : sentAt + openDeadlineMs;
 }
@@ -155,14 +178,19 @@ function noDeviceFields(record: NotificationRecord, userId: string | null): IDat
 	return { ...personFields(record, userId), sentAt: record.sent_at ?? null };
 }
 
-function notOpenedFields(record: NotificationRecord, outcome: UserOutcome | undefined, deadline: number | undefined): IDataObject {
+function notOpenedFields(
+	record: NotificationRecord,
+	outcome: UserOutcome | undefined,
+	deadline: number | undefined,
+): IDataObject {
 	return {
 		...personFields(record, outcome?.userId ?? null),
 		sentAt: record.sent_at ?? null,
 		deadline: deadline === undefined ? null : new Date(deadline).toISOString(),
 		phonesReached: outcome?.phonesReached ?? 0,
 		// An open after the deadline (the event stands: it came too late).
-		openedAt: outcome?.firstOpenedAt === undefined ? null : new Date(outcome.firstOpenedAt).toISOString(),
+		openedAt:
+			outcome?.firstOpenedAt === undefined ? null : new Date(outcome.firstOpenedAt).toISOString(),
 	};
 }
 
@@ -170,13 +198,18 @@ function notOpenedFields(record: NotificationRecord, outcome: UserOutcome | unde
  * A sample event of the first selected kind, built from a send, for "Fetch Test Event" when no
  * real event is there yet. It is marked `sample: true`.
  */
-export function sampleEvent(detail: NotificationDetail, selected: readonly TriggerEventName[], openDeadlineMs?: number): TriggerEvent {
+export function sampleEvent(
+	detail: NotificationDetail,
+	selected: readonly TriggerEventName[],
+	openDeadlineMs?: number,
+): TriggerEvent {
 	const record = detail.notification;
 	const name = selected[0] ?? 'notificationSettled';
 	const delivery = detail.deliveries[0];
 	const common = { ...baseFields(record), userId: delivery?.user_id ?? null, deliveryIndex: 0 };
 	let json: IDataObject;
-	if (name === 'deliveryFailed') json = { ...common, status: 'failed', sentAt: delivery?.sent_at ?? null };
+	if (name === 'deliveryFailed')
+		json = { ...common, status: 'failed', sentAt: delivery?.sent_at ?? null };
 	else if (name === 'deliveryOpened') json = { ...common, openedAt: delivery?.opened_at ?? null };
 	else if (name === 'noDevice') json = noDeviceFields(record, delivery?.user_id ?? null);
 	else if (name === 'notOpenedInTime') {
@@ -192,14 +225,23 @@ export function sampleEvent(detail: NotificationDetail, selected: readonly Trigg
 			notification: record as IDataObject,
 		};
 	}
-	return { name, key: 'sample', notificationId: record.id, json: { event: name, eventKey: `${record.id}:sample`, sample: true, ...json } };
+	return {
+		name,
+		key: 'sample',
+		notificationId: record.id,
+		json: { event: name, eventKey: `${record.id}:sample`, sample: true, ...json },
+	};
 }
 
 export type OutputMode = 'perEvent' | 'perNotification';
 
 /** The items to emit: one per event, or one per send with its new events inside (in the order
  * the sends were read). */
-export function toItems(events: TriggerEvent[], output: OutputMode, records: Map<string, NotificationRecord>): IDataObject[] {
+export function toItems(
+	events: TriggerEvent[],
+	output: OutputMode,
+	records: Map<string, NotificationRecord>,
+): IDataObject[] {
 	if (output === 'perEvent') return events.map((event) => event.json);
 	const perSend = new Map<string, IDataObject[]>();
 	for (const event of events) {

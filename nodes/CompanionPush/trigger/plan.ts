@@ -18,12 +18,20 @@ export const DUE_TOLERANCE_MS = 5_000;
 /** The ids to read this poll, in order: never-read sends first, then the most overdue, then the
  * least recently read (so sends left out by the budget come first next time). */
 export function planReads(state: TriggerState, now: number, maxReads: number): string[] {
-	const due = Object.entries(state.sends).filter(([, send]) => send.dueAt <= now + DUE_TOLERANCE_MS);
+	const due = Object.entries(state.sends).filter(
+		([, send]) => send.dueAt <= now + DUE_TOLERANCE_MS,
+	);
 	due.sort(([idA, a], [idB, b]) => {
 		const readA = a.readAt ?? -Infinity;
 		const readB = b.readAt ?? -Infinity;
 		const neverRead = (readA === -Infinity ? 0 : 1) - (readB === -Infinity ? 0 : 1);
-		return neverRead || a.dueAt - b.dueAt || (readA === readB ? 0 : readA < readB ? -1 : 1) || a.from - b.from || (idA < idB ? -1 : idA > idB ? 1 : 0);
+		return (
+			neverRead ||
+			a.dueAt - b.dueAt ||
+			(readA === readB ? 0 : readA < readB ? -1 : 1) ||
+			a.from - b.from ||
+			(idA < idB ? -1 : idA > idB ? 1 : 0)
+		);
 	});
 	return due.slice(0, Math.max(0, Math.floor(maxReads))).map(([id]) => id);
 }
@@ -42,7 +50,10 @@ export function scheduleNextRead(
 			? 1
 			: Math.min(MAX_BACKOFF_MINUTES, send.backoffMinutes * 2);
 	const dueAt = now + backoffMinutes * MINUTE_MS;
-	return { dueAt: openDeadline !== undefined && openDeadline > now ? Math.min(dueAt, openDeadline) : dueAt, backoffMinutes };
+	return {
+		dueAt: openDeadline !== undefined && openDeadline > now ? Math.min(dueAt, openDeadline) : dueAt,
+		backoffMinutes,
+	};
 }
 
 /** Start of a send's watch window: the latest of its creation, its scheduled time and its dispatch. */

@@ -35,7 +35,9 @@ import {
  * The state is changed on a copy and stored once everything was read: a poll that fails (an API
  * error after the transport's retries) emits nothing and moves nothing, and the next poll catches up.
  */
-export async function pollCompanionPush(this: IPollFunctions): Promise<INodeExecutionData[][] | null> {
+export async function pollCompanionPush(
+	this: IPollFunctions,
+): Promise<INodeExecutionData[][] | null> {
 	const parameters = readParameters(this);
 	readCredentialsAnew(this);
 	if (this.getMode() === 'manual') return await fetchTestEvent(this, parameters);
@@ -51,7 +53,9 @@ export async function pollCompanionPush(this: IPollFunctions): Promise<INodeExec
 		return await pollWithState.call(this, parameters);
 	} catch (error) {
 		if (!(error instanceof NodeApiError)) throw asNodeError(this, error);
-		this.logger.warn(`Companion Push Trigger: the first poll after activation failed, the next one retries: ${error.message}`);
+		this.logger.warn(
+			`Companion Push Trigger: the first poll after activation failed, the next one retries: ${error.message}`,
+		);
 		return null;
 	}
 }
@@ -81,7 +85,10 @@ function warnForgottenEarly(context: IPollFunctions, ids: string[]): void {
 }
 
 /** One poll with the stored state (see the comment at the top). */
-async function pollWithState(this: IPollFunctions, parameters: ReturnType<typeof readParameters>): Promise<INodeExecutionData[][] | null> {
+async function pollWithState(
+	this: IPollFunctions,
+	parameters: ReturnType<typeof readParameters>,
+): Promise<INodeExecutionData[][] | null> {
 	const staticData = this.getWorkflowStaticData('node');
 	// A deep copy: the stored state is replaced only at the end, once every read has succeeded.
 	const state = readState(staticData);
@@ -116,11 +123,17 @@ async function pollWithState(this: IPollFunctions, parameters: ReturnType<typeof
 	// The details due are read in parallel (a poll costs about one round trip, not one per read);
 	// the first failure stops the poll after what is in flight.
 	const due = planReads(state, now, parameters.maxReadsPerPoll);
-	const details = await runPool(due.length, PARALLEL_READS, async (index) => await readDetailUnlessGone(this, due[index]), true);
+	const details = await runPool(
+		due.length,
+		PARALLEL_READS,
+		async (index) => await readDetailUnlessGone(this, due[index]),
+		true,
+	);
 	const failure = details.find((result) => result?.ok === false);
 	if (failure) throw asNodeError(this, failure.error);
 	for (const [index, id] of due.entries()) {
-		const detail = (details[index] as { value: Awaited<ReturnType<typeof readDetailUnlessGone>> }).value;
+		const detail = (details[index] as { value: Awaited<ReturnType<typeof readDetailUnlessGone>> })
+			.value;
 		if (detail === undefined) {
 			// The API no longer knows this send (404): nothing more can happen to it. Failing every
 			// poll over it instead would stop the trigger for good (see pollCompanionPush).
@@ -135,13 +148,27 @@ async function pollWithState(this: IPollFunctions, parameters: ReturnType<typeof
 		}
 		const emittedKeys = new Set(watched.keys);
 		const { openDeadlineMs } = parameters;
-		const found = detectEvents({ detail, previousStatus: watched.status, emittedKeys, selected, now, openDeadlineMs });
+		const found = detectEvents({
+			detail,
+			previousStatus: watched.status,
+			emittedKeys,
+			selected,
+			now,
+			openDeadlineMs,
+		});
 		const statusChanged = watched.status !== record.status;
 		watched.keys.push(...found.map((event) => event.key));
-		watched.from = windowStart(watched.from, parseTime(record.scheduled_at), parseTime(record.sent_at));
+		watched.from = windowStart(
+			watched.from,
+			parseTime(record.scheduled_at),
+			parseTime(record.sent_at),
+		);
 		const foundSomethingNew = found.length > 0 || statusChanged;
 		const deadline = openDeadline(record, openDeadlineMs);
-		Object.assign(watched, scheduleNextRead(watched, { status: record.status, foundSomethingNew }, now, deadline));
+		Object.assign(
+			watched,
+			scheduleNextRead(watched, { status: record.status, foundSomethingNew }, now, deadline),
+		);
 		watched.status = record.status;
 		watched.readAt = now;
 		// A canceled send never changes again (spec: canceled before sending, no deliveries).

@@ -87,7 +87,12 @@ function isWatchedSend(value: unknown): value is WatchedSend {
 
 function isListedSend(value: unknown): value is ListedSend {
 	const send = value as ListedSend;
-	return typeof send === 'object' && send !== null && typeof send.id === 'string' && ['number', 'undefined'].includes(typeof send.createdAt);
+	return (
+		typeof send === 'object' &&
+		send !== null &&
+		typeof send.id === 'string' &&
+		['number', 'undefined'].includes(typeof send.createdAt)
+	);
 }
 
 /** The first stored version kept the newest ids and created_at only: its reading stopped there. */
@@ -120,7 +125,8 @@ export function readState(staticData: IDataObject): TriggerState | undefined {
 	const stored = staticData[STATE_KEY];
 	if (typeof stored !== 'object' || stored === null) return undefined;
 	let copy = deepCopy(stored) as TriggerState;
-	if ((copy as unknown as StateVersion1).version === 1) copy = fromVersion1(copy as unknown as StateVersion1) as TriggerState;
+	if ((copy as unknown as StateVersion1).version === 1)
+		copy = fromVersion1(copy as unknown as StateVersion1) as TriggerState;
 	if (
 		copy?.version !== STATE_VERSION ||
 		typeof copy.startedAt !== 'number' ||
@@ -146,7 +152,12 @@ type Listed = { id: string; created_at?: string | null };
 /** The state after the first poll: the sends listed down to its time are the starting point (they
  * are not watched), and the list is read from that time on. */
 export function initialState(listedSinceStart: Listed[], now: number): TriggerState {
-	const state: TriggerState = { version: STATE_VERSION, startedAt: now, listed: { floor: now, recent: [] }, sends: {} };
+	const state: TriggerState = {
+		version: STATE_VERSION,
+		startedAt: now,
+		listed: { floor: now, recent: [] },
+		sends: {},
+	};
 	rememberListed(state, listedSinceStart);
 	return state;
 }
@@ -161,7 +172,11 @@ export function isKnown(state: TriggerState, id: string): boolean {
  * before the first poll has a state), or, for a send without created_at, at the first one met
  * before. Known sends above the floor are passed over, not stopped at: a late one may lie below.
  */
-export function listingEndsAt(state: TriggerState | undefined, send: Listed, floor = state?.listed.floor): boolean {
+export function listingEndsAt(
+	state: TriggerState | undefined,
+	send: Listed,
+	floor = state?.listed.floor,
+): boolean {
 	const createdAt = parseTime(send.created_at);
 	if (createdAt === undefined) return state !== undefined && isKnown(state, send.id);
 	return floor !== undefined && createdAt < floor;
@@ -176,23 +191,40 @@ export function rememberListed(state: TriggerState, fresh: Listed[]): void {
 		return createdAt === undefined ? { id: send.id } : { id: send.id, createdAt };
 	});
 	for (const { createdAt } of met) {
-		if (createdAt !== undefined && (listed.newestCreatedAt === undefined || createdAt > listed.newestCreatedAt)) listed.newestCreatedAt = createdAt;
+		if (
+			createdAt !== undefined &&
+			(listed.newestCreatedAt === undefined || createdAt > listed.newestCreatedAt)
+		)
+			listed.newestCreatedAt = createdAt;
 	}
-	if (listed.newestCreatedAt !== undefined) listed.floor = Math.max(listed.floor, listed.newestCreatedAt - LIST_LAG_MARGIN_MS);
+	if (listed.newestCreatedAt !== undefined)
+		listed.floor = Math.max(listed.floor, listed.newestCreatedAt - LIST_LAG_MARGIN_MS);
 	const all = [...met, ...listed.recent];
-	const timed = all.filter((send) => send.createdAt !== undefined && send.createdAt >= listed.floor);
+	const timed = all.filter(
+		(send) => send.createdAt !== undefined && send.createdAt >= listed.floor,
+	);
 	if (timed.length > MAX_RECENT_IDS) {
 		// Too many sends within the margin: the floor rises past the oldest ones (they are then not
 		// listed again either), so `recent` stays bounded and nothing is watched twice.
-		const cutoff = timed.map((send) => send.createdAt as number).sort((a, b) => b - a)[MAX_RECENT_IDS - 1];
+		const cutoff = timed.map((send) => send.createdAt as number).sort((a, b) => b - a)[
+			MAX_RECENT_IDS - 1
+		];
 		listed.floor = cutoff + 1;
 	}
 	const untimed = all.filter((send) => send.createdAt === undefined).slice(0, UNTIMED_IDS);
-	listed.recent = [...timed.filter((send) => (send.createdAt as number) >= listed.floor), ...untimed];
+	listed.recent = [
+		...timed.filter((send) => (send.createdAt as number) >= listed.floor),
+		...untimed,
+	];
 }
 
 /** Starts watching a send found in the list. */
-export function watchSend(state: TriggerState, id: string, listed: { status?: string; created_at?: string | null }, now: number): void {
+export function watchSend(
+	state: TriggerState,
+	id: string,
+	listed: { status?: string; created_at?: string | null },
+	now: number,
+): void {
 	state.sends[id] = {
 		from: parseTime(listed.created_at) ?? now,
 		status: listed.status,

@@ -4,7 +4,18 @@
  * API (devkit/n8n/server.ts), checked in the runs n8n saved and in the sandbox's request log. Several checks
  * share one workflow.
  */
-import { brief, code, manualWorkflow, N8nHome, N8nServer, push, REFRESH, requestsDuring, type RunResult, type RuntimeLine } from '../support';
+import {
+	brief,
+	code,
+	manualWorkflow,
+	N8nHome,
+	N8nServer,
+	push,
+	REFRESH,
+	requestsDuring,
+	type RunResult,
+	type RuntimeLine,
+} from '../support';
 import { startSandbox, type Sandbox } from '../../../sandbox';
 
 const SEND = 'POST /push-notification/send';
@@ -32,7 +43,9 @@ export const describeActions = (line: RuntimeLine) =>
 			home = await N8nHome.create({ line });
 			await home.useSandbox(sandbox);
 
-			const fourUsers = [users.onePhone, users.twoPhones, users.noPhone, users.uninstalled].join(', ');
+			const fourUsers = [users.onePhone, users.twoPhones, users.noPhone, users.uninstalled].join(
+				', ',
+			);
 			server = await N8nServer.start(home, {
 				workflows: [
 					manualWorkflow('e2eNotifications', 'e2e: send, get, schedule, cancel', [
@@ -72,7 +85,12 @@ export const describeActions = (line: RuntimeLine) =>
 								additionalFields: {},
 								options: {},
 							}),
-							push('Cancel', { resource: 'notification', operation: 'cancel', notificationId: '={{ $json.id }}', options: {} }),
+							push('Cancel', {
+								resource: 'notification',
+								operation: 'cancel',
+								notificationId: '={{ $json.id }}',
+								options: {},
+							}),
 							push('Get Canceled', {
 								resource: 'notification',
 								operation: 'get',
@@ -80,47 +98,64 @@ export const describeActions = (line: RuntimeLine) =>
 								options: { deliveries: 'omit' },
 							}),
 						],
-						[push('Get Many', { resource: 'notification', operation: 'getMany', returnAll: false, limit: 10 })],
-					]),
-					manualWorkflow('e2eAudiences', 'e2e: users, active users, a large audience, continue on fail', [
-						[push('All Users', { resource: 'user', operation: 'getMany', returnAll: true })],
-						[push('Active Users', { resource: 'user', operation: 'getActive', options: { idsOnly: true } })],
 						[
-							push('Send to Everyone', {
+							push('Get Many', {
 								resource: 'notification',
-								operation: 'send',
-								title: 'Office closed on Friday',
-								body: 'The office is closed this Friday.',
-								audience: 'allUsers',
-								additionalFields: {},
-								options: { batchSize: 1000 },
+								operation: 'getMany',
+								returnAll: false,
+								limit: 10,
 							}),
 						],
+					]),
+					manualWorkflow(
+						'e2eAudiences',
+						'e2e: users, active users, a large audience, continue on fail',
 						[
-							code(
-								'Three Orders',
-								`return [
+							[push('All Users', { resource: 'user', operation: 'getMany', returnAll: true })],
+							[
+								push('Active Users', {
+									resource: 'user',
+									operation: 'getActive',
+									options: { idsOnly: true },
+								}),
+							],
+							[
+								push('Send to Everyone', {
+									resource: 'notification',
+									operation: 'send',
+									title: 'Office closed on Friday',
+									body: 'The office is closed this Friday.',
+									audience: 'allUsers',
+									additionalFields: {},
+									options: { batchSize: 1000 },
+								}),
+							],
+							[
+								code(
+									'Three Orders',
+									`return [
 									{ json: { userId: '${users.onePhone}', order: 'A-1', image: 'https://example.com/a.png' } },
 									{ json: { userId: '${users.twoPhones}', order: 'A-2', image: 'http://example.com/not-https.png' } },
 									{ json: { userId: '${users.noPhone}', order: 'A-3', image: 'https://example.com/c.png' } },
 								];`,
-							),
-							push(
-								'Send Each, Continue On Fail',
-								{
-									resource: 'notification',
-									operation: 'send',
-									title: '=Order {{ $json.order }}',
-									body: 'Your order is ready',
-									audience: 'userIds',
-									userIds: '={{ $json.userId }}',
-									additionalFields: { imageUrl: '={{ $json.image }}' },
-									options: {},
-								},
-								{ onError: 'continueRegularOutput' },
-							),
+								),
+								push(
+									'Send Each, Continue On Fail',
+									{
+										resource: 'notification',
+										operation: 'send',
+										title: '=Order {{ $json.order }}',
+										body: 'Your order is ready',
+										audience: 'userIds',
+										userIds: '={{ $json.userId }}',
+										additionalFields: { imageUrl: '={{ $json.image }}' },
+										options: {},
+									},
+									{ onError: 'continueRegularOutput' },
+								),
+							],
 						],
-					]),
+					),
 					manualWorkflow('e2eStopOnFail', 'e2e: one bad item stops the run before any send', [
 						[
 							code(
@@ -165,8 +200,15 @@ export const describeActions = (line: RuntimeLine) =>
 			test('Send: one send, accepted (sending), with the deduplicated recipients and optional fields', () => {
 				const [sent] = notifications.items('Send');
 				expect(sent).toMatchObject({ status: 'sending', recipients: 4 });
-				expect(sent.targetUserIds).toEqual([users.onePhone, users.twoPhones, users.noPhone, users.uninstalled]);
-				const sends = requestsDuring(sandbox, notifications, 'Send').filter((request) => request.endpoint === SEND);
+				expect(sent.targetUserIds).toEqual([
+					users.onePhone,
+					users.twoPhones,
+					users.noPhone,
+					users.uninstalled,
+				]);
+				const sends = requestsDuring(sandbox, notifications, 'Send').filter(
+					(request) => request.endpoint === SEND,
+				);
 				expect(sends.map(brief)).toEqual([`${SEND} 202`]);
 				expect(sends[0].body).toEqual({
 					title: 'Your order has shipped',
@@ -181,13 +223,26 @@ export const describeActions = (line: RuntimeLine) =>
 			test('Get with Wait for Final Status: reads until the send settles, with counters and one delivery per phone', () => {
 				const [got] = notifications.items('Get and Wait');
 				expect(got).toMatchObject({ status: 'partially_failed', finalStatusReached: true });
-				expect(got.stats).toEqual({ targeted_users: 4, devices: 4, sent: 3, failed: 1, opened: 0, no_device: 1 });
+				expect(got.stats).toEqual({
+					targeted_users: 4,
+					devices: 4,
+					sent: 3,
+					failed: 1,
+					opened: 0,
+					no_device: 1,
+				});
 				expect(got.deliveries).toHaveLength(5);
 				// Followed in the list of sends while it was still sending, then its detail read once, for the deliveries.
 				const reads = requestsDuring(sandbox, notifications, 'Get and Wait').map(brief);
-				expect(new Set(reads)).toEqual(new Set(['GET /push-notification/list 200', `GET /push-notification/${got.id} 200`]));
-				expect(reads.filter((read) => read === 'GET /push-notification/list 200').length).toBeGreaterThanOrEqual(2);
-				expect(reads.filter((read) => read === `GET /push-notification/${got.id} 200`)).toHaveLength(1);
+				expect(new Set(reads)).toEqual(
+					new Set(['GET /push-notification/list 200', `GET /push-notification/${got.id} 200`]),
+				);
+				expect(
+					reads.filter((read) => read === 'GET /push-notification/list 200').length,
+				).toBeGreaterThanOrEqual(2);
+				expect(
+					reads.filter((read) => read === `GET /push-notification/${got.id} 200`),
+				).toHaveLength(1);
 				expect(got.waitedSeconds).toBeGreaterThan(0);
 			});
 
@@ -204,22 +259,30 @@ export const describeActions = (line: RuntimeLine) =>
 			test('Schedule: scheduled_at carries an explicit offset; Cancel cancels it; Get shows it canceled', () => {
 				const [scheduled] = notifications.items('Schedule');
 				expect(scheduled.status).toBe('scheduled');
-				const [request] = requestsDuring(sandbox, notifications, 'Schedule').filter((entry) => entry.endpoint === SEND);
+				const [request] = requestsDuring(sandbox, notifications, 'Schedule').filter(
+					(entry) => entry.endpoint === SEND,
+				);
 				const scheduledAt = (request.body as { scheduled_at: string }).scheduled_at;
 				expect(scheduledAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/);
 				const inMs = Date.parse(scheduledAt) - request.time;
 				expect(inMs).toBeGreaterThan(2 * 3600_000 - 60_000);
 				expect(inMs).toBeLessThan(2 * 3600_000 + 60_000);
 
-				expect(notifications.items('Cancel')).toEqual([expect.objectContaining({ id: scheduled.id, canceled: true, status: 'canceled' })]);
+				expect(notifications.items('Cancel')).toEqual([
+					expect.objectContaining({ id: scheduled.id, canceled: true, status: 'canceled' }),
+				]);
 				// Found by the scheduled send's id (no other node cancels it), not by the Cancel node's time
 				// window: on n8n 1.x, once in six runs, its request fell outside the window n8n recorded.
-				const cancels = sandbox.requestLog().filter((entry) => entry.path === `/push-notification/${scheduled.id}/cancel`);
+				const cancels = sandbox
+					.requestLog()
+					.filter((entry) => entry.path === `/push-notification/${scheduled.id}/cancel`);
 				expect(cancels.map(brief)).toEqual([`POST /push-notification/${scheduled.id}/cancel 200`]);
 				const [got] = notifications.items('Get Canceled');
 				expect(got).toMatchObject({ id: scheduled.id, status: 'canceled' });
 				expect(got.deliveries).toBeUndefined();
-				expect(sandbox.notifications().find((record) => record.id === scheduled.id)?.status).toBe('canceled');
+				expect(sandbox.notifications().find((record) => record.id === scheduled.id)?.status).toBe(
+					'canceled',
+				);
 			});
 
 			test('Get Many: the sends, newest first', () => {
@@ -230,7 +293,9 @@ export const describeActions = (line: RuntimeLine) =>
 			});
 
 			test('one token for the whole run: exactly one refresh, first', () => {
-				const log = sandbox.requestLog().filter((request) => request.time <= notifications.window('Get Many')[1] + 2);
+				const log = sandbox
+					.requestLog()
+					.filter((request) => request.time <= notifications.window('Get Many')[1] + 2);
 				expect(log.filter((request) => request.endpoint === REFRESH)).toHaveLength(1);
 				expect(log[0].endpoint).toBe(REFRESH);
 				expect(log.filter((request) => request.status === 401)).toHaveLength(0);
@@ -247,8 +312,16 @@ export const describeActions = (line: RuntimeLine) =>
 				const items = audiences.items('All Users');
 				expect(items).toHaveLength(2500);
 				expect(new Set(items.map((item) => item.id)).size).toBe(2500);
-				expect(Object.keys(items[0]).sort()).toEqual(['email', 'id', 'lastname', 'name', 'username']);
-				const pages = requestsDuring(sandbox, audiences, 'All Users').filter((request) => request.path === '/user/list');
+				expect(Object.keys(items[0]).sort()).toEqual([
+					'email',
+					'id',
+					'lastname',
+					'name',
+					'username',
+				]);
+				const pages = requestsDuring(sandbox, audiences, 'All Users').filter(
+					(request) => request.path === '/user/list',
+				);
 				expect(pages.map((page) => [page.query.skip, page.query.limit, page.status])).toEqual([
 					['0', '1000', 200],
 					['1000', '1000', 200],
@@ -259,11 +332,15 @@ export const describeActions = (line: RuntimeLine) =>
 
 			test('User > Get With Active App (IDs Only): exactly the users with an active phone', () => {
 				const { primary } = sandbox.orgs;
-				const expected = primary.userIds.filter((id) => primary.devicesOf(id).some((device) => device.session === 'active'));
+				const expected = primary.userIds.filter((id) =>
+					primary.devicesOf(id).some((device) => device.session === 'active'),
+				);
 				const [item] = audiences.items('Active Users');
 				expect(item.count).toBe(expected.length);
 				expect([...item.userIds].sort()).toEqual([...expected].sort());
-				expect(requestsDuring(sandbox, audiences, 'Active Users').map(brief)).toEqual(['GET /user-device/users 200']);
+				expect(requestsDuring(sandbox, audiences, 'Active Users').map(brief)).toEqual([
+					'GET /user-device/users 200',
+				]);
 			});
 
 			test('All Users with Batch Size 1000: 3 sends of 1000, 1000 and 500; everyone exactly once', () => {
@@ -273,15 +350,26 @@ export const describeActions = (line: RuntimeLine) =>
 					[2, 3, 1000],
 					[3, 3, 500],
 				]);
-				const sends = requestsDuring(sandbox, audiences, 'Send to Everyone').filter((request) => request.endpoint === SEND);
+				const sends = requestsDuring(sandbox, audiences, 'Send to Everyone').filter(
+					(request) => request.endpoint === SEND,
+				);
 				expect(sends.map((send) => send.status)).toEqual([202, 202, 202]);
-				const targets = sends.flatMap((send) => (send.body as { target_user_ids: string[] }).target_user_ids);
+				const targets = sends.flatMap(
+					(send) => (send.body as { target_user_ids: string[] }).target_user_ids,
+				);
 				expect(targets).toHaveLength(2500);
 				expect(new Set(targets)).toEqual(new Set(sandbox.orgs.primary.userIds));
 				// The batches go out in parallel, in whichever order they arrive; each output item (in batch
 				// order) carries the id of the send made with its recipients.
-				const idOfRecipients = new Map(sends.map((send) => [JSON.stringify((send.body as { target_user_ids: string[] }).target_user_ids), send.notificationId]));
-				expect(items.map((item) => idOfRecipients.get(JSON.stringify(item.targetUserIds)))).toEqual(items.map((item) => item.id));
+				const idOfRecipients = new Map(
+					sends.map((send) => [
+						JSON.stringify((send.body as { target_user_ids: string[] }).target_user_ids),
+						send.notificationId,
+					]),
+				);
+				expect(items.map((item) => idOfRecipients.get(JSON.stringify(item.targetUserIds)))).toEqual(
+					items.map((item) => item.id),
+				);
 				expect(new Set(items.map((item) => item.id)).size).toBe(3);
 			});
 
@@ -289,11 +377,18 @@ export const describeActions = (line: RuntimeLine) =>
 				const items = audiences.items('Send Each, Continue On Fail');
 				expect(items).toHaveLength(3);
 				expect(items[0]).toMatchObject({ status: 'sending', targetUserIds: [users.onePhone] });
-				expect(items[1].error).toMatch(/^"Image URL" must be a public https:\/\/ address.*\[item 1\]$/);
+				expect(items[1].error).toMatch(
+					/^"Image URL" must be a public https:\/\/ address.*\[item 1\]$/,
+				);
 				expect(items[2]).toMatchObject({ status: 'sending', targetUserIds: [users.noPhone] });
-				const sends = requestsDuring(sandbox, audiences, 'Send Each, Continue On Fail').filter((request) => request.endpoint === SEND);
+				const sends = requestsDuring(sandbox, audiences, 'Send Each, Continue On Fail').filter(
+					(request) => request.endpoint === SEND,
+				);
 				// Sent in parallel: in whichever order they arrived.
-				expect(sends.map((send) => (send.body as { title: string }).title).sort()).toEqual(['Order A-1', 'Order A-3']);
+				expect(sends.map((send) => (send.body as { title: string }).title).sort()).toEqual([
+					'Order A-1',
+					'Order A-3',
+				]);
 			});
 		});
 

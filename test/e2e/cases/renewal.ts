@@ -6,14 +6,27 @@
  * a 401 for it); the renewed token is saved with the credential and reused by the next run; a 401 on
  * a valid token renews once and retries once; a run after the token expired renews first.
  */
-import { brief, code, manualWorkflow, N8nHome, N8nServer, push, REFRESH, type RunResult, type RuntimeLine, wait, waitFor } from '../support';
+import {
+	brief,
+	code,
+	manualWorkflow,
+	N8nHome,
+	N8nServer,
+	push,
+	REFRESH,
+	type RunResult,
+	type RuntimeLine,
+	wait,
+	waitFor,
+} from '../support';
 import { startSandbox, type Sandbox } from '../../../sandbox';
 import type { LoggedRequest } from '../../../sandbox';
 
 const TOKEN_LIFE_SECONDS = 10;
 const ACTIVE = 'GET /user-device/users';
 
-const activeUsers = (name: string) => push(name, { resource: 'user', operation: 'getActive', options: { idsOnly: true } });
+const activeUsers = (name: string) =>
+	push(name, { resource: 'user', operation: 'getActive', options: { idsOnly: true } });
 
 /** The cases, in a describe block of their own, against the runtime of `line`. */
 export const describeRenewal = (line: RuntimeLine) =>
@@ -33,7 +46,11 @@ export const describeRenewal = (line: RuntimeLine) =>
 		}
 
 		beforeAll(async () => {
-			sandbox = await startSandbox({ port: 0, tokenLifetimeSeconds: TOKEN_LIFE_SECONDS, deliveryMs: 500 });
+			sandbox = await startSandbox({
+				port: 0,
+				tokenLifetimeSeconds: TOKEN_LIFE_SECONDS,
+				deliveryMs: 500,
+			});
 			home = await N8nHome.create({ line });
 			await home.useSandbox(sandbox);
 			server = await N8nServer.start(home, {
@@ -71,9 +88,15 @@ export const describeRenewal = (line: RuntimeLine) =>
 			expect(requests.map(brief)).toEqual([...group, ...group, ...group]);
 			const refreshes = requests.filter((request) => request.endpoint === REFRESH);
 			for (let i = 1; i < refreshes.length; i++) {
-				expect(refreshes[i].time - refreshes[i - 1].time).toBeGreaterThanOrEqual(TOKEN_LIFE_SECONDS * 1000);
+				expect(refreshes[i].time - refreshes[i - 1].time).toBeGreaterThanOrEqual(
+					TOKEN_LIFE_SECONDS * 1000,
+				);
 			}
-			expect(requests.filter((request) => request.endpoint === ACTIVE).every((request) => request.authorization === 'valid')).toBe(true);
+			expect(
+				requests
+					.filter((request) => request.endpoint === ACTIVE)
+					.every((request) => request.authorization === 'valid'),
+			).toBe(true);
 		});
 
 		test('the renewed token is saved with the credential: the next run, within its life, makes no refresh; a 401 on it renews once and retries once', async () => {
@@ -89,9 +112,17 @@ export const describeRenewal = (line: RuntimeLine) =>
 
 		test('a run after the stored token expired renews it first (no 401)', async () => {
 			// The token n8n saved is the one its last refresh got: wait until it has expired on the sandbox's clock.
-			const lastRefresh = sandbox.requestLog().filter((request) => request.endpoint === REFRESH).pop()!;
+			const lastRefresh = sandbox
+				.requestLog()
+				.filter((request) => request.endpoint === REFRESH)
+				.pop()!;
 			const expiresAt = lastRefresh.time + TOKEN_LIFE_SECONDS * 1000;
-			await waitFor('the stored token to expire', () => sandbox.clock.now() >= expiresAt, (TOKEN_LIFE_SECONDS + 5) * 1000, 100);
+			await waitFor(
+				'the stored token to expire',
+				() => sandbox.clock.now() >= expiresAt,
+				(TOKEN_LIFE_SECONDS + 5) * 1000,
+				100,
+			);
 			const { result, requests } = await run('e2eOneRead');
 			expect(result.status).toBe('success');
 			expect(requests.map(brief)).toEqual([`${REFRESH} 200`, `${ACTIVE} 200`]);
@@ -103,9 +134,16 @@ export const describeRenewal = (line: RuntimeLine) =>
 			expect(refreshes).toHaveLength(5);
 			expect(refreshes.every((request) => request.status === 200)).toBe(true);
 			for (const refresh of refreshes) {
-				expect(refresh.body).toMatchObject({ client_secret: '[redacted]', refresh_token: '[redacted]' });
+				expect(refresh.body).toMatchObject({
+					client_secret: '[redacted]',
+					refresh_token: '[redacted]',
+				});
 			}
-			expect(JSON.stringify(runs.map((entry) => entry.result.output))).not.toContain(sandbox.orgs.primary.clientSecret);
-			expect(JSON.stringify(runs.map((entry) => entry.result.output))).not.toContain(sandbox.orgs.primary.refreshToken);
+			expect(JSON.stringify(runs.map((entry) => entry.result.output))).not.toContain(
+				sandbox.orgs.primary.clientSecret,
+			);
+			expect(JSON.stringify(runs.map((entry) => entry.result.output))).not.toContain(
+				sandbox.orgs.primary.refreshToken,
+			);
 		});
 	});

@@ -17,7 +17,10 @@ export async function launchBrowser(): Promise<{ page: Page; close: () => Promis
 	const chromiumError = process.env.COMPANION_PUSH_E2E_CHROMIUM_ERROR;
 	if (chromiumError) throw new Error(chromiumError);
 	const executablePath = process.env.COMPANION_PUSH_E2E_CHROMIUM;
-	if (!executablePath) throw new Error('No Chromium: run the end-to-end tests through jest.e2e.config.js (its global setup provides it).');
+	if (!executablePath)
+		throw new Error(
+			'No Chromium: run the end-to-end tests through jest.e2e.config.js (its global setup provides it).',
+		);
 
 	const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'companion-push-chromium-'));
 	try {
@@ -48,16 +51,27 @@ export async function launchBrowser(): Promise<{ page: Page; close: () => Promis
 export async function settled(page: Page): Promise<void> {
 	// Runs in the page (this project compiles without the DOM types).
 	type PageGlobals = {
-		document: { getAnimations(): Array<{ playState: string; effect: { getComputedTiming(): { iterations?: number } } | null }> };
+		document: {
+			getAnimations(): Array<{
+				playState: string;
+				effect: { getComputedTiming(): { iterations?: number } } | null;
+			}>;
+		};
 		requestAnimationFrame(callback: () => void): number;
 	};
 	await page.waitForFunction(() =>
 		(globalThis as unknown as PageGlobals).document
 			.getAnimations()
-			.every((animation) => animation.playState !== 'running' || animation.effect?.getComputedTiming().iterations === Infinity),
+			.every(
+				(animation) =>
+					animation.playState !== 'running' ||
+					animation.effect?.getComputedTiming().iterations === Infinity,
+			),
 	);
 	await page.evaluate(() => {
 		const window = globalThis as unknown as PageGlobals;
-		return new Promise<void>((resolve) => window.requestAnimationFrame(() => window.requestAnimationFrame(resolve)));
+		return new Promise<void>((resolve) =>
+			window.requestAnimationFrame(() => window.requestAnimationFrame(resolve)),
+		);
 	});
 }

@@ -21,17 +21,24 @@ export default async function globalSetup(): Promise<void> {
 	log('\n[e2e] preparing a real n8n');
 	for (const line of RUNTIME_LINES) {
 		const runtime = await ensureRuntime({ log, line });
-		log(`[e2e] n8n ${pinnedVersions(line).n8n} runtime at ${runtime.runtimeDir} (${Math.round((Date.now() - started) / 1000)} s)`);
+		log(
+			`[e2e] n8n ${pinnedVersions(line).n8n} runtime at ${runtime.runtimeDir} (${Math.round((Date.now() - started) / 1000)} s)`,
+		);
 	}
 
 	if (process.env.COMPANION_PUSH_E2E_BUILT !== '1') {
 		log('[e2e] npm run build');
-		const build = spawnSync('npm', ['run', '--silent', 'build'], { cwd: path.resolve(__dirname, '..', '..', '..'), stdio: 'inherit' });
+		const build = spawnSync('npm', ['run', '--silent', 'build'], {
+			cwd: path.resolve(__dirname, '..', '..', '..'),
+			stdio: 'inherit',
+		});
 		if (build.status !== 0) throw new Error('npm run build failed');
 	}
 	const tarball = packPackage();
 	process.env.COMPANION_PUSH_E2E_TARBALL = tarball;
-	log(`[e2e] packed ${path.basename(tarball)} (${(fs.statSync(tarball).size / 1024).toFixed(0)} KB)`);
+	log(
+		`[e2e] packed ${path.basename(tarball)} (${(fs.statSync(tarball).size / 1024).toFixed(0)} KB)`,
+	);
 
 	try {
 		process.env.COMPANION_PUSH_E2E_CHROMIUM = await ensureChromium({ log });

@@ -10,8 +10,23 @@
  */
 export * from '../../../devkit/n8n';
 export { waitFor } from '../../../devkit/waitFor';
-export { FAKE_MODEL_CREDENTIAL, FAKE_MODEL_NAME, fakeModelCredentialEntry, startFakeModel, type FakeModel, type FakeModelRequest } from '../../../devkit/fakeModel';
-export { DETAIL, REFRESH, SEND, SEND_LIST, USER_LIST, ACTIVE_USERS, CANCEL } from '../../../devkit/endpoints';
+export {
+	FAKE_MODEL_CREDENTIAL,
+	FAKE_MODEL_NAME,
+	fakeModelCredentialEntry,
+	startFakeModel,
+	type FakeModel,
+	type FakeModelRequest,
+} from '../../../devkit/fakeModel';
+export {
+	DETAIL,
+	REFRESH,
+	SEND,
+	SEND_LIST,
+	USER_LIST,
+	ACTIVE_USERS,
+	CANCEL,
+} from '../../../devkit/endpoints';
 // Its own N8nHome (the packed package of the global setup, runs as printed) stands for devkit's here.
 export { N8nHome } from './n8n';
 export * from './n8n';

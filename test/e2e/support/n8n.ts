@@ -28,7 +28,9 @@ import { send, tokenFor } from '../../harness/api';
 export function packedTarball(): string {
 	const tarball = process.env.COMPANION_PUSH_E2E_TARBALL;
 	if (!tarball || !fs.existsSync(tarball)) {
-		throw new Error('No packed tarball: run the end-to-end tests with `npx jest -c jest.e2e.config.js` (its global setup packs the package).');
+		throw new Error(
+			'No packed tarball: run the end-to-end tests with `npx jest -c jest.e2e.config.js` (its global setup packs the package).',
+		);
 	}
 	return tarball;
 }
@@ -52,16 +54,25 @@ export function requestsDuring(sandbox: Sandbox, result: RunResult, node: string
 }
 
 /** Short form of a logged request: `GET /user/list 200`. */
-export const brief = (request: LoggedRequest) => `${request.method} ${request.path} ${request.status}`;
+export const brief = (request: LoggedRequest) =>
+	`${request.method} ${request.path} ${request.status}`;
 
 /** The credential of the sandbox's secondary org (another organization, with sends of its own). */
-export const SECONDARY_CREDENTIAL = { id: 'cpSandboxSecondary', name: 'Companion Push secondary org' };
+export const SECONDARY_CREDENTIAL = {
+	id: 'cpSandboxSecondary',
+	name: 'Companion Push secondary org',
+};
 
 /** Credential entries for `n8n import:credentials`: the sandbox's primary org (id cpSandboxCredential), and its secondary org when asked. */
 export function sandboxCredentials(sandbox: Sandbox, { secondaryOrg = false } = {}): object[] {
-	const entry = ({ clientId, clientSecret, refreshToken }: SandboxOrg, ids?: { id: string; name: string }) =>
-		credentialEntry({ baseUrl: sandbox.baseUrl, clientId, clientSecret, refreshToken }, ids);
-	return [entry(sandbox.orgs.primary), ...(secondaryOrg ? [entry(sandbox.orgs.secondary, SECONDARY_CREDENTIAL)] : [])];
+	const entry = (
+		{ clientId, clientSecret, refreshToken }: SandboxOrg,
+		ids?: { id: string; name: string },
+	) => credentialEntry({ baseUrl: sandbox.baseUrl, clientId, clientSecret, refreshToken }, ids);
+	return [
+		entry(sandbox.orgs.primary),
+		...(secondaryOrg ? [entry(sandbox.orgs.secondary, SECONDARY_CREDENTIAL)] : []),
+	];
 }
 
 /**
@@ -72,7 +83,12 @@ export function sandboxCredentials(sandbox: Sandbox, { secondaryOrg = false } = 
  */
 export class N8nHome extends DevkitN8nHome {
 	static async create({ line = '2.x' }: { line?: RuntimeLine } = {}): Promise<N8nHome> {
-		return (await super.create({ tarball: packedTarball(), line, runsFrom: 'output', runTimeoutMs: 240_000 })) as N8nHome;
+		return (await super.create({
+			tarball: packedTarball(),
+			line,
+			runsFrom: 'output',
+			runTimeoutMs: 240_000,
+		})) as N8nHome;
 	}
 
 	/**
@@ -80,7 +96,10 @@ export class N8nHome extends DevkitN8nHome {
 	 * the one of its secondary org too when asked (SECONDARY_CREDENTIAL), and any `more` credential
 	 * entries: one CLI call.
 	 */
-	async useSandbox(sandbox: Sandbox, { secondaryOrg = false, more = [] }: { secondaryOrg?: boolean; more?: object[] } = {}): Promise<void> {
+	async useSandbox(
+		sandbox: Sandbox,
+		{ secondaryOrg = false, more = [] }: { secondaryOrg?: boolean; more?: object[] } = {},
+	): Promise<void> {
 		await this.importCredentials([...sandboxCredentials(sandbox, { secondaryOrg }), ...more]);
 	}
 }
@@ -98,7 +117,13 @@ export function push(name: string, parameters: Json, extra: Partial<NodeSpec> = 
 
 /** A Wait node that waits in the running execution (under 65 s n8n does not park it). */
 export function wait(name: string, seconds: number): NodeSpec {
-	return { name, type: 'n8n-nodes-base.wait', typeVersion: 1.1, parameters: { amount: seconds, unit: 'seconds' }, webhookId: randomUUID() };
+	return {
+		name,
+		type: 'n8n-nodes-base.wait',
+		typeVersion: 1.1,
+		parameters: { amount: seconds, unit: 'seconds' },
+		webhookId: randomUUID(),
+	};
 }
 
 /**
@@ -106,7 +131,11 @@ export function wait(name: string, seconds: number): NodeSpec {
  * and failed deliveries (with `tag` in their title, when one is given), one item per event, into a
  * No Op ('Received'). `credential` is the test credential unless another is named.
  */
-export function triggerWorkflow(id: string, tag: string, credential = credentials.companionPushApi): Json {
+export function triggerWorkflow(
+	id: string,
+	tag: string,
+	credential = credentials.companionPushApi,
+): Json {
 	return {
 		id,
 		name: 'e2e: trigger',
@@ -135,7 +164,9 @@ export function triggerWorkflow(id: string, tag: string, credential = credential
 				parameters: {},
 			},
 		],
-		connections: { 'Settled Or Failed': { main: [[{ node: 'Received', type: 'main', index: 0 }]] } },
+		connections: {
+			'Settled Or Failed': { main: [[{ node: 'Received', type: 'main', index: 0 }]] },
+		},
 		settings: { executionOrder: 'v1' },
 		active: false,
 		pinData: {},
@@ -143,7 +174,12 @@ export function triggerWorkflow(id: string, tag: string, credential = credential
 }
 
 /** A send made straight against the sandbox API (as another system of the organization would); returns its id. */
-export async function sendFromOutside(sandbox: Sandbox, title: string, userIds: string[], org: SandboxOrg = sandbox.orgs.primary): Promise<string> {
+export async function sendFromOutside(
+	sandbox: Sandbox,
+	title: string,
+	userIds: string[],
+	org: SandboxOrg = sandbox.orgs.primary,
+): Promise<string> {
 	const token = await tokenFor(sandbox, org);
 	return (await send(sandbox, token, userIds, { title, body: 'Sent from outside n8n' })).id;
 }

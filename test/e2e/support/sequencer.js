@@ -24,7 +24,9 @@ const secondsOf = (file) => {
 
 class E2eSequencer extends Sequencer {
 	sort(tests) {
-		return [...tests].sort((a, b) => secondsOf(b.path) - secondsOf(a.path) || a.path.localeCompare(b.path));
+		return [...tests].sort(
+			(a, b) => secondsOf(b.path) - secondsOf(a.path) || a.path.localeCompare(b.path),
+		);
 	}
 }
 

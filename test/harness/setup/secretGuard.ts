@@ -10,14 +10,25 @@ import { observeRuns } from '../../../devkit/engine';
 import type { ObservedRun } from '../../../devkit/engine';
 import { observePolls } from '../../../devkit/poll';
 import { observeProcessedData } from '../../../devkit/processedData';
-import { describeFindings, errorText, jsonText, scanCredentialWrite, scanned, scanText, stopRecordingLogs, takeFindings } from '../secretGuard';
+import {
+	describeFindings,
+	errorText,
+	jsonText,
+	scanCredentialWrite,
+	scanned,
+	scanText,
+	stopRecordingLogs,
+	takeFindings,
+} from '../secretGuard';
 
 /** The harness's own nodes emit what the test gave them: their items are test data, not output. */
 const INPUT_NODE_TYPES = new Set(['test.items', 'test.manualTrigger']);
 
 function scanRun({ run, nodes, staticData }: ObservedRun): void {
 	scanned.runs++;
-	const inputNodes = new Set(nodes.filter((node) => INPUT_NODE_TYPES.has(node.type)).map((node) => node.name));
+	const inputNodes = new Set(
+		nodes.filter((node) => INPUT_NODE_TYPES.has(node.type)).map((node) => node.name),
+	);
 	for (const [name, tasks] of Object.entries(run.data.resultData.runData)) {
 		if (inputNodes.has(name)) continue;
 		for (const task of tasks) {
@@ -45,7 +56,9 @@ const stopObserving = [
 		scanned.storeCalls++;
 		scanText(`processed-data store (${call.kind})`, jsonText(call.items));
 	}),
-	observeCredentialWrites((stored, data) => scanCredentialWrite(`credential write of ${stored.name}`, data)),
+	observeCredentialWrites((stored, data) =>
+		scanCredentialWrite(`credential write of ${stored.name}`, data),
+	),
 ];
 
 afterEach(() => {

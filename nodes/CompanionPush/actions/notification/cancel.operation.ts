@@ -10,7 +10,8 @@ import { notificationIdField, readNotificationId } from './notificationId';
 const properties: INodeProperties[] = [
 	notificationIdField,
 	{
-		displayName: 'Only a scheduled send can be canceled. A notification that already went out cannot be taken back.',
+		displayName:
+			'Only a scheduled send can be canceled. A notification that already went out cannot be taken back.',
 		name: 'cancelNotice',
 		type: 'notice',
 		default: '',
@@ -27,19 +28,36 @@ const properties: INodeProperties[] = [
 	]),
 ];
 
-export const description = updateDisplayOptions({ show: { resource: ['notification'], operation: ['cancel'] } }, properties);
+export const description = updateDisplayOptions(
+	{ show: { resource: ['notification'], operation: ['cancel'] } },
+	properties,
+);
 
 export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[]> {
 	return await forEachItem(this, async (itemIndex) => {
 		const notificationId = readNotificationId(this, itemIndex);
-		const options = readParameter(this, 'options', 'Options', itemIndex, {}) as { ignoreIfNotScheduled?: boolean };
+		const options = readParameter(this, 'options', 'Options', itemIndex, {}) as {
+			ignoreIfNotScheduled?: boolean;
+		};
 		try {
 			const result = await cancelNotification(this, notificationId, itemIndex);
-			return { id: notificationId, canceled: true, status: 'canceled', message: result.message, alreadyCanceled: result.alreadyCanceled };
+			return {
+				id: notificationId,
+				canceled: true,
+				status: 'canceled',
+				message: result.message,
+				alreadyCanceled: result.alreadyCanceled,
+			};
 		} catch (error) {
 			const refusedAsNotScheduled = error instanceof NodeApiError && error.httpCode === '409';
-			if (!refusedAsNotScheduled || !options.ignoreIfNotScheduled) throw asNodeError(this, error, itemIndex);
-			return { id: notificationId, canceled: false, status: error.context.currentStatus, message: error.message };
+			if (!refusedAsNotScheduled || !options.ignoreIfNotScheduled)
+				throw asNodeError(this, error, itemIndex);
+			return {
+				id: notificationId,
+				canceled: false,
+				status: error.context.currentStatus,
+				message: error.message,
+			};
 		}
 	});
 }

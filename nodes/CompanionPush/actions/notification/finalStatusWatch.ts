@@ -58,12 +58,30 @@ export class FinalStatusWatch {
 
 	/** Resolves when the send leaves "sending"/"scheduled", or when `timeoutSeconds` pass. */
 	/** With `wantsDetail` (Get), the result always carries the send's detail, read once it is final. */
-	follow(id: string, timeoutSeconds: number, itemIndex: number, wantsDetail: true): Promise<WaitResult & { detail: NotificationDetail }>;
+	follow(
+		id: string,
+		timeoutSeconds: number,
+		itemIndex: number,
+		wantsDetail: true,
+	): Promise<WaitResult & { detail: NotificationDetail }>;
 	follow(id: string, timeoutSeconds: number, itemIndex: number): Promise<WaitResult>;
-	follow(id: string, timeoutSeconds: number, itemIndex: number, wantsDetail = false): Promise<WaitResult> {
+	follow(
+		id: string,
+		timeoutSeconds: number,
+		itemIndex: number,
+		wantsDetail = false,
+	): Promise<WaitResult> {
 		return new Promise<WaitResult>((resolve, reject) => {
 			const startedAt = Date.now();
-			this.follows.add({ id, itemIndex, startedAt, deadline: startedAt + timeoutSeconds * 1000, wantsDetail, resolve, reject });
+			this.follows.add({
+				id,
+				itemIndex,
+				startedAt,
+				deadline: startedAt + timeoutSeconds * 1000,
+				wantsDetail,
+				resolve,
+				reject,
+			});
 			this.rounds ??= this.runRounds().finally(() => (this.rounds = undefined));
 		});
 	}
@@ -71,7 +89,11 @@ export class FinalStatusWatch {
 	private async runRounds(): Promise<void> {
 		// Let every follow of this run join the first round.
 		await sleep(0);
-		for (let interval = FIRST_INTERVAL_MS; this.follows.size > 0; interval = Math.min(interval * 2, LONGEST_INTERVAL_MS)) {
+		for (
+			let interval = FIRST_INTERVAL_MS;
+			this.follows.size > 0;
+			interval = Math.min(interval * 2, LONGEST_INTERVAL_MS)
+		) {
 			await this.round();
 			if (this.follows.size === 0) return;
 			const nextDeadline = Math.min(...[...this.follows].map((follow) => follow.deadline));
@@ -102,14 +124,19 @@ export class FinalStatusWatch {
 	private async round(): Promise<void> {
 		const listed = await this.listed();
 		const follows = [...this.follows];
-		await runPool(follows.length, this.maxParallelReads, async (index) => await this.settle(follows[index], listed.get(follows[index].id)));
+		await runPool(
+			follows.length,
+			this.maxParallelReads,
+			async (index) => await this.settle(follows[index], listed.get(follows[index].id)),
+		);
 	}
 
 	/** Ends a follow when its send is final or its time is up; reads its detail where the list does not do. */
 	private async settle(follow: Follow, listed: ListedNotification | undefined): Promise<void> {
 		const timeUp = Date.now() >= follow.deadline;
 		try {
-			const fromList = listed && hasOutputFields(listed) ? (listed as NotificationRecord) : undefined;
+			const fromList =
+				listed && hasOutputFields(listed) ? (listed as NotificationRecord) : undefined;
 			if (fromList && isMoving(fromList.status) && !timeUp) return;
 			let record = fromList;
 			let detail: NotificationDetail | undefined;
@@ -120,7 +147,12 @@ export class FinalStatusWatch {
 			const finalStatusReached = !isMoving(record.status);
 			if (!finalStatusReached && !timeUp) return;
 			this.follows.delete(follow);
-			follow.resolve({ record, detail, finalStatusReached, waitedSeconds: Math.round((Date.now() - follow.startedAt) / 100) / 10 });
+			follow.resolve({
+				record,
+				detail,
+				finalStatusReached,
+				waitedSeconds: Math.round((Date.now() - follow.startedAt) / 100) / 10,
+			});
 		} catch (error) {
 			this.follows.delete(follow);
 			follow.reject(error);

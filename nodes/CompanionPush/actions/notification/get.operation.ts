@@ -1,5 +1,10 @@
 import { updateDisplayOptions } from 'n8n-workflow';
-import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
+import type {
+	IDataObject,
+	IExecuteFunctions,
+	INodeExecutionData,
+	INodeProperties,
+} from 'n8n-workflow';
 
 import { getNotification } from '../../transport';
 import { fieldError } from '../../nodeErrors';
@@ -17,19 +22,33 @@ const properties: INodeProperties[] = [
 			name: 'deliveries',
 			type: 'options',
 			default: 'include',
-			description: 'What to do with the delivery entries (one per phone, or one "no_device" entry per user without an active app)',
+			description:
+				'What to do with the delivery entries (one per phone, or one "no_device" entry per user without an active app)',
 			options: [
 				{ name: 'Include', value: 'include', description: 'In a "deliveries" list on the item' },
-				{ name: 'Omit', value: 'omit', description: 'Only the notification record and its counters' },
-				{ name: 'Split Into Items', value: 'split', description: 'One output item per delivery entry' },
+				{
+					name: 'Omit',
+					value: 'omit',
+					description: 'Only the notification record and its counters',
+				},
+				{
+					name: 'Split Into Items',
+					value: 'split',
+					description: 'One output item per delivery entry',
+				},
 			],
 		},
 		maxParallelRequestsOption,
-		...waitOptions('Whether to keep checking, with growing intervals, until the send leaves "sending"/"scheduled" or the timeout passes'),
+		...waitOptions(
+			'Whether to keep checking, with growing intervals, until the send leaves "sending"/"scheduled" or the timeout passes',
+		),
 	]),
 ];
 
-export const description = updateDisplayOptions({ show: { resource: ['notification'], operation: ['get'] } }, properties);
+export const description = updateDisplayOptions(
+	{ show: { resource: ['notification'], operation: ['get'] } },
+	properties,
+);
 
 /** A send with its counters and deliveries, optionally after waiting for its final status. Items
  * run in parallel (Max Parallel Requests of the first item), and their waits share the list reads. */

@@ -1,5 +1,11 @@
 import { updateDisplayOptions } from 'n8n-workflow';
-import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties, IPairedItemData } from 'n8n-workflow';
+import type {
+	IDataObject,
+	IExecuteFunctions,
+	INodeExecutionData,
+	INodeProperties,
+	IPairedItemData,
+} from 'n8n-workflow';
 
 import { DeliveryReport } from '../../helpers/deliveryReport';
 import { runPool } from '../../helpers/pool';
@@ -22,7 +28,7 @@ const properties: INodeProperties[] = [
 		default: '={{ $json.id }}',
 		placeholder: 'e.g. 7f3c9a12, 8e4d0b23',
 		description:
-			'The sends to report on. The IDs of all input items make one report: after a Send, the default (each item\'s ID) covers every batch. One field may also hold several, separated by commas, or a list.',
+			"The sends to report on. The IDs of all input items make one report: after a Send, the default (each item's ID) covers every batch. One field may also hold several, separated by commas, or a list.",
 	},
 	{
 		displayName: 'Output',
@@ -30,15 +36,31 @@ const properties: INodeProperties[] = [
 		type: 'options',
 		default: 'summary',
 		options: [
-			{ name: 'One Item per User', value: 'perUser', description: 'One item per user (reached, opened, failed, no device), paired with the input items of their sends' },
-			{ name: 'Summary', value: 'summary', description: 'One item: the totals, and one row per user in "users"' },
-			{ name: 'Totals Only', value: 'totals', description: 'One item: the counters of all sends added up, and the users counted' },
+			{
+				name: 'One Item per User',
+				value: 'perUser',
+				description:
+					'One item per user (reached, opened, failed, no device), paired with the input items of their sends',
+			},
+			{
+				name: 'Summary',
+				value: 'summary',
+				description: 'One item: the totals, and one row per user in "users"',
+			},
+			{
+				name: 'Totals Only',
+				value: 'totals',
+				description: 'One item: the counters of all sends added up, and the users counted',
+			},
 		],
 	},
 	optionsCollection([maxParallelRequestsOption]),
 ];
 
-export const description = updateDisplayOptions({ show: { resource: ['notification'], operation: ['getReport'] } }, properties);
+export const description = updateDisplayOptions(
+	{ show: { resource: ['notification'], operation: ['getReport'] } },
+	properties,
+);
 
 /** The IDs an item gives: text split on commas, semicolons, spaces or new lines, or a list (of IDs,
  * or of Send output items, whose `id` is taken). */
@@ -57,7 +79,12 @@ function readNotificationIds(context: IExecuteFunctions, itemIndex: number): str
 		} else if (typeof value === 'object' && 'id' in value && depth < 3) {
 			visit((value as { id: unknown }).id, depth + 1);
 		} else {
-			throw fieldError(context, FIELD, `contains a value that is not an ID: ${JSON.stringify(value)?.slice(0, 80)}`, itemIndex);
+			throw fieldError(
+				context,
+				FIELD,
+				`contains a value that is not an ID: ${JSON.stringify(value)?.slice(0, 80)}`,
+				itemIndex,
+			);
 		}
 	};
 	visit(readParameter(context, 'notificationIds', FIELD, itemIndex, ''), 0);
@@ -65,7 +92,8 @@ function readNotificationIds(context: IExecuteFunctions, itemIndex: number): str
 	return ids;
 }
 
-const paired = (items: Iterable<number>): IPairedItemData[] => [...new Set(items)].map((item) => ({ item }));
+const paired = (items: Iterable<number>): IPairedItemData[] =>
+	[...new Set(items)].map((item) => ({ item }));
 
 /**
  * One delivery report for the sends named by all input items: each send is read once (up to Max
@@ -80,22 +108,29 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 	const itemsOf = new Map<string, number[]>();
 	for (let itemIndex = 0; itemIndex < this.getInputData().length; itemIndex++) {
 		try {
-			for (const id of readNotificationIds(this, itemIndex)) itemsOf.set(id, [...(itemsOf.get(id) ?? []), itemIndex]);
+			for (const id of readNotificationIds(this, itemIndex))
+				itemsOf.set(id, [...(itemsOf.get(id) ?? []), itemIndex]);
 		} catch (error) {
 			if (!continueOnFail) throw asNodeError(this, error, itemIndex);
 			output.push(errorItem(asNodeError(this, error, itemIndex), { item: itemIndex }));
 		}
 	}
 	const mode = readParameter(this, 'output', 'Output', 0, 'summary') as Output;
-	if (!OUTPUTS.includes(mode)) throw fieldError(this, 'Output', `has an unknown value "${String(mode)}"`, 0);
-	const parallel = readMaxParallelRequests(this, readParameter(this, 'options', 'Options', 0, {}) as IDataObject, 0);
+	if (!OUTPUTS.includes(mode))
+		throw fieldError(this, 'Output', `has an unknown value "${String(mode)}"`, 0);
+	const parallel = readMaxParallelRequests(
+		this,
+		readParameter(this, 'options', 'Options', 0, {}) as IDataObject,
+		0,
+	);
 
 	const ids = [...itemsOf.keys()];
 	const report = new DeliveryReport();
 	const reads = await runPool(
 		ids.length,
 		parallel,
-		async (index) => report.add(await getNotification(this, ids[index], itemsOf.get(ids[index])![0])),
+		async (index) =>
+			report.add(await getNotification(this, ids[index], itemsOf.get(ids[index])![0])),
 		!continueOnFail,
 	);
 	const readItems: number[] = [];
@@ -114,11 +149,20 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 
 	if (mode === 'perUser') {
 		for (const row of report.userRows()) {
-			output.push({ json: row as unknown as IDataObject, pairedItem: paired(row.notificationIds.flatMap((id) => itemsOf.get(id)!)) });
+			output.push({
+				json: row as unknown as IDataObject,
+				pairedItem: paired(row.notificationIds.flatMap((id) => itemsOf.get(id)!)),
+			});
 		}
 		return output;
 	}
 	const totals = report.totals() as unknown as IDataObject;
-	output.push({ json: mode === 'summary' ? { ...totals, users: report.userRows() as unknown as IDataObject[] } : totals, pairedItem: paired(readItems) });
+	output.push({
+		json:
+			mode === 'summary'
+				? { ...totals, users: report.userRows() as unknown as IDataObject[] }
+				: totals,
+		pairedItem: paired(readItems),
+	});
 	return output;
 }

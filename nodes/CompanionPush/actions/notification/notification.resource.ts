@@ -28,7 +28,8 @@ export const description: INodeProperties[] = [
 				name: 'Get',
 				value: 'get',
 				action: 'Get the status of a notification',
-				description: 'Get a send with its counters and deliveries, optionally waiting for its final status',
+				description:
+					'Get a send with its counters and deliveries, optionally waiting for its final status',
 			},
 			{
 				name: 'Get Many',
@@ -40,7 +41,8 @@ export const description: INodeProperties[] = [
 				name: 'Get Report',
 				value: 'getReport',
 				action: 'Get a delivery report for notifications',
-				description: 'One report for several sends (e.g. every batch of a Send): the counters added up, and per user whether they were reached and opened it',
+				description:
+					'One report for several sends (e.g. every batch of a Send): the counters added up, and per user whether they were reached and opened it',
 			},
 			{
 				name: 'Schedule',
@@ -52,7 +54,8 @@ export const description: INodeProperties[] = [
 				name: 'Send',
 				value: 'send',
 				action: 'Send a notification',
-				description: 'Send a notification now to the phones of the given users; returns the send ID and its status',
+				description:
+					'Send a notification now to the phones of the given users; returns the send ID and its status',
 			},
 		],
 	},

@@ -24,11 +24,21 @@ export function readNotificationId(context: IExecuteFunctions, itemIndex: number
 
 /** An ID as typed or mapped, trimmed; an empty one, or one that cannot be part of the API's path,
  * fails naming `field` and the item. */
-export function checkedNotificationId(context: IExecuteFunctions, value: string, field: string, itemIndex: number): string {
+export function checkedNotificationId(
+	context: IExecuteFunctions,
+	value: string,
+	field: string,
+	itemIndex: number,
+): string {
 	const notificationId = value.trim();
 	if (notificationId === '') throw fieldError(context, field, 'is empty', itemIndex);
 	if (/[/?#\s]/.test(notificationId)) {
-		throw fieldError(context, field, `is not a valid ID: "${notificationId.slice(0, 60)}"`, itemIndex);
+		throw fieldError(
+			context,
+			field,
+			`is not a valid ID: "${notificationId.slice(0, 60)}"`,
+			itemIndex,
+		);
 	}
 	return notificationId;
 }

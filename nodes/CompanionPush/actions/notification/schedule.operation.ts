@@ -27,12 +27,18 @@ const properties = sendOperationProperties({
 	},
 });
 
-export const description = updateDisplayOptions({ show: { resource: ['notification'], operation: ['schedule'] } }, properties);
+export const description = updateDisplayOptions(
+	{ show: { resource: ['notification'], operation: ['schedule'] } },
+	properties,
+);
 
 /** "Scheduled At" of an item, with an explicit offset. A past time is refused unless "Send If Time
  * Is Past" is on (then the send goes out at once), so a late run never notifies people unexpectedly. */
 function readSchedule(context: IExecuteFunctions, itemIndex: number, options: IDataObject) {
-	const when = toScheduledAtWithOffset(readParameter(context, 'scheduledAt', 'Scheduled At', itemIndex, '', undefined, 'item'), context.getTimezone());
+	const when = toScheduledAtWithOffset(
+		readParameter(context, 'scheduledAt', 'Scheduled At', itemIndex, '', undefined, 'item'),
+		context.getTimezone(),
+	);
 	if ('problem' in when) throw fieldError(context, 'Scheduled At', when.problem, itemIndex, 'item');
 	if (when.epochMs > Date.now()) return { scheduledAtWithOffset: when.iso };
 	if (options.sendIfPast === true) return { sentImmediately: true };

@@ -4,7 +4,10 @@ import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { sendOperationProperties } from './send/fields';
 import { sendItems } from './send/run';
 
-export const description = updateDisplayOptions({ show: { resource: ['notification'], operation: ['send'] } }, sendOperationProperties());
+export const description = updateDisplayOptions(
+	{ show: { resource: ['notification'], operation: ['send'] } },
+	sendOperationProperties(),
+);
 
 /** Sends now: one send per item (or one for all items), split into batches of at most Batch Size. */
 export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[]> {

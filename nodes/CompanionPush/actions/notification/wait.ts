@@ -10,7 +10,9 @@ export function waitFields(result: WaitResult) {
 		status: result.record.status,
 		finalStatusReached: result.finalStatusReached,
 		waitedSeconds: result.waitedSeconds,
-		...(result.finalStatusReached ? {} : { waitNote: `Still "${result.record.status}" when the wait timeout passed` }),
+		...(result.finalStatusReached
+			? {}
+			: { waitNote: `Still "${result.record.status}" when the wait timeout passed` }),
 	};
 }
 
@@ -30,17 +32,29 @@ export function waitOptions(waitDescription: string): INodeProperties[] {
 			type: 'number',
 			default: 120,
 			typeOptions: { minValue: 1 },
-			description: 'How long to wait for the final status at most; the output says whether it was reached',
+			description:
+				'How long to wait for the final status at most; the output says whether it was reached',
 		},
 	];
 }
 
 /** The wait asked in `options`, in seconds, or undefined when there is none to wait. */
-export function readWaitTimeout(context: IExecuteFunctions, options: IDataObject, itemIndex: number, nothingSent?: NothingSent): number | undefined {
+export function readWaitTimeout(
+	context: IExecuteFunctions,
+	options: IDataObject,
+	itemIndex: number,
+	nothingSent?: NothingSent,
+): number | undefined {
 	if (options.waitForFinalStatus !== true) return undefined;
 	const timeoutSeconds = Number(options.waitTimeout ?? 120);
 	if (!Number.isFinite(timeoutSeconds) || timeoutSeconds <= 0) {
-		throw fieldError(context, 'Wait Timeout (Seconds)', `must be a positive number (got ${String(options.waitTimeout)})`, itemIndex, nothingSent);
+		throw fieldError(
+			context,
+			'Wait Timeout (Seconds)',
+			`must be a positive number (got ${String(options.waitTimeout)})`,
+			itemIndex,
+			nothingSent,
+		);
 	}
 	return timeoutSeconds;
 }

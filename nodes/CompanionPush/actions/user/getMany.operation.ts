@@ -5,9 +5,15 @@ import { listUsers } from '../../transport';
 import { readLimit, returnAllOrLimit } from '../descriptions';
 import { forEachItem } from '../itemLoop';
 
-export const description: INodeProperties[] = updateDisplayOptions({ show: { resource: ['user'], operation: ['getMany'] } }, returnAllOrLimit);
+export const description: INodeProperties[] = updateDisplayOptions(
+	{ show: { resource: ['user'], operation: ['getMany'] } },
+	returnAllOrLimit,
+);
 
 /** The organization's users, read in pages of 1000 until a page comes back empty. */
 export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[]> {
-	return await forEachItem(this, async (itemIndex) => await listUsers(this, readLimit(this, itemIndex), itemIndex));
+	return await forEachItem(
+		this,
+		async (itemIndex) => await listUsers(this, readLimit(this, itemIndex), itemIndex),
+	);
 }

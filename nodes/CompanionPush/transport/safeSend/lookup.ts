@@ -7,7 +7,13 @@ import type { CompanionPushContext } from '../http';
 import type { ListedNotification, SendListPage, SendRequest } from '../schemas';
 import { combine, compareDeliveries, compareSend, matchOf, notTold } from './match';
 import type { Comparison } from './match';
-import { learnFromListed, lookalikesAnswered, ownerOfSend, seenTexts, unresolvedLookalike } from './registry';
+import {
+	learnFromListed,
+	lookalikesAnswered,
+	ownerOfSend,
+	seenTexts,
+	unresolvedLookalike,
+} from './registry';
 
 /**
  * After a send whose answer was lost, finds out from the list of sends what became of it: exactly
@@ -73,18 +79,30 @@ interface Reading {
 
 /** A page of the list read after `notBefore` (n8n's clock): one that another lookup of this run
  * started reading after that moment, or a new read. */
-async function pageReadAfter(context: CompanionPushContext, skip: number, notBefore: number, itemIndex?: number): Promise<SendListPage> {
+async function pageReadAfter(
+	context: CompanionPushContext,
+	skip: number,
+	notBefore: number,
+	itemIndex?: number,
+): Promise<SendListPage> {
 	let pages = processState.listPagesRead.get(context);
 	if (!pages) processState.listPagesRead.set(context, (pages = new Map()));
 	const shared = pages.get(skip);
 	if (shared && shared.startedAt >= notBefore) return await shared.page;
-	const read = { startedAt: Date.now(), page: listNotificationsPage(context, skip, PAGE_SIZE, itemIndex) };
+	const read = {
+		startedAt: Date.now(),
+		page: listNotificationsPage(context, skip, PAGE_SIZE, itemIndex),
+	};
 	pages.set(skip, read);
 	read.page.catch(() => pages.get(skip) === read && pages.delete(skip));
 	return await read.page;
 }
 
-async function readBackToWindow(context: CompanionPushContext, lookup: Lookup, notBefore: number): Promise<Reading> {
+async function readBackToWindow(
+	context: CompanionPushContext,
+	lookup: Lookup,
+	notBefore: number,
+): Promise<Reading> {
 	const seen = new Set<string>();
 	const candidates: Candidate[] = [];
 	let windowStart: number | undefined;
@@ -107,7 +125,12 @@ async function readBackToWindow(context: CompanionPushContext, lookup: Lookup, n
 		// (newest first), or the API ignores skip. Read on; a second page in a row with nothing new
 		// is the same page again.
 		pagesWithNothingNew = fresh.length === 0 ? pagesWithNothingNew + 1 : 0;
-		if (pagesWithNothingNew >= 2) return { candidates, windowStart, cutShort: 'the list of sends showed the same page again (it ignores paging)' };
+		if (pagesWithNothingNew >= 2)
+			return {
+				candidates,
+				windowStart,
+				cutShort: 'the list of sends showed the same page again (it ignores paging)',
+			};
 		let passedWindow = false;
 		for (const send of fresh) {
 			seen.add(send.id);
@@ -116,7 +139,12 @@ async function readBackToWindow(context: CompanionPushContext, lookup: Lookup, n
 			else candidates.push({ listed: send });
 		}
 		// A page without creation times: its oldest send's detail tells whether the window is passed.
-		if (windowStart > -Infinity && !passedWindow && fresh.length > 0 && fresh.every((send) => parseTime(send.created_at) === undefined)) {
+		if (
+			windowStart > -Infinity &&
+			!passedWindow &&
+			fresh.length > 0 &&
+			fresh.every((send) => parseTime(send.created_at) === undefined)
+		) {
 			const oldest = await getNotification(context, fresh[fresh.length - 1].id, lookup.itemIndex);
 			const createdAt = parseTime(oldest.notification.created_at);
 			passedWindow = createdAt !== undefined && createdAt < windowStart;
@@ -127,7 +155,11 @@ async function readBackToWindow(context: CompanionPushContext, lookup: Lookup, n
 		if (page.total !== undefined && seen.size >= page.total) return { candidates, windowStart };
 		if (pages >= MAX_PAGES) {
 			const notReached = windowStart === -Infinity ? 'its end' : 'the time of the first try';
-			return { candidates, windowStart, cutShort: `the list of sends could not be read to ${notReached} (${seen.size} sends in ${pages} pages were read)` };
+			return {
+				candidates,
+				windowStart,
+				cutShort: `the list of sends could not be read to ${notReached} (${seen.size} sends in ${pages} pages were read)`,
+			};
 		}
 	}
 }
@@ -135,7 +167,11 @@ async function readBackToWindow(context: CompanionPushContext, lookup: Lookup, n
 type Decision = LookupResult | { kind: 'none' };
 
 /** Which candidates are ours: those the list shows well enough, and the others after a detail read. */
-async function decide(context: CompanionPushContext, lookup: Lookup, reading: Reading): Promise<Decision> {
+async function decide(
+	context: CompanionPushContext,
+	lookup: Lookup,
+	reading: Reading,
+): Promise<Decision> {
 	// A send of this process still waiting for its answer may be among the candidates: its id is
 	// known (recorded) once the answer comes.
 	await lookalikesAnswered(context, lookup.request, lookup.owner);
@@ -168,32 +204,54 @@ async function decide(context: CompanionPushContext, lookup: Lookup, reading: Re
 	}
 	if (exact.length === 1 && undecided.length === 0) {
 		const { id, status } = exact[0].listed;
-		const since = lookup.firstAttemptAt === undefined ? -Infinity : lookup.firstAttemptAt - MARGIN_WITHOUT_SERVER_CLOCK_MS;
+		const since =
+			lookup.firstAttemptAt === undefined
+				? -Infinity
+				: lookup.firstAttemptAt - MARGIN_WITHOUT_SERVER_CLOCK_MS;
 		if (unresolvedLookalike(context, lookup.request, lookup.owner, since)) {
-			return { kind: 'unknown', reason: `the list holds a send exactly like it (${id}), which may be another send of this process whose outcome stayed unknown` };
+			return {
+				kind: 'unknown',
+				reason: `the list holds a send exactly like it (${id}), which may be another send of this process whose outcome stayed unknown`,
+			};
 		}
 		return { kind: 'found', id, status: status ?? 'sending' };
 	}
 	if (exact.length === 0 && undecided.length === 0) return { kind: 'none' };
 	const ids = [...exact, ...undecided].map((candidate) => candidate.listed.id);
-	const shown = (ids.length > 5 ? [...ids.slice(0, 5), `and ${ids.length - 5} more`] : ids).join(', ');
-	if (exact.length > 1) return { kind: 'unknown', reason: `${exact.length} sends in the list match it exactly (${shown})` };
+	const shown = (ids.length > 5 ? [...ids.slice(0, 5), `and ${ids.length - 5} more`] : ids).join(
+		', ',
+	);
+	if (exact.length > 1)
+		return {
+			kind: 'unknown',
+			reason: `${exact.length} sends in the list match it exactly (${shown})`,
+		};
 	const untold = [...new Set(undecided.flatMap((candidate) => notTold(candidate.comparison)))];
 	const why = untold.length > 0 ? untold.join('; ') : 'the API does not show its creation time';
-	return { kind: 'unknown', reason: `the list holds a send that could be it, but ${why} (${shown})` };
+	return {
+		kind: 'unknown',
+		reason: `the list holds a send that could be it, but ${why} (${shown})`,
+	};
 }
 
 /** Readings of the list that must each show nothing like the send before it counts as absent. */
 const READINGS_FOR_ABSENT = 2;
 
 /** The lookup described at the top. Errors of the list or detail reads are thrown. */
-export async function lookUpSend(context: CompanionPushContext, lookup: Lookup): Promise<LookupResult> {
+export async function lookUpSend(
+	context: CompanionPushContext,
+	lookup: Lookup,
+): Promise<LookupResult> {
 	let notBefore = Date.now();
 	for (let readings = 1; ; readings++) {
 		const reading = await readBackToWindow(context, lookup, notBefore);
 		const decision = await decide(context, lookup, reading);
 		if (decision.kind !== 'none') return decision;
-		if (reading.cutShort) return { kind: 'unknown', reason: `nothing in the list of sends looks like it, but ${reading.cutShort}` };
+		if (reading.cutShort)
+			return {
+				kind: 'unknown',
+				reason: `nothing in the list of sends looks like it, but ${reading.cutShort}`,
+			};
 		if (readings === READINGS_FOR_ABSENT) return { kind: 'absent' };
 		// Absent once: the API may still register it, and its list may show it late.
 		notBefore = Date.now() + timings().lookupSettleMs;

@@ -48,7 +48,10 @@ export interface SeenTexts {
 	body: TextEvidence;
 }
 
-export const NO_EVIDENCE: SeenTexts = { title: { cutLengths: [], longestWhole: 0 }, body: { cutLengths: [], longestWhole: 0 } };
+export const NO_EVIDENCE: SeenTexts = {
+	title: { cutLengths: [], longestWhole: 0 },
+	body: { cutLengths: [], longestWhole: 0 },
+};
 
 /** Code points, as a database column counts them. */
 export function lengthOf(text: string): number {
@@ -69,7 +72,11 @@ export function isCutOf(shown: string, sent: string): boolean {
  * as long whole; otherwise nothing tells (`unsure`): "New message from Ann" may be another client's
  * text, or ours cut.
  */
-function compareText(shown: unknown, sent: string | undefined, evidence?: TextEvidence): FieldVerdict {
+function compareText(
+	shown: unknown,
+	sent: string | undefined,
+	evidence?: TextEvidence,
+): FieldVerdict {
 	if (shown === undefined) return 'notShown';
 	const wanted = (sent ?? '').trim();
 	const got = typeof shown === 'string' ? shown.trim() : shown === null ? '' : undefined;
@@ -96,7 +103,11 @@ function precisionMs(written: string): number {
  * ours when due after it, beyond that time's precision; in between, or without a creation time,
  * nothing tells.
  */
-function compareSchedule(shown: unknown, sent: string | undefined, createdAt: unknown): FieldVerdict {
+function compareSchedule(
+	shown: unknown,
+	sent: string | undefined,
+	createdAt: unknown,
+): FieldVerdict {
 	if (shown === undefined) return 'notShown';
 	if (shown === null || shown === '') {
 		if (sent === undefined) return 'same';
@@ -132,7 +143,8 @@ export function compareDeliveries(
 	targetedUsers: number | undefined,
 	wanted: ReadonlySet<string>,
 ): FieldVerdict {
-	if (targetedUsers !== undefined && targetedUsers > 0 && targetedUsers !== wanted.size) return 'different';
+	if (targetedUsers !== undefined && targetedUsers > 0 && targetedUsers !== wanted.size)
+		return 'different';
 	if (deliveries.length === 0) return 'notShown';
 	const users = new Set(deliveries.map((delivery) => String(delivery.user_id)));
 	if ([...users].some((userId) => !wanted.has(userId))) return 'different';
@@ -142,7 +154,12 @@ export function compareDeliveries(
 /** Compares a record the API shows with the request. `recipients` may be given when the record
  * itself does not carry them (a detail's deliveries). `seen`: what this API was seen to do with
  * texts of ours. */
-export function compareSend(record: Record<string, unknown>, request: SendRequest, seen: SeenTexts, recipients?: FieldVerdict): Comparison {
+export function compareSend(
+	record: Record<string, unknown>,
+	request: SendRequest,
+	seen: SeenTexts,
+	recipients?: FieldVerdict,
+): Comparison {
 	const wanted = new Set(request.target_user_ids);
 	return {
 		title: compareText(record.title, request.title, seen.title),
@@ -163,7 +180,13 @@ export function combine(first: Comparison, second: Comparison): Comparison {
 		const a = first[field];
 		const b = second[field];
 		const either = (verdict: FieldVerdict) => a === verdict || b === verdict;
-		both[field] = either('different') ? 'different' : either('same') ? 'same' : either('unsure') ? 'unsure' : 'notShown';
+		both[field] = either('different')
+			? 'different'
+			: either('same')
+				? 'same'
+				: either('unsure')
+					? 'unsure'
+					: 'notShown';
 	}
 	return both;
 }
@@ -172,7 +195,9 @@ export function matchOf(comparison: Comparison, request: SendRequest): Match {
 	const fields = Object.values(comparison);
 	if (fields.includes('different')) return 'different';
 	if (fields.includes('unsure')) return 'undecided';
-	const required = REQUIRED.filter((field) => field !== 'scheduledAt' || request.scheduled_at !== undefined);
+	const required = REQUIRED.filter(
+		(field) => field !== 'scheduledAt' || request.scheduled_at !== undefined,
+	);
 	return required.every((field) => comparison[field] === 'same') ? 'exact' : 'undecided';
 }
 
@@ -180,7 +205,8 @@ export function matchOf(comparison: Comparison, request: SendRequest): Match {
  * recipients") and those shown in a way that cannot tell ("only with a shorter title"). */
 export function notTold(comparison: Comparison): string[] {
 	const unsure: Partial<Record<keyof Comparison, string>> = {
-		title: 'only with a shorter title (and this API was never seen to cut a title of ours to that length)',
+		title:
+			'only with a shorter title (and this API was never seen to cut a title of ours to that length)',
 		body: 'only with a shorter body (and this API was never seen to cut a body of ours to that length)',
 		imageUrl: 'only with a shorter image URL',
 		deeplink: 'only with a shorter deeplink',
@@ -188,10 +214,14 @@ export function notTold(comparison: Comparison): string[] {
 		scheduledAt: 'without a scheduled time, made about when ours was due',
 	};
 	// Only the fields a send must show to count as ours keep it undecided when hidden.
-	const hidden = notShown(comparison).filter((field) => REQUIRED.some((required) => FIELD_NAMES[required] === field));
+	const hidden = notShown(comparison).filter((field) =>
+		REQUIRED.some((required) => FIELD_NAMES[required] === field),
+	);
 	return [
 		...(hidden.length > 0 ? [`the API does not show its ${hidden.join(', ')}`] : []),
-		...(Object.keys(comparison) as Array<keyof Comparison>).filter((field) => comparison[field] === 'unsure').map((field) => unsure[field] ?? field),
+		...(Object.keys(comparison) as Array<keyof Comparison>)
+			.filter((field) => comparison[field] === 'unsure')
+			.map((field) => unsure[field] ?? field),
 	];
 }
 
@@ -207,5 +237,7 @@ const FIELD_NAMES: Record<keyof Comparison, string> = {
 
 /** The fields a comparison could not see, in words. */
 function notShown(comparison: Comparison): string[] {
-	return (Object.keys(comparison) as Array<keyof Comparison>).filter((field) => comparison[field] === 'notShown').map((field) => FIELD_NAMES[field]);
+	return (Object.keys(comparison) as Array<keyof Comparison>)
+		.filter((field) => comparison[field] === 'notShown')
+		.map((field) => FIELD_NAMES[field]);
 }

@@ -29,7 +29,11 @@ const SENT_TEXTS_LIMIT = 1_000;
 const UNRESOLVED_SENDS_LIMIT = 1_000;
 
 /** The entry of `perCredential` for this credential, made when missing. */
-function ofCredential<T>(perCredential: Map<string, T>, context: CompanionPushContext, make: () => T): T {
+function ofCredential<T>(
+	perCredential: Map<string, T>,
+	context: CompanionPushContext,
+	make: () => T,
+): T {
 	const key = credentialKey(context);
 	let value = perCredential.get(key);
 	if (value === undefined) perCredential.set(key, (value = make()));
@@ -44,9 +48,23 @@ function setNewest<K, V>(map: Map<K, V>, key: K, value: V, limit: number): void 
 }
 
 /** A send of this process: its owner, and what it sent (whose listing tells how the API stores texts). */
-export function recordOwner(context: CompanionPushContext, id: string, owner: string, request: SendRequest): void {
-	setNewest(ofCredential(processState.sendOwners, context, () => new Map<string, string>()), id, owner, OWNED_SENDS_LIMIT);
-	const texts = ofCredential(processState.sentTexts, context, () => new Map<string, { title: string; body: string }>());
+export function recordOwner(
+	context: CompanionPushContext,
+	id: string,
+	owner: string,
+	request: SendRequest,
+): void {
+	setNewest(
+		ofCredential(processState.sendOwners, context, () => new Map<string, string>()),
+		id,
+		owner,
+		OWNED_SENDS_LIMIT,
+	);
+	const texts = ofCredential(
+		processState.sentTexts,
+		context,
+		() => new Map<string, { title: string; body: string }>(),
+	);
 	setNewest(texts, id, { title: request.title, body: request.body }, SENT_TEXTS_LIMIT);
 }
 
@@ -55,15 +73,26 @@ function learnText(evidence: TextEvidence, shown: unknown, sent: string): void {
 	const wanted = sent.trim();
 	const got = shown.trim();
 	if (got === wanted) evidence.longestWhole = Math.max(evidence.longestWhole, lengthOf(wanted));
-	else if (isCutOf(got, wanted) && !evidence.cutLengths.includes(lengthOf(shown))) evidence.cutLengths.push(lengthOf(shown));
+	else if (isCutOf(got, wanted) && !evidence.cutLengths.includes(lengthOf(shown)))
+		evidence.cutLengths.push(lengthOf(shown));
 }
 
 /** A send the list shows: when it is one of this process's, what it shows of its texts is evidence of
  * how this API stores them. */
-export function learnFromListed(context: CompanionPushContext, listed: { id: string; title?: unknown; body?: unknown }): void {
+export function learnFromListed(
+	context: CompanionPushContext,
+	listed: { id: string; title?: unknown; body?: unknown },
+): void {
 	const sent = processState.sentTexts.get(credentialKey(context))?.get(listed.id);
 	if (!sent) return;
-	const seen = ofCredential(processState.textEvidence, context, (): SeenTexts => ({ title: { cutLengths: [], longestWhole: 0 }, body: { cutLengths: [], longestWhole: 0 } }));
+	const seen = ofCredential(
+		processState.textEvidence,
+		context,
+		(): SeenTexts => ({
+			title: { cutLengths: [], longestWhole: 0 },
+			body: { cutLengths: [], longestWhole: 0 },
+		}),
+	);
 	learnText(seen.title, listed.title, sent.title);
 	learnText(seen.body, listed.body, sent.body);
 }
@@ -82,26 +111,46 @@ export function ownerOfSend(context: CompanionPushContext, id: string): string |
  * sends that share it may be told apart only by their recipients. */
 export function lookalikeOf(request: SendRequest): string {
 	const { title, body, image_url, deeplink, scheduled_at, announcement_id } = request;
-	return JSON.stringify([title.trim(), body.trim(), image_url ?? '', deeplink ?? '', scheduled_at ?? '', announcement_id ?? '']);
+	return JSON.stringify([
+		title.trim(),
+		body.trim(),
+		image_url ?? '',
+		deeplink ?? '',
+		scheduled_at ?? '',
+		announcement_id ?? '',
+	]);
 }
 
 /** Registers a send about to go out; call the returned function once its answer came (or not). */
-export function sendInFlight(context: CompanionPushContext, request: SendRequest, owner: string): () => void {
+export function sendInFlight(
+	context: CompanionPushContext,
+	request: SendRequest,
+	owner: string,
+): () => void {
 	const key = credentialKey(context);
 	const posts = ofCredential(processState.postsInFlight, context, () => new Set<PostInFlight>());
 	let answered!: () => void;
-	const post: PostInFlight = { lookalike: lookalikeOf(request), owner, answered: new Promise((resolve) => (answered = resolve)) };
+	const post: PostInFlight = {
+		lookalike: lookalikeOf(request),
+		owner,
+		answered: new Promise((resolve) => (answered = resolve)),
+	};
 	posts.add(post);
 	return () => {
 		posts.delete(post);
-		if (posts.size === 0 && processState.postsInFlight.get(key) === posts) processState.postsInFlight.delete(key);
+		if (posts.size === 0 && processState.postsInFlight.get(key) === posts)
+			processState.postsInFlight.delete(key);
 		answered();
 	};
 }
 
 /** Waits until every send of this process in flight now that looks like `request` and stands for
  * another owner has its answer (and so, when accepted, its id is recorded). */
-export async function lookalikesAnswered(context: CompanionPushContext, request: SendRequest, owner: string): Promise<void> {
+export async function lookalikesAnswered(
+	context: CompanionPushContext,
+	request: SendRequest,
+	owner: string,
+): Promise<void> {
 	const lookalike = lookalikeOf(request);
 	const pending = [...(processState.postsInFlight.get(credentialKey(context)) ?? [])].filter(
 		(post) => post.owner !== owner && post.lookalike === lookalike,
@@ -114,9 +163,22 @@ function recipientsOf(request: SendRequest): string {
 }
 
 /** The send of `owner` ended with its outcome unknown: it may be registered without an id held here. */
-export function sendUnresolved(context: CompanionPushContext, request: SendRequest, owner: string): void {
-	const unresolved = ofCredential(processState.unresolvedSends, context, () => new Map<string, UnresolvedSend>());
-	setNewest(unresolved, owner, { lookalike: lookalikeOf(request), recipients: recipientsOf(request), triedAt: Date.now() }, UNRESOLVED_SENDS_LIMIT);
+export function sendUnresolved(
+	context: CompanionPushContext,
+	request: SendRequest,
+	owner: string,
+): void {
+	const unresolved = ofCredential(
+		processState.unresolvedSends,
+		context,
+		() => new Map<string, UnresolvedSend>(),
+	);
+	setNewest(
+		unresolved,
+		owner,
+		{ lookalike: lookalikeOf(request), recipients: recipientsOf(request), triedAt: Date.now() },
+		UNRESOLVED_SENDS_LIMIT,
+	);
 }
 
 /** The send of `owner` was accepted, found, or proven not sent. */
@@ -126,10 +188,22 @@ export function sendResolved(context: CompanionPushContext, owner: string): void
 
 /** Whether a send of another owner exactly like `request` (recipients included) stayed unresolved,
  * tried since `since`: a send the list shows exactly like `request` may be that one. */
-export function unresolvedLookalike(context: CompanionPushContext, request: SendRequest, owner: string, since: number): boolean {
+export function unresolvedLookalike(
+	context: CompanionPushContext,
+	request: SendRequest,
+	owner: string,
+	since: number,
+): boolean {
 	const lookalike = lookalikeOf(request);
 	const recipients = recipientsOf(request);
-	return [...(processState.unresolvedSends.get(credentialKey(context)) ?? new Map<string, UnresolvedSend>())].some(
-		([other, send]) => other !== owner && send.lookalike === lookalike && send.recipients === recipients && send.triedAt >= since,
+	return [
+		...(processState.unresolvedSends.get(credentialKey(context)) ??
+			new Map<string, UnresolvedSend>()),
+	].some(
+		([other, send]) =>
+			other !== owner &&
+			send.lookalike === lookalike &&
+			send.recipients === recipients &&
+			send.triedAt >= since,
 	);
 }

@@ -56,7 +56,8 @@ export interface SendOptions {
 export type FailedSendOutcome = 'notSent' | 'unknown' | 'accepted';
 
 function tagged(error: unknown, outcome: FailedSendOutcome): unknown {
-	if (error instanceof NodeApiError || error instanceof NodeOperationError) error.context.sendOutcome = outcome;
+	if (error instanceof NodeApiError || error instanceof NodeOperationError)
+		error.context.sendOutcome = outcome;
 	return error;
 }
 
@@ -68,12 +69,20 @@ export function failedSendOutcome(error: unknown): FailedSendOutcome {
 
 /** Where in the list of sends to look for it, in words. */
 function whereToLook(request: SendRequest, since: number | undefined): string {
-	const when = since === undefined ? 'at any time' : `since ${new Date(since).toISOString()} (n8n's clock)`;
+	const when =
+		since === undefined ? 'at any time' : `since ${new Date(since).toISOString()} (n8n's clock)`;
 	return `the list of sends (Notification > Get Many) for a send titled "${request.title.slice(0, 80)}" to ${request.target_user_ids.length} recipient(s) created ${when}`;
 }
 
 /** The send may or may not be registered: what is known, and how to check. */
-function outcomeUnknown(context: CompanionPushContext, cause: string, reason: string, request: SendRequest, since: number | undefined, itemIndex?: number): NodeApiError {
+function outcomeUnknown(
+	context: CompanionPushContext,
+	cause: string,
+	reason: string,
+	request: SendRequest,
+	since: number | undefined,
+	itemIndex?: number,
+): NodeApiError {
 	return nodeApiError(context.getNode(), { cause, reason } as JsonObject, {
 		message: `Sending the notification: the outcome is unknown (${cause}), so it was not sent again`,
 		description:
@@ -84,7 +93,13 @@ function outcomeUnknown(context: CompanionPushContext, cause: string, reason: st
 }
 
 /** An earlier try's send was accepted, and its id is still not in the list: it went out; where to find it. */
-function acceptedEarlier(context: CompanionPushContext, cause: string, request: SendRequest, since: number | undefined, itemIndex?: number): NodeApiError {
+function acceptedEarlier(
+	context: CompanionPushContext,
+	cause: string,
+	request: SendRequest,
+	since: number | undefined,
+	itemIndex?: number,
+): NodeApiError {
 	return nodeApiError(context.getNode(), { cause } as JsonObject, {
 		message: `Sending the notification: ${cause} sent it (accepted, not re-sent), but its id could not be read`,
 		description: `The API accepted it (a 2xx answer whose body could not be read), so it went out and is not sent again; the list of sends does not show it yet. Check ${whereToLook(request, since)} for its id.`,
@@ -121,7 +136,10 @@ export async function sendNotification(
 	void sending.then(
 		() => sendResolved(context, owner),
 		// Accepted without an id, or maybe registered: a send like it in the list may be this one.
-		(error: unknown) => (failedSendOutcome(error) === 'notSent' ? sendResolved(context, owner) : sendUnresolved(context, request, owner)),
+		(error: unknown) =>
+			failedSendOutcome(error) === 'notSent'
+				? sendResolved(context, owner)
+				: sendUnresolved(context, request, owner),
 	);
 	return await sending;
 }
@@ -137,11 +155,18 @@ async function sendOnce(
 	// Where lookups start: the earlier attempt (undefined: the whole list), or this call's first request.
 	let firstAttemptAt = earlierAttempt ? earlierAttempt.since : Date.now();
 	const lookUp = async (): Promise<LookupResult> =>
-		await lookUpSend(context, { request, owner, firstAttemptAt, itemIndex }).catch((error: Error) => ({
-			kind: 'unknown' as const,
-			reason: `the list of sends could not be read (${error.message})`,
-		}));
-	const found = (id: string, status: string, recoveredAfter: string, attempts: number): SendOutcome => {
+		await lookUpSend(context, { request, owner, firstAttemptAt, itemIndex }).catch(
+			(error: Error) => ({
+				kind: 'unknown' as const,
+				reason: `the list of sends could not be read (${error.message})`,
+			}),
+		);
+	const found = (
+		id: string,
+		status: string,
+		recoveredAfter: string,
+		attempts: number,
+	): SendOutcome => {
 		recordOwner(context, id, owner, request);
 		return { id, status, recoveredAfter, attempts };
 	};
@@ -153,16 +178,30 @@ async function sendOnce(
 			if (result.kind === 'found') return found(result.id, result.status, cause, 0);
 			throw tagged(acceptedEarlier(context, cause, request, firstAttemptAt, itemIndex), 'accepted');
 		}
-		if (result.kind === 'found' && earlierAttempt.sinceIsAttempt) return found(result.id, result.status, cause, 0);
+		if (result.kind === 'found' && earlierAttempt.sinceIsAttempt)
+			return found(result.id, result.status, cause, 0);
 		if (result.kind === 'found') {
 			const reason = `the list holds a send exactly like it (${result.id}), which may be this one or another made the same way`;
-			throw tagged(outcomeUnknown(context, cause, reason, request, firstAttemptAt, itemIndex), 'unknown');
+			throw tagged(
+				outcomeUnknown(context, cause, reason, request, firstAttemptAt, itemIndex),
+				'unknown',
+			);
 		}
-		if (result.kind === 'unknown') throw tagged(outcomeUnknown(context, cause, result.reason, request, firstAttemptAt, itemIndex), 'unknown');
+		if (result.kind === 'unknown')
+			throw tagged(
+				outcomeUnknown(context, cause, result.reason, request, firstAttemptAt, itemIndex),
+				'unknown',
+			);
 		// Proven absent from the whole list: a send of this call can only be made from now on.
 		firstAttemptAt ??= Date.now();
 	}
-	const tries = new Tries(context, { method: 'POST', path: '/push-notification/send', body: { ...request }, action, itemIndex });
+	const tries = new Tries(context, {
+		method: 'POST',
+		path: '/push-notification/send',
+		body: { ...request },
+		action,
+		itemIndex,
+	});
 	// Whether a request may have reached the service without us learning its id: then an error
 	// at the end leaves the outcome unknown, not "not sent".
 	let mayBeRegistered = false;
@@ -186,28 +225,58 @@ async function sendOnce(
 				// and carries so (`accepted`): no later try or run sends it again either.
 				mayBeRegistered = true;
 				const result = await lookUp();
-				if (result.kind === 'found') return found(result.id, result.status, 'an unreadable 202 answer', tries.requests);
-				const error = unexpectedResponse(context.getNode(), `${action} (accepted, not re-sent)`, answer.redact(answer.body), itemIndex);
+				if (result.kind === 'found')
+					return found(result.id, result.status, 'an unreadable 202 answer', tries.requests);
+				const error = unexpectedResponse(
+					context.getNode(),
+					`${action} (accepted, not re-sent)`,
+					answer.redact(answer.body),
+					itemIndex,
+				);
 				error.description = `${error.description ?? ''} The API accepted it, so it went out and is not sent again; its id could not be read, and the list of sends does not show it yet. Check ${whereToLook(request, firstAttemptAt)} for its id.`;
 				throw tagged(error, 'accepted');
 			}
-			const lostAnswer = answer.kind === 'noAnswer' ? (answer.neverSent ? undefined : answer.code) : answer.status >= 500 ? `HTTP ${answer.status}` : undefined;
+			const lostAnswer =
+				answer.kind === 'noAnswer'
+					? answer.neverSent
+						? undefined
+						: answer.code
+					: answer.status >= 500
+						? `HTTP ${answer.status}`
+						: undefined;
 			if (lostAnswer !== undefined) {
 				mayBeRegistered = true;
 				const result = await lookUp();
-				if (result.kind === 'found') return found(result.id, result.status, lostAnswer, tries.requests);
-				if (result.kind === 'unknown') throw outcomeUnknown(context, lostAnswer, result.reason, request, firstAttemptAt, itemIndex);
+				if (result.kind === 'found')
+					return found(result.id, result.status, lostAnswer, tries.requests);
+				if (result.kind === 'unknown')
+					throw outcomeUnknown(
+						context,
+						lostAnswer,
+						result.reason,
+						request,
+						firstAttemptAt,
+						itemIndex,
+					);
 				// Proven absent: the next try may send it.
 				mayBeRegistered = false;
 			} else if (answer.kind === 'answer' && answer.status !== 429) {
 				throw tries.failure(answer); // refused: nothing was registered
 			}
 			if (!(await tries.waitToRetry(answer))) {
-				throw tries.failure(answer, 'The send was not registered (the list of sends proved it absent, or it never reached the API): retry later.');
+				throw tries.failure(
+					answer,
+					'The send was not registered (the list of sends proved it absent, or it never reached the API): retry later.',
+				);
 			}
 		}
 	} catch (error) {
-		const outcome = failedSendOutcome(error) === 'accepted' ? 'accepted' : mayBeRegistered || earlierAttempt !== undefined ? 'unknown' : 'notSent';
+		const outcome =
+			failedSendOutcome(error) === 'accepted'
+				? 'accepted'
+				: mayBeRegistered || earlierAttempt !== undefined
+					? 'unknown'
+					: 'notSent';
 		throw tagged(error, outcome);
 	}
 }
@@ -217,5 +286,7 @@ function acceptedSend(answer: FinalAnswer): { id: string; status: string } | und
 	if (answer.kind !== 'answer' || answer.status < 200 || answer.status >= 300) return undefined;
 	const json = readJson(answer.body);
 	const accepted = json.ok ? sendAcceptedSchema.safeParse(json.value) : undefined;
-	return accepted?.success ? { id: accepted.data.data.id, status: accepted.data.data.status } : undefined;
+	return accepted?.success
+		? { id: accepted.data.data.id, status: accepted.data.data.status }
+		: undefined;
 }

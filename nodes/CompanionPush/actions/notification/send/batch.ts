@@ -37,17 +37,38 @@ function describeBatch({ group, batch, batchIndex, batchCount }: SendTask): IDat
  * used (its item comes out `skipped`), and, where an earlier try or run may have made it, only
  * after the list of sends proved it absent. Its output item, or the error that says what is known.
  */
-export async function sendBatch(context: IExecuteFunctions, neverTwice: NeverTwice, task: SendTask): Promise<IDataObject> {
+export async function sendBatch(
+	context: IExecuteFunctions,
+	neverTwice: NeverTwice,
+	task: SendTask,
+): Promise<IDataObject> {
 	const { lead } = task.group;
 	const about = describeBatch(task);
 	const targetUserIds = task.batch;
-	const guarded = await neverTwice.send(task, async (options) => await sendNotification(context, requestFor(lead, targetUserIds), lead.itemIndex, options));
+	const guarded = await neverTwice.send(
+		task,
+		async (options) =>
+			await sendNotification(context, requestFor(lead, targetUserIds), lead.itemIndex, options),
+	);
 	switch (guarded.kind) {
 		case 'sentByEarlierTry':
-			return { id: guarded.id, status: guarded.status, ...about, sentByEarlierTry: true, targetUserIds };
+			return {
+				id: guarded.id,
+				status: guarded.status,
+				...about,
+				sentByEarlierTry: true,
+				targetUserIds,
+			};
 		case 'keyUsed': {
 			const { skipReason, idempotencyKey, earlierSendId } = guarded;
-			return { skipped: true, skipReason, idempotencyKey, ...(earlierSendId ? { earlierSendId } : {}), ...about, targetUserIds };
+			return {
+				skipped: true,
+				skipReason,
+				idempotencyKey,
+				...(earlierSendId ? { earlierSendId } : {}),
+				...about,
+				targetUserIds,
+			};
 		}
 		case 'sent': {
 			const { outcome, idempotencyKey } = guarded;

@@ -1,4 +1,9 @@
-import type { IDataObject, IExecuteFunctions, NodeApiError, NodeOperationError } from 'n8n-workflow';
+import type {
+	IDataObject,
+	IExecuteFunctions,
+	NodeApiError,
+	NodeOperationError,
+} from 'n8n-workflow';
 
 import type { PoolResult } from '../../../helpers/pool';
 import { asNodeError } from '../../../nodeErrors';
@@ -30,9 +35,14 @@ function itemList(names: Array<number | string>): string {
 }
 
 /** A group failed before any send (its audience): the other groups were not sent either. */
-export function notSentForOtherItems<E extends NodeApiError | NodeOperationError>(nodeError: E, failed: SendGroup, groups: SendGroup[]): E {
+export function notSentForOtherItems<E extends NodeApiError | NodeOperationError>(
+	nodeError: E,
+	failed: SendGroup,
+	groups: SendGroup[],
+): E {
 	const others = groups.filter((other) => other !== failed).map((other) => other.lead.itemIndex);
-	if (others.length > 0) nodeError.description = joinSentences(nodeError.description, `Not sent: ${itemList(others)}.`);
+	if (others.length > 0)
+		nodeError.description = joinSentences(nodeError.description, `Not sent: ${itemList(others)}.`);
 	return nodeError;
 }
 
@@ -53,7 +63,9 @@ export function batchFailure(
 	return joinSentences(
 		description,
 		`Batch ${failed.batchIndex + 1} of ${failed.batchCount} failed.`,
-		sentSummaries.length > 0 ? `Already sent (not repeated): ${firstOf(sentSummaries)}.` : 'No batch was sent before it.',
+		sentSummaries.length > 0
+			? `Already sent (not repeated): ${firstOf(sentSummaries)}.`
+			: 'No batch was sent before it.',
 		notStarted > 0 ? `Not sent: the ${notStarted} batch(es) after it.` : '',
 	);
 }
@@ -62,12 +74,21 @@ export function batchFailure(
  * The error that stops the node: the first failed send, in item order, naming every send already
  * made, what was skipped, what else failed, and what was not sent.
  */
-export function stopError(context: IExecuteFunctions, tasks: SendTask[], results: Array<PoolResult<IDataObject>>) {
+export function stopError(
+	context: IExecuteFunctions,
+	tasks: SendTask[],
+	results: Array<PoolResult<IDataObject>>,
+) {
 	const firstFailed = results.findIndex((result) => result?.ok === false);
 	const failedTask = tasks[firstFailed];
 	const failedItem = failedTask.group.lead.itemIndex;
-	const nodeError = asNodeError(context, (results[firstFailed] as { error: unknown }).error, failedItem);
-	const name = (task: SendTask) => `item ${task.group.lead.itemIndex}${task.batchCount > 1 ? ` batch ${task.batchIndex + 1}` : ''}`;
+	const nodeError = asNodeError(
+		context,
+		(results[firstFailed] as { error: unknown }).error,
+		failedItem,
+	);
+	const name = (task: SendTask) =>
+		`item ${task.group.lead.itemIndex}${task.batchCount > 1 ? ` batch ${task.batchIndex + 1}` : ''}`;
 	const sent: string[] = [];
 	const skipped: string[] = [];
 	const alsoFailed: string[] = [];
@@ -85,8 +106,16 @@ export function stopError(context: IExecuteFunctions, tasks: SendTask[], results
 		}
 	});
 	if (failedTask.batchCount > 1) {
-		const notStartedOfGroup = tasks.filter((task, index) => task.group === failedTask.group && results[index] === undefined).length;
-		nodeError.description = batchFailure(nodeError.description, failedTask, tasks, results, notStartedOfGroup);
+		const notStartedOfGroup = tasks.filter(
+			(task, index) => task.group === failedTask.group && results[index] === undefined,
+		).length;
+		nodeError.description = batchFailure(
+			nodeError.description,
+			failedTask,
+			tasks,
+			results,
+			notStartedOfGroup,
+		);
 	}
 	// A group none of whose batches started is named as an item; one cut short, by its batches.
 	const notSentNames = [...new Set(notSent.map((task) => task.group))].flatMap((group) => {
@@ -98,7 +127,9 @@ export function stopError(context: IExecuteFunctions, tasks: SendTask[], results
 	});
 	nodeError.description = joinSentences(
 		nodeError.description,
-		sent.length > 0 ? `Already sent for ${laterSent ? 'other' : 'earlier'} items (not repeated): ${sent.length} sends: ${firstOf(sent)}.` : '',
+		sent.length > 0
+			? `Already sent for ${laterSent ? 'other' : 'earlier'} items (not repeated): ${sent.length} sends: ${firstOf(sent)}.`
+			: '',
 		skipped.length > 0 ? `Skipped (Idempotency Key already used): ${firstOf(skipped)}.` : '',
 		alsoFailed.length > 0 ? `Also failed: ${firstOf(alsoFailed, '; ')}.` : '',
 		notSentNames.length > 0 ? `Not sent: ${itemList(notSentNames)}.` : '',

@@ -23,7 +23,8 @@ const messageFields: INodeProperties[] = [
 		required: true,
 		default: '',
 		placeholder: 'Your order has shipped',
-		description: 'Plain-text title shown in bold on the phone. At most 50 characters is recommended; longer titles go out with a warning.',
+		description:
+			'Plain-text title shown in bold on the phone. At most 50 characters is recommended; longer titles go out with a warning.',
 	},
 	{
 		displayName: 'Body',
@@ -33,7 +34,8 @@ const messageFields: INodeProperties[] = [
 		default: '',
 		typeOptions: { rows: 3 },
 		placeholder: 'Order 1042 is on its way',
-		description: 'Plain-text message shown under the title. At most 150 characters is recommended; longer texts go out with a warning.',
+		description:
+			'Plain-text message shown under the title. At most 150 characters is recommended; longer texts go out with a warning.',
 	},
 ];
 
@@ -151,8 +153,16 @@ const additionalFields: INodeProperties = {
 			default: 'none',
 			description: 'The screen the app opens when the notification is tapped',
 			options: [
-				{ name: 'Announcement', value: 'announcement', description: 'Home, opening an announcement (give its ID)' },
-				{ name: 'Chat', value: 'chat', description: 'Conversation with the agent (companionapp://chat)' },
+				{
+					name: 'Announcement',
+					value: 'announcement',
+					description: 'Home, opening an announcement (give its ID)',
+				},
+				{
+					name: 'Chat',
+					value: 'chat',
+					description: 'Conversation with the agent (companionapp://chat)',
+				},
 				{ name: 'Coach', value: 'coach', description: 'Coach section (companionapp://coach)' },
 				{ name: 'Custom', value: 'custom', description: 'A companionapp:// value of your own' },
 				{ name: 'Home', value: 'home', description: 'Home screen (companionapp://home)' },
@@ -164,7 +174,8 @@ const additionalFields: INodeProperties = {
 			name: 'deeplinkAnnouncementId',
 			type: 'string',
 			default: '',
-			description: 'Used when Deeplink is "Announcement": the announcement to open. When empty, the Announcement ID field is used.',
+			description:
+				'Used when Deeplink is "Announcement": the announcement to open. When empty, the Announcement ID field is used.',
 		},
 		{
 			displayName: 'Image URL',
@@ -172,7 +183,8 @@ const additionalFields: INodeProperties = {
 			type: 'string',
 			default: '',
 			placeholder: 'https://example.com/picture.png',
-			description: 'Public https address of a JPG or PNG image. Some phones do not show images, so the message must make sense without it.',
+			description:
+				'Public https address of a JPG or PNG image. Some phones do not show images, so the message must make sense without it.',
 		},
 	],
 };
@@ -198,8 +210,7 @@ const idempotencyOptions: INodeProperties[] = [
 		type: 'string',
 		default: '',
 		placeholder: 'e.g. {{ $json.orderId }}:{{ $json.status }}',
-		description:
-			`A key that names the event this send is for (at most ${MAX_KEY_LENGTH.toLocaleString('en-US')} characters), usually an expression. A send whose key was already used successfully is not made again: the item comes out marked as skipped. Keys are kept in n8n's database, shared by every worker.`,
+		description: `A key that names the event this send is for (at most ${MAX_KEY_LENGTH.toLocaleString('en-US')} characters), usually an expression. A send whose key was already used successfully is not made again: the item comes out marked as skipped. Keys are kept in n8n's database, shared by every worker.`,
 	},
 	{
 		displayName: 'Idempotency Scope',

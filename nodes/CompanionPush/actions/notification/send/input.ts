@@ -1,4 +1,9 @@
-import type { IDataObject, IExecuteFunctions, IGetNodeParameterOptions, INodeExecutionData } from 'n8n-workflow';
+import type {
+	IDataObject,
+	IExecuteFunctions,
+	IGetNodeParameterOptions,
+	INodeExecutionData,
+} from 'n8n-workflow';
 
 import { checkMessage, isProblem } from '../../../helpers/message';
 import { parseUserIds } from '../../../helpers/recipients';
@@ -14,11 +19,20 @@ import type { Audience, CheckedItem, ScheduleReader, SendInput } from './types';
  * first bad item stops the node), or, when the node continues on fail, that item becomes an error
  * item and the others go on.
  */
-export function readSendInput(context: IExecuteFunctions, readSchedule?: ScheduleReader): SendInput {
+export function readSendInput(
+	context: IExecuteFunctions,
+	readSchedule?: ScheduleReader,
+): SendInput {
 	const sendMode = readParameter(context, 'sendMode', 'Send Mode', 0, 'perItem', undefined, 'run');
 	// An unknown mode must not fall back to one send per item: that could turn one intended send into many.
 	if (sendMode !== 'perItem' && sendMode !== 'combined') {
-		throw fieldError(context, 'Send Mode', `has an unknown value "${String(sendMode).slice(0, 60)}": use perItem or combined`, 0, 'run');
+		throw fieldError(
+			context,
+			'Send Mode',
+			`has an unknown value "${String(sendMode).slice(0, 60)}": use perItem or combined`,
+			0,
+			'run',
+		);
 	}
 	const combined = sendMode === 'combined';
 	const checkedItems: CheckedItem[] = [];
@@ -48,13 +62,26 @@ export function readSendInput(context: IExecuteFunctions, readSchedule?: Schedul
 }
 
 /** A bad value of a Send or Schedule item: nothing is sent for it. */
-function sendFieldError(context: IExecuteFunctions, field: string, problem: string, itemIndex: number) {
+function sendFieldError(
+	context: IExecuteFunctions,
+	field: string,
+	problem: string,
+	itemIndex: number,
+) {
 	return fieldError(context, field, problem, itemIndex, 'item');
 }
 
-function checkItem(context: IExecuteFunctions, itemIndex: number, readSchedule?: ScheduleReader): CheckedItem {
-	const read = (name: string, field: string, fallback: unknown, options?: IGetNodeParameterOptions) =>
-		readParameter(context, name, field, itemIndex, fallback, options, 'item');
+function checkItem(
+	context: IExecuteFunctions,
+	itemIndex: number,
+	readSchedule?: ScheduleReader,
+): CheckedItem {
+	const read = (
+		name: string,
+		field: string,
+		fallback: unknown,
+		options?: IGetNodeParameterOptions,
+	) => readParameter(context, name, field, itemIndex, fallback, options, 'item');
 	const additional = read('additionalFields', 'Additional Fields', {}) as IDataObject;
 	const options = read('options', 'Options', {}) as IDataObject;
 	const message = checkMessage({
@@ -82,37 +109,76 @@ function checkItem(context: IExecuteFunctions, itemIndex: number, readSchedule?:
 		if (typeof userId !== 'string' && typeof userId !== 'number') {
 			throw sendFieldError(context, 'User', 'must be one user ID', itemIndex);
 		}
-		if (String(userId).trim() === '') throw sendFieldError(context, 'User', 'is empty: pick a user', itemIndex);
+		if (String(userId).trim() === '')
+			throw sendFieldError(context, 'User', 'is empty: pick a user', itemIndex);
 		userIds = [String(userId).trim()];
 	} else if (audience !== 'allUsers' && audience !== 'activeUsers') {
-		throw sendFieldError(context, 'Audience', `has an unknown value "${String(audience)}"`, itemIndex);
+		throw sendFieldError(
+			context,
+			'Audience',
+			`has an unknown value "${String(audience)}"`,
+			itemIndex,
+		);
 	}
 
 	const batchSize = Number(options.batchSize ?? 1000);
 	if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 1000) {
-		throw sendFieldError(context, 'Batch Size', `must be a whole number from 1 to 1000 (got ${String(options.batchSize)})`, itemIndex);
+		throw sendFieldError(
+			context,
+			'Batch Size',
+			`must be a whole number from 1 to 1000 (got ${String(options.batchSize)})`,
+			itemIndex,
+		);
 	}
 	const waitTimeoutSeconds = readWaitTimeout(context, options, itemIndex, 'item');
 	const idempotency = readIdempotencyKey(context, options, itemIndex);
 	const maxParallelRequests = readMaxParallelRequests(context, options, itemIndex, 'item');
-	const checked: CheckedItem = { itemIndex, message, audience, userIds, batchSize, waitTimeoutSeconds, idempotency, maxParallelRequests };
+	const checked: CheckedItem = {
+		itemIndex,
+		message,
+		audience,
+		userIds,
+		batchSize,
+		waitTimeoutSeconds,
+		idempotency,
+		maxParallelRequests,
+	};
 	if (readSchedule) Object.assign(checked, readSchedule(context, itemIndex, options));
 	return checked;
 }
 
 /** The options "Idempotency Key", "Idempotency Scope" and "Keys to Keep" of an item. */
-function readIdempotencyKey(context: IExecuteFunctions, options: IDataObject, itemIndex: number): IdempotencyKey | undefined {
+function readIdempotencyKey(
+	context: IExecuteFunctions,
+	options: IDataObject,
+	itemIndex: number,
+): IdempotencyKey | undefined {
 	if (options.idempotencyKey === undefined) return undefined;
 	const value = options.idempotencyKey;
 	if (typeof value !== 'string' && typeof value !== 'number') {
-		throw sendFieldError(context, 'Idempotency Key', 'must be a text, for example {{ $json.orderId }}:{{ $json.status }}', itemIndex);
+		throw sendFieldError(
+			context,
+			'Idempotency Key',
+			'must be a text, for example {{ $json.orderId }}:{{ $json.status }}',
+			itemIndex,
+		);
 	}
 	const key = String(value).trim();
 	if (key === '') {
-		throw sendFieldError(context, 'Idempotency Key', 'is empty for this item: give each event its own key, or remove the option', itemIndex);
+		throw sendFieldError(
+			context,
+			'Idempotency Key',
+			'is empty for this item: give each event its own key, or remove the option',
+			itemIndex,
+		);
 	}
 	if (key.length > MAX_KEY_LENGTH) {
-		throw sendFieldError(context, 'Idempotency Key', `is ${key.length} characters long: at most ${MAX_KEY_LENGTH} (name the event, e.g. an order ID and its status, not its content)`, itemIndex);
+		throw sendFieldError(
+			context,
+			'Idempotency Key',
+			`is ${key.length} characters long: at most ${MAX_KEY_LENGTH} (name the event, e.g. an order ID and its status, not its content)`,
+			itemIndex,
+		);
 	}
 	const scope = options.idempotencyScope ?? 'node';
 	if (scope === 'workflow') {
@@ -126,11 +192,21 @@ function readIdempotencyKey(context: IExecuteFunctions, options: IDataObject, it
 		);
 	}
 	if (scope !== 'node') {
-		throw sendFieldError(context, 'Idempotency Scope', `has an unknown value "${String(scope)}": use node`, itemIndex);
+		throw sendFieldError(
+			context,
+			'Idempotency Scope',
+			`has an unknown value "${String(scope)}": use node`,
+			itemIndex,
+		);
 	}
 	const keysToKeep = Number(options.keysToKeep ?? DEFAULT_KEYS_TO_KEEP);
 	if (!Number.isInteger(keysToKeep) || keysToKeep < 1 || keysToKeep > MAX_KEYS_TO_KEEP) {
-		throw sendFieldError(context, 'Keys to Keep', `must be a whole number from 1 to ${MAX_KEYS_TO_KEEP.toLocaleString('en-US')} (got ${String(options.keysToKeep)})`, itemIndex);
+		throw sendFieldError(
+			context,
+			'Keys to Keep',
+			`must be a whole number from 1 to ${MAX_KEYS_TO_KEEP.toLocaleString('en-US')} (got ${String(options.keysToKeep)})`,
+			itemIndex,
+		);
 	}
 	return { key, scope, keysToKeep };
 }

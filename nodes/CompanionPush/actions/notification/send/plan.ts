@@ -10,7 +10,13 @@ import type { Audience, SendGroup, SendInput, SendPlan, SendTask } from './types
 /** One group per item, or one for all items in "One Send for All Items" mode. */
 function groupsOf(input: SendInput): SendGroup[] {
 	const { checkedItems } = input;
-	if (!input.combined) return checkedItems.map((item) => ({ lead: item, userIds: item.userIds, pairedItems: [{ item: item.itemIndex }], layout: [] }));
+	if (!input.combined)
+		return checkedItems.map((item) => ({
+			lead: item,
+			userIds: item.userIds,
+			pairedItems: [{ item: item.itemIndex }],
+			layout: [],
+		}));
 	return [
 		{
 			lead: checkedItems[0],
@@ -54,17 +60,29 @@ export async function planSends(context: IExecuteFunctions, input: SendInput): P
 		try {
 			const recipients = uniqueUserIds(await readAudience(group));
 			if (recipients.length === 0) {
-				throw new NodeOperationError(context.getNode(), 'The audience has no users: nothing was sent', {
-					itemIndex: group.lead.itemIndex,
-					description:
-						group.lead.audience === 'activeUsers'
-							? 'No user has an active app right now (installed, logged in, notifications allowed).'
-							: 'The organization has no users.',
-				});
+				throw new NodeOperationError(
+					context.getNode(),
+					'The audience has no users: nothing was sent',
+					{
+						itemIndex: group.lead.itemIndex,
+						description:
+							group.lead.audience === 'activeUsers'
+								? 'No user has an active app right now (installed, logged in, notifications allowed).'
+								: 'The organization has no users.',
+					},
+				);
 			}
 			const batches = toBatches(recipients, group.lead.batchSize);
 			group.layout = batches.map(batchContentId);
-			batches.forEach((batch, batchIndex) => tasks.push({ group, batch, batchId: group.layout[batchIndex], batchIndex, batchCount: batches.length }));
+			batches.forEach((batch, batchIndex) =>
+				tasks.push({
+					group,
+					batch,
+					batchId: group.layout[batchIndex],
+					batchIndex,
+					batchCount: batches.length,
+				}),
+			);
 		} catch (error) {
 			const nodeError = asNodeError(context, error, group.lead.itemIndex);
 			if (!context.continueOnFail()) throw notSentForOtherItems(nodeError, group, groups);

@@ -27,7 +27,10 @@ import { planSends } from './plan';
 import type { ScheduleReader, SendTask } from './types';
 
 /** Send and Schedule (with `readSchedule`): the stages at the top of this file. */
-export async function sendItems(context: IExecuteFunctions, readSchedule?: ScheduleReader): Promise<INodeExecutionData[]> {
+export async function sendItems(
+	context: IExecuteFunctions,
+	readSchedule?: ScheduleReader,
+): Promise<INodeExecutionData[]> {
 	const input = readSendInput(context, readSchedule);
 	if (input.checkedItems.length === 0) return [...input.rejected.values()];
 	const { groups, tasks, groupErrors } = await planSends(context, input);
@@ -45,7 +48,8 @@ export async function sendItems(context: IExecuteFunctions, readSchedule?: Sched
 	};
 	const results = await runPool(tasks.length, maxParallel, sendTask, stopOnFailure);
 	await neverTwice.finish();
-	if (stopOnFailure && results.some((result) => result?.ok === false)) throw stopError(context, tasks, results);
+	if (stopOnFailure && results.some((result) => result?.ok === false))
+		throw stopError(context, tasks, results);
 
 	await followSends(context, tasks, results, maxParallel);
 
@@ -55,7 +59,8 @@ export async function sendItems(context: IExecuteFunctions, readSchedule?: Sched
 	});
 	for (const group of groups) {
 		const groupError = groupErrors.get(group);
-		if (groupError) outputByItem[group.lead.itemIndex].push(errorItem(groupError, group.pairedItems));
+		if (groupError)
+			outputByItem[group.lead.itemIndex].push(errorItem(groupError, group.pairedItems));
 	}
 	tasks.forEach((task, index) => {
 		const output = outputOf(context, task, index, tasks, results);
@@ -73,17 +78,31 @@ export async function sendItems(context: IExecuteFunctions, readSchedule?: Sched
  * round reads the list once for all of them, and only detail reads (where the list falls short)
  * are requests that Max Parallel Requests bounds.
  */
-async function followSends(context: IExecuteFunctions, tasks: SendTask[], results: Array<PoolResult<IDataObject>>, maxParallel: number) {
+async function followSends(
+	context: IExecuteFunctions,
+	tasks: SendTask[],
+	results: Array<PoolResult<IDataObject>>,
+	maxParallel: number,
+) {
 	const toFollow = tasks.flatMap((task, index) => {
 		const result = results[index];
 		const json = result?.ok ? result.value : undefined;
-		return json && typeof json.id === 'string' && task.group.lead.waitTimeoutSeconds !== undefined ? [{ json, lead: task.group.lead }] : [];
+		return json && typeof json.id === 'string' && task.group.lead.waitTimeoutSeconds !== undefined
+			? [{ json, lead: task.group.lead }]
+			: [];
 	});
 	const watch = new FinalStatusWatch(context, maxParallel);
 	const followOne = async ({ json, lead }: (typeof toFollow)[number]) => {
 		try {
-			const result = await watch.follow(json.id as string, lead.waitTimeoutSeconds!, lead.itemIndex);
-			Object.assign(json, waitFields(result), { stats: result.record.stats, sentAt: result.record.sent_at });
+			const result = await watch.follow(
+				json.id as string,
+				lead.waitTimeoutSeconds!,
+				lead.itemIndex,
+			);
+			Object.assign(json, waitFields(result), {
+				stats: result.record.stats,
+				sentAt: result.record.sent_at,
+			});
 		} catch (error) {
 			// The send went out: its id must reach the workflow even when following it up fails.
 			Object.assign(json, { finalStatusReached: false, waitError: (error as Error).message });
@@ -104,7 +123,13 @@ function outputOf(
 	const { group } = task;
 	if (result.ok) return { json: result.value, pairedItem: group.pairedItems };
 	const nodeError = asNodeError(context, result.error, group.lead.itemIndex);
-	if (task.batchCount > 1) nodeError.description = batchFailure(nodeError.description, task, tasks, results);
-	const batchFields = task.batchCount > 1 ? { batch: task.batchIndex + 1, batchCount: task.batchCount } : {};
-	return errorItem(nodeError, group.pairedItems, { ...batchFields, recipients: task.batch.length, targetUserIds: task.batch });
+	if (task.batchCount > 1)
+		nodeError.description = batchFailure(nodeError.description, task, tasks, results);
+	const batchFields =
+		task.batchCount > 1 ? { batch: task.batchIndex + 1, batchCount: task.batchCount } : {};
+	return errorItem(nodeError, group.pairedItems, {
+		...batchFields,
+		recipients: task.batch.length,
+		targetUserIds: task.batch,
+	});
 }

@@ -1,4 +1,11 @@
-import type { IDataObject, IExecuteFunctions, INodeExecutionData, IPairedItemData, NodeApiError, NodeOperationError } from 'n8n-workflow';
+import type {
+	IDataObject,
+	IExecuteFunctions,
+	INodeExecutionData,
+	IPairedItemData,
+	NodeApiError,
+	NodeOperationError,
+} from 'n8n-workflow';
 
 import type { CheckedMessage } from '../../../helpers/message';
 import type { IdempotencyKey } from '../../../neverTwice';
