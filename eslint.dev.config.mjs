@@ -8,7 +8,7 @@ import globals from 'globals';
 export default tseslint.config(
 	{ ignores: ['dist/**', 'node_modules/**'] },
 	{
-		files: ['**/*.ts'],
+		files: ['**/*.cts'],
 		extends: [js.configs.recommended, tseslint.configs.recommended],
 		rules: {
 			'@typescript-eslint/no-explicit-any': 'off',

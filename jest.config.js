@@ -5,7 +5,7 @@
  * (`--selectProjects`) at the same time, so the long run goes on beside the unit tests instead of
  * holding one of their workers.
  */
-const transform = { '^.+\\.ts$': ['ts-jest', { diagnostics: false }] };
+const transform = { '^.+\\.c?ts$': ['ts-jest', { diagnostics: false }] };
 
 const shared = {
 	testEnvironment: 'node',
@@ -13,8 +13,10 @@ const shared = {
 	// The harness's setup files: n8n-core's user folder and encryption key, set before any test file
 	// loads n8n-core; then the secret guard (every test runs with marked secrets, and any that shows up
 	// in an output, error, log line, static data, the processed-data store or a wrong credential field fails it).
-	setupFiles: ['<rootDir>/test/harness/setup/n8nEnv.ts'],
-	setupFilesAfterEnv: ['<rootDir>/test/harness/setup/secretGuard.ts'],
+	// The dev code is `.cts` (only what ships is `.ts`): see scripts/lint.js.
+	moduleFileExtensions: ['ts', 'cts', 'js', 'json'],
+	setupFiles: ['<rootDir>/test/harness/setup/n8nEnv.cts'],
+	setupFilesAfterEnv: ['<rootDir>/test/harness/setup/secretGuard.cts'],
 };
 
 module.exports = {
@@ -28,14 +30,14 @@ module.exports = {
 			displayName: 'unit',
 			// devkit/ holds no tests: it is a root so that watch mode reruns the tests when the engine harness changes.
 			roots: ['<rootDir>/test', '<rootDir>/devkit'],
-			testMatch: ['**/*.test.ts'],
-			testPathIgnorePatterns: ['/node_modules/', '/test/reliability/randomized\\.test\\.ts$'],
+			testMatch: ['**/*.test.cts'],
+			testPathIgnorePatterns: ['/node_modules/', '/test/reliability/randomized\\.test\\.cts$'],
 		},
 		{
 			...shared,
 			displayName: 'randomized',
 			roots: ['<rootDir>/test/reliability'],
-			testMatch: ['<rootDir>/test/reliability/randomized.test.ts'],
+			testMatch: ['<rootDir>/test/reliability/randomized.test.cts'],
 		},
 	],
 };

@@ -4,7 +4,7 @@
  * CLI, the editor in headless Chromium. The files run side by side (COMPANION_PUSH_E2E_WORKERS at
  * once, default 3): each has its own n8n user folders, ports, sandbox and temp folders, and most of
  * their time goes to waiting (n8n's polls once a minute, token lives, deliveries); the longest start
- * first (test/e2e/support/sequencer.js). The global setup (test/e2e/support/global-setup.ts) installs
+ * first (test/e2e/support/sequencer.js). The global setup (test/e2e/support/global-setup.cts) installs
  * the n8n runtimes once (cached outside the checkout), builds and packs the package, and installs
  * Chromium when missing. `npm test` runs this alongside the unit tests; alone:
  * `npx jest -c jest.e2e.config.js`.
@@ -13,10 +13,11 @@ const { transform } = require('./jest.config');
 
 module.exports = {
 	roots: ['<rootDir>/test/e2e'],
-	testMatch: ['**/*.e2e.ts'],
+	testMatch: ['**/*.e2e.cts'],
 	testEnvironment: '<rootDir>/test/e2e/support/environment.js',
 	transform,
-	globalSetup: '<rootDir>/test/e2e/support/global-setup.ts',
+	moduleFileExtensions: ['ts', 'cts', 'js', 'json'],
+	globalSetup: '<rootDir>/test/e2e/support/global-setup.cts',
 	globalTeardown: '<rootDir>/test/e2e/support/global-teardown.js',
 	testSequencer: '<rootDir>/test/e2e/support/sequencer.js',
 	testTimeout: 10 * 60 * 1000,

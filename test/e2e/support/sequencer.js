@@ -18,7 +18,7 @@ const SECONDS = {
 	examples: 42,
 };
 const secondsOf = (file) => {
-	const name = Object.keys(SECONDS).find((candidate) => file.endsWith(`/${candidate}.e2e.ts`));
+	const name = Object.keys(SECONDS).find((candidate) => file.endsWith(`/${candidate}.e2e.cts`));
 	return name === undefined ? 0 : SECONDS[name];
 };
 

@@ -1,0 +1,461 @@
+// `npm start` (run through start.js): a real n8n 2.41.1 on 127.0.0.1 with this package installed as a community package,
+// a Companion Push API credential, the example workflows and (by default) the local sandbox API.
+//
+//   1. builds the package (npm run build) and packs it (npm pack), as it would be published;
+//   2. installs Node 24 and n8n once into a cache folder outside the checkout (devkit/n8n/);
+//   3. starts the sandbox in this process on 127.0.0.1:4010 (or a free port), real clock, and the
+//      scripted chat model of the AI Agent example (devkit/fakeModel.cts) on 127.0.0.1:4011 (or a free port);
+//   4. prepares the n8n user folder <runtime>/n8n-home (kept between starts: owner, credential,
+//      workflows, executions), installs the tarball into it the way n8n installs a community
+//      package, imports the credential and the examples (again only when they changed);
+//   5. starts n8n on 127.0.0.1:5678 (or a free port) and prints the editor URL and the login.
+// Ctrl-C / SIGTERM stops n8n, the sandbox and the scripted model.
+//
+// A real service instead of the sandbox: set COMPANION_PUSH_BASE_URL, COMPANION_PUSH_CLIENT_ID,
+// COMPANION_PUSH_CLIENT_SECRET and COMPANION_PUSH_REFRESH_TOKEN (no sandbox is started then, and
+// the examples are kept unpublished, so nothing is sent unless you run a workflow).
+//
+// Options (npm start -- <options>):
+//   --port N          n8n's port (default 5678, or a free one when taken)
+//   --sandbox-port N  the sandbox's port (default 4010, or a free one when taken)
+//   --home DIR        the n8n user folder (default <runtime>/n8n-home; or COMPANION_PUSH_N8N_HOME)
+//   --fresh           start from an empty user folder (deletes the owner's workflows and executions)
+//   --skip-build      use the dist/ that is there
+//   --verbose         show n8n's own log on the console (it is always written to <home>/n8n.log)
+//   --queue           n8n in queue mode instead (startQueue.ts): fresh Postgres, Redis, main and workers
+//   --workers N       with --queue: how many workers (default 2); --concurrency N: jobs per worker (default 10)
+import { spawnSync } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+import { startSandbox, type Sandbox } from '../sandbox/index.cts';
+import {
+	FAKE_MODEL_CREDENTIAL,
+	fakeModelCredentialEntry,
+	startFakeModel,
+	type FakeModel,
+} from '../devkit/fakeModel.cts';
+import * as n8nTools from '../devkit/n8n/index.cts';
+import { stopOnSignal } from '../devkit/stopOnSignal.cts';
+import { startQueue } from './startQueue.cts';
+
+const ROOT = path.resolve(__dirname, '..');
+const DEFAULT_N8N_PORT = 5678;
+const DEFAULT_SANDBOX_PORT = 4010;
+const DEFAULT_FAKE_MODEL_PORT = 4011;
+const REAL_SERVICE_VARIABLES = [
+	'COMPANION_PUSH_BASE_URL',
+	'COMPANION_PUSH_CLIENT_ID',
+	'COMPANION_PUSH_CLIENT_SECRET',
+	'COMPANION_PUSH_REFRESH_TOKEN',
+];
+/** Examples published (active) in sandbox mode: they react to the sandbox only. */
+const PUBLISHED_IN_SANDBOX = ['cpExampleErpEvent', 'cpExampleFollowUp'];
+
+const log = (line = '') => console.log(line);
+const step = (text: string) => log(`\n> ${text}`);
+const sha = (value: unknown) =>
+	createHash('sha256').update(JSON.stringify(value)).digest('hex').slice(0, 16);
+
+function parseArgs(argv: string[]) {
+	const options = {
+		port: undefined as number | undefined,
+		sandboxPort: undefined as number | undefined,
+		home: process.env.COMPANION_PUSH_N8N_HOME,
+		fresh: false,
+		build: true,
+		verbose: false,
+		homeGiven: false,
+		queue: false,
+		workers: 2,
+		concurrency: 10,
+	};
+	for (let i = 0; i < argv.length; i++) {
+		const [flag, inline] = argv[i].split('=', 2);
+		const value = () => {
+			const next = inline ?? argv[++i];
+			if (next === undefined) throw new Error(`${flag} needs a value`);
+			return next;
+		};
+		const port = () => {
+			const parsed = Number(value());
+			if (!Number.isInteger(parsed) || parsed < 1 || parsed > 65535)
+				throw new Error(`${flag} needs a port number`);
+			return parsed;
+		};
+		const count = () => {
+			const parsed = Number(value());
+			if (!Number.isInteger(parsed) || parsed < 1 || parsed > 50)
+				throw new Error(`${flag} needs a number from 1 to 50`);
+			return parsed;
+		};
+		if (flag === '--port') options.port = port();
+		else if (flag === '--sandbox-port') options.sandboxPort = port();
+		else if (flag === '--home') {
+			options.home = path.resolve(value());
+			options.homeGiven = true;
+		} else if (flag === '--fresh') options.fresh = true;
+		else if (flag === '--skip-build') options.build = false;
+		else if (flag === '--verbose') options.verbose = true;
+		else if (flag === '--queue') options.queue = true;
+		else if (flag === '--workers') options.workers = count();
+		else if (flag === '--concurrency') options.concurrency = count();
+		else if (flag === '--help' || flag === '-h') {
+			log(
+				'usage: npm start -- [--port 5678] [--sandbox-port 4010] [--home DIR] [--fresh] [--skip-build] [--verbose]',
+			);
+			log(
+				'       npm start -- --queue [--workers 2] [--concurrency 10] [--port 5678] [--sandbox-port 4010] [--skip-build] [--verbose]',
+			);
+			log(`real service instead of the sandbox: set ${REAL_SERVICE_VARIABLES.join(', ')}`);
+			process.exit(0);
+		} else throw new Error(`unknown option ${argv[i]} (try --help)`);
+	}
+	return options;
+}
+
+/** The real service's credential from the environment, or undefined for the sandbox. */
+function realServiceFromEnv(): n8nTools.CredentialValues | undefined {
+	const set = REAL_SERVICE_VARIABLES.filter((name) => process.env[name]);
+	if (set.length === 0) return undefined;
+	if (set.length < REAL_SERVICE_VARIABLES.length) {
+		const missing = REAL_SERVICE_VARIABLES.filter((name) => !process.env[name]);
+		throw new Error(
+			`To use a real service, set all of ${REAL_SERVICE_VARIABLES.join(', ')} (missing: ${missing.join(', ')}).`,
+		);
+	}
+	const env = process.env as Record<string, string>;
+	return {
+		baseUrl: env.COMPANION_PUSH_BASE_URL.trim().replace(/\/+$/, ''),
+		clientId: env.COMPANION_PUSH_CLIENT_ID,
+		clientSecret: env.COMPANION_PUSH_CLIENT_SECRET,
+		refreshToken: env.COMPANION_PUSH_REFRESH_TOKEN,
+	};
+}
+
+function build() {
+	const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+	const result = spawnSync(npm, ['run', '--silent', 'build'], { cwd: ROOT, stdio: 'inherit' });
+	if (result.status !== 0) throw new Error('npm run build failed');
+}
+
+/** A secret of the user folder, made once and kept in `file`, readable by its owner only. */
+function keptSecret(file: string, make: () => string): string {
+	if (!fs.existsSync(file)) fs.writeFileSync(file, make(), { mode: 0o600 });
+	fs.chmodSync(file, 0o600);
+	return fs.readFileSync(file, 'utf8').trim();
+}
+
+/**
+ * The user folder, its encryption key (n8n refuses a folder opened with another key) and the
+ * owner's password. Credentials of a real service may be imported there, so the folder is its
+ * owner's alone (also when it existed before), and the password is made for this folder, not a
+ * published one.
+ */
+function prepareHome(
+	home: string,
+	fresh: boolean,
+): { encryptionKey: string; ownerPassword: string } {
+	if (fresh && fs.existsSync(home)) {
+		log(`  --fresh: removing ${home}`);
+		fs.rmSync(home, { recursive: true, force: true });
+	}
+	fs.mkdirSync(home, { recursive: true, mode: 0o700 });
+	fs.chmodSync(home, 0o700);
+	return {
+		encryptionKey: keptSecret(path.join(home, 'encryption-key'), () =>
+			randomBytes(24).toString('hex'),
+		),
+		ownerPassword: keptSecret(
+			path.join(home, 'owner-password'),
+			() => `Owner-${randomBytes(15).toString('base64url')}`,
+		),
+	};
+}
+
+function readState(file: string): { credential?: string; examples?: Record<string, string> } {
+	try {
+		return JSON.parse(fs.readFileSync(file, 'utf8'));
+	} catch {
+		return {};
+	}
+}
+
+/**
+ * The sandbox starts empty on every start, while n8n keeps what its Companion Push triggers
+ * remembered of the previous sandbox's sends (workflow static data): forget it, so that they start
+ * over with the new sandbox. Done in n8n's sqlite database with the runtime's own sqlite3.
+ */
+function forgetTriggerState(runtime: n8nTools.N8nRuntime, home: string): number {
+	const database = path.join(home, '.n8n', 'database.sqlite');
+	if (!fs.existsSync(database)) return 0;
+	const sqlite3 = path.join(runtime.runtimeDir, 'node_modules', 'sqlite3');
+	const script = `
+		const sqlite3 = require(${JSON.stringify(sqlite3)});
+		const db = new sqlite3.Database(${JSON.stringify(database)});
+		db.run("UPDATE workflow_entity SET staticData = NULL WHERE staticData IS NOT NULL AND nodes LIKE ?", ['%${n8nTools.TRIGGER_TYPE}%'], function (error) {
+			if (error) { console.error(error.message); process.exitCode = 1; } else console.log(this.changes);
+			db.close();
+		});`;
+	const result = spawnSync(runtime.nodeBin, ['-e', script], { encoding: 'utf8' });
+	if (result.status !== 0)
+		throw new Error(`Could not reset the triggers' state in ${database}: ${result.stderr}`);
+	return Number(result.stdout.trim()) || 0;
+}
+
+/**
+ * n8n 2.41 does not retry, at a later start, a published workflow whose trigger failed to
+ * activate (it stays "failed" until it is published again). Says which ones failed and, with the
+ * sandbox (which starts empty, so an old failure is stale), publishes them once more.
+ */
+async function checkTriggers(
+	rest: n8nTools.N8nRestClient,
+	{ republish }: { republish: boolean },
+): Promise<void> {
+	for (const workflow of await rest.listWorkflows()) {
+		if (!workflow.active) continue;
+		const status = await rest.call(
+			'GET',
+			`/workflows/${encodeURIComponent(workflow.id)}/publication-status`,
+		);
+		if (!status || status.status !== 'failed') continue;
+		const reason = (status.triggers || [])
+			.map((trigger: { errorMessage?: string }) => trigger.errorMessage)
+			.filter(Boolean)
+			.join('; ');
+		log(`  "${workflow.name}": its trigger failed to start (${reason || 'no reason given'})`);
+		if (!republish) continue;
+		try {
+			await rest.activateWorkflow(workflow.id);
+			log('    published it again');
+		} catch (error) {
+			log(`    publishing it again failed: ${error.message}`);
+		}
+	}
+}
+
+async function main() {
+	const options = parseArgs(process.argv.slice(2));
+	const realService = realServiceFromEnv();
+	if (options.queue) {
+		if (options.homeGiven || options.fresh)
+			throw new Error(
+				'--home and --fresh do not apply to --queue (every queue-mode start is fresh)',
+			);
+		return await startQueue({
+			...options,
+			build: options.build ? build : undefined,
+			realService,
+			publishedInSandbox: PUBLISHED_IN_SANDBOX,
+			defaultPorts: { n8n: DEFAULT_N8N_PORT, sandbox: DEFAULT_SANDBOX_PORT },
+		});
+	}
+	const started = Date.now();
+	let sandbox: Sandbox | undefined;
+	let fakeModel: FakeModel | undefined = undefined; // set once it runs; stopAll reads it
+	let n8n: n8nTools.RunningN8n | undefined = undefined; // set once n8n runs; stopAll reads it
+	const { stopAll, isStopping } = stopOnSignal(log, 'Stopping n8n and the sandbox ...', () => [
+		['n8n', n8n?.stop],
+		['the sandbox', sandbox?.stop],
+		['the scripted model', fakeModel?.stop],
+	]);
+
+	if (options.build) {
+		step('Building the package (npm run build)');
+		build();
+	}
+	step('Packing it (npm pack), as it is published');
+	const tarball = n8nTools.packPackage();
+	log(`  ${tarball}`);
+
+	step('The n8n runtime (Node 24 + n8n, installed once into a cache folder)');
+	const runtime = await n8nTools.ensureRuntime({ log: (line) => log(`  ${line}`) });
+	log(`  n8n ${n8nTools.pinnedVersions().n8n} at ${runtime.runtimeDir}`);
+
+	let credential: n8nTools.CredentialValues;
+	if (realService) {
+		step(`Real service: ${realService.baseUrl} (from COMPANION_PUSH_BASE_URL; no sandbox)`);
+		credential = realService;
+	} else {
+		step('Starting the sandbox API in this process');
+		sandbox = await startSandbox({
+			port: options.sandboxPort ?? (await n8nTools.findFreePort(DEFAULT_SANDBOX_PORT)),
+			clock: 'real',
+			deliveryMs: 1500,
+		});
+		const { primary } = sandbox.orgs;
+		credential = {
+			baseUrl: sandbox.baseUrl,
+			clientId: primary.clientId,
+			clientSecret: primary.clientSecret,
+			refreshToken: primary.refreshToken,
+		};
+		log(
+			`  ${sandbox.baseUrl} (${primary.userIds.length} users, real clock, deliveries settle in 1.5 s)`,
+		);
+	}
+	// The AI Agent example's OpenAI Chat Model talks to this scripted model, so it runs offline.
+	step('Starting the scripted chat model of the AI Agent example (offline, OpenAI-compatible)');
+	fakeModel = await startFakeModel({ port: await n8nTools.findFreePort(DEFAULT_FAKE_MODEL_PORT) });
+	log(`  ${fakeModel.baseUrl}`);
+	if (isStopping()) return;
+
+	step('The n8n user folder');
+	const home = options.home ?? path.join(runtime.runtimeDir, 'n8n-home');
+	const { encryptionKey, ownerPassword } = prepareHome(home, options.fresh);
+	const port = options.port ?? (await n8nTools.findFreePort(DEFAULT_N8N_PORT));
+	const brokerPort = await n8nTools.findFreePort();
+	const made = n8nTools.createN8nHome({
+		port,
+		brokerPort,
+		runtime,
+		extraEnv: { N8N_USER_FOLDER: home, N8N_ENCRYPTION_KEY: encryptionKey },
+		ownerPassword,
+	});
+	fs.rmSync(made.userFolder, { recursive: true, force: true }); // the temp folder it made is not used
+	const env = made.env;
+	log(`  ${home}`);
+
+	const installed = n8nTools.installPackageTarball(home, tarball);
+	log(
+		`  installed ${installed.name}@${installed.version} as a community package (${installed.packageDir})`,
+	);
+	fs.rmSync(path.dirname(tarball), { recursive: true, force: true });
+
+	// Import what is new or changed since the last start (each CLI call costs a few seconds).
+	const stateFile = path.join(home, 'preloaded.json');
+	const state = readState(stateFile);
+	const dbExists = fs.existsSync(path.join(home, '.n8n', 'database.sqlite'));
+	const credentialEntry = n8nTools.credentialEntry(credential);
+	const modelCredentialEntry = fakeModelCredentialEntry(fakeModel.baseUrl);
+	const credentialHash = sha([credentialEntry, modelCredentialEntry]);
+	if (!dbExists || state.credential !== credentialHash) {
+		step(
+			`Importing the credential "${credentialEntry.name}" (${credential.baseUrl}) and "${modelCredentialEntry.name}" (${fakeModel.baseUrl})`,
+		);
+		await n8nTools.importCredentials(env, [credentialEntry, modelCredentialEntry], { runtime });
+		state.credential = credentialHash;
+		fs.writeFileSync(stateFile, JSON.stringify(state, null, 2));
+	}
+	const examples = n8nTools.exampleWorkflows();
+	const changed = examples.filter(
+		({ file, workflow }) => !dbExists || (state.examples || {})[file] !== sha(workflow),
+	);
+	const toPublish: string[] = [];
+	if (changed.length > 0) {
+		step(`Importing the example workflows: ${changed.map(({ file }) => file).join(', ')}`);
+		await n8nTools.importWorkflows(
+			env,
+			changed.map(({ workflow }) => workflow),
+			{ runtime },
+		);
+		state.examples = { ...(state.examples || {}) };
+		for (const { file, workflow } of changed) {
+			state.examples[file] = sha(workflow);
+			if (!realService && PUBLISHED_IN_SANDBOX.includes(workflow.id)) toPublish.push(workflow.id);
+		}
+		fs.writeFileSync(stateFile, JSON.stringify(state, null, 2));
+	}
+	if (sandbox) {
+		const forgotten = forgetTriggerState(runtime, home);
+		if (forgotten > 0)
+			log(`  the sandbox starts empty: ${forgotten} trigger workflow(s) start watching afresh`);
+	}
+	if (isStopping()) return;
+
+	step(`Starting n8n on 127.0.0.1:${port}`);
+	const logFile = path.join(home, 'n8n.log');
+	const logStream = fs.createWriteStream(logFile, { flags: 'a' });
+	logStream.write(`\n----- n8n start ${new Date().toISOString()} -----\n`);
+	n8n = await n8nTools.startN8n(env, {
+		runtime,
+		onOutput: (chunk) => {
+			logStream.write(chunk);
+			if (options.verbose) process.stdout.write(chunk);
+		},
+	});
+	n8n.process.on('close', (code: number | null, signal: NodeJS.Signals | null) => {
+		if (isStopping()) return;
+		console.error(`\nn8n stopped by itself (${code ?? signal}); its log: ${logFile}`);
+		stopAll(1);
+	});
+	if (isStopping()) return;
+
+	const rest = new n8nTools.N8nRestClient(n8n.url);
+	await rest.login(n8nTools.OWNER_EMAIL, ownerPassword);
+	for (const id of toPublish) {
+		try {
+			await rest.activateWorkflow(id);
+			log(`  published "${examples.find(({ workflow }) => workflow.id === id)?.workflow.name}"`);
+		} catch (error) {
+			console.error(`  could not publish ${id}: ${error.message}`);
+		}
+	}
+	if (realService) {
+		// Published examples would act on the real service (the follow-up report sends a report for
+		// every send of the organization): with a real service they stay unpublished.
+		const exampleIds = new Set(examples.map(({ workflow }) => workflow.id));
+		for (const workflow of await rest.listWorkflows()) {
+			if (!workflow.active || !exampleIds.has(workflow.id)) continue;
+			await rest.deactivateWorkflow(workflow.id);
+			log(`  unpublished the example "${workflow.name}" (a real service is used)`);
+		}
+	}
+	await checkTriggers(rest, { republish: Boolean(sandbox) });
+	const workflows = await rest.listWorkflows();
+	const credentials = await rest.listCredentials();
+
+	const line = '='.repeat(78);
+	log(`\n${line}`);
+	log(`n8n is ready: ${n8n.url}   (started in ${Math.round((Date.now() - started) / 1000)} s)`);
+	log('');
+	log(`  Editor:    ${n8n.url}`);
+	log(`  Email:     ${n8nTools.OWNER_EMAIL}`);
+	log(
+		`  Password:  ${ownerPassword}   (made for this user folder: ${path.join(home, 'owner-password')})`,
+	);
+	log(
+		`  Workflows: ${workflows.map((workflow: { name: string; active: boolean }) => `${workflow.name}${workflow.active ? ' (published)' : ''}`).join('; ')}`,
+	);
+	const pushCredentials = credentials.filter(
+		(item: { id: string }) => item.id !== FAKE_MODEL_CREDENTIAL.id,
+	);
+	log(
+		`  Credential: ${pushCredentials.map((item: { name: string }) => item.name).join(', ')} -> ${credential.baseUrl}`,
+	);
+	log(
+		`  AI model:  ${fakeModel.baseUrl}   (scripted, offline, for the AI Agent example; request log: ${fakeModel.baseUrl.replace(/\/v1$/, '')}/__fake/log)`,
+	);
+	if (sandbox) {
+		log(
+			`  Sandbox:   ${sandbox.baseUrl}   (admin API: ${sandbox.baseUrl}/__sandbox/credentials, request log: ${sandbox.baseUrl}/__sandbox/log)`,
+		);
+		log('');
+		log('  Try the ERP example (published): it notifies the user named in the event;');
+		log('  a minute later the follow-up report example sends the counters to the ops user:');
+		log(
+			`    curl -s -X POST ${n8n.url}/webhook/erp-event -H 'content-type: application/json' ` +
+				`-d '{"orderId":"1042","status":"shipped","userId":"${sandbox.orgs.primary.userIds[1]}"}'`,
+		);
+	}
+	log('');
+	log(
+		'  Try the AI Agent example: open it and click "Execute workflow"; the agent sends with the Companion Push tool.',
+	);
+	log(
+		'  Try the safety alert example: set your mail server in "Email the Person", publish it, then click "Execute workflow";',
+	);
+	log(
+		'  15 minutes later everyone who has no phone with the app, or has not opened the alert, gets it by e-mail, once.',
+	);
+	log('');
+	log(`  n8n's log: ${logFile}`);
+	log('Ctrl-C to stop.');
+	log(line);
+}
+
+main().catch((error) => {
+	console.error(`\nnpm start failed: ${error.message}`);
+	process.exit(1);
+});

@@ -1,0 +1,449 @@
+/**
+ * The package in n8n's real queue mode: Postgres, Redis, `n8n start` (main) and two
+ * `n8n worker --concurrency=10` (devkit/n8n/queueMode.cts), one cluster for the whole file, against the
+ * in-process sandbox with tokens that live 20 s. Effects are counted in the sandbox's request log,
+ * which worker ran an execution in the workers' logs, executions in Postgres.
+ * - a burst of 300 ERP webhook events, 20 at a time: both workers run them, each named user is
+ *   notified exactly once, every execution succeeds;
+ * - Idempotency Keys held by every worker: all 300 events delivered again send nothing; the same
+ *   event twice about 1 ms apart (30 rounds) and 1 s apart (30 rounds), on the two workers, one send
+ *   each; the same event twice, the second after the first finished, on different workers, one send;
+ * - token renewal across workers over more than three token lives: no call fails, refreshes bounded;
+ * - the same burst with refreshes that revoke earlier tokens (tokens expired at its start);
+ * - the Companion Push Trigger (every minute) polls on main only, once per interval; its
+ *   executions run on the workers and emit each event once.
+ * Figures (wall times, executions per worker, refreshes per token life, sends, RSS) are printed.
+ */
+import {
+	CREDENTIAL_ID,
+	exampleWorkflows,
+	type ExecutionRow,
+	hasFinished,
+	packedTarball,
+	type QueueCluster,
+	REFRESH,
+	request,
+	sandboxCredentials,
+	SECONDARY_CREDENTIAL,
+	SEND,
+	SEND_LIST,
+	sendFromOutside,
+	startQueueCluster,
+	triggerWorkflow,
+	waitFor,
+} from './support/index.cts';
+import {
+	startSandbox,
+	type LoggedRequest,
+	type Sandbox,
+	type SandboxOrg,
+} from '../../sandbox/index.cts';
+
+const TOKEN_LIFE_SECONDS = 20;
+const WORKERS = 2;
+const CONCURRENCY = 10;
+const BURST = 300;
+const AT_ONCE = 20;
+const ERP = 'cpExampleErpEvent';
+const TRIGGER_WORKFLOW = 'queueTrigger';
+const POLL_MS = 60_000;
+
+type Json = Record<string, any>;
+type ErpEvent = { orderId: string; status: string; userId: string };
+
+const log = (line: string) => process.stdout.write(`[e2e queue] ${line}\n`);
+const seconds = (ms: number) => (ms / 1000).toFixed(1);
+const tally = (values: string[]) =>
+	values.reduce<Record<string, number>>(
+		(counts, value) => ({ ...counts, [value]: (counts[value] ?? 0) + 1 }),
+		{},
+	);
+
+describe('the package in n8n queue mode (main + 2 workers, Postgres, Redis)', () => {
+	let sandbox: Sandbox;
+	let cluster: QueueCluster;
+	let primary: SandboxOrg;
+	let secondary: SandboxOrg;
+	let triggerPublishedAt: number;
+	const outsideSends: Array<{ id: string; failedUser: string }> = [];
+	const figures: string[] = [];
+	const report = (line: string) => {
+		figures.push(line);
+		log(line);
+	};
+
+	/** POSTs the events to the ERP example's webhook, `AT_ONCE` in flight; each answer must be 200. */
+	async function postEvents(events: ErpEvent[], atOnce = AT_ONCE): Promise<void> {
+		let next = 0;
+		const statuses: number[] = [];
+		await Promise.all(
+			Array.from({ length: atOnce }, async () => {
+				while (next < events.length) {
+					const event = events[next++];
+					statuses.push(
+						(await request(`${cluster.url}/webhook/erp-event`, { method: 'POST', body: event }))
+							.status,
+					);
+				}
+			}),
+		);
+		expect(tally(statuses.map(String))).toEqual({ 200: events.length });
+	}
+
+	const lastExecutionId = () => cluster.lastExecutionId();
+	const executionsAfter = (workflowId: string, afterId: number, count: number) =>
+		cluster.waitForExecutions(workflowId, count, { afterId });
+
+	/** One ERP event per user: order `<prefix><n>` of the user, in the given status. */
+	const eventsFor = (prefix: string, status: string, users: string[]) =>
+		users.map((userId, index) => ({ orderId: `${prefix}${index}`, status, userId }));
+
+	/** Posts the events (`AT_ONCE` in flight) and waits for their executions; what the sandbox saw meanwhile. */
+	async function deliver(events: ErpEvent[]) {
+		const afterId = await lastExecutionId();
+		const before = sandbox.requestLog().length;
+		const started = Date.now();
+		await postEvents(events);
+		const posted = Date.now();
+		const rows = await executionsAfter(ERP, afterId, events.length);
+		return { rows, entries: sandbox.requestLog().slice(before), started, posted, done: Date.now() };
+	}
+
+	/** Which worker ran each execution; every one must have run on a worker. */
+	function workersOf(rows: ExecutionRow[]): Record<string, number> {
+		const ranOn = cluster.workerOfExecutions();
+		const names = rows.map((row) => ranOn.get(row.id) ?? `nowhere (execution ${row.id})`);
+		return tally(names);
+	}
+
+	const isPrimaryRefresh = (entry: LoggedRequest) =>
+		entry.endpoint === REFRESH && (entry.body as Json)?.client_id === primary.clientId;
+	/** Accepted sends per recipient, over the sends whose title starts with `prefix`. */
+	function acceptedPerUser(entries: LoggedRequest[], prefix: string): Record<string, number> {
+		const sends = entries.filter(
+			(entry) =>
+				entry.endpoint === SEND &&
+				entry.status === 202 &&
+				String((entry.body as Json).title).startsWith(prefix),
+		);
+		return tally(sends.flatMap((entry) => (entry.body as Json).target_user_ids as string[]));
+	}
+	const oncePerUser = (userIds: string[]) =>
+		Object.fromEntries(userIds.map((userId) => [userId, 1]));
+
+	beforeAll(async () => {
+		const started = Date.now();
+		sandbox = await startSandbox({
+			port: 0,
+			seedUsers: 500,
+			tokenLifetimeSeconds: TOKEN_LIFE_SECONDS,
+			deliveryMs: 500,
+		});
+		({ primary, secondary } = sandbox.orgs);
+		const erp = exampleWorkflows().find((entry) => entry.workflow.id === ERP)!.workflow;
+		cluster = await startQueueCluster({
+			tarball: packedTarball(),
+			workers: WORKERS,
+			concurrency: CONCURRENCY,
+			credentials: sandboxCredentials(sandbox, { secondaryOrg: true }),
+			workflows: [erp, triggerWorkflow(TRIGGER_WORKFLOW, '', SECONDARY_CREDENTIAL)],
+			publish: [ERP],
+			log,
+		});
+		expect(erp.nodes.find((node: Json) => node.credentials)?.credentials.companionPushApi.id).toBe(
+			CREDENTIAL_ID,
+		);
+		// The trigger: published now (its activation poll sets the starting point), then sends are
+		// made outside n8n for its scheduled polls to find while the other cases run.
+		triggerPublishedAt = Date.now();
+		await cluster.publish(TRIGGER_WORKFLOW);
+		const failedUsers = secondary.usersOfKind('uninstalled', 2);
+		const others = [
+			...secondary.usersOfKind('onePhone', 2),
+			...secondary.usersOfKind('twoPhones', 2),
+		];
+		for (const [index, failedUser] of failedUsers.entries()) {
+			const id = await sendFromOutside(
+				sandbox,
+				`Queue trigger ${index + 1}`,
+				[others[2 * index], others[2 * index + 1], failedUser],
+				secondary,
+			);
+			outsideSends.push({ id, failedUser });
+		}
+		report(
+			`cluster up (sandbox, Postgres, Redis, imports, main, ${WORKERS} workers, 2 workflows published) in ${seconds(Date.now() - started)} s`,
+		);
+	});
+
+	afterAll(async () => {
+		const stopping = Date.now();
+		await cluster?.stop();
+		await sandbox?.stop();
+		if (cluster) log(`cluster stopped in ${seconds(Date.now() - stopping)} s`);
+		if (figures.length > 0) log(`summary:\n  ${figures.join('\n  ')}`);
+	});
+
+	test(`a burst of ${BURST} webhook events, ${AT_ONCE} at a time: both workers run them, each user is notified once, all succeed`, async () => {
+		const users = primary.userIds.slice(0, BURST);
+		const { rows, entries, started, posted, done } = await deliver(
+			eventsFor('A', 'shipped', users),
+		);
+
+		expect(rows).toHaveLength(BURST);
+		expect(tally(rows.map((row) => `${row.mode}:${row.status}`))).toEqual({
+			'webhook:success': BURST,
+		});
+		const perWorker = workersOf(rows);
+		expect(Object.keys(perWorker).sort()).toEqual(['worker-1', 'worker-2']);
+		expect(acceptedPerUser(entries, 'Order A')).toEqual(oncePerUser(users));
+		expect(
+			tally(
+				entries.filter((entry) => entry.endpoint === SEND).map((entry) => String(entry.status)),
+			),
+		).toEqual({ 202: BURST });
+
+		const refreshes = entries.filter(isPrimaryRefresh).length;
+		report(
+			`burst: ${BURST} events posted in ${seconds(posted - started)} s, all executed in ${seconds(done - started)} s; ` +
+				`per worker ${JSON.stringify(perWorker)}; ${BURST} sends (202), ${refreshes} refresh(es); RSS MB ${JSON.stringify(cluster.rssMb())}`,
+		);
+	});
+
+	test(`all ${BURST} events of the burst delivered again: nothing is sent again, every execution succeeds`, async () => {
+		const { rows, entries, started, done } = await deliver(
+			eventsFor('A', 'shipped', primary.userIds.slice(0, BURST)),
+		);
+		expect(tally(rows.map((row) => row.status))).toEqual({ success: BURST });
+		expect(entries.filter((entry) => entry.endpoint === SEND)).toEqual([]);
+		report(
+			`redelivery: ${BURST} events again in ${seconds(done - started)} s, per worker ${JSON.stringify(workersOf(rows))}; 0 sends`,
+		);
+	});
+
+	/** The same event posted twice, `apartMs` apart, for each of `rounds` events at once; each user once. */
+	async function pairs(prefix: string, users: string[], apartMs: number) {
+		const events = eventsFor(prefix, 'paid', users);
+		const afterId = await lastExecutionId();
+		const before = sandbox.requestLog().length;
+		const posts = events.map(async (event, index) => {
+			// Rounds 100 ms apart; within a round the two copies `apartMs` apart.
+			await new Promise((resolve) => setTimeout(resolve, index * 100));
+			const first = postEvents([event], 1);
+			await new Promise((resolve) => setTimeout(resolve, apartMs));
+			await Promise.all([first, postEvents([event], 1)]);
+		});
+		await Promise.all(posts);
+		const rows = await executionsAfter(ERP, afterId, 2 * events.length);
+		expect(tally(rows.map((row) => row.status))).toEqual({ success: 2 * events.length });
+		const perUser = acceptedPerUser(sandbox.requestLog().slice(before), `Order ${prefix}`);
+		const twice = users.filter((userId) => (perUser[userId] ?? 0) > 1).length;
+		const missing = users.filter((userId) => !perUser[userId]).length;
+		// Which worker ran each copy: rows of one event are those whose user is the event's.
+		const ranOn = cluster.workerOfExecutions();
+		const byEvent = new Map<string, Set<string>>();
+		for (const row of rows) {
+			const execution = await cluster.rest.getExecution(row.id);
+			const body = execution.data.resultData.runData['ERP Event']?.[0]?.data?.main?.[0]?.[0]?.json
+				?.body as Json | undefined;
+			const key = String(body?.orderId);
+			byEvent.set(key, (byEvent.get(key) ?? new Set()).add(ranOn.get(row.id) ?? 'nowhere'));
+		}
+		const onBoth = [...byEvent.values()].filter((workers) => workers.size === 2).length;
+		report(
+			`same event twice ${apartMs} ms apart, ${events.length} rounds: on both workers ${onBoth}, notified twice ${twice}, not notified ${missing}`,
+		);
+		expect(perUser).toEqual(oncePerUser(users));
+		return onBoth;
+	}
+
+	test('the same event twice about 1 ms apart, 30 rounds: nobody notified twice, nobody missed', async () => {
+		const onBoth = await pairs('P', primary.userIds.slice(440, 470), 1);
+		expect(onBoth).toBeGreaterThan(0);
+	});
+
+	test('the same event twice 1 s apart, 30 rounds: nobody notified twice, nobody missed', async () => {
+		await pairs('Q', primary.userIds.slice(470, 500), 1000);
+	});
+
+	test('an Idempotency Key shared by the workers: the same event twice, the second after the first finished, on different workers, notifies once', async () => {
+		const pairs: Array<{ workers: string[]; accepted: number }> = [];
+		// Which worker takes a job is Redis's choice: try fresh events until a pair ran on two workers.
+		for (
+			let attempt = 0;
+			attempt < 6 && !pairs.some((pair) => new Set(pair.workers).size === 2);
+			attempt++
+		) {
+			const event = {
+				orderId: `E${attempt}`,
+				status: 'paid',
+				userId: primary.userIds[400 + attempt],
+			};
+			const afterId = await lastExecutionId();
+			const before = sandbox.requestLog().length;
+			await postEvents([event]);
+			const [first] = await executionsAfter(ERP, afterId, 1);
+			await postEvents([event]);
+			const [, second] = await executionsAfter(ERP, afterId, 2);
+			expect([first.status, second.status]).toEqual(['success', 'success']);
+			const ranOn = cluster.workerOfExecutions();
+			const accepted = acceptedPerUser(sandbox.requestLog().slice(before), `Order E${attempt}:`);
+			pairs.push({
+				workers: [ranOn.get(first.id)!, ranOn.get(second.id)!],
+				accepted: accepted[event.userId] ?? 0,
+			});
+		}
+		report(
+			`idempotency across workers: ${pairs.map((pair) => `${pair.workers.join(' then ')}: ${pair.accepted} send`).join('; ')}`,
+		);
+		expect(pairs.every((pair) => pair.accepted === 1)).toBe(true);
+		expect(
+			pairs.some(
+				(pair) =>
+					new Set(pair.workers).size === 2 &&
+					pair.workers.every((name) => /^worker-\d$/.test(name)),
+			),
+		).toBe(true);
+	});
+
+	test(`token renewal across workers: events spread over 66 s (${TOKEN_LIFE_SECONDS} s tokens): no call fails, no failed execution, refreshes bounded`, async () => {
+		const users = primary.userIds.slice(BURST, BURST + 66);
+		const afterId = await lastExecutionId();
+		const before = sandbox.requestLog().length;
+		const started = Date.now();
+		const posts: Promise<void>[] = [];
+		for (const [index, userId] of users.entries()) {
+			const due = started + index * 1000;
+			await new Promise((resolve) => setTimeout(resolve, Math.max(0, due - Date.now())));
+			posts.push(postEvents([{ orderId: `B${index}`, status: 'packed', userId }]));
+		}
+		await Promise.all(posts);
+		const rows = await executionsAfter(ERP, afterId, users.length);
+		const windowMs = Date.now() - started;
+		const entries = sandbox.requestLog().slice(before);
+
+		expect(tally(rows.map((row) => row.status))).toEqual({ success: users.length });
+		const failedCalls = entries
+			.filter((entry) => entry.status >= 400 || entry.status === 0)
+			.map((entry) => `${entry.method} ${entry.path} ${entry.status}`);
+		expect(failedCalls).toEqual([]);
+		expect(acceptedPerUser(entries, 'Order B')).toEqual(oncePerUser(users));
+		const refreshes = entries.filter(isPrimaryRefresh);
+		const lives = Math.ceil(windowMs / (TOKEN_LIFE_SECONDS * 1000));
+		const gaps = refreshes
+			.slice(1)
+			.map((entry, index) => seconds(entry.time - refreshes[index].time));
+		report(
+			`renewal: ${users.length} events over ${seconds(windowMs)} s = ${lives} token lives of ${TOKEN_LIFE_SECONDS} s; ` +
+				`${refreshes.length} refreshes (${(refreshes.length / lives).toFixed(2)} per token life, ${(refreshes.length / lives / WORKERS).toFixed(2)} per worker per life; ` +
+				`gaps ${gaps.join(', ')} s); per worker ${JSON.stringify(workersOf(rows))}; failed calls ${failedCalls.length}`,
+		);
+		expect(refreshes.length).toBeGreaterThanOrEqual(lives - 1);
+		expect(refreshes.length).toBeLessThanOrEqual(WORKERS * (lives + 1));
+	});
+
+	test(`the burst again with refreshes that revoke earlier tokens (all tokens expired at its start): no failed execution, nobody notified twice`, async () => {
+		sandbox.configure({ refreshRevokesPreviousTokens: true });
+		try {
+			sandbox.expireAccessTokens();
+			const users = primary.userIds.slice(0, BURST);
+			const { rows, entries, started, done } = await deliver(eventsFor('C', 'delivered', users));
+			const windowMs = done - started;
+
+			const statuses = tally(rows.map((row) => row.status));
+			const sends = entries.filter((entry) => entry.endpoint === SEND);
+			const perUser = acceptedPerUser(entries, 'Order C');
+			const twice = Object.values(perUser).filter((count) => count > 1).length;
+			const missing = users.filter((userId) => !perUser[userId]).length;
+			const refreshTimes = entries
+				.filter(isPrimaryRefresh)
+				.map((entry) => seconds(entry.time - started));
+			const refreshes = refreshTimes.length;
+			const lives = Math.ceil(windowMs / (TOKEN_LIFE_SECONDS * 1000));
+			report(
+				`revoking refreshes: ${BURST} events in ${seconds(windowMs)} s (${lives} token lives); executions ${JSON.stringify(statuses)}; ` +
+					`per worker ${JSON.stringify(workersOf(rows))}; send calls ${JSON.stringify(tally(sends.map((entry) => String(entry.status))))}; ` +
+					`users notified twice ${twice}, not notified ${missing}; refreshes ${refreshes} (bound ${WORKERS * (lives + 1)}, at ${refreshTimes.join(', ')} s); ` +
+					`401s ${JSON.stringify(tally(entries.filter((entry) => entry.status === 401).map((entry) => `${entry.endpoint} ${entry.authorization}`)))}`,
+			);
+			expect(statuses).toEqual({ success: BURST });
+			expect(perUser).toEqual(oncePerUser(users));
+			expect(refreshes).toBeLessThanOrEqual(WORKERS * (lives + 1));
+		} finally {
+			sandbox.configure({ refreshRevokesPreviousTokens: false });
+		}
+	});
+
+	test('the trigger polls on main only, once per interval; its executions run on the workers and emit each event once', async () => {
+		// One poll = the list requests of the secondary org within a few seconds of each other.
+		const pollsSoFar = () => {
+			const lists = sandbox
+				.requestLog()
+				.filter((entry) => entry.endpoint === SEND_LIST && entry.orgId === secondary.id);
+			const polls: number[] = [];
+			for (const entry of lists)
+				if (polls.length === 0 || entry.time - polls[polls.length - 1] > 5000)
+					polls.push(entry.time);
+			return { lists, polls };
+		};
+		/** The events the trigger's executions emitted: `event notificationId [userId]`. */
+		const emittedBy = async (rows: ExecutionRow[]) => {
+			const emitted: string[] = [];
+			for (const row of rows) {
+				const execution = await cluster.rest.getExecution(row.id);
+				for (const item of execution.data.resultData.runData['Settled Or Failed'][0].data.main[0]) {
+					const { event, notificationId, userId } = item.json;
+					emitted.push(
+						event === 'deliveryFailed'
+							? `${event} ${notificationId} ${userId}`
+							: `${event} ${notificationId}`,
+					);
+				}
+			}
+			return emitted;
+		};
+		const expected = outsideSends.flatMap(({ id, failedUser }) => [
+			`notificationSettled ${id}`,
+			`deliveryFailed ${id} ${failedUser}`,
+		]);
+		// The state to wait for: the activation poll and two scheduled ones (so there is a gap between
+		// scheduled polls to measure), and every event of the outside sends emitted by a finished execution.
+		await waitFor(
+			'two scheduled polls and every event of the outside sends emitted',
+			async () => {
+				if (pollsSoFar().polls.length < 3) return false;
+				const rows = await cluster.executions(TRIGGER_WORKFLOW);
+				if (!rows.every(hasFinished)) return false;
+				const emitted = await emittedBy(rows);
+				return expected.every((event) => emitted.includes(event));
+			},
+			3 * POLL_MS + 30_000,
+			2000,
+		);
+		const now = Date.now();
+		const { lists, polls } = pollsSoFar();
+		const gaps = polls.slice(1).map((time, index) => time - polls[index]);
+		const minutes = (now - triggerPublishedAt) / POLL_MS;
+		report(
+			`trigger: ${polls.length} polls in ${minutes.toFixed(2)} min since publishing (${lists.length} list requests); ` +
+				`gaps ${gaps.map((gap) => seconds(gap)).join(', ')} s`,
+		);
+		// The activation poll, then one per minute (one process polling), never one per process.
+		expect(polls.length).toBeGreaterThanOrEqual(Math.floor(minutes));
+		expect(polls.length).toBeLessThanOrEqual(Math.floor(minutes) + 2);
+		expect(gaps.slice(1).filter((gap) => gap < 50_000 || gap > 70_000)).toEqual([]);
+
+		const rows = await cluster.executions(TRIGGER_WORKFLOW);
+		expect(rows.length).toBeGreaterThanOrEqual(1);
+		expect(tally(rows.map((row) => `${row.mode}:${row.status}`))).toEqual({
+			[`trigger:success`]: rows.length,
+		});
+		const perWorker = workersOf(rows);
+		expect(Object.keys(perWorker).every((name) => /^worker-\d$/.test(name))).toBe(true);
+		const emitted = await emittedBy(rows);
+		report(
+			`trigger: ${rows.length} execution(s) on ${JSON.stringify(perWorker)}, ${emitted.length} events emitted`,
+		);
+		expect(emitted.sort()).toEqual(expected.sort());
+	});
+});

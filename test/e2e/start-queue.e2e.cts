@@ -1,0 +1,183 @@
+/**
+ * `npm start -- --queue` (scripts/start.js -> startQueue.ts) as a user runs it: it prints the editor,
+ * the login and the layout (main, two workers, Postgres, Redis, sandbox); one ERP webhook event is run
+ * by a worker and notifies its user once; Ctrl-C (SIGINT) stops everything: exit 0, every printed
+ * port free again, no n8n process left.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as path from 'node:path';
+
+import {
+	findFreePort,
+	N8nRestClient,
+	OWNER_EMAIL,
+	OWNER_PASSWORD,
+	request,
+	waitFor,
+} from './support/index.cts';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+
+function portIsFree(port: number): Promise<boolean> {
+	return new Promise((resolve) => {
+		const server = net.createServer();
+		server.once('error', () => resolve(false));
+		server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+	});
+}
+
+/** Whether a process runs (this VM does not reap orphans: a zombie counts as gone). */
+function isRunning(pid: number): boolean {
+	try {
+		const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+		return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+	} catch {
+		return false;
+	}
+}
+
+describe('npm start -- --queue', () => {
+	let child: ChildProcess | undefined;
+	let exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+	let output = '';
+
+	afterAll(async () => {
+		if (child && child.exitCode === null) {
+			child.kill('SIGTERM');
+			await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 30_000))]);
+			if (child.exitCode === null) child.kill('SIGKILL');
+		}
+	});
+
+	test('prints editor, login and layout; a worker runs one webhook event; SIGINT stops it all and leaves nothing behind', async () => {
+		const started = Date.now();
+		const port = await findFreePort();
+		const sandboxPort = await findFreePort();
+		child = spawn(
+			process.execPath,
+			[
+				path.join(ROOT, 'scripts', 'start.js'),
+				'--queue',
+				'--skip-build',
+				'--port',
+				String(port),
+				'--sandbox-port',
+				String(sandboxPort),
+			],
+			{
+				cwd: ROOT,
+				env: process.env,
+				stdio: ['ignore', 'pipe', 'pipe'],
+			},
+		);
+		child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+		child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+		exited = new Promise((resolve) =>
+			child!.on('close', (code, signal) => resolve({ code, signal })),
+		);
+
+		const url = await waitFor(
+			'"n8n is ready (queue mode)" from npm start -- --queue',
+			() => {
+				if (child!.exitCode !== null)
+					throw new Error(`npm start -- --queue exited (${child!.exitCode}):\n${output}`);
+				// The whole ready block, to its last line: it reaches this process in several chunks.
+				return /n8n is ready \(queue mode\): (http:\/\/127\.0\.0\.1:\d+)[\s\S]*\nCtrl-C to stop\./.exec(
+					output,
+				)?.[1];
+			},
+			180_000,
+			250,
+		);
+		process.stdout.write(
+			`[e2e] npm start -- --queue ready in ${Math.round((Date.now() - started) / 1000)} s\n`,
+		);
+		expect(url).toBe(`http://127.0.0.1:${port}`);
+		expect(output).toContain(`Email:     ${OWNER_EMAIL}`);
+		expect(output).toContain(`Password:  ${OWNER_PASSWORD}`);
+		const pids = [...output.matchAll(/\(pid (\d+)\)/g)].map((match) => Number(match[1]));
+		const workerLines =
+			output.match(
+				/^ {4}worker-\d +n8n worker --concurrency=10, health http:\/\/127\.0\.0\.1:(\d+)\/healthz/gm,
+			) ?? [];
+		expect(workerLines).toHaveLength(2);
+		expect(pids).toHaveLength(3); // main and two workers
+		const pgPort = Number(/Postgres +127\.0\.0\.1:(\d+)/.exec(output)?.[1]);
+		const redisPort = Number(/Redis +127\.0\.0\.1:(\d+)/.exec(output)?.[1]);
+		const healthPorts = workerLines.map((line) => Number(/:(\d+)\/healthz/.exec(line)![1]));
+		expect(output).toContain(`Sandbox    http://127.0.0.1:${sandboxPort}`);
+		const logDir = /Logs: (\S+) /.exec(output)![1];
+
+		const rest = new N8nRestClient(url);
+		await rest.login(OWNER_EMAIL, OWNER_PASSWORD);
+		const workflows = await rest.listWorkflows();
+		expect(workflows.map((workflow) => [workflow.id, workflow.active]).sort()).toEqual([
+			['cpExampleAiAgent', false],
+			['cpExampleDigest', false],
+			['cpExampleErpEvent', true],
+			['cpExampleEscalation', false],
+			['cpExampleFollowUp', true],
+		]);
+		for (const healthPort of healthPorts)
+			expect((await request(`http://127.0.0.1:${healthPort}/healthz`)).status).toBe(200);
+
+		const userId = /"userId":"([0-9a-f]{24})"/.exec(output)![1];
+		const posted = await request(`${url}/webhook/erp-event`, {
+			method: 'POST',
+			body: { orderId: '5150', status: 'shipped', userId },
+		});
+		expect(posted.status).toBe(200);
+		const sends = await waitFor(
+			'the ERP send in the sandbox log',
+			async () => {
+				const log = await request(`http://127.0.0.1:${sandboxPort}/__sandbox/log`);
+				const found = (
+					log.json.requests as Array<{
+						endpoint: string;
+						status: number;
+						body: { title: string; target_user_ids: string[] };
+					}>
+				).filter((entry) => entry.endpoint === 'POST /push-notification/send');
+				return found.length > 0 && found;
+			},
+			60_000,
+			500,
+		);
+		expect(sends.map((send) => [send.status, send.body.title, send.body.target_user_ids])).toEqual([
+			[202, 'Order 5150: shipped', [userId]],
+		]);
+		const [execution] = await waitFor(
+			'the execution',
+			async () => {
+				const list = await rest.listExecutions('cpExampleErpEvent');
+				return list.length > 0 && list.every((entry) => entry.status === 'success') && list;
+			},
+			30_000,
+			500,
+		);
+		const workerLogs = fs.readdirSync(logDir).filter((file) => /^worker-\d\.log$/.test(file));
+		const ranOn = workerLogs.filter((file) =>
+			fs
+				.readFileSync(path.join(logDir, file), 'utf8')
+				.includes(`Worker finished execution ${execution.id} `),
+		);
+		expect(ranOn).toHaveLength(1);
+
+		child.kill('SIGINT');
+		expect(await exited).toEqual({ code: 0, signal: null });
+		expect(output).toMatch(/Stopped\.\s*$/);
+		for (const free of [port, sandboxPort, pgPort, redisPort, ...healthPorts])
+			expect(await portIsFree(free)).toBe(true);
+		await waitFor(
+			'main and the workers to be gone',
+			() => pids.every((pid) => !isRunning(pid)),
+			10_000,
+			250,
+		);
+		process.stdout.write(
+			`[e2e] npm start -- --queue: ready, one event through ${ranOn[0].replace('.log', '')}, stopped, in ${Math.round((Date.now() - started) / 1000)} s\n`,
+		);
+	});
+});

@@ -1,0 +1,219 @@
+/**
+ * `npm start` (scripts/start.js) as a user runs it: it prints the editor URL and the login, the
+ * login works, the credential and the examples are there, and SIGTERM / Ctrl-C stop everything.
+ * A second start reuses the user folder (nothing imported again) and, with the
+ * COMPANION_PUSH_* settings, points the credential at "a real service" (here a sandbox of this
+ * test process) without starting a sandbox of its own.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+
+import { findFreePort, N8nRestClient, OWNER_EMAIL, request, waitFor } from './support/index.cts';
+import { startSandbox, type Sandbox } from '../../sandbox/index.cts';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+
+interface Started {
+	child: ChildProcess;
+	output: () => string;
+	exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+function runStart(args: string[], env: Record<string, string | undefined> = {}): Started {
+	const child = spawn(process.execPath, [path.join(ROOT, 'scripts', 'start.js'), ...args], {
+		cwd: ROOT,
+		env: { ...process.env, ...env },
+		stdio: ['ignore', 'pipe', 'pipe'],
+	});
+	let output = '';
+	child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+	child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+	const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+		child.on('close', (code, signal) => resolve({ code, signal })),
+	);
+	return { child, output: () => output, exited };
+}
+
+async function ready(started: Started): Promise<string> {
+	return await waitFor(
+		'"n8n is ready" from npm start',
+		() => {
+			if (started.child.exitCode !== null)
+				throw new Error(`npm start exited (${started.child.exitCode}):\n${started.output()}`);
+			// The whole ready block, to its last line: it reaches this process in several chunks.
+			return /n8n is ready: (http:\/\/127\.0\.0\.1:\d+)[\s\S]*\nCtrl-C to stop\./.exec(
+				started.output(),
+			)?.[1];
+		},
+		180_000,
+		250,
+	);
+}
+
+function portIsFree(port: number): Promise<boolean> {
+	return new Promise((resolve) => {
+		const server = net.createServer();
+		server.once('error', () => resolve(false));
+		server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+	});
+}
+
+describe('npm start', () => {
+	let home: string;
+	let port: number;
+	let sandboxPort: number;
+	let running: Started | undefined;
+	let realService: Sandbox;
+
+	beforeAll(async () => {
+		home = fs.mkdtempSync(path.join(os.tmpdir(), 'companion-push-start-'));
+		port = await findFreePort();
+		sandboxPort = await findFreePort();
+		realService = await startSandbox({ port: 0 });
+	});
+
+	/** Stops a start a failed test left running, so the next one finds its port free. */
+	async function stopLeftRunning(): Promise<void> {
+		if (!running || running.child.exitCode !== null) return;
+		running.child.kill('SIGTERM');
+		await Promise.race([running.exited, new Promise((resolve) => setTimeout(resolve, 30_000))]);
+		if (running.child.exitCode === null) running.child.kill('SIGKILL');
+		await running.exited;
+	}
+
+	afterAll(async () => {
+		await stopLeftRunning();
+		await realService?.stop();
+		fs.rmSync(home, { recursive: true, force: true });
+	});
+
+	test('first start: editor URL, login and sandbox printed; the login works; credential and examples are there; SIGTERM stops it all', async () => {
+		const started = Date.now();
+		fs.chmodSync(home, 0o755); // a folder that existed, open to others: npm start closes it
+		running = runStart([
+			'--skip-build',
+			'--home',
+			home,
+			'--port',
+			String(port),
+			'--sandbox-port',
+			String(sandboxPort),
+		]);
+		const url = await ready(running);
+		const output = running.output();
+		expect(url).toBe(`http://127.0.0.1:${port}`);
+		expect(output).toContain(`Email:     ${OWNER_EMAIL}`);
+		// The owner's password is made for this folder (not a published one), readable by its owner only.
+		const passwordFile = path.join(home, 'owner-password');
+		const ownerPassword = fs.readFileSync(passwordFile, 'utf8').trim();
+		expect(ownerPassword).not.toBe('CompanionPush-Owner-1');
+		expect(ownerPassword.length).toBeGreaterThanOrEqual(20);
+		expect(output).toContain(`Password:  ${ownerPassword}`);
+		expect(fs.statSync(passwordFile).mode & 0o777).toBe(0o600);
+		expect(fs.statSync(home).mode & 0o777).toBe(0o700);
+		expect(output).toContain(`Sandbox:   http://127.0.0.1:${sandboxPort}`);
+		expect(output).toMatch(
+			/Importing the example workflows: ai-agent-notify.json, erp-event-to-push.json, follow-up-report.json, safety-alert-escalation.json, scheduled-digest.json/,
+		);
+		process.stdout.write(
+			`[e2e] npm start (fresh user folder, no build) ready in ${Math.round((Date.now() - started) / 1000)} s\n`,
+		);
+
+		expect((await request(`${url}/`)).status).toBe(200); // the editor
+		const rest = new N8nRestClient(url);
+		const user = await rest.login(OWNER_EMAIL, ownerPassword);
+		expect(user.email).toBe(OWNER_EMAIL);
+		const workflows = await rest.listWorkflows();
+		expect(workflows.map((workflow) => [workflow.id, workflow.active]).sort()).toEqual([
+			['cpExampleAiAgent', false],
+			['cpExampleDigest', false],
+			['cpExampleErpEvent', true],
+			['cpExampleEscalation', false],
+			['cpExampleFollowUp', true],
+		]);
+		const credentials = await rest.listCredentials();
+		expect(credentials.map((credential) => [credential.id, credential.type]).sort()).toEqual([
+			['cpFakeModelCredential', 'openAiApi'],
+			['cpSandboxCredential', 'companionPushApi'],
+		]);
+		// The AI Agent example's model credential points at the scripted model npm start runs.
+		const modelUrl = /AI model: +(http:\/\/127\.0\.0\.1:\d+\/v1)/.exec(output)![1];
+		const modelCredential = await rest.call(
+			'GET',
+			'/credentials/cpFakeModelCredential?includeData=true',
+		);
+		expect(modelCredential.data.url).toBe(modelUrl);
+		expect((await request(`${modelUrl}/models`)).json.data[0].id).toBe('fake-scripted-model');
+		expect((await request(`http://127.0.0.1:${sandboxPort}/__sandbox/credentials`)).status).toBe(
+			200,
+		);
+
+		running.child.kill('SIGTERM');
+		expect(await running.exited).toEqual({ code: 0, signal: null });
+		expect(running.output()).toMatch(/Stopped\.\s*$/);
+		expect(await portIsFree(port)).toBe(true);
+		expect(await portIsFree(sandboxPort)).toBe(true);
+		expect(await portIsFree(Number(new URL(modelUrl).port))).toBe(true);
+	});
+
+	test('second start with COMPANION_PUSH_* set: the folder is reused, the credential points at that service, no sandbox; Ctrl-C stops it', async () => {
+		await stopLeftRunning();
+		const started = Date.now();
+		const { clientId, clientSecret, refreshToken } = realService.orgs.primary;
+		running = runStart(['--skip-build', '--home', home, '--port', String(port)], {
+			COMPANION_PUSH_BASE_URL: realService.baseUrl,
+			COMPANION_PUSH_CLIENT_ID: clientId,
+			COMPANION_PUSH_CLIENT_SECRET: clientSecret,
+			COMPANION_PUSH_REFRESH_TOKEN: refreshToken,
+		});
+		const url = await ready(running);
+		const output = running.output();
+		process.stdout.write(
+			`[e2e] npm start (reused user folder, no build) ready in ${Math.round((Date.now() - started) / 1000)} s\n`,
+		);
+		expect(output).toContain(`Real service: ${realService.baseUrl}`);
+		expect(output).toContain(
+			`Importing the credential "Companion Push sandbox" (${realService.baseUrl})`,
+		);
+		expect(output).not.toContain('Importing the example workflows');
+		expect(output).not.toContain('Sandbox:');
+
+		const rest = new N8nRestClient(url);
+		await rest.login();
+		// The examples published with the sandbox are unpublished with a real service.
+		expect(output).toContain('unpublished the example "Companion Push example: follow-up report"');
+		expect(
+			(await rest.listWorkflows()).map((workflow) => [workflow.id, workflow.active]).sort(),
+		).toEqual([
+			['cpExampleAiAgent', false],
+			['cpExampleDigest', false],
+			['cpExampleErpEvent', false],
+			['cpExampleEscalation', false],
+			['cpExampleFollowUp', false],
+		]);
+		const credential = await rest.call('GET', '/credentials/cpSandboxCredential?includeData=true');
+		expect(credential.data.baseUrl).toBe(realService.baseUrl);
+		const before = realService.requestLog().length;
+		const tested = await rest.call('POST', '/credentials/test', {
+			credentials: {
+				id: credential.id,
+				name: credential.name,
+				type: credential.type,
+				data: credential.data,
+			},
+		});
+		expect(tested).toMatchObject({ status: 'OK' });
+		const calls = realService
+			.requestLog()
+			.slice(before)
+			.map((entry) => `${entry.method} ${entry.path} ${entry.status}`);
+		expect(calls).toContain('GET /user-device/users 200');
+
+		running.child.kill('SIGINT');
+		expect(await running.exited).toEqual({ code: 0, signal: null });
+		expect(await portIsFree(port)).toBe(true);
+	});
+});

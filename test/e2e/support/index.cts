@@ -1,0 +1,34 @@
+/**
+ * The end-to-end tests' one entry: what drives a real n8n (devkit/n8n, shared with `npm start` and
+ * the benchmark), and what only these tests need. The jest wiring of jest.e2e.config.js lives here
+ * too (global-setup.ts, global-teardown.js, environment.js, sequencer.js).
+ *   n8n.ts       N8nHome with the packed package of the global setup, the sandbox's credentials,
+ *                builders of Companion Push workflows, what each node asked the sandbox
+ *   browser.ts   Debian's Chromium through playwright-core (the editor tests)
+ *   smtpSink.ts  a local mail server that keeps what it receives
+ * The scripted chat model of the AI Agent example is devkit/fakeModel.cts (`npm start` runs it too).
+ */
+export * from '../../../devkit/n8n/index.cts';
+export { waitFor } from '../../../devkit/waitFor.cts';
+export {
+	FAKE_MODEL_CREDENTIAL,
+	FAKE_MODEL_NAME,
+	fakeModelCredentialEntry,
+	startFakeModel,
+	type FakeModel,
+	type FakeModelRequest,
+} from '../../../devkit/fakeModel.cts';
+export {
+	DETAIL,
+	REFRESH,
+	SEND,
+	SEND_LIST,
+	USER_LIST,
+	ACTIVE_USERS,
+	CANCEL,
+} from '../../../devkit/endpoints.cts';
+// Its own N8nHome (the packed package of the global setup, runs as printed) stands for devkit's here.
+export { N8nHome } from './n8n.cts';
+export * from './n8n.cts';
+export * from './browser.cts';
+export * from './smtpSink.cts';

@@ -1,0 +1,90 @@
+/**
+ * What the "exact or unknown" tests share: short waits, a wait for a state, runs of the action node
+ * through n8n's engine, and sends made by another client of the organization (another n8n, another
+ * process that has forgotten them, yesterday's run).
+ */
+import type { IDataObject } from 'n8n-workflow';
+
+import { nodeResult, nodeWorkflow, runWorkflow } from '../../devkit/engine.cts';
+import type { NodeRunOptions, NodeRunResult } from '../../devkit/engine.cts';
+import { storeFor } from '../../devkit/fixtures.cts';
+import { useTimings } from '../../nodes/CompanionPush/processState';
+import type { Sandbox } from '../../sandbox/index.cts';
+import { send, tokenFor } from './api.cts';
+import { sendParameters } from './nodeRuns.cts';
+
+/** The node's default message (sendParameters), for sends meant to look exactly like the node's. */
+export const MESSAGE = { title: 'Shift change', body: 'Your shift starts at 9:00.' };
+
+/** Waits shortened for tests: the list must show nothing twice 600 ms apart before a send counts as
+ * absent, a claim left unconfirmed by another run is watched 300 ms, retries back off from 20 ms. */
+export function useShortTimings(changes: Parameters<typeof useTimings>[0] = {}): void {
+	useTimings({
+		lookupSettleMs: 600,
+		unconfirmedClaimSettleMs: 300,
+		...changes,
+		retry: { baseDelayMs: 20, maxDelayMs: 100, ...changes.retry },
+	});
+}
+
+/** Polls until `check` holds: a state, never a fixed time. */
+export async function until(check: () => boolean): Promise<void> {
+	while (!check()) await new Promise((resolve) => setTimeout(resolve, 5));
+}
+
+/**
+ * A Send (or, with `fields.operation`, a Schedule) of the given items, one send at a time unless
+ * `fields.options` says otherwise, each item's recipients in its `userId`, errors as error items.
+ */
+export function sendRun(
+	sandbox: Sandbox,
+	items: IDataObject[],
+	fields: IDataObject = {},
+	extra: Partial<NodeRunOptions> = {},
+): NodeRunOptions {
+	const options = { maxParallelRequests: 1, ...(fields.options as IDataObject | undefined) };
+	return {
+		type: 'companionPush',
+		credentials: storeFor(sandbox),
+		items,
+		parameters: sendParameters({ userIds: '={{ $json.userId }}', ...fields, options }),
+		continueOnFail: true,
+		...extra,
+	};
+}
+
+/** The same with an Idempotency Key from each item's `key`. */
+export function keyedRun(
+	sandbox: Sandbox,
+	items: IDataObject[],
+	options: IDataObject = {},
+	extra: Partial<NodeRunOptions> = {},
+): NodeRunOptions {
+	return sendRun(
+		sandbox,
+		items,
+		{ options: { idempotencyKey: '={{ $json.key }}', ...options } },
+		extra,
+	);
+}
+
+export async function runOnce(options: NodeRunOptions): Promise<NodeRunResult> {
+	return nodeResult(await runWorkflow(nodeWorkflow(options)));
+}
+
+/** A send registered by another client of the organization, straight at the API (this process
+ * never saw it); `apiClockOffsetMs` makes it as of another time (-24 h: yesterday). */
+export async function sendAsAnotherClient(
+	sandbox: Sandbox,
+	userIds: string[],
+	extra: IDataObject = {},
+	apiClockOffsetMs = 0,
+): Promise<string> {
+	sandbox.configure({ clockOffsetMs: apiClockOffsetMs });
+	try {
+		const token = await tokenFor(sandbox);
+		return (await send(sandbox, token, userIds, extra)).id;
+	} finally {
+		sandbox.configure({ clockOffsetMs: 0 });
+	}
+}

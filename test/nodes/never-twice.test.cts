@@ -1,0 +1,570 @@
+/**
+ * "Never twice, whatever n8n does": n8n-core's real engine runs the node again as n8n does (Retry
+ * On Fail, a retried execution, the same event again), and the sandbox's log says who was notified.
+ * The decision logic under test: what is skipped (an earlier try's send, a used Idempotency Key),
+ * what is recorded when (a send accepted, one whose outcome stayed unknown), and what is freed (a
+ * refused send's key).
+ */
+import type { IDataObject } from 'n8n-workflow';
+
+import { MINUTE_MS } from '../../nodes/CompanionPush/helpers/time';
+import { entriesOf } from '../../nodes/CompanionPush/neverTwice/idempotencyKeys';
+import { holderEntry, LOCK_VALUE } from '../../nodes/CompanionPush/neverTwice/storeLock';
+import { batchContentId } from '../../nodes/CompanionPush/helpers/recipients';
+import { resetProcessState, useTimings } from '../../nodes/CompanionPush/processState';
+import {
+	expectEachOnce,
+	jsonOf,
+	keptAsUsed,
+	logOf,
+	NODE_SANDBOX,
+	pairedOf,
+	registeredSends,
+	SEND,
+	SEND_LIST,
+	sendParameters,
+	storeFor,
+	useSandbox,
+	nodeResult,
+	nodeWorkflow,
+	retryWorkflow,
+	runWorkflow,
+	type NodeRunOptions,
+	processedDataStore,
+	type MemoryProcessedData,
+} from '../harness/index.cts';
+
+const RETRY_ON_FAIL = { retryOnFail: true, maxTries: 3, waitBetweenTries: 0 };
+
+describe('never twice: n8n runs the node again', () => {
+	const sandbox = useSandbox({ ...NODE_SANDBOX, resetBeforeEach: true });
+	let users: string[];
+	let store: MemoryProcessedData;
+
+	beforeAll(async () => {
+		users = sandbox.orgs.primary.usersOfKind('onePhone', 8);
+		store = await processedDataStore();
+	});
+	beforeEach(() => {
+		store.reset();
+		// A fresh n8n process each time, with short waits: how long the list must stay empty before a
+		// send counts as absent, and how long a claim found unconfirmed is given to be confirmed.
+		resetProcessState();
+		useTimings({ lookupSettleMs: 200, unconfirmedClaimSettleMs: 300 });
+	});
+	afterAll(() => resetProcessState());
+
+	/** One send per item, each item to its own user; one send at a time (so a fault meets a known
+	 * item) unless `fields.options` says otherwise. */
+	function perUserRun(
+		extra: Partial<NodeRunOptions> = {},
+		fields: IDataObject = {},
+	): NodeRunOptions {
+		const options = { maxParallelRequests: 1, ...(fields.options as IDataObject | undefined) };
+		return {
+			type: 'companionPush',
+			credentials: storeFor(sandbox),
+			items: users.slice(0, 5).map((userId) => ({ userId })),
+			parameters: sendParameters({ userIds: '={{ $json.userId }}', ...fields, options }),
+			...extra,
+		};
+	}
+
+	test("Retry On Fail after a 5xx outage on the 3rd of 5 items that outlasts the node's own retries: each user once", async () => {
+		// 4 failures: every attempt of the first try of item 2; the second try goes through.
+		sandbox.addFault({ endpoint: SEND, kind: 'status5xx', skip: 2, times: 4 });
+		const result = nodeResult(
+			await runWorkflow(nodeWorkflow(perUserRun({ settings: RETRY_ON_FAIL }))),
+		);
+
+		expect(result.error).toBeUndefined();
+		expectEachOnce(sandbox, users.slice(0, 5));
+		const items = jsonOf(result.items);
+		expect(items.map((item) => item.sentByEarlierTry ?? false)).toEqual([
+			true,
+			true,
+			false,
+			false,
+			false,
+		]);
+		// The earlier try's sends come out as if just sent: the ids the API gave them.
+		expect(items.map((item) => item.id)).toEqual(registeredSends(sandbox).map((send) => send.id));
+		expect(items.every((item) => item.status === 'sending')).toBe(true);
+		expect(pairedOf(result.items)).toEqual([[0], [1], [2], [3], [4]]);
+	});
+
+	test('Retry On Fail after a one-time 403 on the 3rd item: each user once', async () => {
+		sandbox.addFault({ endpoint: SEND, kind: 'forbidden', skip: 2, times: 1 });
+		const result = nodeResult(
+			await runWorkflow(nodeWorkflow(perUserRun({ settings: RETRY_ON_FAIL }))),
+		);
+
+		expect(result.error).toBeUndefined();
+		expectEachOnce(sandbox, users.slice(0, 5));
+		expect(jsonOf(result.items).map((item) => item.sentByEarlierTry ?? false)).toEqual([
+			true,
+			true,
+			false,
+			false,
+			false,
+		]);
+		// 6 requests: 5 accepted, one refused with 403 and not repeated within the try.
+		expect(logOf(sandbox, SEND).map((entry) => entry.status)).toEqual([
+			202, 202, 403, 202, 202, 202,
+		]);
+	});
+
+	test('Retry On Fail with parallel sends (8 items, 20 at a time) and a 403 on one of them: each user once', async () => {
+		sandbox.addFault({ endpoint: SEND, kind: 'forbidden', skip: 3, times: 1 });
+		const run = {
+			...perUserRun({ settings: RETRY_ON_FAIL }, { options: { maxParallelRequests: 20 } }),
+			items: users.map((userId) => ({ userId })),
+		};
+		const result = nodeResult(await runWorkflow(nodeWorkflow(run)));
+
+		expect(result.error).toBeUndefined();
+		expectEachOnce(sandbox, users);
+		// The refused one is sent by the second try; the 7 others came from the first.
+		const fromFirstTry = jsonOf(result.items).filter((item) => item.sentByEarlierTry === true);
+		expect(fromFirstTry).toHaveLength(7);
+		expect(pairedOf(result.items)).toEqual(users.map((_, index) => [index]));
+	});
+
+	test('Retry On Fail, Schedule: the scheduled sends of the first try are not scheduled again', async () => {
+		sandbox.addFault({ endpoint: SEND, kind: 'forbidden', skip: 1, times: 1 });
+		const later = new Date(Date.now() + 3_600_000).toISOString();
+		const run = perUserRun(
+			{ settings: RETRY_ON_FAIL },
+			{ operation: 'schedule', scheduledAt: later },
+		);
+		const result = nodeResult(await runWorkflow(nodeWorkflow(run)));
+
+		expect(result.error).toBeUndefined();
+		expectEachOnce(sandbox, users.slice(0, 5));
+		expect(
+			jsonOf(result.items).map((item) => [item.status, item.sentByEarlierTry ?? false]),
+		).toEqual([
+			['scheduled', true],
+			['scheduled', false],
+			['scheduled', false],
+			['scheduled', false],
+			['scheduled', false],
+		]);
+	});
+
+	test('Retry On Fail, a large audience in batches: the batches already sent are not sent again', async () => {
+		sandbox.addFault({ endpoint: SEND, kind: 'forbidden', skip: 1, times: 1 });
+		const run: NodeRunOptions = {
+			...perUserRun({ settings: RETRY_ON_FAIL }),
+			items: [{}],
+			parameters: sendParameters({
+				userIds: users.slice(0, 6).join(','),
+				options: { batchSize: 2, maxParallelRequests: 1 },
+			}),
+		};
+		const result = nodeResult(await runWorkflow(nodeWorkflow(run)));
+
+		expect(result.error).toBeUndefined();
+		expectEachOnce(sandbox, users.slice(0, 6));
+		expect(
+			jsonOf(result.items).map((item) => [item.batch, item.sentByEarlierTry ?? false]),
+		).toEqual([
+			[1, true],
+			[2, false],
+			[3, false],
+		]);
+	});
+
+	test('Retry On Fail, one send for all items in batches: the batches of the first try are not sent again', async () => {
+		sandbox.addFault({ endpoint: SEND, kind: 'forbidden', skip: 1, times: 1 });
+		const run = perUserRun(
+			{ settings: RETRY_ON_FAIL },
+			{ sendMode: 'combined', options: { batchSize: 2 } },
+		);
+		const result = nodeResult(await runWorkflow(nodeWorkflow(run)));
+
+		expect(result.error).toBeUndefined();
+		expectEachOnce(sandbox, users.slice(0, 5));
+		expect(
+			jsonOf(result.items).map((item) => [item.batch, item.sentByEarlierTry ?? false]),
+		).toEqual([
+			[1, true],
+			[2, false],
+			[3, false],
+		]);
+		expect(pairedOf(result.items)).toEqual([
+			[0, 1, 2, 3, 4],
+			[0, 1, 2, 3, 4],
+			[0, 1, 2, 3, 4],
+		]);
+	});
+
+	test('Retry On Fail with Continue On Fail: n8n re-runs a run whose first item is an error; the good items are sent once', async () => {
+		const run: NodeRunOptions = {
+			...perUserRun({ settings: RETRY_ON_FAIL, continueOnFail: true }),
+			items: [{ userId: '' }, { userId: users[0] }, { userId: users[1] }],
+		};
+		const result = nodeResult(await runWorkflow(nodeWorkflow(run)));
+
+		expectEachOnce(sandbox, users.slice(0, 2));
+		const items = jsonOf(result.items);
+		expect(items[0].error).toContain('"User IDs" is empty');
+		// n8n ran the node 3 times (the first item stays an error): the last run reports the sends
+		// of the first one.
+		expect(items.slice(1).map((item) => item.sentByEarlierTry)).toEqual([true, true]);
+	});
+
+	test('a failed execution retried (as from the Executions list): the sends it made are not made again, the others are', async () => {
+		sandbox.addFault({ endpoint: SEND, kind: 'status5xx', skip: 2, times: 4 });
+		const workflow = nodeWorkflow(perUserRun());
+		const failed = await runWorkflow(workflow);
+		const failure = nodeResult(failed);
+		expect(failure.error?.message).toContain('Sending the notification failed with HTTP 503');
+		expect(failure.error?.description).toContain('Already sent for earlier items (not repeated)');
+		expect(registeredSends(sandbox)).toHaveLength(2);
+
+		const retried = nodeResult(await retryWorkflow(workflow, failed));
+		expect(retried.error).toBeUndefined();
+		expectEachOnce(sandbox, users.slice(0, 5));
+		expect(jsonOf(retried.items).map((item) => item.sentByEarlierTry ?? false)).toEqual([
+			true,
+			true,
+			false,
+			false,
+			false,
+		]);
+	});
+
+	test('a retried execution looks up a send whose answer was lost, and does not send it again', async () => {
+		// Item 1's send is registered, its answer lost, and the list cannot be read: the outcome is unknown.
+		sandbox.addFault({ endpoint: SEND, kind: 'resetAfter', skip: 1, times: 1 });
+		sandbox.addFault({ endpoint: SEND_LIST, kind: 'status5xx', times: 50 });
+		const workflow = nodeWorkflow(perUserRun());
+		const failed = await runWorkflow(workflow);
+		expect(nodeResult(failed).error?.message).toContain('the outcome is unknown');
+		expect(nodeResult(failed).error?.description).toContain(
+			'A retry of this execution looks the send up first.',
+		);
+		expect(registeredSends(sandbox)).toHaveLength(2);
+
+		sandbox.clearFaults();
+		const retried = nodeResult(await retryWorkflow(workflow, failed));
+		expect(retried.error).toBeUndefined();
+		expectEachOnce(sandbox, users.slice(0, 5));
+		const items = jsonOf(retried.items);
+		expect(items[1].recoveredAfter).toBe('an earlier try whose answer was lost');
+		expect(items[1].id).toBe(registeredSends(sandbox)[1].id);
+	});
+
+	describe('Idempotency Key', () => {
+		const keyed = (fields: IDataObject = {}) => ({
+			options: { idempotencyKey: '={{ $json.key }}', ...fields },
+		});
+
+		test('the same event twice in one run: one send, the second item skipped naming the first send', async () => {
+			const run: NodeRunOptions = {
+				...perUserRun({}, keyed()),
+				items: [
+					{ userId: users[0], key: 'order-1:shipped' },
+					{ userId: users[0], key: 'order-1:shipped' },
+				],
+			};
+			const result = nodeResult(await runWorkflow(nodeWorkflow(run)));
+
+			expect(result.error).toBeUndefined();
+			expectEachOnce(sandbox, [users[0]]);
+			const [first, second] = jsonOf(result.items);
+			expect(first).toMatchObject({
+				id: registeredSends(sandbox)[0].id,
+				idempotencyKey: 'order-1:shipped',
+			});
+			expect(second).toMatchObject({
+				skipped: true,
+				idempotencyKey: 'order-1:shipped',
+				earlierSendId: first.id,
+			});
+			expect(second.id).toBeUndefined();
+			expect(pairedOf(result.items)).toEqual([[0], [1]]);
+		});
+
+		test('the same event twice in one run, sent in parallel: the copy waits for the first send and names it', async () => {
+			const items = [
+				{ userId: users[0], key: 'order-2:shipped' },
+				{ userId: users[1], key: 'other' },
+				{ userId: users[0], key: 'order-2:shipped' },
+			];
+			const result = nodeResult(
+				await runWorkflow(
+					nodeWorkflow({ ...perUserRun({}, keyed({ maxParallelRequests: 20 })), items }),
+				),
+			);
+
+			expect(result.error).toBeUndefined();
+			expectEachOnce(sandbox, users.slice(0, 2));
+			const [first, , copy] = jsonOf(result.items);
+			expect(copy).toMatchObject({ skipped: true, earlierSendId: first.id });
+		});
+
+		test('the same event in a later execution: skipped, nothing sent', async () => {
+			const run: NodeRunOptions = {
+				...perUserRun({}, keyed()),
+				items: [{ userId: users[0], key: 'order-7:paid' }],
+			};
+			await runWorkflow(nodeWorkflow(run));
+			const again = nodeResult(await runWorkflow(nodeWorkflow(run)));
+
+			expect(logOf(sandbox, SEND)).toHaveLength(1);
+			expect(jsonOf(again.items)).toEqual([
+				expect.objectContaining({
+					skipped: true,
+					idempotencyKey: 'order-7:paid',
+					skipReason: 'Idempotency Key already used: not sent again',
+				}),
+			]);
+		});
+
+		test('a send the API refused leaves its key free: the next run sends it', async () => {
+			sandbox.addFault({ endpoint: SEND, kind: 'forbidden', times: 1 });
+			const run: NodeRunOptions = {
+				...perUserRun({}, keyed()),
+				items: [{ userId: users[0], key: 'k-refused' }],
+			};
+			const refused = nodeResult(await runWorkflow(nodeWorkflow(run)));
+			expect(refused.error?.message).toContain('HTTP 403');
+			// Nothing of the key is left: neither its claim nor a confirmation.
+			expect(store.entries('wf-test', 'n:n-test')).toEqual([]);
+
+			const sent = nodeResult(await runWorkflow(nodeWorkflow(run)));
+			expect(sent.error).toBeUndefined();
+			expectEachOnce(sandbox, [users[0]]);
+			expect(jsonOf(sent.items)[0].skipped).toBeUndefined();
+		});
+
+		test('a send whose outcome stayed unknown keeps its key, the error says so, and a later run finds the send', async () => {
+			sandbox.addFault({ endpoint: SEND, kind: 'resetAfter', times: 1 });
+			sandbox.addFault({ endpoint: SEND_LIST, kind: 'status5xx', times: 50 });
+			const run: NodeRunOptions = {
+				...perUserRun({}, keyed()),
+				items: [{ userId: users[0], key: 'k-unknown' }],
+			};
+			const unknown = nodeResult(await runWorkflow(nodeWorkflow(run)));
+			expect(unknown.error?.description).toContain(
+				'Its Idempotency Key "k-unknown" stays claimed: a later run looks the send up first.',
+			);
+
+			sandbox.clearFaults();
+			// The key was never confirmed (no answer came): the later run looks in the list instead
+			// of trusting the claim either way, and finds the send.
+			const again = nodeResult(await runWorkflow(nodeWorkflow(run)));
+			expect(jsonOf(again.items)[0]).toMatchObject({
+				id: registeredSends(sandbox)[0].id,
+				recoveredAfter: 'an earlier run that claimed its Idempotency Key',
+			});
+			expectEachOnce(sandbox, [users[0]]);
+		});
+
+		test('a key claimed by a run that died before sending: the next run finds no send and sends it once', async () => {
+			// What n8n killed between the claim and the send leaves behind: the claim, no confirmation.
+			const left = entriesOf('k-crash', [batchContentId([users[0]])]);
+			const where = { workflow: { id: 'wf-test', active: true }, node: { id: 'n-test' } as never };
+			const minute = Math.floor(Date.now() / MINUTE_MS);
+			await store.checkProcessedAndRecord(
+				[
+					left.claimed,
+					left.pending,
+					left.layout,
+					left.claimedIn(Math.floor(minute / 10)),
+					left.claimedAt(minute),
+				],
+				'node',
+				where,
+				{ mode: 'entries' },
+			);
+			const run: NodeRunOptions = {
+				...perUserRun({}, keyed()),
+				items: [{ userId: users[0], key: 'k-crash' }],
+			};
+			const result = nodeResult(await runWorkflow(nodeWorkflow(run)));
+
+			expect(result.error).toBeUndefined();
+			expectEachOnce(sandbox, [users[0]]);
+			expect(jsonOf(result.items)[0]).toMatchObject({
+				id: registeredSends(sandbox)[0].id,
+				idempotencyKey: 'k-crash',
+			});
+			// Now confirmed: the same event again is skipped.
+			const again = nodeResult(await runWorkflow(nodeWorkflow(run)));
+			expect(jsonOf(again.items)[0].skipped).toBe(true);
+			expect(registeredSends(sandbox)).toHaveLength(1);
+		});
+
+		test('the store lock left taken by a process that died: after its lease it is taken anew, and the event is sent once', async () => {
+			// What n8n killed while holding the lock leaves behind: the lock's row (the workflow's), with its holder.
+			const where = { workflow: { id: 'wf-test', active: true }, node: { id: 'n-test' } as never };
+			await store.checkProcessedAndRecord(
+				[LOCK_VALUE, holderEntry('a process that died')],
+				'workflow',
+				where,
+				{ mode: 'entries' },
+			);
+			useTimings({
+				lookupSettleMs: 200,
+				unconfirmedClaimSettleMs: 300,
+				storeLockBudgetMs: 300,
+				storeLockBreakJitterMs: 100,
+			});
+			const run: NodeRunOptions = {
+				...perUserRun({}, keyed()),
+				items: [{ userId: users[0], key: 'k-after-a-dead-lock' }],
+			};
+			const result = nodeResult(await runWorkflow(nodeWorkflow(run)));
+
+			expect(result.error).toBeUndefined();
+			expectEachOnce(sandbox, [users[0]]);
+			expect(keptAsUsed(store, 'k-after-a-dead-lock')).toBe(true);
+			expect(store.rows.has('wf-test|')).toBe(false); // given back
+		});
+
+		test('batches of one item share its key without blocking each other: a re-run sends only the batches not sent', async () => {
+			sandbox.addFault({ endpoint: SEND, kind: 'forbidden', skip: 1, times: 1 });
+			const run: NodeRunOptions = {
+				...perUserRun(),
+				items: [{ key: 'digest-2026-11-23' }],
+				parameters: sendParameters({
+					userIds: users.slice(0, 5).join(','),
+					options: { batchSize: 2, maxParallelRequests: 1, idempotencyKey: '={{ $json.key }}' },
+				}),
+			};
+			const first = nodeResult(await runWorkflow(nodeWorkflow(run)));
+			expect(first.error?.description).toContain('Batch 2 of 3 failed.');
+			expect(registeredSends(sandbox)).toHaveLength(1);
+
+			const again = nodeResult(await runWorkflow(nodeWorkflow(run)));
+			expect(again.error).toBeUndefined();
+			expectEachOnce(sandbox, users.slice(0, 5));
+			expect(jsonOf(again.items).map((item) => [item.batch, item.skipped ?? false])).toEqual([
+				[1, true],
+				[2, false],
+				[3, false],
+			]);
+		});
+
+		test("the keys live in the node's row, the lock in the workflow's, given back after", async () => {
+			const items = [{ userId: users[0], key: 'scoped' }];
+			await runWorkflow(nodeWorkflow({ ...perUserRun({}, keyed()), items }));
+			expect(store.entries('wf-test', 'n:n-test')).toHaveLength(1);
+			expect(store.rows.has('wf-test|')).toBe(false);
+		});
+
+		test('a row of the workflow kept by a Remove Duplicates node (Scope "Workflow", its highest value) is never the lock: the item says so, the send is decided by the list of sends, the row stays', async () => {
+			const where = {
+				workflow: { id: 'wf-test', active: true },
+				node: { id: 'n-dedupe' } as never,
+			};
+			await store.checkProcessedAndRecord(['1042'], 'workflow', where, {
+				mode: 'latestIncrementalKey',
+			});
+			useTimings({
+				lookupSettleMs: 200,
+				unconfirmedClaimSettleMs: 300,
+				storeLockBudgetMs: 300,
+				storeLockBreakJitterMs: 100,
+			});
+			const run: NodeRunOptions = {
+				...perUserRun({}, keyed()),
+				items: [{ userId: users[0], key: 'k-beside-remove-duplicates' }],
+			};
+			const result = nodeResult(await runWorkflow(nodeWorkflow(run)));
+
+			// Well past the lock's lease: the other node's row is as it was.
+			await new Promise((resolve) => setTimeout(resolve, 600));
+			expect(store.rows.get('wf-test|')).toEqual({ mode: 'latestIncrementalKey', data: '1042' });
+			expectEachOnce(sandbox, [users[0]]);
+			expect(jsonOf(result.items)[0].idempotencyKeyNote).toContain(
+				'holds other data (a Remove Duplicates node of this workflow with Scope "Workflow"?)',
+			);
+		});
+
+		test('Keys to Keep counts events: at least that many are remembered, the oldest beyond them (and the room of the events under way) are forgotten', async () => {
+			// A long-used row: 500 events used before, oldest first.
+			const where = { workflow: { id: 'wf-test', active: true }, node: { id: 'n-test' } as never };
+			const oldKeys = Array.from({ length: 500 }, (_, index) => `old-${index}`);
+			await store.checkProcessedAndRecord(
+				oldKeys.map((key) => entriesOf(key, []).claimed),
+				'node',
+				where,
+				{ mode: 'entries' },
+			);
+			expect(keptAsUsed(store, 'old-0')).toBe(true);
+			const run = (key: string) =>
+				runWorkflow(
+					nodeWorkflow({
+						...perUserRun({}, keyed({ keysToKeep: 2 })),
+						items: [{ userId: users[0], key }],
+					}),
+				);
+			for (const key of ['k1', 'k2', 'k3']) await run(key);
+			expect(registeredSends(sandbox)).toHaveLength(3);
+			// One entry per used event, no working entries left; the newest kept, the row bounded
+			// (2 kept, the room of events under way and of a claim's probe, about 400), the oldest gone.
+			expect(keptAsUsed(store, 'k3')).toBe(true);
+			expect(keptAsUsed(store, 'k2')).toBe(true);
+			expect(store.entries('wf-test', 'n:n-test').length).toBeLessThanOrEqual(2 + 400 + 3);
+			expect(keptAsUsed(store, 'old-0')).toBe(false);
+
+			resetProcessState(); // another process: only the store remembers
+			useTimings({ lookupSettleMs: 200, unconfirmedClaimSettleMs: 300 });
+			await run('k3');
+			expect(registeredSends(sandbox)).toHaveLength(3);
+			await run('old-0');
+			expect(registeredSends(sandbox)).toHaveLength(4);
+		});
+
+		test('an empty key is bad input: the error names the field and nothing is sent', async () => {
+			const run: NodeRunOptions = {
+				...perUserRun({}, keyed()),
+				items: [
+					{ userId: users[0], key: 'x' },
+					{ userId: users[1], key: ' ' },
+				],
+			};
+			const result = nodeResult(await runWorkflow(nodeWorkflow(run)));
+			expect(result.error?.message).toBe(
+				'"Idempotency Key" is empty for this item: give each event its own key, or remove the option [item 1]',
+			);
+			expect(logOf(sandbox, SEND)).toHaveLength(0);
+			expect(store.calls).toHaveLength(0);
+		});
+
+		test.each([
+			[
+				'a key of 5 MB',
+				{ idempotencyKey: 'x'.repeat(5_000_000) },
+				'"Idempotency Key" is 5000000 characters long: at most 1000',
+			],
+			[
+				'Keys to Keep beyond 100,000',
+				{ idempotencyKey: 'k', keysToKeep: 1_000_000 },
+				'"Keys to Keep" must be a whole number from 1 to 100,000 (got 1000000)',
+			],
+			[
+				'the scope "The Whole Workflow"',
+				{ idempotencyKey: 'k', idempotencyScope: 'workflow' },
+				'"Idempotency Scope" "The Whole Workflow" is no longer supported',
+			],
+		])(
+			'%s is refused: the error names the field, nothing is sent or stored',
+			async (_, options, message) => {
+				const run: NodeRunOptions = {
+					...perUserRun({}, { options }),
+					items: [{ userId: users[0] }],
+				};
+				const result = nodeResult(await runWorkflow(nodeWorkflow(run)));
+				expect(result.error?.message).toContain(message);
+				expect(result.error?.message.length).toBeLessThan(600);
+				expect(logOf(sandbox, SEND)).toHaveLength(0);
+				expect(store.calls).toHaveLength(0);
+			},
+		);
+	});
+});

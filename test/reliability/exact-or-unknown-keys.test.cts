@@ -1,0 +1,365 @@
+/**
+ * "Exact or unknown" with Idempotency Keys: the same event sent by several executions or n8n
+ * processes, n8n's store failing or locked, n8n dying between the claim and the send. Each test is
+ * a sequence that broke the promise (never notify twice, never drop a send in silence) while keys
+ * were claimed one send at a time without a lock, and a key left unconfirmed was resolved by a
+ * search of the last 24 hours. Runs go through n8n's engine against the sandbox and n8n's
+ * processed-data store as the harness keeps it (it loses writes as n8n's does); who was notified is
+ * counted from the sandbox's request log.
+ */
+import type { IDataObject } from 'n8n-workflow';
+
+import { MINUTE_MS } from '../../nodes/CompanionPush/helpers/time';
+import { entriesOf } from '../../nodes/CompanionPush/neverTwice/idempotencyKeys';
+import { batchContentId } from '../../nodes/CompanionPush/helpers/recipients';
+import { resetProcessState, useTimings } from '../../nodes/CompanionPush/processState';
+import {
+	expectEachOnce,
+	jsonOf,
+	keptAsUsed,
+	logOf,
+	NODE_SANDBOX,
+	registeredSends,
+	SEND,
+	SEND_LIST,
+	useSandbox,
+	nodeResult,
+	nodeWorkflow,
+	registerNodeType,
+	retryWorkflow,
+	runWorkflow,
+	processedDataStore,
+	type MemoryProcessedData,
+	HOUR,
+	keyedRun,
+	MESSAGE,
+	runOnce,
+	sendAsAnotherClient,
+	useShortTimings,
+} from '../harness/index.cts';
+import type { NodeRunOptions } from '../harness/index.cts';
+
+/** Where the node under test keeps its keys (scope "This Node") and its lock (the workflow's row). */
+const KEYS_ROW = { workflow: { id: 'wf-test', active: true }, node: { id: 'n-test' } as never };
+/** That row as the store stand-in names it. */
+const KEYS_ROW_ID = 'wf-test|n:n-test';
+
+type ProcessStateModule = typeof import('../../nodes/CompanionPush/processState');
+
+/** Another n8n process (a queue-mode worker): its own copy of the package's modules, so its own
+ * process memory, sharing n8n's database (the harness store), the credential and n8n-workflow. Its
+ * node runs as node type `type`. */
+function anotherProcess(type: string): ProcessStateModule {
+	const workflowModule: unknown = jest.requireActual('n8n-workflow');
+	let processState: ProcessStateModule | undefined;
+	jest.isolateModules(() => {
+		jest.doMock('n8n-workflow', () => workflowModule);
+		/* eslint-disable @typescript-eslint/no-require-imports */
+		const { CompanionPush } = require('../../nodes/CompanionPush/CompanionPush.node');
+		processState = require('../../nodes/CompanionPush/processState');
+		/* eslint-enable @typescript-eslint/no-require-imports */
+		registerNodeType(type, new CompanionPush());
+	});
+	jest.dontMock('n8n-workflow');
+	return processState!;
+}
+
+describe('exact or unknown: Idempotency Keys', () => {
+	const sandbox = useSandbox({ ...NODE_SANDBOX, resetBeforeEach: true });
+	let users: string[];
+	let store: MemoryProcessedData;
+
+	beforeAll(async () => {
+		users = sandbox.orgs.primary.usersOfKind('onePhone', 6);
+		store = await processedDataStore();
+	});
+	afterAll(() => resetProcessState());
+	beforeEach(() => {
+		store.reset();
+		resetProcessState();
+		useShortTimings();
+	});
+
+	const event = (key: string, userId = users[0]) => [{ userId, key }];
+
+	test('3. the same event twice in one process at once, the API answering after 6 s: one send, the copy skipped naming it', async () => {
+		sandbox.addFault({ endpoint: SEND, kind: 'delay', delayMs: 6_000 });
+		const run = keyedRun(sandbox, event('order-9:shipped'));
+		const outputs = (await Promise.all([runOnce(run), runOnce(run)])).map(
+			(result) => jsonOf(result.items)[0],
+		);
+
+		expectEachOnce(sandbox, [users[0]]);
+		const sent = outputs.find((output) => output.id !== undefined);
+		const copy = outputs.find((output) => output.skipped === true);
+		expect(sent?.id).toBe(registeredSends(sandbox)[0].id);
+		expect(copy).toMatchObject({ earlierSendId: sent?.id, idempotencyKey: 'order-9:shipped' });
+		expect(copy?.id).toBeUndefined();
+	});
+
+	test('4. the store fails when the key is confirmed: the item succeeds with a note; the event is not sent again, in this process or another', async () => {
+		// n8n's database goes down once the API registered the send (after the claim, before the confirmation).
+		store.failWhen = () =>
+			registeredSends(sandbox).length > 0 ? 'connection to the database lost' : undefined;
+		const run = keyedRun(sandbox, event('k-store-down'));
+		const first = jsonOf((await runOnce(run)).items)[0];
+		store.failWhen = undefined; // the database is back
+		const again = jsonOf((await runOnce(run)).items)[0];
+		resetProcessState(); // another n8n process: only the store and the list of sends remember
+		useShortTimings();
+		const elsewhere = jsonOf((await runOnce(run)).items)[0];
+
+		expect(logOf(sandbox, SEND)).toHaveLength(1);
+		expect(first.id).toBe(registeredSends(sandbox)[0].id);
+		expect(first.idempotencyKeyNote).toContain(
+			'"k-store-down" could not be marked as used in n8n\'s store',
+		);
+		expect(again).toMatchObject({ skipped: true, earlierSendId: first.id });
+		expect(elsewhere).toMatchObject({
+			id: first.id,
+			recoveredAfter: 'an earlier run that claimed its Idempotency Key',
+		});
+	});
+
+	test('5. an execution whose outcome stayed unknown, retried after another execution sent the redelivered event: the retry skips', async () => {
+		// Nothing registered, and the list cannot be read: the outcome stays unknown, the execution fails.
+		sandbox.addFault({ endpoint: SEND, kind: 'resetBefore' });
+		sandbox.addFault({ endpoint: SEND_LIST, kind: 'status5xx', times: 50 });
+		const workflow = nodeWorkflow(
+			keyedRun(sandbox, event('k-redelivered'), {}, { continueOnFail: false }),
+		);
+		const failed = await runWorkflow(workflow);
+		expect(nodeResult(failed).error?.message).toContain('the outcome is unknown');
+		sandbox.clearFaults();
+
+		const redelivered = jsonOf((await runOnce(keyedRun(sandbox, event('k-redelivered')))).items)[0];
+		expect(redelivered.id).toBe(registeredSends(sandbox)[0].id);
+
+		const retried = nodeResult(await retryWorkflow(workflow, failed));
+		expectEachOnce(sandbox, [users[0]]);
+		expect(retried.error).toBeUndefined();
+		expect(jsonOf(retried.items)[0]).toMatchObject({
+			skipped: true,
+			idempotencyKey: 'k-redelivered',
+		});
+	});
+
+	test("8. n8n died between claiming a key and sending, and an identical send was made yesterday: today's send is made once", async () => {
+		const yesterday = await sendAsAnotherClient(sandbox, [users[0]], MESSAGE, -23 * HOUR);
+		// What n8n killed between the claim and the send leaves behind: the claim, no confirmation.
+		const left = entriesOf('k-crash', [batchContentId([users[0]])]);
+		const minute = Math.floor(Date.now() / MINUTE_MS);
+		await store.checkProcessedAndRecord(
+			[
+				left.claimed,
+				left.pending,
+				left.layout,
+				left.claimedIn(Math.floor(minute / 10)),
+				left.claimedAt(minute),
+			],
+			'node',
+			KEYS_ROW,
+			{ mode: 'entries' },
+		);
+		const result = jsonOf((await runOnce(keyedRun(sandbox, event('k-crash')))).items)[0];
+
+		const today = logOf(sandbox, SEND)[1]?.notificationId;
+		expect(today).toBeDefined();
+		expect(today).not.toBe(yesterday);
+		expect(result).toMatchObject({ id: today, idempotencyKey: 'k-crash' });
+		expect(logOf(sandbox, SEND)).toHaveLength(2);
+	});
+
+	test('a re-run of a keyed event whose audience changed: the batch not proven sent ends "unknown", not sent', async () => {
+		const run = (userIds: string[]) =>
+			keyedRun(sandbox, [{ userId: userIds, key: 'digest-7' }], { batchSize: 2 });
+		// Batch 2's send is registered, its answer lost, and the list cannot be read: unknown.
+		sandbox.addFault({ endpoint: SEND, kind: 'resetAfter', skip: 1 });
+		sandbox.addFault({ endpoint: SEND_LIST, kind: 'status5xx', times: 50 });
+		const first = jsonOf((await runOnce(run(users.slice(0, 4)))).items);
+		expect(first[1].error).toContain('the outcome is unknown');
+		sandbox.clearFaults();
+
+		// The event again, with user 3 replaced by user 4: batches [0, 1] and [2, 4].
+		const again = jsonOf((await runOnce(run([...users.slice(0, 3), users[4]]))).items);
+		expectEachOnce(sandbox, users.slice(0, 4));
+		expect(logOf(sandbox, SEND)).toHaveLength(2);
+		expect(again[0]).toMatchObject({
+			skipped: true,
+			skipReason: 'Idempotency Key already used: this batch was sent by an earlier run',
+		});
+		expect(again[1].error).toContain('the outcome is unknown');
+	});
+
+	describe("the store's lock, with two n8n processes sharing n8n's store", () => {
+		let otherProcess: ProcessStateModule;
+		beforeAll(() => {
+			otherProcess = anotherProcess('companionPushInAnotherProcess');
+		});
+		beforeEach(() => {
+			otherProcess.resetProcessState();
+			// A claim found unconfirmed is watched long enough for the other process to confirm it.
+			const timings = {
+				lookupSettleMs: 600,
+				unconfirmedClaimSettleMs: 2_000,
+				retry: { baseDelayMs: 20, maxDelayMs: 100 },
+			};
+			useShortTimings(timings);
+			otherProcess.useTimings(timings);
+		});
+		afterAll(() => otherProcess.resetProcessState());
+
+		const inBothProcesses = async (items: IDataObject[], options: IDataObject = {}) => {
+			const here = keyedRun(sandbox, items, options);
+			const there = { ...here, type: 'companionPushInAnotherProcess' };
+			return (await Promise.all([runOnce(here), runOnce(there)])).map((result) =>
+				jsonOf(result.items),
+			);
+		};
+
+		test('the same key claimed by both processes at once: one send', async () => {
+			store.roundTripMs = 30;
+			// The keys' row exists (an earlier event), so claims that overlapped would overwrite each other.
+			await runOnce(keyedRun(sandbox, event('earlier event', users[5])));
+			const outputs = (await inBothProcesses(event('k-both'))).map((items) => items[0]);
+
+			const send = registeredSends(sandbox).filter((registered) =>
+				registered.userIds.includes(users[0]),
+			);
+			expect(send).toHaveLength(1);
+			const [sender, other] =
+				outputs[0].id === send[0].id && outputs[0].recoveredAfter === undefined
+					? outputs
+					: [...outputs].reverse();
+			expect(sender.id).toBe(send[0].id);
+			// The other skipped it, or, if it looked the send up before the claim was confirmed, found it.
+			expect(other.skipped === true || other.id === send[0].id).toBe(true);
+		});
+
+		test('two nodes of one workflow keeping keys for the whole workflow, the same event at once (one in each process): refused, naming the field; nothing sent twice', async () => {
+			store.roundTripMs = 30;
+			/** The test workflow with its Companion Push node as node `nodeId`. */
+			const onNode = (options: NodeRunOptions, nodeId: string) => {
+				const workflow = nodeWorkflow(options);
+				workflow.nodes[1] = { ...workflow.nodes[1], id: nodeId };
+				return workflow;
+			};
+			const here = keyedRun(sandbox, event('k-whole-workflow'), { idempotencyScope: 'workflow' });
+			const there = { ...here, type: 'companionPushInAnotherProcess' };
+			// The workflow's keys exist (an earlier event), so claims that overlapped would overwrite each other.
+			await runWorkflow(
+				onNode(
+					keyedRun(sandbox, event('earlier event', users[5]), { idempotencyScope: 'workflow' }),
+					'node-a',
+				),
+			);
+			const outputs = (
+				await Promise.all([
+					runWorkflow(onNode(here, 'node-a')),
+					runWorkflow(onNode(there, 'node-b')),
+				])
+			).map((run) => jsonOf(nodeResult(run).items)[0]);
+
+			expect(logOf(sandbox, SEND)).toHaveLength(0);
+			for (const output of outputs)
+				expect(output.error).toContain(
+					'"Idempotency Scope" "The Whole Workflow" is no longer supported',
+				);
+		});
+
+		/**
+		 * Holds the first write of the keys' row, by whichever process writes it first, until the other
+		 * process has written the keys' row too (or 6 s passed); with `cutOff`, every later statement of
+		 * that process as well: a process cut off from the database, whose renewals of the lock do not
+		 * get through either. Returns the node type of the process held.
+		 */
+		const stallFirstKeysWrite = ({ cutOff }: { cutOff: boolean }) => {
+			let held: string | undefined;
+			let release!: () => void;
+			const released = new Promise<void>((resolve) => {
+				release = resolve;
+				setTimeout(resolve, 6_000);
+			});
+			store.stall = ({ kind, row, nodeType }) => {
+				const keysWrite = kind !== 'select' && row === KEYS_ROW_ID;
+				if (held === undefined && keysWrite) held = nodeType;
+				if (nodeType === held) return cutOff || keysWrite ? released : undefined;
+				// The other process wrote the keys' row: the held write lands right after.
+				if (keysWrite) setTimeout(release, 5);
+				return undefined;
+			};
+			return () => held;
+		};
+
+		test("a keys-row write that stalls past the lock's lease (a slow database): the holder keeps renewing its lock, the other waits for it; one send", async () => {
+			const lease = { storeLockBudgetMs: 300, storeLockBreakJitterMs: 100 };
+			useTimings(lease);
+			otherProcess.useTimings(lease);
+			await runOnce(keyedRun(sandbox, event('earlier event', users[5])));
+			const held = stallFirstKeysWrite({ cutOff: false });
+			const outputs = (await inBothProcesses(event('k-slow-write'))).map((items) => items[0]);
+
+			expect(held()).toBeDefined();
+			expectEachOnce(sandbox, [users[0], users[5]]);
+			const sent = registeredSends(sandbox).find((registered) =>
+				registered.userIds.includes(users[0]),
+			)!;
+			expect(
+				outputs.filter((output) => output.id === sent.id && output.recoveredAfter === undefined),
+			).toHaveLength(1);
+			expect(
+				outputs.filter((output) => output.skipped === true || output.id === sent.id),
+			).toHaveLength(2);
+		});
+
+		test("a process cut off from the database for longer than the lock's lease, in the middle of a keys-row write: the other takes the lock over, the write lands late, and still one send", async () => {
+			const lease = { storeLockBudgetMs: 300, storeLockBreakJitterMs: 100 };
+			useTimings(lease);
+			otherProcess.useTimings(lease);
+			await runOnce(keyedRun(sandbox, event('earlier event', users[5])));
+			const held = stallFirstKeysWrite({ cutOff: true });
+			const outputs = (await inBothProcesses(event('k-cut-off'))).map((items) => items[0]);
+
+			expect(held()).toBeDefined();
+			expectEachOnce(sandbox, [users[0], users[5]]);
+			const sent = registeredSends(sandbox).find((registered) =>
+				registered.userIds.includes(users[0]),
+			)!;
+			// The one cut off skipped the event, or found the other's send for it: never a send of its own.
+			expect(
+				outputs.filter((output) => output.skipped === true || output.id === sent.id),
+			).toHaveLength(2);
+			expect(keptAsUsed(store, 'k-cut-off')).toBe(true);
+		});
+
+		test('50 events at once in both processes: 50 sends, 50 keys kept as used', async () => {
+			store.roundTripMs = 3;
+			const recipients = sandbox.orgs.primary.userIds.slice(0, 50);
+			const items = recipients.map((userId, index) => ({ userId, key: `event-${index}` }));
+			const outputs = await inBothProcesses(items, { maxParallelRequests: 50 });
+
+			expectEachOnce(sandbox, recipients);
+			expect(items.filter((item) => !keptAsUsed(store, item.key))).toEqual([]);
+			expect(store.rows.has('wf-test|')).toBe(false); // the lock was given back
+			for (const output of outputs)
+				expect(output.filter((item) => item.error !== undefined)).toEqual([]);
+		});
+	});
+
+	describe('a store that cannot answer: the list of sends decides', () => {
+		test('the store fails: nothing like the send in the whole list, so it is sent; an identical send there, so "unknown"', async () => {
+			store.failing = 'connection to the database lost';
+			const sent = jsonOf((await runOnce(keyedRun(sandbox, event('k-store-failing')))).items)[0];
+			expect(sent.id).toBe(registeredSends(sandbox)[0].id);
+
+			// Made by another client (or a run this process forgot): it may be this very event.
+			await sendAsAnotherClient(sandbox, [users[1]], MESSAGE, -2 * HOUR);
+			const unknown = jsonOf(
+				(await runOnce(keyedRun(sandbox, event('k-store-failing-2', users[1])))).items,
+			)[0];
+			expect(unknown.error).toContain('the outcome is unknown');
+			expect(unknown.errorDescription).toContain('the list holds a send exactly like it');
+			expect(logOf(sandbox, SEND)).toHaveLength(2);
+		});
+	});
+});

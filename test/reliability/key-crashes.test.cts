@@ -1,0 +1,224 @@
+/**
+ * Idempotency Keys when n8n dies between two writes of the keys' row (SIGKILL, a crashed worker):
+ * for every point a run can die at, what the next run's claim says must never be "used" for an
+ * event that may not have been sent (it would be lost) nor "free" for one that may have been sent
+ * (it would be sent twice), and the claim time it gives must never be later than the real claim's
+ * (a lookup from a later time would miss the send and send it again).
+ *
+ * A run is an IdempotencyKeys over n8n's processed-data store (devkit/processedData.cts) whose
+ * writes to the keys' row stop after the k-th: every later call fails, as in a process that is gone.
+ */
+import type {
+	DeduplicationScope,
+	ICheckProcessedOptions,
+	IDataObject,
+	IExecuteFunctions,
+} from 'n8n-workflow';
+
+import { IdempotencyKeys } from '../../nodes/CompanionPush/neverTwice/idempotencyKeys';
+import type {
+	ClaimOutcome,
+	IdempotencyKey,
+	StoreClaim,
+} from '../../nodes/CompanionPush/neverTwice/idempotencyKeys';
+import { resetProcessState } from '../../nodes/CompanionPush/processState';
+import { MemoryProcessedData } from '../harness/index.cts';
+
+const KEY: IdempotencyKey = { key: 'order-7: shipped', scope: 'node', keysToKeep: 100 };
+const WHERE = { workflow: { id: 'wf-crash', active: true }, node: { id: 'n-crash' } as never };
+
+/** A run of the node in a process that dies after `writesBeforeDeath` writes of the keys' row. */
+function runIn(
+	store: MemoryProcessedData,
+	writesBeforeDeath = Infinity,
+): { keys: IdempotencyKeys; writes: () => number } {
+	let writes = 0;
+	const keysRowWrite = () => {
+		if (writes >= writesBeforeDeath) throw new Error('n8n was killed');
+		writes++;
+	};
+	const helpers = {
+		// The keys' row is the node's; the lock's, the workflow's.
+		checkProcessedAndRecord: async (
+			items: string[],
+			scope: DeduplicationScope,
+			options: ICheckProcessedOptions,
+		) => {
+			if (scope === 'node') keysRowWrite();
+			return await store.checkProcessedAndRecord(items, scope, WHERE, options);
+		},
+		removeProcessed: async (
+			items: string[],
+			scope: DeduplicationScope,
+			options: ICheckProcessedOptions,
+		) => {
+			if (scope === 'node') keysRowWrite();
+			await store.removeProcessed(items, scope, WHERE, options);
+		},
+		clearAllProcessedItems: async (scope: DeduplicationScope) =>
+			await store.clearAllProcessedItems(scope, WHERE),
+		getProcessedDataCount: async (scope: DeduplicationScope, options: ICheckProcessedOptions) =>
+			await store.getProcessedDataCount(scope, WHERE, options),
+	};
+	const context = {
+		helpers,
+		getWorkflow: () => ({ id: WHERE.workflow.id }),
+		getNode: () => ({ id: 'n-crash', name: 'Send' }),
+		logger: { warn: () => undefined },
+	} as unknown as IExecuteFunctions;
+	return { keys: new IdempotencyKeys(context), writes: () => writes };
+}
+
+const claimedEvent = (outcome: ClaimOutcome): StoreClaim => {
+	if (outcome.state === 'storeFailed') throw new Error(`the store failed: ${outcome.reason}`);
+	return outcome;
+};
+
+/** How many keys-row writes a sequence makes when nobody dies. */
+async function writesOf(
+	sequence: (run: ReturnType<typeof runIn>) => Promise<void>,
+	before?: (store: MemoryProcessedData) => Promise<void>,
+): Promise<number> {
+	const store = new MemoryProcessedData();
+	await before?.(store);
+	const run = runIn(store);
+	await sequence(run);
+	return run.writes();
+}
+
+beforeEach(() => resetProcessState());
+
+describe('n8n dies in the middle of an event with an Idempotency Key', () => {
+	const layout = ['batch-a'];
+
+	test('during the first run (claim, send, confirm): the next run never takes an unsent event as used, nor a sent one as free', async () => {
+		const firstRun = async (
+			{ keys }: ReturnType<typeof runIn>,
+			done: { claimed?: StoreClaim; confirmed?: boolean } = {},
+		) => {
+			const claim = await keys.claim(KEY, layout);
+			if (claim.state !== 'claimed') return;
+			done.claimed = claim; // from here on, the send may have been made
+			done.confirmed = (await keys.confirm(KEY, layout, claim)).ok;
+		};
+		const total = await writesOf((run) => firstRun(run));
+		expect(total).toBeGreaterThanOrEqual(3);
+		const seen: string[] = [];
+		for (let deathAfter = 0; deathAfter <= total; deathAfter++) {
+			const store = new MemoryProcessedData();
+			const done: { claimed?: StoreClaim; confirmed?: boolean } = {};
+			await firstRun(runIn(store, deathAfter), done);
+			const next = claimedEvent(await runIn(store).keys.claim(KEY, layout));
+			seen.push(`${deathAfter}: ${next.state}`);
+			if (done.confirmed) {
+				expect([deathAfter, next.state]).toEqual([deathAfter, 'used']);
+			} else if (done.claimed) {
+				expect([deathAfter, next.state]).toEqual([deathAfter, 'unconfirmed']);
+				if (next.claimedAt !== undefined)
+					expect(next.claimedAt).toBeLessThanOrEqual(done.claimed.claimedAt!);
+			} else {
+				expect([deathAfter, next.state]).not.toEqual([deathAfter, 'used']);
+			}
+		}
+		// The run that lived to the end: used; one that died right after claiming: unconfirmed.
+		expect(seen[total]).toBe(`${total}: used`);
+	});
+
+	test('a later copy of a used event dies while testing the key: the key stays used, or unknown, never free', async () => {
+		const confirmOnce = async (store: MemoryProcessedData) => {
+			const { keys } = runIn(store);
+			const claim = claimedEvent(await keys.claim(KEY, layout));
+			expect((await keys.confirm(KEY, layout, claim)).ok).toBe(true);
+			return claim.claimedAt!;
+		};
+		const total = await writesOf(
+			async ({ keys }) => void (await keys.claim(KEY, layout)),
+			async (store) => void (await confirmOnce(store)),
+		);
+		for (let deathAfter = 0; deathAfter <= total; deathAfter++) {
+			const store = new MemoryProcessedData();
+			const claimedAt = await confirmOnce(store);
+			await runIn(store, deathAfter).keys.claim(KEY, layout);
+			const next = claimedEvent(await runIn(store).keys.claim(KEY, layout));
+			expect([deathAfter, next.state]).not.toEqual([deathAfter, 'claimed']);
+			// Unconfirmed only from a time that cannot miss the send: none (unknown), or its own.
+			if (next.state === 'unconfirmed' && next.claimedAt !== undefined)
+				expect(next.claimedAt).toBeLessThanOrEqual(claimedAt);
+		}
+	});
+
+	test('a later copy of an unconfirmed event dies while probing its claim: the claim time and the batches sent stay true, or unknown', async () => {
+		const twoBatches = ['batch-a', 'batch-b'];
+		// A run claimed the event, sent batch a, and died before batch b.
+		const leaveUnconfirmed = async (store: MemoryProcessedData) => {
+			const { keys } = runIn(store);
+			const claim = claimedEvent(await keys.claim(KEY, twoBatches));
+			expect((await keys.batchAccepted(KEY, twoBatches, 'batch-a')).ok).toBe(true);
+			return claim.claimedAt!;
+		};
+		const total = await writesOf(
+			async ({ keys }) => void (await keys.claim(KEY, twoBatches)),
+			async (store) => void (await leaveUnconfirmed(store)),
+		);
+		expect(total).toBeGreaterThanOrEqual(2);
+		for (let deathAfter = 0; deathAfter <= total; deathAfter++) {
+			const store = new MemoryProcessedData();
+			const claimedAt = await leaveUnconfirmed(store);
+			await runIn(store, deathAfter).keys.claim(KEY, twoBatches);
+			const next = claimedEvent(await runIn(store).keys.claim(KEY, twoBatches));
+			const unknown = !next.sameLayout || next.claimedAt === undefined;
+			const view: IDataObject = {
+				deathAfter,
+				state: next.state,
+				claimedAt: unknown ? 'unknown' : next.claimedAt,
+			};
+			expect([
+				{ deathAfter, state: 'unconfirmed', claimedAt },
+				{ deathAfter, state: 'unconfirmed', claimedAt: 'unknown' },
+			]).toContainEqual(view);
+			// Only a probe cut short makes it unknown; one that ended tells the truth.
+			if (deathAfter === total) expect(unknown).toBe(false);
+			expect([...next.acceptedBatches].filter((batch) => batch !== 'batch-a')).toEqual([]);
+		}
+	});
+
+	test("a copy for other recipients dies while probing: it never makes them look like the claim's own (which would look the batches up one by one)", async () => {
+		const claimedBatches = ['batch-a', 'batch-b'];
+		const otherBatches = ['batch-c'];
+		const leaveUnconfirmed = async (store: MemoryProcessedData) =>
+			void claimedEvent(await runIn(store).keys.claim(KEY, claimedBatches));
+		const total = await writesOf(
+			async ({ keys }) => void (await keys.claim(KEY, otherBatches)),
+			leaveUnconfirmed,
+		);
+		for (let deathAfter = 0; deathAfter <= total; deathAfter++) {
+			const store = new MemoryProcessedData();
+			await leaveUnconfirmed(store);
+			await runIn(store, deathAfter).keys.claim(KEY, otherBatches);
+			const next = claimedEvent(await runIn(store).keys.claim(KEY, otherBatches));
+			// Either answer makes the caller report the outcome as unknown.
+			expect({
+				deathAfter,
+				state: next.state,
+				tellsUnknown: !next.sameLayout || next.claimedAt === undefined,
+			}).toEqual({ deathAfter, state: 'unconfirmed', tellsUnknown: true });
+		}
+	});
+
+	test('a probe that lives leaves the row as it found it, and finds the claim time and the batch sent', async () => {
+		const twoBatches = ['batch-a', 'batch-b'];
+		const store = new MemoryProcessedData();
+		const { keys } = runIn(store);
+		const claim = claimedEvent(await keys.claim(KEY, twoBatches));
+		await keys.batchAccepted(KEY, twoBatches, 'batch-a');
+		const before = [...store.entries('wf-crash', 'n:n-crash')].sort();
+		const probed = claimedEvent(await runIn(store).keys.claim(KEY, twoBatches));
+		expect(probed).toMatchObject({
+			state: 'unconfirmed',
+			claimedAt: claim.claimedAt,
+			sameLayout: true,
+		});
+		expect([...probed.acceptedBatches]).toEqual(['batch-a']);
+		expect([...store.entries('wf-crash', 'n:n-crash')].sort()).toEqual(before);
+	});
+});

@@ -1,0 +1,218 @@
+/**
+ * The Idempotency Keys' lock (storeLock.ts) with several n8n processes sharing n8n's store: each
+ * process is its own copy of the package's modules (its own process memory), and they share the
+ * store stand-in (devkit/processedData.cts), whose `stall` holds the statements of one process: a
+ * slow database, or a process cut off from it. The rule under test: two holders never both work
+ * under the lock, and only the lock's own row is ever deleted.
+ */
+import type * as StoreLockModule from '../../nodes/CompanionPush/neverTwice/storeLock';
+import { holderEntry, LOCK_VALUE } from '../../nodes/CompanionPush/neverTwice/storeLock';
+import type * as ProcessStateModule from '../../nodes/CompanionPush/processState';
+import { MemoryProcessedData as Store, storeContext, until } from '../harness/index.cts';
+import type { MemoryProcessedData } from '../harness/index.cts';
+
+/** One n8n process: its own copy of the lock and of process memory. */
+type LockProcess = typeof StoreLockModule & typeof ProcessStateModule;
+
+function aProcess(): LockProcess {
+	let modules: LockProcess | undefined;
+	jest.isolateModules(() => {
+		/* eslint-disable @typescript-eslint/no-require-imports */
+		modules = {
+			...require('../../nodes/CompanionPush/neverTwice/storeLock'),
+			...require('../../nodes/CompanionPush/processState'),
+		};
+		/* eslint-enable @typescript-eslint/no-require-imports */
+	});
+	modules!.useTimings(LEASE);
+	return modules!;
+}
+
+/** A lease of 600 ms: renewed every 150 ms while its holder lives. */
+const LEASE = { storeLockBudgetMs: 600, storeLockBreakJitterMs: 100 };
+const LOCK_ROW = 'wf-lock|';
+const KEYS_ROW = 'wf-lock|n:n-lock';
+const WHERE = { workflow: { id: 'wf-lock', active: true }, node: { id: 'n-lock' } as never };
+
+/** One run of a work under the lock: when, by whom. */
+interface Work {
+	by: string;
+	startedAt: number;
+	endedAt?: number;
+}
+
+const overlap = (a: Work, b: Work) =>
+	a.startedAt < (b.endedAt ?? Infinity) && b.startedAt < (a.endedAt ?? Infinity);
+
+describe("the Idempotency Keys' lock, with several n8n processes", () => {
+	let store: MemoryProcessedData;
+	let works: Work[];
+
+	beforeEach(() => {
+		store = new Store();
+		works = [];
+	});
+
+	/** A work that writes the keys' row once (after `before`), and says which run of it this was. */
+	const keysWrite =
+		(
+			by: string,
+			context: ReturnType<typeof storeContext>['context'],
+			before?: () => Promise<void>,
+		) =>
+		async () => {
+			const work: Work = { by, startedAt: performance.now() };
+			works.push(work);
+			await before?.();
+			await context.helpers.checkProcessedAndRecord([`${by}-${works.length}`], 'node', {
+				mode: 'entries',
+			});
+			work.endedAt = performance.now();
+			return work;
+		};
+
+	/** The runs that counted (their lock held to the end) never overlap. */
+	const expectCountedAlone = (counted: Work[]) => {
+		for (const [index, work] of counted.entries()) {
+			for (const other of counted.slice(index + 1))
+				expect({ work, other, overlap: overlap(work, other) }).toMatchObject({ overlap: false });
+		}
+	};
+
+	test('a holder whose keys-row write stalls for three leases while it lives keeps the lock: nobody takes it over, the other works after it', async () => {
+		const [a, b] = [aProcess(), aProcess()];
+		const [inA, inB] = [
+			storeContext(store, { nodeType: 'A' }),
+			storeContext(store, { nodeType: 'B' }),
+		];
+		store.stall = ({ kind, row, nodeType }) =>
+			kind !== 'select' && row === KEYS_ROW && nodeType === 'A'
+				? new Promise((resolve) => setTimeout(resolve, 1_800))
+				: undefined;
+		const first = a.withStoreLock(inA.context, keysWrite('A', inA.context));
+		await until(() => works.length === 1);
+		const second = b.withStoreLock(inB.context, keysWrite('B', inB.context));
+		const outcomes = await Promise.all([first, second]);
+
+		expect(outcomes.map((outcome) => outcome.ok)).toEqual([true, true]);
+		expect(works.map((work) => work.by)).toEqual(['A', 'B']);
+		expectCountedAlone(works);
+		expect([...inA.warnings, ...inB.warnings]).toEqual([]);
+		expect(store.rows.has(LOCK_ROW)).toBe(false);
+	});
+
+	test("a holder cut off from the database for longer than the lease is taken over; at its end it leaves the new holder's lock alone, and its work runs again after", async () => {
+		const [a, b, c] = [aProcess(), aProcess(), aProcess()];
+		const [inA, inB, inC] = [
+			storeContext(store, { nodeType: 'A' }),
+			storeContext(store, { nodeType: 'B' }),
+			storeContext(store, { nodeType: 'C' }),
+		];
+		let reconnect!: () => void;
+		const cutOff = new Promise<void>((resolve) => (reconnect = resolve));
+		let bHolds!: () => void;
+		const bWorking = new Promise<void>((resolve) => (bHolds = resolve));
+		let bMayEnd!: () => void;
+		const bEnd = new Promise<void>((resolve) => (bMayEnd = resolve));
+		// From its first work on, every statement of process A waits until it is reconnected.
+		store.stall = ({ nodeType }) => (nodeType === 'A' && works.length > 0 ? cutOff : undefined);
+		let aEnded = false;
+		const fromA = a
+			.withStoreLock(inA.context, keysWrite('A', inA.context))
+			.finally(() => (aEnded = true));
+		await until(() => works.length === 1);
+		const fromB = b.withStoreLock(
+			inB.context,
+			keysWrite('B', inB.context, async () => {
+				bHolds();
+				await bEnd;
+			}),
+		);
+		await bWorking;
+		expect(inB.warnings.join()).toContain('was not renewed');
+		reconnect();
+		await until(
+			() =>
+				aEnded ||
+				inA.warnings.some((warning) => warning.includes('was taken over by another process')),
+		);
+		// A ended without giving back B's lock: a third process still finds it taken.
+		expect(store.rows.has(LOCK_ROW)).toBe(true);
+		let cWorked = false;
+		const fromC = c.withStoreLock(inC.context, async () => {
+			cWorked = true;
+			return { by: 'C', startedAt: 0, endedAt: 0 };
+		});
+		await new Promise((resolve) => setTimeout(resolve, 200));
+		expect(cWorked).toBe(false);
+		bMayEnd();
+		const outcomes = await Promise.all([fromA, fromB, fromC]);
+
+		expect(outcomes.map((outcome) => outcome.ok)).toEqual([true, true, true]);
+		expect(works.filter((work) => work.by === 'A')).toHaveLength(2); // its first run did not count
+		expectCountedAlone(
+			outcomes.flatMap((outcome) =>
+				outcome.ok && outcome.value.by !== 'C' ? [outcome.value] : [],
+			),
+		);
+		expect(store.rows.has(LOCK_ROW)).toBe(false);
+	});
+
+	test('a lock left by a process that died, taken over by two processes at the same moment: the runs that count never overlap (10 rounds)', async () => {
+		const [a, b] = [aProcess(), aProcess()];
+		for (const process of [a, b]) process.useTimings({ ...LEASE, storeLockBreakJitterMs: 0 });
+		const [inA, inB] = [
+			storeContext(store, { nodeType: 'A' }),
+			storeContext(store, { nodeType: 'B' }),
+		];
+		store.roundTripMs = 2;
+		for (let round = 0; round < 10; round++) {
+			works = [];
+			await store.checkProcessedAndRecord(
+				[LOCK_VALUE, holderEntry(`dead-${round}`)],
+				'workflow',
+				WHERE,
+				{ mode: 'entries' },
+			);
+			const outcomes = await Promise.all([
+				a.withStoreLock(inA.context, keysWrite('A', inA.context)),
+				b.withStoreLock(inB.context, keysWrite('B', inB.context)),
+			]);
+
+			expect(outcomes.map((outcome) => outcome.ok)).toEqual([true, true]);
+			expectCountedAlone(outcomes.flatMap((outcome) => (outcome.ok ? [outcome.value] : [])));
+			expect(store.rows.has(LOCK_ROW)).toBe(false);
+		}
+	});
+
+	describe('a row that is not the lock is reported, never deleted', () => {
+		test("a Remove Duplicates node keeping the workflow's highest value there: reported at once, the row unchanged", async () => {
+			await store.checkProcessedAndRecord(['42'], 'workflow', WHERE, {
+				mode: 'latestIncrementalKey',
+			});
+			const { context } = storeContext(store);
+			const outcome = await aProcess().withStoreLock(context, async () => 'worked');
+
+			expect(outcome).toEqual({
+				ok: false,
+				reason: expect.stringContaining(
+					'holds other data (a Remove Duplicates node of this workflow with Scope "Workflow"?)',
+				),
+			});
+			expect(store.rows.get(LOCK_ROW)).toEqual({ mode: 'latestIncrementalKey', data: '42' });
+		});
+
+		test("a Remove Duplicates node keeping the workflow's values there: reported once the row stayed unchanged for a lease, its values left as they were", async () => {
+			await store.checkProcessedAndRecord(['order-1', 'order-2'], 'workflow', WHERE, {
+				mode: 'entries',
+			});
+			const before = store.entries('wf-lock', '');
+			const { context, warnings } = storeContext(store);
+			const outcome = await aProcess().withStoreLock(context, async () => 'worked');
+
+			expect(outcome).toEqual({ ok: false, reason: expect.stringContaining('holds other data') });
+			expect(store.entries('wf-lock', '')).toEqual(before);
+			expect(warnings).toEqual([]);
+		});
+	});
+});

@@ -1,0 +1,350 @@
+/**
+ * The send rule of send.ts: a 202 is never repeated; 4xx are errors, not repeated; 429 is
+ * waited for and repeated; after a lost answer (reset, 5xx) the list of sends is read first, and
+ * the send is repeated only when it is certainly not registered. The proof is the sandbox's own
+ * record: which sends it registered, and how many sends each user is in.
+ */
+import { resetProcessState, useTimings } from '../../nodes/CompanionPush/processState';
+import { listActiveUserIds, sendNotification } from '../../nodes/CompanionPush/transport';
+import type { SendOutcome, SendRequest } from '../../nodes/CompanionPush/transport';
+import {
+	count,
+	DETAIL,
+	errorInNode,
+	expectNoSecret,
+	logOf,
+	REFRESH,
+	secretsOf,
+	SEND,
+	SEND_LIST,
+	storeFor,
+	tokensSeen,
+	TRANSPORT_SANDBOX,
+	useSandbox,
+	valueInNode,
+	type CredentialStore,
+} from '../harness/index.cts';
+
+describe('safe send', () => {
+	const sandbox = useSandbox({ ...TRANSPORT_SANDBOX, seedUsers: 60, resetBeforeEach: true });
+	let store: CredentialStore;
+	let tokens: () => string[];
+	let users: string[];
+	beforeAll(async () => {
+		useTimings({ lookupSettleMs: 200 });
+		store = storeFor(sandbox);
+		tokens = tokensSeen(store);
+		await valueInNode(store, (context) => listActiveUserIds(context));
+		users = sandbox.orgs.primary.usersOfKind('onePhone', 3);
+	});
+	afterAll(() => resetProcessState());
+
+	let titleCounter = 0;
+	/** A send body with a title unique to the test, so sends of other tests never match. */
+	function request(extra: Partial<SendRequest> = {}): SendRequest {
+		return {
+			title: `Shift change ${++titleCounter}`,
+			body: 'Your shift starts at 9:00 tomorrow.',
+			target_user_ids: users,
+			...extra,
+		};
+	}
+	const send = (body: SendRequest = request()) =>
+		valueInNode(store, (context) => sendNotification(context, body));
+	const sendStatuses = () => logOf(sandbox, SEND).map((entry) => entry.status);
+	const registered = () => sandbox.notifications('primary');
+
+	/** Nobody in `recipients` is in more than `times` sends (deliveriesByUser counts sends per user). */
+	function expectEachUserTargeted(recipients: string[], times: number) {
+		const byUser = sandbox.deliveriesByUser('primary');
+		expect(recipients.map((userId) => byUser.get(userId) ?? 0)).toEqual(
+			recipients.map(() => times),
+		);
+		expect([...byUser.values()].every((value) => value <= times)).toBe(true);
+	}
+
+	test('a 202 is the result and is never repeated', async () => {
+		const outcome = await send();
+		expect(outcome).toEqual({ id: expect.any(String), status: 'sending', attempts: 1 });
+		expect(sendStatuses()).toEqual([202]);
+		expect(count(sandbox, SEND_LIST)).toBe(0);
+		expect(registered().map((record) => record.id)).toEqual([outcome.id]);
+		expectEachUserTargeted(users, 1);
+	});
+
+	test('a 202 whose body is unreadable (malformed JSON) is not repeated: its id is found in the list of sends', async () => {
+		sandbox.addFault({ endpoint: SEND, kind: 'malformedJson', times: 1 });
+		const outcome = await send();
+		expect(sendStatuses()).toEqual([202]);
+		expect(count(sandbox, SEND_LIST)).toBe(1);
+		expect(registered().map((record) => record.id)).toEqual([outcome.id]);
+		// The status is the one the list showed at the lookup: delivery may already have finished.
+		expect(outcome).toEqual({
+			id: outcome.id,
+			status: expect.stringMatching(/^(sending|sent)$/),
+			recoveredAfter: 'an unreadable 202 answer',
+			attempts: 1,
+		});
+		expectEachUserTargeted(users, 1);
+	});
+
+	test('a 400 is an error naming the field, not repeated', async () => {
+		const error = await errorInNode(store, (context) =>
+			sendNotification(context, request({ image_url: 'http://cdn.example.com/a.png' })),
+		);
+		expect(sendStatuses()).toEqual([400]);
+		expect(error.httpCode).toBe('400');
+		expect(error.message).toMatch(
+			/^Sending the notification failed with HTTP 400: .*\(field: image_url\)$/,
+		);
+		expect(error.description).toMatch(/field value is invalid/);
+		expect(registered()).toEqual([]);
+	});
+
+	test('a 422 is an error naming the field to fix, not repeated', async () => {
+		const error = await errorInNode(store, (context) =>
+			sendNotification(context, request({ target_user_ids: [] })),
+		);
+		expect(sendStatuses()).toEqual([422]);
+		expect(error.httpCode).toBe('422');
+		expect(error.message).toMatch(
+			/^Sending the notification failed with HTTP 422: .*target_user_ids.*\(field: target_user_ids\)$/,
+		);
+		expect(error.description).toMatch(/correct the field named above/);
+		expect(registered()).toEqual([]);
+	});
+
+	test('a 403 (credential of a non-admin user) is an error with the hint, not repeated', async () => {
+		const nonAdmin = storeFor(sandbox, { credential: sandbox.nonAdminCredential });
+		const error = await errorInNode(nonAdmin, (context) => sendNotification(context, request()));
+		expect(sendStatuses()).toEqual([403]);
+		expect(error.httpCode).toBe('403');
+		expect(error.description).toMatch(/administrator user/);
+		expect(registered()).toEqual([]);
+	});
+
+	test('a 429 registered nothing: waited for and sent again, without a lookup', async () => {
+		sandbox.addFault({ endpoint: SEND, kind: 'rateLimit', retryAfterSeconds: 0, times: 1 });
+		const outcome = await send();
+		expect(sendStatuses()).toEqual([429, 202]);
+		expect(count(sandbox, SEND_LIST)).toBe(0);
+		expect(outcome.attempts).toBe(2);
+		expect(outcome.recoveredAfter).toBeUndefined();
+		expect(registered().map((record) => record.id)).toEqual([outcome.id]);
+		expectEachUserTargeted(users, 1);
+	});
+
+	test('reset before the server read it: the lookup finds nothing, so it is sent once more; one registered send', async () => {
+		sandbox.addFault({ endpoint: SEND, kind: 'resetBefore', times: 1 });
+		const outcome = await send();
+		expect(sandbox.requestLog().map((entry) => [entry.endpoint, entry.status])).toEqual([
+			[SEND, 0],
+			// Absent only when the list shows nothing twice, a settle wait apart.
+			[SEND_LIST, 200],
+			[SEND_LIST, 200],
+			[SEND, 202],
+		]);
+		expect(outcome.attempts).toBe(2);
+		expect(outcome.recoveredAfter).toBeUndefined();
+		expect(registered().map((record) => record.id)).toEqual([outcome.id]);
+		expectEachUserTargeted(users, 1);
+	});
+
+	test('reset after the server registered it: the lookup finds it, it is NOT sent again', async () => {
+		sandbox.addFault({ endpoint: SEND, kind: 'resetAfter', times: 1 });
+		const outcome = await send();
+		expect(sandbox.requestLog().map((entry) => [entry.endpoint, entry.status])).toEqual([
+			[SEND, 0],
+			[SEND_LIST, 200],
+		]);
+		expect(outcome.recoveredAfter).toBe('ECONNRESET');
+		expect(outcome.attempts).toBe(1);
+		const records = registered();
+		expect(records.map((record) => record.id)).toEqual([outcome.id]);
+		expect(logOf(sandbox, SEND)[0].notificationId).toBe(outcome.id);
+		expectEachUserTargeted(users, 1);
+	});
+
+	test('a 5xx after the server registered it: found, not sent again', async () => {
+		sandbox.addFault({
+			endpoint: SEND,
+			kind: 'status5xx',
+			status: 503,
+			afterProcessing: true,
+			times: 1,
+		});
+		const outcome = await send();
+		expect(sendStatuses()).toEqual([503]);
+		expect(count(sandbox, SEND_LIST)).toBe(1);
+		expect(outcome.recoveredAfter).toBe('HTTP 503');
+		expect(registered().map((record) => record.id)).toEqual([outcome.id]);
+		expectEachUserTargeted(users, 1);
+	});
+
+	test('a plain 5xx (nothing registered): not found, sent once more; one registered send', async () => {
+		sandbox.addFault({ endpoint: SEND, kind: 'status5xx', status: 500, times: 1 });
+		const outcome = await send();
+		expect(sendStatuses()).toEqual([500, 202]);
+		expect(count(sandbox, SEND_LIST)).toBe(2);
+		expect(outcome.recoveredAfter).toBeUndefined();
+		expect(registered().map((record) => record.id)).toEqual([outcome.id]);
+		expectEachUserTargeted(users, 1);
+	});
+
+	test('a list without recipients (listIncludesTargets false): matched through targeted_users of the detail', async () => {
+		sandbox.configure({ listIncludesTargets: false });
+		sandbox.addFault({ endpoint: SEND, kind: 'resetAfter', times: 1 });
+		const outcome = await send();
+		expect(sandbox.requestLog().map((entry) => [entry.endpoint, entry.status])).toEqual([
+			[SEND, 0],
+			[SEND_LIST, 200],
+			[DETAIL, 200],
+		]);
+		expect(outcome.recoveredAfter).toBe('ECONNRESET');
+		expect(registered().map((record) => record.id)).toEqual([outcome.id]);
+		expectEachUserTargeted(users, 1);
+	});
+
+	test('a list without recipients: a same-text send to a different number of users is not claimed', async () => {
+		sandbox.configure({ listIncludesTargets: false });
+		const body = request();
+		const other = await send({ ...body, target_user_ids: users.slice(0, 1) });
+		sandbox.addFault({ endpoint: SEND, kind: 'resetBefore', times: 1 });
+		const outcome = await valueInNode(store, (context) => sendNotification(context, body));
+		expect(outcome.id).not.toBe(other.id);
+		expect(outcome.recoveredAfter).toBeUndefined();
+		expect(registered().map((record) => record.id)).toEqual([other.id, outcome.id]);
+	});
+
+	test('an identical send made earlier in the same execution is not claimed: two sends, two ids', async () => {
+		const body = request();
+		const outcomes = await valueInNode(store, async (context) => {
+			const first = await sendNotification(context, body);
+			sandbox.addFault({ endpoint: SEND, kind: 'resetBefore', times: 1 });
+			const second = await sendNotification(context, body);
+			return [first, second] as SendOutcome[];
+		});
+		const [first, second] = outcomes;
+		expect(first.id).not.toBe(second.id);
+		expect(second.recoveredAfter).toBeUndefined();
+		expect(sendStatuses()).toEqual([202, 0, 202]);
+		expect(registered().map((record) => record.id)).toEqual([first.id, second.id]);
+		expectEachUserTargeted(users, 2);
+	});
+
+	test('an identical earlier send is not claimed when the second one was registered too: it finds its own', async () => {
+		const body = request();
+		const outcomes = await valueInNode(store, async (context) => {
+			const first = await sendNotification(context, body);
+			sandbox.addFault({ endpoint: SEND, kind: 'resetAfter', times: 1 });
+			const second = await sendNotification(context, body);
+			return [first, second] as SendOutcome[];
+		});
+		const [first, second] = outcomes;
+		const ids = registered().map((record) => record.id);
+		expect(ids).toHaveLength(2);
+		expect(ids[0]).toBe(first.id);
+		expect(second.id).toBe(ids[1]);
+		expect(second.recoveredAfter).toBe('ECONNRESET');
+		expect(sendStatuses()).toEqual([202, 0]);
+	});
+
+	test('a same-text send to other users, registered by someone else meanwhile, is not claimed', async () => {
+		const body = request();
+		const others = sandbox.orgs.primary.usersOfKind('twoPhones', 2);
+		const theirs = await send({ ...body, target_user_ids: others });
+		sandbox.addFault({ endpoint: SEND, kind: 'resetBefore', times: 1 });
+		const outcome = await valueInNode(store, (context) => sendNotification(context, body));
+		expect(outcome.id).not.toBe(theirs.id);
+		expect(outcome.recoveredAfter).toBeUndefined();
+		expect(registered()).toHaveLength(2);
+		expectEachUserTargeted(users, 1);
+		expectEachUserTargeted(others, 1);
+	});
+
+	test('an identical send registered by someone else long before the first try is outside the lookup window', async () => {
+		const body = request();
+		// Someone else (not this process) made the very same send ten minutes earlier.
+		const response = await fetch(`${sandbox.baseUrl}/push-notification/send`, {
+			method: 'POST',
+			headers: {
+				'content-type': 'application/json',
+				authorization: `Bearer ${store.get().data.accessToken}`,
+			},
+			body: JSON.stringify(body),
+		});
+		expect(response.status).toBe(202);
+		await sandbox.clock.advance(10 * 60_000);
+		sandbox.addFault({ endpoint: SEND, kind: 'resetBefore', times: 1 });
+
+		const outcome = await send(body);
+
+		expect(outcome.recoveredAfter).toBeUndefined();
+		expect(sendStatuses()).toEqual([202, 0, 202]);
+		expect(registered()).toHaveLength(2);
+		expect(registered()[1].id).toBe(outcome.id);
+	});
+
+	test('the list cannot be read during the lookup: "outcome unknown", nothing sent again', async () => {
+		sandbox.addFault({ endpoint: SEND, kind: 'resetBefore', times: 1 });
+		sandbox.addFault({ endpoint: SEND_LIST, kind: 'status5xx', status: 503, times: 10 });
+		const error = await errorInNode(store, (context) => sendNotification(context, request()));
+		expect(sendStatuses()).toEqual([0]);
+		expect(count(sandbox, SEND_LIST)).toBe(4);
+		expect(error.constructor.name).toBe('NodeApiError');
+		expect(error.message).toBe(
+			'Sending the notification: the outcome is unknown (ECONNRESET), so it was not sent again',
+		);
+		expect(error.description).toMatch(
+			/the list of sends could not be read .*Check the list of sends/,
+		);
+		expect(registered()).toEqual([]);
+		expectNoSecret(error, [...secretsOf(sandbox), ...tokens()]);
+	});
+
+	test('the lookup runs on every shape of the list (here a bare array without total)', async () => {
+		sandbox.setListShape('bareArray');
+		sandbox.addFault({ endpoint: SEND, kind: 'resetAfter', times: 1 });
+		const outcome = await send();
+		expect(outcome.recoveredAfter).toBe('ECONNRESET');
+		expect(sendStatuses()).toEqual([0]);
+		expect(registered().map((record) => record.id)).toEqual([outcome.id]);
+	});
+
+	test('no answer on every try: at most 4 sends, each after a lookup, then an error; nothing registered twice', async () => {
+		sandbox.addFault({ endpoint: SEND, kind: 'resetBefore', times: 10 });
+		const error = await errorInNode(store, (context) => sendNotification(context, request()));
+		expect(sendStatuses()).toEqual([0, 0, 0, 0]);
+		expect(count(sandbox, SEND_LIST)).toBe(8);
+		expect(error.message).toMatch(
+			/^Sending the notification failed: no answer from the API \(ECONNRESET\)/,
+		);
+		expect(error.description).toMatch(/not registered \(the list of sends proved it absent/);
+		expect(registered()).toEqual([]);
+	});
+
+	test('a token endpoint that fails once (503) before a send: renewed again and sent, no lookup', async () => {
+		const fresh = storeFor(sandbox);
+		sandbox.addFault({ endpoint: REFRESH, kind: 'status5xx', status: 503, times: 1 });
+		const outcome = await valueInNode(fresh, (context) => sendNotification(context, request()));
+		expect(sandbox.requestLog().map((entry) => [entry.endpoint, entry.status])).toEqual([
+			[REFRESH, 503],
+			[REFRESH, 200],
+			[SEND, 202],
+		]);
+		expect(outcome.recoveredAfter).toBeUndefined();
+		expect(registered().map((record) => record.id)).toEqual([outcome.id]);
+	});
+
+	test('a refused token renewal fails the send at once: nothing sent, no lookup', async () => {
+		const revoked = storeFor(sandbox, { credential: sandbox.orgs.secondary });
+		sandbox.revokeRefreshToken(sandbox.orgs.secondary.clientId);
+		const error = await errorInNode(revoked, (context) => sendNotification(context, request()));
+		expect(error.message).toMatch(
+			/^Sending the notification failed: The API refused to renew the access token \(HTTP 401\)/,
+		);
+		expect(count(sandbox, SEND)).toBe(0);
+		expect(count(sandbox, SEND_LIST)).toBe(0);
+		expectNoSecret(error, secretsOf(sandbox, sandbox.orgs.secondary));
+	});
+});

@@ -1,0 +1,162 @@
+/**
+ * "Fetch Test Event": the trigger run in manual mode through n8n's own engine (WorkflowExecute runs
+ * a polling node's poll function with a PollContext in mode 'manual'). It answers one recent real
+ * event, or a sample built from the latest send, and leaves the trigger's state alone.
+ */
+import type { IDataObject, INode } from 'n8n-workflow';
+
+import {
+	MINUTE,
+	TRIGGER_TYPE,
+	TriggerFixture,
+	useTriggerFixtures,
+	runWorkflow,
+} from '../harness/index.cts';
+
+const NODE_NAME = 'Companion Push Trigger';
+
+async function fetchTestEvent(
+	fixture: TriggerFixture,
+	parameters: IDataObject,
+	staticData: IDataObject = {},
+) {
+	const stored = fixture.credentials.get();
+	const node: INode = {
+		id: 'n-manual',
+		name: NODE_NAME,
+		type: TRIGGER_TYPE,
+		typeVersion: 1,
+		position: [0, 0],
+		parameters: {
+			events: ['notificationSettled', 'deliveryFailed', 'deliveryOpened'],
+			...parameters,
+		} as INode['parameters'],
+		credentials: { companionPushApi: { id: stored.id, name: stored.name } },
+	};
+	const run = await runWorkflow({
+		nodes: [node],
+		connections: {},
+		credentials: fixture.credentials,
+		staticData,
+	});
+	const task = run.data.resultData.runData[NODE_NAME]?.[0];
+	return {
+		items: (task?.data?.main?.[0] ?? []).map((item) => item.json),
+		error: task?.error ?? run.data.resultData.error,
+	};
+}
+
+describe('Companion Push Trigger: Fetch Test Event (manual mode)', () => {
+	const triggers = useTriggerFixtures();
+
+	test('returns one recent real event and leaves the state of the active trigger alone', async () => {
+		const fixture = await triggers.start();
+		await fixture.poll();
+		const onePhone = fixture.user('onePhone');
+		const id = await fixture.send([onePhone], { title: 'Opened one' });
+		await fixture.sandbox.clock.advance(5_000);
+		await fixture.poll();
+		fixture.sandbox.tap(id, onePhone);
+		await fixture.sandbox.clock.advance(MINUTE);
+
+		// The same static data the active workflow holds, in n8n's shape.
+		const staticData = { [`node:${NODE_NAME}`]: fixture.staticData() };
+		const before = JSON.parse(JSON.stringify(staticData));
+		const result = await fetchTestEvent(fixture, { events: ['deliveryOpened'] }, staticData);
+		expect(result.error).toBeUndefined();
+		expect(result.items).toEqual([
+			expect.objectContaining({
+				event: 'deliveryOpened',
+				notificationId: id,
+				userId: onePhone,
+				deliveryIndex: 0,
+				openedAt: expect.any(String),
+			}),
+		]);
+		expect(result.items[0].sample).toBeUndefined();
+		expect(JSON.parse(JSON.stringify(staticData))).toEqual(before);
+
+		// The active trigger still emits that open itself, once.
+		const active = await fixture.pollEvery(MINUTE, 5);
+		expect(
+			active.filter((item) => item.event === 'deliveryOpened').map((item) => item.notificationId),
+		).toEqual([id]);
+	});
+
+	test('with no event yet, a sample built from the latest send (marked sample), in the chosen output shape', async () => {
+		const fixture = await triggers.start();
+		await fixture.send([fixture.user('onePhone')], { title: 'Older' });
+		const latest = await fixture.send([fixture.user('onePhone')], { title: 'Still sending' });
+		const staticData: IDataObject = {};
+
+		const perEvent = await fetchTestEvent(fixture, { events: ['notificationSettled'] }, staticData);
+		expect(perEvent.items).toEqual([
+			expect.objectContaining({
+				event: 'notificationSettled',
+				sample: true,
+				notificationId: latest,
+				title: 'Still sending',
+				status: 'sending',
+			}),
+		]);
+		const perNotification = await fetchTestEvent(
+			fixture,
+			{ events: ['notificationSettled'], output: 'perNotification' },
+			staticData,
+		);
+		expect(perNotification.items).toEqual([
+			expect.objectContaining({
+				notificationId: latest,
+				events: [expect.objectContaining({ event: 'notificationSettled', sample: true })],
+			}),
+		]);
+		expect(staticData).toEqual({});
+	});
+
+	test('the person events: a real one when there is one (No Device), else a sample with the deadline (Not Opened in Time)', async () => {
+		const fixture = await triggers.start();
+		const noPhone = fixture.user('noPhone');
+		const id = await fixture.send([fixture.user('onePhone'), noPhone], { title: 'Safety alert' });
+		await fixture.sandbox.clock.advance(5_000);
+
+		const noDevice = await fetchTestEvent(fixture, { events: ['noDevice'] });
+		expect(noDevice.items).toEqual([
+			{
+				event: 'noDevice',
+				eventKey: `${id}:${noPhone}:noDevice`,
+				notificationId: id,
+				title: 'Safety alert',
+				body: expect.any(String),
+				userId: noPhone,
+				sentAt: expect.any(String),
+			},
+		]);
+
+		// Within the 30 minutes nobody is late yet: a sample, marked so.
+		const notOpened = await fetchTestEvent(fixture, {
+			events: ['notOpenedInTime'],
+			openDeadline: 30,
+		});
+		const sentAt = Date.parse(noDevice.items[0].sentAt as string);
+		expect(notOpened.items).toEqual([
+			expect.objectContaining({
+				event: 'notOpenedInTime',
+				sample: true,
+				notificationId: id,
+				deadline: new Date(sentAt + 30 * MINUTE).toISOString(),
+			}),
+		]);
+		await fixture.sandbox.clock.advance(30 * MINUTE);
+		expect(
+			(await fetchTestEvent(fixture, { events: ['notOpenedInTime'], openDeadline: 30 })).items,
+		).toEqual([expect.not.objectContaining({ sample: true })]);
+	});
+
+	test('with no send at all, a clear error instead of an empty run', async () => {
+		const fixture = await triggers.start();
+		const result = await fetchTestEvent(fixture, {});
+		expect(result.items).toEqual([]);
+		expect(result.error?.message).toMatch(/No notification has been sent yet/);
+		expect(result.error?.description).toMatch(/Send a notification/);
+	});
+});
