@@ -182,7 +182,11 @@ describe('npm start', () => {
 		expect(output).not.toContain('Sandbox:');
 
 		const rest = new N8nRestClient(url);
-		await rest.login();
+		// The owner's password made for this folder at the first start is kept.
+		await rest.login(
+			OWNER_EMAIL,
+			fs.readFileSync(path.join(home, 'owner-password'), 'utf8').trim(),
+		);
 		// The examples published with the sandbox are unpublished with a real service.
 		expect(output).toContain('unpublished the example "Companion Push example: follow-up report"');
 		expect(
