@@ -8,10 +8,13 @@ import type { IDataObject } from 'n8n-workflow';
 import { nodeResult, nodeWorkflow, runWorkflow } from '../../devkit/engine.cts';
 import type { NodeRunOptions, NodeRunResult } from '../../devkit/engine.cts';
 import { storeFor } from '../../devkit/fixtures.cts';
-import { useTimings } from '../../nodes/CompanionPush/processState';
+import { processedDataStore } from '../../devkit/processedData.cts';
+import type { MemoryProcessedData } from '../../devkit/processedData.cts';
+import { resetProcessState, useTimings } from '../../nodes/CompanionPush/processState';
 import type { Sandbox } from '../../sandbox/index.cts';
 import { send, tokenFor } from './api.cts';
 import { sendParameters } from './nodeRuns.cts';
+import { NODE_SANDBOX, useSandbox } from './sandboxes.cts';
 
 /** The node's default message (sendParameters), for sends meant to look exactly like the node's. */
 export const MESSAGE = { title: 'Shift change', body: 'Your shift starts at 9:00.' };
@@ -25,6 +28,31 @@ export function useShortTimings(changes: Parameters<typeof useTimings>[0] = {}):
 		...changes,
 		retry: { baseDelayMs: 20, maxDelayMs: 100, ...changes.retry },
 	});
+}
+
+/**
+ * The set-up of the keyed "exact or unknown" tests: a node sandbox reset before each test, six users
+ * with one phone, and n8n's processed-data store, emptied with the process state (and the waits
+ * shortened) before each test. Read `users` and `store` inside tests and hooks, once set.
+ */
+export function useKeyedRuns(): { sandbox: Sandbox; users: string[]; store: MemoryProcessedData } {
+	const sandbox = useSandbox({ ...NODE_SANDBOX, resetBeforeEach: true });
+	const runs = {
+		sandbox,
+		users: [] as string[],
+		store: undefined as unknown as MemoryProcessedData,
+	};
+	beforeAll(async () => {
+		runs.users = sandbox.orgs.primary.usersOfKind('onePhone', 6);
+		runs.store = await processedDataStore();
+	});
+	afterAll(() => resetProcessState());
+	beforeEach(() => {
+		runs.store.reset();
+		resetProcessState();
+		useShortTimings();
+	});
+	return runs;
 }
 
 /** Polls until `check` holds: a state, never a fixed time. */

@@ -15,10 +15,8 @@ import {
 	keyedRun,
 	logOf,
 	MESSAGE,
-	NODE_SANDBOX,
 	nodeResult,
 	nodeWorkflow,
-	processedDataStore,
 	registeredSends,
 	runOnce,
 	runWorkflow,
@@ -26,7 +24,7 @@ import {
 	seedSends,
 	sendAsAnotherClient,
 	sendRun,
-	useSandbox,
+	useKeyedRuns,
 	useShortTimings,
 } from '../harness/index.cts';
 import type { MemoryProcessedData, NodeRunOptions } from '../harness/index.cts';
@@ -34,20 +32,11 @@ import type { MemoryProcessedData, NodeRunOptions } from '../harness/index.cts';
 const RETRY_ON_FAIL = { retryOnFail: true, maxTries: 3, waitBetweenTries: 0 };
 
 describe('exact or unknown, decided from evidence', () => {
-	const sandbox = useSandbox({ ...NODE_SANDBOX, resetBeforeEach: true });
+	const keyedRuns = useKeyedRuns();
+	const { sandbox } = keyedRuns;
 	let users: string[];
 	let store: MemoryProcessedData;
-
-	beforeAll(async () => {
-		users = sandbox.orgs.primary.usersOfKind('onePhone', 6);
-		store = await processedDataStore();
-	});
-	afterAll(() => resetProcessState());
-	beforeEach(() => {
-		store.reset();
-		resetProcessState();
-		useShortTimings();
-	});
+	beforeAll(() => ({ users, store } = keyedRuns));
 
 	const posts = () => logOf(sandbox, SEND).length;
 	/** The sends registered for a user, in order. */

@@ -18,23 +18,21 @@ import {
 	jsonOf,
 	keptAsUsed,
 	logOf,
-	NODE_SANDBOX,
 	registeredSends,
 	SEND,
 	SEND_LIST,
-	useSandbox,
 	nodeResult,
 	nodeWorkflow,
 	registerNodeType,
 	retryWorkflow,
 	runWorkflow,
-	processedDataStore,
 	type MemoryProcessedData,
 	HOUR,
 	keyedRun,
 	MESSAGE,
 	runOnce,
 	sendAsAnotherClient,
+	useKeyedRuns,
 	useShortTimings,
 } from '../harness/index.cts';
 import type { NodeRunOptions } from '../harness/index.cts';
@@ -65,20 +63,11 @@ function anotherProcess(type: string): ProcessStateModule {
 }
 
 describe('exact or unknown: Idempotency Keys', () => {
-	const sandbox = useSandbox({ ...NODE_SANDBOX, resetBeforeEach: true });
+	const keyedRuns = useKeyedRuns();
+	const { sandbox } = keyedRuns;
 	let users: string[];
 	let store: MemoryProcessedData;
-
-	beforeAll(async () => {
-		users = sandbox.orgs.primary.usersOfKind('onePhone', 6);
-		store = await processedDataStore();
-	});
-	afterAll(() => resetProcessState());
-	beforeEach(() => {
-		store.reset();
-		resetProcessState();
-		useShortTimings();
-	});
+	beforeAll(() => ({ users, store } = keyedRuns));
 
 	const event = (key: string, userId = users[0]) => [{ userId, key }];
 
