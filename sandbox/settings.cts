@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isKnownZone } from './notifications/shownTimes.cts';
 import {
 	ERROR_SHAPES,
 	LIST_FIELDS,
@@ -44,6 +45,7 @@ export const DEFAULT_SETTINGS: SandboxSettings = {
 	rateLimitPerSecond: null, // spec Limits: "Rate limits: not shown"
 	maxInFlight: null,
 	clockOffsetMs: 0,
+	timesWithoutZone: null, // spec: "ISO 8601"; written in UTC with Z
 };
 
 const nonNegativeInt = z.number().int().nonnegative();
@@ -85,6 +87,10 @@ export const settingsPatchSchema = z
 		rateLimitPerSecond: z.number().positive().finite().nullable(),
 		maxInFlight: limitOrNull,
 		clockOffsetMs: z.number().int(),
+		timesWithoutZone: z
+			.string()
+			.refine(isKnownZone, { message: 'an IANA time zone name, e.g. UTC or Europe/Berlin' })
+			.nullable(),
 	})
 	.partial()
 	.strict();

@@ -167,4 +167,12 @@ export interface SandboxSettings {
 	 * Changing it moves the API's clock at once (backwards too), so set it before the sends of a test.
 	 */
 	clockOffsetMs: number;
+	/**
+	 * Spec: times are "ISO 8601", which allows a time without a zone. null (default): every time the
+	 * API shows is UTC with `Z`. A zone name (IANA, e.g. `'UTC'`, `'Europe/Berlin'`): every time it
+	 * shows (`created_at`, `sent_at`, `scheduled_at`, a delivery's `sent_at` and `opened_at`) is the
+	 * wall time of that zone without a zone designator (`2026-11-25T19:04:18.123`). What it reads
+	 * (`scheduled_at` of a send) and the `Date` header are unchanged.
+	 */
+	timesWithoutZone: string | null;
 }

@@ -85,7 +85,7 @@ export class CompanionPushTrigger implements INodeType {
 				default: DEFAULT_OPEN_DEADLINE_MINUTES,
 				displayOptions: { show: { events: ['notOpenedInTime'] } },
 				description:
-					'Minutes after the notification went out (for a scheduled one: after it was sent, not its scheduled time) by which a person must have opened it on some phone',
+					"Minutes after the notification went out (for a scheduled one: after it was sent, not its scheduled time) by which a person must have opened it on some phone. Not told when the API writes its send time without a time zone (n8n's log then says so).",
 			},
 			{
 				displayName: 'Output',

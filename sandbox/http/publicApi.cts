@@ -1,6 +1,7 @@
 import { ApiError, forbidden, notFound } from '../apiError.cts';
 import type { BearerCheck } from '../auth.cts';
 import type { OrgCredential } from '../directory.cts';
+import { shownDelivery } from '../notifications/shownTimes.cts';
 import { publicRecord } from '../notifications/store.cts';
 import { validateSend } from '../notifications/validation.cts';
 import type { SandboxState } from '../state.cts';
@@ -135,7 +136,9 @@ export const PUBLIC_ROUTES: Route[] = [
 				ok: true,
 				data: {
 					notification: publicRecord(stored, view, context.state.settings),
-					deliveries: view.deliveries,
+					deliveries: view.deliveries.map((delivery) =>
+						shownDelivery(delivery, context.state.settings),
+					),
 				},
 			});
 		},

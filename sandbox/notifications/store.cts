@@ -3,6 +3,7 @@ import { ApiError } from '../apiError.cts';
 import type { SeededOrg } from '../directory.cts';
 import { unitFloat } from '../random.cts';
 import type { NotificationRecord, SandboxSettings } from '../types.cts';
+import { shownTime } from './shownTimes.cts';
 import { storedInput } from './storage.cts';
 import {
 	deliveredAt,
@@ -223,7 +224,8 @@ function recordFields(stored: StoredNotification, view: SendView) {
 }
 
 /** The notification record of the spec's table; `announcement_id` only when the switch is on, a past
- * `scheduled_at` as sent only when pastScheduledAtShownAs says so. */
+ * `scheduled_at` as sent only when pastScheduledAtShownAs says so, its times without a zone when
+ * timesWithoutZone says so. */
 export function publicRecord(
 	stored: StoredNotification,
 	view: SendView,
@@ -238,6 +240,8 @@ export function publicRecord(
 	)
 		record.scheduled_at = stored.input.scheduled_at;
 	if (settings.recordIncludesAnnouncementId) record.announcement_id = stored.input.announcement_id;
+	for (const field of ['scheduled_at', 'sent_at', 'created_at'] as const)
+		record[field] = shownTime(record[field] as string | null, settings.timesWithoutZone);
 	return record;
 }
 

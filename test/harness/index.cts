@@ -17,6 +17,7 @@
  *   exactOrUnknown.ts runs and sends of the "exact or unknown" tests
  *   invariants.ts     the reliability invariants the randomized and fault runs check
  *   checkoutCopy.ts   a copy of this checkout as a clone holds it (the packaging tests)
+ *   hostTimeZone.ts   n8n's host time zone, set for one test
  * Jest's setup files are in setup/ (jest.config.js): n8n-core's environment, then the secret guard.
  */
 export * from './sandboxes.cts';
@@ -32,6 +33,7 @@ export * from './keys.cts';
 export * from './exactOrUnknown.cts';
 export * from './invariants.cts';
 export * from './checkoutCopy.cts';
+export * from './hostTimeZone.cts';
 export {
 	describeFindings,
 	SECRET_MARKER,

@@ -152,3 +152,39 @@ describe('a send shown without a scheduled time, for a request with one', () => 
 		);
 	});
 });
+
+describe('times written without a zone (the wall time of a zone the API does not name)', () => {
+	const scheduled = { ...request, scheduled_at: '2026-03-02T12:00:00+01:00' }; // 11:00 UTC
+	const verdict = (fields: Record<string, unknown>, sent: SendRequest = scheduled) =>
+		compareSend(listed(fields), sent, NO_EVIDENCE).scheduledAt;
+
+	test('a scheduled time without a zone that some zone could write for ours: unsure, and the reason says why', () => {
+		for (const wall of ['2026-03-02T11:00:00', '2026-03-02T12:00:00.000', '2026-03-02T06:00:00'])
+			expect(verdict({ scheduled_at: wall })).toBe('unsure');
+		const comparison = compareSend(
+			listed({ scheduled_at: '2026-03-02T12:00:00' }),
+			scheduled,
+			NO_EVIDENCE,
+		);
+		expect(matchOf(comparison, scheduled)).toBe('undecided');
+		expect(notTold(comparison)).toEqual([
+			'only with a scheduled time that cannot tell (none, for a send made about when ours was due, or one written without a time zone)',
+		]);
+	});
+
+	test('one farther from ours than any zone is from UTC (UTC-12 to UTC+14): another send', () => {
+		expect(verdict({ scheduled_at: '2026-03-03T01:00:01' })).toBe('different'); // 14 h 1 s ahead
+		expect(verdict({ scheduled_at: '2026-03-01T22:59:59' })).toBe('different'); // 12 h 1 s behind
+		expect(verdict({ scheduled_at: '2026-03-03T00:59:00' })).toBe('unsure');
+	});
+
+	test('a null scheduled time and a creation time without a zone: nothing tells whether ours was due', () => {
+		expect(verdict({ scheduled_at: null, created_at: '2026-03-02T12:00:00.000' })).toBe('notShown');
+	});
+
+	test('with a zone, whichever offset the API writes: the same instant, as before', () => {
+		expect(verdict({ scheduled_at: '2026-03-02T11:00:00Z' })).toBe('same');
+		expect(verdict({ scheduled_at: '2026-03-02T06:00:00.000-05:00' })).toBe('same');
+		expect(verdict({ scheduled_at: '2026-03-02T11:05:00Z' })).toBe('different');
+	});
+});

@@ -2,7 +2,7 @@ import { NodeApiError } from 'n8n-workflow';
 import type { IDataObject, INodeExecutionData, IPollFunctions } from 'n8n-workflow';
 
 import { runPool } from '../helpers/pool';
-import { parseTime } from '../helpers/time';
+import { isTimeWithoutZone, parseTime } from '../helpers/time';
 import { asNodeError } from '../nodeErrors';
 import { processState } from '../processState';
 import { getNotification, listNotifications, readCredentialsAnew } from '../transport';
@@ -84,6 +84,17 @@ function warnForgottenEarly(context: IPollFunctions, ids: string[]): void {
 	);
 }
 
+/** Sends whose `sent_at` the API wrote without a time zone (see helpers/time.ts): their Not Opened in
+ * Time deadline cannot be placed on the API's clock, so it is never told, which n8n's log must say
+ * rather than the event staying silent. */
+function warnDeadlinesUntold(context: IPollFunctions, ids: string[]): void {
+	const shown = ids.slice(0, 10).join(', ');
+	context.logger.warn(
+		`Companion Push Trigger: the API writes sent_at without a time zone, so Not Opened in Time cannot be told for ${ids.length} notification(s): ` +
+			`${shown}${ids.length > 10 ? ', …' : ''}. Their other events are reported; check who opened them with Notification > Get Report.`,
+	);
+}
+
 /** One poll with the stored state (see the comment at the top). */
 async function pollWithState(
 	this: IPollFunctions,
@@ -119,6 +130,7 @@ async function pollWithState(
 
 	const selected = new Set(parameters.events);
 	const events: TriggerEvent[] = [];
+	const deadlinesUntold: string[] = [];
 	const records = new Map<string, NotificationRecord>();
 	// The details due are read in parallel (a poll costs about one round trip, not one per read);
 	// the first failure stops the poll after what is in flight.
@@ -157,6 +169,13 @@ async function pollWithState(
 			openDeadlineMs,
 		});
 		const statusChanged = watched.status !== record.status;
+		// Said when the send is first read or changes state, not at every read of its back-off.
+		if (
+			selected.has('notOpenedInTime') &&
+			isTimeWithoutZone(record.sent_at) &&
+			(watched.readAt === undefined || statusChanged)
+		)
+			deadlinesUntold.push(id);
 		watched.keys.push(...found.map((event) => event.key));
 		watched.from = windowStart(
 			watched.from,
@@ -180,6 +199,7 @@ async function pollWithState(
 
 	writeState(staticData, state);
 	if (forgottenEarly.length > 0) warnForgottenEarly(this, forgottenEarly);
+	if (deadlinesUntold.length > 0) warnDeadlinesUntold(this, deadlinesUntold);
 	if (events.length === 0) return null;
 	return [toItems(events, parameters.output, records).map((json: IDataObject) => ({ json }))];
 }

@@ -1,6 +1,6 @@
 import { sleep } from 'n8n-workflow';
 
-import { parseTime } from '../../helpers/time';
+import { isTimeWithoutZone, parseTime } from '../../helpers/time';
 import { processState, timings } from '../../processState';
 import { getNotification, listNotificationsPage } from '../endpoints';
 import type { CompanionPushContext } from '../http';
@@ -34,6 +34,9 @@ import {
  *   the caller may send;
  * - anything else (two candidates, a candidate whose recipients or time the API does not show, a
  *   list that repeats itself before reaching the window's start): unknown.
+ * A creation time without a zone (see helpers/time.ts) places nothing: such a send is never ours by
+ * time (a candidate it stays, so the outcome is unknown), and never shows the window passed (the list
+ * is then read to its end to prove a send absent).
  */
 
 export type LookupResult =
@@ -67,6 +70,11 @@ const MARGIN_WITHOUT_SERVER_CLOCK_MS = 10 * 60_000;
 interface Candidate {
 	listed: ListedNotification;
 }
+
+/** Why a candidate that matches cannot be placed in the window, in words for an "unknown" message. */
+const NO_CREATION_TIME = 'the API does not show its creation time';
+const CREATION_TIME_WITHOUT_ZONE =
+	"the API writes its creation time without a time zone, so nothing tells whether it was made before this send's first try";
 
 /** One reading of the list back to the window's start: what could be ours, and whether the reading
  * got there. */
@@ -105,6 +113,7 @@ async function readBackToWindow(
 ): Promise<Reading> {
 	const seen = new Set<string>();
 	const candidates: Candidate[] = [];
+	let timesWithoutZone = false;
 	let windowStart: number | undefined;
 	let skip = 0;
 	let pagesWithNothingNew = 0;
@@ -137,13 +146,17 @@ async function readBackToWindow(
 			const createdAt = parseTime(send.created_at);
 			if (createdAt !== undefined && createdAt < windowStart) passedWindow = true;
 			else candidates.push({ listed: send });
+			timesWithoutZone ||= isTimeWithoutZone(send.created_at);
 		}
-		// A page without creation times: its oldest send's detail tells whether the window is passed.
+		// A page without creation times: its oldest send's detail tells whether the window is passed
+		// (not when the list writes them without a zone: the detail writes them the same way).
 		if (
 			windowStart > -Infinity &&
 			!passedWindow &&
 			fresh.length > 0 &&
-			fresh.every((send) => parseTime(send.created_at) === undefined)
+			fresh.every(
+				(send) => parseTime(send.created_at) === undefined && !isTimeWithoutZone(send.created_at),
+			)
 		) {
 			const oldest = await getNotification(context, fresh[fresh.length - 1].id, lookup.itemIndex);
 			const createdAt = parseTime(oldest.notification.created_at);
@@ -154,7 +167,12 @@ async function readBackToWindow(
 		// The end of the list: every send it counts was seen (pages read prove nothing if skip is ignored).
 		if (page.total !== undefined && seen.size >= page.total) return { candidates, windowStart };
 		if (pages >= MAX_PAGES) {
-			const notReached = windowStart === -Infinity ? 'its end' : 'the time of the first try';
+			const notReached =
+				windowStart === -Infinity
+					? 'its end'
+					: timesWithoutZone
+						? 'its end (it writes creation times without a time zone, so they cannot show where the first try was)'
+						: 'the time of the first try';
 			return {
 				candidates,
 				windowStart,
@@ -178,13 +196,15 @@ async function decide(
 	const wanted = new Set(lookup.request.target_user_ids);
 	const seen = seenTexts(context);
 	const exact: Candidate[] = [];
-	const undecided: Array<Candidate & { comparison: Comparison }> = [];
+	/** `placedBy`: why its creation time does not place it in the window, when it does not. */
+	const undecided: Array<Candidate & { comparison: Comparison; placedBy?: string }> = [];
 	let detailsRead = 0;
 	for (const candidate of reading.candidates) {
 		const owner = ownerOfSend(context, candidate.listed.id);
 		if (owner !== undefined && owner !== lookup.owner) continue;
 		let comparison = compareSend(candidate.listed, lookup.request, seen);
 		let createdAt = parseTime(candidate.listed.created_at);
+		let withoutZone = isTimeWithoutZone(candidate.listed.created_at);
 		let match = matchOf(comparison, lookup.request);
 		if (match === 'different') continue;
 		if ((match === 'undecided' || createdAt === undefined) && detailsRead < MAX_DETAILS) {
@@ -194,13 +214,18 @@ async function decide(
 			const recipients = compareDeliveries(detail.deliveries, record.stats?.targeted_users, wanted);
 			comparison = combine(comparison, compareSend(record, lookup.request, seen, recipients));
 			createdAt ??= parseTime(record.created_at);
+			withoutZone ||= isTimeWithoutZone(record.created_at);
 			if (createdAt !== undefined && createdAt < reading.windowStart) continue;
 			match = matchOf(comparison, lookup.request);
 			if (match === 'different') continue;
 			candidate.listed = { ...candidate.listed, status: candidate.listed.status ?? record.status };
 		}
 		if (match === 'exact' && createdAt !== undefined) exact.push(candidate);
-		else undecided.push({ ...candidate, comparison });
+		else if (createdAt !== undefined) undecided.push({ ...candidate, comparison });
+		else {
+			const placedBy = withoutZone ? CREATION_TIME_WITHOUT_ZONE : NO_CREATION_TIME;
+			undecided.push({ ...candidate, comparison, placedBy });
+		}
 	}
 	if (exact.length === 1 && undecided.length === 0) {
 		const { id, status } = exact[0].listed;
@@ -226,8 +251,13 @@ async function decide(
 			kind: 'unknown',
 			reason: `${exact.length} sends in the list match it exactly (${shown})`,
 		};
-	const untold = [...new Set(undecided.flatMap((candidate) => notTold(candidate.comparison)))];
-	const why = untold.length > 0 ? untold.join('; ') : 'the API does not show its creation time';
+	const untold = [
+		...new Set([
+			...undecided.flatMap((candidate) => notTold(candidate.comparison)),
+			...undecided.flatMap((candidate) => candidate.placedBy ?? []),
+		]),
+	];
+	const why = untold.length > 0 ? untold.join('; ') : NO_CREATION_TIME;
 	return {
 		kind: 'unknown',
 		reason: `the list holds a send that could be it, but ${why} (${shown})`,

@@ -1,3 +1,4 @@
+import { parseTime, readApiTime, WALL_TIME_SPREAD } from '../../helpers/time';
 import type { SendRequest } from '../schemas';
 
 /**
@@ -13,7 +14,8 @@ import type { SendRequest } from '../schemas';
  */
 
 /** `unsure`: shown, but what is shown cannot tell (a shorter text, with no evidence that this API cuts
- * texts; no scheduled time, for a send made about when ours was due). */
+ * texts; no scheduled time, for a send made about when ours was due; a scheduled time without a zone
+ * that some zone's wall time of ours would read as). */
 export type FieldVerdict = 'same' | 'different' | 'notShown' | 'unsure';
 
 /** The fields that must be shown the same before a send counts as ours: without them two sends
@@ -100,8 +102,9 @@ function precisionMs(written: string): number {
  * is too when that time was already past on the API's clock when it registered it (the spec: "in the
  * past, the notification is sent immediately"; the record: "Null when the send was not scheduled").
  * So null is ours when ours was due at or before the send's creation time (the API's clock); not
- * ours when due after it, beyond that time's precision; in between, or without a creation time,
- * nothing tells.
+ * ours when due after it, beyond that time's precision; in between, or without a creation time
+ * (or one without a zone), nothing tells. A scheduled time without a zone is a wall time of some zone:
+ * not ours when no zone's wall time of ours is that far from it, otherwise nothing tells.
  */
 function compareSchedule(
 	shown: unknown,
@@ -111,17 +114,23 @@ function compareSchedule(
 	if (shown === undefined) return 'notShown';
 	if (shown === null || shown === '') {
 		if (sent === undefined) return 'same';
-		const createdMs = typeof createdAt === 'string' ? Date.parse(createdAt) : NaN;
-		if (Number.isNaN(createdMs)) return 'notShown';
+		const createdMs = parseTime(createdAt);
+		if (createdMs === undefined) return 'notShown';
 		const dueMs = Date.parse(sent);
 		if (dueMs <= createdMs) return 'same';
 		return dueMs >= createdMs + precisionMs(createdAt as string) ? 'different' : 'unsure';
 	}
 	if (sent === undefined) return 'different';
-	const shownMs = Date.parse(String(shown));
+	const shownTime = readApiTime(shown);
+	// Ours always leaves with an explicit offset.
 	const sentMs = Date.parse(sent);
-	if (Number.isNaN(shownMs)) return 'notShown';
-	return Math.abs(shownMs - sentMs) < 1000 ? 'same' : 'different';
+	if (shownTime.kind === 'none') return 'notShown';
+	if (shownTime.kind === 'withoutZone') {
+		const { behindMs, aheadMs } = WALL_TIME_SPREAD;
+		const fromSent = shownTime.wallMs - sentMs;
+		return fromSent > -behindMs - 1000 && fromSent < aheadMs + 1000 ? 'unsure' : 'different';
+	}
+	return Math.abs(shownTime.ms - sentMs) < 1000 ? 'same' : 'different';
 }
 
 function sameSet(shown: string[], wanted: ReadonlySet<string>): boolean {
@@ -211,7 +220,8 @@ export function notTold(comparison: Comparison): string[] {
 		imageUrl: 'only with a shorter image URL',
 		deeplink: 'only with a shorter deeplink',
 		announcementId: 'only with a shorter announcement id',
-		scheduledAt: 'without a scheduled time, made about when ours was due',
+		scheduledAt:
+			'only with a scheduled time that cannot tell (none, for a send made about when ours was due, or one written without a time zone)',
 	};
 	// Only the fields a send must show to count as ours keep it undecided when hidden.
 	const hidden = notShown(comparison).filter((field) =>
