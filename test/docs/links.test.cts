@@ -1,13 +1,26 @@
 /**
  * The Markdown pages' relative links and images point at files that exist, and their #anchors at
  * headings that exist (in the same page or the linked one, by GitHub's heading ids), so a section
- * moved from one page to another cannot leave a broken link behind.
+ * moved from one page to another cannot leave a broken link behind. Links to this repository on
+ * GitHub (its page, `blob/` and `tree/` addresses) are checked the same way against the checkout,
+ * in the pages and where n8n shows them: the nodes' codex files (the node panel's documentation
+ * links) and the credential's documentation URL. The README stays within 30 KB, its sections
+ * for n8n users first.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
+import { CompanionPushApi } from '../../credentials/CompanionPushApi.credentials';
+
 const ROOT = path.resolve(__dirname, '..', '..');
+
+/** This repository's address on GitHub, from package.json (`https://github.com/owner/name`). */
+function repositoryWebUrl(root: string): string {
+	const { repository } = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
+	const url = typeof repository === 'string' ? repository : repository.url;
+	return url.replace(/^git\+/, '').replace(/\.git$/, '');
+}
 
 /** The pages checked, relative to the repository's root. */
 function pages(): string[] {
@@ -112,49 +125,102 @@ const isExternal = (target: string) =>
 	/^[a-z][a-z0-9+.-]*:/i.test(target) || target.startsWith('//');
 
 /**
- * What is wrong with the relative links of one page (`page` relative to `root`): a target outside
- * the repository, a file that does not exist, an anchor no heading of the target page has.
+ * A link to this repository on GitHub as a path in the checkout: the repository's page is its
+ * README, `blob/<ref>/<path>` and `tree/<ref>/<path>` are that path. `null` for any other address
+ * (another site, or pages of the repository that are not files, such as its issues).
  */
+function repositoryPath(target: string, repositoryUrl: string): string | null {
+	const base = repositoryUrl.toLowerCase();
+	const [address, ...anchorParts] = target.split('#');
+	const anchor = anchorParts.length > 0 ? `#${anchorParts.join('#')}` : '';
+	const lower = address.replace(/\/$/, '').toLowerCase();
+	if (lower === base) return `/README.md${anchor}`;
+	if (!lower.startsWith(`${base}/`)) return null;
+	const file = /^\/(?:blob|tree)\/[^/]+\/(.+)$/.exec(address.slice(base.length).replace(/\/$/, ''));
+	return file ? `/${file[1]}${anchor}` : null;
+}
+
+/**
+ * What is wrong with one link target found in `page` (relative to the repository's root, `where`
+ * says where it was found): a target outside the repository, a file that does not exist, an
+ * anchor no heading of the target page has. Links to other sites are not checked.
+ */
+function problemOfTarget(
+	root: string,
+	page: string,
+	rawTarget: string,
+	where: string,
+	read: (file: string) => string | undefined,
+	repositoryUrl: string,
+): string | undefined {
+	let target = rawTarget;
+	if (isExternal(target)) {
+		const inRepository = repositoryPath(target, repositoryUrl);
+		if (inRepository === null) return undefined;
+		target = inRepository;
+	}
+	const hashAt = target.indexOf('#');
+	const filePart = decodeURIComponent(hashAt === -1 ? target : target.slice(0, hashAt));
+	const anchor = hashAt === -1 ? undefined : decodeURIComponent(target.slice(hashAt + 1));
+	const file =
+		filePart === ''
+			? page
+			: path.posix.normalize(
+					filePart.startsWith('/')
+						? filePart.slice(1)
+						: path.posix.join(path.posix.dirname(page), filePart),
+				);
+	if (file === '..' || file.startsWith('../') || path.posix.isAbsolute(file))
+		return `${where}: points outside the repository`;
+	if (!fs.existsSync(path.join(root, file))) return `${where}: ${file} does not exist`;
+	if (anchor === undefined || anchor === '') return undefined;
+	if (file.endsWith('.md')) {
+		const targetText = read(file);
+		if (targetText === undefined || !anchorsOf(targetText).has(anchor))
+			return `${where}: ${file} has no heading #${anchor}`;
+	} else if (!/^L\d+(-L\d+)?$/.test(anchor)) {
+		return `${where}: #${anchor} is not a line of ${file}`;
+	}
+	return undefined;
+}
+
+/** What is wrong with the links of one page (`page` relative to `root`), one line per problem. */
 function brokenLinks(
 	root: string,
 	page: string,
 	read: (file: string) => string | undefined,
+	repositoryUrl = repositoryWebUrl(root),
 ): string[] {
 	const text = read(page);
 	if (text === undefined) return [`${page}: the page itself is missing`];
 	const problems: string[] = [];
 	for (const { line, target } of linkTargets(text)) {
-		if (isExternal(target)) continue;
-		const where = `${page}:${line} (${target})`;
-		const hashAt = target.indexOf('#');
-		const filePart = decodeURIComponent(hashAt === -1 ? target : target.slice(0, hashAt));
-		const anchor = hashAt === -1 ? undefined : decodeURIComponent(target.slice(hashAt + 1));
-		const file =
-			filePart === ''
-				? page
-				: path.posix.normalize(
-						filePart.startsWith('/')
-							? filePart.slice(1)
-							: path.posix.join(path.posix.dirname(page), filePart),
-					);
-		if (file === '..' || file.startsWith('../') || path.posix.isAbsolute(file)) {
-			problems.push(`${where}: points outside the repository`);
-			continue;
-		}
-		if (!fs.existsSync(path.join(root, file))) {
-			problems.push(`${where}: ${file} does not exist`);
-			continue;
-		}
-		if (anchor === undefined || anchor === '') continue;
-		if (file.endsWith('.md')) {
-			const targetText = file === page ? text : read(file);
-			if (targetText === undefined || !anchorsOf(targetText).has(anchor))
-				problems.push(`${where}: ${file} has no heading #${anchor}`);
-		} else if (!/^L\d+(-L\d+)?$/.test(anchor)) {
-			problems.push(`${where}: #${anchor} is not a line of ${file}`);
-		}
+		const problem = problemOfTarget(
+			root,
+			page,
+			target,
+			`${page}:${line} (${target})`,
+			read,
+			repositoryUrl,
+		);
+		if (problem) problems.push(problem);
 	}
 	return problems;
+}
+
+/** The documentation links of each node's codex file (`resources.<kind>[].url`), by file. */
+function codexLinks(root: string): { file: string; url: string }[] {
+	const folder = path.join(root, 'nodes');
+	return fs
+		.readdirSync(folder, { recursive: true, encoding: 'utf8' })
+		.filter((file) => file.endsWith('.node.json'))
+		.flatMap((file) => {
+			const codex = JSON.parse(fs.readFileSync(path.join(folder, file), 'utf8'));
+			const resources: Record<string, { url: string }[]> = codex.resources ?? {};
+			return Object.values(resources)
+				.flat()
+				.map(({ url }) => ({ file: `nodes/${file.split(path.sep).join('/')}`, url }));
+		});
 }
 
 const readFromRepository = (file: string) => {
@@ -167,6 +233,54 @@ const readFromRepository = (file: string) => {
 describe('Markdown links', () => {
 	test.each(pages())('every relative link and image of %s resolves', (page) => {
 		expect(brokenLinks(ROOT, page, readFromRepository)).toEqual([]);
+	});
+
+	test("the nodes' codex documentation links and the credential's documentation URL resolve in this repository", () => {
+		const repositoryUrl = repositoryWebUrl(ROOT);
+		const links = [
+			...codexLinks(ROOT),
+			{
+				file: 'credentials/CompanionPushApi.credentials.ts',
+				url: new CompanionPushApi().documentationUrl,
+			},
+		];
+		// both nodes have their primary and credential documentation: nothing is checked by omission
+		expect(links.filter(({ file }) => file.endsWith('.node.json')).length).toBeGreaterThanOrEqual(
+			4,
+		);
+		for (const { url } of links) expect(repositoryPath(url, repositoryUrl)).not.toBeNull();
+		const problems = links.map(({ file, url }) =>
+			problemOfTarget(
+				ROOT,
+				'README.md',
+				url,
+				`${file} (${url})`,
+				readFromRepository,
+				repositoryUrl,
+			),
+		);
+		expect(problems.filter(Boolean)).toEqual([]);
+	});
+
+	test('the README stays within 30 KB', () => {
+		expect(fs.statSync(path.join(ROOT, 'README.md')).size).toBeLessThanOrEqual(30 * 1024);
+	});
+
+	test("the README's sections for n8n users come first, in a user's order; the developers' after them", () => {
+		const sections = withoutCodeBlocks(fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8'))
+			.split('\n')
+			.filter((line) => line.startsWith('## '))
+			.map((line) => line.slice(3));
+		const userOrder = [
+			'Installation',
+			'Credentials',
+			'Operations',
+			'Companion Push Trigger',
+			'Examples',
+			'Limits',
+		];
+		expect(sections.slice(0, userOrder.length)).toEqual(userOrder);
+		expect(sections.indexOf('Developing the package')).toBeGreaterThan(userOrder.length - 1);
 	});
 
 	test("headings get GitHub's ids", () => {
@@ -191,6 +305,8 @@ describe('Markdown links', () => {
 				'[good](docs/guide.md#setup) [self](#usage) [image](docs/guide.md) [web](https://example.com/x#y)',
 				'`[in code](missing.md)`',
 				'[gone](docs/moved.md) [no heading](docs/guide.md#usage) [no self heading](#setup) [out](../elsewhere/notes.md)',
+				'[repo](https://github.com/Owner/Repo#usage) [file](https://github.com/owner/repo/blob/main/docs/guide.md#setup) [folder](https://github.com/owner/repo/tree/main/docs/) [issues](https://github.com/owner/repo/issues/1) [other](https://github.com/owner/other/blob/main/x.md)',
+				'[repo heading](https://github.com/owner/repo#nowhere) [gone file](https://github.com/owner/repo/blob/main/docs/moved.md) [gone folder](https://github.com/owner/repo/tree/main/examples)',
 			].join('\n'),
 			'docs/guide.md': '# Guide\n\n## Setup\n',
 		};
@@ -200,11 +316,16 @@ describe('Markdown links', () => {
 				fs.mkdirSync(path.join(root, path.dirname(file)), { recursive: true });
 				fs.writeFileSync(path.join(root, file), text);
 			}
-			expect(brokenLinks(root, 'README.md', (file) => fixture[file])).toEqual([
+			expect(
+				brokenLinks(root, 'README.md', (file) => fixture[file], 'https://github.com/owner/repo'),
+			).toEqual([
 				'README.md:5 (docs/moved.md): docs/moved.md does not exist',
 				'README.md:5 (docs/guide.md#usage): docs/guide.md has no heading #usage',
 				'README.md:5 (#setup): README.md has no heading #setup',
 				'README.md:5 (../elsewhere/notes.md): points outside the repository',
+				'README.md:7 (https://github.com/owner/repo#nowhere): README.md has no heading #nowhere',
+				'README.md:7 (https://github.com/owner/repo/blob/main/docs/moved.md): docs/moved.md does not exist',
+				'README.md:7 (https://github.com/owner/repo/tree/main/examples): examples does not exist',
 			]);
 		} finally {
 			fs.rmSync(root, { recursive: true, force: true });

@@ -3,7 +3,9 @@
  * login works, the credential and the examples are there, and SIGTERM / Ctrl-C stop everything.
  * A second start reuses the user folder (nothing imported again) and, with the
  * COMPANION_PUSH_* settings, points the credential at "a real service" (here a sandbox of this
- * test process) without starting a sandbox of its own.
+ * test process) without starting a sandbox of its own. Run through npm (`npm start`) as a
+ * background job, it stops, n8n's port closed and no process of it left, when npm's pid gets
+ * SIGTERM or SIGINT, and when npm is killed outright.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -22,8 +24,15 @@ interface Started {
 	exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-function runStart(args: string[], env: Record<string, string | undefined> = {}): Started {
-	const child = spawn(process.execPath, [path.join(ROOT, 'scripts', 'start.js'), ...args], {
+function runStart(
+	args: string[],
+	env: Record<string, string | undefined> = {},
+	{ throughNpm = false } = {},
+): Started {
+	const [command, commandArgs] = throughNpm
+		? ['npm', ['start', '--silent', '--', ...args]]
+		: [process.execPath, [path.join(ROOT, 'scripts', 'start.js'), ...args]];
+	const child = spawn(command, commandArgs, {
 		cwd: ROOT,
 		env: { ...process.env, ...env },
 		stdio: ['ignore', 'pipe', 'pipe'],
@@ -60,6 +69,40 @@ function portIsFree(port: number): Promise<boolean> {
 		server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
 	});
 }
+
+/** Every process below `pid` (by the parent pids of /proc: Linux), children first found first. */
+function descendants(pid: number): number[] {
+	const parentOf = new Map<number, number>();
+	for (const entry of fs.readdirSync('/proc')) {
+		if (!/^\d+$/.test(entry)) continue;
+		try {
+			const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+			// the fields after the command's closing parenthesis: state, then the parent pid
+			parentOf.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+		} catch {
+			// gone meanwhile
+		}
+	}
+	const found: number[] = [];
+	for (let queue = [pid]; queue.length > 0; ) {
+		const parent = queue.shift()!;
+		for (const [child, itsParent] of parentOf)
+			if (itsParent === parent && !found.includes(child)) {
+				found.push(child);
+				queue.push(child);
+			}
+	}
+	return found;
+}
+
+const isAlive = (pid: number) => {
+	try {
+		process.kill(pid, 0);
+		return true;
+	} catch {
+		return false;
+	}
+};
 
 describe('npm start', () => {
 	let home: string;
@@ -220,4 +263,47 @@ describe('npm start', () => {
 		expect(await running.exited).toEqual({ code: 0, signal: null });
 		expect(await portIsFree(port)).toBe(true);
 	});
+
+	test.each([['SIGTERM'], ['SIGINT'], ['SIGKILL']] as const)(
+		'npm start as a background job, %s sent to npm: n8n, sandbox and model stopped, nothing left',
+		async (signal) => {
+			await stopLeftRunning();
+			running = runStart(
+				[
+					'--skip-build',
+					'--home',
+					home,
+					'--port',
+					String(port),
+					'--sandbox-port',
+					String(sandboxPort),
+				],
+				{},
+				{ throughNpm: true },
+			);
+			const url = await ready(running);
+			expect(url).toBe(`http://127.0.0.1:${port}`);
+			const modelPort = Number(/AI model: +http:\/\/127\.0\.0\.1:(\d+)/.exec(running.output())![1]);
+			const processes = descendants(running.child.pid!);
+			expect(processes.length).toBeGreaterThanOrEqual(2); // npm start's node and n8n at least
+
+			running.child.kill(signal);
+			await running.exited;
+			const left = await waitFor(
+				'every process of npm start to end',
+				() => {
+					const alive = processes.filter(isAlive);
+					return alive.length === 0 ? alive : undefined;
+				},
+				30_000,
+				250,
+			).catch(() => processes.filter(isAlive));
+			for (const pid of left) process.kill(pid, 'SIGKILL'); // not to leave them to the next test
+			expect(left).toEqual([]);
+			expect(await portIsFree(port)).toBe(true);
+			expect(await portIsFree(sandboxPort)).toBe(true);
+			expect(await portIsFree(modelPort)).toBe(true);
+		},
+		240_000,
+	);
 });

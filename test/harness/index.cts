@@ -63,3 +63,4 @@ export { TestCredentialsHelper } from '../../devkit/credentialsHelper.cts';
 export { MemoryProcessedData, processedDataStore } from '../../devkit/processedData.cts';
 export { cleanEnv, exampleWorkflows, RunResult } from '../../devkit/n8n/index.cts';
 export { FAKE_MODEL_NAME, startFakeModel, type FakeModel } from '../../devkit/fakeModel.cts';
+export { waitFor } from '../../devkit/waitFor.cts';

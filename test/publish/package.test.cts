@@ -1,8 +1,9 @@
 /**
  * The package as npm would publish it, from a copy of this checkout (as a fresh clone holds it):
- *   - packing before any build fails loudly when lifecycle scripts run (as the publish workflow
- *     runs npm publish), and shows why they must: with the project's .npmrc, plain `npm pack`
- *     skips prepack and packs a package without code;
+ *   - before any build, a plain `npm pack` refuses (prepack runs under the project's .npmrc), and so
+ *     does `npm publish` for someone whose own npm settings turn scripts off;
+ *   - after the build, a local `npm publish` is refused: package.json asks for provenance, which
+ *     only the publish workflow can give; nothing reaches the registry (a local stand-in);
  *   - `npm run build` over a dist/ holding files of an older build leaves none of them;
  *   - the tarball: package.json's n8n section complete, n8n's own loader loads both nodes and the
  *     credential with their codex (search words) and icons in both themes, nothing that must not
@@ -10,8 +11,10 @@
  *   - n8n's community package scan (scripts/scanPackage.mjs) passes on the source and the tarball,
  *     and fails a tarball with a console call, an install script and a runtime dependency.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
@@ -48,6 +51,63 @@ function pack(stage: string, into: string, extraArgs: string[]): Run & { tarball
 	return { ...result, tarball: tarball && path.join(into, tarball) };
 }
 
+/** A stand-in npm registry on 127.0.0.1 that knows no package and records every request. */
+async function startFakeRegistry(): Promise<{
+	url: string;
+	requests: string[];
+	close: () => Promise<void>;
+}> {
+	const requests: string[] = [];
+	const server = http.createServer((request, response) => {
+		requests.push(`${request.method} ${request.url}`);
+		request.resume();
+		response.writeHead(request.method === 'GET' ? 404 : 500, {
+			'content-type': 'application/json',
+		});
+		response.end('{}');
+	});
+	await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+	const { port } = server.address() as AddressInfo;
+	return {
+		url: `http://127.0.0.1:${port}/`,
+		requests,
+		close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+	};
+}
+
+/** What tells npm (its ci-info) it runs in a CI, GitHub Actions or GitLab among them. */
+const CI_VARIABLES =
+	/^(CI|CONTINUOUS_INTEGRATION|BUILD_NUMBER|RUN_ID)$|^(GITHUB|GITLAB|ACTIONS|RUNNER)_/;
+
+/**
+ * `npm publish` as a developer would run it on their machine, against `registry`: not in a CI
+ * (npm decides from these variables whether provenance is possible), logged in with a made-up
+ * token, and with `userSettings` as their own npm settings. Asynchronous, so the stand-in
+ * registry in this process can answer.
+ */
+function publishLocally(stage: string, registry: string, userSettings: string[]): Promise<Run> {
+	const userconfig = path.join(stage, '..', 'user-npmrc');
+	const host = registry.replace(/^http:/, '');
+	fs.writeFileSync(
+		userconfig,
+		[`${host}:_authToken=made-up-token`, 'update-notifier=false', ...userSettings, ''].join('\n'),
+	);
+	const env = cleanEnv({ keepNpmConfig: true });
+	for (const name of Object.keys(env)) if (CI_VARIABLES.test(name)) delete env[name];
+	return new Promise((resolve) => {
+		const child = spawn(
+			'npm',
+			['publish', '--registry', registry, '--userconfig', userconfig, '--loglevel', 'error'],
+			{ cwd: stage, env },
+		);
+		let stdout = '';
+		let stderr = '';
+		child.stdout.on('data', (chunk) => (stdout += chunk));
+		child.stderr.on('data', (chunk) => (stderr += chunk));
+		child.on('close', (status) => resolve({ status, stdout, stderr }));
+	});
+}
+
 const tarEntries = (tarball: string) =>
 	mustRun('tar', ['-tzf', tarball], os.tmpdir())
 		.split('\n')
@@ -63,7 +123,10 @@ describe('the published package, from a clean build', () => {
 	let work: string;
 	let stage: string;
 	let packedBeforeBuild: ReturnType<typeof pack>;
-	let packedWithoutChecks: ReturnType<typeof pack>;
+	let publishedBeforeBuild: Run;
+	let requestsBeforeBuild: string[];
+	let publishedAfterBuild: Run;
+	let registry: Awaited<ReturnType<typeof startFakeRegistry>>;
 	let tarball: string;
 	let entries: string[];
 	let unpacked: string;
@@ -75,13 +138,16 @@ describe('the published package, from a clean build', () => {
 		n8n: { nodes: string[]; credentials: string[] };
 	};
 
-	beforeAll(() => {
+	beforeAll(async () => {
 		work = fs.mkdtempSync(path.join(os.tmpdir(), 'companion-push-package-'));
 		stage = path.join(work, 'checkout');
 		copyCheckout(stage);
 
-		packedBeforeBuild = pack(stage, path.join(work, 'before-build'), ['--ignore-scripts=false']);
-		packedWithoutChecks = pack(stage, path.join(work, 'without-checks'), []);
+		registry = await startFakeRegistry();
+
+		packedBeforeBuild = pack(stage, path.join(work, 'before-build'), []);
+		publishedBeforeBuild = await publishLocally(stage, registry.url, ['ignore-scripts=true']);
+		requestsBeforeBuild = [...registry.requests];
 
 		for (const file of STALE_FILES) {
 			fs.mkdirSync(path.dirname(path.join(stage, file)), { recursive: true });
@@ -93,6 +159,7 @@ describe('the published package, from a clean build', () => {
 			throw new Error(`npm pack after the build failed:\n${packed.stderr}`);
 		tarball = packed.tarball;
 		entries = tarEntries(tarball);
+		publishedAfterBuild = await publishLocally(stage, registry.url, []);
 
 		// Unpacked beside a node_modules that has what n8n provides (n8n-workflow, zod, luxon).
 		unpacked = path.join(work, 'installed', 'n8n-nodes-companion-push');
@@ -106,12 +173,13 @@ describe('the published package, from a clean build', () => {
 		manifest = JSON.parse(fs.readFileSync(path.join(unpacked, 'package.json'), 'utf8'));
 	}, 300_000);
 
-	afterAll(() => {
+	afterAll(async () => {
+		await registry?.close();
 		if (work) fs.rmSync(work, { recursive: true, force: true });
 	});
 
 	describe('packing', () => {
-		test('before a build, npm pack with lifecycle scripts on refuses and says why, and writes no tarball', () => {
+		test('before a build, a plain npm pack refuses and says why, and writes no tarball', () => {
 			expect(packedBeforeBuild.status).not.toBe(0);
 			expect(packedBeforeBuild.stderr).toContain(
 				'Refusing to pack: dist/ is not a fresh build of the sources.',
@@ -121,14 +189,21 @@ describe('the published package, from a clean build', () => {
 			expect(packedBeforeBuild.tarball).toBeUndefined();
 		});
 
-		test('plain npm pack skips prepack under the project .npmrc (ignore-scripts=true): a package without code, which is why publishing turns scripts on', () => {
-			expect(fs.readFileSync(path.join(stage, '.npmrc'), 'utf8')).toMatch(/^ignore-scripts=true$/m);
-			expect(packedWithoutChecks.status).toBe(0);
-			expect(tarEntries(packedWithoutChecks.tarball!).sort()).toEqual([
-				'LICENSE',
-				'README.md',
-				'package.json',
-			]);
+		test('before a build, npm publish refuses even with scripts turned off in the user npm settings, before any request', () => {
+			expect(publishedBeforeBuild.status).not.toBe(0);
+			expect(publishedBeforeBuild.stderr).toContain(
+				'Refusing to pack: dist/ is not a fresh build of the sources.',
+			);
+			expect(requestsBeforeBuild).toEqual([]);
+		});
+
+		test('after a build, a local npm publish is refused for want of provenance, and nothing is uploaded', () => {
+			expect(publishedAfterBuild.status).not.toBe(0);
+			expect(publishedAfterBuild.stderr).toContain(
+				'Automatic provenance generation not supported for provider: null',
+			);
+			expect(publishedAfterBuild.stderr).not.toContain('made-up-token');
+			expect(registry.requests.filter((request) => !request.startsWith('GET '))).toEqual([]);
 		});
 
 		test('the build empties dist/ first: files of an older build are neither in dist/ nor in the tarball', () => {

