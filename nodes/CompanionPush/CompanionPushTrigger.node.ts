@@ -25,7 +25,7 @@ export class CompanionPushTrigger implements INodeType {
 		version: 1,
 		subtitle: '={{$parameter["events"].join(", ")}}',
 		description:
-			'Starts the workflow when push notifications settle, fail on a phone, are opened, or reach someone who does not open them in time',
+			'Starts the workflow when push notifications settle, fail on a phone, are opened, reach no phone of a person, or are not opened in time',
 		defaults: {
 			name: 'Companion Push Trigger',
 		},
@@ -67,7 +67,13 @@ export class CompanionPushTrigger implements INodeType {
 						name: 'Not Opened in Time',
 						value: 'notOpenedInTime',
 						description:
-							'A person reached on a phone opened it on none of their phones within the chosen minutes after it went out (one item per person)',
+							'A person reached on a phone opened it on none of their phones within the chosen minutes after it went out (one item per person; not again for someone already reported as Not Reached)',
+					},
+					{
+						name: 'Not Reached',
+						value: 'notReached',
+						description:
+							'No phone of a person got the notification: no active app (as No Device), or every phone failed, e.g. the app was uninstalled (one item per person)',
 					},
 					{
 						name: 'Notification Settled',

@@ -24,6 +24,7 @@ import type { SendListPage } from './transport/schemas';
  * | paces | how many requests of a credential may be in flight after 429s | each process adapts to the service on its own; N processes start at N x the node's bound and each halves at its first 429 |
  * | storeQueues | claims of Idempotency Keys one at a time in this process (they would only contend for the store's lock) | across processes the store's lock orders them |
  * | polledContexts | the poll contexts n8n has polled with, to tell the poll n8n runs while activating a trigger | triggers poll on the main process only |
+ * | listGapsReported | per poll context, the floor of the trigger's last reading of the list that could not reach it and was reported as an error: the next poll that cannot reach it either goes on past it (a poll that throws keeps no state, so the report itself cannot be stored) | triggers poll on the main process only; a restart reports the gap once more |
  * | credentialsRead | the credential as each node run or poll read it last (by its n8n context, forgotten with it, and read anew when a run or poll starts): read once per run, and again only after a renewal or a 401, when it may have changed (n8n reads the database and decrypts at every read) | per run, so another process's renewal is seen by the next run, or at once after a 401 |
  * | listPagesRead | the pages of the list of sends lookups of a node run read lately (by the run's context, forgotten with it), with when each read started: lookups that need a page read after a given moment share it (fifty lookups after one outage read each page once a round) | per run |
  * | timings | retry waits and other waits (the defaults below); tests shorten them with useTimings | read-only in production |
@@ -133,6 +134,7 @@ interface ProcessState {
 	paces: Map<string, Pace>;
 	storeQueues: Map<string, Promise<unknown>>;
 	polledContexts: WeakSet<object>;
+	listGapsReported: WeakMap<object, number>;
 	credentialsRead: WeakMap<object, Promise<ICredentialDataDecryptedObject>>;
 	listPagesRead: WeakMap<object, Map<number, { startedAt: number; page: Promise<SendListPage> }>>;
 	timings: Timings;
@@ -150,6 +152,7 @@ function freshState(): ProcessState {
 		paces: new Map(),
 		storeQueues: new Map(),
 		polledContexts: new WeakSet(),
+		listGapsReported: new WeakMap(),
 		credentialsRead: new WeakMap(),
 		listPagesRead: new WeakMap(),
 		timings: deepCopy(DEFAULT_TIMINGS),

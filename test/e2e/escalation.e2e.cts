@@ -2,8 +2,8 @@
  * The safety alert example (examples/safety-alert-escalation.json) in a running n8n (`n8n start`),
  * against the in-process sandbox and a local mail server (smtpSink.ts), with a deadline of 1 minute
  * instead of 15: published, then its manual part sends the alert to everyone; its trigger reports
- * each person without a phone (No Device) and each person reached who did not open in time (Not
- * Opened in Time), and each gets exactly one e-mail. Nobody else does, and one more poll later
+ * each person no phone reached (Not Reached: no phone with the app, or the app uninstalled) and each
+ * person reached who did not open in time (Not Opened in Time), and each gets exactly one e-mail. Nobody else does, and one more poll later
  * nothing is repeated. Every wait is for a state: a publication, an execution, mails, polls.
  */
 import {
@@ -32,7 +32,14 @@ const REACHED: UserKind[] = [
 	'partlyUninstalled',
 	'oneLoggedOutOfTwo',
 ];
-const NO_DEVICE: UserKind[] = ['noPhone', 'loggedOut', 'noPermission'];
+/** Kinds no phone reaches: no active app, or every phone fails for good. */
+const NOT_REACHED: UserKind[] = [
+	'noPhone',
+	'loggedOut',
+	'noPermission',
+	'uninstalled',
+	'unreachable',
+];
 
 describe('the safety alert example with escalation in a running n8n', () => {
 	let sandbox: Sandbox;
@@ -42,7 +49,10 @@ describe('the safety alert example with escalation in a running n8n', () => {
 	let rest: N8nRestClient;
 	let alertId: string;
 	let emailOf: Map<string, string>;
-	let expected: Map<string, 'noDevice' | 'notOpenedInTime'>;
+	let expected: Map<string, 'notReached' | 'notOpenedInTime'>;
+	/** A flaky phone fails its first attempt and is reached by the retry 0.5 s later: a poll that
+	 * falls between them reports the person as not reached (and then never as not opened). */
+	let flaky: Set<string>;
 
 	const pollsSince = (time: number) =>
 		sandbox
@@ -156,13 +166,14 @@ describe('the safety alert example with escalation in a running n8n', () => {
 		sandbox.tap(alertId, openedInTime[1], 1);
 
 		expected = new Map();
+		flaky = new Set(primary.userIds.filter((userId) => primary.kindOf(userId) === 'flaky'));
 		for (const userId of primary.userIds) {
 			const kind = primary.kindOf(userId)!;
-			if (NO_DEVICE.includes(kind)) expected.set(userId, 'noDevice');
+			if (NOT_REACHED.includes(kind)) expected.set(userId, 'notReached');
 			else if (REACHED.includes(kind) && !openedInTime.includes(userId))
 				expected.set(userId, 'notOpenedInTime');
 		}
-		expect([...expected.values()]).toContain('noDevice');
+		expect([...expected.values()]).toContain('notReached');
 		expect([...expected.values()]).toContain('notOpenedInTime');
 
 		const token = await request(`${sandbox.baseUrl}/auth/oauth/v2/refresh`, {
@@ -181,7 +192,7 @@ describe('the safety alert example with escalation in a running n8n', () => {
 		);
 	});
 
-	test('each person without a phone, or reached and not opening within the deadline, gets one e-mail; nobody else', async () => {
+	test('each person no phone reached, or reached and not opening within the deadline, gets one e-mail; nobody else', async () => {
 		const sentAt = Date.parse(sandbox.notifications('primary')[0].sent_at!);
 		// The deadline, then at most two polls (each a minute apart) and their executions.
 		await waitFor(
@@ -193,8 +204,9 @@ describe('the safety alert example with escalation in a running n8n', () => {
 		for (const [userId, event] of expected) {
 			const [mail] = mailsTo(emailOf.get(userId)!);
 			expect(mail.subject).toBe('Safety alert: leave building B');
+			if (flaky.has(userId)) continue; // either text (see `flaky`)
 			expect(mail.data).toContain(
-				event === 'noDevice' ? 'could not reach you' : 'have not opened this safety alert',
+				event === 'notReached' ? 'could not reach you' : 'have not opened this safety alert',
 			);
 		}
 		const escalated = new Set(
@@ -249,12 +261,16 @@ describe('the safety alert example with escalation in a running n8n', () => {
 			expect(data['Email the Person'][0].data.main[0]).toHaveLength(items.length);
 		}
 		expect(emitted.map(([userId]) => userId).sort()).toEqual([...expected.keys()].sort());
-		expect(new Map(emitted)).toEqual(expected);
-		// No Device comes with the first poll after the send settles, never held back for the deadline:
-		// every one of them is in the first run that emitted anything (with Not Opened in Time too only
-		// when that poll came after the deadline, as it may on a loaded machine).
-		const noDevice = emitted.filter(([, event]) => event === 'noDevice').length;
-		expect(eventsByRun[0].filter((event) => event === 'noDevice')).toHaveLength(noDevice);
+		const emittedByUser = new Map(emitted);
+		for (const userId of flaky) {
+			if (emittedByUser.get(userId) === 'notReached') emittedByUser.set(userId, 'notOpenedInTime');
+		}
+		expect(emittedByUser).toEqual(expected);
+		// Not Reached comes with the first poll after the send settles, never held back for the
+		// deadline: every one of them is in the first run that emitted anything (with Not Opened in
+		// Time too only when that poll came after the deadline, as it may on a loaded machine).
+		const notReached = emitted.filter(([, event]) => event === 'notReached').length;
+		expect(eventsByRun[0].filter((event) => event === 'notReached')).toHaveLength(notReached);
 
 		// The sandbox: the alert is the only send, nobody got it twice, every call succeeded.
 		expect(
@@ -267,7 +283,7 @@ describe('the safety alert example with escalation in a running n8n', () => {
 			sandbox.requestLog().filter((entry) => entry.status !== 200 && entry.status !== 202),
 		).toEqual([]);
 		console.log(
-			`[e2e] escalation: ${expected.size} people escalated (${[...expected.values()].filter((event) => event === 'noDevice').length} without a phone) ` +
+			`[e2e] escalation: ${expected.size} people escalated (${[...expected.values()].filter((event) => event === 'notReached').length} not reached) ` +
 				`in ${triggerRuns.length} trigger executions, ${smtp.mails.length} e-mails`,
 		);
 	});

@@ -152,6 +152,49 @@ describe('Companion Push Trigger: Fetch Test Event (manual mode)', () => {
 		).toEqual([expect.not.objectContaining({ sample: true })]);
 	});
 
+	test('with filters: the event of a matching send, never one built from another send; none matching is a clear error', async () => {
+		const fixture = await triggers.start();
+		const noPhone = fixture.user('noPhone');
+		const alert = await fixture.send([fixture.user('onePhone'), noPhone], {
+			title: 'Safety alert: leave building B',
+		});
+		await fixture.sandbox.clock.advance(5_000);
+		// Newer sends that do not match, one of them with a No Device event of its own.
+		await fixture.send([fixture.user('loggedOut')], { title: 'Delivery report: sent' });
+		await fixture.send([fixture.user('onePhone')], { title: 'Lunch menu' });
+		await fixture.sandbox.clock.advance(5_000);
+
+		const filters = { titleContains: 'safety ALERT' };
+		const real = await fetchTestEvent(fixture, { events: ['noDevice'], filters });
+		expect(real.error).toBeUndefined();
+		expect(real.items).toEqual([
+			expect.objectContaining({ event: 'noDevice', notificationId: alert, userId: noPhone }),
+		]);
+		// No event of that kind yet (nobody is late): a sample, built from the matching send.
+		const sample = await fetchTestEvent(fixture, { events: ['notOpenedInTime'], filters });
+		expect(sample.items).toEqual([
+			expect.objectContaining({
+				event: 'notOpenedInTime',
+				sample: true,
+				notificationId: alert,
+				title: 'Safety alert: leave building B',
+			}),
+		]);
+
+		const logStart = fixture.sandbox.requestLog().length;
+		const none = await fetchTestEvent(fixture, {
+			events: ['noDevice'],
+			filters: { titleContains: 'Fire drill', announcementId: 'a-42' },
+		});
+		expect(none.items).toEqual([]);
+		expect(none.error?.message).toBe(
+			'None of the latest 3 notifications matches the filters (Title Contains "Fire drill", Announcement ID "a-42"), so there is no event to show',
+		);
+		expect(none.error?.description).toMatch(/Send a notification that matches the filters/);
+		// The list answered that no title matches: no detail was read.
+		expect(Object.keys(fixture.callsSince(logStart))).toEqual(['GET /push-notification/list']);
+	});
+
 	test('with no send at all, a clear error instead of an empty run', async () => {
 		const fixture = await triggers.start();
 		const result = await fetchTestEvent(fixture, {});

@@ -308,7 +308,7 @@ describe('events', () => {
 		expect(events[0].json).toMatchObject({ status: 'partially_failed', previousStatus: 'sending' });
 	});
 
-	test('a failure is reported once the send has settled, not while it is still sending', () => {
+	test('a failure is reported once the send has settled, not while it is still sending (its only phone: not reached)', () => {
 		const failed = [{ user_id: 'u1', status: 'failed', sent_at: at, opened_at: null }];
 		expect(
 			detectEvents({
@@ -325,7 +325,7 @@ describe('events', () => {
 				selected: all,
 				now: T0,
 			}).map((e) => e.name),
-		).toEqual(['notificationSettled', 'deliveryFailed']);
+		).toEqual(['notificationSettled', 'deliveryFailed', 'notReached']);
 	});
 
 	test('only the selected kinds are emitted', () => {
@@ -418,6 +418,59 @@ describe('events', () => {
 			expect(
 				read(deadline + 6 * MINUTE_MS, 'sent', new Set(events.map((event) => event.key))),
 			).toEqual([]);
+		});
+
+		test('Not Reached: a person with no active app or whose every phone failed, once settled; then never Not Opened in Time too', () => {
+			const selected = new Set(['notReached', 'notOpenedInTime'] as const);
+			const readReach = (now: number, status: string, emittedKeys = new Set<string>()) =>
+				detectEvents({
+					detail: {
+						notification: { id: 'n1', title: 'Alert', status, sent_at: sentAt },
+						deliveries,
+					},
+					emittedKeys,
+					selected,
+					now,
+					openDeadlineMs: 15 * MINUTE_MS,
+				});
+			expect(readReach(deadline - 1, 'sending')).toEqual([]);
+			const settled = readReach(deadline - 1, 'partially_failed');
+			expect(settled.map((event) => event.key)).toEqual([
+				'allFailed:notReached',
+				'noApp:notReached',
+			]);
+			expect(settled.map((event) => event.json)).toEqual([
+				{
+					event: 'notReached',
+					eventKey: 'n1:allFailed:notReached',
+					notificationId: 'n1',
+					title: 'Alert',
+					body: null,
+					userId: 'allFailed',
+					sentAt,
+					reason: 'deliveryFailed',
+					phonesFailed: 1,
+				},
+				expect.objectContaining({ userId: 'noApp', reason: 'noDevice', phonesFailed: 0 }),
+			]);
+
+			// The service's own retry reaches the person whose phone failed, who then does not open it
+			// in time: already reported as not reached, they are not reported again.
+			const retried: NotificationDetail['deliveries'] = [
+				{ user_id: 'allFailed', status: 'sent', sent_at: at, opened_at: null },
+				{ user_id: 'neverFailed', status: 'sent', sent_at: at, opened_at: null },
+			];
+			const late = detectEvents({
+				detail: {
+					notification: { id: 'n1', status: 'sent', sent_at: sentAt },
+					deliveries: retried,
+				},
+				emittedKeys: new Set(settled.map((event) => event.key)),
+				selected,
+				now: deadline + MINUTE_MS,
+				openDeadlineMs: 15 * MINUTE_MS,
+			});
+			expect(late.map((event) => event.key)).toEqual(['neverFailed:notOpened']);
 		});
 
 		test('the deadline runs from sent_at (a scheduled send: when it went out); none before it went out', () => {

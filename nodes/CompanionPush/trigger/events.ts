@@ -11,14 +11,17 @@ export const TRIGGER_EVENTS = [
 	'deliveryFailed',
 	'deliveryOpened',
 	'noDevice',
+	'notReached',
 	'notOpenedInTime',
 ] as const;
 export type TriggerEventName = (typeof TRIGGER_EVENTS)[number];
+/** The events that are one per person, whatever their phones. */
+const PERSON_EVENTS: readonly TriggerEventName[] = ['noDevice', 'notReached', 'notOpenedInTime'];
 
 export interface TriggerEvent {
 	name: TriggerEventName;
 	/** Key remembered with the send: `status:<state>`, `<userId>:<deliveryIndex>:<state>` (a phone),
-	 * or `<userId>:noDevice` / `<userId>:notOpened` (a person). */
+	 * or `<userId>:noDevice` / `<userId>:notReached` / `<userId>:notOpened` (a person). */
 	key: string;
 	notificationId: string;
 	json: IDataObject;
@@ -76,9 +79,12 @@ function baseFields(record: NotificationRecord): IDataObject {
  * - deliveryOpened: a delivery was opened (tapped);
  * - noDevice: a person has no active app on any phone (their single `no_device` entry), once the
  *   send has settled;
+ * - notReached: no phone reached a person, once the send has settled: they have no active app
+ *   (`no_device`) or every phone of theirs failed (an uninstalled app is `failed`, not `no_device`);
  * - notOpenedInTime: `now` (the API's clock) is past the deadline, `openDeadlineMs` after the send
  *   went out (`sent_at`), and a person reached on a phone opened it on none by then; an open after
- *   the deadline does not undo it.
+ *   the deadline does not undo it. A person already reported as not reached is not reported again
+ *   (the service's own retries may reach them later): one escalation per person.
  * Deliveries are told apart by user and by their order among that user's entries (one per phone);
  * the last two events are one per person, whatever their phones.
  */
@@ -137,17 +143,22 @@ export function detectEvents(input: {
 		}
 	}
 
-	if (!selected.has('noDevice') && !selected.has('notOpenedInTime')) return events;
+	if (!PERSON_EVENTS.some((name) => selected.has(name))) return events;
 	const deadline = openDeadline(record, openDeadlineMs);
 	for (const outcome of outcomesByUser(detail.deliveries).values()) {
 		if (settled && outcome.noDevice && outcome.phones === 0) {
 			push('noDevice', `${outcome.userId}:noDevice`, noDeviceFields(record, outcome.userId));
 		}
+		const notReachedKey = `${outcome.userId}:notReached`;
+		if (settled && reachedNoPhone(outcome)) {
+			push('notReached', notReachedKey, notReachedFields(record, outcome));
+		}
 		if (
 			deadline !== undefined &&
 			now >= deadline &&
 			outcome.phonesReached > 0 &&
-			!openedBy(outcome, deadline)
+			!openedBy(outcome, deadline) &&
+			!emittedKeys.has(notReachedKey)
 		) {
 			push(
 				'notOpenedInTime',
@@ -176,6 +187,27 @@ function personFields(record: NotificationRecord, userId: string | null): IDataO
 
 function noDeviceFields(record: NotificationRecord, userId: string | null): IDataObject {
 	return { ...personFields(record, userId), sentAt: record.sent_at ?? null };
+}
+
+/** True when the entries prove that no phone reached the person: their `no_device` entry, or phones
+ * that all failed. An entry in a state this node does not know proves nothing. */
+function reachedNoPhone(outcome: UserOutcome): boolean {
+	if (outcome.phones === 0) return outcome.noDevice;
+	return outcome.phonesFailed === outcome.phones;
+}
+
+function notReachedFields(
+	record: NotificationRecord,
+	outcome: UserOutcome | undefined,
+): IDataObject {
+	const phones = outcome?.phones ?? 0;
+	return {
+		...personFields(record, outcome?.userId ?? null),
+		sentAt: record.sent_at ?? null,
+		// Why no phone reached them: no active app, or each of their phones failed.
+		reason: phones === 0 ? 'noDevice' : 'deliveryFailed',
+		phonesFailed: outcome?.phonesFailed ?? 0,
+	};
 }
 
 function notOpenedFields(
@@ -212,6 +244,11 @@ export function sampleEvent(
 		json = { ...common, status: 'failed', sentAt: delivery?.sent_at ?? null };
 	else if (name === 'deliveryOpened') json = { ...common, openedAt: delivery?.opened_at ?? null };
 	else if (name === 'noDevice') json = noDeviceFields(record, delivery?.user_id ?? null);
+	else if (name === 'notReached')
+		json = notReachedFields(
+			record,
+			delivery && outcomesByUser(detail.deliveries).get(delivery.user_id),
+		);
 	else if (name === 'notOpenedInTime') {
 		const outcome = delivery && outcomesByUser(detail.deliveries).get(delivery.user_id);
 		json = notOpenedFields(record, outcome, openDeadline(record, openDeadlineMs));

@@ -4,7 +4,7 @@ import type { INodeExecutionData, IPollFunctions } from 'n8n-workflow';
 import { getNotification, listNotifications } from '../transport';
 import type { NotificationDetail, NotificationRecord } from '../transport';
 import { detectEvents, matchesFilters, sampleEvent, toItems } from './events';
-import type { TriggerEvent } from './events';
+import type { Filters, TriggerEvent } from './events';
 import type { TriggerParameters } from './parameters';
 
 /** Sends looked at, newest first, and details read at most, by "Fetch Test Event". */
@@ -13,8 +13,10 @@ const TEST_DETAILS_READ = 5;
 
 /**
  * "Fetch Test Event" (manual mode): one recent real event of the selected kinds among the latest
- * sends, or, when there is none, a sample built from the latest send. Reads the API only: the
- * trigger's state in static data is neither read nor changed.
+ * sends that pass the filters, or, when there is none, a sample of the first selected kind built
+ * from the latest of those sends. When no recent send passes the filters, an error says so (as
+ * n8n's own triggers do when a test finds nothing), rather than a sample of a send the active
+ * trigger would never report. Reads the API only: the trigger's state is neither read nor changed.
  */
 export async function fetchTestEvent(
 	context: IPollFunctions,
@@ -54,14 +56,28 @@ export async function fetchTestEvent(
 		});
 		if (event) return [items(event, parameters, detail.notification)];
 	}
-	const base = firstMatching ?? (await getNotification(context, latest[0].id));
-	return [
-		items(
-			sampleEvent(base, parameters.events, parameters.openDeadlineMs),
-			parameters,
-			base.notification,
-		),
-	];
+	if (!firstMatching) throw nothingMatches(context, parameters.filters, latest.length);
+	const sample = sampleEvent(firstMatching, parameters.events, parameters.openDeadlineMs);
+	return [items(sample, parameters, firstMatching.notification)];
+}
+
+function nothingMatches(
+	context: IPollFunctions,
+	filters: Filters,
+	looked: number,
+): NodeOperationError {
+	const chosen = [
+		filters.titleContains?.trim() && `Title Contains "${filters.titleContains.trim()}"`,
+		filters.announcementId?.trim() && `Announcement ID "${filters.announcementId.trim()}"`,
+	].filter(Boolean);
+	return new NodeOperationError(
+		context.getNode(),
+		`None of the latest ${looked} notifications matches the filters (${chosen.join(', ')}), so there is no event to show`,
+		{
+			description:
+				'Send a notification that matches the filters (or change them), then fetch a test event again.',
+		},
+	);
 }
 
 function items(

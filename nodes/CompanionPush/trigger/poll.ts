@@ -5,19 +5,19 @@ import { runPool } from '../helpers/pool';
 import { isTimeWithoutZone, parseTime } from '../helpers/time';
 import { asNodeError } from '../nodeErrors';
 import { processState } from '../processState';
-import { getNotification, listNotifications, readCredentialsAnew } from '../transport';
+import { getNotification, readCredentialsAnew } from '../transport';
 import type { ListedNotification, NotificationRecord } from '../transport';
 import { detectEvents, matchesFilters, openDeadline, toItems } from './events';
 import type { TriggerEvent } from './events';
+import { listOutOfReach, ListOutOfReachError, readListing } from './listing';
 import { fetchTestEvent } from './manual';
 import { readParameters } from './parameters';
 import { planReads, scheduleNextRead, windowStart } from './plan';
 import {
 	ageOut,
+	floorPastUnread,
 	initialState,
 	isKnown,
-	listingEndsAt,
-	MAX_RECENT_IDS,
 	MAX_REMEMBERED_KEYS,
 	MAX_WATCHED_SENDS,
 	readState,
@@ -31,7 +31,9 @@ import {
  * - First poll: records the sends listed at its time as the starting point and emits nothing.
  * - Then: lists sends newest first down to a margin below the newest one seen (see state.ts: a
  *   send the list shows late is found there), watches the ones not met before, reads the details
- *   that are due (see plan.ts), and emits the events not emitted before.
+ *   that are due (see plan.ts), and emits the events not emitted before. A listing that could not
+ *   get that far (listing.ts) fails the poll with an error saying what was not read; if the next
+ *   poll cannot either, it goes on from the newest send it read.
  * The state is changed on a copy and stored once everything was read: a poll that fails (an API
  * error after the transport's retries) emits nothing and moves nothing, and the next poll catches up.
  */
@@ -52,7 +54,9 @@ export async function pollCompanionPush(
 	try {
 		return await pollWithState.call(this, parameters);
 	} catch (error) {
-		if (!(error instanceof NodeApiError)) throw asNodeError(this, error);
+		// A list read out of reach is reported by the scheduled polls (the executions list).
+		if (error instanceof ListOutOfReachError) processState.listGapsReported.delete(this);
+		else if (!(error instanceof NodeApiError)) throw asNodeError(this, error);
 		this.logger.warn(
 			`Companion Push Trigger: the first poll after activation failed, the next one retries: ${error.message}`,
 		);
@@ -106,22 +110,27 @@ async function pollWithState(
 
 	// The server's clock (the list's Date header) is the time of this poll: created_at, sent_at and
 	// scheduled_at come from that clock too.
-	let serverNow: number | undefined;
-	const listed = await listNotifications(this, {
-		// The first poll reads down to its own time: what is listed there is the starting point.
-		max: state ? undefined : MAX_RECENT_IDS,
-		onPage: (page) => (serverNow ??= page.serverTimeMs ?? Date.now()),
-		stopWhen: (send) => listingEndsAt(state, send, state?.listed.floor ?? serverNow),
-	});
-	const now = serverNow ?? Date.now();
+	const { sends: listed, now, unread } = await readListing(this, state);
 
 	if (!state) {
 		writeState(staticData, initialState(listed, now));
 		return null;
 	}
 
+	// A reading that did not reach the floor is reported, and the poll changes nothing: the next one
+	// catches up if it can. A poll that throws keeps no state, so the report is remembered in the
+	// process: when the next poll cannot reach the floor either, it goes on past it instead of
+	// failing for good (the report said which notifications are not read).
+	const reported = processState.listGapsReported;
+	if (unread && reported.get(this) !== unread.floor) {
+		reported.set(this, unread.floor);
+		throw listOutOfReach(this, unread);
+	}
+	reported.delete(this);
+
 	const fresh = listed.filter((send) => !isKnown(state, send.id));
 	rememberListed(state, fresh);
+	if (unread) floorPastUnread(state);
 	for (const send of fresh) {
 		if (matchesFilters(send as ListedNotification, parameters.filters) === false) continue;
 		watchSend(state, send.id, send, now);

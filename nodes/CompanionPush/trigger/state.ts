@@ -218,6 +218,17 @@ export function rememberListed(state: TriggerState, fresh: Listed[]): void {
 	];
 }
 
+/** After a reading that could not reach the floor, reported at the poll before and out of reach
+ * again: the floor moves up to the newest created_at seen, so the next reading needs only reach the
+ * sends it read (the ones below, never read, are given up: the report named them). */
+export function floorPastUnread(state: TriggerState): void {
+	const listed = state.listed;
+	listed.floor = Math.max(listed.floor, listed.newestCreatedAt ?? listed.floor);
+	listed.recent = listed.recent.filter(
+		(send) => send.createdAt === undefined || send.createdAt >= listed.floor,
+	);
+}
+
 /** Starts watching a send found in the list. */
 export function watchSend(
 	state: TriggerState,
