@@ -3,13 +3,16 @@
 //
 //   1. builds the package (npm run build) and packs it (npm pack), as it would be published;
 //   2. installs Node 24 and n8n once into a cache folder outside the checkout (devkit/n8n/);
-//   3. starts the sandbox in this process on 127.0.0.1:4010 (or a free port), real clock, and the
-//      scripted chat model of the AI Agent example (devkit/fakeModel.cts) on 127.0.0.1:4011 (or a free port);
+//   3. starts the sandbox in this process on 127.0.0.1:4010 (or a free port), real clock, the
+//      scripted chat model of the AI Agent example (devkit/fakeModel.cts) on 127.0.0.1:4011 (or a free port),
+//      and the safety alert example's mail server (devkit/smtpSink.cts) on 127.0.0.1:2525 (or a free
+//      port): it keeps each mail in <home>/mails/ and prints a line for it;
 //   4. prepares the n8n user folder <runtime>/n8n-home (kept between starts: owner, credential,
 //      workflows, executions), installs the tarball into it the way n8n installs a community
-//      package, imports the credential and the examples (again only when they changed);
+//      package, imports the credentials (the API's, the scripted model's, the mail server's) and the
+//      examples (again only when they changed);
 //   5. starts n8n on 127.0.0.1:5678 (or a free port) and prints the editor URL and the login.
-// Ctrl-C / SIGTERM stops n8n, the sandbox and the scripted model.
+// Ctrl-C / SIGTERM stops n8n, the sandbox, the scripted model and the mail server.
 //
 // A real service instead of the sandbox: set COMPANION_PUSH_BASE_URL, COMPANION_PUSH_CLIENT_ID,
 // COMPANION_PUSH_CLIENT_SECRET and COMPANION_PUSH_REFRESH_TOKEN (no sandbox is started then, and
@@ -37,6 +40,12 @@ import {
 	type FakeModel,
 } from '../devkit/fakeModel.cts';
 import * as n8nTools from '../devkit/n8n/index.cts';
+import {
+	SMTP_CREDENTIAL,
+	smtpCredentialEntry,
+	startSmtpSink,
+	type SmtpSink,
+} from '../devkit/smtpSink.cts';
 import { stopOnSignal } from '../devkit/stopOnSignal.cts';
 import { startQueue } from './startQueue.cts';
 
@@ -44,6 +53,7 @@ const ROOT = path.resolve(__dirname, '..');
 const DEFAULT_N8N_PORT = 5678;
 const DEFAULT_SANDBOX_PORT = 4010;
 const DEFAULT_FAKE_MODEL_PORT = 4011;
+const DEFAULT_SMTP_PORT = 2525;
 const REAL_SERVICE_VARIABLES = [
 	'COMPANION_PUSH_BASE_URL',
 	'COMPANION_PUSH_CLIENT_ID',
@@ -254,11 +264,13 @@ async function main() {
 	const started = Date.now();
 	let sandbox: Sandbox | undefined;
 	let fakeModel: FakeModel | undefined = undefined; // set once it runs; stopAll reads it
+	let smtp: SmtpSink | undefined = undefined; // set once it runs; stopAll reads it
 	let n8n: n8nTools.RunningN8n | undefined = undefined; // set once n8n runs; stopAll reads it
 	const { stopAll, isStopping } = stopOnSignal(log, 'Stopping n8n and the sandbox ...', () => [
 		['n8n', n8n?.stop],
 		['the sandbox', sandbox?.stop],
 		['the scripted model', fakeModel?.stop],
+		['the mail server', smtp?.stop],
 	]);
 
 	if (options.build) {
@@ -304,6 +316,20 @@ async function main() {
 	step('The n8n user folder');
 	const home = options.home ?? path.join(runtime.runtimeDir, 'n8n-home');
 	const { encryptionKey, ownerPassword } = prepareHome(home, options.fresh);
+
+	// The safety alert example e-mails whoever its trigger escalates: here to a local mail server that
+	// keeps every mail in the user folder and says so on the console, so the whole loop is visible.
+	step(
+		'Starting a local mail server for the safety alert example (it keeps the mails, sends none on)',
+	);
+	const mailFolder = path.join(home, 'mails');
+	smtp = await startSmtpSink({
+		port: await n8nTools.findFreePort(DEFAULT_SMTP_PORT),
+		mailFolder,
+		onMail: (mail) => log(`  [mail] to ${mail.to.join(', ')}: ${mail.subject}`),
+	});
+	log(`  smtp://127.0.0.1:${smtp.port}, mails kept in ${mailFolder}`);
+	if (isStopping()) return;
 	const port = options.port ?? (await n8nTools.findFreePort(DEFAULT_N8N_PORT));
 	const brokerPort = await n8nTools.findFreePort();
 	const made = n8nTools.createN8nHome({
@@ -329,12 +355,17 @@ async function main() {
 	const dbExists = fs.existsSync(path.join(home, '.n8n', 'database.sqlite'));
 	const credentialEntry = n8nTools.credentialEntry(credential);
 	const modelCredentialEntry = fakeModelCredentialEntry(fakeModel.baseUrl);
-	const credentialHash = sha([credentialEntry, modelCredentialEntry]);
+	const mailCredentialEntry = smtpCredentialEntry(smtp.port);
+	const credentialHash = sha([credentialEntry, modelCredentialEntry, mailCredentialEntry]);
 	if (!dbExists || state.credential !== credentialHash) {
 		step(
-			`Importing the credential "${credentialEntry.name}" (${credential.baseUrl}) and "${modelCredentialEntry.name}" (${fakeModel.baseUrl})`,
+			`Importing the credential "${credentialEntry.name}" (${credential.baseUrl}), "${modelCredentialEntry.name}" (${fakeModel.baseUrl}) and "${SMTP_CREDENTIAL.name}" (smtp://127.0.0.1:${smtp.port})`,
 		);
-		await n8nTools.importCredentials(env, [credentialEntry, modelCredentialEntry], { runtime });
+		await n8nTools.importCredentials(
+			env,
+			[credentialEntry, modelCredentialEntry, mailCredentialEntry],
+			{ runtime },
+		);
 		state.credential = credentialHash;
 		fs.writeFileSync(stateFile, JSON.stringify(state, null, 2));
 	}
@@ -427,6 +458,9 @@ async function main() {
 	log(
 		`  AI model:  ${fakeModel.baseUrl}   (scripted, offline, for the AI Agent example; request log: ${fakeModel.baseUrl.replace(/\/v1$/, '')}/__fake/log)`,
 	);
+	log(
+		`  Mail:      smtp://127.0.0.1:${smtp.port} (local, keeps the mails and sends none on; credential "${SMTP_CREDENTIAL.name}")   mails: ${mailFolder}`,
+	);
 	if (sandbox) {
 		log(
 			`  Sandbox:   ${sandbox.baseUrl}   (admin API: ${sandbox.baseUrl}/__sandbox/credentials, request log: ${sandbox.baseUrl}/__sandbox/log)`,
@@ -444,10 +478,13 @@ async function main() {
 		'  Try the AI Agent example: open it and click "Execute workflow"; the agent sends with the Companion Push tool.',
 	);
 	log(
-		'  Try the safety alert example: set your mail server in "Email the Person", publish it, then click "Execute workflow";',
+		'  Try the safety alert example: publish it, then click "Execute workflow" and submit the form that opens:',
 	);
 	log(
-		'  15 minutes later everyone who has no phone with the app, or has not opened the alert, gets it by e-mail, once.',
+		'  everyone gets the alert; a minute or two later each person with no phone with the app gets it by e-mail, and',
+	);
+	log(
+		'  15 minutes later each person who has not opened it. Each mail shows up here as a [mail] line.',
 	);
 	log('');
 	log(`  n8n's log: ${logFile}`);

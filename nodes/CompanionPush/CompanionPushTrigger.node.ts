@@ -45,39 +45,46 @@ export class CompanionPushTrigger implements INodeType {
 				type: 'multiOptions',
 				required: true,
 				default: ['notificationSettled'],
+				// n8n's node panel lists each event as its `action` (else "On " + its name in lower case).
 				description: 'The events that start the workflow. Each event is emitted once.',
 				options: [
 					{
 						name: 'Delivery Failed',
 						value: 'deliveryFailed',
+						action: 'On delivery failed on a phone',
 						description: 'A phone could not be reached (one item per failed delivery)',
 					},
 					{
 						name: 'Delivery Opened',
 						value: 'deliveryOpened',
+						action: 'On notification opened',
 						description: 'Someone tapped the notification (one item per opened delivery)',
 					},
 					{
 						name: 'No Device',
 						value: 'noDevice',
+						action: 'On person without the app',
 						description:
 							'A person has no active app on any phone, so the notification could not reach them (one item per person)',
 					},
 					{
 						name: 'Not Opened in Time',
 						value: 'notOpenedInTime',
+						action: 'On person not opening in time',
 						description:
 							'A person reached on a phone opened it on none of their phones within the chosen minutes after it went out (one item per person; not again for someone already reported as Not Reached)',
 					},
 					{
 						name: 'Not Reached',
 						value: 'notReached',
+						action: 'On person no phone reached',
 						description:
 							'No phone of a person got the notification: no active app (as No Device), or every phone failed, e.g. the app was uninstalled (one item per person)',
 					},
 					{
 						name: 'Notification Settled',
 						value: 'notificationSettled',
+						action: 'On notification settled',
 						description:
 							'A send left "sending" (sent, partially failed or failed) or was canceled; emitted again if its state changes later',
 					},

@@ -5,12 +5,10 @@
  * a running n8n through its REST API (devkit/n8n/server.cts); checked in the fake model's request log (what
  * the model was offered and given back), the sandbox's request log (what was sent) and the agent's
  * output. Then the AI Agent example in the n8n editor of the same n8n (headless Chromium): run with
- * "Execute workflow", the screenshot the README shows (UPDATE_SCREENSHOTS=1 writes
- * docs/screenshots/ai-agent-workflow.png). One n8n, one sandbox and one scripted model for the file.
+ * "Execute workflow", the screenshot the README shows (docs/screenshots/ai-agent-workflow.png,
+ * written back when it changed). One n8n, one sandbox and one scripted model for the file.
  */
 import { randomUUID } from 'node:crypto';
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 
 import type { Page } from 'playwright-core';
 
@@ -22,6 +20,7 @@ import {
 	type FakeModel,
 	fakeModelCredentialEntry,
 	type FakeModelRequest,
+	keepScreenshot,
 	launchBrowser,
 	N8nHome,
 	N8nServer,
@@ -35,11 +34,6 @@ import {
 import { startSandbox, type Sandbox } from '../../sandbox/index.cts';
 
 const SEND = 'POST /push-notification/send';
-const ROOT = path.resolve(__dirname, '..', '..');
-const SCREENSHOTS =
-	process.env.UPDATE_SCREENSHOTS === '1'
-		? path.join(ROOT, 'docs', 'screenshots')
-		: path.join(ROOT, 'test-results', 'screenshots');
 const TOOL_TYPE = `${NODE_TYPE}Tool`; // n8n-nodes-companion-push.companionPushTool
 
 /** The Send fields as the model fills them: the keys and descriptions the model is offered. */
@@ -428,8 +422,7 @@ describe('the AI Agent example in the n8n editor (n8n start, headless Chromium)'
 		).toEqual(['tool call', 'answer']);
 		await page.keyboard.press('Escape');
 		await page.locator('[data-test-id="zoom-to-fit"]').click();
-		fs.mkdirSync(SCREENSHOTS, { recursive: true });
 		await settled(page);
-		await page.screenshot({ path: path.join(SCREENSHOTS, 'ai-agent-workflow.png') });
+		keepScreenshot('ai-agent-workflow', await page.screenshot(), { readme: true });
 	});
 });

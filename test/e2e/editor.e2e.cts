@@ -1,71 +1,63 @@
 /**
  * The n8n editor in headless Chromium (Debian's chromium driven by playwright-core), on a real
  * n8n 2.41.1 with the packed package installed: sign in, the nodes in the node panel with their
- * icons, the credential test, and a Send node run with "Execute step" showing its output.
- * Screenshots go to test-results/screenshots/ (UPDATE_SCREENSHOTS=1: to docs/screenshots/, the
- * ones the README shows).
+ * icons, the credential test, every example opened as a new user opens it (no node name hidden by
+ * the Execute button; the safety alert's Execute button sends the alert through its form), and a
+ * Send node of an example run with "Execute step" showing its output. No test-only workflow: what
+ * the screenshots show is what a new user gets.
+ * Screenshots go to test-results/screenshots/; the ones the README shows are written back to
+ * docs/screenshots/ when what they show changed (support/screenshots.cts).
  */
-import * as fs from 'node:fs';
-import * as path from 'node:path';
-
 import type { Page } from 'playwright-core';
 
 import {
 	brief,
 	exampleWorkflows,
+	keepScreenshot,
 	launchBrowser,
-	manualWorkflow,
 	N8nHome,
 	N8nServer,
 	OWNER_EMAIL,
 	OWNER_PASSWORD,
-	push,
 	settled,
+	smtpCredentialEntry,
+	startSmtpSink,
+	waitFor,
+	type SmtpSink,
 } from './support/index.cts';
 import { startSandbox, type Sandbox } from '../../sandbox/index.cts';
 
-const ROOT = path.resolve(__dirname, '..', '..');
-const SCREENSHOTS =
-	process.env.UPDATE_SCREENSHOTS === '1'
-		? path.join(ROOT, 'docs', 'screenshots')
-		: path.join(ROOT, 'test-results', 'screenshots');
+/** The screenshots the README shows (docs/screenshots/). */
+const README_SHOTS = [
+	'workflows',
+	'node-panel',
+	'credential-test',
+	'safety-alert-form',
+	'safety-alert-sent',
+	'example-follow-up-report',
+	'execute-step',
+];
 
 describe('the n8n editor in headless Chromium', () => {
 	let sandbox: Sandbox;
+	let smtp: SmtpSink;
 	let home: N8nHome;
 	let server: N8nServer;
 	let browser: Awaited<ReturnType<typeof launchBrowser>> | undefined;
 	let page: Page;
-	let recipient: string;
 
-	const screenshot = async (name: string) => {
-		fs.mkdirSync(SCREENSHOTS, { recursive: true });
-		await settled(page); // panels slid in
-		await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`) });
+	const screenshot = async (name: string, shown: Page = page) => {
+		await settled(shown); // panels slid in
+		keepScreenshot(name, await shown.screenshot(), { readme: README_SHOTS.includes(name) });
 	};
 
 	beforeAll(async () => {
 		sandbox = await startSandbox({ port: 0, deliveryMs: 1500 });
-		recipient = sandbox.orgs.primary.usersOfKind('twoPhones', 1)[0];
+		smtp = await startSmtpSink();
 		home = await N8nHome.create();
-		await home.useSandbox(sandbox);
-		const workflows = [
-			...exampleWorkflows().map((entry) => entry.workflow),
-			manualWorkflow('e2eEditor', 'Send from the editor', [
-				[
-					push('Send a Notification', {
-						resource: 'notification',
-						operation: 'send',
-						title: 'Hello from the n8n editor',
-						body: 'Sent with Execute step',
-						audience: 'userIds',
-						userIds: recipient,
-						additionalFields: { deeplink: 'home' },
-						options: {},
-					}),
-				],
-			]),
-		];
+		// As `npm start` sets it up: the sandbox's credential and the safety alert's mail server.
+		await home.useSandbox(sandbox, { more: [smtpCredentialEntry(smtp.port)] });
+		const workflows = exampleWorkflows().map((entry) => entry.workflow);
 		// n8n starts while Chromium launches.
 		const [started, launched] = await Promise.allSettled([
 			N8nServer.start(home, { workflows }),
@@ -82,6 +74,7 @@ describe('the n8n editor in headless Chromium', () => {
 		await browser?.close();
 		await server?.stop();
 		await sandbox?.stop();
+		await smtp?.stop();
 		home?.remove();
 	});
 
@@ -127,10 +120,25 @@ describe('the n8n editor in headless Chromium', () => {
 			'Get users with an active app',
 		];
 		for (const action of actions) await panel.getByText(action, { exact: true }).waitFor();
-		// The trigger's five events: settled, failed, opened, no device, not opened in time.
-		await panel.getByText('Triggers (5)').waitFor();
-		await expectLoadedImages(panel.locator('img[src*="companionPush"]'), actions.length);
+		// The trigger's six events, each named by its action (not "On no device").
+		await panel.getByText('Triggers (6)').click();
+		const triggerActions = [
+			'On notification settled',
+			'On delivery failed on a phone',
+			'On notification opened',
+			'On person without the app',
+			'On person not opening in time',
+			'On person no phone reached',
+		];
+		for (const action of triggerActions) await panel.getByText(action, { exact: true }).waitFor();
+		await expectLoadedImages(
+			panel.locator('img[src*="companionPush"]'),
+			actions.length + triggerActions.length,
+		);
+		// Tall enough to show the eight actions and the six trigger events together.
+		await page.setViewportSize({ width: 1280, height: 1200 });
 		await screenshot('node-panel');
+		await page.setViewportSize({ width: 1280, height: 800 });
 		const icon = await fetch(
 			`${server.url}${await panel.locator('img[src*="companionPush"]').first().getAttribute('src')}`,
 		);
@@ -207,32 +215,123 @@ describe('the n8n editor in headless Chromium', () => {
 		}
 	});
 
-	test('a Send node run with "Execute step" shows its output, and the sandbox got exactly that send', async () => {
-		await page.goto(`${server.url}/workflow/e2eEditor`);
+	test('every example as a new user opens it: every node named in full, none behind the Execute button', async () => {
+		for (const { workflow } of exampleWorkflows()) {
+			await page.goto(`${server.url}/workflow/${workflow.id}`);
+			const button = page.locator('[data-test-id="execute-workflow-button"]');
+			await button.waitFor();
+			await settled(page); // zoomed to fit
+			// The button, and its menu of triggers when the workflow has several.
+			const buttonParts = [
+				button,
+				...(await page.getByRole('button', { name: 'Select trigger node' }).all()),
+			];
+			const buttonBoxes = (await Promise.all(buttonParts.map((part) => part.boundingBox()))).filter(
+				(box) => box !== null,
+			);
+			const named = workflow.nodes.filter(
+				(node: { type: string }) => node.type !== 'n8n-nodes-base.stickyNote',
+			);
+			for (const { name } of named) {
+				const label = page
+					.locator('[data-test-id="canvas-node"]')
+					.getByText(name, { exact: true })
+					.first();
+				const box = await label.boundingBox();
+				if (!box) throw new Error(`"${name}" of "${workflow.name}" is not on the canvas`);
+				const hiddenBy = buttonBoxes.find((buttonBox) => overlap(box, buttonBox));
+				expect([workflow.name, name, hiddenBy]).toEqual([workflow.name, name, undefined]);
+			}
+			if (workflow.id === 'cpExampleEscalation') await screenshot('example-safety-alert');
+		}
+	});
+
+	test('the safety alert as its note says: Execute workflow opens its form, and submitting it sends the alert to everyone', async () => {
+		await page.goto(`${server.url}/workflow/cpExampleEscalation`);
+		const button = page.locator('[data-test-id="execute-workflow-button"]');
+		await button.waitFor();
+		// The note says "Execute workflow" sends the alert: the button runs Send the Alert, not the trigger.
+		expect((await button.innerText()).replace(/\s+/g, ' ')).toContain(
+			'Execute workflow from Send the Alert',
+		);
+		const before = sandbox.notifications('primary').length;
+		const popup = page.waitForEvent('popup');
+		await button.click();
+		const form = await popup;
+		await form.getByText('Send a safety alert').first().waitFor();
+		// The form comes filled with the example's alert: a new user submits it as it is.
+		await expect(form.locator('input[type="text"]').first().inputValue()).resolves.toBe(
+			'leave building B',
+		);
+		await screenshot('safety-alert-form', form);
+		await form.getByRole('button', { name: 'Send the Alert to Everyone' }).click();
+
+		const [alert] = await waitFor(
+			'the alert in the sandbox',
+			() => {
+				const sends = sandbox.notifications('primary').slice(before);
+				return sends.length > 0 && sends;
+			},
+			60_000,
+			250,
+		);
+		expect(sandbox.notifications('primary').slice(before)).toHaveLength(1);
+		expect([alert.title, alert.body]).toEqual([
+			'Safety alert: leave building B',
+			'Gas leak in building B. Leave by the nearest exit now and gather at assembly point 3.',
+		]);
+		expect([...alert.target_user_ids].sort()).toEqual([...sandbox.orgs.primary.userIds].sort());
+		await form.close();
+		// The run ends on the canvas with the send's node done; nobody got an e-mail (no trigger ran).
 		await page
-			.locator('[data-test-id="canvas-node"]', { hasText: 'Send a Notification' })
+			.locator('[data-test-id="canvas-node"]', { hasText: 'Safety Alert to Everyone' })
+			.locator('[data-test-id="canvas-node-status-success"]')
+			.waitFor();
+		await button.getByText('Execute workflow').waitFor(); // done running
+		expect(smtp.mails).toEqual([]);
+		await screenshot('safety-alert-sent');
+	});
+
+	test('an example\'s Send node run with "Execute step" shows its output, and the sandbox got exactly those sends', async () => {
+		// The scheduled digest's Send: its Schedule Trigger gives one item, the Send goes to every
+		// user with an active app (batches of 500).
+		await page.goto(`${server.url}/workflow/cpExampleDigest`);
+		await page
+			.locator('[data-test-id="canvas-node"]', { hasText: 'Digest to Active Users' })
 			.dblclick();
 		const ndv = page.locator('[data-test-id="ndv"]');
 		await ndv.waitFor();
+		const before = sandbox.notifications('primary').length;
 		await ndv.locator('[data-test-id="node-execute-button"]').click();
 		const output = ndv.locator('[data-test-id="output-panel"]');
 		await output.locator('[data-test-id="node-run-status-success"]').waitFor();
-		await output.getByText('sending', { exact: true }).waitFor();
-		await output.getByText('Hello from the n8n editor', { exact: true }).waitFor();
+		await output.getByText('sending', { exact: true }).first().waitFor();
+		await output.getByText('Your morning digest', { exact: true }).first().waitFor();
 		await ndv.getByRole('button', { name: 'Execute step' }).waitFor(); // done running
 		await output.locator('[data-test-id="radio-button-json"]').click();
-		await output.getByText('"sending"').waitFor();
+		await output.getByText('"sending"').first().waitFor();
 		await screenshot('execute-step');
 
-		const sends = sandbox
-			.notifications()
-			.filter((send) => send.title === 'Hello from the n8n editor');
-		expect(sends.map((send) => [send.title, send.target_user_ids])).toEqual([
-			['Hello from the n8n editor', [recipient]],
-		]);
+		const { primary } = sandbox.orgs;
+		const active = primary.userIds.filter((id) =>
+			primary.devicesOf(id).some((device) => device.session === 'active'),
+		);
+		const sends = sandbox.notifications('primary').slice(before);
+		expect(sends.map((send) => send.title)).toEqual(
+			Array(Math.ceil(active.length / 500)).fill('Your morning digest'),
+		);
+		expect(sends.flatMap((send) => send.target_user_ids).sort()).toEqual([...active].sort());
 		await expect(output.innerText()).resolves.toContain(sends[0].id);
 	});
 });
+
+/** Whether two boxes on the page overlap. */
+function overlap(
+	a: { x: number; y: number; width: number; height: number },
+	b: { x: number; y: number; width: number; height: number },
+): boolean {
+	return a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height;
+}
 
 /** The answer of the next credential test the editor makes (POST /rest/credentials/test). */
 async function waitForCredentialTest(page: Page): Promise<{ status: string; message?: string }> {

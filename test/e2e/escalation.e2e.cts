@@ -1,6 +1,7 @@
 /**
  * The safety alert example (examples/safety-alert-escalation.json) in a running n8n (`n8n start`),
- * against the in-process sandbox and a local mail server (smtpSink.ts), with a deadline of 1 minute
+ * against the in-process sandbox and a local mail server (devkit/smtpSink.cts), with a deadline of
+ * 1 minute
  * instead of 15: published, then its manual part sends the alert to everyone; its trigger reports
  * each person no phone reached (Not Reached: no phone with the app, or the app uninstalled) and each
  * person reached who did not open in time (Not Opened in Time), and each gets exactly one e-mail. Nobody else does, and one more poll later
@@ -53,6 +54,7 @@ describe('the safety alert example with escalation in a running n8n', () => {
 	/** A flaky phone fails its first attempt and is reached by the retry 0.5 s later: a poll that
 	 * falls between them reports the person as not reached (and then never as not opened). */
 	let flaky: Set<string>;
+	let example: { nodes: any[] };
 
 	const pollsSince = (time: number) =>
 		sandbox
@@ -85,7 +87,7 @@ describe('the safety alert example with escalation in a running n8n', () => {
 			],
 			{ runtime: home.runtime },
 		);
-		const example = structuredClone(
+		example = structuredClone(
 			exampleWorkflows().find((entry) => entry.file === 'safety-alert-escalation.json')!.workflow,
 		);
 		const trigger = example.nodes.find((node: { name: string }) => node.name === TRIGGER);
@@ -129,10 +131,23 @@ describe('the safety alert example with escalation in a running n8n', () => {
 		);
 	});
 
-	test('Send the Alert (a manual run): one send to every user of the organization', async () => {
-		await rest.call('POST', `/workflows/${WORKFLOW}/run`, {
+	test('Send the Alert (a manual run, its form submitted as it comes): one send to every user of the organization', async () => {
+		// As "Execute workflow" in the editor: a manual run from the form, which waits for its test
+		// form to be submitted; the form's fields as the form page posts them, with their defaults.
+		const waiting = await rest.call('POST', `/workflows/${WORKFLOW}/run`, {
 			triggerToStartFrom: { name: 'Send the Alert' },
 		});
+		expect(waiting).toMatchObject({ waitingForWebhook: true });
+		const form = example.nodes.find((node: { name: string }) => node.name === 'Send the Alert');
+		const fields = new FormData();
+		form.parameters.formFields.values.forEach((field: { defaultValue: string }, index: number) =>
+			fields.append(`field-${index}`, field.defaultValue),
+		);
+		const submitted = await fetch(`${n8n.url}/form-test/${form.webhookId}`, {
+			method: 'POST',
+			body: fields,
+		});
+		expect(submitted.status).toBe(200);
 		const [manual] = await waitFor(
 			'the manual execution',
 			async () => {

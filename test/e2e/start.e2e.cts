@@ -179,9 +179,15 @@ describe('npm start', () => {
 		]);
 		const credentials = await rest.listCredentials();
 		expect(credentials.map((credential) => [credential.id, credential.type]).sort()).toEqual([
+			['cpExampleSmtp', 'smtp'],
 			['cpFakeModelCredential', 'openAiApi'],
 			['cpSandboxCredential', 'companionPushApi'],
 		]);
+		// The safety alert example's mail server is the local one npm start runs, and it answers.
+		const mailPort = Number(/Mail: +smtp:\/\/127\.0\.0\.1:(\d+)/.exec(output)![1]);
+		const mailCredential = await rest.call('GET', '/credentials/cpExampleSmtp?includeData=true');
+		expect([mailCredential.data.host, mailCredential.data.port]).toEqual(['127.0.0.1', mailPort]);
+		expect(await portIsFree(mailPort)).toBe(false);
 		// The AI Agent example's model credential points at the scripted model npm start runs.
 		const modelUrl = /AI model: +(http:\/\/127\.0\.0\.1:\d+\/v1)/.exec(output)![1];
 		const modelCredential = await rest.call(
@@ -200,6 +206,7 @@ describe('npm start', () => {
 		expect(await portIsFree(port)).toBe(true);
 		expect(await portIsFree(sandboxPort)).toBe(true);
 		expect(await portIsFree(Number(new URL(modelUrl).port))).toBe(true);
+		expect(await portIsFree(mailPort)).toBe(true);
 	});
 
 	test('second start with COMPANION_PUSH_* set: the folder is reused, the credential points at that service, no sandbox; Ctrl-C stops it', async () => {

@@ -5,7 +5,8 @@
  *   n8n.ts       N8nHome with the packed package of the global setup, the sandbox's credentials,
  *                builders of Companion Push workflows, what each node asked the sandbox
  *   browser.ts   Debian's Chromium through playwright-core (the editor tests)
- *   smtpSink.ts  a local mail server that keeps what it receives
+ *   screenshots.cts  the editor tests' screenshots, written back to docs/screenshots/ when they change
+ * The local mail server (devkit/smtpSink.cts) is shared with `npm start`.
  * The scripted chat model of the AI Agent example is devkit/fakeModel.cts (`npm start` runs it too).
  */
 export * from '../../../devkit/n8n/index.cts';
@@ -31,4 +32,5 @@ export {
 export { N8nHome } from './n8n.cts';
 export * from './n8n.cts';
 export * from './browser.cts';
-export * from './smtpSink.cts';
+export * from '../../../devkit/smtpSink.cts';
+export * from './screenshots.cts';

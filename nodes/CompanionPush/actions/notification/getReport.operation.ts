@@ -26,7 +26,7 @@ const properties: INodeProperties[] = [
 		type: 'string',
 		required: true,
 		default: '={{ $json.id }}',
-		placeholder: 'e.g. 7f3c9a12, 8e4d0b23',
+		placeholder: 'e.g. 3f2b8c1e-9d4a-4e7b-8a61-2c5d9e0f7a13',
 		description:
 			"The sends to report on. The IDs of all input items make one report: after a Send, the default (each item's ID) covers every batch. One field may also hold several, separated by commas, or a list.",
 	},

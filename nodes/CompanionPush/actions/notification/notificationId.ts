@@ -10,7 +10,7 @@ export const notificationIdField: INodeProperties = {
 	type: 'string',
 	required: true,
 	default: '',
-	placeholder: 'e.g. 7f3c9a12',
+	placeholder: 'e.g. 3f2b8c1e-9d4a-4e7b-8a61-2c5d9e0f7a13',
 	description: 'The ID the API gave the send, found in the output of Send or Schedule',
 };
 

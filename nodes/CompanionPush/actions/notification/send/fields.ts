@@ -7,9 +7,10 @@ import { waitOptions } from '../wait';
 /* The fields of Send and Schedule, declared once; sendOperationProperties (at the end) puts them
  * in order for either operation. */
 
+// One sentence and a link (n8n's UX guidelines for an info box): the details are in the README.
 const asyncNotice: INodeProperties = {
 	displayName:
-		'Sending is asynchronous: the API accepts the send (202) and delivers in the background. Acceptance is not delivery: use "Wait for Final Status", the Get operation or the Companion Push Trigger to follow up. This node never repeats a send the API accepted; when an answer is lost and the API cannot show what happened, the item fails as "outcome unknown" rather than risk a second notification. To send each event once when n8n runs it again, set an Idempotency Key.',
+		'Phones get the notification shortly after this node finishes: <a href="https://github.com/n8n-nodes-companion-push/n8n-nodes-companion-push#never-twice-idempotency-key-and-unknown-items" target="_blank">how to follow up on delivery and never notify anyone twice</a>',
 	name: 'asyncNotice',
 	type: 'notice',
 	default: '',
@@ -74,9 +75,9 @@ const audienceFields: INodeProperties[] = [
 		type: 'string',
 		required: true,
 		default: '',
-		placeholder: 'e.g. 1001, 1002, 1003',
+		placeholder: 'e.g. 65f1c2a9e4b0c81d2a3f4b5c, 65f1c2a9e4b0c81d2a3f4b5d',
 		description:
-			'Comma-separated list of user IDs as returned by Get Many Users (e.g. 1001, 1002), not names or e-mails. Spaces and new lines also separate IDs. An expression may give a list: each element is one ID (an element holding a comma or space is refused). Duplicates are removed; IDs of other organizations are silently not notified.',
+			'Comma-separated list of user IDs as returned by Get Many Users (24 characters such as 65f1c2a9e4b0c81d2a3f4b5c), not names or e-mails. Spaces and new lines also separate IDs. An expression may give a list: each element is one ID (an element holding a comma or space is refused). Duplicates are removed; IDs of other organizations are silently not notified.',
 		displayOptions: { show: { audience: ['userIds'] } },
 	},
 	{
@@ -98,7 +99,7 @@ const audienceFields: INodeProperties[] = [
 				displayName: 'By ID',
 				name: 'id',
 				type: 'string',
-				placeholder: 'e.g. 1001',
+				placeholder: 'e.g. 65f1c2a9e4b0c81d2a3f4b5c',
 			},
 		],
 	},

@@ -1,9 +1,32 @@
 /**
- * A mail server for the end-to-end tests that keeps what it receives: plain SMTP on 127.0.0.1, no
- * TLS, no authentication, every message accepted and recorded with its envelope. Enough for n8n's
- * Send Email node (nodemailer) with an SMTP credential: SSL/TLS off, Disable STARTTLS on.
+ * A mail server that keeps what it receives, for the safety alert example (`npm start`) and the
+ * end-to-end tests: plain SMTP on 127.0.0.1, no TLS, no authentication, every message accepted and
+ * recorded with its envelope; with `mailFolder`, also written there as one .eml file per message
+ * (any mail app opens it). Enough for n8n's Send Email node (nodemailer) with the SMTP credential
+ * of smtpCredentialEntry: SSL/TLS off, Disable STARTTLS on. Nothing it receives goes further.
  */
+import * as fs from 'node:fs';
 import * as net from 'node:net';
+import * as path from 'node:path';
+
+/** The SMTP credential of the safety alert example (examples/safety-alert-escalation.json). */
+export const SMTP_CREDENTIAL = { id: 'cpExampleSmtp', name: 'SMTP (your mail server)' };
+
+/** The example's SMTP credential pointing at a sink on `port`, for `n8n import:credentials`. */
+export function smtpCredentialEntry(port: number): object {
+	return {
+		...SMTP_CREDENTIAL,
+		type: 'smtp',
+		data: {
+			host: '127.0.0.1',
+			port,
+			secure: false,
+			disableStartTls: true,
+			user: '',
+			password: '',
+		},
+	};
+}
 
 export interface ReceivedMail {
 	/** Envelope recipients (RCPT TO), lower case. */
@@ -22,7 +45,30 @@ export interface SmtpSink {
 	stop(): Promise<void>;
 }
 
-export async function startSmtpSink(): Promise<SmtpSink> {
+export interface SmtpSinkOptions {
+	/** 0 (the default): any free port. */
+	port?: number;
+	/** A folder to write each message to as <time>-<recipient>.eml. */
+	mailFolder?: string;
+	/** Called with each message once it is accepted. */
+	onMail?: (mail: ReceivedMail) => void;
+}
+
+export async function startSmtpSink({
+	port = 0,
+	mailFolder,
+	onMail,
+}: SmtpSinkOptions = {}): Promise<SmtpSink> {
+	if (mailFolder) fs.mkdirSync(mailFolder, { recursive: true });
+	const keep = (mail: ReceivedMail) => {
+		mails.push(mail);
+		if (mailFolder) {
+			const recipient = (mail.to[0] ?? 'nobody').replace(/[^\w.@-]/g, '_');
+			const file = `${new Date(mail.receivedAt).toISOString().replace(/:/g, '-')}-${mails.length}-${recipient}.eml`;
+			fs.writeFileSync(path.join(mailFolder, file), mail.data);
+		}
+		onMail?.(mail);
+	};
 	const mails: ReceivedMail[] = [];
 	const sockets = new Set<net.Socket>();
 	const server = net.createServer((socket) => {
@@ -47,7 +93,7 @@ export async function startSmtpSink(): Promise<SmtpSink> {
 					}
 					const data = dataLines.join('\r\n');
 					const subject = /^Subject: (.*)$/im.exec(data)?.[1] ?? '';
-					mails.push({ ...envelope, subject, data, receivedAt: Date.now() });
+					keep({ ...envelope, subject, data, receivedAt: Date.now() });
 					dataLines = undefined;
 					envelope = { from: '', to: [] };
 					reply('250 2.0.0 queued');
@@ -78,7 +124,7 @@ export async function startSmtpSink(): Promise<SmtpSink> {
 			}
 		});
 	});
-	await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+	await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
 	return {
 		port: (server.address() as net.AddressInfo).port,
 		mails,
