@@ -10,22 +10,20 @@ import type { IDataObject } from 'n8n-workflow';
 
 import { resetProcessState } from '../../nodes/CompanionPush/processState';
 import {
-	count,
 	expectEachOnce,
 	jsonOf,
 	logOf,
 	NODE_SANDBOX,
 	registeredSends,
 	runOnce,
+	runWithLaterSend,
 	SEND,
-	SEND_LIST,
 	sendRun,
 	storeFor,
-	until,
 	useSandbox,
 	useShortTimings,
 } from '../harness/index.cts';
-import type { NodeRunOptions, NodeRunResult } from '../harness/index.cts';
+import type { NodeRunOptions } from '../harness/index.cts';
 
 /** The settle wait of these tests (the default is 10 s): lags below are measured against it. */
 const SETTLE_MS = 600;
@@ -47,23 +45,8 @@ describe('exact or unknown: a list of sends that lags', () => {
 
 	const posts = () => logOf(sandbox, SEND).length;
 
-	/**
-	 * Runs `run` and, once its lookup has read the list of sends, another run of this process (the
-	 * same credential) that sends "Another event" to `userId`: a send made after the lost answer, as
-	 * a busy n8n makes them.
-	 */
-	async function withLaterRun(
-		run: NodeRunOptions,
-		userId: string,
-	): Promise<{ result: NodeRunResult; later: IDataObject }> {
-		const listReads = count(sandbox, SEND_LIST);
-		const running = runOnce(run);
-		await until(() => count(sandbox, SEND_LIST) > listReads);
-		const later = await runOnce(
-			sendRun(sandbox, [{ userId }], { title: 'Another event' }, { credentials: run.credentials }),
-		);
-		return { result: await running, later: jsonOf(later.items)[0] };
-	}
+	const withLaterRun = (run: NodeRunOptions, userId: string) =>
+		runWithLaterSend(sandbox, run, userId);
 
 	test.each<[string, 'resetAfter' | 'resetBefore', number]>([
 		['after it was registered', 'resetAfter', 1],
