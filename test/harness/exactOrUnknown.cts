@@ -137,3 +137,32 @@ export async function runWithLaterSend(
 	);
 	return { result: await running, later: later.items[0].json };
 }
+
+/**
+ * Another run of this process (the same `credentials`) that sends "Another event" to `userId` each
+ * time the list of sends is read after its last send: a busy n8n, whose sends made after each lost
+ * answer prove the list up to date once listed. `stop()` ends it (after a send under way).
+ */
+export function keepSendingWhileLookingUp(
+	sandbox: Sandbox,
+	credentials: NodeRunOptions['credentials'],
+	userId: string,
+): { stop(): Promise<void> } {
+	const listReads = () => sandbox.counts()[SEND_LIST] ?? 0;
+	let stopped = false;
+	const sending = (async () => {
+		let readsSeen = listReads();
+		for (;;) {
+			await until(() => stopped || listReads() > readsSeen);
+			if (stopped) return;
+			await runOnce(sendRun(sandbox, [{ userId }], { title: 'Another event' }, { credentials }));
+			readsSeen = listReads();
+		}
+	})();
+	return {
+		stop: async () => {
+			stopped = true;
+			await sending;
+		},
+	};
+}
