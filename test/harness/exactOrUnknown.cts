@@ -7,6 +7,7 @@ import type { IDataObject } from 'n8n-workflow';
 
 import { nodeResult, nodeWorkflow, runWorkflow } from '../../devkit/engine.cts';
 import type { NodeRunOptions, NodeRunResult } from '../../devkit/engine.cts';
+import { SEND_LIST } from '../../devkit/endpoints.cts';
 import { storeFor } from '../../devkit/fixtures.cts';
 import { processedDataStore } from '../../devkit/processedData.cts';
 import type { MemoryProcessedData } from '../../devkit/processedData.cts';
@@ -115,4 +116,53 @@ export async function sendAsAnotherClient(
 	} finally {
 		sandbox.configure({ clockOffsetMs: 0 });
 	}
+}
+
+/**
+ * Runs `run` and, once it has read the list of sends (its lookup after a lost answer), another run
+ * of this process with the same credential that sends "Another event" to `userId`: a send made after
+ * the lost answer, as a busy n8n makes them. Its listing is what proves a send absent; without it
+ * the lookup ends "unknown". `run` needs its own credential store (`extra.credentials`).
+ */
+export async function runWithLaterSend(
+	sandbox: Sandbox,
+	run: NodeRunOptions,
+	userId: string,
+): Promise<{ result: NodeRunResult; later: IDataObject }> {
+	const listReads = sandbox.counts()[SEND_LIST] ?? 0;
+	const running = runOnce(run);
+	await until(() => (sandbox.counts()[SEND_LIST] ?? 0) > listReads);
+	const later = await runOnce(
+		sendRun(sandbox, [{ userId }], { title: 'Another event' }, { credentials: run.credentials }),
+	);
+	return { result: await running, later: later.items[0].json };
+}
+
+/**
+ * Another run of this process (the same `credentials`) that sends "Another event" to `userId` each
+ * time the list of sends is read after its last send: a busy n8n, whose sends made after each lost
+ * answer prove the list up to date once listed. `stop()` ends it (after a send under way).
+ */
+export function keepSendingWhileLookingUp(
+	sandbox: Sandbox,
+	credentials: NodeRunOptions['credentials'],
+	userId: string,
+): { stop(): Promise<void> } {
+	const listReads = () => sandbox.counts()[SEND_LIST] ?? 0;
+	let stopped = false;
+	const sending = (async () => {
+		let readsSeen = listReads();
+		for (;;) {
+			await until(() => stopped || listReads() > readsSeen);
+			if (stopped) return;
+			await runOnce(sendRun(sandbox, [{ userId }], { title: 'Another event' }, { credentials }));
+			readsSeen = listReads();
+		}
+	})();
+	return {
+		stop: async () => {
+			stopped = true;
+			await sending;
+		},
+	};
 }
