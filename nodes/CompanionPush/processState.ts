@@ -49,9 +49,15 @@ export interface Timings {
 	 * renewing here (jittered, so processes refused at the same moment don't renew in step). A saved
 	 * renewal is a refresh plus one database write. */
 	foreignRenewalWaitMs: { min: number; max: number };
-	/** How long a claim of an Idempotency Key found unconfirmed is given to be confirmed by the run
-	 * that may still be sending it (a send takes well under a second). */
-	unconfirmedClaimSettleMs: number;
+	/** The lease of a claim of an Idempotency Key: its holder marks the minute it lives in while it
+	 * sends, and starts no request that could outlast the end of its last marked minute plus this; so
+	 * another run knows until when it may be sending (neverTwice/claimLease.ts). Longer than a
+	 * request's timeout. */
+	claimLeaseMs: number;
+	/** How long a copy of an event waits, at most, for the run that holds its key and still renews
+	 * it; beyond, the copy sends nothing and says the outcome is unknown. Only a time a node run may
+	 * wait: the decision comes from the lease. */
+	heldKeyWaitMs: number;
 	/** After a lost answer, the list of sends must show nothing twice, this long apart, before the
 	 * send counts as never made: the API may register a send a moment after it answered 5xx, and
 	 * its list may show a new send a few seconds late. */
@@ -73,7 +79,8 @@ export const DEFAULT_TIMINGS: Timings = {
 		maxRetryAfterMs: 60_000,
 	},
 	foreignRenewalWaitMs: { min: 50, max: 150 },
-	unconfirmedClaimSettleMs: 5_000,
+	claimLeaseMs: 60_000,
+	heldKeyWaitMs: 150_000,
 	lookupSettleMs: 10_000,
 	storeLockBudgetMs: 20_000,
 	storeLockBreakJitterMs: 5_000,

@@ -117,7 +117,7 @@ describe(`randomized run: ${OPERATIONS} operations with random faults (seed ${SE
 			retry: { baseDelayMs: 5, maxDelayMs: 40 },
 			foreignRenewalWaitMs: { min: 5, max: 15 },
 			lookupSettleMs: SETTLE_MS,
-			unconfirmedClaimSettleMs: 200,
+			heldKeyWaitMs: 200,
 		});
 		// One credential for the whole run, as n8n keeps it: its token lives across workflows.
 		store = storeFor(sandbox);
