@@ -23,7 +23,7 @@ import type {
 } from '../../nodes/CompanionPush/neverTwice/idempotencyKeys';
 import { MINUTE_MS } from '../../nodes/CompanionPush/helpers/time';
 import { DEFAULT_TIMINGS, resetProcessState } from '../../nodes/CompanionPush/processState';
-import { MemoryProcessedData } from '../harness/index.cts';
+import { MemoryProcessedData, passTime } from '../harness/index.cts';
 
 const KEY: IdempotencyKey = { key: 'order-7: shipped', scope: 'node', keysToKeep: 100 };
 const WHERE = { workflow: { id: 'wf-crash', active: true }, node: { id: 'n-crash' } as never };
@@ -87,11 +87,18 @@ async function writesOf(
 	return run.writes();
 }
 
-/** A run that comes once the dead run's lease ran out (or this execution's own retry): it takes an
- * unconfirmed claim over, writing its own mark. */
-const LEASE_RAN_OUT = { takeOverLive: true };
+/** A run that comes once the lease of the run before ran out: it takes an unconfirmed claim over,
+ * writing its own mark. */
+const leaseRanOut = () => passTime(3 * MINUTE_MS);
+
+/** The claim of such a run. */
+async function afterLease(keys: IdempotencyKeys, layout: string[]): Promise<ClaimOutcome> {
+	leaseRanOut();
+	return await keys.claim(KEY, layout);
+}
 
 beforeEach(() => resetProcessState());
+afterEach(() => jest.useRealTimers()); // after passTime
 
 describe('n8n dies in the middle of an event with an Idempotency Key', () => {
 	const layout = ['batch-a'];
@@ -113,7 +120,7 @@ describe('n8n dies in the middle of an event with an Idempotency Key', () => {
 			const store = new MemoryProcessedData();
 			const done: { claimed?: StoreClaim; confirmed?: boolean } = {};
 			await firstRun(runIn(store, deathAfter), done);
-			const next = claimedEvent(await runIn(store).keys.claim(KEY, layout, LEASE_RAN_OUT));
+			const next = claimedEvent(await afterLease(runIn(store).keys, layout));
 			seen.push(`${deathAfter}: ${next.state}`);
 			if (done.confirmed) {
 				expect([deathAfter, next.state]).toEqual([deathAfter, 'used']);
@@ -137,14 +144,14 @@ describe('n8n dies in the middle of an event with an Idempotency Key', () => {
 			return claim.claimedAt!;
 		};
 		const total = await writesOf(
-			async ({ keys }) => void (await keys.claim(KEY, layout, LEASE_RAN_OUT)),
+			async ({ keys }) => void (await afterLease(keys, layout)),
 			async (store) => void (await confirmOnce(store)),
 		);
 		for (let deathAfter = 0; deathAfter <= total; deathAfter++) {
 			const store = new MemoryProcessedData();
 			const claimedAt = await confirmOnce(store);
-			await runIn(store, deathAfter).keys.claim(KEY, layout, LEASE_RAN_OUT);
-			const next = claimedEvent(await runIn(store).keys.claim(KEY, layout, LEASE_RAN_OUT));
+			await afterLease(runIn(store, deathAfter).keys, layout);
+			const next = claimedEvent(await afterLease(runIn(store).keys, layout));
 			expect([deathAfter, next.state]).not.toEqual([deathAfter, 'claimed']);
 			// Unconfirmed only from a time that cannot miss the send: none (unknown), or its own.
 			if (next.state === 'unconfirmed' && next.claimedAt !== undefined)
@@ -162,15 +169,15 @@ describe('n8n dies in the middle of an event with an Idempotency Key', () => {
 			return claim.claimedAt!;
 		};
 		const total = await writesOf(
-			async ({ keys }) => void (await keys.claim(KEY, twoBatches, LEASE_RAN_OUT)),
+			async ({ keys }) => void (await afterLease(keys, twoBatches)),
 			async (store) => void (await leaveUnconfirmed(store)),
 		);
 		expect(total).toBeGreaterThanOrEqual(3); // the probes, the takeover's mark, their removal
 		for (let deathAfter = 0; deathAfter <= total; deathAfter++) {
 			const store = new MemoryProcessedData();
 			const claimedAt = await leaveUnconfirmed(store);
-			await runIn(store, deathAfter).keys.claim(KEY, twoBatches, LEASE_RAN_OUT);
-			const next = claimedEvent(await runIn(store).keys.claim(KEY, twoBatches, LEASE_RAN_OUT));
+			await afterLease(runIn(store, deathAfter).keys, twoBatches);
+			const next = claimedEvent(await afterLease(runIn(store).keys, twoBatches));
 			const unknown = !next.sameLayout || next.claimedAt === undefined;
 			const view: IDataObject = {
 				deathAfter,
@@ -193,14 +200,14 @@ describe('n8n dies in the middle of an event with an Idempotency Key', () => {
 		const leaveUnconfirmed = async (store: MemoryProcessedData) =>
 			void claimedEvent(await runIn(store).keys.claim(KEY, claimedBatches));
 		const total = await writesOf(
-			async ({ keys }) => void (await keys.claim(KEY, otherBatches, LEASE_RAN_OUT)),
+			async ({ keys }) => void (await afterLease(keys, otherBatches)),
 			leaveUnconfirmed,
 		);
 		for (let deathAfter = 0; deathAfter <= total; deathAfter++) {
 			const store = new MemoryProcessedData();
 			await leaveUnconfirmed(store);
-			await runIn(store, deathAfter).keys.claim(KEY, otherBatches, LEASE_RAN_OUT);
-			const next = claimedEvent(await runIn(store).keys.claim(KEY, otherBatches, LEASE_RAN_OUT));
+			await afterLease(runIn(store, deathAfter).keys, otherBatches);
+			const next = claimedEvent(await afterLease(runIn(store).keys, otherBatches));
 			// Either answer makes the caller report the outcome as unknown.
 			expect({
 				deathAfter,
@@ -235,7 +242,7 @@ describe('a claim whose holder is gone is taken over by one run only', () => {
 		const layout = ['batch-a'];
 		const store = new MemoryProcessedData();
 		const first = claimedEvent(await runIn(store).keys.claim(KEY, layout));
-		const taken = claimedEvent(await runIn(store).keys.claim(KEY, layout, LEASE_RAN_OUT));
+		const taken = claimedEvent(await afterLease(runIn(store).keys, layout));
 		const third = claimedEvent(await runIn(store).keys.claim(KEY, layout));
 
 		expect(taken).toMatchObject({ state: 'unconfirmed', claimedAt: first.claimedAt });

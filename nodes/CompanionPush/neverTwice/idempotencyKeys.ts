@@ -150,16 +150,8 @@ export class IdempotencyKeys {
 		await this.context.helpers.removeProcessed(values, idempotency.scope, { mode: 'entries' });
 	}
 
-	/**
-	 * Claims the event of `layout` (its batches' content ids, in order). See the top of this file.
-	 * `takeOverLive`: the run holding it is this execution's own earlier try, which has ended: a claim
-	 * it left is taken over even while its lease runs.
-	 */
-	async claim(
-		idempotency: IdempotencyKey,
-		layout: string[],
-		{ takeOverLive = false } = {},
-	): Promise<ClaimOutcome> {
+	/** Claims the event of `layout` (its batches' content ids, in order). See the top of this file. */
+	async claim(idempotency: IdempotencyKey, layout: string[]): Promise<ClaimOutcome> {
 		const entries = entriesOf(idempotency.key, layout);
 		const outcome = await this.locked(async (): Promise<StoreClaim> => {
 			const nowMinute = Math.floor(Date.now() / MINUTE_MS);
@@ -187,7 +179,7 @@ export class IdempotencyKeys {
 			const { added, ended, ...found } = probe;
 			// Gone: it marked its end (it has nothing out), or its lease ran out.
 			const gone = ended || (found.heldUntil !== undefined && found.heldUntil <= Date.now());
-			if (found.claimedAt === undefined || !(gone || takeOverLive)) {
+			if (found.claimedAt === undefined || !gone) {
 				// `probing K` goes last, with everything else this probe added, in one write.
 				await this.remove(idempotency, added);
 				return { ...found, state: found.claimedAt === undefined ? 'unconfirmed' : 'held' };
@@ -196,8 +188,11 @@ export class IdempotencyKeys {
 			// the probe's entries and the previous holder's end go in one write (cut short in between,
 			// `probing K` stays, and later probes trust nothing).
 			const takenAt = Math.floor(Date.now() / MINUTE_MS);
-			await this.record(idempotency, markEntries(entries, [takenAt]), added.length);
-			await this.remove(idempotency, [...added, ...(ended ? [entries.ended] : [])]);
+			const mark = markEntries(entries, [takenAt]);
+			await this.record(idempotency, mark, added.length);
+			// The probe may have tested this very mark: it stays.
+			const probed = added.filter((value) => !mark.includes(value));
+			await this.remove(idempotency, [...probed, ...(ended ? [entries.ended] : [])]);
 			return {
 				...found,
 				state: 'unconfirmed',

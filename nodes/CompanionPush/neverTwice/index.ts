@@ -55,13 +55,9 @@ export class NeverTwice {
 		this.earlierTries = new EarlierTries(context);
 		const keys = new IdempotencyKeys(context);
 		for (const group of groups) {
-			const { idempotency, itemIndex } = group.lead;
+			const { idempotency } = group.lead;
 			if (!idempotency || group.layout.length === 0) continue;
-			const ownEarlierTry = this.earlierTries.batchesOf(itemIndex).length > 0;
-			this.events.set(
-				group,
-				new KeyedEvent(context, keys, idempotency, group.layout, ownEarlierTry),
-			);
+			this.events.set(group, new KeyedEvent(context, keys, idempotency, group.layout));
 		}
 	}
 

@@ -28,8 +28,8 @@ export type EventClaim = ClaimOutcome | { state: 'used'; earlierSendIds: Map<str
  * - A claim another run holds and still renews (its lease, claimLease.ts) is read again every few
  *   seconds: that run may still be sending (then it confirms, and this copy is skipped; releases the
  *   key, and this copy claims it; or ends or dies, and this copy takes the claim over). A copy waits
- *   at most `heldKeyWaitMs`, then sends nothing: the outcome is unknown. Not for a claim this
- *   execution's own earlier try left: nobody else will confirm that one.
+ *   at most `heldKeyWaitMs`, then sends nothing: the outcome is unknown. A claim this execution's
+ *   own earlier try left is marked ended, so it is taken over at once.
  * - While it holds the claim, it renews its lease, and starts no request that could outlast it.
  * - When every batch is done, the key is confirmed (all accepted), released (nothing sent), or left
  *   claimed with the batches that were accepted and marked as ended, for the next run to finish.
@@ -52,8 +52,6 @@ export class KeyedEvent {
 		private readonly keys: IdempotencyKeys,
 		readonly idempotency: IdempotencyKey,
 		private readonly layout: string[],
-		/** This execution's earlier try worked on this event: a claim found unconfirmed is its own. */
-		private readonly ownEarlierTry: boolean,
 	) {
 		// The keys live in the node's own row (the only scope there is).
 		this.inProcessKey = JSON.stringify([
@@ -91,11 +89,11 @@ export class KeyedEvent {
 			this.inProcessKey,
 			new Promise((resolve) => (this.announce = resolve)),
 		);
-		const claimOnce = async () =>
-			await this.keys.claim(this.idempotency, this.layout, { takeOverLive: this.ownEarlierTry });
+		const claimOnce = async () => await this.keys.claim(this.idempotency, this.layout);
 		let claim = await claimOnce();
 		// Held: its holder's lease says it may still be sending. Read again until it is confirmed,
-		// released, ended or lapsed, for as long as this run may wait.
+		// released, ended or lapsed, for as long as this run may wait. (A claim this execution's own
+		// earlier try left was marked ended when that try finished: taken over at once.)
 		const giveUpAt = Date.now() + timings().heldKeyWaitMs;
 		while (claim.state === 'held' && Date.now() < giveUpAt) {
 			const heldFor = (claim.heldUntil ?? 0) - Date.now();
