@@ -51,13 +51,20 @@ export interface Timings {
 	 * renewing here (jittered, so processes refused at the same moment don't renew in step). A saved
 	 * renewal is a refresh plus one database write. */
 	foreignRenewalWaitMs: { min: number; max: number };
-	/** How long a claim of an Idempotency Key found unconfirmed is given to be confirmed by the run
-	 * that may still be sending it (a send takes well under a second). */
-	unconfirmedClaimSettleMs: number;
-	/** After a lost answer, how long the lookup keeps reading the list of sends (a few readings) for
-	 * the send, or for the evidence that proves it absent: a send of this process made after the
-	 * answer was lost, since listed. Neither by then: the outcome is unknown (never a send), so
-	 * this bounds a wait, and proves nothing. */
+	/** The lease of a claim of an Idempotency Key: its holder marks the minute it lives in while it
+	 * sends, and starts no request that could outlast the end of its last marked minute plus this; so
+	 * another run knows until when it may be sending (neverTwice/claimLease.ts). Longer than a
+	 * request's timeout. */
+	claimLeaseMs: number;
+	/** How long a copy of an event waits, at most, for the run that holds its key and still renews
+	 * it; beyond, the copy sends nothing and says the outcome is unknown. Only a time a node run may
+	 * wait: the decision comes from the lease. */
+	heldKeyWaitMs: number;
+	/** After a lost answer, the least time before the send may count as never made (an API may
+	 * register a send a moment after it answered 5xx for it), and how long the lookup keeps reading
+	 * the list of sends (a few readings) for the send, or for the evidence that proves it absent: a
+	 * send of this process made after the answer was lost, since listed. Neither by then: the
+	 * outcome is unknown (never a send). */
 	lookupSettleMs: number;
 	/** How long after it went out a send of this process made after a lost answer, accepted and not
 	 * listed yet, is waited for in the list (the evidence on its way: a list lagging 30 s shows it
@@ -80,7 +87,8 @@ export const DEFAULT_TIMINGS: Timings = {
 		maxRetryAfterMs: 60_000,
 	},
 	foreignRenewalWaitMs: { min: 50, max: 150 },
-	unconfirmedClaimSettleMs: 5_000,
+	claimLeaseMs: 60_000,
+	heldKeyWaitMs: 150_000,
 	lookupSettleMs: 10_000,
 	lookupEvidenceWaitMs: 60_000,
 	storeLockBudgetMs: 20_000,

@@ -21,11 +21,11 @@ import { NODE_SANDBOX, useSandbox } from './sandboxes.cts';
 export const MESSAGE = { title: 'Shift change', body: 'Your shift starts at 9:00.' };
 
 /** Waits shortened for tests: the list must show nothing twice 600 ms apart before a send counts as
- * absent, a claim left unconfirmed by another run is watched 300 ms, retries back off from 20 ms. */
+ * absent, a claim another run still holds is waited for 300 ms at most, retries back off from 20 ms. */
 export function useShortTimings(changes: Parameters<typeof useTimings>[0] = {}): void {
 	useTimings({
 		lookupSettleMs: 600,
-		unconfirmedClaimSettleMs: 300,
+		heldKeyWaitMs: 300,
 		...changes,
 		retry: { baseDelayMs: 20, maxDelayMs: 100, ...changes.retry },
 	});
@@ -48,12 +48,36 @@ export function useKeyedRuns(): { sandbox: Sandbox; users: string[]; store: Memo
 		runs.store = await processedDataStore();
 	});
 	afterAll(() => resetProcessState());
+	afterEach(() => jest.useRealTimers()); // after passTime
 	beforeEach(() => {
 		runs.store.reset();
 		resetProcessState();
 		useShortTimings();
 	});
 	return runs;
+}
+
+/**
+ * Moves this process's clock (Date only: timers keep real time) `ms` ahead, as if that much time had
+ * passed: n8n's clock and the sandbox's alike (the sandbox runs in this process). Until the test ends.
+ */
+export function passTime(ms: number): void {
+	jest.useFakeTimers({
+		now: Date.now() + ms,
+		advanceTimers: true,
+		doNotFake: [
+			'hrtime',
+			'nextTick',
+			'performance',
+			'queueMicrotask',
+			'setImmediate',
+			'clearImmediate',
+			'setInterval',
+			'clearInterval',
+			'setTimeout',
+			'clearTimeout',
+		],
+	});
 }
 
 /** Polls until `check` holds: a state, never a fixed time. */

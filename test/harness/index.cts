@@ -9,7 +9,7 @@
  *   probes.ts         transport functions run inside a real node execution
  *   trigger.ts        the trigger polled as an active workflow, against a manual-clock sandbox
  *   fakeApi.ts        APIs answering shapes the sandbox never produces
- *   keys.ts           what n8n's processed-data store holds for an Idempotency Key
+ *   keys.ts           what n8n's processed-data store holds for an Idempotency Key, and another n8n process sharing it
  *   secrets.ts        what an error exposes, every token n8n stored
  *   credentialTest.ts the credential test as n8n's Test button runs it
  *   secretGuard.ts    the guard run around every jest test (setup/secretGuard.ts): no marked secret in

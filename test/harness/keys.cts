@@ -7,6 +7,7 @@ import type {
 
 import { entriesOf } from '../../nodes/CompanionPush/neverTwice/idempotencyKeys';
 import type { MemoryProcessedData } from '../../devkit/processedData.cts';
+import { registerNodeType } from '../../devkit/engine.cts';
 
 /** Whether the keys' row of the test workflow's node holds `key` as a used event: `claimed`
  * without `pending` (see idempotencyKeys.ts). */
@@ -67,4 +68,25 @@ export function storeContext(
 		logger: { warn: (message: string) => warnings.push(message) },
 	} as unknown as IExecuteFunctions;
 	return { context, warnings };
+}
+
+/** The process memory module of one n8n process, to shorten its waits or reset it. */
+export type ProcessStateModule = typeof import('../../nodes/CompanionPush/processState');
+
+/** Another n8n process (a queue-mode worker): its own copy of the package's modules, so its own
+ * process memory, sharing n8n's database (the harness store), the credential and n8n-workflow. Its
+ * node runs as node type `type`. */
+export function anotherProcess(type: string): ProcessStateModule {
+	const workflowModule: unknown = jest.requireActual('n8n-workflow');
+	let processState: ProcessStateModule | undefined;
+	jest.isolateModules(() => {
+		jest.doMock('n8n-workflow', () => workflowModule);
+		/* eslint-disable @typescript-eslint/no-require-imports */
+		const { CompanionPush } = require('../../nodes/CompanionPush/CompanionPush.node');
+		processState = require('../../nodes/CompanionPush/processState');
+		/* eslint-enable @typescript-eslint/no-require-imports */
+		registerNodeType(type, new CompanionPush());
+	});
+	jest.dontMock('n8n-workflow');
+	return processState!;
 }

@@ -53,7 +53,7 @@ describe('never twice: n8n runs the node again', () => {
 		// A fresh n8n process each time, with short waits: how long the list must stay empty before a
 		// send counts as absent, and how long a claim found unconfirmed is given to be confirmed.
 		resetProcessState();
-		useTimings({ lookupSettleMs: 200, unconfirmedClaimSettleMs: 300 });
+		useTimings({ lookupSettleMs: 200, heldKeyWaitMs: 300 });
 	});
 	afterAll(() => resetProcessState());
 
@@ -363,10 +363,11 @@ describe('never twice: n8n runs the node again', () => {
 		});
 
 		test('a key claimed by a run that died before sending: the next run finds no send and sends it once', async () => {
-			// What n8n killed between the claim and the send leaves behind: the claim, no confirmation.
+			// What n8n killed between the claim and the send leaves behind: the claim, no confirmation,
+			// three minutes ago (its lease ran out since).
 			const left = entriesOf('k-crash', [batchContentId([users[0]])]);
 			const where = { workflow: { id: 'wf-test', active: true }, node: { id: 'n-test' } as never };
-			const minute = Math.floor(Date.now() / MINUTE_MS);
+			const minute = Math.floor(Date.now() / MINUTE_MS) - 3;
 			await store.checkProcessedAndRecord(
 				[
 					left.claimed,
@@ -409,7 +410,7 @@ describe('never twice: n8n runs the node again', () => {
 			);
 			useTimings({
 				lookupSettleMs: 200,
-				unconfirmedClaimSettleMs: 300,
+				heldKeyWaitMs: 300,
 				storeLockBudgetMs: 300,
 				storeLockBreakJitterMs: 100,
 			});
@@ -471,7 +472,7 @@ describe('never twice: n8n runs the node again', () => {
 			});
 			useTimings({
 				lookupSettleMs: 200,
-				unconfirmedClaimSettleMs: 300,
+				heldKeyWaitMs: 300,
 				storeLockBudgetMs: 300,
 				storeLockBreakJitterMs: 100,
 			});
@@ -512,14 +513,14 @@ describe('never twice: n8n runs the node again', () => {
 			for (const key of ['k1', 'k2', 'k3']) await run(key);
 			expect(registeredSends(sandbox)).toHaveLength(3);
 			// One entry per used event, no working entries left; the newest kept, the row bounded
-			// (2 kept, the room of events under way and of a claim's probe, about 400), the oldest gone.
+			// (2 kept, the room of events under way and of a claim's probe, about 415), the oldest gone.
 			expect(keptAsUsed(store, 'k3')).toBe(true);
 			expect(keptAsUsed(store, 'k2')).toBe(true);
-			expect(store.entries('wf-test', 'n:n-test').length).toBeLessThanOrEqual(2 + 400 + 3);
+			expect(store.entries('wf-test', 'n:n-test').length).toBeLessThanOrEqual(2 + 415 + 3);
 			expect(keptAsUsed(store, 'old-0')).toBe(false);
 
 			resetProcessState(); // another process: only the store remembers
-			useTimings({ lookupSettleMs: 200, unconfirmedClaimSettleMs: 300 });
+			useTimings({ lookupSettleMs: 200, heldKeyWaitMs: 300 });
 			await run('k3');
 			expect(registeredSends(sandbox)).toHaveLength(3);
 			await run('old-0');

@@ -23,45 +23,26 @@ import {
 	SEND_LIST,
 	nodeResult,
 	nodeWorkflow,
-	registerNodeType,
 	retryWorkflow,
 	runWorkflow,
 	type MemoryProcessedData,
 	HOUR,
 	keyedRun,
 	MESSAGE,
+	passTime,
 	runOnce,
 	runWithLaterSend,
 	sendAsAnotherClient,
 	useKeyedRuns,
 	useShortTimings,
+	anotherProcess,
 } from '../harness/index.cts';
-import type { NodeRunOptions } from '../harness/index.cts';
+import type { NodeRunOptions, ProcessStateModule } from '../harness/index.cts';
 
 /** Where the node under test keeps its keys (scope "This Node") and its lock (the workflow's row). */
 const KEYS_ROW = { workflow: { id: 'wf-test', active: true }, node: { id: 'n-test' } as never };
 /** That row as the store stand-in names it. */
 const KEYS_ROW_ID = 'wf-test|n:n-test';
-
-type ProcessStateModule = typeof import('../../nodes/CompanionPush/processState');
-
-/** Another n8n process (a queue-mode worker): its own copy of the package's modules, so its own
- * process memory, sharing n8n's database (the harness store), the credential and n8n-workflow. Its
- * node runs as node type `type`. */
-function anotherProcess(type: string): ProcessStateModule {
-	const workflowModule: unknown = jest.requireActual('n8n-workflow');
-	let processState: ProcessStateModule | undefined;
-	jest.isolateModules(() => {
-		jest.doMock('n8n-workflow', () => workflowModule);
-		/* eslint-disable @typescript-eslint/no-require-imports */
-		const { CompanionPush } = require('../../nodes/CompanionPush/CompanionPush.node');
-		processState = require('../../nodes/CompanionPush/processState');
-		/* eslint-enable @typescript-eslint/no-require-imports */
-		registerNodeType(type, new CompanionPush());
-	});
-	jest.dontMock('n8n-workflow');
-	return processState!;
-}
 
 describe('exact or unknown: Idempotency Keys', () => {
 	const keyedRuns = useKeyedRuns();
@@ -90,7 +71,7 @@ describe('exact or unknown: Idempotency Keys', () => {
 		expect(copy?.id).toBeUndefined();
 	});
 
-	test('4. the store fails when the key is confirmed: the item succeeds with a note; the event is not sent again, in this process or another', async () => {
+	test('4. the store fails when the key is confirmed: the item succeeds with a note; the event is not sent again, in this process or another (once its claim lapsed: found)', async () => {
 		// n8n's database goes down once the API registered the send (after the claim, before the confirmation).
 		store.failWhen = () =>
 			registeredSends(sandbox).length > 0 ? 'connection to the database lost' : undefined;
@@ -100,6 +81,10 @@ describe('exact or unknown: Idempotency Keys', () => {
 		const again = jsonOf((await runOnce(run)).items)[0];
 		resetProcessState(); // another n8n process: only the store and the list of sends remember
 		useShortTimings();
+		// Within the first run's lease: it may still be sending, so nothing is sent, and nothing told.
+		const meanwhile = jsonOf((await runOnce(run)).items)[0];
+		expect(meanwhile.error).toContain('is still sending it');
+		passTime(3 * MINUTE_MS); // its lease ran out: it is gone
 		const elsewhere = jsonOf((await runOnce(run)).items)[0];
 
 		expect(logOf(sandbox, SEND)).toHaveLength(1);
@@ -145,9 +130,10 @@ describe('exact or unknown: Idempotency Keys', () => {
 
 	test("8. n8n died between claiming a key and sending, and an identical send was made yesterday: today's send is made once", async () => {
 		const yesterday = await sendAsAnotherClient(sandbox, [users[0]], MESSAGE, -23 * HOUR);
-		// What n8n killed between the claim and the send leaves behind: the claim, no confirmation.
+		// What n8n killed between the claim and the send leaves behind: the claim, no confirmation,
+		// three minutes ago (its lease ran out since).
 		const left = entriesOf('k-crash', [batchContentId([users[0]])]);
-		const minute = Math.floor(Date.now() / MINUTE_MS);
+		const minute = Math.floor(Date.now() / MINUTE_MS) - 3;
 		await store.checkProcessedAndRecord(
 			[
 				left.claimed,
@@ -203,10 +189,10 @@ describe('exact or unknown: Idempotency Keys', () => {
 		});
 		beforeEach(() => {
 			otherProcess.resetProcessState();
-			// A claim found unconfirmed is watched long enough for the other process to confirm it.
+			// A claim the other process holds is waited for as long as it takes it to confirm.
 			const timings = {
 				lookupSettleMs: 600,
-				unconfirmedClaimSettleMs: 2_000,
+				heldKeyWaitMs: 30_000,
 				retry: { baseDelayMs: 20, maxDelayMs: 100 },
 			};
 			useShortTimings(timings);

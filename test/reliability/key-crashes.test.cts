@@ -21,8 +21,9 @@ import type {
 	IdempotencyKey,
 	StoreClaim,
 } from '../../nodes/CompanionPush/neverTwice/idempotencyKeys';
-import { resetProcessState } from '../../nodes/CompanionPush/processState';
-import { MemoryProcessedData } from '../harness/index.cts';
+import { MINUTE_MS } from '../../nodes/CompanionPush/helpers/time';
+import { DEFAULT_TIMINGS, resetProcessState } from '../../nodes/CompanionPush/processState';
+import { MemoryProcessedData, passTime } from '../harness/index.cts';
 
 const KEY: IdempotencyKey = { key: 'order-7: shipped', scope: 'node', keysToKeep: 100 };
 const WHERE = { workflow: { id: 'wf-crash', active: true }, node: { id: 'n-crash' } as never };
@@ -86,7 +87,18 @@ async function writesOf(
 	return run.writes();
 }
 
+/** A run that comes once the lease of the run before ran out: it takes an unconfirmed claim over,
+ * writing its own mark. */
+const leaseRanOut = () => passTime(3 * MINUTE_MS);
+
+/** The claim of such a run. */
+async function afterLease(keys: IdempotencyKeys, layout: string[]): Promise<ClaimOutcome> {
+	leaseRanOut();
+	return await keys.claim(KEY, layout);
+}
+
 beforeEach(() => resetProcessState());
+afterEach(() => jest.useRealTimers()); // after passTime
 
 describe('n8n dies in the middle of an event with an Idempotency Key', () => {
 	const layout = ['batch-a'];
@@ -99,7 +111,7 @@ describe('n8n dies in the middle of an event with an Idempotency Key', () => {
 			const claim = await keys.claim(KEY, layout);
 			if (claim.state !== 'claimed') return;
 			done.claimed = claim; // from here on, the send may have been made
-			done.confirmed = (await keys.confirm(KEY, layout, claim)).ok;
+			done.confirmed = (await keys.confirm(KEY, layout, claim.markedMinutes)).ok;
 		};
 		const total = await writesOf((run) => firstRun(run));
 		expect(total).toBeGreaterThanOrEqual(3);
@@ -108,7 +120,7 @@ describe('n8n dies in the middle of an event with an Idempotency Key', () => {
 			const store = new MemoryProcessedData();
 			const done: { claimed?: StoreClaim; confirmed?: boolean } = {};
 			await firstRun(runIn(store, deathAfter), done);
-			const next = claimedEvent(await runIn(store).keys.claim(KEY, layout));
+			const next = claimedEvent(await afterLease(runIn(store).keys, layout));
 			seen.push(`${deathAfter}: ${next.state}`);
 			if (done.confirmed) {
 				expect([deathAfter, next.state]).toEqual([deathAfter, 'used']);
@@ -128,18 +140,18 @@ describe('n8n dies in the middle of an event with an Idempotency Key', () => {
 		const confirmOnce = async (store: MemoryProcessedData) => {
 			const { keys } = runIn(store);
 			const claim = claimedEvent(await keys.claim(KEY, layout));
-			expect((await keys.confirm(KEY, layout, claim)).ok).toBe(true);
+			expect((await keys.confirm(KEY, layout, claim.markedMinutes)).ok).toBe(true);
 			return claim.claimedAt!;
 		};
 		const total = await writesOf(
-			async ({ keys }) => void (await keys.claim(KEY, layout)),
+			async ({ keys }) => void (await afterLease(keys, layout)),
 			async (store) => void (await confirmOnce(store)),
 		);
 		for (let deathAfter = 0; deathAfter <= total; deathAfter++) {
 			const store = new MemoryProcessedData();
 			const claimedAt = await confirmOnce(store);
-			await runIn(store, deathAfter).keys.claim(KEY, layout);
-			const next = claimedEvent(await runIn(store).keys.claim(KEY, layout));
+			await afterLease(runIn(store, deathAfter).keys, layout);
+			const next = claimedEvent(await afterLease(runIn(store).keys, layout));
 			expect([deathAfter, next.state]).not.toEqual([deathAfter, 'claimed']);
 			// Unconfirmed only from a time that cannot miss the send: none (unknown), or its own.
 			if (next.state === 'unconfirmed' && next.claimedAt !== undefined)
@@ -157,15 +169,15 @@ describe('n8n dies in the middle of an event with an Idempotency Key', () => {
 			return claim.claimedAt!;
 		};
 		const total = await writesOf(
-			async ({ keys }) => void (await keys.claim(KEY, twoBatches)),
+			async ({ keys }) => void (await afterLease(keys, twoBatches)),
 			async (store) => void (await leaveUnconfirmed(store)),
 		);
-		expect(total).toBeGreaterThanOrEqual(2);
+		expect(total).toBeGreaterThanOrEqual(3); // the probes, the takeover's mark, their removal
 		for (let deathAfter = 0; deathAfter <= total; deathAfter++) {
 			const store = new MemoryProcessedData();
 			const claimedAt = await leaveUnconfirmed(store);
-			await runIn(store, deathAfter).keys.claim(KEY, twoBatches);
-			const next = claimedEvent(await runIn(store).keys.claim(KEY, twoBatches));
+			await afterLease(runIn(store, deathAfter).keys, twoBatches);
+			const next = claimedEvent(await afterLease(runIn(store).keys, twoBatches));
 			const unknown = !next.sameLayout || next.claimedAt === undefined;
 			const view: IDataObject = {
 				deathAfter,
@@ -188,14 +200,14 @@ describe('n8n dies in the middle of an event with an Idempotency Key', () => {
 		const leaveUnconfirmed = async (store: MemoryProcessedData) =>
 			void claimedEvent(await runIn(store).keys.claim(KEY, claimedBatches));
 		const total = await writesOf(
-			async ({ keys }) => void (await keys.claim(KEY, otherBatches)),
+			async ({ keys }) => void (await afterLease(keys, otherBatches)),
 			leaveUnconfirmed,
 		);
 		for (let deathAfter = 0; deathAfter <= total; deathAfter++) {
 			const store = new MemoryProcessedData();
 			await leaveUnconfirmed(store);
-			await runIn(store, deathAfter).keys.claim(KEY, otherBatches);
-			const next = claimedEvent(await runIn(store).keys.claim(KEY, otherBatches));
+			await afterLease(runIn(store, deathAfter).keys, otherBatches);
+			const next = claimedEvent(await afterLease(runIn(store).keys, otherBatches));
 			// Either answer makes the caller report the outcome as unknown.
 			expect({
 				deathAfter,
@@ -205,7 +217,7 @@ describe('n8n dies in the middle of an event with an Idempotency Key', () => {
 		}
 	});
 
-	test('a probe that lives leaves the row as it found it, and finds the claim time and the batch sent', async () => {
+	test('a probe of a claim whose lease runs leaves the row as it found it: held, with the claim time and the batch sent', async () => {
 		const twoBatches = ['batch-a', 'batch-b'];
 		const store = new MemoryProcessedData();
 		const { keys } = runIn(store);
@@ -214,11 +226,41 @@ describe('n8n dies in the middle of an event with an Idempotency Key', () => {
 		const before = [...store.entries('wf-crash', 'n:n-crash')].sort();
 		const probed = claimedEvent(await runIn(store).keys.claim(KEY, twoBatches));
 		expect(probed).toMatchObject({
-			state: 'unconfirmed',
+			state: 'held',
 			claimedAt: claim.claimedAt,
+			// The end of the claim's minute, plus the lease.
+			heldUntil: claim.claimedAt! + MINUTE_MS + DEFAULT_TIMINGS.claimLeaseMs,
 			sameLayout: true,
 		});
 		expect([...probed.acceptedBatches]).toEqual(['batch-a']);
 		expect([...store.entries('wf-crash', 'n:n-crash')].sort()).toEqual(before);
+	});
+});
+
+describe('a claim whose holder is gone is taken over by one run only', () => {
+	test('the run that took it over holds it: a third run finds it held (from the first claim on), never takes it too', async () => {
+		const layout = ['batch-a'];
+		const store = new MemoryProcessedData();
+		const first = claimedEvent(await runIn(store).keys.claim(KEY, layout));
+		const taken = claimedEvent(await afterLease(runIn(store).keys, layout));
+		const third = claimedEvent(await runIn(store).keys.claim(KEY, layout));
+
+		expect(taken).toMatchObject({ state: 'unconfirmed', claimedAt: first.claimedAt });
+		expect(third).toMatchObject({ state: 'held', claimedAt: first.claimedAt });
+		expect(third.heldUntil).toBeGreaterThan(Date.now());
+	});
+
+	test('a holder that marked its end is taken over at once, its lease not waited out; the end goes with the takeover', async () => {
+		const layout = ['batch-a'];
+		const store = new MemoryProcessedData();
+		const first = claimedEvent(await runIn(store).keys.claim(KEY, layout));
+		expect((await runIn(store).keys.ended(KEY, layout)).ok).toBe(true);
+		const taken = claimedEvent(await runIn(store).keys.claim(KEY, layout));
+		const third = claimedEvent(await runIn(store).keys.claim(KEY, layout));
+
+		// Ended: held until the end of the minute it ended in, no lease added.
+		expect(taken).toMatchObject({ state: 'unconfirmed', claimedAt: first.claimedAt });
+		expect(taken.heldUntil).toBeLessThanOrEqual(Math.ceil(Date.now() / MINUTE_MS) * MINUTE_MS);
+		expect(third.state).toBe('held');
 	});
 });

@@ -119,7 +119,7 @@ describe(`randomized run: ${OPERATIONS} operations with random faults (seed ${SE
 			lookupSettleMs: SETTLE_MS,
 			// A send made after a lost answer is listed within the lag (a third of SETTLE_MS at most).
 			lookupEvidenceWaitMs: 4 * SETTLE_MS,
-			unconfirmedClaimSettleMs: 200,
+			heldKeyWaitMs: 200,
 		});
 		// One credential for the whole run, as n8n keeps it: its token lives across workflows.
 		store = storeFor(sandbox);

@@ -18,7 +18,7 @@ import type { IExecuteFunctions } from 'n8n-workflow';
  * taken for the same batch). It holds the send's owner (its identity for lookups, the same in
  * every try), and its id and status; or, when the API accepted it but its id could not be read, the
  * time from which the list of sends may show it (it is never sent again); or, when its outcome
- * stayed unknown, the time from which the list of sends must be searched before it is sent again. A node run that ends without an error
+ * stayed unknown, the times between which the list of sends must be searched before it is sent again. A node run that ends without an error
  * drops its records: nothing runs it again.
  */
 export interface EarlierSend {
@@ -28,8 +28,14 @@ export interface EarlierSend {
 	/** The API accepted it (a 2xx) but its id could not be read: it went out, never to be sent again;
 	 * the list of sends may show its id from this time on. */
 	acceptedSince?: number;
+	/** When the try that was accepted ended: the send was registered before (records of earlier
+	 * versions have none). */
+	acceptedUntil?: number;
 	/** The outcome stayed unknown (a lost answer): search the list of sends from this time. */
 	unknownSince?: number;
+	/** ... up to this one, when that try's last request had ended (records of earlier versions have
+	 * none: then nothing bounds the search). */
+	unknownUntil?: number;
 }
 
 const CONTEXT_KEY = 'companionPushSends';
@@ -73,12 +79,26 @@ export class EarlierTries {
 		this.records[this.key(itemIndex, batchId)] = { owner, id, status };
 	}
 
-	acceptedWithoutId(itemIndex: number, batchId: string, owner: string, since: number): void {
-		this.records[this.key(itemIndex, batchId)] = { owner, acceptedSince: since };
+	acceptedWithoutId(
+		itemIndex: number,
+		batchId: string,
+		owner: string,
+		since: number,
+		until: number,
+	): void {
+		this.records[this.key(itemIndex, batchId)] = {
+			owner,
+			acceptedSince: since,
+			acceptedUntil: until,
+		};
 	}
 
-	unknown(itemIndex: number, batchId: string, owner: string, since: number): void {
-		this.records[this.key(itemIndex, batchId)] = { owner, unknownSince: since };
+	unknown(itemIndex: number, batchId: string, owner: string, since: number, until: number): void {
+		this.records[this.key(itemIndex, batchId)] = {
+			owner,
+			unknownSince: since,
+			unknownUntil: until,
+		};
 	}
 
 	notSent(itemIndex: number, batchId: string): void {

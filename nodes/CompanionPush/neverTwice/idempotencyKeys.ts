@@ -1,6 +1,7 @@
 import type { IExecuteFunctions } from 'n8n-workflow';
 
 import { MINUTE_MS } from '../helpers/time';
+import { timings } from '../processState';
 import { withStoreLock } from './storeLock';
 import type { LockOutcome } from './storeLock';
 
@@ -10,7 +11,9 @@ import type { LockOutcome } from './storeLock';
  * that cannot pass for a later one: docs/reliability.md, "The keys' protocol". What this file relies
  * on: every read and write happens under the store's lock (storeLock.ts); a used event is `claimed`
  * without `pending`; the claim's batches and time are written by the claim alone; a probe is marked
- * by `probing` until it is taken out.
+ * by `probing` until it is taken out; the run holding a claim marks the minutes it lives in (its
+ * lease, claimLease.ts) and `ended` once it has nothing out, so another run decides from these
+ * whether it may still be sending, and takes a claim over only in the same turn that saw it lapse.
  */
 
 /** Only the node's own row: the workflow's is the lock's (storeLock.ts). */
@@ -37,14 +40,28 @@ const PERIODS_LOOKED_AT = 288;
  * being sent, so that they never push out used events before `keysToKeep` of them are kept. */
 const ROW_SLACK = 2_000;
 /** The least room beyond them: what one probe of a claim's time leaves when n8n dies in the middle
- * of it (its periods and minutes, its mark and the batches of an audience of 100,000 by 1000). */
-const PROBE_ROOM = PERIODS_LOOKED_AT + MINUTES_PER_PERIOD + 1 + 100;
+ * of it (its periods, the minutes of its first and last period, its marks, a takeover's own mark,
+ * and the batches of an audience of 100,000 by 1000). */
+const PROBE_ROOM = PERIODS_LOOKED_AT + 2 * MINUTES_PER_PERIOD + 5 + 100;
 
-/** Where an event's claim stands: what a caller needs to confirm or release it later. */
+/**
+ * Where an event's claim stands: what a caller needs to confirm or release it later.
+ * - `claimed`: it was free; this run holds it now.
+ * - `used`: every batch was accepted before.
+ * - `held`: another run holds it and may still be sending (its lease runs until `heldUntil`).
+ * - `unconfirmed`: another run claimed it and is gone (it ended without confirming, or its lease
+ *   ran out); when its time is known, this run took it over in the same turn and holds it now.
+ */
 export interface StoreClaim {
-	state: 'claimed' | 'used' | 'unconfirmed';
+	state: 'claimed' | 'used' | 'unconfirmed' | 'held';
 	/** The start of the minute the event was claimed in, when known. */
 	claimedAt?: number;
+	/** Until when the run that held it may have had a request out (n8n's clock): the end of its last
+	 * marked minute, plus its lease unless it marked that it ended. */
+	heldUntil?: number;
+	/** The minutes marked for this claim that this run knows of (taken out when it is confirmed or
+	 * released); the newest is this run's own when it holds the claim. */
+	markedMinutes: number[];
 	/** The batches (their content ids) an unconfirmed claim's run had sent. */
 	acceptedBatches: Set<string>;
 	/** Whether an unconfirmed claim's run sent the same batches as this one. */
@@ -52,6 +69,12 @@ export interface StoreClaim {
 }
 
 export type ClaimOutcome = StoreClaim | { state: 'storeFailed'; reason: string };
+
+/** Until when a run whose last marked minute is `minute` may have a request out: it starts none
+ * that could outlast its lease (claimLease.ts); one that marked its end has none out after it. */
+export function heldUntilOf(minute: number, ended: boolean): number {
+	return (minute + 1) * MINUTE_MS + (ended ? 0 : timings().claimLeaseMs);
+}
 
 /** The values stored for one event (each hashed by n8n). JSON keeps their parts apart. */
 export function entriesOf(key: string, layout: string[]) {
@@ -63,22 +86,39 @@ export function entriesOf(key: string, layout: string[]) {
 		layout: JSON.stringify(['layout', key, layoutId]),
 		/** Present while a claim's time and batches are being probed: what a probe recorded is in the row. */
 		probing: JSON.stringify(['probing', key]),
-		/** The 10-minute period the claim was made in (found by testing 48 hours of them). */
+		/** The run holding the claim has nothing out any more (it ended without confirming it). */
+		ended: JSON.stringify(['ended', key]),
+		/** A 10-minute period the claim was held in: the first is its claim's (found by testing 48
+		 * hours of them), the last its holder's latest sign of life. */
 		claimedIn: (period: number) => JSON.stringify(['claimedIn', key, period]),
-		/** The minute it was made in (found by testing the 10 minutes of its period). */
+		/** A minute it was held in (found by testing the 10 minutes of a period): the first is the
+		 * claim's, the last its holder's latest mark. */
 		claimedAt: (minute: number) => JSON.stringify(['claimedAt', key, minute]),
 		batchAccepted: (batch: string) => JSON.stringify(['batchAccepted', key, batch]),
 	};
 }
 
-/** The entries of a claim's time, from the minute it was made in. */
-function claimTimeEntries(
+/** The entries of minutes `gone` that no minute of `kept` needs: a period's entry stays while a
+ * kept minute is in it (taking it out would move the claim's time later). */
+function marksToTakeOut(
 	entries: ReturnType<typeof entriesOf>,
-	claimedAt: number | undefined,
+	gone: number[],
+	kept: number[],
 ): string[] {
-	if (claimedAt === undefined) return [];
-	const minute = Math.floor(claimedAt / MINUTE_MS);
-	return [entries.claimedAt(minute), entries.claimedIn(Math.floor(minute / MINUTES_PER_PERIOD))];
+	const keep = new Set(markEntries(entries, kept));
+	return markEntries(entries, gone).filter((entry) => !keep.has(entry));
+}
+
+/** The entries marking minutes a claim was held in. */
+function markEntries(entries: ReturnType<typeof entriesOf>, minutes: number[]): string[] {
+	return [
+		...new Set(
+			minutes.flatMap((minute) => [
+				entries.claimedAt(minute),
+				entries.claimedIn(Math.floor(minute / MINUTES_PER_PERIOD)),
+			]),
+		),
+	];
 }
 
 export class IdempotencyKeys {
@@ -113,22 +153,19 @@ export class IdempotencyKeys {
 	/** Claims the event of `layout` (its batches' content ids, in order). See the top of this file. */
 	async claim(idempotency: IdempotencyKey, layout: string[]): Promise<ClaimOutcome> {
 		const entries = entriesOf(idempotency.key, layout);
-		const nowMinute = Math.floor(Date.now() / MINUTE_MS);
 		const outcome = await this.locked(async (): Promise<StoreClaim> => {
+			const nowMinute = Math.floor(Date.now() / MINUTE_MS);
 			// `claimed` first: when the row is full, the oldest entries go first, and an event that lost
 			// `claimed` but kept `pending` would look sent.
 			const fresh = await this.record(idempotency, [entries.claimed, entries.pending]);
 			if (fresh.has(entries.claimed)) {
 				// Free: ours. Its batches and time go in only now (a test of another run's claim must not
 				// write them: they would pass for that claim's).
-				await this.record(idempotency, [
-					entries.layout,
-					entries.claimedAt(nowMinute),
-					entries.claimedIn(Math.floor(nowMinute / MINUTES_PER_PERIOD)),
-				]);
+				await this.record(idempotency, [entries.layout, ...markEntries(entries, [nowMinute])]);
 				return {
 					state: 'claimed',
 					claimedAt: nowMinute * MINUTE_MS,
+					markedMinutes: [nowMinute],
 					acceptedBatches: new Set(),
 					sameLayout: true,
 				};
@@ -136,24 +173,56 @@ export class IdempotencyKeys {
 			if (fresh.has(entries.pending)) {
 				// Claimed and confirmed: used. What this test added goes again.
 				await this.remove(idempotency, [entries.pending]);
-				return { state: 'used', acceptedBatches: new Set(), sameLayout: true };
+				return { state: 'used', markedMinutes: [], acceptedBatches: new Set(), sameLayout: true };
 			}
-			return { state: 'unconfirmed', ...(await this.probeClaim(idempotency, entries, layout)) };
+			const probe = await this.probeClaim(idempotency, entries, layout);
+			const { added, ended, ...found } = probe;
+			// Gone: it marked its end (it has nothing out), or its lease ran out.
+			const gone = ended || (found.heldUntil !== undefined && found.heldUntil <= Date.now());
+			if (found.claimedAt === undefined || !gone) {
+				// `probing K` goes last, with everything else this probe added, in one write.
+				await this.remove(idempotency, added);
+				return { ...found, state: found.claimedAt === undefined ? 'unconfirmed' : 'held' };
+			}
+			// Taken over in this turn, so no other run can take it too. This run's mark first, then
+			// the probe's entries and the previous holder's end go in one write (cut short in between,
+			// `probing K` stays, and later probes trust nothing).
+			const takenAt = Math.floor(Date.now() / MINUTE_MS);
+			const mark = markEntries(entries, [takenAt]);
+			await this.record(idempotency, mark, added.length);
+			// The probe may have tested this very mark: it stays.
+			const probed = added.filter((value) => !mark.includes(value));
+			await this.remove(idempotency, [...probed, ...(ended ? [entries.ended] : [])]);
+			return {
+				...found,
+				state: 'unconfirmed',
+				markedMinutes: [...found.markedMinutes, takenAt],
+			};
 		});
 		return outcome.ok ? outcome.value : { state: 'storeFailed', reason: outcome.reason };
 	}
 
 	/**
-	 * When another run claimed the event (the 10-minute period, then the minute in it), whether for
-	 * these batches, and which of them it had sent. The probes are recorded with `probing K` and taken out with it: a probe
-	 * cut short by n8n's end leaves `probing K`, and every later probe then trusts nothing it finds
-	 * (no claim time, no batch sent: the caller reports the outcome as unknown).
+	 * When another run claimed the event (the 10-minute period, then the minute in it) and when it was
+	 * last seen alive (the last period, then the minute in it), whether it marked its end, whether for
+	 * these batches, and which of them it had sent. The probes are recorded with `probing K` and taken
+	 * out with it (by the caller, with `added`): a probe cut short by n8n's end leaves `probing K`, and
+	 * every later probe then trusts nothing it finds (no claim time, no batch sent: the caller reports
+	 * the outcome as unknown).
 	 */
 	private async probeClaim(
 		idempotency: IdempotencyKey,
 		entries: ReturnType<typeof entriesOf>,
 		layout: string[],
-	): Promise<{ claimedAt?: number; acceptedBatches: Set<string>; sameLayout: boolean }> {
+	): Promise<{
+		claimedAt?: number;
+		heldUntil?: number;
+		markedMinutes: number[];
+		ended: boolean;
+		acceptedBatches: Set<string>;
+		sameLayout: boolean;
+		added: string[];
+	}> {
 		const nowPeriod = Math.floor(Date.now() / MINUTE_MS / MINUTES_PER_PERIOD);
 		const periods = Array.from({ length: PERIODS_LOOKED_AT }, (_, back) => nowPeriod - back);
 		// The mark last: when the row is full, the oldest entries go first, and the mark must outlive the probes.
@@ -161,34 +230,82 @@ export class IdempotencyKeys {
 			...periods.map(entries.claimedIn),
 			...layout.map(entries.batchAccepted),
 			entries.layout,
+			entries.ended,
 			entries.probing,
 		];
 		const absent = await this.record(idempotency, probes);
 		const added = probes.filter((value) => absent.has(value));
 		const cutShort = !absent.has(entries.probing);
+		const ended = !absent.has(entries.ended);
 		let claimedAt: number | undefined;
+		let heldUntil: number | undefined;
+		const markedMinutes: number[] = [];
 		const claimedPeriods = periods.filter((period) => !absent.has(entries.claimedIn(period)));
 		if (!cutShort && claimedPeriods.length > 0) {
-			const period = Math.min(...claimedPeriods);
-			const minuteProbes = Array.from({ length: MINUTES_PER_PERIOD }, (_, index) =>
-				entries.claimedAt(period * MINUTES_PER_PERIOD + index),
+			const first = Math.min(...claimedPeriods);
+			const last = Math.max(...claimedPeriods);
+			const minutes = [...new Set([first, last])].flatMap((period) =>
+				Array.from(
+					{ length: MINUTES_PER_PERIOD },
+					(_, index) => period * MINUTES_PER_PERIOD + index,
+				),
 			);
+			const minuteProbes = minutes.map(entries.claimedAt);
 			const absentMinutes = await this.record(idempotency, minuteProbes, added.length);
 			added.push(...minuteProbes.filter((value) => absentMinutes.has(value)));
-			const claimedMinutes = minuteProbes.flatMap((value, index) =>
-				absentMinutes.has(value) ? [] : [period * MINUTES_PER_PERIOD + index],
-			);
-			// A period whose minute entry was pushed out of the row (Keys to Keep): the period's start.
-			claimedAt =
-				(claimedMinutes.length > 0 ? Math.min(...claimedMinutes) : period * MINUTES_PER_PERIOD) *
-				MINUTE_MS;
+			const marked = minutes.filter((minute) => !absentMinutes.has(entries.claimedAt(minute)));
+			// A period whose minute entries were pushed out of the row (Keys to Keep): its first minute
+			// for the claim, its last for the latest sign of life.
+			const firstMinute = marked.length > 0 ? Math.min(...marked) : first * MINUTES_PER_PERIOD;
+			const lastMinute =
+				marked.length > 0 && Math.floor(Math.max(...marked) / MINUTES_PER_PERIOD) === last
+					? Math.max(...marked)
+					: (last + 1) * MINUTES_PER_PERIOD - 1;
+			claimedAt = firstMinute * MINUTE_MS;
+			heldUntil = heldUntilOf(lastMinute, ended);
+			markedMinutes.push(...new Set([...marked, firstMinute, lastMinute]));
 		}
-		// `probing K` goes last, with everything else this probe added, in one write.
-		await this.remove(idempotency, added);
 		const acceptedBatches = cutShort
 			? new Set<string>()
 			: new Set(layout.filter((batch) => !absent.has(entries.batchAccepted(batch))));
-		return { claimedAt, acceptedBatches, sameLayout: !cutShort && !absent.has(entries.layout) };
+		return {
+			claimedAt,
+			heldUntil,
+			markedMinutes,
+			ended,
+			acceptedBatches,
+			sameLayout: !cutShort && !absent.has(entries.layout),
+			added,
+		};
+	}
+
+	/** The holder of a claim marks the minute it lives in, and takes out its previous mark (`kept`:
+	 * the marks that stay): its lease runs on (claimLease.ts). The minute marked. */
+	async renew(
+		idempotency: IdempotencyKey,
+		layout: string[],
+		previous: number | undefined,
+		kept: number[],
+	): Promise<LockOutcome<number>> {
+		const entries = entriesOf(idempotency.key, layout);
+		return await this.locked(async () => {
+			const minute = Math.floor(Date.now() / MINUTE_MS);
+			await this.record(idempotency, markEntries(entries, [minute]));
+			// Cut short here, both marks stay: the later one still tells the latest sign of life.
+			if (previous !== undefined && previous !== minute)
+				await this.remove(idempotency, marksToTakeOut(entries, [previous], [...kept, minute]));
+			return minute;
+		});
+	}
+
+	/** The holder ended without confirming (an outcome unknown, a batch refused): it has nothing out
+	 * any more, so another run need not wait out its lease. Its last mark goes in with the end. */
+	async ended(idempotency: IdempotencyKey, layout: string[]): Promise<LockOutcome<void>> {
+		const entries = entriesOf(idempotency.key, layout);
+		return await this.locked(async () => {
+			const minute = Math.floor(Date.now() / MINUTE_MS);
+			await this.record(idempotency, [...markEntries(entries, [minute]), entries.ended]);
+		});
 	}
 
 	/** One batch of a multi-batch event was accepted: a later run does not send it again. */
@@ -208,15 +325,16 @@ export class IdempotencyKeys {
 	async confirm(
 		idempotency: IdempotencyKey,
 		layout: string[],
-		claim: StoreClaim,
+		markedMinutes: number[],
 	): Promise<LockOutcome<void>> {
 		const entries = entriesOf(idempotency.key, layout);
 		return await this.locked(async () => {
 			const batches = layout.length > 1 ? layout.map(entries.batchAccepted) : [];
 			await this.remove(idempotency, [
 				entries.pending,
-				...claimTimeEntries(entries, claim.claimedAt),
+				...markEntries(entries, markedMinutes),
 				entries.layout,
+				entries.ended,
 				...batches,
 			]);
 		});
@@ -226,7 +344,7 @@ export class IdempotencyKeys {
 	async release(
 		idempotency: IdempotencyKey,
 		layout: string[],
-		claim: StoreClaim,
+		markedMinutes: number[],
 	): Promise<LockOutcome<void>> {
 		const entries = entriesOf(idempotency.key, layout);
 		return await this.locked(async () => {
@@ -234,8 +352,9 @@ export class IdempotencyKeys {
 			await this.remove(idempotency, [
 				entries.claimed,
 				entries.pending,
-				...claimTimeEntries(entries, claim.claimedAt),
+				...markEntries(entries, markedMinutes),
 				entries.layout,
+				entries.ended,
 			]);
 		});
 	}

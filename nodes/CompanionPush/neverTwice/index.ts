@@ -5,6 +5,7 @@ import { asNodeError } from '../nodeErrors';
 import { failedSendOutcome } from '../transport';
 import type { EarlierAttempt, SendOptions, SendOutcome } from '../transport';
 import { EarlierTries } from './earlierTries';
+import type { EarlierSend } from './earlierTries';
 import { IdempotencyKeys } from './idempotencyKeys';
 import type { IdempotencyKey } from './idempotencyKeys';
 import { KeyedEvent } from './keyedEvent';
@@ -54,13 +55,9 @@ export class NeverTwice {
 		this.earlierTries = new EarlierTries(context);
 		const keys = new IdempotencyKeys(context);
 		for (const group of groups) {
-			const { idempotency, itemIndex } = group.lead;
+			const { idempotency } = group.lead;
 			if (!idempotency || group.layout.length === 0) continue;
-			const ownEarlierTry = this.earlierTries.batchesOf(itemIndex).length > 0;
-			this.events.set(
-				group,
-				new KeyedEvent(context, keys, idempotency, group.layout, ownEarlierTry),
-			);
+			this.events.set(group, new KeyedEvent(context, keys, idempotency, group.layout));
 		}
 	}
 
@@ -96,7 +93,7 @@ export class NeverTwice {
 		const earlier = this.earlierTries.get(itemIndex, batchId);
 		if (earlier?.id) return { kind: 'sentByEarlierTry', id: earlier.id, status: earlier.status };
 		if (earlier?.acceptedSince !== undefined)
-			return await this.idOfAccepted(batch, event, earlier.owner, earlier.acceptedSince, sendWith);
+			return await this.idOfAccepted(batch, event, earlier, earlier.acceptedSince, sendWith);
 		const changed = this.earlierTries
 			.batchesOf(itemIndex)
 			.filter((earlierBatch) => !group.layout.includes(earlierBatch));
@@ -117,6 +114,7 @@ export class NeverTwice {
 			// This execution's earlier try lost its answer: the lookup starts at whichever attempt came first.
 			earlierAttempt = earliest(earlierAttempt, {
 				since: earlier.unknownSince,
+				until: earlier.unknownUntil,
 				cause: 'an earlier try whose answer was lost',
 				sinceIsAttempt: true,
 			});
@@ -124,7 +122,11 @@ export class NeverTwice {
 		const owner = event ? event.ownerOf(batchId) : this.earlierTries.ownerOf(itemIndex, batchId);
 		const startedAt = Date.now();
 		try {
-			const outcome = await sendWith({ owner, earlierAttempt });
+			const outcome = await sendWith({
+				owner,
+				earlierAttempt,
+				...(event ? { beforeRequest: this.leaseCheck(batch, event) } : {}),
+			});
 			this.earlierTries.sent(itemIndex, batchId, owner, outcome.id, outcome.status);
 			await event?.accepted(batchId, outcome.id);
 			return { kind: 'sent', outcome, ...(event ? { idempotencyKey: event.idempotency.key } : {}) };
@@ -135,14 +137,21 @@ export class NeverTwice {
 				this.earlierTries.notSent(itemIndex, batchId);
 			} else if (outcome === 'accepted') {
 				// It went out: no try or run sends it again. (No id to record: the key's entry holds none.)
-				this.earlierTries.acceptedWithoutId(itemIndex, batchId, owner, startedAt);
+				this.earlierTries.acceptedWithoutId(itemIndex, batchId, owner, startedAt, Date.now());
 				await event?.accepted(batchId);
 				const note = event
 					? ` Its Idempotency Key "${event.idempotency.key}" records it as sent.`
 					: ' A retry of this execution sends nothing for it, and looks for its id in the list again.';
 				nodeError.description = `${nodeError.description ?? ''}${note}`.trim();
 			} else {
-				this.earlierTries.unknown(itemIndex, batchId, owner, earlierAttempt?.since ?? startedAt);
+				// Its requests have all ended: none of them can be registered later than now.
+				this.earlierTries.unknown(
+					itemIndex,
+					batchId,
+					owner,
+					earlierAttempt?.since ?? startedAt,
+					Date.now(),
+				);
 				const note = event
 					? ` Its Idempotency Key "${event.idempotency.key}" stays claimed: a later run looks the send up first.`
 					: ' A retry of this execution looks the send up first.';
@@ -157,15 +166,17 @@ export class NeverTwice {
 	private async idOfAccepted(
 		batch: Batch,
 		event: KeyedEvent | undefined,
-		owner: string,
+		earlier: EarlierSend,
 		since: number,
 		sendWith: (options: SendOptions) => Promise<SendOutcome>,
 	): Promise<Guarded> {
 		const { itemIndex } = batch.group.lead;
+		const { owner } = earlier;
 		const outcome = await sendWith({
 			owner,
 			earlierAttempt: {
 				since,
+				until: earlier.acceptedUntil,
 				cause: 'an earlier try of this node',
 				sinceIsAttempt: true,
 				accepted: true,
@@ -202,6 +213,13 @@ export class NeverTwice {
 			return { earlierAttempt: { since: undefined, cause, sinceIsAttempt: false } };
 		}
 		if (claim.state === 'claimed') return {};
+		if (claim.state === 'held') {
+			throw this.cannotTell(
+				batch,
+				`another run holds the Idempotency Key "${key}" and is still sending it: it renews its claim in n8n's store, for now until ${new Date(claim.heldUntil ?? 0).toISOString()}`,
+				`That run's output tells whether it went out; or check the list of sends (Notification > Get Many) for sends titled "${batch.group.lead.message.title.slice(0, 80)}".`,
+			);
+		}
 		// Claimed by another run that never confirmed it (it died, or its outcome stayed unknown).
 		if (claim.acceptedBatches.has(batchId)) {
 			return {
@@ -228,9 +246,27 @@ export class NeverTwice {
 		return {
 			earlierAttempt: {
 				since: claim.claimedAt,
+				until: claim.heldUntil,
 				cause: 'an earlier run that claimed its Idempotency Key',
 				sinceIsAttempt: true,
 			},
+		};
+	}
+
+	/** Before each request of a keyed batch: its claim's lease must outlast it, or it does not start. */
+	private leaseCheck(batch: Batch, event: KeyedEvent): (timeoutMs?: number) => Promise<void> {
+		return async (timeoutMs) => {
+			const why = await event.whyNoRequestNow(timeoutMs);
+			if (why === undefined) return;
+			throw new NodeOperationError(
+				this.context.getNode(),
+				`Sending the notification: not sent, because the Idempotency Key "${event.idempotency.key}" can no longer be held (${why})`,
+				{
+					itemIndex: batch.group.lead.itemIndex,
+					description:
+						"Another run may have taken the key over, and sends the event. n8n's store was too slow or unreachable; check n8n's database.",
+				},
+			);
 		};
 	}
 
@@ -273,5 +309,10 @@ function earliest(first: EarlierAttempt | undefined, second: EarlierAttempt): Ea
 		first.since === undefined || (second.since !== undefined && first.since <= second.since)
 			? [first, second]
 			: [second, first];
-	return { ...from, sinceIsAttempt: from.sinceIsAttempt && other.sinceIsAttempt };
+	// The later end (no end, when either has none): the window must cover both.
+	const until =
+		first.until === undefined || second.until === undefined
+			? undefined
+			: Math.max(first.until, second.until);
+	return { ...from, until, sinceIsAttempt: from.sinceIsAttempt && other.sinceIsAttempt };
 }

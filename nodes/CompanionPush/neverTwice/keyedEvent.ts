@@ -5,11 +5,12 @@ import { processState, timings } from '../processState';
 import type { KeyedSendOutcome } from '../processState';
 import type { ClaimOutcome, IdempotencyKey, IdempotencyKeys } from './idempotencyKeys';
 import type { LockOutcome } from './storeLock';
+import { ClaimLease } from './claimLease';
 
 /** What became of one batch of an event. */
 export type BatchOutcome = 'accepted' | 'notSent' | 'unknown';
 
-/** How often a claim left unconfirmed by another run is read again while that run may still be sending. */
+/** How often a claim another run holds is read again while that run may still be sending. */
 const RECHECK_MS = 2_000;
 /** Outcomes of keyed events this process keeps for later copies. */
 const KEY_OUTCOMES_KEPT = 1_000;
@@ -24,15 +25,19 @@ export type EventClaim = ClaimOutcome | { state: 'used'; earlierSendIds: Map<str
  * - The key is claimed once, however many batches the event has (idempotencyKeys.ts).
  * - A copy of the key in flight in this process (the same event delivered twice at once) is waited
  *   for, and its outcome decides: accepted, this copy is skipped with its send ids.
- * - A claim another run left unconfirmed is read again every few seconds for a while: that run may
- *   still be sending (then it confirms, and this copy is skipped, or it releases the key, and this
- *   copy claims it). Not for a claim this execution's own earlier try left: nobody else will
- *   confirm that one.
+ * - A claim another run holds and still renews (its lease, claimLease.ts) is read again every few
+ *   seconds: that run may still be sending (then it confirms, and this copy is skipped; releases the
+ *   key, and this copy claims it; or ends or dies, and this copy takes the claim over). A copy waits
+ *   at most `heldKeyWaitMs`, then sends nothing: the outcome is unknown. A claim this execution's
+ *   own earlier try left is marked ended, so it is taken over at once.
+ * - While it holds the claim, it renews its lease, and starts no request that could outlast it.
  * - When every batch is done, the key is confirmed (all accepted), released (nothing sent), or left
- *   claimed with the batches that were accepted, for the next run to finish.
+ *   claimed with the batches that were accepted and marked as ended, for the next run to finish.
  */
 export class KeyedEvent {
 	private claiming?: Promise<EventClaim>;
+	/** Set while this run holds the event's claim. */
+	private lease?: ClaimLease;
 	private readonly outcomes = new Map<string, BatchOutcome>();
 	private readonly sendIds = new Map<string, string>();
 	private finished = false;
@@ -47,8 +52,6 @@ export class KeyedEvent {
 		private readonly keys: IdempotencyKeys,
 		readonly idempotency: IdempotencyKey,
 		private readonly layout: string[],
-		/** This execution's earlier try worked on this event: a claim found unconfirmed is its own. */
-		private readonly ownEarlierTry: boolean,
 	) {
 		// The keys live in the node's own row (the only scope there is).
 		this.inProcessKey = JSON.stringify([
@@ -86,14 +89,22 @@ export class KeyedEvent {
 			this.inProcessKey,
 			new Promise((resolve) => (this.announce = resolve)),
 		);
-		let claim = await this.keys.claim(this.idempotency, this.layout);
-		if (claim.state === 'unconfirmed' && !this.ownEarlierTry) {
-			const giveUpAt = Date.now() + timings().unconfirmedClaimSettleMs;
-			while (claim.state === 'unconfirmed' && Date.now() < giveUpAt) {
-				await sleep(Math.min(RECHECK_MS, Math.max(0, giveUpAt - Date.now())));
-				claim = await this.keys.claim(this.idempotency, this.layout);
-			}
+		const claimOnce = async () => await this.keys.claim(this.idempotency, this.layout);
+		let claim = await claimOnce();
+		// Held: its holder's lease says it may still be sending. Read again until it is confirmed,
+		// released, ended or lapsed, for as long as this run may wait. (A claim this execution's own
+		// earlier try left was marked ended when that try finished: taken over at once.)
+		const giveUpAt = Date.now() + timings().heldKeyWaitMs;
+		while (claim.state === 'held' && Date.now() < giveUpAt) {
+			const heldFor = (claim.heldUntil ?? 0) - Date.now();
+			await sleep(Math.max(0, Math.min(RECHECK_MS, giveUpAt - Date.now(), heldFor)));
+			claim = await claimOnce();
 		}
+		if (
+			claim.state === 'claimed' ||
+			(claim.state === 'unconfirmed' && claim.claimedAt !== undefined)
+		)
+			this.lease = new ClaimLease(this.keys, this.idempotency, this.layout, claim);
 		if (claim.state === 'storeFailed') {
 			// Never silently: the item says why the key could not decide.
 			this.storeNotes.push(
@@ -101,6 +112,12 @@ export class KeyedEvent {
 			);
 		}
 		return claim;
+	}
+
+	/** Why a request of this event must not start now (its claim's lease could run out before the
+	 * request ends); undefined when it may. */
+	async whyNoRequestNow(timeoutMs?: number): Promise<string | undefined> {
+		return await this.lease?.whyNotNow(timeoutMs);
 	}
 
 	/** A batch was accepted: in an event of several batches, the store remembers it at once, so a
@@ -134,16 +151,26 @@ export class KeyedEvent {
 		const allAccepted = outcomes.every((outcome) => outcome === 'accepted');
 		const noneSent = outcomes.every((outcome) => outcome === 'notSent');
 		const claim = this.claiming ? await this.claiming : undefined;
+		await this.lease?.end();
 		if (claim && (claim.state === 'claimed' || claim.state === 'unconfirmed')) {
+			const minutes = this.lease?.minutes ?? claim.markedMinutes;
+			// A lease lost: another run may hold the claim now; freeing it or marking it ended would mislead it.
+			const stillHeld = this.lease?.kept ?? true;
 			if (allAccepted) {
 				this.noteStoreOutcome(
-					await this.withTries(() => this.keys.confirm(this.idempotency, this.layout, claim)),
+					await this.withTries(() => this.keys.confirm(this.idempotency, this.layout, minutes)),
 					'marked as used',
 				);
-			} else if (noneSent && claim.state === 'claimed') {
+			} else if (stillHeld && noneSent && claim.state === 'claimed') {
 				this.noteStoreOutcome(
-					await this.withTries(() => this.keys.release(this.idempotency, this.layout, claim)),
+					await this.withTries(() => this.keys.release(this.idempotency, this.layout, minutes)),
 					'freed',
+				);
+			} else if (this.lease && stillHeld) {
+				// Left claimed: a later run need not wait out the lease to take it over.
+				this.noteStoreOutcome(
+					await this.withTries(() => this.keys.ended(this.idempotency, this.layout)),
+					'marked as ended',
 				);
 			}
 		}
@@ -167,12 +194,19 @@ export class KeyedEvent {
 		return outcome;
 	}
 
-	private noteStoreOutcome(outcome: LockOutcome<void>, meant: 'marked as used' | 'freed'): void {
+	private noteStoreOutcome(
+		outcome: LockOutcome<void>,
+		meant: 'marked as used' | 'freed' | 'marked as ended',
+	): void {
 		if (outcome.ok) return;
-		const consequence =
-			meant === 'marked as used'
-				? 'the send was made; a later copy of this event is looked up in the list of sends before anything is sent.'
-				: 'nothing was sent; a later copy of this event looks the send up in the list of sends first.';
+		const consequence = {
+			'marked as used':
+				'the send was made; a later copy of this event is looked up in the list of sends before anything is sent.',
+			freed:
+				'nothing was sent; a later copy of this event looks the send up in the list of sends first.',
+			'marked as ended':
+				'a later copy of this event waits for its claim to lapse (about two minutes), then looks the send up in the list of sends first.',
+		}[meant];
 		this.storeNotes.push(
 			`The Idempotency Key "${this.idempotency.key}" could not be ${meant} in n8n's store (${outcome.reason}): ${consequence}`,
 		);

@@ -28,6 +28,8 @@ export interface ApiCall {
 	action: string;
 	itemIndex?: number;
 	timeoutMs?: number;
+	/** Called before each request goes out, with its timeout; throws when it must not start. */
+	beforeRequest?: (timeoutMs: number) => Promise<void>;
 }
 
 /** What one request came back with: an answer (any status), no answer at all (connection failed,

@@ -23,9 +23,12 @@ import {
  * - ours is a send that matches every field we sent that the API shows (title, body, recipients as
  *   a set, scheduled time; image, deeplink and announcement when shown; a detail read fills in what
  *   the list leaves out; see match.ts), created inside the window that starts at this send's first
- *   attempt (on the API's clock, from its Date header, with a margin), and not owned by another send
- *   of this process. When nothing tells when a first attempt may have been made (n8n's store of
- *   Idempotency Keys failed, and a key may be kept for any time), the window is the whole list;
+ *   attempt and ends when its last attempt may have been out at the latest (both on the API's clock,
+ *   from its Date header, with a margin; the end also gives the API the time the proof of absence
+ *   gives it to register a send late), and not owned by another send of this process. When nothing
+ *   tells when a first attempt may have been made (n8n's store of Idempotency Keys failed, and a key
+ *   may be kept for any time), the window is the whole list; a send made after the window's end is
+ *   another one, whatever it looks like;
  * - the list's own sends of this process teach how this API stores texts (registry.ts), before
  *   anything is compared;
  * - one such send, and nothing else that could be ours: found, unless another send of this process
@@ -56,6 +59,9 @@ export interface Lookup {
 	/** When the first attempt of this send started, on n8n's clock; undefined when it cannot be told,
 	 * so the whole list is the window. */
 	firstAttemptAt: number | undefined;
+	/** When its last attempt may have been out at the latest, on n8n's clock; undefined when nothing
+	 * bounds it (the window then has no end). */
+	lastAttemptEndedAt: number | undefined;
 	itemIndex?: number;
 }
 
@@ -88,6 +94,7 @@ interface Reading {
 	/** Why the reading stopped before the window's start or the list's end, if it did. */
 	cutShort?: string;
 	windowStart: number;
+	windowEnd: number;
 }
 
 /** A page of the list read after `notBefore` (n8n's clock): one that another lookup of this run
@@ -111,6 +118,30 @@ async function pageReadAfter(
 	return await read.page;
 }
 
+/**
+ * The window on the API's clock (`serverTimeMs`, the Date header of a page; n8n's clock when the API
+ * gives none, with a wider margin). It starts at the first attempt; it ends when the last attempt may
+ * have been out at the latest, plus the time the proof of absence gives the API to register a send
+ * late (a send registered later than that would pass that proof unseen anyway).
+ */
+function windowOf(
+	lookup: Lookup,
+	serverTimeMs: number | undefined,
+): { windowStart: number; windowEnd: number } {
+	const { firstAttemptAt, lastAttemptEndedAt } = lookup;
+	const [offset, margin] =
+		serverTimeMs !== undefined
+			? [serverTimeMs - Date.now(), MARGIN_WITH_SERVER_CLOCK_MS]
+			: [0, MARGIN_WITHOUT_SERVER_CLOCK_MS];
+	return {
+		windowStart: firstAttemptAt === undefined ? -Infinity : firstAttemptAt + offset - margin,
+		windowEnd:
+			lastAttemptEndedAt === undefined
+				? Infinity
+				: lastAttemptEndedAt + offset + margin + timings().lookupSettleMs,
+	};
+}
+
 async function readBackToWindow(
 	context: CompanionPushContext,
 	lookup: Lookup,
@@ -119,20 +150,14 @@ async function readBackToWindow(
 	const seen = new Set<string>();
 	const candidates: Candidate[] = [];
 	let timesWithoutZone = false;
-	let windowStart: number | undefined;
+	let window: { windowStart: number; windowEnd: number } | undefined;
 	let skip = 0;
 	let pagesWithNothingNew = 0;
 	for (let pages = 1; ; pages++) {
 		const page = await pageReadAfter(context, skip, notBefore, lookup.itemIndex);
-		// The window starts at the first attempt, moved onto the API's clock.
-		const { firstAttemptAt } = lookup;
-		windowStart ??=
-			firstAttemptAt === undefined
-				? -Infinity
-				: page.serverTimeMs !== undefined
-					? firstAttemptAt + (page.serverTimeMs - Date.now()) - MARGIN_WITH_SERVER_CLOCK_MS
-					: firstAttemptAt - MARGIN_WITHOUT_SERVER_CLOCK_MS;
-		if (page.items.length === 0) return { candidates, windowStart };
+		window ??= windowOf(lookup, page.serverTimeMs);
+		const { windowStart, windowEnd } = window;
+		if (page.items.length === 0) return { candidates, ...window };
 		for (const send of page.items) learnFromListed(context, send);
 		const fresh = page.items.filter((send) => !seen.has(send.id));
 		// Nothing new: sends listed since the last page pushed those already read down to this one
@@ -142,7 +167,7 @@ async function readBackToWindow(
 		if (pagesWithNothingNew >= 2)
 			return {
 				candidates,
-				windowStart,
+				...window,
 				cutShort: 'the list of sends showed the same page again (it ignores paging)',
 			};
 		let passedWindow = false;
@@ -150,8 +175,11 @@ async function readBackToWindow(
 			seen.add(send.id);
 			const createdAt = parseTime(send.created_at);
 			if (createdAt !== undefined && createdAt < windowStart) passedWindow = true;
-			else candidates.push({ listed: send });
-			timesWithoutZone ||= isTimeWithoutZone(send.created_at);
+			// Made after the window's end: another send, whatever it looks like.
+			else if (createdAt === undefined || createdAt <= windowEnd) {
+				candidates.push({ listed: send });
+				timesWithoutZone ||= isTimeWithoutZone(send.created_at);
+			}
 		}
 		// A page without creation times: its oldest send's detail tells whether the window is passed
 		// (not when the list writes them without a zone: the detail writes them the same way).
@@ -167,10 +195,10 @@ async function readBackToWindow(
 			const createdAt = parseTime(oldest.notification.created_at);
 			passedWindow = createdAt !== undefined && createdAt < windowStart;
 		}
-		if (passedWindow) return { candidates, windowStart };
+		if (passedWindow) return { candidates, ...window };
 		skip += page.items.length;
 		// The end of the list: every send it counts was seen (pages read prove nothing if skip is ignored).
-		if (page.total !== undefined && seen.size >= page.total) return { candidates, windowStart };
+		if (page.total !== undefined && seen.size >= page.total) return { candidates, ...window };
 		if (pages >= MAX_PAGES) {
 			const notReached =
 				windowStart === -Infinity
@@ -180,7 +208,7 @@ async function readBackToWindow(
 						: 'the time of the first try';
 			return {
 				candidates,
-				windowStart,
+				...window,
 				cutShort: `the list of sends could not be read to ${notReached} (${seen.size} sends in ${pages} pages were read)`,
 			};
 		}
@@ -220,7 +248,11 @@ async function decide(
 			comparison = combine(comparison, compareSend(record, lookup.request, seen, recipients));
 			createdAt ??= parseTime(record.created_at);
 			withoutZone ||= isTimeWithoutZone(record.created_at);
-			if (createdAt !== undefined && createdAt < reading.windowStart) continue;
+			if (
+				createdAt !== undefined &&
+				(createdAt < reading.windowStart || createdAt > reading.windowEnd)
+			)
+				continue;
 			match = matchOf(comparison, lookup.request);
 			if (match === 'different') continue;
 			candidate.listed = { ...candidate.listed, status: candidate.listed.status ?? record.status };

@@ -30,6 +30,9 @@ export interface EarlierAttempt {
 	 * when nothing tells when (a key n8n's store could not read may be kept for any time): the list
 	 * is read to its end, and a reading that cannot get there proves nothing absent. */
 	since: number | undefined;
+	/** When its last request may have been out at the latest, on n8n's clock: a send made after that
+	 * is not it. Undefined when nothing bounds it: a send found after `since` proves nothing. */
+	until?: number;
 	/** What it was, for `recoveredAfter` and for the error when nothing can be told. */
 	cause: string;
 	/** Whether `since` is when a known attempt started. When it is only a reach back (nothing tells
@@ -47,6 +50,9 @@ export interface SendOptions {
 	owner?: string;
 	/** Set when an earlier attempt may have registered this send: the list is read first. */
 	earlierAttempt?: EarlierAttempt;
+	/** Called before each request goes out (with its timeout); throws when it must not start (the
+	 * lease of its Idempotency Key's claim could run out before it ends). */
+	beforeRequest?: (timeoutMs?: number) => Promise<void>;
 }
 
 /** What a failed send left behind, in `error.context.sendOutcome`: `notSent` (certainly nothing
@@ -131,7 +137,7 @@ export async function sendNotification(
 	options: SendOptions = {},
 ): Promise<SendOutcome> {
 	const owner = options.owner ?? `call:${randomUUID()}`;
-	const sending = sendOnce(context, request, itemIndex, owner, options.earlierAttempt);
+	const sending = sendOnce(context, request, itemIndex, owner, options);
 	// Recorded before the caller learns the outcome (these reactions run first).
 	void sending.then(
 		() => sendResolved(context, owner),
@@ -149,18 +155,25 @@ async function sendOnce(
 	request: SendRequest,
 	itemIndex: number | undefined,
 	owner: string,
-	earlierAttempt: EarlierAttempt | undefined,
+	{ earlierAttempt, beforeRequest }: SendOptions,
 ): Promise<SendOutcome> {
 	const action = 'Sending the notification';
 	// Where lookups start: the earlier attempt (undefined: the whole list), or this call's first request.
 	let firstAttemptAt = earlierAttempt ? earlierAttempt.since : Date.now();
-	const lookUp = async (): Promise<LookupResult> =>
-		await lookUpSend(context, { request, owner, firstAttemptAt, itemIndex }).catch(
-			(error: Error) => ({
-				kind: 'unknown' as const,
-				reason: `the list of sends could not be read (${error.message})`,
-			}),
-		);
+	// Where they end: the earlier attempt's end, or, once this call sent, now (its requests have ended).
+	const lookUp = async (
+		lastAttemptEndedAt: number | undefined = Date.now(),
+	): Promise<LookupResult> =>
+		await lookUpSend(context, {
+			request,
+			owner,
+			firstAttemptAt,
+			lastAttemptEndedAt,
+			itemIndex,
+		}).catch((error: Error) => ({
+			kind: 'unknown' as const,
+			reason: `the list of sends could not be read (${error.message})`,
+		}));
 	const found = (
 		id: string,
 		status: string,
@@ -172,16 +185,22 @@ async function sendOnce(
 	};
 	if (earlierAttempt) {
 		const { cause } = earlierAttempt;
-		const result = await lookUp();
+		const result = await lookUp(earlierAttempt.until);
 		if (earlierAttempt.accepted) {
 			// Accepted before: never sent again, whatever the list shows; it can only give the id.
 			if (result.kind === 'found') return found(result.id, result.status, cause, 0);
 			throw tagged(acceptedEarlier(context, cause, request, firstAttemptAt, itemIndex), 'accepted');
 		}
-		if (result.kind === 'found' && earlierAttempt.sinceIsAttempt)
+		if (
+			result.kind === 'found' &&
+			earlierAttempt.sinceIsAttempt &&
+			earlierAttempt.until !== undefined
+		)
 			return found(result.id, result.status, cause, 0);
 		if (result.kind === 'found') {
-			const reason = `the list holds a send exactly like it (${result.id}), which may be this one or another made the same way`;
+			const reason = earlierAttempt.sinceIsAttempt
+				? `the list holds a send exactly like it (${result.id}), and nothing tells until when the earlier attempt may have been registered, so it may be another made the same way later`
+				: `the list holds a send exactly like it (${result.id}), which may be this one or another made the same way`;
 			throw tagged(
 				outcomeUnknown(context, cause, reason, request, firstAttemptAt, itemIndex),
 				'unknown',
@@ -201,6 +220,7 @@ async function sendOnce(
 		body: { ...request },
 		action,
 		itemIndex,
+		beforeRequest,
 	});
 	// Whether a request may have reached the service without us learning its id: then an error
 	// at the end leaves the outcome unknown, not "not sent".

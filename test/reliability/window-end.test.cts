@@ -1,0 +1,199 @@
+/**
+ * "Exact or unknown": a lookup's window has an end, and a claim whose holder lives is waited for,
+ * never raced. After a crashed claim or an unknown try, a send exactly like the event's (the same
+ * text to the same customer, for another order, by another worker) made minutes later is not the
+ * event's: taking it would leave the item with another event's id and its person never notified.
+ * And a copy of an event whose holder still sends (a long Retry-After) must not send it too. Runs go
+ * through n8n's engine against the sandbox, two n8n processes sharing n8n's store where it matters;
+ * sends are counted from the sandbox's request log.
+ */
+import { MINUTE_MS } from '../../nodes/CompanionPush/helpers/time';
+import { batchContentId } from '../../nodes/CompanionPush/helpers/recipients';
+import { entriesOf } from '../../nodes/CompanionPush/neverTwice/idempotencyKeys';
+import { useTimings } from '../../nodes/CompanionPush/processState';
+import {
+	anotherProcess,
+	jsonOf,
+	keptAsUsed,
+	keyedRun,
+	logOf,
+	MESSAGE,
+	nodeResult,
+	nodeWorkflow,
+	passTime,
+	registeredSends,
+	retryWorkflow,
+	runOnce,
+	runWorkflow,
+	SEND,
+	SEND_LIST,
+	sendAsAnotherClient,
+	sendRun,
+	until,
+	useKeyedRuns,
+} from '../harness/index.cts';
+import type { ProcessStateModule } from '../harness/index.cts';
+
+/** Where the node under test keeps its keys (scope "This Node"). */
+const KEYS_ROW = { workflow: { id: 'wf-test', active: true }, node: { id: 'n-test' } as never };
+const IN_ANOTHER_PROCESS = 'companionPushInAnotherProcess';
+
+describe('a window has an end; a claim whose holder lives is waited for', () => {
+	const keyedRuns = useKeyedRuns();
+	const { sandbox } = keyedRuns;
+	let users: string[];
+	beforeAll(() => ({ users } = keyedRuns));
+
+	let otherProcess: ProcessStateModule;
+	beforeAll(() => {
+		otherProcess = anotherProcess(IN_ANOTHER_PROCESS);
+	});
+	beforeEach(() => {
+		otherProcess.resetProcessState();
+		otherProcess.useTimings({ lookupSettleMs: 600, retry: { baseDelayMs: 20, maxDelayMs: 100 } });
+	});
+	afterAll(() => otherProcess.resetProcessState());
+
+	const event = (key: string, userId = users[0]) => [{ userId, key }];
+	/** The same run in the other n8n process. */
+	const elsewhere = (run: ReturnType<typeof keyedRun>) => ({ ...run, type: IN_ANOTHER_PROCESS });
+
+	test('n8n died between claiming a key and sending, 10 minutes ago; an identical send for another order was made 5 minutes ago: not taken for it, the event is sent', async () => {
+		// What n8n killed between the claim and the send leaves behind: the claim, no confirmation.
+		const left = entriesOf('order-1:shipped', [batchContentId([users[0]])]);
+		const minute = Math.floor(Date.now() / MINUTE_MS) - 10;
+		await keyedRuns.store.checkProcessedAndRecord(
+			[
+				left.claimed,
+				left.pending,
+				left.layout,
+				left.claimedIn(Math.floor(minute / 10)),
+				left.claimedAt(minute),
+			],
+			'node',
+			KEYS_ROW,
+			{ mode: 'entries' },
+		);
+		const otherOrder = await sendAsAnotherClient(sandbox, [users[0]], MESSAGE, -5 * MINUTE_MS);
+
+		const result = jsonOf((await runOnce(keyedRun(sandbox, event('order-1:shipped')))).items)[0];
+
+		const sends = registeredSends(sandbox);
+		expect(sends.map((send) => send.id)).toEqual([otherOrder, result.id]);
+		expect(result).toMatchObject({ idempotencyKey: 'order-1:shipped' });
+		expect(result.id).not.toBe(otherOrder);
+	});
+
+	test('an event whose outcome stayed unknown; 5 minutes later another n8n process sends the same text to the same customer for another order; the event again: not taken for it, sent', async () => {
+		// Nothing registered, and the list cannot be read: the outcome stays unknown.
+		sandbox.addFault({ endpoint: SEND, kind: 'resetBefore' });
+		sandbox.addFault({ endpoint: SEND_LIST, kind: 'status5xx', times: 50 });
+		const first = jsonOf((await runOnce(keyedRun(sandbox, event('order-1:shipped')))).items)[0];
+		expect(first.error).toContain('the outcome is unknown');
+		sandbox.clearFaults();
+
+		passTime(5 * MINUTE_MS);
+		const otherOrder = jsonOf(
+			(await runOnce(elsewhere(keyedRun(sandbox, event('order-2:shipped'))))).items,
+		)[0];
+		expect(otherOrder.id).toBe(registeredSends(sandbox)[0].id);
+		const again = jsonOf((await runOnce(keyedRun(sandbox, event('order-1:shipped')))).items)[0];
+
+		expect(registeredSends(sandbox).map((send) => send.id)).toEqual([otherOrder.id, again.id]);
+		expect(again.id).not.toBe(otherOrder.id);
+		expect(again.error).toBeUndefined();
+	});
+
+	test("an execution whose send's outcome stayed unknown, retried from the Executions list 5 minutes later, after another client sent the same text to the same person: not taken for it, sent", async () => {
+		sandbox.addFault({ endpoint: SEND, kind: 'resetBefore' });
+		sandbox.addFault({ endpoint: SEND_LIST, kind: 'status5xx', times: 50 });
+		const workflow = nodeWorkflow(
+			sendRun(sandbox, [{ userId: users[0] }], {}, { continueOnFail: false }),
+		);
+		const failed = await runWorkflow(workflow);
+		expect(nodeResult(failed).error?.message).toContain('the outcome is unknown');
+		sandbox.clearFaults();
+
+		passTime(5 * MINUTE_MS);
+		const otherClient = await sendAsAnotherClient(sandbox, [users[0]], MESSAGE);
+		const retried = nodeResult(await retryWorkflow(workflow, failed));
+
+		expect(retried.error).toBeUndefined();
+		const item = jsonOf(retried.items)[0];
+		expect(registeredSends(sandbox).map((send) => send.id)).toEqual([otherClient, item.id]);
+		expect(item.id).not.toBe(otherClient);
+	});
+
+	/** Runs the event here, its send answered 429 with a Retry-After of 8 s, and, once that 429 came,
+	 * the same event in the other process, which waits for the claim's holder at most `waitMs`. */
+	const holderInRetryAfter = async (waitMs: number) => {
+		sandbox.addFault({ endpoint: SEND, kind: 'rateLimit', retryAfterSeconds: 8, times: 1 });
+		otherProcess.useTimings({ heldKeyWaitMs: waitMs });
+		const run = keyedRun(sandbox, event('order-3:shipped'));
+		const holder = runOnce(run);
+		await until(() => logOf(sandbox, SEND).length === 1);
+		const copy = await runOnce(elsewhere(run));
+		return { holder: jsonOf((await holder).items)[0], copy: jsonOf(copy.items)[0] };
+	};
+
+	test('the holder of a key waits out a long Retry-After while a copy of the event runs in another process: the copy waits for it, one send', async () => {
+		const { holder, copy } = await holderInRetryAfter(30_000);
+
+		expect(registeredSends(sandbox)).toHaveLength(1);
+		expect(holder.id).toBe(registeredSends(sandbox)[0].id);
+		expect(copy).toMatchObject({ skipped: true, idempotencyKey: 'order-3:shipped' });
+	});
+
+	test('a holder still sending beyond what the copy may wait: the copy sends nothing and says the outcome is unknown', async () => {
+		const { holder, copy } = await holderInRetryAfter(1_000);
+
+		expect(registeredSends(sandbox)).toHaveLength(1);
+		expect(holder.id).toBe(registeredSends(sandbox)[0].id);
+		expect(copy.error).toContain('the outcome is unknown');
+		expect(copy.error).toContain('is still sending it');
+	});
+
+	test('a holder whose n8n stalls past its lease in a Retry-After: another process takes its claim over and sends; the holder, back, sends nothing and leaves the key alone', async () => {
+		sandbox.addFault({ endpoint: SEND, kind: 'rateLimit', retryAfterSeconds: 3, times: 1 });
+		otherProcess.useTimings({ heldKeyWaitMs: 30_000 });
+		const run = keyedRun(sandbox, event('order-4:shipped'));
+		const holder = runOnce(run);
+		await until(() => logOf(sandbox, SEND).length === 1);
+		passTime(5 * MINUTE_MS); // the holder's n8n stalls: its lease runs out unrenewed
+		const copy = jsonOf((await runOnce(elsewhere(run))).items)[0];
+		const stalled = jsonOf((await holder).items)[0];
+
+		expect(registeredSends(sandbox)).toHaveLength(1);
+		expect(copy.id).toBe(registeredSends(sandbox)[0].id);
+		expect(stalled.error).toContain('can no longer be held');
+		expect(keptAsUsed(keyedRuns.store, 'order-4:shipped')).toBe(true);
+	});
+
+	test('a holder sending for longer than a lease renews it: a copy that comes after its first lease would have run out still waits for it; one send', async () => {
+		const lease = { claimLeaseMs: 40_000 };
+		useTimings(lease);
+		otherProcess.useTimings({ ...lease, heldKeyWaitMs: 30_000 });
+		sandbox.addFault({ endpoint: SEND, kind: 'rateLimit', retryAfterSeconds: 14, times: 1 });
+		const run = keyedRun(sandbox, event('order-5:shipped'));
+		const holder = runOnce(run);
+		await until(() => logOf(sandbox, SEND).length === 1);
+		const claimMinute = Math.floor(Date.now() / MINUTE_MS);
+		// The next minute comes while the holder waits: its next renewal marks it.
+		passTime((claimMinute + 1) * MINUTE_MS + 5_000 - Date.now());
+		const entries = entriesOf('order-5:shipped', []);
+		await until(() =>
+			keyedRuns.store.holds('wf-test', 'n:n-test', entries.claimedAt(claimMinute + 1)),
+		);
+		// The renewal ends when the lock is given back and the holder checked its lease (a clock moved
+		// before that check would be a stall of the holder, the test above).
+		await until(() => !keyedRuns.store.rows.has('wf-test|'));
+		await new Promise((resolve) => setTimeout(resolve, 50));
+		passTime(MINUTE_MS); // past the end of its first lease: only the renewal says it lives
+		const copy = jsonOf((await runOnce(elsewhere(run))).items)[0];
+		const sent = jsonOf((await holder).items)[0];
+
+		expect(registeredSends(sandbox)).toHaveLength(1);
+		expect(sent.id).toBe(registeredSends(sandbox)[0].id);
+		expect(copy).toMatchObject({ skipped: true, idempotencyKey: 'order-5:shipped' });
+	});
+});
