@@ -516,6 +516,13 @@ describe('the reports of rows 11-17', () => {
 		expect(slower.misses[0]).toContain(
 			'Without its key the example runs 0.98x of the HTTP Request workflow',
 		);
+		// 1.2 of 2 cores busy: the cause named is waiting, not CPU.
+		expect(slower.misses[0]).toContain('its executions waited rather than worked');
+		const busier = queueFiguresOf({
+			...results(8),
+			passes: results(8).passes.map((pass) => ({ ...pass, clusterCpuMs: 48_000 })),
+		});
+		expect(busier.misses[0]).toContain('so the rate follows the CPU per execution');
 		// Fast enough, but an event sent twice: the goal is missed.
 		const twice = queueFiguresOf(results(9.5, 1));
 		expect(twice.figures[0]).toMatchObject({ verdict: 'FAIL' });
