@@ -1,8 +1,8 @@
 /**
- * The one measuring module of every suite: what a run cost (wall and CPU time, the sandbox's calls,
- * the TCP connections it accepted, the requests it had in flight, memory), the CPU time of another
- * process (a real n8n), raw undici (the fastest honest client: the baseline), the sides of a case
- * run in turn, medians and spreads.
+ * The one measuring module of every suite: what a run in this process cost (wall time, the
+ * sandbox's calls, the requests it had in flight, memory), the sends the sandbox logged under a
+ * title, the CPU time of another process (a real n8n), a bare undici client for setup, medians and
+ * spreads.
  */
 import { execFileSync } from 'node:child_process';
 import { subscribe } from 'node:diagnostics_channel';
@@ -13,7 +13,8 @@ import { runInNewContext } from 'node:vm';
 
 import { Pool } from 'undici';
 
-import type { Sandbox, SandboxSettings } from '../sandbox/index.cts';
+import type { LoggedRequest, Sandbox, SandboxSettings } from '../sandbox/index.cts';
+import { SEND } from '../devkit/endpoints.cts';
 
 /** The message every side of every case sends; each real-n8n chain gives it a title of its own. */
 export const TITLE = 'Benchmark';
@@ -37,9 +38,12 @@ export function countsSince(before: Counts, after: Counts): Counts {
 	return diff;
 }
 
-// TCP connections accepted by servers of this process: the in-process sandboxes are the only ones.
-let acceptedConnections = 0;
-subscribe('net.server.socket', () => acceptedConnections++);
+/** The sends the sandbox logged with this title (each side and chain gives its sends a title of its own). */
+export const sendsTitled = (log: LoggedRequest[], title: string) =>
+	log.filter(
+		(entry) =>
+			entry.endpoint === SEND && (entry.body as { title?: unknown } | undefined)?.title === title,
+	);
 
 // The sandboxes' HTTP requests between arrival and the end of their answer (an answer held by the
 // sandbox's latency included): +1 at a request's start, -1 when its answer is finished.
@@ -52,53 +56,35 @@ const inFlightStep = (step: number) => {
 subscribe('http.server.request.start', () => inFlightStep(1));
 subscribe('http.server.response.finish', () => inFlightStep(-1));
 
-/** Starts counting the peak of requests in flight anew (what is in flight now stays counted). */
-export function clearInFlight(): void {
-	inFlightPeak = inFlightNow;
-}
-export const peakInFlight = () => inFlightPeak;
-
 export interface Timed {
 	/** Wall time. */
 	ms: number;
-	/** Process CPU time (user + system) meanwhile, the in-process sandbox's included, alike for every side. */
-	cpuMs: number;
-	connections: number;
 	peakInFlight: number;
 	counts: Counts;
 }
 
-export interface MeasureOptions {
-	/** The sandbox's settings for the run (applied after its reset: reset() drops what configure() set). */
-	settings?: Partial<SandboxSettings>;
-	/** Sample the memory while `body` runs (see withMemoryPeak). */
-	sampleMemory?: boolean;
-}
-
-/** Runs `body` on a freshly reset sandbox and hands back its result with what it cost. */
+/** Runs `body` on a freshly reset sandbox and hands back its result with what it cost; `settings`
+ * apply after the reset (reset() drops what configure() set); `sampleMemory`: see withMemoryPeak. */
 export async function measured<T>(
 	sandbox: Sandbox,
 	body: () => Promise<T>,
-	{ settings, sampleMemory = false }: MeasureOptions = {},
+	{
+		settings,
+		sampleMemory = false,
+	}: { settings?: Partial<SandboxSettings>; sampleMemory?: boolean } = {},
 ): Promise<Timed & { value: T; memory?: MemoryPeak }> {
 	await sandbox.reset();
 	if (settings) sandbox.configure(settings);
 	collectGarbage();
-	clearInFlight();
-	const connections = acceptedConnections;
-	const cpu = process.cpuUsage();
+	inFlightPeak = inFlightNow; // the peak counted anew (what is in flight now stays counted)
 	const started = performance.now();
 	const { value, memory } = sampleMemory
 		? await withMemoryPeak(body)
 		: { value: await body(), memory: undefined };
-	const ms = performance.now() - started;
-	const used = process.cpuUsage(cpu);
 	return {
 		value,
 		memory,
-		ms,
-		cpuMs: (used.user + used.system) / 1000,
-		connections: acceptedConnections - connections,
+		ms: performance.now() - started,
 		peakInFlight: inFlightPeak,
 		counts: sandbox.counts(),
 	};
@@ -161,20 +147,6 @@ export async function withMemoryPeak<T>(
 	}
 }
 
-/** Heap still held by what `make` returns, after a full collection (the value is kept alive meanwhile). */
-export function heapHeldBy(make: () => unknown): number {
-	// Two collections each time: garbage behind Node's weak handles may take two to be freed, and
-	// garbage freed between the readings made the figure negative once (a smoke test on a busy machine).
-	collectGarbage();
-	collectGarbage();
-	const base = process.memoryUsage().heapUsed;
-	const value = make();
-	collectGarbage();
-	collectGarbage();
-	const held = process.memoryUsage().heapUsed - base;
-	return value === undefined ? 0 : held;
-}
-
 // ---- CPU time of another process (Linux: /proc) -------------------------------------------------
 
 let ticksPerSecond: number | undefined;
@@ -193,20 +165,19 @@ export function processCpuMs(pid: number): number | undefined {
 	}
 }
 
-/** CPU time of a process and of this one (the in-process sandboxes and links), sampled with Date.now()
- * times, so a node run's CPU can be read afterwards for its window of n8n's run data. */
+/** CPU time of a process sampled with Date.now() times, so a node run's CPU can be read afterwards
+ * for its window of n8n's run data. */
 export class CpuTimeline {
-	private readonly samples: Array<{ at: number; otherMs: number; ownMs: number }> = [];
+	private readonly samples: Array<{ at: number; cpuMs: number }> = [];
 	private timer?: NodeJS.Timeout;
 
-	/** Samples `pid` (and this process) every `everyMs` until stop() or until the process is gone. */
+	/** Samples `pid` every `everyMs` until stop() or until the process is gone. */
 	watch(pid: number, everyMs = 20): void {
 		this.stop();
 		const sample = () => {
-			const otherMs = processCpuMs(pid);
-			if (otherMs === undefined) return this.stop();
-			const own = process.cpuUsage();
-			this.samples.push({ at: Date.now(), otherMs, ownMs: (own.user + own.system) / 1000 });
+			const cpuMs = processCpuMs(pid);
+			if (cpuMs === undefined) return this.stop();
+			this.samples.push({ at: Date.now(), cpuMs });
 		};
 		sample();
 		this.timer = setInterval(sample, everyMs);
@@ -218,51 +189,33 @@ export class CpuTimeline {
 	}
 
 	/** CPU ms used within [from, to], interpolated between samples; NaN when the samples do not cover it. */
-	within(from: number, to: number): { otherMs: number; ownMs: number } {
-		const at = (time: number, key: 'otherMs' | 'ownMs'): number => {
+	within(from: number, to: number): number {
+		const at = (time: number): number => {
 			const after = this.samples.findIndex((sample) => sample.at >= time);
 			if (after <= 0)
-				return after === 0 && this.samples[0].at === time ? this.samples[0][key] : NaN;
+				return after === 0 && this.samples[0].at === time ? this.samples[0].cpuMs : NaN;
 			const [a, b] = [this.samples[after - 1], this.samples[after]];
-			return a[key] + ((b[key] - a[key]) * (time - a.at)) / Math.max(1, b.at - a.at);
+			return a.cpuMs + ((b.cpuMs - a.cpuMs) * (time - a.at)) / Math.max(1, b.at - a.at);
 		};
-		return {
-			otherMs: at(to, 'otherMs') - at(from, 'otherMs'),
-			ownMs: at(to, 'ownMs') - at(from, 'ownMs'),
-		};
+		return at(to) - at(from);
 	}
 }
 
 // ---- raw undici -------------------------------------------------------------------------------------
 
-export type RawClient = ReturnType<typeof rawClient>;
-
-/**
- * A bare undici client with `connections` keep-alive connections (or a new connection for every
- * request, as n8n's HTTP helper does), the sandbox's credential, nothing else: no retries, no checks.
- * `baseUrl`: e.g. a delayed link in front of the sandbox.
- */
-export function rawClient(
-	sandbox: Sandbox,
-	connections = 1,
-	{ baseUrl = sandbox.baseUrl, newConnectionEach = false } = {},
-) {
+/** A bare undici client with `connections` keep-alive connections and the sandbox's credential,
+ * nothing else (no retries, no checks): it makes the sends a case starts from, and tokens. */
+export function rawClient(sandbox: Sandbox, connections = 1) {
 	const ca = sandbox.caCertificate;
-	const pool = new Pool(baseUrl, { connections, ...(ca ? { connect: { ca } } : {}) });
-	const request = async (
-		method: 'GET' | 'POST',
-		path: string,
-		bearer?: string,
-		body?: string,
-	): Promise<unknown> => {
+	const pool = new Pool(sandbox.baseUrl, { connections, ...(ca ? { connect: { ca } } : {}) });
+	const post = async (path: string, body: string, bearer?: string): Promise<unknown> => {
 		const headers = {
 			'content-type': 'application/json',
 			...(bearer ? { authorization: `Bearer ${bearer}` } : {}),
 		};
-		const response = await pool.request({ method, path, body, reset: newConnectionEach, headers });
+		const response = await pool.request({ method: 'POST', path, body, headers });
 		const json = await response.body.json();
-		if (response.statusCode >= 300)
-			throw new Error(`${method} ${path} answered ${response.statusCode}`);
+		if (response.statusCode >= 300) throw new Error(`POST ${path} answered ${response.statusCode}`);
 		return json;
 	};
 	return {
@@ -273,19 +226,14 @@ export function rawClient(
 				client_secret: clientSecret,
 				refresh_token: refreshToken,
 			});
-			return (
-				(await request('POST', '/auth/oauth/v2/refresh', undefined, body)) as {
-					access_token: string;
-				}
-			).access_token;
+			const answer = (await post('/auth/oauth/v2/refresh', body)) as { access_token: string };
+			return answer.access_token;
 		},
-		get: (path: string, bearer: string) => request('GET', path, bearer),
 		/** POSTs every body to the send endpoint, at most `parallel` at once. */
 		async sendAll(bearer: string, bodies: string[], parallel = 1): Promise<void> {
 			let next = 0;
 			const worker = async () => {
-				while (next < bodies.length)
-					await request('POST', '/push-notification/send', bearer, bodies[next++]);
+				while (next < bodies.length) await post('/push-notification/send', bodies[next++], bearer);
 			};
 			await Promise.all(
 				Array.from({ length: Math.max(1, Math.min(parallel, bodies.length)) }, worker),
@@ -295,65 +243,10 @@ export function rawClient(
 	};
 }
 
-/** `body` measured as every side is, with a raw client of its own (`connections` keep-alive connections), closed afterwards. */
-export async function measuredRaw<T>(
-	sandbox: Sandbox,
-	body: (client: RawClient) => Promise<T>,
-	connections = 1,
-	options?: MeasureOptions,
-): Promise<Timed & { value: T; memory?: MemoryPeak }> {
-	const client = rawClient(sandbox, connections);
-	try {
-		return await measured(sandbox, () => body(client), options);
-	} finally {
-		await client.close();
-	}
-}
-
-/** Raw undici sending `batches` (one POST each, a token first), at most `parallel` at once on as many connections. */
-export async function rawSends(
-	sandbox: Sandbox,
-	batches: string[][],
-	parallel: number,
-	settings?: Partial<SandboxSettings>,
-): Promise<Timed> {
-	const width = Math.max(1, Math.min(parallel, batches.length));
-	const {
-		value: _value,
-		memory: _memory,
-		...timed
-	} = await measuredRaw(
-		sandbox,
-		async (client) =>
-			client.sendAll(
-				await client.token(),
-				batches.map((batch) => sendBody(batch)),
-				width,
-			),
-		width,
-		{ settings },
-	);
-	return timed;
-}
-
-/** Splits `values` into batches of at most `size`. */
-export const batchesOf = <T,>(values: T[], size: number): T[][] =>
-	Array.from({ length: Math.ceil(values.length / size) }, (_, index) =>
-		values.slice(index * size, (index + 1) * size),
-	);
-
-/** Runs `sides` in an order rotated by `rep`, each once, and gives their results by name. */
-export async function interleaved<S extends Record<string, () => Promise<unknown>>>(
-	rep: number,
-	sides: S,
-): Promise<{ [K in keyof S]: Awaited<ReturnType<S[K]>> }> {
-	const names = Object.keys(sides);
-	const results: Record<string, unknown> = {};
-	for (let index = 0; index < names.length; index++) {
-		const name = names[(index + rep) % names.length];
-		results[name] = await sides[name]();
-	}
-	return results as { [K in keyof S]: Awaited<ReturnType<S[K]>> };
+/** An access token of the sandbox's primary organization. */
+export async function tokenOf(sandbox: Sandbox): Promise<string> {
+	const client = rawClient(sandbox);
+	return client.token().finally(() => client.close());
 }
 
 // ---- medians and spreads --------------------------------------------------------------------------

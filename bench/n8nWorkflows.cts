@@ -14,14 +14,11 @@ import { BODY } from './measure.cts';
 /** The HTTP Request node's default version in n8n 2.41.1 (what a new node on the canvas gets). */
 export const HTTP_REQUEST_VERSION = 4.5;
 
-export type Scheme = 'http' | 'https';
-
 export interface ChainSpec {
 	/** Unique in its workflow: the nodes are `Items <name>` and `Send <name>`. */
 	name: string;
 	/** Who makes the sends. */
 	side: 'node' | 'httpRequest';
-	scheme: Scheme;
 	/** One item per send, one recipient each. */
 	userIds: string[];
 	/** The node's Max Parallel Requests and Wait for Final Status (default: their defaults). */
@@ -31,7 +28,7 @@ export interface ChainSpec {
 	warmUp?: boolean;
 }
 
-/** Where a chain's side sends: the credential (the node) or the URL and a token (HTTP Request). */
+/** Where the chains send: the credential (the node) or the URL and a token (HTTP Request). */
 export interface ChainTarget {
 	credentialId: string;
 	credentialName: string;
@@ -99,15 +96,11 @@ function chainNodes(chain: ChainSpec, target: ChainTarget): NodeSpec[] {
 }
 
 /** Manual Trigger, then every chain (run one after the other, in this order). */
-export function benchWorkflow(
-	id: string,
-	chains: ChainSpec[],
-	targets: Record<Scheme, ChainTarget>,
-): Json {
+export function benchWorkflow(id: string, chains: ChainSpec[], target: ChainTarget): Json {
 	return manualWorkflow(
 		id,
 		`Bench: ${chains.length} chains, Companion Push and HTTP Request nodes`,
-		chains.map((chain) => chainNodes(chain, targets[chain.scheme])),
+		chains.map((chain) => chainNodes(chain, target)),
 	);
 }
 

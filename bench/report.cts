@@ -52,15 +52,13 @@ export const describeCalls = (counts: Counts) =>
 /** The node's calls in the runs of a send case, "N sends + N refresh [+ N other] [(errors)]", and
  * whether they are exactly `expectedSends` sends, at most one refresh, nothing else and no error. */
 export function sendCalls(
-	runs: Array<{ node: { counts: Counts; error?: string } }>,
+	runs: Array<{ counts: Counts; error?: string }>,
 	expectedSends: number,
 ): { measured: string; verdict: Verdict } {
-	const sends = runs.map((run) => count(run.node.counts, SEND));
-	const refresh = runs.map((run) => count(run.node.counts, REFRESH));
-	const other = runs.map(
-		(run, index) => totalCalls(run.node.counts) - sends[index] - refresh[index],
-	);
-	const errors = runs.map((run) => run.node.error).filter(Boolean);
+	const sends = runs.map((run) => count(run.counts, SEND));
+	const refresh = runs.map((run) => count(run.counts, REFRESH));
+	const other = runs.map((run, index) => totalCalls(run.counts) - sends[index] - refresh[index]);
+	const errors = runs.map((run) => run.error).filter(Boolean);
 	const ok =
 		sends.every((n) => n === expectedSends) &&
 		refresh.every((n) => n <= 1) &&
