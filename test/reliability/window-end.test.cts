@@ -32,7 +32,7 @@ import {
 	until,
 	useKeyedRuns,
 } from '../harness/index.cts';
-import type { ProcessStateModule } from '../harness/index.cts';
+import type { NodeRunOptions, ProcessStateModule } from '../harness/index.cts';
 
 /** Where the node under test keeps its keys (scope "This Node"). */
 const KEYS_ROW = { workflow: { id: 'wf-test', active: true }, node: { id: 'n-test' } as never };
@@ -55,6 +55,33 @@ describe('a window has an end; a claim whose holder lives is waited for', () => 
 	afterAll(() => otherProcess.resetProcessState());
 
 	const event = (key: string, userId = users[0]) => [{ userId, key }];
+	/**
+	 * Starts `start` and, once it reads the list of sends, sends "Another event" to users[5] from the
+	 * process and credential of `like`: a busy n8n, whose send made after the lookup began proves the
+	 * list up to date once listed (else a send proven absent nowhere stays unknown).
+	 */
+	async function withLaterSend<T>(start: () => Promise<T>, like: NodeRunOptions): Promise<T> {
+		const listReads = () => sandbox.counts()[SEND_LIST] ?? 0;
+		const readsBefore = listReads();
+		const running = start();
+		await until(() => listReads() > readsBefore);
+		const later = sendRun(
+			sandbox,
+			[{ userId: users[5] }],
+			{ title: 'Another event' },
+			{
+				credentials: like.credentials,
+				type: like.type,
+			},
+		);
+		expect(jsonOf((await runOnce(later)).items)[0].error).toBeUndefined();
+		return await running;
+	}
+	/** The sends registered to `userId`, oldest first. */
+	const sendsTo = (userId: string) =>
+		registeredSends(sandbox)
+			.filter((send) => send.userIds.includes(userId))
+			.map((send) => send.id);
 	/** The same run in the other n8n process. */
 	const elsewhere = (run: ReturnType<typeof keyedRun>) => ({ ...run, type: IN_ANOTHER_PROCESS });
 
@@ -76,10 +103,10 @@ describe('a window has an end; a claim whose holder lives is waited for', () => 
 		);
 		const otherOrder = await sendAsAnotherClient(sandbox, [users[0]], MESSAGE, -5 * MINUTE_MS);
 
-		const result = jsonOf((await runOnce(keyedRun(sandbox, event('order-1:shipped')))).items)[0];
+		const run = keyedRun(sandbox, event('order-1:shipped'));
+		const result = jsonOf((await withLaterSend(() => runOnce(run), run)).items)[0];
 
-		const sends = registeredSends(sandbox);
-		expect(sends.map((send) => send.id)).toEqual([otherOrder, result.id]);
+		expect(sendsTo(users[0])).toEqual([otherOrder, result.id]);
 		expect(result).toMatchObject({ idempotencyKey: 'order-1:shipped' });
 		expect(result.id).not.toBe(otherOrder);
 	});
@@ -97,9 +124,10 @@ describe('a window has an end; a claim whose holder lives is waited for', () => 
 			(await runOnce(elsewhere(keyedRun(sandbox, event('order-2:shipped'))))).items,
 		)[0];
 		expect(otherOrder.id).toBe(registeredSends(sandbox)[0].id);
-		const again = jsonOf((await runOnce(keyedRun(sandbox, event('order-1:shipped')))).items)[0];
+		const run = keyedRun(sandbox, event('order-1:shipped'));
+		const again = jsonOf((await withLaterSend(() => runOnce(run), run)).items)[0];
 
-		expect(registeredSends(sandbox).map((send) => send.id)).toEqual([otherOrder.id, again.id]);
+		expect(sendsTo(users[0])).toEqual([otherOrder.id, again.id]);
 		expect(again.id).not.toBe(otherOrder.id);
 		expect(again.error).toBeUndefined();
 	});
@@ -107,20 +135,19 @@ describe('a window has an end; a claim whose holder lives is waited for', () => 
 	test("an execution whose send's outcome stayed unknown, retried from the Executions list 5 minutes later, after another client sent the same text to the same person: not taken for it, sent", async () => {
 		sandbox.addFault({ endpoint: SEND, kind: 'resetBefore' });
 		sandbox.addFault({ endpoint: SEND_LIST, kind: 'status5xx', times: 50 });
-		const workflow = nodeWorkflow(
-			sendRun(sandbox, [{ userId: users[0] }], {}, { continueOnFail: false }),
-		);
+		const run = sendRun(sandbox, [{ userId: users[0] }], {}, { continueOnFail: false });
+		const workflow = nodeWorkflow(run);
 		const failed = await runWorkflow(workflow);
 		expect(nodeResult(failed).error?.message).toContain('the outcome is unknown');
 		sandbox.clearFaults();
 
 		passTime(5 * MINUTE_MS);
 		const otherClient = await sendAsAnotherClient(sandbox, [users[0]], MESSAGE);
-		const retried = nodeResult(await retryWorkflow(workflow, failed));
+		const retried = nodeResult(await withLaterSend(() => retryWorkflow(workflow, failed), run));
 
 		expect(retried.error).toBeUndefined();
 		const item = jsonOf(retried.items)[0];
-		expect(registeredSends(sandbox).map((send) => send.id)).toEqual([otherClient, item.id]);
+		expect(sendsTo(users[0])).toEqual([otherClient, item.id]);
 		expect(item.id).not.toBe(otherClient);
 	});
 
@@ -160,11 +187,12 @@ describe('a window has an end; a claim whose holder lives is waited for', () => 
 		const holder = runOnce(run);
 		await until(() => logOf(sandbox, SEND).length === 1);
 		passTime(5 * MINUTE_MS); // the holder's n8n stalls: its lease runs out unrenewed
-		const copy = jsonOf((await runOnce(elsewhere(run))).items)[0];
+		const copy = jsonOf(
+			(await withLaterSend(() => runOnce(elsewhere(run)), elsewhere(run))).items,
+		)[0];
 		const stalled = jsonOf((await holder).items)[0];
 
-		expect(registeredSends(sandbox)).toHaveLength(1);
-		expect(copy.id).toBe(registeredSends(sandbox)[0].id);
+		expect(sendsTo(users[0])).toEqual([copy.id]);
 		expect(stalled.error).toContain('can no longer be held');
 		expect(keptAsUsed(keyedRuns.store, 'order-4:shipped')).toBe(true);
 	});
