@@ -1,6 +1,6 @@
 /**
  * Jest runs TypeScript through ts-jest without type checking (tsc does that in `npm test`).
- * Two projects: `unit` (every *.test.ts; `npm run test:unit`) and `randomized` (the randomized
+ * Two projects: `unit` (every *.test.cts; `npm run test:unit`) and `randomized` (the randomized
  * reliability run, minutes long on its own). `npx jest` runs both; `npm test` runs each alone
  * (`--selectProjects`) at the same time, so the long run goes on beside the unit tests instead of
  * holding one of their workers.
