@@ -14,6 +14,7 @@ import {
 	MESSAGE,
 	registeredSends,
 	runOnce,
+	runWithLaterSend,
 	SEND,
 	sendAsAnotherClient,
 	sendRun,
@@ -81,12 +82,15 @@ describe('exact or unknown, with times written without a zone', () => {
 			hostZone.set(zone);
 			const other = await sendAsAnotherClient(sandbox, [users[1]], MESSAGE, -HOUR);
 			sandbox.addFault({ endpoint: SEND, kind: 'resetBefore' });
-			const [item] = jsonOf((await runOnce(sendRun(sandbox, [{ userId: users[0] }]))).items);
+			// A later send of this process, listed, shows the list is up to date past ours.
+			const run = sendRun(sandbox, [{ userId: users[0] }]);
+			const { result } = await runWithLaterSend(sandbox, run, users[2]);
+			const [item] = jsonOf(result.items);
 
 			const [ours] = sendsTo(users[0]);
 			expect(item).toMatchObject({ id: ours.id });
 			expect(ours.id).not.toBe(other);
-			expectEachOnce(sandbox, [users[0], users[1]]);
+			expectEachOnce(sandbox, [users[0], users[1], users[2]]);
 		},
 	);
 });
