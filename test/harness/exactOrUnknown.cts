@@ -11,6 +11,9 @@ import { SEND_LIST } from '../../devkit/endpoints.cts';
 import { storeFor } from '../../devkit/fixtures.cts';
 import { processedDataStore } from '../../devkit/processedData.cts';
 import type { MemoryProcessedData } from '../../devkit/processedData.cts';
+import { batchContentId } from '../../nodes/CompanionPush/helpers/recipients';
+import { MINUTE_MS } from '../../nodes/CompanionPush/helpers/time';
+import { entriesOf } from '../../nodes/CompanionPush/neverTwice/idempotencyKeys';
 import { resetProcessState, useTimings } from '../../nodes/CompanionPush/processState';
 import type { Sandbox } from '../../sandbox/index.cts';
 import { send, tokenFor } from './api.cts';
@@ -143,23 +146,68 @@ export async function sendAsAnotherClient(
 }
 
 /**
- * Runs `run` and, once it has read the list of sends (its lookup after a lost answer), another run
- * of this process with the same credential that sends "Another event" to `userId`: a send made after
- * the lost answer, as a busy n8n makes them. Its listing is what proves a send absent; without it
- * the lookup ends "unknown". `run` needs its own credential store (`extra.credentials`).
+ * Starts `start` and, once it has read the list of sends (its lookup after a lost answer), runs a
+ * send of "Another event" to `userId` in the process and with the credential of `like`: a send made
+ * after the lost answer, as a busy n8n makes them. Its listing is what proves a send absent; without
+ * it the lookup ends "unknown". `like` needs its own credential store (`extra.credentials`).
  */
+export async function whileSendingLater<T>(
+	sandbox: Sandbox,
+	start: () => Promise<T>,
+	like: NodeRunOptions,
+	userId: string,
+): Promise<{ result: T; later: IDataObject }> {
+	const listReads = sandbox.counts()[SEND_LIST] ?? 0;
+	const running = start();
+	await until(() => (sandbox.counts()[SEND_LIST] ?? 0) > listReads);
+	const later = await runOnce(
+		sendRun(
+			sandbox,
+			[{ userId }],
+			{ title: 'Another event' },
+			{ credentials: like.credentials, type: like.type },
+		),
+	);
+	return { result: await running, later: later.items[0].json };
+}
+
+/** `run`, while a later send of its process goes to `userId` (whileSendingLater). */
 export async function runWithLaterSend(
 	sandbox: Sandbox,
 	run: NodeRunOptions,
 	userId: string,
 ): Promise<{ result: NodeRunResult; later: IDataObject }> {
-	const listReads = sandbox.counts()[SEND_LIST] ?? 0;
-	const running = runOnce(run);
-	await until(() => (sandbox.counts()[SEND_LIST] ?? 0) > listReads);
-	const later = await runOnce(
-		sendRun(sandbox, [{ userId }], { title: 'Another event' }, { credentials: run.credentials }),
+	return await whileSendingLater(sandbox, () => runOnce(run), run, userId);
+}
+
+/** The rows n8n's store gives the node of keyedRun (its keys: scope "This Node"). */
+export const KEYS_ROW = {
+	workflow: { id: 'wf-test', active: true },
+	node: { id: 'n-test' } as never,
+};
+
+/** What n8n killed between a key's claim and its send leaves in `store`, `minutesAgo`: the claim,
+ * no confirmation. */
+export async function leaveCrashedClaim(
+	store: MemoryProcessedData,
+	key: string,
+	userIds: string[],
+	minutesAgo: number,
+): Promise<void> {
+	const left = entriesOf(key, [batchContentId(userIds)]);
+	const minute = Math.floor(Date.now() / MINUTE_MS) - minutesAgo;
+	await store.checkProcessedAndRecord(
+		[
+			left.claimed,
+			left.pending,
+			left.layout,
+			left.claimedIn(Math.floor(minute / 10)),
+			left.claimedAt(minute),
+		],
+		'node',
+		KEYS_ROW,
+		{ mode: 'entries' },
 	);
-	return { result: await running, later: later.items[0].json };
 }
 
 /**

@@ -10,8 +10,6 @@
 import type { IDataObject } from 'n8n-workflow';
 
 import { MINUTE_MS } from '../../nodes/CompanionPush/helpers/time';
-import { entriesOf } from '../../nodes/CompanionPush/neverTwice/idempotencyKeys';
-import { batchContentId } from '../../nodes/CompanionPush/helpers/recipients';
 import { resetProcessState, useTimings } from '../../nodes/CompanionPush/processState';
 import {
 	expectEachOnce,
@@ -28,6 +26,7 @@ import {
 	type MemoryProcessedData,
 	HOUR,
 	keyedRun,
+	leaveCrashedClaim,
 	MESSAGE,
 	passTime,
 	runOnce,
@@ -39,8 +38,6 @@ import {
 } from '../harness/index.cts';
 import type { NodeRunOptions, ProcessStateModule } from '../harness/index.cts';
 
-/** Where the node under test keeps its keys (scope "This Node") and its lock (the workflow's row). */
-const KEYS_ROW = { workflow: { id: 'wf-test', active: true }, node: { id: 'n-test' } as never };
 /** That row as the store stand-in names it. */
 const KEYS_ROW_ID = 'wf-test|n:n-test';
 
@@ -132,20 +129,7 @@ describe('exact or unknown: Idempotency Keys', () => {
 		const yesterday = await sendAsAnotherClient(sandbox, [users[0]], MESSAGE, -23 * HOUR);
 		// What n8n killed between the claim and the send leaves behind: the claim, no confirmation,
 		// three minutes ago (its lease ran out since).
-		const left = entriesOf('k-crash', [batchContentId([users[0]])]);
-		const minute = Math.floor(Date.now() / MINUTE_MS) - 3;
-		await store.checkProcessedAndRecord(
-			[
-				left.claimed,
-				left.pending,
-				left.layout,
-				left.claimedIn(Math.floor(minute / 10)),
-				left.claimedAt(minute),
-			],
-			'node',
-			KEYS_ROW,
-			{ mode: 'entries' },
-		);
+		await leaveCrashedClaim(store, 'k-crash', [users[0]], 3);
 		// Its lookup is proven absent by a send this process makes meanwhile, once listed.
 		const { result: run } = await runWithLaterSend(
 			sandbox,

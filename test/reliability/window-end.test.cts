@@ -8,7 +8,6 @@
  * sends are counted from the sandbox's request log.
  */
 import { MINUTE_MS } from '../../nodes/CompanionPush/helpers/time';
-import { batchContentId } from '../../nodes/CompanionPush/helpers/recipients';
 import { entriesOf } from '../../nodes/CompanionPush/neverTwice/idempotencyKeys';
 import { useTimings } from '../../nodes/CompanionPush/processState';
 import {
@@ -16,6 +15,7 @@ import {
 	jsonOf,
 	keptAsUsed,
 	keyedRun,
+	leaveCrashedClaim,
 	logOf,
 	MESSAGE,
 	nodeResult,
@@ -31,11 +31,10 @@ import {
 	sendRun,
 	until,
 	useKeyedRuns,
+	whileSendingLater,
 } from '../harness/index.cts';
 import type { NodeRunOptions, ProcessStateModule } from '../harness/index.cts';
 
-/** Where the node under test keeps its keys (scope "This Node"). */
-const KEYS_ROW = { workflow: { id: 'wf-test', active: true }, node: { id: 'n-test' } as never };
 const IN_ANOTHER_PROCESS = 'companionPushInAnotherProcess';
 
 describe('a window has an end; a claim whose holder lives is waited for', () => {
@@ -55,28 +54,9 @@ describe('a window has an end; a claim whose holder lives is waited for', () => 
 	afterAll(() => otherProcess.resetProcessState());
 
 	const event = (key: string, userId = users[0]) => [{ userId, key }];
-	/**
-	 * Starts `start` and, once it reads the list of sends, sends "Another event" to users[5] from the
-	 * process and credential of `like`: a busy n8n, whose send made after the lookup began proves the
-	 * list up to date once listed (else a send proven absent nowhere stays unknown).
-	 */
-	async function withLaterSend<T>(start: () => Promise<T>, like: NodeRunOptions): Promise<T> {
-		const listReads = () => sandbox.counts()[SEND_LIST] ?? 0;
-		const readsBefore = listReads();
-		const running = start();
-		await until(() => listReads() > readsBefore);
-		const later = sendRun(
-			sandbox,
-			[{ userId: users[5] }],
-			{ title: 'Another event' },
-			{
-				credentials: like.credentials,
-				type: like.type,
-			},
-		);
-		expect(jsonOf((await runOnce(later)).items)[0].error).toBeUndefined();
-		return await running;
-	}
+	/** `start`, while a later send of `like`'s process proves the list up to date once listed. */
+	const withLaterSend = async <T,>(start: () => Promise<T>, like: NodeRunOptions): Promise<T> =>
+		(await whileSendingLater(sandbox, start, like, users[5])).result;
 	/** The sends registered to `userId`, oldest first. */
 	const sendsTo = (userId: string) =>
 		registeredSends(sandbox)
@@ -87,20 +67,7 @@ describe('a window has an end; a claim whose holder lives is waited for', () => 
 
 	test('n8n died between claiming a key and sending, 10 minutes ago; an identical send for another order was made 5 minutes ago: not taken for it, the event is sent', async () => {
 		// What n8n killed between the claim and the send leaves behind: the claim, no confirmation.
-		const left = entriesOf('order-1:shipped', [batchContentId([users[0]])]);
-		const minute = Math.floor(Date.now() / MINUTE_MS) - 10;
-		await keyedRuns.store.checkProcessedAndRecord(
-			[
-				left.claimed,
-				left.pending,
-				left.layout,
-				left.claimedIn(Math.floor(minute / 10)),
-				left.claimedAt(minute),
-			],
-			'node',
-			KEYS_ROW,
-			{ mode: 'entries' },
-		);
+		await leaveCrashedClaim(keyedRuns.store, 'order-1:shipped', [users[0]], 10);
 		const otherOrder = await sendAsAnotherClient(sandbox, [users[0]], MESSAGE, -5 * MINUTE_MS);
 
 		const run = keyedRun(sandbox, event('order-1:shipped'));
