@@ -21,7 +21,7 @@ import {
 import { startSandbox, type Sandbox, type UserKind } from '../../sandbox/index.cts';
 
 const WORKFLOW = 'cpExampleEscalation';
-const TRIGGER = 'Not Opened or No Device';
+const TRIGGER = 'Not Reached or Not Opened';
 const POLL_MS = 60_000;
 const DEADLINE_MINUTES = 1;
 /** Kinds whose phones the alert reaches (sandbox/README.md, Users and phones). */
