@@ -108,11 +108,7 @@ describe('Companion Push Trigger: bounded state', () => {
 		await fixture.poll();
 		const oldest = await fixture.send([fixture.user('onePhone')], { title: 'Oldest' });
 		await fixture.sandbox.clock.advance(1_000);
-		await Promise.all(
-			Array.from({ length: MAX_WATCHED_SENDS }, () =>
-				fixture.send([fixture.user('onePhone')], { title: 'Later' }),
-			),
-		);
+		await fixture.sendMany(MAX_WATCHED_SENDS, [fixture.user('onePhone')], { title: 'Later' });
 		await fixture.sandbox.clock.advance(1_000);
 		const warn = jest
 			.spyOn(fixture.target.context!.logger, 'warn')

@@ -15,13 +15,7 @@ describe('Companion Push Trigger: cost', () => {
 		// The token is renewed ahead of expiry (1 call), not after a 401 (2 more calls).
 		fixture.hostClockFollowsSandbox();
 		const user = [fixture.user('onePhone')];
-		const oldIds = new Set<string>();
-		for (let batch = 0; batch < OLD_SENDS / 200; batch++) {
-			const ids = await Promise.all(
-				Array.from({ length: 200 }, () => fixture.send(user, { title: 'Old' })),
-			);
-			for (const id of ids) oldIds.add(id);
-		}
+		const oldIds = new Set(await fixture.sendMany(OLD_SENDS, user, { title: 'Old' }));
 		await fixture.sandbox.clock.advance(MINUTE);
 		expect(fixture.sandbox.notifications('primary')).toHaveLength(OLD_SENDS);
 
@@ -80,12 +74,10 @@ describe('Companion Push Trigger: cost', () => {
 	test('more than a page of new sends since the last poll: pages down to the margin below the newest one, no further', async () => {
 		const fixture = await triggers.start({ events: ['notificationSettled'] });
 		const user = [fixture.user('onePhone')];
-		await Promise.all(Array.from({ length: 250 }, () => fixture.send(user, { title: 'Before' })));
+		await fixture.sendMany(250, user, { title: 'Before' });
 		await fixture.sandbox.clock.advance(10 * MINUTE);
 		await fixture.poll();
-		const fresh = await Promise.all(
-			Array.from({ length: 150 }, () => fixture.send(user, { title: 'After' })),
-		);
+		const fresh = await fixture.sendMany(150, user, { title: 'After' });
 		await fixture.sandbox.clock.advance(5_000);
 
 		const emitted: string[] = [];
