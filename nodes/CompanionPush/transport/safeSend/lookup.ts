@@ -345,14 +345,10 @@ export async function lookUpSend(
 				reason: `nothing in the list of sends looks like it, but ${reading.cutShort}`,
 			};
 		const { firstListedAt, newestUnlistedSentAt } = watchSendsMadeSince(context, lostBefore);
-		// A later send listed before this reading started: this reading would have shown ours, if the
-		// API had registered it by then. An API may register a send a moment after it answered 5xx
-		// for it, so the reading that decides also starts a settle wait after the answer was lost.
-		const listedBefore = firstListedAt !== undefined && firstListedAt <= readingStartedAt;
-		if (listedBefore && readingStartedAt - lostBefore >= lookupSettleMs) return { kind: 'absent' };
+		// A later send listed before this reading started: this reading would have shown ours.
+		if (firstListedAt !== undefined && firstListedAt <= readingStartedAt) return { kind: 'absent' };
 		const now = Date.now();
-		// Listed (during this reading, or before the settle wait ended): the reading after the settle
-		// wait decides.
+		// Listed during this reading: the next reading decides, at once.
 		const evidenceCame = firstListedAt !== undefined;
 		const evidenceOnItsWay =
 			newestUnlistedSentAt !== undefined && now - newestUnlistedSentAt < lookupEvidenceWaitMs;
@@ -361,9 +357,7 @@ export async function lookUpSend(
 				kind: 'unknown',
 				reason: notProvenCurrent(context, now - lostBefore, newestUnlistedSentAt),
 			};
-		const waitMs = evidenceCame
-			? Math.max(0, lostBefore + lookupSettleMs - now)
-			: lookupSettleMs / READINGS_WHILE_SETTLING;
+		const waitMs = evidenceCame ? 0 : lookupSettleMs / READINGS_WHILE_SETTLING;
 		readingStartedAt = now + waitMs;
 		await sleep(waitMs);
 	}
