@@ -9,11 +9,9 @@ import { combine, compareDeliveries, compareSend, matchOf, notTold } from './mat
 import type { Comparison } from './match';
 import {
 	learnFromListed,
-	listLagSeen,
 	lookalikesAnswered,
 	ownerOfSend,
 	seenTexts,
-	watchSendsMadeSince,
 	unresolvedLookalike,
 } from './registry';
 
@@ -34,12 +32,9 @@ import {
  * - one such send, and nothing else that could be ours: found, unless another send of this process
  *   exactly like it stayed unresolved (its outcome unknown, so no id is recorded for it): that one may
  *   be the send listed, so the outcome is unknown;
- * - nothing that could be ours in a reading back past the window's start (or to the end of the
- *   list; for a whole-list window, to its end only) that started after the list showed a send this
- *   process made after the answer was lost: absent, so the caller may send. That send reached the
- *   API after ours did, if ours did, so a list that shows it shows ours (registry.ts). No such
- *   send listed within `lookupSettleMs`, nor one on its way (made, not listed yet, for at most
- *   `lookupEvidenceWaitMs`): unknown (a quiet organization; a list lagging longer than that);
+ * - nothing that could be ours, seen twice `lookupSettleMs` apart, each time reading back past the
+ *   window's start (or to the end of the list; for a whole-list window, to its end only): absent, so
+ *   the caller may send;
  * - anything else (two candidates, a candidate whose recipients or time the API does not show, a
  *   list that repeats itself before reaching the window's start): unknown.
  * A creation time without a zone (see helpers/time.ts) places nothing: such a send is never ours by
@@ -301,42 +296,17 @@ async function decide(
 	};
 }
 
-/** Readings of the list per `lookupSettleMs` while a lookup waits for its send or for evidence. */
-const READINGS_WHILE_SETTLING = 5;
-
-function seconds(ms: number): string {
-	return `${(ms / 1000).toFixed(1)} s`;
-}
-
-/** Why a list that shows nothing like the send cannot prove it absent, in words. */
-function notProvenCurrent(
-	context: CompanionPushContext,
-	waitedMs: number,
-	newestUnlistedSentAt: number | undefined,
-): string {
-	const lag = listLagSeen(context);
-	const measured = lag
-		? `this API listed ${lag.sends} send(s) of this process up to ${seconds(lag.longestMs)} late`
-		: 'this process has not yet seen how late this API lists its sends';
-	const laterSends =
-		newestUnlistedSentAt === undefined
-			? `no send of this process made after it was listed within ${seconds(waitedMs)}`
-			: `the sends this process made after it were not listed yet, ${seconds(Date.now() - newestUnlistedSentAt)} after the last went out`;
-	return `nothing in the list of sends looks like it, but nothing shows the list is up to date: ${laterSends} (${measured})`;
-}
+/** Readings of the list that must each show nothing like the send before it counts as absent. */
+const READINGS_FOR_ABSENT = 2;
 
 /** The lookup described at the top. Errors of the list or detail reads are thrown. */
 export async function lookUpSend(
 	context: CompanionPushContext,
 	lookup: Lookup,
 ): Promise<LookupResult> {
-	// The answer was lost before this moment: a send this process starts from now on reaches the
-	// API after this one did, if it did.
-	const lostBefore = Date.now();
-	const { lookupSettleMs, lookupEvidenceWaitMs } = timings();
-	let readingStartedAt = lostBefore;
-	for (;;) {
-		const reading = await readBackToWindow(context, lookup, readingStartedAt);
+	let notBefore = Date.now();
+	for (let readings = 1; ; readings++) {
+		const reading = await readBackToWindow(context, lookup, notBefore);
 		const decision = await decide(context, lookup, reading);
 		if (decision.kind !== 'none') return decision;
 		if (reading.cutShort)
@@ -344,21 +314,9 @@ export async function lookUpSend(
 				kind: 'unknown',
 				reason: `nothing in the list of sends looks like it, but ${reading.cutShort}`,
 			};
-		const { firstListedAt, newestUnlistedSentAt } = watchSendsMadeSince(context, lostBefore);
-		// A later send listed before this reading started: this reading would have shown ours.
-		if (firstListedAt !== undefined && firstListedAt <= readingStartedAt) return { kind: 'absent' };
-		const now = Date.now();
-		// Listed during this reading: the next reading decides, at once.
-		const evidenceCame = firstListedAt !== undefined;
-		const evidenceOnItsWay =
-			newestUnlistedSentAt !== undefined && now - newestUnlistedSentAt < lookupEvidenceWaitMs;
-		if (!evidenceCame && !evidenceOnItsWay && now - lostBefore >= lookupSettleMs)
-			return {
-				kind: 'unknown',
-				reason: notProvenCurrent(context, now - lostBefore, newestUnlistedSentAt),
-			};
-		const waitMs = evidenceCame ? 0 : lookupSettleMs / READINGS_WHILE_SETTLING;
-		readingStartedAt = now + waitMs;
-		await sleep(waitMs);
+		if (readings === READINGS_FOR_ABSENT) return { kind: 'absent' };
+		// Absent once: the API may still register it, and its list may show it late.
+		notBefore = Date.now() + timings().lookupSettleMs;
+		await sleep(timings().lookupSettleMs);
 	}
 }
