@@ -109,6 +109,18 @@ describe('the package in n8n queue mode (main + 2 workers, Postgres, Redis)', ()
 		return { rows, entries: sandbox.requestLog().slice(before), started, posted, done: Date.now() };
 	}
 
+	/** The error of each execution among `rows` that did not succeed, as n8n saved it: what a
+	 * failed assertion on statuses shows, so a failure names its cause. */
+	async function errorsOf(rows: ExecutionRow[]): Promise<string[]> {
+		const errors: string[] = [];
+		for (const row of rows.filter((row) => row.status !== 'success')) {
+			const execution = await cluster.rest.getExecution(row.id);
+			const error = execution.data?.resultData?.error as Json | undefined;
+			errors.push(`${row.id}: ${error?.message ?? row.status} ${error?.description ?? ''}`.trim());
+		}
+		return errors;
+	}
+
 	/** Which worker ran each execution; every one must have run on a worker. */
 	function workersOf(rows: ExecutionRow[]): Record<string, number> {
 		const ranOn = cluster.workerOfExecutions();
@@ -191,6 +203,7 @@ describe('the package in n8n queue mode (main + 2 workers, Postgres, Redis)', ()
 		);
 
 		expect(rows).toHaveLength(BURST);
+		expect(await errorsOf(rows)).toEqual([]);
 		expect(tally(rows.map((row) => `${row.mode}:${row.status}`))).toEqual({
 			'webhook:success': BURST,
 		});
