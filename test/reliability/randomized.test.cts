@@ -609,7 +609,7 @@ describe(`randomized run: ${OPERATIONS} operations with random faults (seed ${SE
 		expect(tally.skippedByKey).toBeGreaterThan(0);
 		expect(tally.recurringItems).toBeGreaterThan(0);
 		expect(tally.lostAnswers).toBeGreaterThan(0);
-	}, 420_000); // about 120 s on a busy 2-core machine (CI runs it beside the other files)
+	}, 900_000); // 3 to 7 min on a busy 2-core machine (CI runs it beside the end-to-end files)
 });
 
 function percent(part: number, whole: number): string {
