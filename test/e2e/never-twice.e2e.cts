@@ -600,7 +600,8 @@ describe('never twice in a real n8n', () => {
 			// looks for the send in the list, does not find it, and sends it.
 			test('the same event again after the restart: it is sent (once)', async () => {
 				await postWebhook('nt-key-crash', event());
-				const [rerun] = await finishedExecutions('ntKeyCrash', 2);
+				// It waits for the dead run's lease on the claim to run out (up to about two minutes).
+				const [rerun] = await finishedExecutions('ntKeyCrash', 2, 240_000);
 				expect(rerun.status).toBe('success');
 				expect(acceptedPerUser(sendsLogged(sandbox))).toEqual({ [userId()]: 1 });
 			});
