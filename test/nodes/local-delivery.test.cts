@@ -338,7 +338,7 @@ describe('Deliver at Local Time and Quiet Hours', () => {
 		});
 	});
 
-	describe('with an Idempotency Key', () => {
+	describe('never twice: a zone-send goes through the same path as any batch', () => {
 		let store: MemoryProcessedData;
 		beforeAll(async () => {
 			store = await processedDataStore();
@@ -350,8 +350,8 @@ describe('Deliver at Local Time and Quiet Hours', () => {
 		});
 		afterAll(() => resetProcessState());
 
-		test('the key covers the whole item: after 2 of 4 zone-sends, a re-run sends only the other 2', async () => {
-			clockAt('2026-10-25T00:30:00Z');
+		/** Four people in four zones, one send for all, one send at a time (a fault meets a known zone). */
+		function fourZonesRun(options: IDataObject = {}, extra: Partial<NodeRunOptions> = {}) {
 			const zones = [MADRID, MEXICO, MANILA, 'Europe/London'];
 			const people = zones.map((timeZone, index) => ({
 				userId: users[index],
@@ -360,16 +360,53 @@ describe('Deliver at Local Time and Quiet Hours', () => {
 			}));
 			const { items, parameters } = peopleRun(people, {
 				deliverAtLocalTime: '09:00',
-				idempotencyKey: '={{ $json.key }}',
 				maxParallelRequests: 1,
+				...options,
 			});
-			const run: NodeRunOptions = {
+			return {
 				type: 'companionPush',
 				credentials: storeFor(sandbox),
 				timezone: 'UTC',
 				items,
 				parameters,
-			};
+				...extra,
+			} satisfies NodeRunOptions;
+		}
+
+		test('a lost answer on a zone-send is looked up in the list, not sent again', async () => {
+			clockAt('2026-10-25T00:30:00Z');
+			sandbox.addFault({ endpoint: SEND, kind: 'resetAfter', skip: 1, times: 1 });
+			const result = nodeResult(await runWorkflow(nodeWorkflow(fourZonesRun())));
+
+			expect(result.error).toBeUndefined();
+			expectEachOnce(sandbox, users.slice(0, 4));
+			const mexico = jsonOf(result.items)[1];
+			expect(mexico).toMatchObject({ timeZone: MEXICO, status: 'scheduled' });
+			expect(mexico.recoveredAfter).toBeDefined();
+			expect(mexico.id).toBe(registeredSends(sandbox)[1].id);
+		});
+
+		test('Retry On Fail after a refusal of the 3rd of 4 zone-sends: the 2 sent are not sent again', async () => {
+			clockAt('2026-10-25T00:30:00Z');
+			sandbox.addFault({ endpoint: SEND, kind: 'forbidden', skip: 2, times: 1 });
+			const settings = { retryOnFail: true, maxTries: 2, waitBetweenTries: 0 };
+			const result = nodeResult(await runWorkflow(nodeWorkflow(fourZonesRun({}, { settings }))));
+
+			expect(result.error).toBeUndefined();
+			expectEachOnce(sandbox, users.slice(0, 4));
+			expect(
+				jsonOf(result.items).map((item) => [item.timeZone, item.sentByEarlierTry ?? false]),
+			).toEqual([
+				[MADRID, true],
+				[MEXICO, true],
+				[MANILA, false],
+				['Europe/London', false],
+			]);
+		});
+
+		test('an Idempotency Key covers the whole item: after 2 of 4 zone-sends, a re-run sends only the other 2', async () => {
+			clockAt('2026-10-25T00:30:00Z');
+			const run = fourZonesRun({ idempotencyKey: '={{ $json.key }}' });
 			sandbox.addFault({ endpoint: SEND, kind: 'forbidden', skip: 2, times: 1 });
 			const first = nodeResult(await runWorkflow(nodeWorkflow(run)));
 			expect(first.error?.description).toContain('Batch 3 of 4 failed.');
