@@ -15,7 +15,7 @@ const properties = sendOperationProperties({
 		required: true,
 		default: '',
 		description:
-			"When the notification goes out. A time without a time zone is read in the workflow's time zone; the API always receives an explicit offset. Dispatch may come up to a couple of minutes late.",
+			"When the notification goes out (with Deliver at Local Time: its day). A time without a time zone is read in the workflow's time zone; the API always receives an explicit offset. Dispatch may come up to a couple of minutes late.",
 	},
 	sendIfPastOption: {
 		displayName: 'Send If Time Is Past',
@@ -33,13 +33,17 @@ export const description = updateDisplayOptions(
 );
 
 /** "Scheduled At" of an item, with an explicit offset. A past time is refused unless "Send If Time
- * Is Past" is on (then the send goes out at once), so a late run never notifies people unexpectedly. */
+ * Is Past" is on (then the send goes out at once), so a late run never notifies people unexpectedly.
+ * With "Deliver at Local Time" it names the day only: each zone's time on it is checked in the plan. */
 function readSchedule(context: IExecuteFunctions, itemIndex: number, options: IDataObject) {
 	const when = toScheduledAtWithOffset(
 		readParameter(context, 'scheduledAt', 'Scheduled At', itemIndex, '', undefined, 'item'),
 		context.getTimezone(),
 	);
 	if ('problem' in when) throw fieldError(context, 'Scheduled At', when.problem, itemIndex, 'item');
+	const localTime = options.deliverAtLocalTime;
+	if (typeof localTime === 'string' && localTime.trim() !== '')
+		return { scheduledAtWithOffset: when.iso };
 	if (when.epochMs > Date.now()) return { scheduledAtWithOffset: when.iso };
 	if (options.sendIfPast === true) return { sentImmediately: true };
 	throw fieldError(

@@ -9,7 +9,9 @@ export const description = updateDisplayOptions(
 	sendOperationProperties(),
 );
 
-/** Sends now: one send per item (or one for all items), split into batches of at most Batch Size. */
+/** Sends now (or, with Deliver at Local Time or Quiet Hours, when each time zone is due): one send
+ * per item (or one for all items), per time zone when a delivery policy applies, split into batches
+ * of at most Batch Size. */
 export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[]> {
 	return await sendItems(this);
 }

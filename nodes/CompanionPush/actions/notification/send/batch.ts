@@ -3,31 +3,64 @@ import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 import type { NeverTwice } from '../../../neverTwice';
 import { sendNotification } from '../../../transport';
 import type { SendRequest } from '../../../transport';
-import type { CheckedItem, SendTask } from './types';
+import type { BatchDelivery, SendTask } from './types';
 
-function requestFor(item: CheckedItem, targetUserIds: string[]): SendRequest {
-	const { title, body, image_url, deeplink, announcement_id } = item.message;
+/** The time the batch goes out at: its zone's with a delivery policy (absent: now), else the item's. */
+function scheduledAtOf({ group, delivery }: SendTask): string | undefined {
+	return delivery ? delivery.scheduledAt : group.lead.scheduledAtWithOffset;
+}
+
+function requestFor(task: SendTask): SendRequest {
+	const { title, body, image_url, deeplink, announcement_id } = task.group.lead.message;
+	const scheduledAt = scheduledAtOf(task);
 	return {
 		title,
 		body,
-		target_user_ids: targetUserIds,
+		target_user_ids: task.batch,
 		...(image_url ? { image_url } : {}),
 		...(deeplink ? { deeplink } : {}),
 		...(announcement_id ? { announcement_id } : {}),
-		...(item.scheduledAtWithOffset ? { scheduled_at: item.scheduledAtWithOffset } : {}),
+		...(scheduledAt ? { scheduled_at: scheduledAt } : {}),
 	};
 }
 
 /** The fields every output item of a batch carries, whatever became of it. */
-function describeBatch({ group, batch, batchIndex, batchCount }: SendTask): IDataObject {
+function describeBatch(task: SendTask): IDataObject {
+	const { group, batch, batchIndex, batchCount } = task;
 	const { lead } = group;
+	const scheduledAt = scheduledAtOf(task);
 	return {
 		...(batchCount > 1 ? { batch: batchIndex + 1, batchCount } : {}),
 		recipients: batch.length,
 		title: lead.message.title,
-		...(lead.scheduledAtWithOffset ? { scheduledAt: lead.scheduledAtWithOffset } : {}),
+		...(scheduledAt ? { scheduledAt } : {}),
+		...(task.delivery ? describeDelivery(task.delivery) : {}),
 		...(lead.sentImmediately ? { sentImmediately: true } : {}),
 		...(lead.message.warnings.length > 0 ? { warnings: lead.message.warnings } : {}),
+	};
+}
+
+/** Where and when a batch with a delivery policy goes out, and why, in words a user reads. */
+function describeDelivery(delivery: BatchDelivery): IDataObject {
+	const { timeZone, scheduledAtUtc, localTime, movedToNextDay, movedByQuietHours } = delivery;
+	const notes = [
+		movedToNextDay
+			? 'the local time had already passed on its day, so it goes out the next day'
+			: '',
+		movedByQuietHours
+			? 'it would have arrived during the quiet hours, so it goes out at their end'
+			: '',
+	].filter(Boolean);
+	return {
+		timeZone,
+		localTime,
+		...(scheduledAtUtc ? { scheduledAtUtc } : { sentNow: true }),
+		...(movedToNextDay ? { movedToNextDay } : {}),
+		...(movedByQuietHours ? { movedByQuietHours } : {}),
+		...(notes.length > 0 ? { deliveryNote: `${timeZone}: ${notes.join('; ')}` } : {}),
+		...(delivery.usersWithoutTimeZone.length > 0
+			? { usersWithoutTimeZone: delivery.usersWithoutTimeZone }
+			: {}),
 	};
 }
 
@@ -47,8 +80,7 @@ export async function sendBatch(
 	const targetUserIds = task.batch;
 	const guarded = await neverTwice.send(
 		task,
-		async (options) =>
-			await sendNotification(context, requestFor(lead, targetUserIds), lead.itemIndex, options),
+		async (options) => await sendNotification(context, requestFor(task), lead.itemIndex, options),
 	);
 	switch (guarded.kind) {
 		case 'sentByEarlierTry':

@@ -232,6 +232,48 @@ const idempotencyOptions: INodeProperties[] = [
 	},
 ];
 
+/** "Deliver at Local Time" and "Quiet Hours" (localDelivery.ts), among the Options of Send and
+ * Schedule, each in its place in the sorted list. */
+const criticalOption: INodeProperties = {
+	displayName: 'Critical',
+	name: 'critical',
+	type: 'boolean',
+	default: false,
+	description:
+		'Whether the notification ignores Quiet Hours and goes out at once (or at its time), e.g. a safety alert',
+};
+
+const deliverAtLocalTimeOption: INodeProperties = {
+	displayName: 'Deliver at Local Time',
+	name: 'deliverAtLocalTime',
+	type: 'string',
+	default: '',
+	placeholder: 'e.g. 09:00',
+	description:
+		"Time of day (HH:mm, 24-hour clock) at which each person gets it, in their Recipient Time Zone (or the workflow's). The node makes one scheduled send per time zone and batch; a time already past today goes out tomorrow. With Schedule, Scheduled At gives the day.",
+};
+
+const deliveryZoneOptions: INodeProperties[] = [
+	{
+		displayName: 'Quiet Hours',
+		name: 'quietHours',
+		type: 'string',
+		default: '',
+		placeholder: 'e.g. 22:00-07:00',
+		description:
+			"Span of the day (HH:mm-HH:mm) in each person's Recipient Time Zone (or the workflow's) when nobody is notified: a send that would arrive then is scheduled for its end, unless Critical is on",
+	},
+	{
+		displayName: 'Recipient Time Zone',
+		name: 'recipientTimeZone',
+		type: 'string',
+		default: '',
+		placeholder: 'e.g. {{ $json.timeZone }}',
+		description:
+			"Time zone of this item's people (an IANA name such as Europe/Madrid), usually an expression, used by Deliver at Local Time and Quiet Hours. When empty, the workflow's time zone is used and the output lists those people; a name that is not a time zone fails the item.",
+	},
+];
+
 /** What Schedule adds to Send: its time, and what to do when that time is already past. */
 export interface ScheduleProperties {
 	scheduledAtField: INodeProperties;
@@ -249,8 +291,11 @@ export function sendOperationProperties(schedule?: ScheduleProperties): INodePro
 		additionalFields,
 		optionsCollection([
 			batchSizeOption,
+			criticalOption,
+			deliverAtLocalTimeOption,
 			...idempotencyOptions,
 			maxParallelRequestsOption,
+			...deliveryZoneOptions,
 			...(schedule ? [schedule.sendIfPastOption] : []),
 			...waitOptions(SEND_WAIT_DESCRIPTION),
 		]),

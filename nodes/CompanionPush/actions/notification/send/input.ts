@@ -5,6 +5,7 @@ import type {
 	INodeExecutionData,
 } from 'n8n-workflow';
 
+import { checkTimeZone, parseQuietHours, parseTimeOfDay } from '../../../helpers/deliveryTime';
 import { checkMessage, isProblem } from '../../../helpers/message';
 import { parseUserIds } from '../../../helpers/recipients';
 import { DEFAULT_KEYS_TO_KEEP, MAX_KEY_LENGTH, MAX_KEYS_TO_KEEP } from '../../../neverTwice';
@@ -12,7 +13,7 @@ import type { IdempotencyKey } from '../../../neverTwice';
 import { asNodeError, errorItem, fieldError } from '../../../nodeErrors';
 import { readMaxParallelRequests, readParameter } from '../../itemLoop';
 import { readWaitTimeout } from '../wait';
-import type { Audience, CheckedItem, ScheduleReader, SendInput } from './types';
+import type { Audience, CheckedItem, DeliveryPolicy, ScheduleReader, SendInput } from './types';
 
 /**
  * Reads and checks every item before anything is sent: with bad input nothing at all is sent (the
@@ -143,8 +144,50 @@ function checkItem(
 		idempotency,
 		maxParallelRequests,
 	};
+	const delivery = readDeliveryPolicy(context, options, itemIndex, userIds);
+	if (delivery) checked.delivery = delivery;
 	if (readSchedule) Object.assign(checked, readSchedule(context, itemIndex, options));
 	return checked;
+}
+
+/** Whether an option of the Options collection was added and given a value. */
+function isSet(value: unknown): boolean {
+	return value !== undefined && !(typeof value === 'string' && value.trim() === '');
+}
+
+/** The options "Deliver at Local Time", "Quiet Hours", "Critical" and "Recipient Time Zone" of an
+ * item; undefined when neither a local time nor quiet hours apply. */
+function readDeliveryPolicy(
+	context: IExecuteFunctions,
+	options: IDataObject,
+	itemIndex: number,
+	userIds: string[],
+): DeliveryPolicy | undefined {
+	const policy: DeliveryPolicy = { timeZoneMissing: false };
+	if (isSet(options.deliverAtLocalTime)) {
+		const localTime = parseTimeOfDay(options.deliverAtLocalTime);
+		if ('problem' in localTime)
+			throw sendFieldError(context, 'Deliver at Local Time', localTime.problem, itemIndex);
+		policy.localTime = localTime;
+	}
+	if (isSet(options.quietHours)) {
+		const quietHours = parseQuietHours(options.quietHours);
+		if ('problem' in quietHours)
+			throw sendFieldError(context, 'Quiet Hours', quietHours.problem, itemIndex);
+		// Checked even when Critical: the same workflow sends non-critical items with it too.
+		if (options.critical !== true) policy.quietHours = quietHours;
+	}
+	if (!policy.localTime && !policy.quietHours) return undefined;
+	if ('recipientTimeZone' in options) {
+		const more = userIds.length > 5 ? ` and ${userIds.length - 5} more` : '';
+		const whose = userIds.length > 0 ? `of ${userIds.slice(0, 5).join(', ')}${more}` : '';
+		const zone = checkTimeZone(options.recipientTimeZone, whose);
+		if ('problem' in zone)
+			throw sendFieldError(context, 'Recipient Time Zone', zone.problem, itemIndex);
+		if ('zone' in zone) policy.recipientTimeZone = zone.zone;
+		else policy.timeZoneMissing = true;
+	}
+	return policy;
 }
 
 /** The options "Idempotency Key", "Idempotency Scope" and "Keys to Keep" of an item. */

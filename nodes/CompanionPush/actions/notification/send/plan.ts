@@ -2,10 +2,11 @@ import { NodeOperationError } from 'n8n-workflow';
 import type { IExecuteFunctions, NodeApiError } from 'n8n-workflow';
 
 import { batchContentId, toBatches, uniqueUserIds } from '../../../helpers/recipients';
-import { asNodeError } from '../../../nodeErrors';
 import { listActiveUserIds, listUsers } from '../../../transport';
+import { asNodeError, fieldError } from '../../../nodeErrors';
 import { notSentForOtherItems } from './failures';
-import type { Audience, SendGroup, SendInput, SendPlan, SendTask } from './types';
+import { zoneParts } from './localDelivery';
+import type { Audience, BatchDelivery, SendGroup, SendInput, SendPlan, SendTask } from './types';
 
 /** One group per item, or one for all items in "One Send for All Items" mode. */
 function groupsOf(input: SendInput): SendGroup[] {
@@ -13,6 +14,7 @@ function groupsOf(input: SendInput): SendGroup[] {
 	if (!input.combined)
 		return checkedItems.map((item) => ({
 			lead: item,
+			items: [item],
 			userIds: item.userIds,
 			pairedItems: [{ item: item.itemIndex }],
 			layout: [],
@@ -20,6 +22,7 @@ function groupsOf(input: SendInput): SendGroup[] {
 	return [
 		{
 			lead: checkedItems[0],
+			items: checkedItems,
 			userIds: checkedItems.flatMap((item) => item.userIds),
 			pairedItems: checkedItems.map((item) => ({ item: item.itemIndex })),
 			layout: [],
@@ -45,9 +48,33 @@ function audienceReader(context: IExecuteFunctions) {
 	};
 }
 
+/** A group's batches of at most Batch Size; with a delivery policy, per time zone first, each
+ * batch with its zone's delivery time. */
+function batchesOf(
+	context: IExecuteFunctions,
+	group: SendGroup,
+	recipients: string[],
+): Array<{ batch: string[]; delivery?: BatchDelivery }> {
+	const { lead } = group;
+	if (!lead.delivery) return toBatches(recipients, lead.batchSize).map((batch) => ({ batch }));
+	const parts = zoneParts(group, recipients, context.getTimezone(), Date.now());
+	if ('problem' in parts)
+		throw fieldError(context, 'Scheduled At', parts.problem, lead.itemIndex, 'item');
+	return parts.flatMap(({ recipients: ofZone, delivery, usersWithoutTimeZone }) =>
+		toBatches(ofZone, lead.batchSize).map((batch) => ({
+			batch,
+			delivery: {
+				...delivery,
+				usersWithoutTimeZone: batch.filter((userId) => usersWithoutTimeZone.has(userId)),
+			},
+		})),
+	);
+}
+
 /**
  * The sends to make, read before any is made: each group's audience (those read from the API once
- * per run), de-duplicated and split into batches of at most Batch Size. A group whose audience
+ * per run), de-duplicated, split by time zone when a delivery policy applies (localDelivery.ts), and
+ * into batches of at most Batch Size. A group whose audience
  * cannot be read, or is empty, fails whole: it stops the node (naming the items not sent), or,
  * when the node continues on fail, it is set aside with its error.
  */
@@ -72,15 +99,16 @@ export async function planSends(context: IExecuteFunctions, input: SendInput): P
 					},
 				);
 			}
-			const batches = toBatches(recipients, group.lead.batchSize);
-			group.layout = batches.map(batchContentId);
-			batches.forEach((batch, batchIndex) =>
+			const batches = batchesOf(context, group, recipients);
+			group.layout = batches.map(({ batch }) => batchContentId(batch));
+			batches.forEach(({ batch, delivery }, batchIndex) =>
 				tasks.push({
 					group,
 					batch,
 					batchId: group.layout[batchIndex],
 					batchIndex,
 					batchCount: batches.length,
+					...(delivery ? { delivery } : {}),
 				}),
 			);
 		} catch (error) {

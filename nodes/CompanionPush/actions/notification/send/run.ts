@@ -1,7 +1,8 @@
 /*
  * The send path of Send and Schedule, one stage a file, in the order a run takes them:
  * 1. input.ts    every item is read and checked before anything is sent;
- * 2. plan.ts     the sends are planned: audiences read, de-duplicated, split into batches;
+ * 2. plan.ts     the sends are planned: audiences read, de-duplicated, split by time zone with
+ *                Deliver at Local Time or Quiet Hours (localDelivery.ts), then into batches;
  * 3. batch.ts    the batches are sent in parallel up to Max Parallel Requests, started in item
  *                order, each through never-twice (neverTwice/), which skips what an earlier try or
  *                an Idempotency Key says was sent, and the transport's safe send (transport/safeSend/);

@@ -7,6 +7,7 @@ import type {
 	NodeOperationError,
 } from 'n8n-workflow';
 
+import type { DeliveryTime, QuietHours, TimeOfDay } from '../../../helpers/deliveryTime';
 import type { CheckedMessage } from '../../../helpers/message';
 import type { IdempotencyKey } from '../../../neverTwice';
 
@@ -29,6 +30,21 @@ export interface CheckedItem {
 	/** The option "Idempotency Key", when set. */
 	idempotency?: IdempotencyKey;
 	maxParallelRequests: number;
+	/** Set when "Deliver at Local Time" or "Quiet Hours" applies (see localDelivery.ts). */
+	delivery?: DeliveryPolicy;
+}
+
+/** An item's delivery options, checked. */
+export interface DeliveryPolicy {
+	/** "Deliver at Local Time". */
+	localTime?: TimeOfDay;
+	/** "Quiet Hours", absent when the item is "Critical". */
+	quietHours?: QuietHours;
+	/** "Recipient Time Zone" of the item's people; absent: the workflow's. */
+	recipientTimeZone?: string;
+	/** "Recipient Time Zone" is set but empty for this item: its people get the workflow's zone and
+	 * are listed on the output. */
+	timeZoneMissing: boolean;
 }
 
 /** Schedule's reading of "Scheduled At" for an item (see schedule.operation.ts). */
@@ -50,6 +66,8 @@ export interface SendInput {
 /** What one send goes out with: the lead item's message, the recipients, the items it stands for. */
 export interface SendGroup {
 	lead: CheckedItem;
+	/** The items it sends for: the lead alone, or every item in "One Send for All Items" mode. */
+	items: CheckedItem[];
 	userIds: string[];
 	pairedItems: IPairedItemData[];
 	/** The content ids of its batches, in order, once planned: the event an Idempotency Key names. */
@@ -64,6 +82,13 @@ export interface SendTask {
 	batchId: string;
 	batchIndex: number;
 	batchCount: number;
+	/** When this batch reaches its people, with a delivery policy (localDelivery.ts). */
+	delivery?: BatchDelivery;
+}
+
+/** When a batch reaches its zone, and who in it had no time zone of their own. */
+export interface BatchDelivery extends DeliveryTime {
+	usersWithoutTimeZone: string[];
 }
 
 export interface SendPlan {

@@ -1,0 +1,71 @@
+import { DateTime } from 'luxon';
+
+import { deliveryTimeIn } from '../../../helpers/deliveryTime';
+import type { DeliveryRule, DeliveryTime } from '../../../helpers/deliveryTime';
+import type { CheckedItem, SendGroup } from './types';
+
+/*
+ * "Deliver at Local Time" and "Quiet Hours" for one send group: its recipients split by time zone
+ * (each item's "Recipient Time Zone", or the workflow's), each zone with its own delivery time. The
+ * plan then splits each zone into batches; all of them stay one group, so an Idempotency Key still
+ * covers the whole item and a later run sends only the zones and batches not yet accepted.
+ */
+
+/** The recipients of one time zone and when they get the send. */
+export interface ZonePart {
+	recipients: string[];
+	delivery: DeliveryTime;
+	/** Recipients whose item gave no time zone: they got the workflow's. */
+	usersWithoutTimeZone: Set<string>;
+}
+
+/** The rule of the group's lead: its local time and quiet hours; for Schedule, its day or time. */
+function ruleOf(lead: CheckedItem): DeliveryRule {
+	const { localTime, quietHours } = lead.delivery!;
+	const rule: DeliveryRule = { localTime, quietHours };
+	if (lead.scheduledAtWithOffset === undefined) return rule;
+	const scheduledAt = DateTime.fromISO(lead.scheduledAtWithOffset, { setZone: true });
+	// With a local time, Scheduled At names the day (as written); otherwise it is the time itself.
+	if (localTime) rule.day = scheduledAt.toISODate()!;
+	else rule.atMs = scheduledAt.toMillis();
+	return rule;
+}
+
+/** The zone of each recipient: the first item that names them decides. */
+function zonesOf(group: SendGroup, workflowZone: string) {
+	const zoneOf = (item: CheckedItem) => item.delivery?.recipientTimeZone ?? workflowZone;
+	const byUser = new Map<string, CheckedItem>();
+	for (const item of group.items)
+		for (const userId of item.userIds) if (!byUser.has(userId)) byUser.set(userId, item);
+	// Audiences read from the API (all users, active users) take the lead's zone.
+	return (userId: string) => {
+		const item = byUser.get(userId) ?? group.lead;
+		return { zone: zoneOf(item), missing: item.delivery?.timeZoneMissing === true };
+	};
+}
+
+/** The group's recipients by time zone, in the order their zones first appear, or a problem with
+ * the day Schedule gave (already over in some zone). */
+export function zoneParts(
+	group: SendGroup,
+	recipients: string[],
+	workflowZone: string,
+	nowMs: number,
+): ZonePart[] | { problem: string } {
+	const rule = ruleOf(group.lead);
+	const zoneOf = zonesOf(group, workflowZone);
+	const parts = new Map<string, ZonePart>();
+	for (const userId of recipients) {
+		const { zone, missing } = zoneOf(userId);
+		let part = parts.get(zone);
+		if (!part) {
+			const delivery = deliveryTimeIn(zone, rule, nowMs);
+			if ('problem' in delivery) return delivery;
+			part = { recipients: [], delivery, usersWithoutTimeZone: new Set() };
+			parts.set(zone, part);
+		}
+		part.recipients.push(userId);
+		if (missing) part.usersWithoutTimeZone.add(userId);
+	}
+	return [...parts.values()];
+}

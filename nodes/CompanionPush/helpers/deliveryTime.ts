@@ -1,0 +1,165 @@
+import { DateTime, IANAZone } from 'luxon';
+
+/*
+ * When a send reaches the people of one time zone: "Deliver at Local Time" (a time of day in their
+ * zone) and "Quiet Hours" (a span of their night, moved to its end). Plain functions on plain
+ * inputs; luxon does the zone arithmetic, daylight-saving days included.
+ */
+
+/** A time of day, as the user typed it ("09:00"). */
+export interface TimeOfDay {
+	hour: number;
+	minute: number;
+}
+
+/** Quiet hours: from `start` to `end`, over midnight when `end` comes before `start`. */
+export interface QuietHours {
+	start: TimeOfDay;
+	end: TimeOfDay;
+}
+
+const TIME_OF_DAY = /^([01]?\d|2[0-3]):([0-5]\d)$/;
+
+function readTimeOfDay(text: string): TimeOfDay | undefined {
+	const match = TIME_OF_DAY.exec(text.trim());
+	return match ? { hour: Number(match[1]), minute: Number(match[2]) } : undefined;
+}
+
+function shown(value: unknown): string {
+	return JSON.stringify(typeof value === 'string' ? value.slice(0, 60) : value) ?? String(value);
+}
+
+/** "09:00" (24-hour clock, HH:mm). */
+export function parseTimeOfDay(value: unknown): TimeOfDay | { problem: string } {
+	const time = typeof value === 'string' ? readTimeOfDay(value) : undefined;
+	return (
+		time ?? {
+			problem: `must be a time of day as HH:mm on the 24-hour clock, e.g. 09:00 (got ${shown(value)})`,
+		}
+	);
+}
+
+/** "22:00-07:00": start and end, HH:mm each. */
+export function parseQuietHours(value: unknown): QuietHours | { problem: string } {
+	const problem = {
+		problem: `must be a span of the day as HH:mm-HH:mm on the 24-hour clock, e.g. 22:00-07:00 (got ${shown(value)})`,
+	};
+	if (typeof value !== 'string') return problem;
+	const parts = value.split(/[-–]/);
+	if (parts.length !== 2) return problem;
+	const [start, end] = parts.map(readTimeOfDay);
+	if (!start || !end) return problem;
+	if (start.hour === end.hour && start.minute === end.minute) {
+		return {
+			problem: `starts and ends at the same time (got ${shown(value)}): give a span such as 22:00-07:00`,
+		};
+	}
+	return { start, end };
+}
+
+/** A person's time zone as given: an IANA name, or nothing (the caller then uses the workflow's).
+ * `whose` names the people in a problem ("of 65f1c2a9e4b0c81d2a3f4b5c"). */
+export function checkTimeZone(
+	value: unknown,
+	whose = '',
+): { zone: string } | { missing: true } | { problem: string } {
+	if (value === undefined || value === null) return { missing: true };
+	const of = whose ? `${whose} ` : '';
+	if (typeof value !== 'string')
+		return { problem: `${of}must be a time zone name such as Europe/Madrid (got ${shown(value)})` };
+	const zone = value.trim();
+	if (zone === '') return { missing: true };
+	if (!IANAZone.isValidZone(zone)) {
+		return {
+			problem: `${of}is not a time zone: ${shown(zone)}. Use an IANA name such as Europe/Madrid, America/Mexico_City or Asia/Manila`,
+		};
+	}
+	// One name per zone (europe/madrid is Europe/Madrid), so that its people share sends.
+	return { zone: new Intl.DateTimeFormat('en-US', { timeZone: zone }).resolvedOptions().timeZone };
+}
+
+/** What decides when a send reaches one zone. */
+export interface DeliveryRule {
+	/** "Deliver at Local Time". */
+	localTime?: TimeOfDay;
+	/** "Quiet Hours", unless the send is critical. */
+	quietHours?: QuietHours;
+	/** The day (YYYY-MM-DD) the local time is on (Schedule); absent: today in the zone (Send). */
+	day?: string;
+	/** The send's time when no local time is given (Schedule); absent: now. */
+	atMs?: number;
+}
+
+/** When a send reaches a zone. `scheduledAt` is absent when it goes out now. */
+export interface DeliveryTime {
+	timeZone: string;
+	/** With the zone's offset, as the API receives it. */
+	scheduledAt?: string;
+	/** The same instant in UTC. */
+	scheduledAtUtc?: string;
+	/** The wall time in the zone, "2026-10-25 09:00". */
+	localTime: string;
+	/** The local time had already passed on its day: it goes out the next day. */
+	movedToNextDay?: boolean;
+	/** It would have arrived inside the quiet hours: it goes out at their end. */
+	movedByQuietHours?: boolean;
+}
+
+function atTimeOfDay(day: DateTime, time: TimeOfDay): DateTime {
+	return day.set({ hour: time.hour, minute: time.minute, second: 0, millisecond: 0 });
+}
+
+function minutesOf(time: TimeOfDay): number {
+	return time.hour * 60 + time.minute;
+}
+
+/** The end of the quiet hours `local` falls in, or undefined when it falls outside them. */
+function quietHoursEnd(local: DateTime, quiet: QuietHours): DateTime | undefined {
+	const minute = local.hour * 60 + local.minute;
+	const [start, end] = [minutesOf(quiet.start), minutesOf(quiet.end)];
+	const inside = start < end ? minute >= start && minute < end : minute >= start || minute < end;
+	if (!inside) return undefined;
+	const endToday = atTimeOfDay(local, quiet.end);
+	return endToday > local ? endToday : atTimeOfDay(local.plus({ days: 1 }), quiet.end);
+}
+
+/**
+ * When a send reaches the people of `timeZone`, seen at `nowMs`: at the local time of its day (the
+ * next day when that time has passed), or at its own time, or now; then, inside the quiet hours, at
+ * their end. A problem when the day of the local time is over (Schedule only). Luxon places each wall time with the offset the zone has on that day.
+ */
+export function deliveryTimeIn(
+	timeZone: string,
+	rule: DeliveryRule,
+	nowMs: number,
+): DeliveryTime | { problem: string } {
+	const now = DateTime.fromMillis(nowMs, { zone: timeZone });
+	let at = rule.atMs === undefined ? now : DateTime.fromMillis(rule.atMs, { zone: timeZone });
+	let movedToNextDay = false;
+	if (rule.localTime) {
+		const day = rule.day ? DateTime.fromISO(rule.day, { zone: timeZone }) : now;
+		at = atTimeOfDay(day, rule.localTime);
+		if (at <= now) {
+			at = atTimeOfDay(day.plus({ days: 1 }), rule.localTime);
+			movedToNextDay = true;
+		}
+		// A day already over would go out at once: a late run must not notify people unexpectedly.
+		if (at <= now)
+			return { problem: `is a day already past in ${timeZone} (${rule.day}): pick today or later` };
+	}
+	const quietEnd = rule.quietHours ? quietHoursEnd(at, rule.quietHours) : undefined;
+	if (quietEnd) at = quietEnd;
+	const scheduled = at > now;
+	return {
+		timeZone,
+		...(scheduled
+			? {
+					scheduledAt: at.toISO({ suppressMilliseconds: true })!,
+					scheduledAtUtc: at.toUTC().toISO()!,
+				}
+			: {}),
+		localTime: at.toFormat('yyyy-MM-dd HH:mm'),
+		...(movedToNextDay ? { movedToNextDay } : {}),
+		...(quietEnd ? { movedByQuietHours: true } : {}),
+	};
+}
