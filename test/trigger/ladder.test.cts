@@ -7,7 +7,7 @@ import type { IDataObject } from 'n8n-workflow';
 
 import { MINUTE_MS } from '../../nodes/CompanionPush/helpers/time';
 import type { NotificationDetail } from '../../nodes/CompanionPush/transport';
-import { detectEvents } from '../../nodes/CompanionPush/trigger/events';
+import { detectEvents, matchesFilters } from '../../nodes/CompanionPush/trigger/events';
 import type { TriggerEvent } from '../../nodes/CompanionPush/trigger/events';
 import { MAX_LEVELS, parseDeadlineMinutes } from '../../nodes/CompanionPush/trigger/ladder';
 import { toItems } from '../../nodes/CompanionPush/trigger/output';
@@ -253,5 +253,18 @@ describe('alert ladder: one item per notification and group of people', () => {
 		expect(groups([{ ...late, key: 'c:notOpened:3', level: 3 }], earlier)[0].groupKey).toBe(
 			'n1-level-3',
 		);
+	});
+});
+
+describe('alert ladder: the reminders kept out by their title', () => {
+	test('Title Does Not Contain: not case-sensitive; a listed send without a title waits for its detail, a detail without one is watched', () => {
+		const filters = { titleExcludes: 'reminder:' };
+		expect(matchesFilters({ title: 'Reminder: Gas leak' }, filters)).toBe(false);
+		expect(matchesFilters({ title: 'Gas leak' }, filters)).toBe(true);
+		expect(matchesFilters({}, filters)).toBeUndefined();
+		expect(matchesFilters({}, filters, true)).toBe(true);
+		expect(
+			matchesFilters({ title: 'Reminder: Gas leak' }, { ...filters, titleContains: 'gas' }),
+		).toBe(false);
 	});
 });

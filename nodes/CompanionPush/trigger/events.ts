@@ -65,7 +65,8 @@ export function matchesFilters(
 	}
 	const excluded = filters.titleExcludes?.trim();
 	if (excluded) {
-		if (typeof record.title !== 'string') undecided = true;
+		// No title holds no marker; a listed send without one is decided by its detail.
+		if (typeof record.title !== 'string') undecided ||= !final;
 		else if (record.title.toLowerCase().includes(excluded.toLowerCase())) return false;
 	}
 	const announcementId = filters.announcementId?.trim();
