@@ -7,6 +7,7 @@ import type {
 } from 'n8n-workflow';
 
 import { pollCompanionPush } from './trigger/poll';
+import { MAX_LEVELS } from './trigger/ladder';
 import {
 	DEFAULT_MAX_READS_PER_POLL,
 	DEFAULT_OPEN_DEADLINE_MINUTES,
@@ -88,6 +89,13 @@ export class CompanionPushTrigger implements INodeType {
 						description:
 							'A send left "sending" (sent, partially failed or failed) or was canceled; emitted again if its state changes later',
 					},
+					{
+						name: 'Opened After Escalation',
+						value: 'openedAfterEscalation',
+						action: 'On person opening after escalation',
+						description:
+							'A person told as Not Opened in Time opened it later (one item per person, with the level reached and the seconds it took); needs Not Opened in Time',
+					},
 				],
 			},
 			{
@@ -99,6 +107,15 @@ export class CompanionPushTrigger implements INodeType {
 				displayOptions: { show: { events: ['notOpenedInTime'] } },
 				description:
 					"Minutes after the notification went out (for a scheduled one: after it was sent, not its scheduled time) by which a person must have opened it on some phone. Not told when the API writes its send time without a time zone (n8n's log then says so).",
+			},
+			{
+				displayName: 'Escalation Deadlines (Minutes)',
+				name: 'openDeadlines',
+				type: 'string',
+				default: '',
+				placeholder: 'e.g. 15, 30, 45',
+				displayOptions: { show: { events: ['notOpenedInTime'] } },
+				description: `Several deadlines, in increasing order (at most ${MAX_LEVELS}): Not Opened in Time tells level 1 at the first, level 2 at the second, and so on, each person each level once and only while they have opened on no phone. When filled in, it replaces Not Opened Within.`,
 			},
 			{
 				displayName: 'Output',
@@ -114,6 +131,12 @@ export class CompanionPushTrigger implements INodeType {
 						name: 'One Item per Notification',
 						value: 'perNotification',
 						description: 'Each notification with its new events in an "events" list',
+					},
+					{
+						name: 'One Item per Notification and Group of People',
+						value: 'perGroup',
+						description:
+							'The people of one event (of one level for Not Opened in Time) of a notification together in "userIds", with a "groupKey" for a Send\'s Idempotency Key: one Send reminds them all',
 					},
 				],
 			},
@@ -138,6 +161,15 @@ export class CompanionPushTrigger implements INodeType {
 						type: 'string',
 						default: '',
 						description: 'Only notifications whose title contains this text (not case-sensitive)',
+					},
+					{
+						displayName: 'Title Does Not Contain',
+						name: 'titleExcludes',
+						type: 'string',
+						default: '',
+						placeholder: 'e.g. Reminder:',
+						description:
+							'Not the notifications whose title contains this text (not case-sensitive): e.g. the reminders this workflow sends, so they are not escalated in turn',
 					},
 				],
 			},

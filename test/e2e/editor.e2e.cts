@@ -120,8 +120,8 @@ describe('the n8n editor in headless Chromium', () => {
 			'Get users with an active app',
 		];
 		for (const action of actions) await panel.getByText(action, { exact: true }).waitFor();
-		// The trigger's six events, each named by its action (not "On no device").
-		await panel.getByText('Triggers (6)').click();
+		// The trigger's seven events, each named by its action (not "On no device").
+		await panel.getByText('Triggers (7)').click();
 		const triggerActions = [
 			'On notification settled',
 			'On delivery failed on a phone',
@@ -129,13 +129,14 @@ describe('the n8n editor in headless Chromium', () => {
 			'On person without the app',
 			'On person not opening in time',
 			'On person no phone reached',
+			'On person opening after escalation',
 		];
 		for (const action of triggerActions) await panel.getByText(action, { exact: true }).waitFor();
 		await expectLoadedImages(
 			panel.locator('img[src*="companionPush"]'),
 			actions.length + triggerActions.length,
 		);
-		// Tall enough to show the eight actions and the six trigger events together.
+		// Tall enough to show the eight actions and the seven trigger events together.
 		await page.setViewportSize({ width: 1280, height: 1200 });
 		await screenshot('node-panel');
 		await page.setViewportSize({ width: 1280, height: 800 });

@@ -96,6 +96,7 @@ describe('Companion Push Trigger: No Device and Not Opened in Time', () => {
 			body: 'Your shift starts at 9:00 tomorrow.',
 			userId: opensLate,
 			sentAt: new Date(sentAt).toISOString(),
+			level: 1,
 			deadline: new Date(deadline).toISOString(),
 			phonesReached: 1,
 			openedAt: new Date(openedLateAt).toISOString(),

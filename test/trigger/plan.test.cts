@@ -379,7 +379,7 @@ describe('events', () => {
 				emittedKeys,
 				selected: new Set(['noDevice', 'notOpenedInTime'] as const),
 				now,
-				openDeadlineMs: 15 * MINUTE_MS,
+				openDeadlinesMs: [15 * MINUTE_MS],
 			});
 
 		test('before the deadline: only No Device, once the send has settled', () => {
@@ -405,6 +405,7 @@ describe('events', () => {
 				body: null,
 				userId: 'openedLate',
 				sentAt,
+				level: 1,
 				deadline: new Date(deadline).toISOString(),
 				phonesReached: 1,
 				openedAt: after(16),
@@ -431,7 +432,7 @@ describe('events', () => {
 					emittedKeys,
 					selected,
 					now,
-					openDeadlineMs: 15 * MINUTE_MS,
+					openDeadlinesMs: [15 * MINUTE_MS],
 				});
 			expect(readReach(deadline - 1, 'sending')).toEqual([]);
 			const settled = readReach(deadline - 1, 'partially_failed');
@@ -468,7 +469,7 @@ describe('events', () => {
 				emittedKeys: new Set(settled.map((event) => event.key)),
 				selected,
 				now: deadline + MINUTE_MS,
-				openDeadlineMs: 15 * MINUTE_MS,
+				openDeadlinesMs: [15 * MINUTE_MS],
 			});
 			expect(late.map((event) => event.key)).toEqual(['neverFailed:notOpened']);
 		});
@@ -488,7 +489,7 @@ describe('events', () => {
 					emittedKeys: new Set(),
 					selected: new Set(['notOpenedInTime'] as const),
 					now,
-					openDeadlineMs: 15 * MINUTE_MS,
+					openDeadlinesMs: [15 * MINUTE_MS],
 				});
 			expect(scheduled(deadline - 1, sentAt)).toEqual([]);
 			expect(scheduled(deadline, sentAt).map((event) => event.key)).toEqual([

@@ -5,6 +5,7 @@ import { parseTime } from '../helpers/time';
 import { openedBy, outcomesByUser } from '../helpers/userOutcomes';
 import type { UserOutcome } from '../helpers/userOutcomes';
 import type { NotificationDetail, NotificationRecord } from '../transport';
+import { deadlinesOf, levelKey, openedAfterEscalationKey } from './ladder';
 
 export const TRIGGER_EVENTS = [
 	'notificationSettled',
@@ -13,16 +14,25 @@ export const TRIGGER_EVENTS = [
 	'noDevice',
 	'notReached',
 	'notOpenedInTime',
+	'openedAfterEscalation',
 ] as const;
 export type TriggerEventName = (typeof TRIGGER_EVENTS)[number];
 /** The events that are one per person, whatever their phones. */
-const PERSON_EVENTS: readonly TriggerEventName[] = ['noDevice', 'notReached', 'notOpenedInTime'];
+const PERSON_EVENTS: readonly TriggerEventName[] = [
+	'noDevice',
+	'notReached',
+	'notOpenedInTime',
+	'openedAfterEscalation',
+];
 
 export interface TriggerEvent {
 	name: TriggerEventName;
 	/** Key remembered with the send: `status:<state>`, `<userId>:<deliveryIndex>:<state>` (a phone),
-	 * or `<userId>:noDevice` / `<userId>:notReached` / `<userId>:notOpened` (a person). */
+	 * or `<userId>:noDevice` / `<userId>:notReached` / `<userId>:notOpened[:<level>]` /
+	 * `<userId>:openedAfterEscalation` (a person, see ladder.ts). */
 	key: string;
+	/** The level of a Not Opened in Time event (1 for a single deadline). */
+	level?: number;
 	notificationId: string;
 	json: IDataObject;
 }
@@ -30,6 +40,9 @@ export interface TriggerEvent {
 export interface Filters {
 	/** Only sends whose title contains this text (case-insensitive). */
 	titleContains?: string;
+	/** Not the sends whose title contains this text (case-insensitive), e.g. the ladder's own
+	 * reminders, which the API cannot tell apart from other sends. */
+	titleExcludes?: string;
 	/** Only sends linked to this announcement (its `announcement_id`, or its announcement deeplink). */
 	announcementId?: string;
 }
@@ -49,6 +62,12 @@ export function matchesFilters(
 	if (title) {
 		if (typeof record.title !== 'string') undecided = true;
 		else if (!record.title.toLowerCase().includes(title.toLowerCase())) return false;
+	}
+	const excluded = filters.titleExcludes?.trim();
+	if (excluded) {
+		// No title holds no marker; a listed send without one is decided by its detail.
+		if (typeof record.title !== 'string') undecided ||= !final;
+		else if (record.title.toLowerCase().includes(excluded.toLowerCase())) return false;
 	}
 	const announcementId = filters.announcementId?.trim();
 	if (announcementId) {
@@ -81,10 +100,11 @@ function baseFields(record: NotificationRecord): IDataObject {
  *   send has settled;
  * - notReached: no phone reached a person, once the send has settled: they have no active app
  *   (`no_device`) or every phone of theirs failed (an uninstalled app is `failed`, not `no_device`);
- * - notOpenedInTime: `now` (the API's clock) is past the deadline, `openDeadlineMs` after the send
- *   went out (`sent_at`), and a person reached on a phone opened it on none by then; an open after
- *   the deadline does not undo it. A person already reported as not reached is not reported again
- *   (the service's own retries may reach them later): one escalation per person.
+ * - notOpenedInTime: for each level (ladder.ts), `now` (the API's clock) is past its deadline (a
+ *   time after the send went out, `sent_at`), and a person reached on a phone opened it on none by
+ *   then; an open after the deadline does not undo it. A person already reported as not reached is
+ *   not reported again (the service's own retries may reach them later);
+ * - openedAfterEscalation: a person who got any level has opened it since, with the level reached.
  * Deliveries are told apart by user and by their order among that user's entries (one per phone);
  * the last two events are one per person, whatever their phones.
  */
@@ -95,17 +115,18 @@ export function detectEvents(input: {
 	selected: ReadonlySet<TriggerEventName>;
 	/** The API's time of this read (ms). */
 	now: number;
-	/** Not Opened Within, in ms, when notOpenedInTime is selected. */
-	openDeadlineMs?: number;
+	/** The ladder's deadlines, in ms after sending, when notOpenedInTime is selected. */
+	openDeadlinesMs?: readonly number[];
 }): TriggerEvent[] {
-	const { detail, previousStatus, emittedKeys, selected, now, openDeadlineMs } = input;
+	const { detail, previousStatus, emittedKeys, selected, now, openDeadlinesMs } = input;
 	const record = detail.notification;
 	const events: TriggerEvent[] = [];
-	const push = (name: TriggerEventName, key: string, json: IDataObject) => {
+	const push = (name: TriggerEventName, key: string, json: IDataObject, level?: number) => {
 		if (!selected.has(name) || emittedKeys.has(key)) return;
 		events.push({
 			name,
 			key,
+			...(level === undefined ? {} : { level }),
 			notificationId: record.id,
 			json: { event: name, eventKey: `${record.id}:${key}`, ...json },
 		});
@@ -144,7 +165,7 @@ export function detectEvents(input: {
 	}
 
 	if (!PERSON_EVENTS.some((name) => selected.has(name))) return events;
-	const deadline = openDeadline(record, openDeadlineMs);
+	const deadlines = deadlinesOf(record, openDeadlinesMs) ?? [];
 	for (const outcome of outcomesByUser(detail.deliveries).values()) {
 		if (settled && outcome.noDevice && outcome.phones === 0) {
 			push('noDevice', `${outcome.userId}:noDevice`, noDeviceFields(record, outcome.userId));
@@ -153,31 +174,42 @@ export function detectEvents(input: {
 		if (settled && reachedNoPhone(outcome)) {
 			push('notReached', notReachedKey, notReachedFields(record, outcome));
 		}
-		if (
-			deadline !== undefined &&
-			now >= deadline &&
-			outcome.phonesReached > 0 &&
-			!openedBy(outcome, deadline) &&
-			!emittedKeys.has(notReachedKey)
-		) {
+		// Every level whose deadline passed while the person had opened on no phone: after a missed
+		// or failed poll, all of them at once, so nobody skips a level.
+		let levelReached = 0;
+		for (const [index, deadline] of deadlines.entries()) {
+			const level = index + 1;
+			if (
+				now < deadline ||
+				outcome.phonesReached === 0 ||
+				openedBy(outcome, deadline) ||
+				emittedKeys.has(notReachedKey)
+			)
+				break;
 			push(
 				'notOpenedInTime',
-				`${outcome.userId}:notOpened`,
-				notOpenedFields(record, outcome, deadline),
+				levelKey(outcome.userId, level),
+				notOpenedFields(record, outcome, deadline, level),
+				level,
+			);
+			levelReached = level;
+		}
+		// The highest level they got, at this read or before (a level is told only once all levels
+		// below it were).
+		while (
+			levelReached < deadlines.length &&
+			emittedKeys.has(levelKey(outcome.userId, levelReached + 1))
+		)
+			levelReached++;
+		if (levelReached > 0 && outcome.phonesOpened > 0) {
+			push(
+				'openedAfterEscalation',
+				openedAfterEscalationKey(outcome.userId),
+				openedAfterEscalationFields(record, outcome, levelReached),
 			);
 		}
 	}
 	return events;
-}
-
-/** When a person reached must have opened the send (ms): `openDeadlineMs` after it went out
- * (`sent_at`: for a scheduled send its dispatch, not its scheduled time); undefined before it went out. */
-export function openDeadline(
-	record: NotificationRecord,
-	openDeadlineMs: number | undefined,
-): number | undefined {
-	const sentAt = parseTime(record.sent_at);
-	return openDeadlineMs === undefined || sentAt === undefined ? undefined : sentAt + openDeadlineMs;
 }
 
 /** The person events carry the message itself, so a next step can pass it on another way. */
@@ -214,15 +246,38 @@ function notOpenedFields(
 	record: NotificationRecord,
 	outcome: UserOutcome | undefined,
 	deadline: number | undefined,
+	level: number,
 ): IDataObject {
 	return {
 		...personFields(record, outcome?.userId ?? null),
 		sentAt: record.sent_at ?? null,
+		level,
 		deadline: deadline === undefined ? null : new Date(deadline).toISOString(),
 		phonesReached: outcome?.phonesReached ?? 0,
 		// An open after the deadline (the event stands: it came too late).
 		openedAt:
 			outcome?.firstOpenedAt === undefined ? null : new Date(outcome.firstOpenedAt).toISOString(),
+	};
+}
+
+/** Time to open runs from `sent_at` to the first open, both on the API's clock; null when either
+ * has no zone (helpers/time.ts: it places nothing) or the API did not say when. */
+function openedAfterEscalationFields(
+	record: NotificationRecord,
+	outcome: UserOutcome | undefined,
+	level: number,
+): IDataObject {
+	const sentAt = parseTime(record.sent_at);
+	const openedAt = outcome?.openedAtUnknown ? undefined : outcome?.firstOpenedAt;
+	return {
+		...personFields(record, outcome?.userId ?? null),
+		sentAt: record.sent_at ?? null,
+		level,
+		openedAt: openedAt === undefined ? null : new Date(openedAt).toISOString(),
+		secondsToOpen:
+			openedAt === undefined || sentAt === undefined
+				? null
+				: Math.round((openedAt - sentAt) / 1000),
 	};
 }
 
@@ -233,7 +288,7 @@ function notOpenedFields(
 export function sampleEvent(
 	detail: NotificationDetail,
 	selected: readonly TriggerEventName[],
-	openDeadlineMs?: number,
+	openDeadlinesMs?: readonly number[],
 ): TriggerEvent {
 	const record = detail.notification;
 	const name = selected[0] ?? 'notificationSettled';
@@ -251,7 +306,10 @@ export function sampleEvent(
 		);
 	else if (name === 'notOpenedInTime') {
 		const outcome = delivery && outcomesByUser(detail.deliveries).get(delivery.user_id);
-		json = notOpenedFields(record, outcome, openDeadline(record, openDeadlineMs));
+		json = notOpenedFields(record, outcome, deadlinesOf(record, openDeadlinesMs)?.[0], 1);
+	} else if (name === 'openedAfterEscalation') {
+		const outcome = delivery && outcomesByUser(detail.deliveries).get(delivery.user_id);
+		json = openedAfterEscalationFields(record, outcome, 1);
 	} else {
 		json = {
 			...baseFields(record),
@@ -268,35 +326,4 @@ export function sampleEvent(
 		notificationId: record.id,
 		json: { event: name, eventKey: `${record.id}:sample`, sample: true, ...json },
 	};
-}
-
-export type OutputMode = 'perEvent' | 'perNotification';
-
-/** The items to emit: one per event, or one per send with its new events inside (in the order
- * the sends were read). */
-export function toItems(
-	events: TriggerEvent[],
-	output: OutputMode,
-	records: Map<string, NotificationRecord>,
-): IDataObject[] {
-	if (output === 'perEvent') return events.map((event) => event.json);
-	const perSend = new Map<string, IDataObject[]>();
-	for (const event of events) {
-		const list = perSend.get(event.notificationId) ?? [];
-		// The record is on the item itself, once.
-		const inner = { ...event.json };
-		delete inner.notification;
-		list.push(inner);
-		perSend.set(event.notificationId, list);
-	}
-	return [...perSend.entries()].map(([notificationId, sendEvents]) => {
-		const record = records.get(notificationId);
-		return {
-			notificationId,
-			title: record?.title ?? null,
-			status: record?.status ?? null,
-			notification: (record ?? null) as IDataObject | null,
-			events: sendEvents,
-		};
-	});
 }

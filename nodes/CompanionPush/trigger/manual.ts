@@ -3,8 +3,9 @@ import type { INodeExecutionData, IPollFunctions } from 'n8n-workflow';
 
 import { getNotification, listNotifications } from '../transport';
 import type { NotificationDetail, NotificationRecord } from '../transport';
-import { detectEvents, matchesFilters, sampleEvent, toItems } from './events';
+import { detectEvents, matchesFilters, sampleEvent } from './events';
 import type { Filters, TriggerEvent } from './events';
+import { toItems } from './output';
 import type { TriggerParameters } from './parameters';
 
 /** Sends looked at, newest first, and details read at most, by "Fetch Test Event". */
@@ -52,12 +53,12 @@ export async function fetchTestEvent(
 			emittedKeys: new Set(),
 			selected,
 			now,
-			openDeadlineMs: parameters.openDeadlineMs,
+			openDeadlinesMs: parameters.openDeadlinesMs,
 		});
 		if (event) return [items(event, parameters, detail.notification)];
 	}
 	if (!firstMatching) throw nothingMatches(context, parameters.filters, latest.length);
-	const sample = sampleEvent(firstMatching, parameters.events, parameters.openDeadlineMs);
+	const sample = sampleEvent(firstMatching, parameters.events, parameters.openDeadlinesMs);
 	return [items(sample, parameters, firstMatching.notification)];
 }
 
@@ -68,6 +69,7 @@ function nothingMatches(
 ): NodeOperationError {
 	const chosen = [
 		filters.titleContains?.trim() && `Title Contains "${filters.titleContains.trim()}"`,
+		filters.titleExcludes?.trim() && `Title Does Not Contain "${filters.titleExcludes.trim()}"`,
 		filters.announcementId?.trim() && `Announcement ID "${filters.announcementId.trim()}"`,
 	].filter(Boolean);
 	return new NodeOperationError(

@@ -2,7 +2,9 @@ import { NodeOperationError } from 'n8n-workflow';
 import type { IDataObject, IPollFunctions } from 'n8n-workflow';
 
 import { TRIGGER_EVENTS } from './events';
-import type { Filters, OutputMode, TriggerEventName } from './events';
+import type { Filters, TriggerEventName } from './events';
+import { parseDeadlineMinutes } from './ladder';
+import type { OutputMode } from './output';
 
 export const DEFAULT_WATCH_WINDOW_HOURS = 24;
 export const DEFAULT_MAX_READS_PER_POLL = 50;
@@ -14,9 +16,12 @@ export interface TriggerParameters {
 	filters: Filters;
 	watchWindowMs: number;
 	maxReadsPerPoll: number;
-	/** Not Opened Within, in ms, when Not Opened in Time is chosen. */
-	openDeadlineMs?: number;
+	/** The deadlines of Not Opened in Time, in ms after a send went out, level 1 first: Escalation
+	 * Deadlines when given, else Not Opened Within; set when Not Opened in Time is chosen. */
+	openDeadlinesMs?: number[];
 }
+
+const OUTPUT_MODES: readonly OutputMode[] = ['perEvent', 'perNotification', 'perGroup'];
 
 /** The node's parameters, checked: a wrong value stops the poll with a message saying what to fix. */
 export function readParameters(context: IPollFunctions): TriggerParameters {
@@ -28,10 +33,8 @@ export function readParameters(context: IPollFunctions): TriggerParameters {
 			description: 'Choose at least one event in "Trigger On".',
 		});
 	}
-	const output =
-		context.getNodeParameter('output', 'perEvent') === 'perNotification'
-			? 'perNotification'
-			: 'perEvent';
+	const chosenOutput = context.getNodeParameter('output', 'perEvent') as OutputMode;
+	const output = OUTPUT_MODES.includes(chosenOutput) ? chosenOutput : 'perEvent';
 	const filters = context.getNodeParameter('filters', {}) as IDataObject;
 	const options = context.getNodeParameter('options', {}) as IDataObject;
 	const watchWindowHours = Number(options.watchWindow ?? DEFAULT_WATCH_WINDOW_HOURS);
@@ -48,35 +51,66 @@ export function readParameters(context: IPollFunctions): TriggerParameters {
 			`Max Reads per Poll must be a whole number of at least 1 (got ${String(options.maxReadsPerPoll)})`,
 		);
 	}
-	let openDeadlineMs: number | undefined;
-	if (events.includes('notOpenedInTime')) {
-		const minutes = Number(context.getNodeParameter('openDeadline', DEFAULT_OPEN_DEADLINE_MINUTES));
-		if (!Number.isFinite(minutes) || minutes <= 0) {
-			throw new NodeOperationError(
-				context.getNode(),
-				`Not Opened Within must be a positive number of minutes (got ${String(minutes)})`,
-			);
-		}
-		// A send is watched for the watch window after it went out: a deadline beyond it never comes.
-		if (minutes >= watchWindowHours * 60) {
-			throw new NodeOperationError(
-				context.getNode(),
-				`Not Opened Within (${minutes} minutes) must be shorter than the Watch Window (${watchWindowHours} hours)`,
-				{ description: 'Shorten Not Opened Within, or lengthen Options > Watch Window.' },
-			);
-		}
-		openDeadlineMs = minutes * 60 * 1000;
+	if (events.includes('openedAfterEscalation') && !events.includes('notOpenedInTime')) {
+		throw new NodeOperationError(
+			context.getNode(),
+			'Opened After Escalation needs Not Opened in Time in "Trigger On"',
+			{
+				description:
+					'Only a person told as Not Opened in Time is escalated: choose both events, or remove Opened After Escalation.',
+			},
+		);
 	}
+	const openDeadlinesMs = events.includes('notOpenedInTime')
+		? readDeadlines(context, watchWindowHours).map((minutes) => minutes * 60 * 1000)
+		: undefined;
 	return {
 		events,
 		output,
 		filters: {
 			titleContains: typeof filters.titleContains === 'string' ? filters.titleContains : undefined,
+			titleExcludes: typeof filters.titleExcludes === 'string' ? filters.titleExcludes : undefined,
 			announcementId:
 				typeof filters.announcementId === 'string' ? filters.announcementId : undefined,
 		},
 		watchWindowMs: watchWindowHours * 60 * 60 * 1000,
 		maxReadsPerPoll,
-		openDeadlineMs,
+		openDeadlinesMs,
 	};
+}
+
+/** The deadlines of Not Opened in Time in minutes, level 1 first: Escalation Deadlines (a list)
+ * when filled in, else the single Not Opened Within of workflows saved before the ladder. */
+function readDeadlines(context: IPollFunctions, watchWindowHours: number): number[] {
+	const ladder = context.getNodeParameter('openDeadlines', '') as unknown;
+	const fromLadder = !(ladder === '' || ladder === null || ladder === undefined);
+	const field = fromLadder ? 'Escalation Deadlines' : 'Not Opened Within';
+	let minutes: number[];
+	if (fromLadder) {
+		const parsed = parseDeadlineMinutes(ladder);
+		if (!Array.isArray(parsed))
+			throw new NodeOperationError(context.getNode(), `${field} ${parsed.problem}`, {
+				description: 'Write the minutes after sending, in increasing order, e.g. 15, 30, 45.',
+			});
+		minutes = parsed;
+	} else {
+		const single = Number(context.getNodeParameter('openDeadline', DEFAULT_OPEN_DEADLINE_MINUTES));
+		if (!Number.isFinite(single) || single <= 0) {
+			throw new NodeOperationError(
+				context.getNode(),
+				`${field} must be a positive number of minutes (got ${String(single)})`,
+			);
+		}
+		minutes = [single];
+	}
+	// A send is watched for the watch window after it went out: a deadline beyond it never comes.
+	const last = minutes[minutes.length - 1];
+	if (last >= watchWindowHours * 60) {
+		throw new NodeOperationError(
+			context.getNode(),
+			`${field} (${last} minutes) must be shorter than the Watch Window (${watchWindowHours} hours)`,
+			{ description: `Shorten ${field}, or lengthen Options > Watch Window.` },
+		);
+	}
+	return minutes;
 }

@@ -7,10 +7,12 @@ import { asNodeError } from '../nodeErrors';
 import { processState } from '../processState';
 import { getNotification, readCredentialsAnew } from '../transport';
 import type { ListedNotification, NotificationRecord } from '../transport';
-import { detectEvents, matchesFilters, openDeadline, toItems } from './events';
+import { detectEvents, matchesFilters } from './events';
 import type { TriggerEvent } from './events';
+import { deadlinesOf, nextDeadline } from './ladder';
 import { listOutOfReach, ListOutOfReachError, readListing } from './listing';
 import { fetchTestEvent } from './manual';
+import { toItems } from './output';
 import { readParameters } from './parameters';
 import { planReads, scheduleNextRead, windowStart } from './plan';
 import {
@@ -141,6 +143,7 @@ async function pollWithState(
 	const events: TriggerEvent[] = [];
 	const deadlinesUntold: string[] = [];
 	const records = new Map<string, NotificationRecord>();
+	const earlierKeys = new Map<string, readonly string[]>();
 	// The details due are read in parallel (a poll costs about one round trip, not one per read);
 	// the first failure stops the poll after what is in flight.
 	const due = planReads(state, now, parameters.maxReadsPerPoll);
@@ -168,14 +171,14 @@ async function pollWithState(
 			continue;
 		}
 		const emittedKeys = new Set(watched.keys);
-		const { openDeadlineMs } = parameters;
+		const { openDeadlinesMs } = parameters;
 		const found = detectEvents({
 			detail,
 			previousStatus: watched.status,
 			emittedKeys,
 			selected,
 			now,
-			openDeadlineMs,
+			openDeadlinesMs,
 		});
 		const statusChanged = watched.status !== record.status;
 		// Said when the send is first read or changes state, not at every read of its back-off.
@@ -185,6 +188,7 @@ async function pollWithState(
 			(watched.readAt === undefined || statusChanged)
 		)
 			deadlinesUntold.push(id);
+		if (found.length > 0) earlierKeys.set(id, [...watched.keys]);
 		watched.keys.push(...found.map((event) => event.key));
 		watched.from = windowStart(
 			watched.from,
@@ -192,7 +196,7 @@ async function pollWithState(
 			parseTime(record.sent_at),
 		);
 		const foundSomethingNew = found.length > 0 || statusChanged;
-		const deadline = openDeadline(record, openDeadlineMs);
+		const deadline = nextDeadline(deadlinesOf(record, openDeadlinesMs), now);
 		Object.assign(
 			watched,
 			scheduleNextRead(watched, { status: record.status, foundSomethingNew }, now, deadline),
@@ -210,5 +214,7 @@ async function pollWithState(
 	if (forgottenEarly.length > 0) warnForgottenEarly(this, forgottenEarly);
 	if (deadlinesUntold.length > 0) warnDeadlinesUntold(this, deadlinesUntold);
 	if (events.length === 0) return null;
-	return [toItems(events, parameters.output, records).map((json: IDataObject) => ({ json }))];
+	return [
+		toItems(events, parameters.output, records, earlierKeys).map((json: IDataObject) => ({ json })),
+	];
 }
