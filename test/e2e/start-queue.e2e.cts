@@ -1,7 +1,8 @@
 /**
- * `npm start -- --queue` (scripts/start.js -> startQueue.ts) as a user runs it: it prints the editor,
- * the login and the layout (main, two workers, Postgres, Redis, sandbox); one ERP webhook event is run
- * by a worker and notifies its user once; Ctrl-C (SIGINT) stops everything: exit 0, every printed
+ * `npm start -- --queue` (scripts/start.js -> startQueue.cts) as a user runs it: it prints the editor,
+ * the login and the layout (main, two workers, Postgres, Redis, sandbox); it runs the examples' mail
+ * server and scripted model with their credentials, as plain npm start does; one ERP webhook event is
+ * run by a worker and notifies its user once; Ctrl-C (SIGINT) stops everything: exit 0, every printed
  * port free again, no n8n process left.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -120,6 +121,19 @@ describe('npm start -- --queue', () => {
 			['cpExampleEscalation', false],
 			['cpExampleFollowUp', true],
 		]);
+		// The examples' credentials as plain npm start makes them: the safety alert example's mail
+		// server is the local one this start runs, and it answers.
+		const credentials = await rest.listCredentials();
+		expect(credentials.map((credential) => [credential.id, credential.type]).sort()).toEqual([
+			['cpExampleSmtp', 'smtp'],
+			['cpFakeModelCredential', 'openAiApi'],
+			['cpSandboxCredential', 'companionPushApi'],
+		]);
+		const mailPort = Number(/Mail: +smtp:\/\/127\.0\.0\.1:(\d+)/.exec(output)![1]);
+		const mailCredential = await rest.call('GET', '/credentials/cpExampleSmtp?includeData=true');
+		expect([mailCredential.data.host, mailCredential.data.port]).toEqual(['127.0.0.1', mailPort]);
+		expect(await portIsFree(mailPort)).toBe(false);
+		const modelPort = Number(/AI model: +http:\/\/127\.0\.0\.1:(\d+)/.exec(output)![1]);
 		for (const healthPort of healthPorts)
 			expect((await request(`http://127.0.0.1:${healthPort}/healthz`)).status).toBe(200);
 
@@ -168,7 +182,7 @@ describe('npm start -- --queue', () => {
 		child.kill('SIGINT');
 		expect(await exited).toEqual({ code: 0, signal: null });
 		expect(output).toMatch(/Stopped\.\s*$/);
-		for (const free of [port, sandboxPort, pgPort, redisPort, ...healthPorts])
+		for (const free of [port, sandboxPort, pgPort, redisPort, mailPort, modelPort, ...healthPorts])
 			expect(await portIsFree(free)).toBe(true);
 		await waitFor(
 			'main and the workers to be gone',
