@@ -133,8 +133,19 @@ describe('npm start -- --queue', () => {
 		running.child.kill('SIGINT');
 		expect(await running.exited).toEqual({ code: 0, signal: null });
 		expect(running.output()).toMatch(/Stopped\.\s*$/);
-		for (const free of [port, sandboxPort, pgPort, redisPort, mailPort, modelPort, ...healthPorts])
-			expect(await portIsFree(free)).toBe(true);
+		const printed = {
+			main: port,
+			sandbox: sandboxPort,
+			postgres: pgPort,
+			redis: redisPort,
+			mail: mailPort,
+			model: modelPort,
+			...Object.fromEntries(healthPorts.map((health, index) => [`worker-${index + 1}`, health])),
+		};
+		const stillTaken: string[] = [];
+		for (const [part, printedPort] of Object.entries(printed))
+			if (!(await portIsFree(printedPort))) stillTaken.push(`${part} ${printedPort}`);
+		expect(stillTaken).toEqual([]);
 		await waitFor(
 			'main and the workers to be gone',
 			() => pids.every((pid) => !isRunning(pid)),
