@@ -77,10 +77,11 @@ function build() {
 export async function startLocal<Prepared extends { mailFolder: string }, N extends LocalN8n>(
 	options: LocalStartOptions<Prepared, N>,
 ): Promise<(LocalParts<Prepared> & { n8n: N }) | undefined> {
-	let sandbox: Sandbox | undefined;
-	let fakeModel: FakeModel | undefined; // each set once it runs; stopAll reads them
-	let smtp: SmtpSink | undefined;
-	let n8n: N | undefined;
+	// Each set once it runs; stopAll reads them.
+	let sandbox: Sandbox | undefined = undefined;
+	let fakeModel: FakeModel | undefined = undefined;
+	let smtp: SmtpSink | undefined = undefined;
+	let n8n: N | undefined = undefined;
 	const { stopAll, isStopping } = stopOnSignal(log, options.stopHeading, () => [
 		['n8n', n8n?.stop],
 		['the sandbox', sandbox?.stop],
