@@ -12,7 +12,8 @@
 //      package, imports the credentials (the API's, the scripted model's, the mail server's) and the
 //      examples (again only when they changed);
 //   5. starts n8n on 127.0.0.1:5678 (or a free port) and prints the editor URL and the login.
-// Ctrl-C / SIGTERM stops n8n, the sandbox, the scripted model and the mail server.
+// Ctrl-C / SIGTERM stops n8n, the sandbox, the scripted model and the mail server. All but the user
+// folder and n8n's start (step 4, the end of 5) is devkit/localStart.cts, shared with --queue.
 //
 // A real service instead of the sandbox: set COMPANION_PUSH_BASE_URL, COMPANION_PUSH_CLIENT_ID,
 // COMPANION_PUSH_CLIENT_SECRET and COMPANION_PUSH_REFRESH_TOKEN (no sandbox is started then, and
@@ -25,35 +26,25 @@
 //   --fresh           start from an empty user folder (deletes the owner's workflows and executions)
 //   --skip-build      use the dist/ that is there
 //   --verbose         show n8n's own log on the console (it is always written to <home>/n8n.log)
-//   --queue           n8n in queue mode instead (startQueue.ts): fresh Postgres, Redis, main and workers
+//   --queue           n8n in queue mode instead (startQueue.cts): fresh Postgres, Redis, main and workers
 //   --workers N       with --queue: how many workers (default 2); --concurrency N: jobs per worker (default 10)
 import { spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
-import { startSandbox, type Sandbox } from '../sandbox/index.cts';
+import { FAKE_MODEL_CREDENTIAL } from '../devkit/fakeModel.cts';
 import {
-	FAKE_MODEL_CREDENTIAL,
-	fakeModelCredentialEntry,
-	startFakeModel,
-	type FakeModel,
-} from '../devkit/fakeModel.cts';
+	DEFAULT_PORTS,
+	servicesLines,
+	startLocal,
+	step,
+	type LocalParts,
+} from '../devkit/localStart.cts';
 import * as n8nTools from '../devkit/n8n/index.cts';
-import {
-	SMTP_CREDENTIAL,
-	smtpCredentialEntry,
-	startSmtpSink,
-	type SmtpSink,
-} from '../devkit/smtpSink.cts';
-import { stopOnSignal } from '../devkit/stopOnSignal.cts';
+import { SMTP_CREDENTIAL } from '../devkit/smtpSink.cts';
 import { startQueue } from './startQueue.cts';
 
-const ROOT = path.resolve(__dirname, '..');
-const DEFAULT_N8N_PORT = 5678;
-const DEFAULT_SANDBOX_PORT = 4010;
-const DEFAULT_FAKE_MODEL_PORT = 4011;
-const DEFAULT_SMTP_PORT = 2525;
 const REAL_SERVICE_VARIABLES = [
 	'COMPANION_PUSH_BASE_URL',
 	'COMPANION_PUSH_CLIENT_ID',
@@ -64,7 +55,6 @@ const REAL_SERVICE_VARIABLES = [
 const PUBLISHED_IN_SANDBOX = ['cpExampleErpEvent', 'cpExampleFollowUp'];
 
 const log = (line = '') => console.log(line);
-const step = (text: string) => log(`\n> ${text}`);
 const sha = (value: unknown) =>
 	createHash('sha256').update(JSON.stringify(value)).digest('hex').slice(0, 16);
 
@@ -142,12 +132,6 @@ function realServiceFromEnv(): n8nTools.CredentialValues | undefined {
 		clientSecret: env.COMPANION_PUSH_CLIENT_SECRET,
 		refreshToken: env.COMPANION_PUSH_REFRESH_TOKEN,
 	};
-}
-
-function build() {
-	const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-	const result = spawnSync(npm, ['run', '--silent', 'build'], { cwd: ROOT, stdio: 'inherit' });
-	if (result.status !== 0) throw new Error('npm run build failed');
 }
 
 /** A secret of the user folder, made once and kept in `file`, readable by its owner only. */
@@ -245,92 +229,26 @@ async function checkTriggers(
 	}
 }
 
-async function main() {
-	const options = parseArgs(process.argv.slice(2));
-	const realService = realServiceFromEnv();
-	if (options.queue) {
-		if (options.homeGiven || options.fresh)
-			throw new Error(
-				'--home and --fresh do not apply to --queue (every queue-mode start is fresh)',
-			);
-		return await startQueue({
-			...options,
-			build: options.build ? build : undefined,
-			realService,
-			publishedInSandbox: PUBLISHED_IN_SANDBOX,
-			defaultPorts: { n8n: DEFAULT_N8N_PORT, sandbox: DEFAULT_SANDBOX_PORT },
-		});
-	}
-	const started = Date.now();
-	let sandbox: Sandbox | undefined;
-	let fakeModel: FakeModel | undefined = undefined; // set once it runs; stopAll reads it
-	let smtp: SmtpSink | undefined = undefined; // set once it runs; stopAll reads it
-	let n8n: n8nTools.RunningN8n | undefined = undefined; // set once n8n runs; stopAll reads it
-	const { stopAll, isStopping } = stopOnSignal(log, 'Stopping n8n and the sandbox ...', () => [
-		['n8n', n8n?.stop],
-		['the sandbox', sandbox?.stop],
-		['the scripted model', fakeModel?.stop],
-		['the mail server', smtp?.stop],
-	]);
+/** The user folder of this start, made ready (prepareHome); the mails go to its mails/. */
+interface UserFolder {
+	home: string;
+	mailFolder: string;
+	encryptionKey: string;
+	ownerPassword: string;
+}
 
-	if (options.build) {
-		step('Building the package (npm run build)');
-		build();
-	}
-	step('Packing it (npm pack), as it is published');
-	const tarball = n8nTools.packPackage();
-	log(`  ${tarball}`);
-
-	step('The n8n runtime (Node 24 + n8n, installed once into a cache folder)');
-	const runtime = await n8nTools.ensureRuntime({ log: (line) => log(`  ${line}`) });
-	log(`  n8n ${n8nTools.pinnedVersions().n8n} at ${runtime.runtimeDir}`);
-
-	let credential: n8nTools.CredentialValues;
-	if (realService) {
-		step(`Real service: ${realService.baseUrl} (from COMPANION_PUSH_BASE_URL; no sandbox)`);
-		credential = realService;
-	} else {
-		step('Starting the sandbox API in this process');
-		sandbox = await startSandbox({
-			port: options.sandboxPort ?? (await n8nTools.findFreePort(DEFAULT_SANDBOX_PORT)),
-			clock: 'real',
-			deliveryMs: 1500,
-		});
-		const { primary } = sandbox.orgs;
-		credential = {
-			baseUrl: sandbox.baseUrl,
-			clientId: primary.clientId,
-			clientSecret: primary.clientSecret,
-			refreshToken: primary.refreshToken,
-		};
-		log(
-			`  ${sandbox.baseUrl} (${primary.userIds.length} users, real clock, deliveries settle in 1.5 s)`,
-		);
-	}
-	// The AI Agent example's OpenAI Chat Model talks to this scripted model, so it runs offline.
-	step('Starting the scripted chat model of the AI Agent example (offline, OpenAI-compatible)');
-	fakeModel = await startFakeModel({ port: await n8nTools.findFreePort(DEFAULT_FAKE_MODEL_PORT) });
-	log(`  ${fakeModel.baseUrl}`);
-	if (isStopping()) return;
-
-	step('The n8n user folder');
-	const home = options.home ?? path.join(runtime.runtimeDir, 'n8n-home');
-	const { encryptionKey, ownerPassword } = prepareHome(home, options.fresh);
-
-	// The safety alert example e-mails whoever its trigger escalates: here to a local mail server that
-	// keeps every mail in the user folder and says so on the console, so the whole loop is visible.
-	step(
-		'Starting a local mail server for the safety alert example (it keeps the mails, sends none on)',
-	);
-	const mailFolder = path.join(home, 'mails');
-	smtp = await startSmtpSink({
-		port: await n8nTools.findFreePort(DEFAULT_SMTP_PORT),
-		mailFolder,
-		onMail: (mail) => log(`  [mail] to ${mail.to.join(', ')}: ${mail.subject}`),
-	});
-	log(`  smtp://127.0.0.1:${smtp.port}, mails kept in ${mailFolder}`);
-	if (isStopping()) return;
-	const port = options.port ?? (await n8nTools.findFreePort(DEFAULT_N8N_PORT));
+/**
+ * n8n in `home`: the package installed as a community package, the credentials and the examples
+ * imported when they changed since the last start, the triggers' state forgotten with a fresh
+ * sandbox, then `n8n start` with its log in <home>/n8n.log. Undefined when a signal came meanwhile.
+ */
+async function startN8nInHome(
+	parts: LocalParts<UserFolder>,
+	options: ReturnType<typeof parseArgs>,
+) {
+	const { runtime, tarball, credential, sandbox, fakeModel, smtp } = parts;
+	const { home, encryptionKey, ownerPassword } = parts.prepared;
+	const port = options.port ?? (await n8nTools.findFreePort(DEFAULT_PORTS.n8n));
 	const brokerPort = await n8nTools.findFreePort();
 	const made = n8nTools.createN8nHome({
 		port,
@@ -353,19 +271,12 @@ async function main() {
 	const stateFile = path.join(home, 'preloaded.json');
 	const state = readState(stateFile);
 	const dbExists = fs.existsSync(path.join(home, '.n8n', 'database.sqlite'));
-	const credentialEntry = n8nTools.credentialEntry(credential);
-	const modelCredentialEntry = fakeModelCredentialEntry(fakeModel.baseUrl);
-	const mailCredentialEntry = smtpCredentialEntry(smtp.port);
-	const credentialHash = sha([credentialEntry, modelCredentialEntry, mailCredentialEntry]);
+	const credentialHash = sha(parts.credentialEntries);
 	if (!dbExists || state.credential !== credentialHash) {
 		step(
-			`Importing the credential "${credentialEntry.name}" (${credential.baseUrl}), "${modelCredentialEntry.name}" (${fakeModel.baseUrl}) and "${SMTP_CREDENTIAL.name}" (smtp://127.0.0.1:${smtp.port})`,
+			`Importing the credential "${n8nTools.CREDENTIAL_NAME}" (${credential.baseUrl}), "${FAKE_MODEL_CREDENTIAL.name}" (${fakeModel.baseUrl}) and "${SMTP_CREDENTIAL.name}" (smtp://127.0.0.1:${smtp.port})`,
 		);
-		await n8nTools.importCredentials(
-			env,
-			[credentialEntry, modelCredentialEntry, mailCredentialEntry],
-			{ runtime },
-		);
+		await n8nTools.importCredentials(env, parts.credentialEntries, { runtime });
 		state.credential = credentialHash;
 		fs.writeFileSync(stateFile, JSON.stringify(state, null, 2));
 	}
@@ -384,7 +295,7 @@ async function main() {
 		state.examples = { ...(state.examples || {}) };
 		for (const { file, workflow } of changed) {
 			state.examples[file] = sha(workflow);
-			if (!realService && PUBLISHED_IN_SANDBOX.includes(workflow.id)) toPublish.push(workflow.id);
+			if (sandbox && PUBLISHED_IN_SANDBOX.includes(workflow.id)) toPublish.push(workflow.id);
 		}
 		fs.writeFileSync(stateFile, JSON.stringify(state, null, 2));
 	}
@@ -393,25 +304,49 @@ async function main() {
 		if (forgotten > 0)
 			log(`  the sandbox starts empty: ${forgotten} trigger workflow(s) start watching afresh`);
 	}
-	if (isStopping()) return;
+	if (parts.isStopping()) return undefined;
 
 	step(`Starting n8n on 127.0.0.1:${port}`);
 	const logFile = path.join(home, 'n8n.log');
 	const logStream = fs.createWriteStream(logFile, { flags: 'a' });
 	logStream.write(`\n----- n8n start ${new Date().toISOString()} -----\n`);
-	n8n = await n8nTools.startN8n(env, {
+	const n8n = await n8nTools.startN8n(env, {
 		runtime,
 		onOutput: (chunk) => {
 			logStream.write(chunk);
 			if (options.verbose) process.stdout.write(chunk);
 		},
 	});
-	n8n.process.on('close', (code: number | null, signal: NodeJS.Signals | null) => {
-		if (isStopping()) return;
-		console.error(`\nn8n stopped by itself (${code ?? signal}); its log: ${logFile}`);
-		stopAll(1);
+	return { process: n8n.process, stop: n8n.stop, url: n8n.url, logFile, examples, toPublish };
+}
+
+async function main() {
+	const options = parseArgs(process.argv.slice(2));
+	const realService = realServiceFromEnv();
+	if (options.queue) {
+		if (options.homeGiven || options.fresh)
+			throw new Error(
+				'--home and --fresh do not apply to --queue (every queue-mode start is fresh)',
+			);
+		return await startQueue({ ...options, realService, publishedInSandbox: PUBLISHED_IN_SANDBOX });
+	}
+	const started = Date.now();
+	const local = await startLocal({
+		build: options.build,
+		realService,
+		sandboxPort: options.sandboxPort,
+		stopHeading: 'Stopping n8n and the sandbox ...',
+		prepare: (runtime): UserFolder => {
+			step('The n8n user folder');
+			const home = options.home ?? path.join(runtime.runtimeDir, 'n8n-home');
+			return { home, mailFolder: path.join(home, 'mails'), ...prepareHome(home, options.fresh) };
+		},
+		startN8n: (parts) => startN8nInHome(parts, options),
 	});
-	if (isStopping()) return;
+	if (!local) return;
+	const { n8n, sandbox, credential } = local;
+	const { home, ownerPassword } = local.prepared;
+	const { examples, toPublish, logFile } = n8n;
 
 	const rest = new n8nTools.N8nRestClient(n8n.url);
 	await rest.login(n8nTools.OWNER_EMAIL, ownerPassword);
@@ -455,12 +390,7 @@ async function main() {
 	log(
 		`  Credential: ${pushCredentials.map((item: { name: string }) => item.name).join(', ')} -> ${credential.baseUrl}`,
 	);
-	log(
-		`  AI model:  ${fakeModel.baseUrl}   (scripted, offline, for the AI Agent example; request log: ${fakeModel.baseUrl.replace(/\/v1$/, '')}/__fake/log)`,
-	);
-	log(
-		`  Mail:      smtp://127.0.0.1:${smtp.port} (local, keeps the mails and sends none on; credential "${SMTP_CREDENTIAL.name}")   mails: ${mailFolder}`,
-	);
+	for (const line of servicesLines(local)) log(line);
 	if (sandbox) {
 		log(
 			`  Sandbox:   ${sandbox.baseUrl}   (admin API: ${sandbox.baseUrl}/__sandbox/credentials, request log: ${sandbox.baseUrl}/__sandbox/log)`,

@@ -1,16 +1,15 @@
-// `npm start -- --queue` (see start.ts): the same local setup in n8n's queue mode (devkit/n8n/queueMode.cts),
-// everything fresh for this run and on 127.0.0.1: Postgres, Redis, n8n main (editor, webhooks,
-// triggers) and workers that run the executions, the sandbox API in this process, the credential and
-// the examples (published with the sandbox). Ctrl-C / SIGTERM stops all of it and removes its folders;
-// the processes' logs stay in <tmp>/companion-push-queue-logs (replaced at the next start).
+// `npm start -- --queue` (see start.cts): the same local setup (devkit/localStart.cts: the sandbox API
+// in this process, the scripted model and the mail server of the examples, their credentials, the
+// examples published with the sandbox) in n8n's queue mode (devkit/n8n/queueMode.cts), everything
+// fresh for this run and on 127.0.0.1: Postgres, Redis, n8n main (editor, webhooks, triggers) and
+// workers that run the executions. Ctrl-C / SIGTERM stops all of it and removes its folders; the
+// processes' logs and the mails stay in <tmp>/companion-push-queue-logs (replaced at the next start).
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
-import { startSandbox, type Sandbox } from '../sandbox/index.cts';
+import { DEFAULT_PORTS, servicesLines, startLocal, step } from '../devkit/localStart.cts';
 import * as n8nTools from '../devkit/n8n/index.cts';
-import { stopOnSignal } from '../devkit/stopOnSignal.cts';
-import { fakeModelCredentialEntry, startFakeModel, type FakeModel } from '../devkit/fakeModel.cts';
 
 export interface QueueStartOptions {
 	port?: number;
@@ -18,112 +17,67 @@ export interface QueueStartOptions {
 	workers: number;
 	concurrency: number;
 	verbose: boolean;
-	/** Builds the package (npm run build), or undefined to use the dist/ that is there. */
-	build?: () => void;
+	/** False to use the dist/ that is there. */
+	build: boolean;
 	/** The real service's credential, or undefined for the sandbox. */
 	realService?: n8nTools.CredentialValues;
 	/** Example workflow ids published with the sandbox. */
 	publishedInSandbox: string[];
-	defaultPorts: { n8n: number; sandbox: number };
 }
 
 const log = (line = '') => console.log(line);
-const step = (text: string) => log(`\n> ${text}`);
 
 export async function startQueue(options: QueueStartOptions): Promise<void> {
 	const started = Date.now();
-	let sandbox: Sandbox | undefined;
-	let cluster: n8nTools.QueueCluster | undefined = undefined; // set once it runs; stopAll reads it
-	let fakeModel: FakeModel | undefined = undefined; // the AI Agent example's scripted model; stopAll reads it
-	// A cluster still starting is ended by queueMode's exit hook.
-	const { stopAll, isStopping } = stopOnSignal(
-		log,
-		'Stopping n8n (main and workers), Postgres, Redis and the sandbox ...',
-		() => [
-			['the queue-mode cluster', cluster?.stop],
-			['the sandbox', sandbox?.stop],
-			['the scripted model', fakeModel?.stop],
-		],
-	);
-
-	if (options.build) {
-		step('Building the package (npm run build)');
-		options.build();
-	}
-	step('Packing it (npm pack), as it is published');
-	const tarball = n8nTools.packPackage();
-	log(`  ${tarball}`);
-
-	step('The n8n runtime (Node 24 + n8n, installed once into a cache folder)');
-	const runtime = await n8nTools.ensureRuntime({ log: (line) => log(`  ${line}`) });
-	log(`  n8n ${n8nTools.pinnedVersions().n8n} at ${runtime.runtimeDir}`);
-
-	let credential: n8nTools.CredentialValues;
-	if (options.realService) {
-		step(`Real service: ${options.realService.baseUrl} (from COMPANION_PUSH_BASE_URL; no sandbox)`);
-		credential = options.realService;
-	} else {
-		step('Starting the sandbox API in this process');
-		sandbox = await startSandbox({
-			port: options.sandboxPort ?? (await n8nTools.findFreePort(options.defaultPorts.sandbox)),
-			clock: 'real',
-			deliveryMs: 1500,
-		});
-		const { primary } = sandbox.orgs;
-		credential = {
-			baseUrl: sandbox.baseUrl,
-			clientId: primary.clientId,
-			clientSecret: primary.clientSecret,
-			refreshToken: primary.refreshToken,
-		};
-		log(
-			`  ${sandbox.baseUrl} (${primary.userIds.length} users, real clock, deliveries settle in 1.5 s)`,
-		);
-	}
-	if (isStopping()) return;
-
-	const port = options.port ?? (await n8nTools.findFreePort(options.defaultPorts.n8n));
 	const logDir = path.join(os.tmpdir(), 'companion-push-queue-logs');
-	fs.rmSync(logDir, { recursive: true, force: true });
-	step(
-		`Queue mode: Postgres, Redis, n8n main on 127.0.0.1:${port} and ${options.workers} workers (fresh for this run)`,
-	);
-	const examples = n8nTools.exampleWorkflows();
-	// The AI Agent example's model: the same scripted, offline one as plain npm start.
-	fakeModel = await startFakeModel({ port: await n8nTools.findFreePort() });
-	if (isStopping()) return;
-	cluster = await n8nTools.startQueueCluster({
-		tarball,
-		runtime,
-		port,
-		workers: options.workers,
-		concurrency: options.concurrency,
-		credentials: [
-			n8nTools.credentialEntry(credential),
-			fakeModelCredentialEntry(fakeModel.baseUrl),
-		],
-		workflows: examples.map(({ workflow }) => workflow),
-		publish: sandbox
-			? examples
-					.map(({ workflow }) => workflow.id)
-					.filter((id) => options.publishedInSandbox.includes(id))
-			: [],
-		logDir,
-		handleSignals: false, // stopAll above stops it
-		log: (line) => log(`  ${line.replace(/^\[queue\] /, '')}`),
-		onOutput: options.verbose
-			? (name, chunk) => process.stdout.write(chunk.replace(/^(?=.)/gm, `[${name}] `))
-			: undefined,
+	const local = await startLocal({
+		build: options.build,
+		realService: options.realService,
+		sandboxPort: options.sandboxPort,
+		// A cluster still starting is ended by queueMode's exit hook.
+		stopHeading: 'Stopping n8n (main and workers), Postgres, Redis and the sandbox ...',
+		prepare: () => {
+			fs.rmSync(logDir, { recursive: true, force: true });
+			return { mailFolder: path.join(logDir, 'mails') };
+		},
+		startN8n: async ({ tarball, runtime, sandbox, credentialEntries }) => {
+			const port = options.port ?? (await n8nTools.findFreePort(DEFAULT_PORTS.n8n));
+			step(
+				`Queue mode: Postgres, Redis, n8n main on 127.0.0.1:${port} and ${options.workers} workers (fresh for this run)`,
+			);
+			const examples = n8nTools.exampleWorkflows();
+			const cluster = await n8nTools.startQueueCluster({
+				tarball,
+				runtime,
+				port,
+				workers: options.workers,
+				concurrency: options.concurrency,
+				credentials: credentialEntries,
+				workflows: examples.map(({ workflow }) => workflow),
+				publish: sandbox
+					? examples
+							.map(({ workflow }) => workflow.id)
+							.filter((id) => options.publishedInSandbox.includes(id))
+					: [],
+				logDir,
+				handleSignals: false, // startLocal's stop stops it
+				log: (line) => log(`  ${line.replace(/^\[queue\] /, '')}`),
+				onOutput: options.verbose
+					? (name, chunk) => process.stdout.write(chunk.replace(/^(?=.)/gm, `[${name}] `))
+					: undefined,
+			});
+			fs.rmSync(path.dirname(tarball), { recursive: true, force: true });
+			return {
+				process: cluster.main.process,
+				stop: cluster.stop,
+				logFile: path.join(logDir, 'main.log'),
+				cluster,
+			};
+		},
 	});
-	fs.rmSync(path.dirname(tarball), { recursive: true, force: true });
-	if (isStopping()) return;
-	cluster.main.process.on('close', (code: number | null, signal: NodeJS.Signals | null) => {
-		if (isStopping()) return;
-		console.error(
-			`\nn8n main stopped by itself (${code ?? signal}); its log: ${path.join(logDir, 'main.log')}`,
-		);
-		stopAll(1);
-	});
+	if (!local) return;
+	const { sandbox, credential } = local;
+	const { cluster } = local.n8n;
 
 	const workflows = await cluster.rest.listWorkflows();
 	const line = '='.repeat(78);
@@ -139,6 +93,7 @@ export async function startQueue(options: QueueStartOptions): Promise<void> {
 		`  Workflows: ${workflows.map((workflow: { name: string; active: boolean }) => `${workflow.name}${workflow.active ? ' (published)' : ''}`).join('; ')}`,
 	);
 	log(`  Credential: ${n8nTools.CREDENTIAL_NAME} -> ${credential.baseUrl}`);
+	for (const line of servicesLines(local)) log(line);
 	log('');
 	log(
 		'  Layout (all on 127.0.0.1, one encryption key, each n8n process in its own user folder with the package):',
@@ -168,7 +123,7 @@ export async function startQueue(options: QueueStartOptions): Promise<void> {
 		);
 	}
 	log('');
-	log(`  Logs: ${logDir} (main.log, worker-N.log, postgres.log, redis.log)`);
+	log(`  Logs: ${logDir} (main.log, worker-N.log, postgres.log, redis.log; mails/)`);
 	log('  Everything (database included) is removed on stop.');
 	log('Ctrl-C to stop.');
 	log(line);

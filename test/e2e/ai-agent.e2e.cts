@@ -36,14 +36,15 @@ import { startSandbox, type Sandbox } from '../../sandbox/index.cts';
 const SEND = 'POST /push-notification/send';
 const TOOL_TYPE = `${NODE_TYPE}Tool`; // n8n-nodes-companion-push.companionPushTool
 
-/** The Send fields as the model fills them: the keys and descriptions the model is offered. */
-const FROM_AI = {
-	title:
-		"={{ $fromAI('title', 'Notification title shown in bold on the phone: plain text, at most 50 characters', 'string') }}",
-	body: "={{ $fromAI('body', 'Notification text under the title: plain text, at most 150 characters', 'string') }}",
-	userIds:
-		"={{ $fromAI('userIds', 'Comma-separated user IDs of the recipients, as returned by Get Many Users (for example 1001, 1002); never names or e-mails', 'string') }}",
-};
+/** The Send fields as the model fills them, as the example has them: the keys and descriptions
+ * the model is offered. */
+function fromAI(): { title: string; body: string; userIds: string } {
+	const tool = aiExample().nodes.find(
+		(node: { name: string }) => node.name === 'Send Notification',
+	);
+	const { title, body, userIds } = tool.parameters;
+	return { title, body, userIds };
+}
 
 /**
  * Start -> AI Agent (its prompt given), with an OpenAI Chat Model and the Companion Push tool
@@ -99,7 +100,7 @@ function agentWorkflow(id: string, prompt: string, api: 'chatCompletions' | 'res
 						'Sends a push notification now to the phones of the given users. Returns the send with its id and status.',
 					resource: 'notification',
 					operation: 'send',
-					...FROM_AI,
+					...fromAI(),
 					audience: 'userIds',
 					additionalFields: {},
 					options: {},

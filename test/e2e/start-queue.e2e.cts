@@ -1,32 +1,27 @@
 /**
- * `npm start -- --queue` (scripts/start.js -> startQueue.ts) as a user runs it: it prints the editor,
- * the login and the layout (main, two workers, Postgres, Redis, sandbox); one ERP webhook event is run
- * by a worker and notifies its user once; Ctrl-C (SIGINT) stops everything: exit 0, every printed
+ * `npm start -- --queue` (scripts/start.js -> startQueue.cts) as a user runs it: it prints the editor,
+ * the login and the layout (main, two workers, Postgres, Redis, sandbox); it runs the examples' mail
+ * server and scripted model with their credentials, as plain npm start does; one ERP webhook event is
+ * run by a worker and notifies its user once; Ctrl-C (SIGINT) stops everything: exit 0, every printed
  * port free again, no n8n process left.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import * as path from 'node:path';
 
 import {
+	expectExampleCredentials,
 	findFreePort,
 	N8nRestClient,
 	OWNER_EMAIL,
 	OWNER_PASSWORD,
+	portIsFree,
+	ready,
 	request,
+	runStart,
+	stopLeftRunning,
 	waitFor,
+	type Started,
 } from './support/index.cts';
-
-const ROOT = path.resolve(__dirname, '..', '..');
-
-function portIsFree(port: number): Promise<boolean> {
-	return new Promise((resolve) => {
-		const server = net.createServer();
-		server.once('error', () => resolve(false));
-		server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
-	});
-}
 
 /** Whether a process runs (this VM does not reap orphans: a zombie counts as gone). */
 function isRunning(pid: number): boolean {
@@ -39,58 +34,24 @@ function isRunning(pid: number): boolean {
 }
 
 describe('npm start -- --queue', () => {
-	let child: ChildProcess | undefined;
-	let exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-	let output = '';
+	let running: Started | undefined;
 
-	afterAll(async () => {
-		if (child && child.exitCode === null) {
-			child.kill('SIGTERM');
-			await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 30_000))]);
-			if (child.exitCode === null) child.kill('SIGKILL');
-		}
-	});
+	afterAll(() => stopLeftRunning(running));
 
 	test('prints editor, login and layout; a worker runs one webhook event; SIGINT stops it all and leaves nothing behind', async () => {
 		const started = Date.now();
 		const port = await findFreePort();
 		const sandboxPort = await findFreePort();
-		child = spawn(
-			process.execPath,
-			[
-				path.join(ROOT, 'scripts', 'start.js'),
-				'--queue',
-				'--skip-build',
-				'--port',
-				String(port),
-				'--sandbox-port',
-				String(sandboxPort),
-			],
-			{
-				cwd: ROOT,
-				env: process.env,
-				stdio: ['ignore', 'pipe', 'pipe'],
-			},
-		);
-		child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-		child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-		exited = new Promise((resolve) =>
-			child!.on('close', (code, signal) => resolve({ code, signal })),
-		);
-
-		const url = await waitFor(
-			'"n8n is ready (queue mode)" from npm start -- --queue',
-			() => {
-				if (child!.exitCode !== null)
-					throw new Error(`npm start -- --queue exited (${child!.exitCode}):\n${output}`);
-				// The whole ready block, to its last line: it reaches this process in several chunks.
-				return /n8n is ready \(queue mode\): (http:\/\/127\.0\.0\.1:\d+)[\s\S]*\nCtrl-C to stop\./.exec(
-					output,
-				)?.[1];
-			},
-			180_000,
-			250,
-		);
+		running = runStart([
+			'--queue',
+			'--skip-build',
+			'--port',
+			String(port),
+			'--sandbox-port',
+			String(sandboxPort),
+		]);
+		const url = await ready(running, { queue: true });
+		const output = running.output();
 		process.stdout.write(
 			`[e2e] npm start -- --queue ready in ${Math.round((Date.now() - started) / 1000)} s\n`,
 		);
@@ -120,6 +81,10 @@ describe('npm start -- --queue', () => {
 			['cpExampleEscalation', false],
 			['cpExampleFollowUp', true],
 		]);
+		// The examples' credentials as plain npm start makes them, pointing at the mail server and the
+		// scripted model this start runs.
+		const { mailPort, modelUrl } = await expectExampleCredentials(rest, output);
+		const modelPort = Number(new URL(modelUrl).port);
 		for (const healthPort of healthPorts)
 			expect((await request(`http://127.0.0.1:${healthPort}/healthz`)).status).toBe(200);
 
@@ -165,11 +130,22 @@ describe('npm start -- --queue', () => {
 		);
 		expect(ranOn).toHaveLength(1);
 
-		child.kill('SIGINT');
-		expect(await exited).toEqual({ code: 0, signal: null });
-		expect(output).toMatch(/Stopped\.\s*$/);
-		for (const free of [port, sandboxPort, pgPort, redisPort, ...healthPorts])
-			expect(await portIsFree(free)).toBe(true);
+		running.child.kill('SIGINT');
+		expect(await running.exited).toEqual({ code: 0, signal: null });
+		expect(running.output()).toMatch(/Stopped\.\s*$/);
+		const printed = {
+			main: port,
+			sandbox: sandboxPort,
+			postgres: pgPort,
+			redis: redisPort,
+			mail: mailPort,
+			model: modelPort,
+			...Object.fromEntries(healthPorts.map((health, index) => [`worker-${index + 1}`, health])),
+		};
+		const stillTaken: string[] = [];
+		for (const [part, printedPort] of Object.entries(printed))
+			if (!(await portIsFree(printedPort))) stillTaken.push(`${part} ${printedPort}`);
+		expect(stillTaken).toEqual([]);
 		await waitFor(
 			'main and the workers to be gone',
 			() => pids.every((pid) => !isRunning(pid)),

@@ -7,68 +7,24 @@
  * background job, it stops, n8n's port closed and no process of it left, when npm's pid gets
  * SIGTERM or SIGINT, and when npm is killed outright.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
-import { findFreePort, N8nRestClient, OWNER_EMAIL, request, waitFor } from './support/index.cts';
+import {
+	expectExampleCredentials,
+	findFreePort,
+	N8nRestClient,
+	OWNER_EMAIL,
+	portIsFree,
+	ready,
+	request,
+	runStart,
+	stopLeftRunning,
+	waitFor,
+	type Started,
+} from './support/index.cts';
 import { startSandbox, type Sandbox } from '../../sandbox/index.cts';
-
-const ROOT = path.resolve(__dirname, '..', '..');
-
-interface Started {
-	child: ChildProcess;
-	output: () => string;
-	exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
-
-function runStart(
-	args: string[],
-	env: Record<string, string | undefined> = {},
-	{ throughNpm = false } = {},
-): Started {
-	const [command, commandArgs] = throughNpm
-		? ['npm', ['start', '--silent', '--', ...args]]
-		: [process.execPath, [path.join(ROOT, 'scripts', 'start.js'), ...args]];
-	const child = spawn(command, commandArgs, {
-		cwd: ROOT,
-		env: { ...process.env, ...env },
-		stdio: ['ignore', 'pipe', 'pipe'],
-	});
-	let output = '';
-	child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-	child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-	const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-		child.on('close', (code, signal) => resolve({ code, signal })),
-	);
-	return { child, output: () => output, exited };
-}
-
-async function ready(started: Started): Promise<string> {
-	return await waitFor(
-		'"n8n is ready" from npm start',
-		() => {
-			if (started.child.exitCode !== null)
-				throw new Error(`npm start exited (${started.child.exitCode}):\n${started.output()}`);
-			// The whole ready block, to its last line: it reaches this process in several chunks.
-			return /n8n is ready: (http:\/\/127\.0\.0\.1:\d+)[\s\S]*\nCtrl-C to stop\./.exec(
-				started.output(),
-			)?.[1];
-		},
-		180_000,
-		250,
-	);
-}
-
-function portIsFree(port: number): Promise<boolean> {
-	return new Promise((resolve) => {
-		const server = net.createServer();
-		server.once('error', () => resolve(false));
-		server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
-	});
-}
 
 /** Every process below `pid` (by the parent pids of /proc: Linux), children first found first. */
 function descendants(pid: number): number[] {
@@ -118,17 +74,8 @@ describe('npm start', () => {
 		realService = await startSandbox({ port: 0 });
 	});
 
-	/** Stops a start a failed test left running, so the next one finds its port free. */
-	async function stopLeftRunning(): Promise<void> {
-		if (!running || running.child.exitCode !== null) return;
-		running.child.kill('SIGTERM');
-		await Promise.race([running.exited, new Promise((resolve) => setTimeout(resolve, 30_000))]);
-		if (running.child.exitCode === null) running.child.kill('SIGKILL');
-		await running.exited;
-	}
-
 	afterAll(async () => {
-		await stopLeftRunning();
+		await stopLeftRunning(running);
 		await realService?.stop();
 		fs.rmSync(home, { recursive: true, force: true });
 	});
@@ -177,19 +124,9 @@ describe('npm start', () => {
 			['cpExampleEscalation', false],
 			['cpExampleFollowUp', true],
 		]);
-		const credentials = await rest.listCredentials();
-		expect(credentials.map((credential) => [credential.id, credential.type]).sort()).toEqual([
-			['cpExampleSmtp', 'smtp'],
-			['cpFakeModelCredential', 'openAiApi'],
-			['cpSandboxCredential', 'companionPushApi'],
-		]);
-		// The safety alert example's mail server is the local one npm start runs, and it answers.
-		const mailPort = Number(/Mail: +smtp:\/\/127\.0\.0\.1:(\d+)/.exec(output)![1]);
-		const mailCredential = await rest.call('GET', '/credentials/cpExampleSmtp?includeData=true');
-		expect([mailCredential.data.host, mailCredential.data.port]).toEqual(['127.0.0.1', mailPort]);
-		expect(await portIsFree(mailPort)).toBe(false);
-		// The AI Agent example's model credential points at the scripted model npm start runs.
-		const modelUrl = /AI model: +(http:\/\/127\.0\.0\.1:\d+\/v1)/.exec(output)![1];
+		// The safety alert example's mail server and the AI Agent example's model are the ones npm
+		// start runs, and they answer.
+		const { mailPort, modelUrl } = await expectExampleCredentials(rest, output);
 		const modelCredential = await rest.call(
 			'GET',
 			'/credentials/cpFakeModelCredential?includeData=true',
@@ -210,7 +147,7 @@ describe('npm start', () => {
 	});
 
 	test('second start with COMPANION_PUSH_* set: the folder is reused, the credential points at that service, no sandbox; Ctrl-C stops it', async () => {
-		await stopLeftRunning();
+		await stopLeftRunning(running);
 		const started = Date.now();
 		const { clientId, clientSecret, refreshToken } = realService.orgs.primary;
 		running = runStart(['--skip-build', '--home', home, '--port', String(port)], {
@@ -274,7 +211,7 @@ describe('npm start', () => {
 	test.each([['SIGTERM'], ['SIGINT'], ['SIGKILL']] as const)(
 		'npm start as a background job, %s sent to npm: n8n, sandbox and model stopped, nothing left',
 		async (signal) => {
-			await stopLeftRunning();
+			await stopLeftRunning(running);
 			running = runStart(
 				[
 					'--skip-build',

@@ -7,15 +7,15 @@
  */
 import type { IDataObject } from 'n8n-workflow';
 
-import { MINUTE_MS } from '../../nodes/CompanionPush/helpers/time';
 import { entriesOf } from '../../nodes/CompanionPush/neverTwice/idempotencyKeys';
 import { holderEntry, LOCK_VALUE } from '../../nodes/CompanionPush/neverTwice/storeLock';
-import { batchContentId } from '../../nodes/CompanionPush/helpers/recipients';
 import { resetProcessState, useTimings } from '../../nodes/CompanionPush/processState';
 import {
 	expectEachOnce,
 	jsonOf,
 	keptAsUsed,
+	KEYS_ROW,
+	leaveCrashedClaim,
 	logOf,
 	NODE_SANDBOX,
 	pairedOf,
@@ -366,21 +366,7 @@ describe('never twice: n8n runs the node again', () => {
 		test('a key claimed by a run that died before sending: the next run finds no send and sends it once', async () => {
 			// What n8n killed between the claim and the send leaves behind: the claim, no confirmation,
 			// three minutes ago (its lease ran out since).
-			const left = entriesOf('k-crash', [batchContentId([users[0]])]);
-			const where = { workflow: { id: 'wf-test', active: true }, node: { id: 'n-test' } as never };
-			const minute = Math.floor(Date.now() / MINUTE_MS) - 3;
-			await store.checkProcessedAndRecord(
-				[
-					left.claimed,
-					left.pending,
-					left.layout,
-					left.claimedIn(Math.floor(minute / 10)),
-					left.claimedAt(minute),
-				],
-				'node',
-				where,
-				{ mode: 'entries' },
-			);
+			await leaveCrashedClaim(store, 'k-crash', [users[0]], 3);
 			const run: NodeRunOptions = {
 				...perUserRun({}, keyed()),
 				items: [{ userId: users[0], key: 'k-crash' }],
@@ -401,11 +387,10 @@ describe('never twice: n8n runs the node again', () => {
 
 		test('the store lock left taken by a process that died: after its lease it is taken anew, and the event is sent once', async () => {
 			// What n8n killed while holding the lock leaves behind: the lock's row (the workflow's), with its holder.
-			const where = { workflow: { id: 'wf-test', active: true }, node: { id: 'n-test' } as never };
 			await store.checkProcessedAndRecord(
 				[LOCK_VALUE, holderEntry('a process that died')],
 				'workflow',
-				where,
+				KEYS_ROW,
 				{ mode: 'entries' },
 			);
 			useTimings({
@@ -488,12 +473,11 @@ describe('never twice: n8n runs the node again', () => {
 
 		test('Keys to Keep counts events: at least that many are remembered, the oldest beyond them (and the room of the events under way) are forgotten', async () => {
 			// A long-used row: 500 events used before, oldest first.
-			const where = { workflow: { id: 'wf-test', active: true }, node: { id: 'n-test' } as never };
 			const oldKeys = Array.from({ length: 500 }, (_, index) => `old-${index}`);
 			await store.checkProcessedAndRecord(
 				oldKeys.map((key) => entriesOf(key, []).claimed),
 				'node',
-				where,
+				KEYS_ROW,
 				{ mode: 'entries' },
 			);
 			expect(keptAsUsed(store, 'old-0')).toBe(true);

@@ -6,6 +6,8 @@
  *                builders of Companion Push workflows, what each node asked the sandbox
  *   browser.ts   Debian's Chromium through playwright-core (the editor tests)
  *   screenshots.cts  the editor tests' screenshots, written back to docs/screenshots/ when they change
+ *   npmStart.cts `npm start` (plain and --queue) run as a user runs it, its ready block, the examples'
+ *                credentials it imported, its ports freed
  * The local mail server (devkit/smtpSink.cts) is shared with `npm start`.
  * The scripted chat model of the AI Agent example is devkit/fakeModel.cts (`npm start` runs it too).
  */
@@ -34,3 +36,4 @@ export * from './n8n.cts';
 export * from './browser.cts';
 export * from '../../../devkit/smtpSink.cts';
 export * from './screenshots.cts';
+export * from './npmStart.cts';
