@@ -83,8 +83,7 @@ describe('npm start -- --queue', () => {
 		]);
 		// The examples' credentials as plain npm start makes them, pointing at the mail server and the
 		// scripted model this start runs.
-		const { mailPort, modelUrl } = await expectExampleCredentials(rest, output);
-		const modelPort = Number(new URL(modelUrl).port);
+		await expectExampleCredentials(rest, output);
 		for (const healthPort of healthPorts)
 			expect((await request(`http://127.0.0.1:${healthPort}/healthz`)).status).toBe(200);
 
@@ -138,10 +137,11 @@ describe('npm start -- --queue', () => {
 			sandbox: sandboxPort,
 			postgres: pgPort,
 			redis: redisPort,
-			mail: mailPort,
-			model: modelPort,
 			...Object.fromEntries(healthPorts.map((health, index) => [`worker-${index + 1}`, health])),
 		};
+		// The mail server and the scripted model run inside the start's own process, gone with its
+		// exit above; their ports are left out, since the plain start's test (running beside this
+		// one) may take the same preferred ports the moment they are free.
 		const stillTaken: string[] = [];
 		for (const [part, printedPort] of Object.entries(printed))
 			if (!(await portIsFree(printedPort))) stillTaken.push(`${part} ${printedPort}`);
