@@ -9,7 +9,7 @@ import type {
 
 import { DEFAULT_BUCKET_MINUTES, DeliveryReport } from '../../helpers/deliveryReport';
 import type { ReportOptions } from '../../helpers/deliveryReport';
-import { parseEscalationDeadlines } from '../../helpers/escalationDeadlines';
+import { MAX_ESCALATION_LEVELS, parseEscalationDeadlines } from '../../helpers/escalationDeadlines';
 import { runPool } from '../../helpers/pool';
 import { asNodeError, errorItem, fieldError } from '../../nodeErrors';
 import { getNotificationWithClock } from '../../transport';
@@ -63,8 +63,7 @@ const properties: INodeProperties[] = [
 			type: 'string',
 			default: '',
 			placeholder: 'e.g. 15, 30, 45',
-			description:
-				'A ladder\'s deadlines after the send went out, increasing, separated by commas (at most 10). Each user\'s row then lists the levels that would have escalated them ("escalationLevels": deadlines passed before they opened, or by now if they never did), and the summary counts the users of each level.',
+			description: `A ladder's deadlines after the send went out, increasing, separated by commas (at most ${MAX_ESCALATION_LEVELS}). Each user's row then lists the levels that would have escalated them ("escalationLevels": deadlines passed before they opened, or by the report if they never opened), and the summary counts the users of each level.`,
 		},
 		maxParallelRequestsOption,
 		{
