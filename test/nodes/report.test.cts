@@ -105,6 +105,8 @@ describe('Get Report', () => {
 			phones: 2,
 			firstOpenedAt: null,
 			notificationIds: [ids[0]],
+			secondsToOpen: null,
+			timeToOpenUnknown: false,
 		});
 		expect(rows.get(users.partlyUninstalled)).toMatchObject({
 			reached: true,

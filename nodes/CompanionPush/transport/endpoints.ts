@@ -134,7 +134,17 @@ export async function getNotification(
 	notificationId: string,
 	itemIndex?: number,
 ): Promise<NotificationDetail> {
-	const response = await repeatableRequest(
+	return (await getNotificationWithClock(context, notificationId, itemIndex)).detail;
+}
+
+/** getNotification, with the API's clock when it answered (its Date header), when it sent one:
+ * how late the deliveries it shows are. */
+export async function getNotificationWithClock(
+	context: CompanionPushContext,
+	notificationId: string,
+	itemIndex?: number,
+): Promise<{ detail: NotificationDetail; serverTimeMs?: number }> {
+	const { value, headers } = await repeatableRequestWithHeaders(
 		context,
 		{
 			method: 'GET',
@@ -144,7 +154,7 @@ export async function getNotification(
 		},
 		notificationDetailSchema,
 	);
-	return response.data;
+	return { detail: value.data, serverTimeMs: serverTimeMs(headers) };
 }
 
 export interface CancelResult {

@@ -9,6 +9,7 @@ export { readCredentialsAnew } from './tokenRenewal';
 export {
 	cancelNotification,
 	getNotification,
+	getNotificationWithClock,
 	listActiveUserIds,
 	listNotifications,
 	listUsers,

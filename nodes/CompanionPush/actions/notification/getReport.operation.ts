@@ -7,10 +7,12 @@ import type {
 	IPairedItemData,
 } from 'n8n-workflow';
 
-import { DeliveryReport } from '../../helpers/deliveryReport';
+import { DEFAULT_BUCKET_MINUTES, DeliveryReport } from '../../helpers/deliveryReport';
+import type { ReportOptions } from '../../helpers/deliveryReport';
+import { MAX_ESCALATION_LEVELS, parseEscalationDeadlines } from '../../helpers/escalationDeadlines';
 import { runPool } from '../../helpers/pool';
 import { asNodeError, errorItem, fieldError } from '../../nodeErrors';
-import { getNotification } from '../../transport';
+import { getNotificationWithClock } from '../../transport';
 import { maxParallelRequestsOption, optionsCollection } from '../descriptions';
 import { readMaxParallelRequests, readParameter } from '../itemLoop';
 import { checkedNotificationId } from './notificationId';
@@ -54,7 +56,26 @@ const properties: INodeProperties[] = [
 			},
 		],
 	},
-	optionsCollection([maxParallelRequestsOption]),
+	optionsCollection([
+		{
+			displayName: 'Escalation Deadlines (Minutes)',
+			name: 'escalationDeadlines',
+			type: 'string',
+			default: '',
+			placeholder: 'e.g. 15, 30, 45',
+			description: `A ladder's deadlines after the send went out, increasing, separated by commas (at most ${MAX_ESCALATION_LEVELS}). Each user's row then lists the levels that would have escalated them ("escalationLevels": deadlines passed before they opened, or by the report if they never opened), and the summary counts the users of each level.`,
+		},
+		maxParallelRequestsOption,
+		{
+			displayName: 'Time to Open Bucket (Minutes)',
+			name: 'bucketMinutes',
+			type: 'number',
+			default: DEFAULT_BUCKET_MINUTES,
+			typeOptions: { minValue: 1, maxValue: 1440 },
+			description:
+				'The summary counts opens per bucket of this many minutes since the send went out ("timeToOpen")',
+		},
+	]),
 ];
 
 export const description = updateDisplayOptions(
@@ -92,6 +113,26 @@ function readNotificationIds(context: IExecuteFunctions, itemIndex: number): str
 	return ids;
 }
 
+/** The time-to-open options: bad ones fail naming the field, before any read. */
+function readReportOptions(context: IExecuteFunctions, options: IDataObject): ReportOptions {
+	const bucketMinutes = Number(options.bucketMinutes ?? DEFAULT_BUCKET_MINUTES);
+	if (!Number.isInteger(bucketMinutes) || bucketMinutes < 1 || bucketMinutes > 1440)
+		throw fieldError(
+			context,
+			'Time to Open Bucket (Minutes)',
+			`must be a whole number of minutes from 1 to 1440 (got ${String(options.bucketMinutes)})`,
+			0,
+		);
+	try {
+		return {
+			bucketMinutes,
+			escalationMinutes: parseEscalationDeadlines(options.escalationDeadlines),
+		};
+	} catch (error) {
+		throw fieldError(context, 'Escalation Deadlines (Minutes)', (error as Error).message, 0);
+	}
+}
+
 const paired = (items: Iterable<number>): IPairedItemData[] =>
 	[...new Set(items)].map((item) => ({ item }));
 
@@ -118,19 +159,19 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 	const mode = readParameter(this, 'output', 'Output', 0, 'summary') as Output;
 	if (!OUTPUTS.includes(mode))
 		throw fieldError(this, 'Output', `has an unknown value "${String(mode)}"`, 0);
-	const parallel = readMaxParallelRequests(
-		this,
-		readParameter(this, 'options', 'Options', 0, {}) as IDataObject,
-		0,
-	);
+	const options = readParameter(this, 'options', 'Options', 0, {}) as IDataObject;
+	const parallel = readMaxParallelRequests(this, options, 0);
+	const reportOptions = readReportOptions(this, options);
 
 	const ids = [...itemsOf.keys()];
-	const report = new DeliveryReport();
+	const report = new DeliveryReport(reportOptions);
 	const reads = await runPool(
 		ids.length,
 		parallel,
-		async (index) =>
-			report.add(await getNotification(this, ids[index], itemsOf.get(ids[index])![0])),
+		async (index) => {
+			const read = await getNotificationWithClock(this, ids[index], itemsOf.get(ids[index])![0]);
+			report.add(read.detail, read.serverTimeMs);
+		},
 		!continueOnFail,
 	);
 	const readItems: number[] = [];
