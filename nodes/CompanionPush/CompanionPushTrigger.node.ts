@@ -7,7 +7,7 @@ import type {
 } from 'n8n-workflow';
 
 import { pollCompanionPush } from './trigger/poll';
-import { MAX_LEVELS } from './trigger/ladder';
+import { MAX_ESCALATION_LEVELS } from './helpers/escalationDeadlines';
 import {
 	DEFAULT_MAX_READS_PER_POLL,
 	DEFAULT_OPEN_DEADLINE_MINUTES,
@@ -115,7 +115,7 @@ export class CompanionPushTrigger implements INodeType {
 				default: '',
 				placeholder: 'e.g. 15, 30, 45',
 				displayOptions: { show: { events: ['notOpenedInTime'] } },
-				description: `Several deadlines, in increasing order (at most ${MAX_LEVELS}): Not Opened in Time tells level 1 at the first, level 2 at the second, and so on, each person each level once and only while they have opened on no phone. When filled in, it replaces Not Opened Within.`,
+				description: `Several deadlines, in increasing order (at most ${MAX_ESCALATION_LEVELS}): Not Opened in Time tells level 1 at the first, level 2 at the second, and so on, each person each level once and only while they have opened on no phone. When filled in, it replaces Not Opened Within.`,
 			},
 			{
 				displayName: 'Output',

@@ -240,15 +240,15 @@ describe('Companion Push Trigger: the alert ladder', () => {
 		const problems: Array<[IDataObject, string]> = [
 			[
 				{ openDeadlines: '15, 30, 30' },
-				'Escalation Deadlines must increase, each deadline later than the one before (got 30 after 30)',
+				'Escalation Deadlines must grow from one level to the next (got 30 after 30), e.g. 15, 30, 45',
 			],
 			[
 				{ openDeadlines: '15, -30' },
-				'Escalation Deadlines must be positive numbers of minutes, e.g. 15, 30, 45 (got "-30")',
+				'Escalation Deadlines must be positive numbers of minutes (got "-30")',
 			],
 			[
 				{ openDeadlines: '1,2,3,4,5,6,7,8,9,10,11' },
-				'Escalation Deadlines takes at most 10 deadlines (got 11)',
+				'Escalation Deadlines may hold at most 10 deadlines (got 11)',
 			],
 			[
 				{ openDeadlines: '15, 1440', options: { watchWindow: 24 } },

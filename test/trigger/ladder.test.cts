@@ -9,7 +9,6 @@ import { MINUTE_MS } from '../../nodes/CompanionPush/helpers/time';
 import type { NotificationDetail } from '../../nodes/CompanionPush/transport';
 import { detectEvents, matchesFilters } from '../../nodes/CompanionPush/trigger/events';
 import type { TriggerEvent } from '../../nodes/CompanionPush/trigger/events';
-import { MAX_LEVELS, parseDeadlineMinutes } from '../../nodes/CompanionPush/trigger/ladder';
 import { toItems } from '../../nodes/CompanionPush/trigger/output';
 
 const T0 = Date.parse('2026-03-02T09:00:00.000Z');
@@ -172,36 +171,6 @@ describe('alert ladder: Not Opened in Time at 15, 30 and 45 minutes', () => {
 function order(line: string): number {
 	return [...Object.keys(OPENS), 'noApp'].indexOf(line.split(' ')[0]);
 }
-
-describe('alert ladder: deadlines as the node takes them', () => {
-	test('one number, a list in text, or a list from an expression', () => {
-		expect(parseDeadlineMinutes(20)).toEqual([20]);
-		expect(parseDeadlineMinutes('15, 30, 45')).toEqual([15, 30, 45]);
-		expect(parseDeadlineMinutes(' 1;2 2.5\n3 ')).toEqual([1, 2, 2.5, 3]);
-		expect(parseDeadlineMinutes([15, '30'])).toEqual([15, 30]);
-	});
-
-	test('not positive numbers, not increasing, too many: what is wrong, in words', () => {
-		expect(parseDeadlineMinutes('15, abc')).toEqual({
-			problem: 'must be positive numbers of minutes, e.g. 15, 30, 45 (got "abc")',
-		});
-		expect(parseDeadlineMinutes('0, 15')).toEqual({
-			problem: 'must be positive numbers of minutes, e.g. 15, 30, 45 (got "0")',
-		});
-		expect(parseDeadlineMinutes('-5')).toMatchObject({ problem: expect.stringContaining('"-5"') });
-		expect(parseDeadlineMinutes('30, 15')).toEqual({
-			problem: 'must increase, each deadline later than the one before (got 15 after 30)',
-		});
-		expect(parseDeadlineMinutes('15, 15')).toMatchObject({
-			problem: expect.stringContaining('got 15 after 15'),
-		});
-		const eleven = Array.from({ length: MAX_LEVELS + 1 }, (_, n) => n + 1).join(',');
-		expect(parseDeadlineMinutes(eleven)).toEqual({
-			problem: `takes at most ${MAX_LEVELS} deadlines (got ${MAX_LEVELS + 1})`,
-		});
-		expect(parseDeadlineMinutes(' , ')).toEqual({ problem: 'is empty' });
-	});
-});
 
 describe('alert ladder: one item per notification and group of people', () => {
 	const records = new Map([['n1', detailAt(minute(31)).notification]]);

@@ -12,9 +12,6 @@ import type { NotificationRecord } from '../transport';
  * `<userId>:notOpened:<n>`.
  */
 
-/** More levels would make a ladder no one reads: the node asks for at most this many deadlines. */
-export const MAX_LEVELS = 10;
-
 export function levelKey(userId: string, level: number): string {
 	return level === 1 ? `${userId}:notOpened` : `${userId}:notOpened:${level}`;
 }
@@ -43,32 +40,4 @@ export function deadlinesOf(
 /** The first deadline still to come after `now`: the send is read right at it. */
 export function nextDeadline(deadlines: number[] | undefined, now: number): number | undefined {
 	return deadlines?.find((deadline) => deadline > now);
-}
-
-/**
- * Deadlines in minutes as the node takes them: one number (the single deadline), or a list
- * (`15, 30, 45`, or an array from an expression). Returns the minutes, or what is wrong in words.
- */
-export function parseDeadlineMinutes(value: unknown): number[] | { problem: string } {
-	const parts = Array.isArray(value)
-		? value.map((part) => String(part).trim())
-		: String(value)
-				.split(/[,;\s]+/)
-				.filter((part) => part !== '');
-	if (parts.length === 0) return { problem: 'is empty' };
-	if (parts.length > MAX_LEVELS)
-		return { problem: `takes at most ${MAX_LEVELS} deadlines (got ${parts.length})` };
-	const minutes: number[] = [];
-	for (const part of parts) {
-		const number = part === '' ? NaN : Number(part);
-		if (!Number.isFinite(number) || number <= 0)
-			return { problem: `must be positive numbers of minutes, e.g. 15, 30, 45 (got "${part}")` };
-		const previous = minutes[minutes.length - 1];
-		if (previous !== undefined && number <= previous)
-			return {
-				problem: `must increase, each deadline later than the one before (got ${number} after ${previous})`,
-			};
-		minutes.push(number);
-	}
-	return minutes;
 }

@@ -1,9 +1,9 @@
 import { NodeOperationError } from 'n8n-workflow';
 import type { IDataObject, IPollFunctions } from 'n8n-workflow';
 
+import { parseEscalationDeadlines } from '../helpers/escalationDeadlines';
 import { TRIGGER_EVENTS } from './events';
 import type { Filters, TriggerEventName } from './events';
-import { parseDeadlineMinutes } from './ladder';
 import type { OutputMode } from './output';
 
 export const DEFAULT_WATCH_WINDOW_HOURS = 24;
@@ -83,17 +83,19 @@ export function readParameters(context: IPollFunctions): TriggerParameters {
  * when filled in, else the single Not Opened Within of workflows saved before the ladder. */
 function readDeadlines(context: IPollFunctions, watchWindowHours: number): number[] {
 	const ladder = context.getNodeParameter('openDeadlines', '') as unknown;
-	const fromLadder = !(ladder === '' || ladder === null || ladder === undefined);
-	const field = fromLadder ? 'Escalation Deadlines' : 'Not Opened Within';
 	let minutes: number[];
-	if (fromLadder) {
-		const parsed = parseDeadlineMinutes(ladder);
-		if (!Array.isArray(parsed))
-			throw new NodeOperationError(context.getNode(), `${field} ${parsed.problem}`, {
-				description: 'Write the minutes after sending, in increasing order, e.g. 15, 30, 45.',
-			});
-		minutes = parsed;
-	} else {
+	try {
+		minutes = parseEscalationDeadlines(ladder);
+	} catch (error) {
+		throw new NodeOperationError(
+			context.getNode(),
+			`Escalation Deadlines ${(error as Error).message}`,
+			{ description: 'Write the minutes after sending, in increasing order, e.g. 15, 30, 45.' },
+		);
+	}
+	const fromLadder = minutes.length > 0;
+	const field = fromLadder ? 'Escalation Deadlines' : 'Not Opened Within';
+	if (!fromLadder) {
 		const single = Number(context.getNodeParameter('openDeadline', DEFAULT_OPEN_DEADLINE_MINUTES));
 		if (!Number.isFinite(single) || single <= 0) {
 			throw new NodeOperationError(
