@@ -36,7 +36,7 @@ const TURNS = 3;
 
 export type LockOutcome<T> = { ok: true; value: T } | { ok: false; reason: string };
 
-const storeFailure = (error: unknown) =>
+export const storeFailure = (error: unknown) =>
 	`n8n's processed-data store failed: ${(error as Error).message}`;
 
 const CONFLICT =
