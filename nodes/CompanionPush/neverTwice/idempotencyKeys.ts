@@ -28,8 +28,8 @@ export interface IdempotencyKey {
 	keysToKeep: number;
 }
 
-/** Every claim and confirmation rewrites the keys' whole row under the lock, so the time of a keyed
- * event grows with the events kept (docs/scaling-out.md has the figures). */
+/** Every write rewrites the keys' whole row under the lock (the events of one turn share them,
+ * keysTurn.ts), so the time of a keyed event grows with the events kept (docs/scaling-out.md). */
 export const DEFAULT_KEYS_TO_KEEP = 5_000;
 /** Beyond this, every keyed send would rewrite a row of megabytes, three times. */
 export const MAX_KEYS_TO_KEEP = 100_000;
