@@ -9,11 +9,12 @@
  *   2.41.1, over https at a 0 and 40 ms round trip, also on Postgres.
  * - queue (row 17, bench/queueSuite.cts): the ERP webhook example and the same workflow built with the
  *   HTTP Request node in a real queue-mode cluster.
+ * - keys (row 18, bench/keyCost.cts): the time of a keyed event by the number of keys kept, in-process.
  * Row numbers stay those the docs cite. The n8n and queue suites wait first (checking every minute)
  * while other n8n runs use the machine.
  *
  * Options (after `npm run bench --`):
- *   --only SUITES      comma-separated: core, latency, n8n, queue. Default: every suite.
+ *   --only SUITES      comma-separated: core, latency, n8n, queue, keys. Default: every suite.
  *   --reps N           runs of the core cases (default 3).
  *   --n8n-reps N       repetitions of the real-n8n cases, per round trip and on Postgres (default 3).
  *   --queue-reps N     passes of each workflow in queue mode (default 2).
@@ -42,10 +43,12 @@ import { FULL_N8N_SCALE, n8nFiguresOf, runN8nSuite } from './n8nSuite.cts';
 import type { N8nResults } from './n8nSuite.cts';
 import { FULL_QUEUE_SCALE, queueFiguresOf, runQueueSuite } from './queueSuite.cts';
 import type { QueueResults } from './queueSuite.cts';
+import { FULL_KEY_SCALE, keyFiguresOf, runKeySuite } from './keyCost.cts';
+import type { KeyResults } from './keyCost.cts';
 import { consoleLines, markdownTable } from './report.cts';
 import type { SuiteReport } from './report.cts';
 
-const SUITES = ['core', 'latency', 'n8n', 'queue'] as const;
+const SUITES = ['core', 'latency', 'n8n', 'queue', 'keys'] as const;
 
 /** What one `npm run bench` ran: some or all of the suites. */
 export interface BenchRuns {
@@ -53,6 +56,7 @@ export interface BenchRuns {
 	latency?: LatencyResults;
 	n8n?: N8nResults;
 	queue?: QueueResults;
+	keys?: KeyResults;
 }
 
 export interface Environment {
@@ -103,6 +107,7 @@ export function parseBenchArgs(argv: string[]) {
 		latency: wanted.has('latency'),
 		n8n: wanted.has('n8n'),
 		queue: wanted.has('queue'),
+		keys: wanted.has('keys'),
 		/** `npm run build` before packing the package for the real n8n; wait while other n8n runs use the machine. */
 		build: !values['no-build'],
 		wait: !values['no-wait'],
@@ -124,6 +129,7 @@ export function allFiguresOf(runs: BenchRuns): SuiteReport {
 		runs.latency && latencyFiguresOf(runs.latency),
 		runs.n8n && n8nFiguresOf(runs.n8n),
 		runs.queue && queueFiguresOf(runs.queue),
+		runs.keys && keyFiguresOf(runs.keys),
 	].filter((part) => part !== undefined);
 	return {
 		figures: parts.flatMap((part) => part.figures),
@@ -276,6 +282,11 @@ async function main() {
 	await suite('latency', options.latency, async () => {
 		runs.latency = await inSandbox(FULL_LATENCY_SCALE.users, 'real', (sandbox) =>
 			runLatencySuite(sandbox, FULL_LATENCY_SCALE, log),
+		);
+	});
+	await suite('keys', options.keys, async () => {
+		runs.keys = await inSandbox(1_000, 'real', (sandbox) =>
+			runKeySuite(sandbox, FULL_KEY_SCALE, log),
 		);
 	});
 	let tarball: string | undefined;

@@ -16,6 +16,10 @@ import type { NothingSent } from '../nodeErrors';
  * down by itself. */
 export const DEFAULT_MAX_PARALLEL_REQUESTS = 100;
 export const MAX_PARALLEL_REQUESTS = 100;
+/** Max Parallel Requests not set: the node starts its requests as n8n's HTTP Request node does
+ * (up to this many, a bound on sockets only), and the credential's pace (transport/pace.ts) halves
+ * what is in flight at the service's first 429. */
+export const UNSET_MAX_PARALLEL_REQUESTS = 1_000;
 
 /** The option "Max Parallel Requests" of an item's Options. */
 export function readMaxParallelRequests(
@@ -24,7 +28,8 @@ export function readMaxParallelRequests(
 	itemIndex: number,
 	nothingSent?: NothingSent,
 ): number {
-	const value = Number(options.maxParallelRequests ?? DEFAULT_MAX_PARALLEL_REQUESTS);
+	if (options.maxParallelRequests === undefined) return UNSET_MAX_PARALLEL_REQUESTS;
+	const value = Number(options.maxParallelRequests);
 	if (!Number.isInteger(value) || value < 1 || value > MAX_PARALLEL_REQUESTS) {
 		throw fieldError(
 			context,

@@ -1,9 +1,8 @@
-import { sleep } from 'n8n-workflow';
-
 import { MINUTE_MS } from '../helpers/time';
 import { timings } from '../processState';
 import { DEFAULT_TIMEOUT_MS } from '../transport/http';
 import { heldUntilOf } from './idempotencyKeys';
+import { pauseUnlessStopped } from './pause';
 import type { IdempotencyKey, IdempotencyKeys, StoreClaim } from './idempotencyKeys';
 
 /** Renewals within one lease. */
@@ -59,13 +58,9 @@ export class ClaimLease {
 	}
 
 	private async renewWhileHeld(): Promise<void> {
-		while (!this.lost && !this.stopped.signal.aborted) {
-			try {
-				await sleep(timings().claimLeaseMs / RENEWALS_PER_LEASE, this.stopped.signal);
-			} catch {
-				return;
-			}
-			if (this.stopped.signal.aborted) return; // n8n 1.x's sleep takes no signal
+		while (!this.lost) {
+			const pause = timings().claimLeaseMs / RENEWALS_PER_LEASE;
+			if (await pauseUnlessStopped(pause, this.stopped.signal)) return;
 			await this.renew();
 		}
 	}

@@ -2,14 +2,17 @@ import type { IExecuteFunctions } from 'n8n-workflow';
 
 import { MINUTE_MS } from '../helpers/time';
 import { timings } from '../processState';
-import { withStoreLock } from './storeLock';
+import { inKeysTurn } from './keysTurn';
+import type { RowWrites } from './keysTurn';
 import type { LockOutcome } from './storeLock';
 
 /**
  * Idempotency Keys in n8n's processed-data store: an event whose key was used is not sent again, by
  * any execution of any n8n process. The protocol, write by write, and why each write leaves a state
  * that cannot pass for a later one: docs/reliability.md, "The keys' protocol". What this file relies
- * on: every read and write happens under the store's lock (storeLock.ts); a used event is `claimed`
+ * on: every read and write happens under the store's lock (storeLock.ts), in this process's turn
+ * for the row (keysTurn.ts: the writes of events waiting together go in together, each event's in
+ * its order); a used event is `claimed`
  * without `pending`; the claim's batches and time are written by the claim alone; a probe is marked
  * by `probing` until it is taken out; the run holding a claim marks the minutes it lives in (its
  * lease, claimLease.ts) and `ended` once it has nothing out, so another run decides from these
@@ -25,8 +28,8 @@ export interface IdempotencyKey {
 	keysToKeep: number;
 }
 
-/** Every claim and confirmation rewrites the keys' whole row under the lock, so the time of a keyed
- * event grows with the events kept (docs/scaling-out.md has the figures). */
+/** Every write rewrites the keys' whole row under the lock (the events of one turn share them,
+ * keysTurn.ts), so the time of a keyed event grows with the events kept (docs/scaling-out.md). */
 export const DEFAULT_KEYS_TO_KEEP = 5_000;
 /** Beyond this, every keyed send would rewrite a row of megabytes, three times. */
 export const MAX_KEYS_TO_KEEP = 100_000;
@@ -121,47 +124,47 @@ function markEntries(entries: ReturnType<typeof entriesOf>, minutes: number[]): 
 	];
 }
 
-export class IdempotencyKeys {
-	constructor(private readonly context: IExecuteFunctions) {}
-
-	/** The lock of the workflow's keys: every node's, shared. */
-	private locked<T>(work: () => Promise<T>): Promise<LockOutcome<T>> {
-		return withStoreLock(this.context, work);
-	}
+/** The node's keys' row, as one event's work in a turn writes it. */
+class KeysRow {
+	constructor(private readonly writes: RowWrites) {}
 
 	/** Records values; the row keeps its newest entries, at least `keysToKeep` used events among them
 	 * (this call's own values, and the `alreadyAdded` of the same probe, never push any out). */
-	private async record(
+	async record(
 		idempotency: IdempotencyKey,
 		values: string[],
 		alreadyAdded = 0,
 	): Promise<Set<string>> {
 		const room = Math.max(Math.min(ROW_SLACK, idempotency.keysToKeep), PROBE_ROOM);
-		const maxEntries = idempotency.keysToKeep + room + alreadyAdded + values.length;
-		const result = await this.context.helpers.checkProcessedAndRecord(values, idempotency.scope, {
-			mode: 'entries',
-			maxEntries,
-		});
-		return new Set(result.new.map(String));
+		return await this.writes.record(values, idempotency.keysToKeep + room + alreadyAdded);
 	}
 
-	private async remove(idempotency: IdempotencyKey, values: string[]): Promise<void> {
-		if (values.length === 0) return;
-		await this.context.helpers.removeProcessed(values, idempotency.scope, { mode: 'entries' });
+	async remove(values: string[]): Promise<void> {
+		await this.writes.remove(values);
+	}
+}
+
+export class IdempotencyKeys {
+	constructor(private readonly context: IExecuteFunctions) {}
+
+	/** A work on the node's keys' row, under the lock of the workflow's keys (every node's, shared),
+	 * in this process's next turn for the row. */
+	private locked<T>(work: (row: KeysRow) => Promise<T>): Promise<LockOutcome<T>> {
+		return inKeysTurn(this.context, async (writes) => await work(new KeysRow(writes)));
 	}
 
 	/** Claims the event of `layout` (its batches' content ids, in order). See the top of this file. */
 	async claim(idempotency: IdempotencyKey, layout: string[]): Promise<ClaimOutcome> {
 		const entries = entriesOf(idempotency.key, layout);
-		const outcome = await this.locked(async (): Promise<StoreClaim> => {
+		const outcome = await this.locked(async (row): Promise<StoreClaim> => {
 			const nowMinute = Math.floor(Date.now() / MINUTE_MS);
 			// `claimed` first: when the row is full, the oldest entries go first, and an event that lost
 			// `claimed` but kept `pending` would look sent.
-			const fresh = await this.record(idempotency, [entries.claimed, entries.pending]);
+			const fresh = await row.record(idempotency, [entries.claimed, entries.pending]);
 			if (fresh.has(entries.claimed)) {
 				// Free: ours. Its batches and time go in only now (a test of another run's claim must not
 				// write them: they would pass for that claim's).
-				await this.record(idempotency, [entries.layout, ...markEntries(entries, [nowMinute])]);
+				await row.record(idempotency, [entries.layout, ...markEntries(entries, [nowMinute])]);
 				return {
 					state: 'claimed',
 					claimedAt: nowMinute * MINUTE_MS,
@@ -172,16 +175,16 @@ export class IdempotencyKeys {
 			}
 			if (fresh.has(entries.pending)) {
 				// Claimed and confirmed: used. What this test added goes again.
-				await this.remove(idempotency, [entries.pending]);
+				await row.remove([entries.pending]);
 				return { state: 'used', markedMinutes: [], acceptedBatches: new Set(), sameLayout: true };
 			}
-			const probe = await this.probeClaim(idempotency, entries, layout);
+			const probe = await this.probeClaim(row, idempotency, entries, layout);
 			const { added, ended, ...found } = probe;
 			// Gone: it marked its end (it has nothing out), or its lease ran out.
 			const gone = ended || (found.heldUntil !== undefined && found.heldUntil <= Date.now());
 			if (found.claimedAt === undefined || !gone) {
 				// `probing K` goes last, with everything else this probe added, in one write.
-				await this.remove(idempotency, added);
+				await row.remove(added);
 				return { ...found, state: found.claimedAt === undefined ? 'unconfirmed' : 'held' };
 			}
 			// Taken over in this turn, so no other run can take it too. This run's mark first, then
@@ -189,10 +192,10 @@ export class IdempotencyKeys {
 			// `probing K` stays, and later probes trust nothing).
 			const takenAt = Math.floor(Date.now() / MINUTE_MS);
 			const mark = markEntries(entries, [takenAt]);
-			await this.record(idempotency, mark, added.length);
+			await row.record(idempotency, mark, added.length);
 			// The probe may have tested this very mark: it stays.
 			const probed = added.filter((value) => !mark.includes(value));
-			await this.remove(idempotency, [...probed, ...(ended ? [entries.ended] : [])]);
+			await row.remove([...probed, ...(ended ? [entries.ended] : [])]);
 			return {
 				...found,
 				state: 'unconfirmed',
@@ -211,6 +214,7 @@ export class IdempotencyKeys {
 	 * the outcome as unknown).
 	 */
 	private async probeClaim(
+		row: KeysRow,
 		idempotency: IdempotencyKey,
 		entries: ReturnType<typeof entriesOf>,
 		layout: string[],
@@ -233,7 +237,7 @@ export class IdempotencyKeys {
 			entries.ended,
 			entries.probing,
 		];
-		const absent = await this.record(idempotency, probes);
+		const absent = await row.record(idempotency, probes);
 		const added = probes.filter((value) => absent.has(value));
 		const cutShort = !absent.has(entries.probing);
 		const ended = !absent.has(entries.ended);
@@ -251,7 +255,7 @@ export class IdempotencyKeys {
 				),
 			);
 			const minuteProbes = minutes.map(entries.claimedAt);
-			const absentMinutes = await this.record(idempotency, minuteProbes, added.length);
+			const absentMinutes = await row.record(idempotency, minuteProbes, added.length);
 			added.push(...minuteProbes.filter((value) => absentMinutes.has(value)));
 			const marked = minutes.filter((minute) => !absentMinutes.has(entries.claimedAt(minute)));
 			// A period whose minute entries were pushed out of the row (Keys to Keep): its first minute
@@ -288,12 +292,12 @@ export class IdempotencyKeys {
 		kept: number[],
 	): Promise<LockOutcome<number>> {
 		const entries = entriesOf(idempotency.key, layout);
-		return await this.locked(async () => {
+		return await this.locked(async (row) => {
 			const minute = Math.floor(Date.now() / MINUTE_MS);
-			await this.record(idempotency, markEntries(entries, [minute]));
+			await row.record(idempotency, markEntries(entries, [minute]));
 			// Cut short here, both marks stay: the later one still tells the latest sign of life.
 			if (previous !== undefined && previous !== minute)
-				await this.remove(idempotency, marksToTakeOut(entries, [previous], [...kept, minute]));
+				await row.remove(marksToTakeOut(entries, [previous], [...kept, minute]));
 			return minute;
 		});
 	}
@@ -302,9 +306,9 @@ export class IdempotencyKeys {
 	 * any more, so another run need not wait out its lease. Its last mark goes in with the end. */
 	async ended(idempotency: IdempotencyKey, layout: string[]): Promise<LockOutcome<void>> {
 		const entries = entriesOf(idempotency.key, layout);
-		return await this.locked(async () => {
+		return await this.locked(async (row) => {
 			const minute = Math.floor(Date.now() / MINUTE_MS);
-			await this.record(idempotency, [...markEntries(entries, [minute]), entries.ended]);
+			await row.record(idempotency, [...markEntries(entries, [minute]), entries.ended]);
 		});
 	}
 
@@ -315,8 +319,8 @@ export class IdempotencyKeys {
 		batch: string,
 	): Promise<LockOutcome<void>> {
 		const entries = entriesOf(idempotency.key, layout);
-		return await this.locked(async () => {
-			await this.record(idempotency, [entries.batchAccepted(batch)]);
+		return await this.locked(async (row) => {
+			await row.record(idempotency, [entries.batchAccepted(batch)]);
 		});
 	}
 
@@ -328,9 +332,9 @@ export class IdempotencyKeys {
 		markedMinutes: number[],
 	): Promise<LockOutcome<void>> {
 		const entries = entriesOf(idempotency.key, layout);
-		return await this.locked(async () => {
+		return await this.locked(async (row) => {
 			const batches = layout.length > 1 ? layout.map(entries.batchAccepted) : [];
-			await this.remove(idempotency, [
+			await row.remove([
 				entries.pending,
 				...markEntries(entries, markedMinutes),
 				entries.layout,
@@ -347,9 +351,9 @@ export class IdempotencyKeys {
 		markedMinutes: number[],
 	): Promise<LockOutcome<void>> {
 		const entries = entriesOf(idempotency.key, layout);
-		return await this.locked(async () => {
+		return await this.locked(async (row) => {
 			// `claimed` in the same write as the rest: nothing is left that looks used.
-			await this.remove(idempotency, [
+			await row.remove([
 				entries.claimed,
 				entries.pending,
 				...markEntries(entries, markedMinutes),

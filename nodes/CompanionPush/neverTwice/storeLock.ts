@@ -5,6 +5,7 @@ import type { IExecuteFunctions } from 'n8n-workflow';
 
 import { oneAtATime } from '../helpers/oneAtATime';
 import { processState, timings } from '../processState';
+import { pauseUnlessStopped } from './pause';
 
 /*
  * A lock over n8n's processed-data store, so that the Idempotency Keys' rows of a workflow are read
@@ -36,7 +37,7 @@ const TURNS = 3;
 
 export type LockOutcome<T> = { ok: true; value: T } | { ok: false; reason: string };
 
-const storeFailure = (error: unknown) =>
+export const storeFailure = (error: unknown) =>
 	`n8n's processed-data store failed: ${(error as Error).message}`;
 
 const CONFLICT =
@@ -187,12 +188,8 @@ class Lease {
 
 	private async renewWhileHeld(): Promise<void> {
 		for (let count = 1; !this.lost; count++) {
-			try {
-				await sleep(timings().storeLockBudgetMs / RENEWALS_PER_LEASE, this.stopped.signal);
-			} catch {
-				return;
-			}
-			if (this.stopped.signal.aborted) return; // n8n 1.x's sleep takes no signal
+			const pause = timings().storeLockBudgetMs / RENEWALS_PER_LEASE;
+			if (await pauseUnlessStopped(pause, this.stopped.signal)) return;
 			this.renewal = this.renew(count);
 			await this.renewal;
 		}

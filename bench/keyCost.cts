@@ -1,0 +1,280 @@
+/**
+ * The keys suite (row 18): what a keyed event costs by the number of Idempotency Keys kept.
+ * - In a node run: the Companion Push Send of one keyed event per execution (its own key, Keys to
+ *   Keep set to the row's size), executions `atOnce` at a time through n8n-core's engine in this
+ *   process (devkit/engine.cts), against the in-process sandbox; n8n's processed-data store is the
+ *   stand-in (devkit/processedData.cts, which reads and rewrites the whole row at every call, as n8n
+ *   does), its row filled first with `kept` used keys. The same executions without a key give the
+ *   node's own cost.
+ * - In the store alone: the claim and the confirmation (neverTwice/idempotencyKeys.ts), one event
+ *   at a time and `atOnce` at a time, with the statements each makes on the keys' row and the lock's.
+ * A real database adds its reads and writes of the row (docs/scaling-out.md has those figures).
+ *
+ * `npm run bench -- --only keys`, or alone for the store figures:
+ * `npx ts-node --transpile-only bench/keyCost.cts [--kept 5000,50000] [--events 200] [--concurrency 1,20]`
+ */
+import '../devkit/env.cts';
+
+import { performance } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
+
+import { IdempotencyKeys } from '../nodes/CompanionPush/neverTwice/idempotencyKeys';
+import type { IdempotencyKey } from '../nodes/CompanionPush/neverTwice/idempotencyKeys';
+import { resetProcessState } from '../nodes/CompanionPush/processState';
+import { CompanionPush } from '../nodes/CompanionPush/CompanionPush.node';
+import type { Sandbox } from '../sandbox/index.cts';
+import { registerNodeType, runNode } from '../devkit/engine.cts';
+import { storeFor } from '../devkit/fixtures.cts';
+import { MemoryProcessedData, processedDataStore } from '../devkit/processedData.cts';
+import { storeContext } from '../test/harness/keys.cts';
+import { BODY, med, ratio, spread, TITLE } from './measure.cts';
+import { fmtK, verdictOf } from './report.cts';
+import type { Figure, SuiteReport } from './report.cts';
+
+const ACTION_TYPE = 'bench.keys.companionPush';
+registerNodeType(ACTION_TYPE, new CompanionPush());
+
+export const FULL_KEY_SCALE = {
+	/** Used keys in the row before the events. */
+	kept: [5_000, 50_000],
+	/** Keyed events (executions) per run, and how many run at once. */
+	events: 300,
+	atOnce: 20,
+	/** Store-only events per size. */
+	storeEvents: 200,
+	reps: 5,
+};
+export type KeyScale = typeof FULL_KEY_SCALE;
+const KEY_GOAL = 2;
+
+export interface KeyCost {
+	kept: number;
+	concurrency: number;
+	events: number;
+	/** Wall time per event (ms). */
+	msPerEvent: number;
+	/** Statements per event on the keys' row: its reads, and its rewrites (INSERT or UPDATE). */
+	keysRowReads: number;
+	keysRowWrites: number;
+	/** Statements per event on the lock's row (reads, writes, deletes). */
+	lockStatements: number;
+	/** Entries of the keys' row at the end. */
+	rowEntries: number;
+}
+
+const WORKFLOW = 'wf-bench';
+const NODE = 'n-bench';
+
+/** `events` keyed events (claim, then confirm), `concurrency` at a time, after `kept` used keys. */
+export async function measureKeyCost(
+	kept: number,
+	events: number,
+	concurrency: number,
+): Promise<KeyCost> {
+	resetProcessState();
+	const store = new MemoryProcessedData();
+	const { context } = storeContext(store, { workflowId: WORKFLOW, nodeId: NODE });
+	const keys = new IdempotencyKeys(context);
+	const keyOf = (name: string): IdempotencyKey => ({ key: name, scope: 'node', keysToKeep: kept });
+	// The row as `kept` earlier events left it: each a `claimed` entry (claimed and confirmed).
+	const earlier = Array.from({ length: kept }, (_, index) =>
+		JSON.stringify(['claimed', `old-${index}`]),
+	);
+	await store.checkProcessedAndRecord(
+		earlier,
+		'node',
+		{ workflow: { id: WORKFLOW, active: true }, node: { id: NODE } as never },
+		{ mode: 'entries', maxEntries: kept + 10_000 },
+	);
+	store.calls.length = 0;
+	const statements = { keysReads: 0, keysWrites: 0, lock: 0 };
+	store.stall = (statement) => {
+		if (statement.row.endsWith(`n:${NODE}`)) {
+			if (statement.kind === 'select') statements.keysReads++;
+			else statements.keysWrites++;
+		} else statements.lock++;
+		return undefined;
+	};
+	const event = async (index: number) => {
+		const idempotency = keyOf(`order-${index}: shipped`);
+		const layout = [`batch-${index}`];
+		const claim = await keys.claim(idempotency, layout);
+		if (claim.state !== 'claimed') throw new Error(`event ${index}: ${claim.state}`);
+		const confirmed = await keys.confirm(idempotency, layout, claim.markedMinutes);
+		if (!confirmed.ok) throw new Error(`event ${index}: ${confirmed.reason}`);
+	};
+	const startedAt = performance.now();
+	let next = 0;
+	await Promise.all(
+		Array.from({ length: concurrency }, async () => {
+			while (next < events) await event(next++);
+		}),
+	);
+	const elapsed = performance.now() - startedAt;
+	return {
+		kept,
+		concurrency,
+		events,
+		msPerEvent: elapsed / events,
+		keysRowReads: statements.keysReads / events,
+		keysRowWrites: statements.keysWrites / events,
+		lockStatements: statements.lock / events,
+		rowEntries: store.entries(WORKFLOW, `n:${NODE}`).length,
+	};
+}
+
+/** The row of the engine's node under test (devkit/engine.cts: workflow wf-test, node n-test). */
+const ENGINE_ROW = { workflow: { id: 'wf-test', active: true }, node: { id: 'n-test' } as never };
+
+/** `events` executions of a Send of one item (one recipient), `atOnce` at a time; with `kept`, each
+ * under its own Idempotency Key, after `kept` used keys: wall time per execution (ms). */
+async function nodeEvents(
+	sandbox: Sandbox,
+	scale: KeyScale,
+	run: string,
+	kept?: number,
+): Promise<number> {
+	const store = await processedDataStore();
+	store.reset();
+	if (kept !== undefined) {
+		const earlier = Array.from({ length: kept }, (_, index) =>
+			JSON.stringify(['claimed', `old-${index}`]),
+		);
+		await store.checkProcessedAndRecord(earlier, 'node', ENGINE_ROW, {
+			mode: 'entries',
+			maxEntries: kept + 10_000,
+		});
+	}
+	const credentials = storeFor(sandbox);
+	const users = sandbox.orgs.primary.userIds;
+	const event = async (index: number) => {
+		const options =
+			kept === undefined
+				? {}
+				: { idempotencyKey: `${run}-order-${index}: shipped`, keysToKeep: kept };
+		const result = await runNode({
+			type: ACTION_TYPE,
+			credentials,
+			items: [{ userId: users[index % users.length] }],
+			parameters: {
+				resource: 'notification',
+				operation: 'send',
+				title: TITLE,
+				body: BODY,
+				audience: 'userIds',
+				userIds: '={{ $json.userId }}',
+				sendMode: 'perItem',
+				options,
+			},
+		});
+		const json = result.items[0]?.json;
+		if (result.error || typeof json?.id !== 'string')
+			throw new Error(`event ${index}: ${result.error?.message ?? JSON.stringify(json)}`);
+	};
+	const startedAt = performance.now();
+	let next = 0;
+	await Promise.all(
+		Array.from({ length: scale.atOnce }, async () => {
+			while (next < scale.events) await event(next++);
+		}),
+	);
+	const perEvent = (performance.now() - startedAt) / scale.events;
+	store.reset();
+	return perEvent;
+}
+
+export interface KeyRun {
+	/** Per execution (ms): without a key, and with one at each size kept. */
+	keyless: number;
+	keyed: Record<number, number>;
+}
+
+export async function runKeySuite(
+	sandbox: Sandbox,
+	scale: KeyScale,
+	log: (line: string) => void = () => {},
+) {
+	const started = Date.now();
+	// Warm-up (not counted): loads and compiles every path once.
+	await nodeEvents(sandbox, { ...scale, events: scale.atOnce }, 'warm-up', scale.kept[0]);
+	const runs: KeyRun[] = [];
+	for (let rep = 0; rep < scale.reps; rep++) {
+		log(
+			`rep ${rep + 1}/${scale.reps}: ${scale.events} keyed events at ${scale.kept.join(', ')} keys kept`,
+		);
+		const keyed: Record<number, number> = {};
+		for (const kept of scale.kept)
+			keyed[kept] = await nodeEvents(sandbox, scale, `r${rep}-${kept}`, kept);
+		runs.push({ keyless: await nodeEvents(sandbox, scale, `r${rep}`), keyed });
+	}
+	const store: KeyCost[] = [];
+	for (const concurrency of [1, scale.atOnce])
+		for (const kept of scale.kept)
+			store.push(await measureKeyCost(kept, scale.storeEvents, concurrency));
+	return { scale, runs, store, totalMs: Date.now() - started };
+}
+export type KeyResults = Awaited<ReturnType<typeof runKeySuite>>;
+
+export function keyFiguresOf(results: KeyResults): SuiteReport {
+	const { scale, runs, store } = results;
+	const [small, large] = [scale.kept[0], scale.kept[scale.kept.length - 1]];
+	const ms2 = (value: number) => `${value.toFixed(1)} ms`;
+	const perSize = (kept: number) => med(runs, (run) => run.keyed[kept]);
+	const growth = runs.map((run) => run.keyed[large] / run.keyed[small]);
+	const ok = med(growth, (value) => value) <= KEY_GOAL;
+	const storeLine = store
+		.map(
+			(cost) =>
+				`${fmtK(cost.kept)} kept, ${cost.concurrency} at once: ${ms2(cost.msPerEvent)} per event, ${cost.keysRowWrites.toFixed(2)} rewrites of the keys' row and ${cost.lockStatements.toFixed(2)} statements on the lock's`,
+		)
+		.join('; ');
+	const name = `Keyed events, ${scale.atOnce} executions at once in one process (in-process engine and store)`;
+	const figures: Figure[] = [
+		{
+			row: '18',
+			figure: `${name}: time per keyed event at ${fmtK(large)} keys kept / at ${fmtK(small)}`,
+			measured: `${spread(growth, ratio)}: ${ms2(perSize(large))} vs ${ms2(perSize(small))} per execution; without a key ${ms2(med(runs, (run) => run.keyless))}`,
+			goal: `<= ${KEY_GOAL}x`,
+			verdict: verdictOf(ok),
+			how: `${scale.reps} runs of ${scale.events} executions (Send, one item, one recipient, its own Idempotency Key, Keys to Keep = the size) ${scale.atOnce} at a time through n8n-core's engine in the bench's process, against the in-process sandbox; n8n's processed-data store is devkit/processedData.cts (every call reads and rewrites the whole row, as n8n's does; no database round trip), its row filled first with the kept keys; the same executions without a key for the node's own cost; wall time over the executions, ratio per run, median (min–max).`,
+		},
+		{
+			row: '18',
+			figure: `${name}: the store alone`,
+			measured: storeLine,
+			goal: '—',
+			verdict: '—',
+			how: `IdempotencyKeys' claim and confirmation only (${scale.storeEvents} events per case) over the same store, one at a time and ${scale.atOnce} at a time in one process; statements counted by the store (a rewrite: an INSERT or UPDATE).`,
+		},
+	];
+	const misses = ok
+		? []
+		: [
+				`Row 18 (${ratio(med(growth, (value) => value))}): every call to n8n's store reads and rewrites the whole row, so the keys' part of an event grows with the keys kept; the events waiting at once share one turn of writes (the store alone: ${storeLine}).`,
+			];
+	const setup = [
+		`- Keys (row 18): the in-process engine and sandbox, the store stand-in; ${scale.reps} runs after a warm-up. ${(results.totalMs / 1000).toFixed(0)} s.`,
+	];
+	return { figures, misses, setup };
+}
+
+if (require.main === module) {
+	const { values } = parseArgs({
+		options: {
+			kept: { type: 'string', default: '5000,50000' },
+			events: { type: 'string', default: '200' },
+			concurrency: { type: 'string', default: '1,20' },
+		},
+	});
+	void (async () => {
+		for (const concurrency of values.concurrency.split(',').map(Number))
+			for (const kept of values.kept.split(',').map(Number)) {
+				const cost = await measureKeyCost(kept, Number(values.events), concurrency);
+				console.log(
+					`kept ${cost.kept}, ${cost.concurrency} at once: ${cost.msPerEvent.toFixed(2)} ms per event; ` +
+						`keys' row ${cost.keysRowReads.toFixed(2)} reads + ${cost.keysRowWrites.toFixed(2)} writes, ` +
+						`lock row ${cost.lockStatements.toFixed(2)} statements per event; row ${cost.rowEntries} entries`,
+				);
+			}
+	})();
+}

@@ -1,0 +1,71 @@
+/**
+ * The leases of Idempotency Keys (the claim's, neverTwice/claimLease.ts, and the store lock's,
+ * neverTwice/storeLock.ts) stop renewing when they end. On n8n 1.x `sleep` takes no abort signal:
+ * there, a lease that slept its whole renewal interval (a quarter lease: 15 s for a claim) kept a
+ * timer running long after its event ended. Here `sleep` is n8n 1.x's: a lease's timers must be
+ * gone shortly after its end.
+ */
+import { ClaimLease } from '../../nodes/CompanionPush/neverTwice/claimLease';
+import type { IdempotencyKeys } from '../../nodes/CompanionPush/neverTwice/idempotencyKeys';
+import { withStoreLock } from '../../nodes/CompanionPush/neverTwice/storeLock';
+import { resetProcessState } from '../../nodes/CompanionPush/processState';
+import { MINUTE_MS } from '../../nodes/CompanionPush/helpers/time';
+import { MemoryProcessedData, storeContext } from '../harness/index.cts';
+
+/** The sleeps under way: n8n 1.x's sleep, a timer whatever signal it is given. */
+const sleeping = new Set<number>();
+jest.mock('n8n-workflow', () => ({
+	...jest.requireActual('n8n-workflow'),
+	sleep: async (ms: number) => {
+		const id = Math.random();
+		sleeping.add(id);
+		await new Promise((resolve) => setTimeout(resolve, ms));
+		sleeping.delete(id);
+	},
+}));
+
+const settle = async (ms: number) => await new Promise((resolve) => setTimeout(resolve, ms));
+
+describe("a lease's timers end with it, with n8n 1.x's sleep", () => {
+	beforeEach(() => {
+		resetProcessState();
+		sleeping.clear();
+	});
+
+	test("a claim's lease, ended right after its claim: no timer left 0.5 s later (it renews every 15 s)", async () => {
+		const renewals: number[] = [];
+		const keys = {
+			renew: async () => {
+				renewals.push(Date.now());
+				return { ok: true, value: Math.floor(Date.now() / MINUTE_MS) };
+			},
+		} as unknown as IdempotencyKeys;
+		const nowMinute = Math.floor(Date.now() / MINUTE_MS);
+		const lease = new ClaimLease(keys, { key: 'k', scope: 'node', keysToKeep: 10 }, ['batch'], {
+			state: 'claimed',
+			claimedAt: nowMinute * MINUTE_MS,
+			markedMinutes: [nowMinute],
+			acceptedBatches: new Set(),
+			sameLayout: true,
+		});
+		await settle(50);
+		expect(sleeping.size).toBe(1); // it waits for its first renewal
+		await lease.end();
+		await settle(500);
+		expect(sleeping.size).toBe(0);
+		expect(renewals).toEqual([]);
+	});
+
+	test("the store lock's lease, given back after its work: no timer left 0.5 s later (it renews every 5 s)", async () => {
+		const store = new MemoryProcessedData();
+		const { context } = storeContext(store);
+		const outcome = await withStoreLock(context, async () => {
+			await settle(50);
+			expect(sleeping.size).toBe(1); // the lease waits for its first renewal
+			return 'worked';
+		});
+		expect(outcome).toEqual({ ok: true, value: 'worked' });
+		await settle(500);
+		expect(sleeping.size).toBe(0);
+	});
+});
