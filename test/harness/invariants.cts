@@ -41,6 +41,8 @@ export const NAMES_WHAT_FAILED = new RegExp(
 
 /** An error that stands for a send whose id could not be told: registered or maybe registered. */
 export const OUTCOME_WITHOUT_ID = /outcome is unknown|accepted, not re-sent/;
+/** Why a lookup that read nothing like its send could not prove it absent (lookup.ts). */
+const NOT_SHOWN_UP_TO_DATE = 'nothing shows the list is up to date';
 
 export interface ReportedError {
 	/** message and description */
@@ -247,8 +249,10 @@ export class Attribution {
 	private readonly sends = new Map<string, LoggedSend>();
 	/** Ids some output or error named: the process holds them (a lookup never takes them). */
 	private readonly reported = new Set<string>();
-	/** Items that ended unknown, by reason: the list was not informative, or a twin was there. */
-	readonly unknown = { notInformative: 0, twin: 0 };
+	/** Items that ended unknown, by reason: the list was not informative, nothing showed it up to date
+	 * (no send of the process made after the lost answer was listed in time; `reasonNotShown`: an
+	 * item a stopping error names with its message only, which may be that), or a twin was there. */
+	readonly unknown = { notInformative: 0, notShownUpToDate: 0, reasonNotShown: 0, twin: 0 };
 	/** Items of earlier runs that ended unknown and were not resolved since, with their recipients
 	 * when known. */
 	private unresolved: Array<IntendedSend & { recipients?: string[] }> = [];
@@ -330,6 +334,16 @@ export class Attribution {
 			if (intended) endedUnknown.push({ ...intended, recipients });
 			if (!conditions.informative) {
 				this.unknown.notInformative++;
+				continue;
+			}
+			// The lookup read nothing like it, but no later send of the process proved the list up to
+			// date: unknown by the rule, whatever the list would have shown later.
+			if (error.text.includes(NOT_SHOWN_UP_TO_DATE)) {
+				this.unknown.notShownUpToDate++;
+				continue;
+			}
+			if (error.text === error.message) {
+				this.unknown.reasonNotShown++;
 				continue;
 			}
 			const sameMessage = (
