@@ -42,12 +42,12 @@ import {
  *   started after the loss, or any send (another client's too) whose creation time is later than
  *   the loss on the API's clock: the loss's moment plus how far ahead the API's clock is at most,
  *   from the newest own send listed with a zoned creation time (registry.ts), each creation time
- *   taken at the precision the API writes it with. The reading that decides also
- *   starts `lookupSettleMs` after the loss at least (an API may register a send a moment after it
- *   answered 5xx for it). No such send listed within
- *   `lookupEvidenceWaitMs` (of the lookup's start, or of the going out of a send of this process
- *   made after the loss and not listed yet): unknown (a quiet organization, a list lagging longer than that). How
- *   late this API lists sends is measured and quoted, never taken as proof: a lag may grow;
+ *   taken at the precision the API writes it with. The reading that decides also starts
+ *   `lookupSettleMs` after the loss at least (an API may register a send a moment after it
+ *   answered 5xx for it). No such send listed within `lookupEvidenceWaitMs` of the lookup's start
+ *   (or of the going out of a send of this process made after the loss and not listed yet):
+ *   unknown (a quiet organization, a list lagging longer than that). How late this API lists sends
+ *   is measured and quoted, never taken as proof: a lag grows when the API is loaded;
  * - anything else (two candidates, a candidate whose recipients or time the API does not show, a
  *   list that repeats itself before reaching the window's start): unknown.
  * A creation time without a zone (see helpers/time.ts) places nothing: such a send is never ours by
