@@ -39,6 +39,9 @@ export const NAMES_WHAT_FAILED = new RegExp(
 	].join('|'),
 );
 
+/** The sends a stopping error counts without naming them: "Already sent ...: a, b and 3 more." */
+const COUNTED_NOT_NAMED = /Already sent[^:]*\(not repeated\):[^.]*? and (\d+) more\./g;
+
 /** An error that stands for a send whose id could not be told: registered or maybe registered. */
 export const OUTCOME_WITHOUT_ID = /outcome is unknown|accepted, not re-sent/;
 /** Why a lookup that read nothing like its send could not prove it absent (lookup.ts). */
@@ -171,6 +174,7 @@ export class SendLedger {
 		const errors = errorsOf(result);
 		const outputIds = new Set(result.outputs.flat().map((item) => item.json.id));
 		const problems: string[] = [];
+		const notNamed: LoggedSend[] = [];
 
 		for (const send of registered) {
 			this.registered++;
@@ -190,11 +194,18 @@ export class SendLedger {
 						OUTCOME_WITHOUT_ID.test(error.text) && error.items.some((item) => items.includes(item)),
 				);
 			this.checks++;
-			if (!reported)
+			if (!reported) notNamed.push(send);
+		}
+		// A stopping error names 20 sends at most and counts the rest ("... and 3 more."): those
+		// counted were told too, as many as it counts.
+		const counted = errors
+			.flatMap((error) => [...error.text.matchAll(COUNTED_NOT_NAMED)])
+			.reduce((sum, [, more]) => sum + Number(more), 0);
+		if (notNamed.length > counted)
+			for (const send of notNamed)
 				problems.push(
 					`send ${send.id} ("${send.title}") was registered but the workflow was not told`,
 				);
-		}
 		for (const error of errors) {
 			this.errors++;
 			this.checks++;
