@@ -158,6 +158,9 @@ describe('exact or unknown: a list of sends that lags', () => {
 			const listReads = count(sandbox, SEND_LIST);
 			const running = runOnce(run);
 			await until(() => count(sandbox, SEND_LIST) > listReads);
+			// The API dates its answers in whole seconds: a send made within a second of the loss may
+			// not be placed after it.
+			await wait(1_100);
 			await sendAsAnotherClient(sandbox, [userId], { title: 'Another client' });
 			return await running;
 		};
@@ -210,6 +213,30 @@ describe('exact or unknown: a list of sends that lags', () => {
 			const [item] = jsonOf(result.items);
 			expect(item.error).toBe(UNKNOWN);
 			expect(item.errorDescription).toContain("the API's clock is not known yet");
+		});
+
+		test("the API's clock stepped 60 s ahead since the send of this process listed before, and another client's send made before the loss: not taken as made after it; the registered one found, sent once", async () => {
+			sandbox.configure({ listLagMs: LAG_MS });
+			useShortTimings({ lookupSettleMs: SETTLE_MS, lookupEvidenceWaitMs: 4 * LAG_MS });
+			const credentials = storeFor(sandbox);
+			await runOnce(
+				sendRun(sandbox, [{ userId: users[5] }], { title: 'Earlier' }, { credentials }),
+			);
+			await wait(LAG_MS + 100);
+			// The step, then another client's send, listed by the time of the loss.
+			await sendAsAnotherClient(sandbox, [users[1]], { title: 'Another client' }, 60_000);
+			sandbox.configure({ clockOffsetMs: 60_000 });
+			await wait(LAG_MS + 100);
+
+			sandbox.addFault({ endpoint: SEND, kind: 'resetAfter' });
+			const result = await runOnce(sendRun(sandbox, [{ userId: users[0] }], {}, { credentials }));
+
+			expect(postsTo(users[0]).map((entry) => entry.status)).toEqual([0]);
+			expectEachOnce(sandbox, [users[0], users[1], users[5]]);
+			expect(jsonOf(result.items)[0]).toMatchObject({
+				id: registeredSends(sandbox).find((send) => send.userIds.includes(users[0]))!.id,
+				recoveredAfter: 'ECONNRESET',
+			});
 		});
 	});
 });

@@ -41,8 +41,9 @@ import {
  *   ours did, if ours did, so a list that shows it shows ours. It is either a send this process
  *   started after the loss, or any send (another client's too) whose creation time is later than
  *   the loss on the API's clock: the loss's moment plus how far ahead the API's clock is at most,
- *   from the newest own send listed with a zoned creation time (registry.ts), each creation time
- *   taken at the precision the API writes it with. The reading that decides also starts
+ *   the larger of two bounds (from the newest own send listed with a zoned creation time, see
+ *   registry.ts, and from the reading's Date header), each creation time taken at the precision
+ *   the API writes it with. The reading that decides also starts
  *   `lookupSettleMs` after the loss at least (an API may register a send a moment after it
  *   answered 5xx for it). No such send listed within `lookupEvidenceWaitMs` of the lookup's start
  *   (or of the going out of a send of this process made after the loss and not listed yet):
@@ -106,6 +107,9 @@ interface Reading {
 	/** The latest creation time (with a zone) of the sends read, less its precision: a send the API
 	 * made this late on its clock, at least, was listed. */
 	newestCreatedAtLeast?: number;
+	/** How far ahead of n8n's clock the API's clock was at most when the reading began, from its
+	 * first page's Date header (whole seconds, so plus 1 s, less the moment the request went out). */
+	apiClockAheadAtMostByDate?: number;
 }
 
 /** A page of the list read after `notBefore` (n8n's clock): one that another lookup of this run
@@ -115,19 +119,23 @@ async function pageReadAfter(
 	skip: number,
 	notBefore: number,
 	itemIndex?: number,
-): Promise<SendListPage> {
+): Promise<{ page: SendListPage; startedAt: number }> {
 	let pages = processState.listPagesRead.get(context);
 	if (!pages) processState.listPagesRead.set(context, (pages = new Map()));
 	const shared = pages.get(skip);
-	if (shared && shared.startedAt >= notBefore) return await shared.page;
+	if (shared && shared.startedAt >= notBefore)
+		return { page: await shared.page, startedAt: shared.startedAt };
 	const read = {
 		startedAt: Date.now(),
 		page: listNotificationsPage(context, skip, PAGE_SIZE, itemIndex),
 	};
 	pages.set(skip, read);
 	read.page.catch(() => pages.get(skip) === read && pages.delete(skip));
-	return await read.page;
+	return { page: await read.page, startedAt: read.startedAt };
 }
+
+/** A Date header counts whole seconds: the API's clock was up to this much later. */
+const DATE_HEADER_PRECISION_MS = 1_000;
 
 /**
  * The window on the API's clock (`serverTimeMs`, the Date header of a page; n8n's clock when the API
@@ -165,9 +173,12 @@ async function readBackToWindow(
 	let skip = 0;
 	let pagesWithNothingNew = 0;
 	let newestCreatedAtLeast: number | undefined;
-	const read = () => ({ candidates, ...window!, newestCreatedAtLeast });
+	let apiClockAheadAtMostByDate: number | undefined;
+	const read = () => ({ candidates, ...window!, newestCreatedAtLeast, apiClockAheadAtMostByDate });
 	for (let pages = 1; ; pages++) {
-		const page = await pageReadAfter(context, skip, notBefore, lookup.itemIndex);
+		const { page, startedAt } = await pageReadAfter(context, skip, notBefore, lookup.itemIndex);
+		if (window === undefined && page.serverTimeMs !== undefined)
+			apiClockAheadAtMostByDate = page.serverTimeMs + DATE_HEADER_PRECISION_MS - startedAt;
 		window ??= windowOf(lookup, page.serverTimeMs);
 		const { windowStart, windowEnd } = window;
 		if (page.items.length === 0) return read();
@@ -336,7 +347,7 @@ function notProvenCurrent(
 	const others =
 		apiClockAheadAtMost(context) === undefined
 			? "no other send can be placed after it: the API's clock is not known yet (no send of this process listed with a creation time that has a time zone)"
-			: 'nor any other send made after it by its creation time';
+			: "nor any other send made after it by its creation time, on the API's clock as this process's sends and the list's Date header place it";
 	const laterSends =
 		newestUnlistedSentAt === undefined
 			? `no send of this process made after it was listed within ${seconds(waitedMs)}, ${others}`
@@ -373,8 +384,14 @@ export async function lookUpSend(
 		const { firstListedAt, newestUnlistedSentAt } = watchSendsMadeSince(context, lostBy);
 		if (firstListedAt !== undefined)
 			evidenceSeenAt = Math.min(evidenceSeenAt ?? now, firstListedAt);
-		// Any send the API made after the loss on its clock, listed in this reading.
-		const aheadAtMost = apiClockAheadAtMost(context);
+		// Any send the API made after the loss on its clock, listed in this reading. The API's clock is
+		// bounded twice, from the newest own send listed and from this reading's Date header: the
+		// larger bound holds if either does (a clock stepped since that send; a Date header written
+		// by another machine than the one that stamps the sends).
+		const bySends = apiClockAheadAtMost(context);
+		const byDate = reading.apiClockAheadAtMostByDate;
+		const aheadAtMost =
+			bySends === undefined || byDate === undefined ? undefined : Math.max(bySends, byDate);
 		if (
 			aheadAtMost !== undefined &&
 			reading.newestCreatedAtLeast !== undefined &&
