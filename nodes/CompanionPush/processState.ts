@@ -20,6 +20,7 @@ import type { SendListPage } from './transport/schemas';
  * | postsInFlight | the sends of this process whose answer has not come yet, with their content: a lookup waits for those that look like its own before it decides, so a sibling's send is never taken for its own before the sibling learns its id | only this process's sends have answers still to come here |
  * | unresolvedSends | the sends of this process whose outcome stayed unknown lately, with their content (bounded, oldest forgotten first): a send exactly like one of them that another send's lookup finds may be that one, so it proves nothing (the outcome is unknown) | a send of another process is told apart by its content and creation time only; where it cannot be, the outcome is unknown |
  * | sentTexts | the title and body of the sends this process made or recovered lately (bounded, oldest forgotten first), by id: what the list shows of them tells how this API stores texts | only this process's own sends are compared with what it sent |
+ * | listings | when each send this process made lately went out, when a reading of the list first showed it, and how far ahead of n8n's clock its creation time puts the API's clock at most (bounded, oldest forgotten first), per credential: what a lookup after a lost answer takes as proof that the list is current past that answer (transport/safeSend/lookup.ts): a send of this process made after it and since listed, or any send listed whose creation time is later than the answer's loss on the API's clock; and how late this API lists sends (quoted, never decisive) | each process bounds the API's clock and the list's currency from its own sends only; another process's sends count as sends listed, placed by their creation time; without a bound of its own a lookup waits for its own evidence, then ends "unknown" |
  * | textEvidence | what the list showed of those texts, per credential: the lengths this API cut them to, and the longest it kept whole; a shorter text in the list counts as ours cut only at a length it was seen to cut ours to (transport/safeSend/match.ts) | each process learns from its own sends; one that has seen none yet reports a shorter text as "unknown" |
  * | keysInFlight | Idempotency Keys this process sent under lately (bounded, oldest forgotten first), with the outcome or its promise: a copy of the key waits for that send's outcome instead of guessing, and names its send | across processes the keys' claim protocol decides (neverTwice/idempotencyKeys.ts) |
  * | paces | how many requests of a credential may be in flight after 429s | each process adapts to the service on its own; N processes start at N x the node's bound and each halves at its first 429 |
@@ -61,10 +62,16 @@ export interface Timings {
 	 * it; beyond, the copy sends nothing and says the outcome is unknown. Only a time a node run may
 	 * wait: the decision comes from the lease. */
 	heldKeyWaitMs: number;
-	/** After a lost answer, the list of sends must show nothing twice, this long apart, before the
-	 * send counts as never made: the API may register a send a moment after it answered 5xx, and
-	 * its list may show a new send a few seconds late. */
+	/** After a lost answer, the least time before the send may count as never made (an API may
+	 * register a send a moment after it answered 5xx for it; the margin the window of a lookup gives
+	 * it too), and how often the lookup reads the list of sends again (five times per this) while it
+	 * waits for its send or for the evidence that proves it absent. */
 	lookupSettleMs: number;
+	/** How long after a lost answer the lookup keeps reading the list for the send, or for the
+	 * evidence that proves it absent (a send made after the answer was lost, since listed: a list
+	 * lagging 30 s shows it 30 s late). Neither by then: the outcome is unknown (never a send). Only a
+	 * time a node run may wait: the decision comes from the list. */
+	lookupEvidenceWaitMs: number;
 	/** The lease of the Idempotency Keys' store lock: its holder renews it several times within this
 	 * while it lives, so a lock found unrenewed this long (plus up to storeLockBreakJitterMs) is taken
 	 * as left by a process that died holding it. A holder keeps it for milliseconds. */
@@ -85,6 +92,7 @@ export const DEFAULT_TIMINGS: Timings = {
 	claimLeaseMs: 60_000,
 	heldKeyWaitMs: 150_000,
 	lookupSettleMs: 10_000,
+	lookupEvidenceWaitMs: 60_000,
 	storeLockBudgetMs: 20_000,
 	storeLockBreakJitterMs: 5_000,
 };
@@ -122,6 +130,22 @@ export interface UnresolvedSend {
 	triedAt: number;
 }
 
+/** When a send of this process went out and when the list first showed it (n8n's clock). */
+export interface SendListing {
+	/** A moment before its request went out (it went out then or later); undefined when that is not
+	 * known (a send found after a lost answer), so it proves nothing about the list. */
+	sentAt: number | undefined;
+	/** When a reading of the list first showed it; undefined until then. */
+	listedAt?: number;
+	/** Whether lookups read the list for it while it was not listed yet: then `listedAt` measures how
+	 * late the API listed it. */
+	watched?: boolean;
+	/** Once listed with a creation time that has a zone: how far ahead of n8n's clock the API's clock
+	 * was at most (its creation time, plus the precision the API writes it with, minus `sentAt`: the
+	 * API registered it after its request went out). */
+	apiClockAheadAtMostMs?: number;
+}
+
 /** What became of an event sent under an Idempotency Key in this process: every batch accepted (with
  * the send id of each batch's content id), or not; nothing sent at all, or not. */
 export interface KeyedSendOutcome {
@@ -138,6 +162,8 @@ interface ProcessState {
 	unresolvedSends: Map<string, Map<string, UnresolvedSend>>;
 	/** Per credential, by send id. */
 	sentTexts: Map<string, Map<string, { title: string; body: string }>>;
+	/** Per credential, by send id. */
+	listings: Map<string, Map<string, SendListing>>;
 	textEvidence: Map<string, SeenTexts>;
 	keysInFlight: Map<string, Promise<KeyedSendOutcome>>;
 	paces: Map<string, Pace>;
@@ -157,6 +183,7 @@ function freshState(): ProcessState {
 		postsInFlight: new Map(),
 		unresolvedSends: new Map(),
 		sentTexts: new Map(),
+		listings: new Map(),
 		textEvidence: new Map(),
 		keysInFlight: new Map(),
 		paces: new Map(),

@@ -2,15 +2,16 @@
  * "Never twice" in a real n8n 2.41.1, counted in the sandbox's request log: every user of a run
  * gets exactly one accepted send (202) of the intended message, whatever n8n does again.
  * One `n8n start` for the file (restarted after each SIGKILL):
- * - manual runs through n8n's REST API: Retry On Fail after a 5xx outage that outlasts the node's
- *   own retries, and after a one-time 403; what an Idempotency Key costs per send (measured,
+ * - manual runs through n8n's REST API: a 5xx outage, alone and while another execution sends,
+ *   and Retry On Fail after a one-time 403; what an Idempotency Key costs per send (measured,
  *   printed, not asserted).
  * - published webhook workflows: a failed execution retried through
  *   n8n's REST API (`POST /rest/executions/:id/retry`, with the saved and with the current
  *   workflow); the ERP example's webhook receiving the same event twice, with an Idempotency Key;
  *   n8n killed in the middle of a 200-item run with Idempotency Keys, then the same items again;
  *   and a crash after a key was claimed and before its send was registered: the next run finds
- *   the claim unconfirmed, looks for the send, and sends it.
+ *   the claim unconfirmed, looks for the send, and sends it once another send of that n8n is
+ *   listed (a 5xx with nothing else sent ends "unknown" and is not sent again).
  */
 import { randomUUID } from 'node:crypto';
 
@@ -178,6 +179,12 @@ describe('never twice in a real n8n', () => {
 						withRetryOnFail(sendEach('Send', `${TAG} retry after 5xx`), 3, 5000),
 					],
 				]),
+				manualWorkflow('ntLaterSend', `${TAG} a later send of the same n8n`, [
+					[
+						itemsNode('One Item', [{ userId: userIds[30] }]),
+						sendEach('Send', `${TAG} a later send`),
+					],
+				]),
 				manualWorkflow('ntRetry403', `${TAG} Retry On Fail after a 403`, [
 					[
 						itemsNode(
@@ -287,26 +294,56 @@ describe('never twice in a real n8n', () => {
 			);
 		}
 
-		test("a 5xx outage from the 3rd send on that outlasts the node's retries: the next try sends only what was not sent", async () => {
-			// The outage lasts until one send has had its 4 tries refused (sends may run in parallel,
-			// so a fixed number of refusals could be spread over several sends and outlast none).
+		/** Starts a 5xx outage from the 3rd send on; resolves once every send it struck was looked up
+		 * (read the list of sends after its 5xx), and ends the outage then. */
+		function outageUntilLookedUp(): { ended: Promise<void>; stop(): void } {
 			sandbox.addFault({ endpoint: SEND, kind: 'status5xx', skip: 2, share: 1 });
-			let executed = false;
-			const outage = (async () => {
-				while (!executed) {
-					if (Object.values(perUser(sendsLogged(sandbox), 503)).some((count) => count >= 4))
-						return sandbox.clearFaults();
+			let stopped = false;
+			const ended = (async () => {
+				while (!stopped) {
+					const log = sandbox.requestLog();
+					const struck = log.filter((entry) => entry.endpoint === SEND && entry.status === 503);
+					const lastStruck = struck.at(-1)?.time ?? Infinity;
+					const listReadAfter = log.some(
+						(entry) => entry.endpoint === 'GET /push-notification/list' && entry.time > lastStruck,
+					);
+					if (struck.length === 3 && listReadAfter) return sandbox.clearFaults();
 					await new Promise((resolve) => setTimeout(resolve, 20));
 				}
 			})();
-			const result = await server!.execute('ntRetry5xx').finally(() => (executed = true));
-			await outage;
-			expectOneSendEach(result, five(0), 503);
-			// After each 5xx the node read the list of sends before trying again.
-			expect(
-				sandbox.requestLog().filter((entry) => entry.endpoint === 'GET /push-notification/list')
-					.length,
-			).toBeGreaterThanOrEqual(4);
+			return { ended, stop: () => (stopped = true) };
+		}
+
+		test('a 5xx outage from the 3rd send on, nothing else sent by this n8n: the struck sends end "unknown", and no try sends them again', async () => {
+			// Nothing shows the list of sends is up to date past a lost answer (no later send of this
+			// n8n is listed), so a send struck by a 5xx may be registered and listed late: not resent.
+			const outage = outageUntilLookedUp();
+			const result = await server!.execute('ntRetry5xx').finally(outage.stop);
+			await outage.ended;
+			expect(result.status).toBe('error');
+			const sends = sendsLogged(sandbox);
+			// Two accepted, three struck once each: Retry On Fail's tries looked them up, sent nothing.
+			expect(statusCounts(sends)).toEqual({ 202: 2, 503: 3 });
+			expect(Object.values(perUser(sends, 503))).toEqual([1, 1, 1]);
+			expect(JSON.stringify(result.error)).toMatch(/the outcome is unknown/);
+		});
+
+		test('a 5xx outage from the 3rd send on, while another execution of this n8n sends: the struck sends proven absent and sent once', async () => {
+			const outage = outageUntilLookedUp();
+			const running = server!.execute('ntRetry5xx').finally(outage.stop);
+			await outage.ended;
+			// A busy n8n: its send made after the lost answers, once listed, proves the list up to date.
+			const later = await server!.execute('ntLaterSend');
+			expect(later.status).toBe('success');
+			const result = await running;
+			expect(result.status).toBe('success');
+			const sends = sendsLogged(sandbox).filter((send) => !targetsOf(send).includes(userIds[30]));
+			expect(acceptedPerUser(sends)).toEqual(oncePerUser(five(0)));
+			expect(statusCounts(sends)).toEqual({ 202: 5, 503: 3 });
+			const ids = acceptedIdByUser(sends);
+			expect(result.items('Send').map((item) => ({ to: item.targetUserIds, id: item.id }))).toEqual(
+				five(0).map((userId) => ({ to: [userId], id: ids[userId] })),
+			);
 		});
 
 		test('a one-time 403 on the 3rd send: the next try sends only what was not sent', async () => {
@@ -386,11 +423,13 @@ describe('never twice in a real n8n', () => {
 			{ loadWorkflow: false, from: 10 },
 			{ loadWorkflow: true, from: 15 },
 		])(
-			"a failed execution (5xx outage from the 3rd send on, longer than the node's retries) retried through the REST API with loadWorkflow: $loadWorkflow sends only what was not sent",
+			'a failed execution (the API refusing every send from the 3rd on) retried through the REST API with loadWorkflow: $loadWorkflow sends only what was not sent',
 			async ({ loadWorkflow, from }) => {
 				const users = five(from);
 				const before = (await rest().listExecutions('ntRetryExecution')).length;
-				sandbox.addFault({ endpoint: SEND, kind: 'status5xx', skip: 2, share: 1 });
+				// A refusal is certainly unsent: the retry sends it (after a 5xx, the outcome would be
+				// unknown with nothing else of this n8n sending, and not sent again).
+				sandbox.addFault({ endpoint: SEND, kind: 'forbidden', skip: 2, share: 1 });
 				await postWebhook('nt-retry-execution', { items: users.map((userId) => ({ userId })) });
 				const [failed] = await finishedExecutions('ntRetryExecution', before + 1);
 				expect(failed.status).toBe('error');
@@ -398,7 +437,7 @@ describe('never twice in a real n8n', () => {
 				// The first two sends to arrive were accepted (which items: sends may run in parallel).
 				const sentBefore = acceptedUsers(failedSends);
 				expect(sentBefore).toHaveLength(2);
-				expect(failedSends.slice(2).every((send) => send.status === 503)).toBe(true);
+				expect(failedSends.slice(2).every((send) => send.status === 403)).toBe(true);
 
 				sandbox.clearFaults();
 				const retried = await rest().call('POST', `/executions/${failed.id}/retry`, {
@@ -596,14 +635,31 @@ describe('never twice in a real n8n', () => {
 				await start();
 			});
 
-			// The key was claimed, its send never registered: the claim is unconfirmed, so the next run
-			// looks for the send in the list, does not find it, and sends it.
-			test('the same event again after the restart: it is sent (once)', async () => {
+			// The key was claimed, its send never registered: once the dead run's lease on the claim has
+			// run out, the next run looks for the send in the list. Another event this n8n sends
+			// meanwhile, once listed, shows the list is up to date: the send is absent, and sent.
+			test('the same event again after the restart, while another event is sent: it is sent (once)', async () => {
+				const listReads = () =>
+					sandbox.requestLog().filter((entry) => entry.endpoint === 'GET /push-notification/list')
+						.length;
+				const readsBefore = listReads();
 				await postWebhook('nt-key-crash', event());
 				// It waits for the dead run's lease on the claim to run out (up to about two minutes).
-				const [rerun] = await finishedExecutions('ntKeyCrash', 2, 240_000);
-				expect(rerun.status).toBe('success');
-				expect(acceptedPerUser(sendsLogged(sandbox))).toEqual({ [userId()]: 1 });
+				await waitFor(
+					'the lookup of the claimed key',
+					() => listReads() > readsBefore,
+					240_000,
+					50,
+				);
+				await postWebhook('nt-key-crash', {
+					items: [{ userId: userIds[401], key: 'order-9002:shipped' }],
+				});
+				const [rerun, other] = await finishedExecutions('ntKeyCrash', 3, 240_000);
+				expect([rerun.status, other.status]).toEqual(['success', 'success']);
+				expect(acceptedPerUser(sendsLogged(sandbox))).toEqual({
+					[userId()]: 1,
+					[userIds[401]]: 1,
+				});
 			});
 		});
 	});

@@ -23,11 +23,14 @@ import { NODE_SANDBOX, useSandbox } from './sandboxes.cts';
 /** The node's default message (sendParameters), for sends meant to look exactly like the node's. */
 export const MESSAGE = { title: 'Shift change', body: 'Your shift starts at 9:00.' };
 
-/** Waits shortened for tests: the list must show nothing twice 600 ms apart before a send counts as
- * absent, a claim another run still holds is waited for 300 ms at most, retries back off from 20 ms. */
+/** Waits shortened for tests: a lookup reads the list every 120 ms, proves a send absent no sooner
+ * than 600 ms after the loss, and waits 2 s at most for a send made after it to be listed (else
+ * "unknown"); a claim another run still holds is waited for 300 ms at most; retries back off from
+ * 20 ms. */
 export function useShortTimings(changes: Parameters<typeof useTimings>[0] = {}): void {
 	useTimings({
 		lookupSettleMs: 600,
+		lookupEvidenceWaitMs: 2_000,
 		heldKeyWaitMs: 300,
 		...changes,
 		retry: { baseDelayMs: 20, maxDelayMs: 100, ...changes.retry },
@@ -148,8 +151,8 @@ export async function sendAsAnotherClient(
 /**
  * Starts `start` and, once it has read the list of sends (its lookup after a lost answer), runs a
  * send of "Another event" to `userId` in the process and with the credential of `like`: a send made
- * after the lost answer, as a busy n8n makes them. Its listing shows the list
- * is up to date past the lost answer. `like` needs its own credential store (`extra.credentials`).
+ * after the lost answer, as a busy n8n makes them. Its listing is what proves a send absent (in a
+ * quiet sandbox, nothing else does: the lookup ends "unknown"). `like` needs its own credential store (`extra.credentials`).
  */
 export async function whileSendingLater<T>(
 	sandbox: Sandbox,
@@ -208,4 +211,33 @@ export async function leaveCrashedClaim(
 		KEYS_ROW,
 		{ mode: 'entries' },
 	);
+}
+
+/**
+ * Another run of this process (the same `credentials`) that sends "Another event" to `userId` each
+ * time the list of sends is read after its last send: a busy n8n, whose sends made after each lost
+ * answer prove the list up to date once listed. `stop()` ends it (after a send under way).
+ */
+export function keepSendingWhileLookingUp(
+	sandbox: Sandbox,
+	credentials: NodeRunOptions['credentials'],
+	userId: string,
+): { stop(): Promise<void> } {
+	const listReads = () => sandbox.counts()[SEND_LIST] ?? 0;
+	let stopped = false;
+	const sending = (async () => {
+		let readsSeen = listReads();
+		for (;;) {
+			await until(() => stopped || listReads() > readsSeen);
+			if (stopped) return;
+			await runOnce(sendRun(sandbox, [{ userId }], { title: 'Another event' }, { credentials }));
+			readsSeen = listReads();
+		}
+	})();
+	return {
+		stop: async () => {
+			stopped = true;
+			await sending;
+		},
+	};
 }

@@ -39,8 +39,13 @@ export const NAMES_WHAT_FAILED = new RegExp(
 	].join('|'),
 );
 
+/** The sends a stopping error counts without naming them: "Already sent ...: a, b and 3 more." */
+const COUNTED_NOT_NAMED = /Already sent[^:]*\(not repeated\):[^.]*? and (\d+) more\./g;
+
 /** An error that stands for a send whose id could not be told: registered or maybe registered. */
 export const OUTCOME_WITHOUT_ID = /outcome is unknown|accepted, not re-sent/;
+/** Why a lookup that read nothing like its send could not prove it absent (lookup.ts). */
+const NOT_SHOWN_UP_TO_DATE = 'nothing shows the list is up to date';
 
 export interface ReportedError {
 	/** message and description */
@@ -169,6 +174,7 @@ export class SendLedger {
 		const errors = errorsOf(result);
 		const outputIds = new Set(result.outputs.flat().map((item) => item.json.id));
 		const problems: string[] = [];
+		const notNamed: LoggedSend[] = [];
 
 		for (const send of registered) {
 			this.registered++;
@@ -188,11 +194,18 @@ export class SendLedger {
 						OUTCOME_WITHOUT_ID.test(error.text) && error.items.some((item) => items.includes(item)),
 				);
 			this.checks++;
-			if (!reported)
+			if (!reported) notNamed.push(send);
+		}
+		// A stopping error names 20 sends at most and counts the rest ("... and 3 more."): those
+		// counted were told too, as many as it counts.
+		const counted = errors
+			.flatMap((error) => [...error.text.matchAll(COUNTED_NOT_NAMED)])
+			.reduce((sum, [, more]) => sum + Number(more), 0);
+		if (notNamed.length > counted)
+			for (const send of notNamed)
 				problems.push(
 					`send ${send.id} ("${send.title}") was registered but the workflow was not told`,
 				);
-		}
 		for (const error of errors) {
 			this.errors++;
 			this.checks++;
@@ -247,8 +260,10 @@ export class Attribution {
 	private readonly sends = new Map<string, LoggedSend>();
 	/** Ids some output or error named: the process holds them (a lookup never takes them). */
 	private readonly reported = new Set<string>();
-	/** Items that ended unknown, by reason: the list was not informative, or a twin was there. */
-	readonly unknown = { notInformative: 0, twin: 0 };
+	/** Items that ended unknown, by reason: the list was not informative, nothing showed it up to date
+	 * (no send of the process made after the lost answer was listed in time; `reasonNotShown`: an
+	 * item a stopping error names with its message only, which may be that), or a twin was there. */
+	readonly unknown = { notInformative: 0, notShownUpToDate: 0, reasonNotShown: 0, twin: 0 };
 	/** Items of earlier runs that ended unknown and were not resolved since, with their recipients
 	 * when known. */
 	private unresolved: Array<IntendedSend & { recipients?: string[] }> = [];
@@ -330,6 +345,16 @@ export class Attribution {
 			if (intended) endedUnknown.push({ ...intended, recipients });
 			if (!conditions.informative) {
 				this.unknown.notInformative++;
+				continue;
+			}
+			// The lookup read nothing like it, but no later send of the process proved the list up to
+			// date: unknown by the rule, whatever the list would have shown later.
+			if (error.text.includes(NOT_SHOWN_UP_TO_DATE)) {
+				this.unknown.notShownUpToDate++;
+				continue;
+			}
+			if (error.text === error.message) {
+				this.unknown.reasonNotShown++;
 				continue;
 			}
 			const sameMessage = (

@@ -19,6 +19,10 @@ import {
 	nodeWorkflow,
 	registeredSends,
 	runOnce,
+	runWithLaterSend,
+	SEND_LIST,
+	count,
+	until,
 	runWorkflow,
 	SEND,
 	seedSends,
@@ -89,6 +93,7 @@ describe('exact or unknown, decided from evidence', () => {
 			sandbox.clearFaults();
 			sandbox.addFault({ endpoint: SEND, kind: 'malformedJson', listDelayMs: 1_500 });
 			// The first try looks it up for 600 ms; the retry waits 2 s (n8n's wait between tries).
+			useShortTimings({ lookupEvidenceWaitMs: 600 });
 			const run = {
 				...sendRun(sandbox, [{ userId: users[0] }]),
 				settings: { ...RETRY_ON_FAIL, waitBetweenTries: 2_000 },
@@ -109,22 +114,32 @@ describe('exact or unknown, decided from evidence', () => {
 			'a Schedule 1.5 s ahead, reset before it reached the API, then registered after its time and reset again (%s): scheduled once, found',
 			async (_, shownAs) => {
 				sandbox.configure({ pastScheduledAtShownAs: shownAs });
-				// The proof of absence takes 2 s, so the retry reaches the API after the scheduled time.
-				useShortTimings({ lookupSettleMs: 2_000 });
+				useShortTimings({ lookupSettleMs: 2_000, lookupEvidenceWaitMs: 4_000 });
 				sandbox.addFault({ endpoint: SEND, kind: 'resetBefore' });
-				sandbox.addFault({ endpoint: SEND, kind: 'resetAfter' });
 				const at = new Date(Date.now() + 1_500).toISOString();
-				const [item] = jsonOf(
-					(
-						await runOnce(
-							sendRun(sandbox, [{ userId: users[0] }], { operation: 'schedule', scheduledAt: at }),
-						)
-					).items,
+				const run = sendRun(sandbox, [{ userId: users[0] }], {
+					operation: 'schedule',
+					scheduledAt: at,
+				});
+				const running = runOnce(run);
+				// Absence is proven once a send this process makes after the scheduled time is listed, so
+				// the retry reaches the API after that time.
+				await until(() => count(sandbox, SEND_LIST) > 0 && Date.now() > Date.parse(at));
+				await runOnce(
+					sendRun(
+						sandbox,
+						[{ userId: users[5] }],
+						{ title: 'Another event' },
+						{ credentials: run.credentials },
+					),
 				);
+				// The retry, once the later send is listed (two readings on), is registered and reset.
+				sandbox.addFault({ endpoint: SEND, kind: 'resetAfter' });
+				const [item] = jsonOf((await running).items);
 
-				expectEachOnce(sandbox, [users[0]]);
+				expectEachOnce(sandbox, [users[0], users[5]]);
 				expect(item).toMatchObject({
-					id: registeredSends(sandbox)[0].id,
+					id: sendsTo(users[0])[0].id,
 					recoveredAfter: 'ECONNRESET',
 				});
 			},
@@ -159,13 +174,13 @@ describe('exact or unknown, decided from evidence', () => {
 			const now = await sendAsAnotherClient(sandbox, [users[0]], MESSAGE);
 			sandbox.addFault({ endpoint: SEND, kind: 'resetBefore' });
 			const at = new Date(Date.now() + HOUR).toISOString();
-			const [item] = jsonOf(
-				(
-					await runOnce(
-						sendRun(sandbox, [{ userId: users[0] }], { operation: 'schedule', scheduledAt: at }),
-					)
-				).items,
+			// A send of this process made meanwhile proves ours absent once listed.
+			const { result } = await runWithLaterSend(
+				sandbox,
+				sendRun(sandbox, [{ userId: users[0] }], { operation: 'schedule', scheduledAt: at }),
+				users[5],
 			);
+			const [item] = jsonOf(result.items);
 
 			const [, ours] = sendsTo(users[0]);
 			expect(item).toMatchObject({ id: ours.id, status: 'scheduled' });
@@ -198,7 +213,13 @@ describe('exact or unknown, decided from evidence', () => {
 			await runOnce(sendRun(sandbox, [{ userId: users[1] }], anna));
 			const theirs = await sendAsAnotherClient(sandbox, [users[0]], ann);
 			sandbox.addFault({ endpoint: SEND, kind: 'resetBefore' });
-			const [item] = jsonOf((await runOnce(sendRun(sandbox, [{ userId: users[0] }], anna))).items);
+			// A send of this process made meanwhile proves ours absent once listed.
+			const { result } = await runWithLaterSend(
+				sandbox,
+				sendRun(sandbox, [{ userId: users[0] }], anna),
+				users[5],
+			);
+			const [item] = jsonOf(result.items);
 
 			const [, ours] = sendsTo(users[0]);
 			expect(ours.title).toBe(anna.title);
@@ -276,12 +297,16 @@ describe('exact or unknown, decided from evidence', () => {
 			await seedSends(sandbox, 3, { title: 'Weekly digest' });
 			sandbox.configure({ clockOffsetMs: 0 });
 			store.failing = 'connection to the database lost';
-			const [item] = jsonOf(
-				(await runOnce(keyedRun(sandbox, [{ userId: users[0], key: 'order-8:new' }]))).items,
+			// A send of this process made meanwhile proves the list up to date once listed.
+			const { result } = await runWithLaterSend(
+				sandbox,
+				keyedRun(sandbox, [{ userId: users[0], key: 'order-8:new' }]),
+				users[5],
 			);
+			const [item] = jsonOf(result.items);
 
 			expect(item.id).toBe(sendsTo(users[0]).at(-1)?.id);
-			expect(posts()).toBe(4);
+			expect(posts()).toBe(5);
 		});
 	});
 });

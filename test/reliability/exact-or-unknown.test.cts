@@ -27,6 +27,7 @@ import {
 	HOUR,
 	MESSAGE,
 	runOnce,
+	runWithLaterSend,
 	sendAsAnotherClient,
 	sendRun,
 	until,
@@ -51,7 +52,7 @@ describe('exact or unknown: a send whose answer was lost', () => {
 
 	describe('1. a send missing from the list at first is not taken as never made', () => {
 		// The send shows up 500 ms late: after the first reading, before the second (1.5 s later).
-		beforeEach(() => useShortTimings({ lookupSettleMs: 1_500 }));
+		beforeEach(() => useShortTimings({ lookupSettleMs: 1_500, lookupEvidenceWaitMs: 3_000 }));
 
 		test('registered a moment after the API answered 504: found by the second reading, not sent again', async () => {
 			sandbox.addFault({
@@ -115,10 +116,15 @@ describe('exact or unknown: a send whose answer was lost', () => {
 		sandbox.addFault({ endpoint: SEND, kind: 'resetBefore' });
 		// The second page is refused once (429, 1 s); meanwhile two more sends are listed at the top.
 		sandbox.addFault({ endpoint: SEND_LIST, kind: 'rateLimit', retryAfterSeconds: 1, skip: 1 });
-		const running = runOnce(oneItem());
+		const credentials = storeFor(sandbox);
+		const running = runOnce(sendRun(sandbox, [{ userId: users[0] }], {}, { credentials }));
 		await until(() => logOf(sandbox, SEND_LIST).some((entry) => entry.status === 429));
 		for (let index = 3; index < 5; index++)
 			await sendAsAnotherClient(sandbox, [users[5]], { title: `Another client ${index}` });
+		// A send of this process after the lost answer: once listed, it proves ours absent.
+		await runOnce(
+			sendRun(sandbox, [{ userId: users[4] }], { title: 'Another event' }, { credentials }),
+		);
 		const [item] = jsonOf((await running).items);
 
 		const ours = registeredSends(sandbox).filter((send) => send.userIds.includes(users[0]));
@@ -161,11 +167,14 @@ describe('exact or unknown: a send whose answer was lost', () => {
 		sandbox.addFault({ endpoint: SEND, kind: 'delay', delayMs: 500 });
 		sandbox.addFault({ endpoint: SEND, kind: 'resetBefore', skip: 1 });
 		const items = [{ userId: users[0] }, { userId: users[1] }];
-		const result = await runOnce(
+		// A send of this process made after the lost answer proves the reset one absent once listed.
+		const { result } = await runWithLaterSend(
+			sandbox,
 			sendRun(sandbox, items, { options: { maxParallelRequests: 2 } }, { credentials }),
+			users[2],
 		);
 
-		expectEachOnce(sandbox, users.slice(0, 2));
+		expectEachOnce(sandbox, users.slice(0, 3));
 		const targetsOf = new Map(registeredSends(sandbox).map((send) => [send.id, send.userIds]));
 		expect(jsonOf(result.items).map((item) => targetsOf.get(item.id as string))).toEqual([
 			[users[0]],

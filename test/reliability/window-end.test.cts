@@ -49,7 +49,11 @@ describe('a window has an end; a claim whose holder lives is waited for', () => 
 	});
 	beforeEach(() => {
 		otherProcess.resetProcessState();
-		otherProcess.useTimings({ lookupSettleMs: 600, retry: { baseDelayMs: 20, maxDelayMs: 100 } });
+		otherProcess.useTimings({
+			lookupSettleMs: 600,
+			lookupEvidenceWaitMs: 2_000,
+			retry: { baseDelayMs: 20, maxDelayMs: 100 },
+		});
 	});
 	afterAll(() => otherProcess.resetProcessState());
 

@@ -3,7 +3,12 @@
  * host zone; a date and time without a zone is the wall time of a zone nobody named, so it is not
  * placed, in Berlin as in New York.
  */
-import { isTimeWithoutZone, parseTime, readApiTime } from '../../nodes/CompanionPush/helpers/time';
+import {
+	isTimeWithoutZone,
+	parseTime,
+	readApiTime,
+	timePrecisionMs,
+} from '../../nodes/CompanionPush/helpers/time';
 import { useHostTimeZone } from '../harness/index.cts';
 
 const HOST_ZONES = ['Europe/Berlin', 'America/New_York', 'UTC'];
@@ -44,5 +49,18 @@ describe('times the API writes', () => {
 	test('no time, or a text that is not one: none', () => {
 		for (const value of [undefined, null, '', '  ', 'yesterday', 1_795_629_858_123])
 			expect(readApiTime(value)).toEqual({ kind: 'none' });
+	});
+});
+
+describe('how precisely the API writes a time', () => {
+	test('from the text: whole seconds, decimals, minutes; nothing for a time that places nothing', () => {
+		expect(timePrecisionMs('2026-11-25T18:04:18Z')).toBe(1_000);
+		expect(timePrecisionMs('2026-11-25T18:04:18.1+01:00')).toBe(100);
+		expect(timePrecisionMs('2026-11-25T18:04:18.123Z')).toBe(1);
+		expect(timePrecisionMs('2026-11-25T18:04:18.123456Z')).toBe(1);
+		expect(timePrecisionMs('2026-11-25T18:04Z')).toBe(60_000);
+		expect(timePrecisionMs('Wed, 25 Nov 2026 18:04:18 GMT')).toBe(1_000);
+		expect(timePrecisionMs('2026-11-25T18:04:18.123')).toBeUndefined();
+		expect(timePrecisionMs(undefined)).toBeUndefined();
 	});
 });

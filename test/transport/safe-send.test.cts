@@ -20,6 +20,7 @@ import {
 	storeFor,
 	tokensSeen,
 	TRANSPORT_SANDBOX,
+	until,
 	useSandbox,
 	valueInNode,
 	type CredentialStore,
@@ -30,12 +31,14 @@ describe('safe send', () => {
 	let store: CredentialStore;
 	let tokens: () => string[];
 	let users: string[];
+	/** Who the sends made after a lost answer go to (see sendWithLaterSend). */
+	let laterUser: string;
 	beforeAll(async () => {
-		useTimings({ lookupSettleMs: 200 });
+		useTimings({ lookupSettleMs: 200, lookupEvidenceWaitMs: 1_000 });
 		store = storeFor(sandbox);
 		tokens = tokensSeen(store);
 		await valueInNode(store, (context) => listActiveUserIds(context));
-		users = sandbox.orgs.primary.usersOfKind('onePhone', 3);
+		[laterUser, ...users] = sandbox.orgs.primary.usersOfKind('onePhone', 4);
 	});
 	afterAll(() => resetProcessState());
 
@@ -52,6 +55,29 @@ describe('safe send', () => {
 	const send = (body: SendRequest = request()) =>
 		valueInNode(store, (context) => sendNotification(context, body));
 	const sendStatuses = () => logOf(sandbox, SEND).map((entry) => entry.status);
+
+	/**
+	 * Sends `body` and, once its lookup has read the list of sends, another send of this process (to
+	 * `laterUser`): made after the lost answer, its listing shows the list is up to date, the only
+	 * proof of absence a lookup takes (without it, "unknown").
+	 */
+	const sendWithLaterSend = (body: SendRequest = request()) =>
+		valueInNode(store, async (context) => {
+			const listReads = count(sandbox, SEND_LIST);
+			const sending = sendNotification(context, body);
+			sending.catch(() => undefined);
+			await until(() => count(sandbox, SEND_LIST) > listReads);
+			const later = await sendNotification(context, request({ target_user_ids: [laterUser] }));
+			return { outcome: await sending, later };
+		});
+	/** The statuses of the sends to `userIds` (those of the later sends left out). */
+	const statusesTo = (userIds: string[]) =>
+		logOf(sandbox, SEND)
+			.filter(
+				(entry) =>
+					JSON.stringify((entry.body as SendRequest).target_user_ids) === JSON.stringify(userIds),
+			)
+			.map((entry) => entry.status);
 	const registered = () => sandbox.notifications('primary');
 
 	/** Nobody in `recipients` is in more than `times` sends (deliveriesByUser counts sends per user). */
@@ -134,20 +160,36 @@ describe('safe send', () => {
 		expectEachUserTargeted(users, 1);
 	});
 
-	test('reset before the server read it: the lookup finds nothing, so it is sent once more; one registered send', async () => {
+	test('reset before the server read it, then a later send listed: the lookup finds nothing, so it is sent once more; one registered send', async () => {
 		sandbox.addFault({ endpoint: SEND, kind: 'resetBefore', times: 1 });
-		const outcome = await send();
-		expect(sandbox.requestLog().map((entry) => [entry.endpoint, entry.status])).toEqual([
+		const { outcome, later } = await sendWithLaterSend();
+		const log = sandbox.requestLog().map((entry) => [entry.endpoint, entry.status]);
+		// Absent only in a reading started after the list showed the later send: two readings at least.
+		expect(log.slice(0, 3)).toEqual([
 			[SEND, 0],
-			// Absent only when the list shows nothing twice, a settle wait apart.
-			[SEND_LIST, 200],
 			[SEND_LIST, 200],
 			[SEND, 202],
 		]);
+		expect(log.slice(3, -1).length).toBeGreaterThanOrEqual(2);
+		expect(log.slice(3, -1).every(([endpoint]) => endpoint === SEND_LIST)).toBe(true);
+		expect(log.at(-1)).toEqual([SEND, 202]);
 		expect(outcome.attempts).toBe(2);
 		expect(outcome.recoveredAfter).toBeUndefined();
-		expect(registered().map((record) => record.id)).toEqual([outcome.id]);
+		expect(registered().map((record) => record.id)).toEqual([later.id, outcome.id]);
 		expectEachUserTargeted(users, 1);
+	});
+
+	test('reset before the server read it, and no later send: nothing proves the list up to date, so "unknown", not sent again', async () => {
+		sandbox.addFault({ endpoint: SEND, kind: 'resetBefore', times: 1 });
+		const error = await errorInNode(store, (context) => sendNotification(context, request()));
+		expect(sendStatuses()).toEqual([0]);
+		expect(error.message).toBe(
+			'Sending the notification: the outcome is unknown (ECONNRESET), so it was not sent again',
+		);
+		expect(error.description).toMatch(
+			/nothing shows the list is up to date: no send of this process made after it was listed within .*Check the list of sends/,
+		);
+		expect(registered()).toEqual([]);
 	});
 
 	test('reset after the server registered it: the lookup finds it, it is NOT sent again', async () => {
@@ -181,13 +223,13 @@ describe('safe send', () => {
 		expectEachUserTargeted(users, 1);
 	});
 
-	test('a plain 5xx (nothing registered): not found, sent once more; one registered send', async () => {
+	test('a plain 5xx (nothing registered), then a later send listed: not found, sent once more; one registered send', async () => {
 		sandbox.addFault({ endpoint: SEND, kind: 'status5xx', status: 500, times: 1 });
-		const outcome = await send();
-		expect(sendStatuses()).toEqual([500, 202]);
-		expect(count(sandbox, SEND_LIST)).toBe(2);
+		const { outcome, later } = await sendWithLaterSend();
+		expect(statusesTo(users)).toEqual([500, 202]);
+		expect(count(sandbox, SEND_LIST)).toBeGreaterThanOrEqual(2);
 		expect(outcome.recoveredAfter).toBeUndefined();
-		expect(registered().map((record) => record.id)).toEqual([outcome.id]);
+		expect(registered().map((record) => record.id)).toEqual([later.id, outcome.id]);
 		expectEachUserTargeted(users, 1);
 	});
 
@@ -210,25 +252,21 @@ describe('safe send', () => {
 		const body = request();
 		const other = await send({ ...body, target_user_ids: users.slice(0, 1) });
 		sandbox.addFault({ endpoint: SEND, kind: 'resetBefore', times: 1 });
-		const outcome = await valueInNode(store, (context) => sendNotification(context, body));
+		const { outcome, later } = await sendWithLaterSend(body);
 		expect(outcome.id).not.toBe(other.id);
 		expect(outcome.recoveredAfter).toBeUndefined();
-		expect(registered().map((record) => record.id)).toEqual([other.id, outcome.id]);
+		expect(registered().map((record) => record.id)).toEqual([other.id, later.id, outcome.id]);
 	});
 
 	test('an identical send made earlier in the same execution is not claimed: two sends, two ids', async () => {
 		const body = request();
-		const outcomes = await valueInNode(store, async (context) => {
-			const first = await sendNotification(context, body);
-			sandbox.addFault({ endpoint: SEND, kind: 'resetBefore', times: 1 });
-			const second = await sendNotification(context, body);
-			return [first, second] as SendOutcome[];
-		});
-		const [first, second] = outcomes;
+		const first = await send(body);
+		sandbox.addFault({ endpoint: SEND, kind: 'resetBefore', times: 1 });
+		const { outcome: second, later } = await sendWithLaterSend(body);
 		expect(first.id).not.toBe(second.id);
 		expect(second.recoveredAfter).toBeUndefined();
-		expect(sendStatuses()).toEqual([202, 0, 202]);
-		expect(registered().map((record) => record.id)).toEqual([first.id, second.id]);
+		expect(statusesTo(users)).toEqual([202, 0, 202]);
+		expect(registered().map((record) => record.id)).toEqual([first.id, later.id, second.id]);
 		expectEachUserTargeted(users, 2);
 	});
 
@@ -254,10 +292,10 @@ describe('safe send', () => {
 		const others = sandbox.orgs.primary.usersOfKind('twoPhones', 2);
 		const theirs = await send({ ...body, target_user_ids: others });
 		sandbox.addFault({ endpoint: SEND, kind: 'resetBefore', times: 1 });
-		const outcome = await valueInNode(store, (context) => sendNotification(context, body));
+		const { outcome } = await sendWithLaterSend(body);
 		expect(outcome.id).not.toBe(theirs.id);
 		expect(outcome.recoveredAfter).toBeUndefined();
-		expect(registered()).toHaveLength(2);
+		expect(registered()).toHaveLength(3);
 		expectEachUserTargeted(users, 1);
 		expectEachUserTargeted(others, 1);
 	});
@@ -277,12 +315,15 @@ describe('safe send', () => {
 		await sandbox.clock.advance(10 * 60_000);
 		sandbox.addFault({ endpoint: SEND, kind: 'resetBefore', times: 1 });
 
-		const outcome = await send(body);
+		const { outcome, later } = await sendWithLaterSend(body);
 
 		expect(outcome.recoveredAfter).toBeUndefined();
-		expect(sendStatuses()).toEqual([202, 0, 202]);
-		expect(registered()).toHaveLength(2);
-		expect(registered()[1].id).toBe(outcome.id);
+		expect(statusesTo(users)).toEqual([202, 0, 202]);
+		expect(registered().map((record) => record.id)).toEqual([
+			registered()[0].id,
+			later.id,
+			outcome.id,
+		]);
 	});
 
 	test('the list cannot be read during the lookup: "outcome unknown", nothing sent again', async () => {
@@ -311,16 +352,29 @@ describe('safe send', () => {
 		expect(registered().map((record) => record.id)).toEqual([outcome.id]);
 	});
 
-	test('no answer on every try: at most 4 sends, each after a lookup, then an error; nothing registered twice', async () => {
-		sandbox.addFault({ endpoint: SEND, kind: 'resetBefore', times: 10 });
-		const error = await errorInNode(store, (context) => sendNotification(context, request()));
-		expect(sendStatuses()).toEqual([0, 0, 0, 0]);
-		expect(count(sandbox, SEND_LIST)).toBe(8);
+	test('no answer on every try, a later send listed after each: at most 4 sends, each after a lookup, then an error; nothing registered', async () => {
+		sandbox.addFault({ endpoint: SEND, kind: 'resetBefore' });
+		const error = await errorInNode(store, async (context) => {
+			const sending = sendNotification(context, request());
+			sending.catch(() => undefined);
+			for (let tries = 1; tries <= 4; tries++) {
+				// This try reset; once its lookup read the list, a later send (let through), then the
+				// next try's reset.
+				await until(() => statusesTo(users).length === tries);
+				const listReads = count(sandbox, SEND_LIST);
+				await until(() => count(sandbox, SEND_LIST) > listReads);
+				await sendNotification(context, request({ target_user_ids: [laterUser] }));
+				if (tries < 4) sandbox.addFault({ endpoint: SEND, kind: 'resetBefore' });
+			}
+			return await sending;
+		});
+		expect(statusesTo(users)).toEqual([0, 0, 0, 0]);
 		expect(error.message).toMatch(
 			/^Sending the notification failed: no answer from the API \(ECONNRESET\)/,
 		);
 		expect(error.description).toMatch(/not registered \(the list of sends proved it absent/);
-		expect(registered()).toEqual([]);
+		expect(statusesTo([laterUser])).toEqual([202, 202, 202, 202]);
+		expect(registered()).toHaveLength(4);
 	});
 
 	test('a token endpoint that fails once (503) before a send: renewed again and sent, no lookup', async () => {

@@ -76,3 +76,19 @@ export function parseTime(value: unknown): number | undefined {
 export function isTimeWithoutZone(value: unknown): boolean {
 	return readApiTime(value).kind === 'withoutZone';
 }
+
+/**
+ * How precisely a time the API gave with a zone is written, in ms: the instant it stands for may be
+ * up to this far on either side (cut or rounded to whole seconds, say). From the text itself: no
+ * seconds, 1 min; whole seconds, 1 s; each decimal, ten times less (at least 1 ms). Undefined when
+ * the time places nothing (no zone, or no time).
+ */
+export function timePrecisionMs(value: unknown): number | undefined {
+	if (readApiTime(value).kind !== 'placed') return undefined;
+	const iso = ISO_EXTENDED.exec((value as string).trim());
+	if (!iso) return 1_000; // RFC 2822 and HTTP dates count whole seconds
+	// A placed ISO time has a time of day (the zone designator comes with it).
+	const [, seconds, decimals] = /^\d\d:\d\d(:\d\d)?(?:[.,](\d+))?$/.exec(iso[2] ?? '') ?? [];
+	if (seconds === undefined) return MINUTE_MS;
+	return decimals === undefined ? 1_000 : Math.max(1, 10 ** (3 - decimals.length));
+}

@@ -1,6 +1,6 @@
 import { sleep } from 'n8n-workflow';
 
-import { isTimeWithoutZone, parseTime } from '../../helpers/time';
+import { isTimeWithoutZone, parseTime, timePrecisionMs } from '../../helpers/time';
 import { processState, timings } from '../../processState';
 import { getNotification, listNotificationsPage } from '../endpoints';
 import type { CompanionPushContext } from '../http';
@@ -8,10 +8,13 @@ import type { ListedNotification, SendListPage, SendRequest } from '../schemas';
 import { combine, compareDeliveries, compareSend, matchOf, notTold } from './match';
 import type { Comparison } from './match';
 import {
+	apiClockAheadAtMost,
 	learnFromListed,
+	listLagSeen,
 	lookalikesAnswered,
 	ownerOfSend,
 	seenTexts,
+	watchSendsMadeSince,
 	unresolvedLookalike,
 } from './registry';
 
@@ -32,9 +35,20 @@ import {
  * - one such send, and nothing else that could be ours: found, unless another send of this process
  *   exactly like it stayed unresolved (its outcome unknown, so no id is recorded for it): that one may
  *   be the send listed, so the outcome is unknown;
- * - nothing that could be ours, seen twice `lookupSettleMs` apart, each time reading back past the
- *   window's start (or to the end of the list; for a whole-list window, to its end only): absent, so
- *   the caller may send;
+ * - nothing that could be ours in a reading back past the window's start (or to the end of the
+ *   list; for a whole-list window, to its end only) that started after the list showed a send made
+ *   after the answer was lost: absent, so the caller may send. Such a send reached the API after
+ *   ours did, if ours did, so a list that shows it shows ours. It is either a send this process
+ *   started after the loss, or any send (another client's too) whose creation time is later than
+ *   the loss on the API's clock: the loss's moment plus how far ahead the API's clock is at most,
+ *   the larger of two bounds (from the newest own send listed with a zoned creation time, see
+ *   registry.ts, and from the reading's Date header), each creation time taken at the precision
+ *   the API writes it with. The reading that decides also starts
+ *   `lookupSettleMs` after the loss at least (an API may register a send a moment after it
+ *   answered 5xx for it). No such send listed within `lookupEvidenceWaitMs` of the lookup's start
+ *   (or of the going out of a send of this process made after the loss and not listed yet):
+ *   unknown (a quiet organization, a list lagging longer than that). How late this API lists sends
+ *   is measured and quoted, never taken as proof: a lag grows when the API is loaded;
  * - anything else (two candidates, a candidate whose recipients or time the API does not show, a
  *   list that repeats itself before reaching the window's start): unknown.
  * A creation time without a zone (see helpers/time.ts) places nothing: such a send is never ours by
@@ -90,6 +104,12 @@ interface Reading {
 	cutShort?: string;
 	windowStart: number;
 	windowEnd: number;
+	/** The latest creation time (with a zone) of the sends read, less its precision: a send the API
+	 * made this late on its clock, at least, was listed. */
+	newestCreatedAtLeast?: number;
+	/** How far ahead of n8n's clock the API's clock was at most when the reading began, from its
+	 * first page's Date header (whole seconds, so plus 1 s, less the moment the request went out). */
+	apiClockAheadAtMostByDate?: number;
 }
 
 /** A page of the list read after `notBefore` (n8n's clock): one that another lookup of this run
@@ -99,19 +119,23 @@ async function pageReadAfter(
 	skip: number,
 	notBefore: number,
 	itemIndex?: number,
-): Promise<SendListPage> {
+): Promise<{ page: SendListPage; startedAt: number }> {
 	let pages = processState.listPagesRead.get(context);
 	if (!pages) processState.listPagesRead.set(context, (pages = new Map()));
 	const shared = pages.get(skip);
-	if (shared && shared.startedAt >= notBefore) return await shared.page;
+	if (shared && shared.startedAt >= notBefore)
+		return { page: await shared.page, startedAt: shared.startedAt };
 	const read = {
 		startedAt: Date.now(),
 		page: listNotificationsPage(context, skip, PAGE_SIZE, itemIndex),
 	};
 	pages.set(skip, read);
 	read.page.catch(() => pages.get(skip) === read && pages.delete(skip));
-	return await read.page;
+	return { page: await read.page, startedAt: read.startedAt };
 }
+
+/** A Date header counts whole seconds: the API's clock was up to this much later. */
+const DATE_HEADER_PRECISION_MS = 1_000;
 
 /**
  * The window on the API's clock (`serverTimeMs`, the Date header of a page; n8n's clock when the API
@@ -148,11 +172,16 @@ async function readBackToWindow(
 	let window: { windowStart: number; windowEnd: number } | undefined;
 	let skip = 0;
 	let pagesWithNothingNew = 0;
+	let newestCreatedAtLeast: number | undefined;
+	let apiClockAheadAtMostByDate: number | undefined;
+	const read = () => ({ candidates, ...window!, newestCreatedAtLeast, apiClockAheadAtMostByDate });
 	for (let pages = 1; ; pages++) {
-		const page = await pageReadAfter(context, skip, notBefore, lookup.itemIndex);
+		const { page, startedAt } = await pageReadAfter(context, skip, notBefore, lookup.itemIndex);
+		if (window === undefined && page.serverTimeMs !== undefined)
+			apiClockAheadAtMostByDate = page.serverTimeMs + DATE_HEADER_PRECISION_MS - startedAt;
 		window ??= windowOf(lookup, page.serverTimeMs);
 		const { windowStart, windowEnd } = window;
-		if (page.items.length === 0) return { candidates, ...window };
+		if (page.items.length === 0) return read();
 		for (const send of page.items) learnFromListed(context, send);
 		const fresh = page.items.filter((send) => !seen.has(send.id));
 		// Nothing new: sends listed since the last page pushed those already read down to this one
@@ -161,14 +190,17 @@ async function readBackToWindow(
 		pagesWithNothingNew = fresh.length === 0 ? pagesWithNothingNew + 1 : 0;
 		if (pagesWithNothingNew >= 2)
 			return {
-				candidates,
-				...window,
+				...read(),
 				cutShort: 'the list of sends showed the same page again (it ignores paging)',
 			};
 		let passedWindow = false;
 		for (const send of fresh) {
 			seen.add(send.id);
 			const createdAt = parseTime(send.created_at);
+			if (createdAt !== undefined) {
+				const atLeast = createdAt - (timePrecisionMs(send.created_at) ?? 0);
+				newestCreatedAtLeast = Math.max(newestCreatedAtLeast ?? atLeast, atLeast);
+			}
 			if (createdAt !== undefined && createdAt < windowStart) passedWindow = true;
 			// Made after the window's end: another send, whatever it looks like.
 			else if (createdAt === undefined || createdAt <= windowEnd) {
@@ -190,10 +222,10 @@ async function readBackToWindow(
 			const createdAt = parseTime(oldest.notification.created_at);
 			passedWindow = createdAt !== undefined && createdAt < windowStart;
 		}
-		if (passedWindow) return { candidates, ...window };
+		if (passedWindow) return read();
 		skip += page.items.length;
 		// The end of the list: every send it counts was seen (pages read prove nothing if skip is ignored).
-		if (page.total !== undefined && seen.size >= page.total) return { candidates, ...window };
+		if (page.total !== undefined && seen.size >= page.total) return read();
 		if (pages >= MAX_PAGES) {
 			const notReached =
 				windowStart === -Infinity
@@ -202,8 +234,7 @@ async function readBackToWindow(
 						? 'its end (it writes creation times without a time zone, so they cannot show where the first try was)'
 						: 'the time of the first try';
 			return {
-				candidates,
-				...window,
+				...read(),
 				cutShort: `the list of sends could not be read to ${notReached} (${seen.size} sends in ${pages} pages were read)`,
 			};
 		}
@@ -296,17 +327,51 @@ async function decide(
 	};
 }
 
-/** Readings of the list that must each show nothing like the send before it counts as absent. */
-const READINGS_FOR_ABSENT = 2;
+/** Readings of the list per `lookupSettleMs` while a lookup waits for its send or for evidence. */
+const READINGS_WHILE_SETTLING = 5;
+
+function seconds(ms: number): string {
+	return `${(ms / 1000).toFixed(1)} s`;
+}
+
+/** Why a list that shows nothing like the send cannot prove it absent, in words. */
+function notProvenCurrent(
+	context: CompanionPushContext,
+	waitedMs: number,
+	newestUnlistedSentAt: number | undefined,
+): string {
+	const lag = listLagSeen(context);
+	const measured = lag
+		? `this API listed ${lag.sends} send(s) of this process up to ${seconds(lag.longestMs)} late`
+		: 'this process has not yet seen how late this API lists its sends';
+	const others =
+		apiClockAheadAtMost(context) === undefined
+			? "no other send can be placed after it: the API's clock is not known yet (no send of this process listed with a creation time that has a time zone)"
+			: "nor any other send made after it by its creation time, on the API's clock as this process's sends and the list's Date header place it";
+	const laterSends =
+		newestUnlistedSentAt === undefined
+			? `no send of this process made after it was listed within ${seconds(waitedMs)}, ${others}`
+			: `the sends this process made after it were not listed yet, ${seconds(Date.now() - newestUnlistedSentAt)} after the last went out, ${others}`;
+	return `nothing in the list of sends looks like it, but nothing shows the list is up to date: ${laterSends} (${measured})`;
+}
 
 /** The lookup described at the top. Errors of the list or detail reads are thrown. */
 export async function lookUpSend(
 	context: CompanionPushContext,
 	lookup: Lookup,
 ): Promise<LookupResult> {
-	let notBefore = Date.now();
-	for (let readings = 1; ; readings++) {
-		const reading = await readBackToWindow(context, lookup, notBefore);
+	const startedAt = Date.now();
+	// The answer was lost by this moment (n8n's clock): the API registered the send, if at all,
+	// before it, and a send this process starts from then on reaches the API after it. A claim
+	// another run left may bound its attempts by a lease still running: the claim's protocol has
+	// found that run gone, so its attempts ended by now.
+	const lostBy = Math.min(lookup.lastAttemptEndedAt ?? startedAt, startedAt);
+	const { lookupSettleMs, lookupEvidenceWaitMs } = timings();
+	let readingStartedAt = startedAt;
+	/** When a reading first showed a send made after the loss: any reading started since shows ours. */
+	let evidenceSeenAt: number | undefined;
+	for (;;) {
+		const reading = await readBackToWindow(context, lookup, readingStartedAt);
 		const decision = await decide(context, lookup, reading);
 		if (decision.kind !== 'none') return decision;
 		if (reading.cutShort)
@@ -314,9 +379,50 @@ export async function lookUpSend(
 				kind: 'unknown',
 				reason: `nothing in the list of sends looks like it, but ${reading.cutShort}`,
 			};
-		if (readings === READINGS_FOR_ABSENT) return { kind: 'absent' };
-		// Absent once: the API may still register it, and its list may show it late.
-		notBefore = Date.now() + timings().lookupSettleMs;
-		await sleep(timings().lookupSettleMs);
+		const now = Date.now();
+		// A send of this process made after the loss, listed (by this or another reading).
+		const { firstListedAt, newestUnlistedSentAt } = watchSendsMadeSince(context, lostBy);
+		if (firstListedAt !== undefined)
+			evidenceSeenAt = Math.min(evidenceSeenAt ?? now, firstListedAt);
+		// Any send the API made after the loss on its clock, listed in this reading. The API's clock is
+		// bounded twice, from the newest own send listed and from this reading's Date header: the
+		// larger bound holds if either does (a clock stepped since that send; a Date header written
+		// by another machine than the one that stamps the sends).
+		const bySends = apiClockAheadAtMost(context);
+		const byDate = reading.apiClockAheadAtMostByDate;
+		const aheadAtMost =
+			bySends === undefined || byDate === undefined ? undefined : Math.max(bySends, byDate);
+		if (
+			aheadAtMost !== undefined &&
+			reading.newestCreatedAtLeast !== undefined &&
+			reading.newestCreatedAtLeast > lostBy + aheadAtMost
+		)
+			evidenceSeenAt = Math.min(evidenceSeenAt ?? now, now);
+		// Shown up to date before this reading started: this reading would have shown ours, if the
+		// API had registered it by then. An API may register a send a moment after it answered 5xx
+		// for it, so the reading that decides also starts a settle wait after the loss.
+		const settled = readingStartedAt - lostBy >= lookupSettleMs;
+		if (evidenceSeenAt !== undefined && evidenceSeenAt <= readingStartedAt && settled)
+			return { kind: 'absent' };
+		// A send of this process made after the loss, accepted and not listed yet, is waited for as
+		// long again after it went out.
+		const evidenceOnItsWay =
+			newestUnlistedSentAt !== undefined && now - newestUnlistedSentAt < lookupEvidenceWaitMs;
+		if (
+			evidenceSeenAt === undefined &&
+			!evidenceOnItsWay &&
+			now - startedAt >= lookupEvidenceWaitMs
+		)
+			return {
+				kind: 'unknown',
+				reason: notProvenCurrent(context, now - lostBy, newestUnlistedSentAt),
+			};
+		// Evidence seen: the next reading, started after it and the settle wait, decides.
+		const waitMs =
+			evidenceSeenAt !== undefined
+				? Math.max(0, lostBy + lookupSettleMs - now)
+				: lookupSettleMs / READINGS_WHILE_SETTLING;
+		readingStartedAt = now + waitMs;
+		await sleep(waitMs);
 	}
 }

@@ -1,5 +1,6 @@
+import { parseTime, timePrecisionMs } from '../../helpers/time';
 import { credentialKey, processState } from '../../processState';
-import type { PostInFlight, UnresolvedSend } from '../../processState';
+import type { PostInFlight, SendListing, UnresolvedSend } from '../../processState';
 import type { CompanionPushContext } from '../http';
 import type { SendRequest } from '../schemas';
 import { isCutOf, lengthOf, NO_EVIDENCE } from './match';
@@ -12,7 +13,12 @@ import type { SeenTexts, TextEvidence } from './match';
  * - sends in flight: those whose answer has not come yet, with what they look like in the list;
  * - unresolved sends: those whose outcome stayed unknown, with what they look like;
  * - sent texts: the title and body of its sends, and what the list showed of them (TextEvidence): how
- *   this API stores the texts of our sends, learned from our own traffic.
+ *   this API stores the texts of our sends, learned from our own traffic;
+ * - listings: when each of its sends went out and when a reading of the list first showed it: a send
+ *   made after an answer was lost and since listed shows the list is current past that answer (a
+ *   proof of absence a lookup takes), and how late this API lists our sends; and, from its creation
+ *   time, how far ahead of n8n's clock the API's clock is at most, which places any send's creation
+ *   time after a lost answer or not (the other proof).
  * A lookup after a lost answer takes no send owned by another owner, waits for the sends in flight
  * that look like its own before it decides, and takes no send exactly like an unresolved send of
  * another owner (it may be that one).
@@ -47,12 +53,15 @@ function setNewest<K, V>(map: Map<K, V>, key: K, value: V, limit: number): void 
 	if (map.size > limit) map.delete(map.keys().next().value!);
 }
 
-/** A send of this process: its owner, and what it sent (whose listing tells how the API stores texts). */
+/** A send of this process: its owner, what it sent (whose listing tells how the API stores texts),
+ * and a moment before its request went out (`sentAt`; undefined when not known), so that its listing
+ * tells how current the list is. */
 export function recordOwner(
 	context: CompanionPushContext,
 	id: string,
 	owner: string,
 	request: SendRequest,
+	sentAt?: number,
 ): void {
 	setNewest(
 		ofCredential(processState.sendOwners, context, () => new Map<string, string>()),
@@ -66,6 +75,12 @@ export function recordOwner(
 		() => new Map<string, { title: string; body: string }>(),
 	);
 	setNewest(texts, id, { title: request.title, body: request.body }, SENT_TEXTS_LIMIT);
+	const listings = ofCredential(
+		processState.listings,
+		context,
+		() => new Map<string, SendListing>(),
+	);
+	if (!listings.has(id)) setNewest(listings, id, { sentAt }, SENT_TEXTS_LIMIT);
 }
 
 function learnText(evidence: TextEvidence, shown: unknown, sent: string): void {
@@ -81,8 +96,16 @@ function learnText(evidence: TextEvidence, shown: unknown, sent: string): void {
  * how this API stores them. */
 export function learnFromListed(
 	context: CompanionPushContext,
-	listed: { id: string; title?: unknown; body?: unknown },
+	listed: { id: string; title?: unknown; body?: unknown; created_at?: unknown },
 ): void {
+	const listing = processState.listings.get(credentialKey(context))?.get(listed.id);
+	if (listing && listing.listedAt === undefined) listing.listedAt = Date.now();
+	if (listing?.sentAt !== undefined && listing.apiClockAheadAtMostMs === undefined) {
+		const createdAt = parseTime(listed.created_at);
+		const precision = timePrecisionMs(listed.created_at);
+		if (createdAt !== undefined && precision !== undefined)
+			listing.apiClockAheadAtMostMs = createdAt + precision - listing.sentAt;
+	}
 	const sent = processState.sentTexts.get(credentialKey(context))?.get(listed.id);
 	if (!sent) return;
 	const seen = ofCredential(
@@ -95,6 +118,69 @@ export function learnFromListed(
 	);
 	learnText(seen.title, listed.title, sent.title);
 	learnText(seen.body, listed.body, sent.body);
+}
+
+/**
+ * What the sends of this process made at `since` or later (n8n's clock) show of the list: when a
+ * reading first showed one of them, and when the newest of those not listed yet went out. A send
+ * whose answer was lost before `since` was registered, if at all, before those reached the API: a
+ * list that shows one of them shows it too, in any reading started after (lookup.ts). Those not
+ * listed yet are watched from now on: readings look for them, so how late they are listed is
+ * measured (listLagSeen).
+ */
+export function watchSendsMadeSince(
+	context: CompanionPushContext,
+	since: number,
+): { firstListedAt?: number; newestUnlistedSentAt?: number } {
+	let firstListedAt: number | undefined;
+	let newestUnlistedSentAt: number | undefined;
+	for (const listing of processState.listings.get(credentialKey(context))?.values() ?? []) {
+		const { sentAt, listedAt } = listing;
+		if (sentAt === undefined || sentAt < since) continue;
+		if (listedAt !== undefined) firstListedAt = Math.min(firstListedAt ?? listedAt, listedAt);
+		else {
+			listing.watched = true;
+			newestUnlistedSentAt = Math.max(newestUnlistedSentAt ?? sentAt, sentAt);
+		}
+	}
+	return { firstListedAt, newestUnlistedSentAt };
+}
+
+/**
+ * How far ahead of n8n's clock the API's clock is at most (negative: behind), from the newest send
+ * of this process listed with a creation time that has a zone: the API registered it after its
+ * request went out. The newest, so that clocks drifting apart since older sends do not count;
+ * undefined when no such send was listed yet (then no creation time is placed on n8n's clock).
+ */
+export function apiClockAheadAtMost(context: CompanionPushContext): number | undefined {
+	let newestSentAt = -Infinity;
+	let aheadAtMostMs: number | undefined;
+	for (const { sentAt, apiClockAheadAtMostMs } of processState.listings
+		.get(credentialKey(context))
+		?.values() ?? []) {
+		if (sentAt === undefined || apiClockAheadAtMostMs === undefined || sentAt < newestSentAt)
+			continue;
+		newestSentAt = sentAt;
+		aheadAtMostMs = apiClockAheadAtMostMs;
+	}
+	return aheadAtMostMs;
+}
+
+/** How late this API listed the sends of this process that lookups watched (at most, and how many);
+ * undefined when none was measured yet. Each figure may be up to a reading interval too high. */
+export function listLagSeen(
+	context: CompanionPushContext,
+): { longestMs: number; sends: number } | undefined {
+	let longestMs = 0;
+	let sends = 0;
+	for (const { sentAt, listedAt, watched } of processState.listings
+		.get(credentialKey(context))
+		?.values() ?? []) {
+		if (!watched || sentAt === undefined || listedAt === undefined) continue;
+		longestMs = Math.max(longestMs, listedAt - sentAt);
+		sends++;
+	}
+	return sends > 0 ? { longestMs, sends } : undefined;
 }
 
 /** What this process saw the API do with the texts of its sends (nothing yet: empty evidence). */

@@ -228,12 +228,15 @@ async function sendOnce(
 	try {
 		for (;;) {
 			const answered = sendInFlight(context, request, owner);
+			// The request goes out now or later: its listing shows the list current past any send
+			// whose answer was lost before (lookup.ts).
+			const sentAt = Date.now();
 			let answer: FinalAnswer;
 			try {
 				answer = await tries.send();
 				const accepted = acceptedSend(answer);
 				if (accepted) {
-					recordOwner(context, accepted.id, owner, request);
+					recordOwner(context, accepted.id, owner, request, sentAt);
 					return { ...accepted, attempts: tries.requests };
 				}
 			} finally {
