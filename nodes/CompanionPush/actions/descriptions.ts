@@ -58,5 +58,5 @@ export const maxParallelRequestsOption: INodeProperties = {
 	default: DEFAULT_MAX_PARALLEL_REQUESTS,
 	typeOptions: { minValue: 1, maxValue: MAX_PARALLEL_REQUESTS },
 	description:
-		'How many requests of this node may be in flight at once. The node slows down by itself when the API answers "too many requests", and speeds up again when it allows.',
+		'How many requests of this node may be in flight at once. Not added: up to 1,000, as many as the work has. The node slows down by itself when the API answers "too many requests", and speeds up again when it allows.',
 };
