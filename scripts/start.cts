@@ -411,10 +411,13 @@ async function main() {
 		'  Try the safety alert example: publish it, then click "Execute workflow" and submit the form that opens:',
 	);
 	log(
-		'  everyone gets the alert; a minute or two later each person with no phone with the app gets it by e-mail, and',
+		'  everyone gets the alert; whoever no phone reached gets it by e-mail, and whoever has not opened it gets a',
 	);
 	log(
-		'  15 minutes later each person who has not opened it. Each mail shows up here as a [mail] line.',
+		'  reminder push at 15 minutes, an e-mail at 30, the team lead a push at 45 (set 1, 2, 3 to see it in minutes).',
+	);
+	log(
+		'  Each mail shows up here as a [mail] line; POST /__sandbox/tap opens the alert as someone.',
 	);
 	log('');
 	log(`  n8n's log: ${logFile}`);

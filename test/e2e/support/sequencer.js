@@ -6,7 +6,7 @@ const Sequencer = require('@jest/test-sequencer').default;
 const SECONDS = {
 	'n8n-1x': 250,
 	'queue-mode': 240,
-	escalation: 222,
+	escalation: 275,
 	trigger: 210,
 	'never-twice': 170,
 	start: 105,
