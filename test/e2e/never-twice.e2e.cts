@@ -220,9 +220,14 @@ describe('never twice in a real n8n', () => {
 				),
 				webhookWorkflow('ntBulkKeys', `${TAG} 200 sends with keys`, 'nt-bulk', [
 					bodyItems(),
-					// On error: every item comes out, an "unknown" one as an error item.
+					// On error: every item comes out, an "unknown" one as an error item. At most 20 sends in
+					// flight, so that a kill after the 60th lands with many still to go (without the option
+					// all 200 start at once and are registered before any kill).
 					Object.assign(
-						sendEach('Send', `${TAG} bulk with keys`, { idempotencyKey: '={{ $json.key }}' }),
+						sendEach('Send', `${TAG} bulk with keys`, {
+							idempotencyKey: '={{ $json.key }}',
+							maxParallelRequests: 20,
+						}),
 						{ onError: 'continueRegularOutput' as const },
 					),
 				]),
