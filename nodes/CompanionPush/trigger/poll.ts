@@ -9,7 +9,16 @@ import { getNotification, readCredentialsAnew } from '../transport';
 import type { ListedNotification, NotificationRecord } from '../transport';
 import { detectEvents, matchesFilters } from './events';
 import type { TriggerEvent } from './events';
-import { deadlinesOf, nextDeadline } from './ladder';
+import type { LadderTold } from './ladder';
+import {
+	deadlinesOf,
+	keysOfLadder,
+	nextDeadline,
+	readLadder,
+	rememberLevel,
+	rememberOpenedAfter,
+	storeLadder,
+} from './ladder';
 import { listOutOfReach, ListOutOfReachError, readListing } from './listing';
 import { fetchTestEvent } from './manual';
 import { toItems } from './output';
@@ -27,6 +36,7 @@ import {
 	watchSend,
 	writeState,
 } from './state';
+import type { WatchedSend } from './state';
 
 /**
  * One poll of the Companion Push Trigger.
@@ -101,6 +111,22 @@ function warnDeadlinesUntold(context: IPollFunctions, ids: string[]): void {
 	);
 }
 
+/** Remembers the events told of a send: the ladder's per person (ladder.ts), the others by key. */
+function remember(
+	watched: WatchedSend,
+	told: Map<string, LadderTold>,
+	found: readonly TriggerEvent[],
+): void {
+	for (const event of found) {
+		const userId = event.json.userId as string;
+		if (event.name === 'notOpenedInTime') rememberLevel(told, userId, event.level ?? 1);
+		else if (event.name === 'openedAfterEscalation') rememberOpenedAfter(told, userId);
+		else watched.keys.push(event.key);
+	}
+	const ladder = storeLadder(told);
+	if (ladder) watched.ladder = ladder;
+}
+
 /** One poll with the stored state (see the comment at the top). */
 async function pollWithState(
 	this: IPollFunctions,
@@ -170,7 +196,9 @@ async function pollWithState(
 			delete state.sends[id];
 			continue;
 		}
-		const emittedKeys = new Set(watched.keys);
+		const told = readLadder(watched.ladder);
+		const keysBefore = [...watched.keys, ...keysOfLadder(told)];
+		const emittedKeys = new Set(keysBefore);
 		const { openDeadlinesMs } = parameters;
 		const found = detectEvents({
 			detail,
@@ -188,8 +216,10 @@ async function pollWithState(
 			(watched.readAt === undefined || statusChanged)
 		)
 			deadlinesUntold.push(id);
-		if (found.length > 0) earlierKeys.set(id, [...watched.keys]);
-		watched.keys.push(...found.map((event) => event.key));
+		if (found.length > 0) {
+			earlierKeys.set(id, keysBefore);
+			remember(watched, told, found);
+		}
 		watched.from = windowStart(
 			watched.from,
 			parseTime(record.scheduled_at),
