@@ -3,6 +3,8 @@
  *
  * - core (rows 1-4, bench/coreSuite.cts): the node's API calls at scale, in-process, on a sandbox
  *   with 100,000 users.
+ * - ladder (row 5, bench/ladderSuite.cts): the trigger's alert ladder at 100,000 people, in-process,
+ *   on a manual-clock sandbox.
  * - latency (row 9, bench/latencySuite.cts): Send under a rate limit, at a sandbox latency of 0 and
  *   40 ms.
  * - n8n (rows 11-15, bench/n8nSuite.cts): the node and n8n's HTTP Request node in the same real n8n
@@ -13,7 +15,7 @@
  * while other n8n runs use the machine.
  *
  * Options (after `npm run bench --`):
- *   --only SUITES      comma-separated: core, latency, n8n, queue. Default: every suite.
+ *   --only SUITES      comma-separated: core, ladder, latency, n8n, queue. Default: every suite.
  *   --reps N           runs of the core cases (default 3).
  *   --n8n-reps N       repetitions of the real-n8n cases, per round trip and on Postgres (default 3).
  *   --queue-reps N     passes of each workflow in queue mode (default 2).
@@ -36,6 +38,8 @@ import { startSandbox } from '../sandbox/index.cts';
 import { packCheckout } from '../devkit/n8n/index.cts';
 import { coreFiguresOf, FULL_SCALE, runCoreSuite } from './coreSuite.cts';
 import type { CoreResults } from './coreSuite.cts';
+import { FULL_LADDER_SCALE, ladderFiguresOf, runLadderSuite } from './ladderSuite.cts';
+import type { LadderResults } from './ladderSuite.cts';
 import { FULL_LATENCY_SCALE, latencyFiguresOf, runLatencySuite } from './latencySuite.cts';
 import type { LatencyResults } from './latencySuite.cts';
 import { FULL_N8N_SCALE, n8nFiguresOf, runN8nSuite } from './n8nSuite.cts';
@@ -45,11 +49,12 @@ import type { QueueResults } from './queueSuite.cts';
 import { consoleLines, markdownTable } from './report.cts';
 import type { SuiteReport } from './report.cts';
 
-const SUITES = ['core', 'latency', 'n8n', 'queue'] as const;
+const SUITES = ['core', 'ladder', 'latency', 'n8n', 'queue'] as const;
 
 /** What one `npm run bench` ran: some or all of the suites. */
 export interface BenchRuns {
 	core?: CoreResults;
+	ladder?: LadderResults;
 	latency?: LatencyResults;
 	n8n?: N8nResults;
 	queue?: QueueResults;
@@ -100,6 +105,7 @@ export function parseBenchArgs(argv: string[]) {
 		n8nReps: count('n8n-reps', FULL_N8N_SCALE.reps),
 		queueReps: count('queue-reps', FULL_QUEUE_SCALE.reps),
 		core: wanted.has('core'),
+		ladder: wanted.has('ladder'),
 		latency: wanted.has('latency'),
 		n8n: wanted.has('n8n'),
 		queue: wanted.has('queue'),
@@ -121,6 +127,7 @@ export function parseBenchArgs(argv: string[]) {
 export function allFiguresOf(runs: BenchRuns): SuiteReport {
 	const parts = [
 		runs.core && coreFiguresOf(runs.core),
+		runs.ladder && ladderFiguresOf(runs.ladder),
 		runs.latency && latencyFiguresOf(runs.latency),
 		runs.n8n && n8nFiguresOf(runs.n8n),
 		runs.queue && queueFiguresOf(runs.queue),
@@ -271,6 +278,11 @@ async function main() {
 		const scale = { ...FULL_SCALE, reps: options.reps };
 		runs.core = await inSandbox(scale.users, 'manual', (sandbox) =>
 			runCoreSuite(sandbox, scale, log),
+		);
+	});
+	await suite('ladder', options.ladder, async () => {
+		runs.ladder = await inSandbox(FULL_LADDER_SCALE.users, 'manual', (sandbox) =>
+			runLadderSuite(sandbox, FULL_LADDER_SCALE, log),
 		);
 	});
 	await suite('latency', options.latency, async () => {

@@ -30,6 +30,7 @@ import {
 	initialState,
 	isKnown,
 	MAX_REMEMBERED_KEYS,
+	MAX_WATCHED_CHARS,
 	MAX_WATCHED_SENDS,
 	readState,
 	rememberListed,
@@ -95,7 +96,7 @@ function warnForgottenEarly(context: IPollFunctions, ids: string[]): void {
 	const shown = ids.slice(0, 10).join(', ');
 	context.logger.warn(
 		`Companion Push Trigger: more notifications or events than it can remember (${MAX_WATCHED_SENDS.toLocaleString('en-US')} notifications, ` +
-			`${MAX_REMEMBERED_KEYS.toLocaleString('en-US')} events); it stopped watching ${ids.length} before their watch window ended, oldest first: ` +
+			`${MAX_REMEMBERED_KEYS.toLocaleString('en-US')} events or people of the alert ladder, ${MAX_WATCHED_CHARS.toLocaleString('en-US')} characters); it stopped watching ${ids.length} before their watch window ended, oldest first: ` +
 			`${shown}${ids.length > 10 ? ', …' : ''}. Their later events are not reported: use Filters or a shorter Watch Window.`,
 	);
 }
