@@ -3,6 +3,8 @@
  *
  * - core (rows 1-4, bench/coreSuite.cts): the node's API calls at scale, in-process, on a sandbox
  *   with 100,000 users.
+ * - ladder (row 5, bench/ladderSuite.cts): the trigger's alert ladder at 100,000 people, in-process,
+ *   on a manual-clock sandbox.
  * - latency (row 9, bench/latencySuite.cts): Send under a rate limit, at a sandbox latency of 0 and
  *   40 ms.
  * - n8n (rows 11-15, bench/n8nSuite.cts): the node and n8n's HTTP Request node in the same real n8n
@@ -14,7 +16,7 @@
  * while other n8n runs use the machine.
  *
  * Options (after `npm run bench --`):
- *   --only SUITES      comma-separated: core, latency, n8n, queue, keys. Default: every suite.
+ *   --only SUITES      comma-separated: core, ladder, latency, n8n, queue, keys. Default: every suite.
  *   --reps N           runs of the core cases (default 3).
  *   --n8n-reps N       repetitions of the real-n8n cases, per round trip and on Postgres (default 3).
  *   --queue-reps N     passes of each workflow in queue mode (default 2).
@@ -30,6 +32,7 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 
@@ -37,6 +40,8 @@ import { startSandbox } from '../sandbox/index.cts';
 import { packCheckout } from '../devkit/n8n/index.cts';
 import { coreFiguresOf, FULL_SCALE, runCoreSuite } from './coreSuite.cts';
 import type { CoreResults } from './coreSuite.cts';
+import { FULL_LADDER_SCALE, ladderFiguresOf, runLadderSuite } from './ladderSuite.cts';
+import type { LadderResults } from './ladderSuite.cts';
 import { FULL_LATENCY_SCALE, latencyFiguresOf, runLatencySuite } from './latencySuite.cts';
 import type { LatencyResults } from './latencySuite.cts';
 import { FULL_N8N_SCALE, n8nFiguresOf, runN8nSuite } from './n8nSuite.cts';
@@ -48,11 +53,12 @@ import type { KeyResults } from './keyCost.cts';
 import { consoleLines, markdownTable } from './report.cts';
 import type { SuiteReport } from './report.cts';
 
-const SUITES = ['core', 'latency', 'n8n', 'queue', 'keys'] as const;
+const SUITES = ['core', 'ladder', 'latency', 'n8n', 'queue', 'keys'] as const;
 
 /** What one `npm run bench` ran: some or all of the suites. */
 export interface BenchRuns {
 	core?: CoreResults;
+	ladder?: LadderResults;
 	latency?: LatencyResults;
 	n8n?: N8nResults;
 	queue?: QueueResults;
@@ -104,6 +110,7 @@ export function parseBenchArgs(argv: string[]) {
 		n8nReps: count('n8n-reps', FULL_N8N_SCALE.reps),
 		queueReps: count('queue-reps', FULL_QUEUE_SCALE.reps),
 		core: wanted.has('core'),
+		ladder: wanted.has('ladder'),
 		latency: wanted.has('latency'),
 		n8n: wanted.has('n8n'),
 		queue: wanted.has('queue'),
@@ -126,6 +133,7 @@ export function parseBenchArgs(argv: string[]) {
 export function allFiguresOf(runs: BenchRuns): SuiteReport {
 	const parts = [
 		runs.core && coreFiguresOf(runs.core),
+		runs.ladder && ladderFiguresOf(runs.ladder),
 		runs.latency && latencyFiguresOf(runs.latency),
 		runs.n8n && n8nFiguresOf(runs.n8n),
 		runs.queue && queueFiguresOf(runs.queue),
@@ -251,8 +259,10 @@ function environmentNow(started: number): Environment {
 async function main() {
 	const options = parseBenchArgs(process.argv.slice(2));
 	const started = Date.now();
+	// performance.now, not Date.now: the ladder suite has Date.now follow the sandbox's clock.
+	const startedMonotonic = performance.now();
 	const log = (line: string) =>
-		console.log(`[${Math.round((Date.now() - started) / 1000)} s] ${line}`);
+		console.log(`[${Math.round((performance.now() - startedMonotonic) / 1000)} s] ${line}`);
 	const runs: BenchRuns = {};
 	// A suite that fails is reported and the others still run; the run is then not complete.
 	const failures: string[] = [];
@@ -277,6 +287,11 @@ async function main() {
 		const scale = { ...FULL_SCALE, reps: options.reps };
 		runs.core = await inSandbox(scale.users, 'manual', (sandbox) =>
 			runCoreSuite(sandbox, scale, log),
+		);
+	});
+	await suite('ladder', options.ladder, async () => {
+		runs.ladder = await inSandbox(FULL_LADDER_SCALE.users, 'manual', (sandbox) =>
+			runLadderSuite(sandbox, FULL_LADDER_SCALE, log),
 		);
 	});
 	await suite('latency', options.latency, async () => {

@@ -221,7 +221,7 @@ describe('state', () => {
 		};
 		const state = readState(stored as never)!;
 		expect(state).toEqual({
-			version: 2,
+			version: 3,
 			startedAt: T0,
 			listed: { floor: newestCreatedAt, newestCreatedAt, recent: [{ id: 'n9' }, { id: 'n8' }] },
 			sends: { n8: watched() },

@@ -9,7 +9,16 @@ import { getNotification, readCredentialsAnew } from '../transport';
 import type { ListedNotification, NotificationRecord } from '../transport';
 import { detectEvents, matchesFilters } from './events';
 import type { TriggerEvent } from './events';
-import { deadlinesOf, nextDeadline } from './ladder';
+import type { LadderTold } from './ladder';
+import {
+	deadlinesOf,
+	keysOfLadder,
+	nextDeadline,
+	readLadder,
+	rememberLevel,
+	rememberOpenedAfter,
+	storeLadder,
+} from './ladder';
 import { listOutOfReach, ListOutOfReachError, readListing } from './listing';
 import { fetchTestEvent } from './manual';
 import { toItems } from './output';
@@ -21,12 +30,14 @@ import {
 	initialState,
 	isKnown,
 	MAX_REMEMBERED_KEYS,
+	MAX_WATCHED_CHARS,
 	MAX_WATCHED_SENDS,
 	readState,
 	rememberListed,
 	watchSend,
 	writeState,
 } from './state';
+import type { WatchedSend } from './state';
 
 /**
  * One poll of the Companion Push Trigger.
@@ -85,7 +96,7 @@ function warnForgottenEarly(context: IPollFunctions, ids: string[]): void {
 	const shown = ids.slice(0, 10).join(', ');
 	context.logger.warn(
 		`Companion Push Trigger: more notifications or events than it can remember (${MAX_WATCHED_SENDS.toLocaleString('en-US')} notifications, ` +
-			`${MAX_REMEMBERED_KEYS.toLocaleString('en-US')} events); it stopped watching ${ids.length} before their watch window ended, oldest first: ` +
+			`${MAX_REMEMBERED_KEYS.toLocaleString('en-US')} events or people of the alert ladder, ${MAX_WATCHED_CHARS.toLocaleString('en-US')} characters); it stopped watching ${ids.length} before their watch window ended, oldest first: ` +
 			`${shown}${ids.length > 10 ? ', …' : ''}. Their later events are not reported: use Filters or a shorter Watch Window.`,
 	);
 }
@@ -99,6 +110,22 @@ function warnDeadlinesUntold(context: IPollFunctions, ids: string[]): void {
 		`Companion Push Trigger: the API writes sent_at without a time zone, so Not Opened in Time cannot be told for ${ids.length} notification(s): ` +
 			`${shown}${ids.length > 10 ? ', …' : ''}. Their other events are reported; check who opened them with Notification > Get Report.`,
 	);
+}
+
+/** Remembers the events told of a send: the ladder's per person (ladder.ts), the others by key. */
+function remember(
+	watched: WatchedSend,
+	told: Map<string, LadderTold>,
+	found: readonly TriggerEvent[],
+): void {
+	for (const event of found) {
+		const userId = event.json.userId as string;
+		if (event.name === 'notOpenedInTime') rememberLevel(told, userId, event.level ?? 1);
+		else if (event.name === 'openedAfterEscalation') rememberOpenedAfter(told, userId);
+		else watched.keys.push(event.key);
+	}
+	const ladder = storeLadder(told);
+	if (ladder) watched.ladder = ladder;
 }
 
 /** One poll with the stored state (see the comment at the top). */
@@ -170,7 +197,9 @@ async function pollWithState(
 			delete state.sends[id];
 			continue;
 		}
-		const emittedKeys = new Set(watched.keys);
+		const told = readLadder(watched.ladder);
+		const keysBefore = [...watched.keys, ...keysOfLadder(told)];
+		const emittedKeys = new Set(keysBefore);
 		const { openDeadlinesMs } = parameters;
 		const found = detectEvents({
 			detail,
@@ -188,8 +217,10 @@ async function pollWithState(
 			(watched.readAt === undefined || statusChanged)
 		)
 			deadlinesUntold.push(id);
-		if (found.length > 0) earlierKeys.set(id, [...watched.keys]);
-		watched.keys.push(...found.map((event) => event.key));
+		if (found.length > 0) {
+			earlierKeys.set(id, keysBefore);
+			remember(watched, told, found);
+		}
 		watched.from = windowStart(
 			watched.from,
 			parseTime(record.scheduled_at),

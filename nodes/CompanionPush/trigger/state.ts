@@ -2,6 +2,8 @@ import { deepCopy } from 'n8n-workflow';
 import type { IDataObject } from 'n8n-workflow';
 
 import { parseTime } from '../helpers/time';
+import { isStoredLadder, ladderFromKeys, storeLadder } from './ladder';
+import type { StoredLadder } from './ladder';
 
 /**
  * What the trigger remembers between polls, in the node's static data. Plain JSON, bounded:
@@ -10,15 +12,16 @@ import { parseTime } from '../helpers/time';
  *   LIST_LAG_MARGIN_MS below the newest created_at seen, so a send the list shows late (created
  *   before a send already seen, listed after it) is still found, and `recent` tells it apart from
  *   the sends already met;
- * - `sends`: the sends being watched, each with the keys of the events already emitted for it.
+ * - `sends`: the sends being watched, each with the keys of the events already emitted for it, and
+ *   the alert ladder's people apart (one entry per person, whatever the levels: ladder.ts).
  *   A send is forgotten once its watch window has passed; from then on it is never read again
  *   (it is below the floor), so its keys can go with it.
- * Hard bounds: MAX_WATCHED_SENDS sends, MAX_REMEMBERED_KEYS keys and MAX_WATCHED_CHARS characters
- * of ids and keys in all (beyond them the oldest sends are forgotten first, even before their window
+ * Hard bounds: MAX_WATCHED_SENDS sends, MAX_REMEMBERED_KEYS keys and ladder people, and
+ * MAX_WATCHED_CHARS characters of ids, keys and people in all (beyond them the oldest sends are forgotten first, even before their window
  * ends), MAX_RECENT_IDS sends in `recent` (beyond it the floor rises, shortening the margin).
  */
 
-export const STATE_VERSION = 2;
+export const STATE_VERSION = 3;
 /** How far below the newest created_at seen the list is read again, for sends it shows late. */
 export const LIST_LAG_MARGIN_MS = 5 * 60_000;
 /** Sends kept in `recent`; also the most the first poll lists. */
@@ -26,13 +29,14 @@ export const MAX_RECENT_IDS = 500;
 /** Sends without a created_at kept in `recent` (the list then stops at the first one already seen). */
 export const UNTIMED_IDS = 20;
 export const MAX_WATCHED_SENDS = 500;
-/** Emitted events remembered in all. No Device and Not Opened in Time remember one key per person,
- * so an alert to everyone needs about one key per person who gets either; 25,000 keys of 24-character
- * user ids are about 1 MB of static data. */
-export const MAX_REMEMBERED_KEYS = 25_000;
-/** Characters the watched sends may take in all (their ids and event keys, as JSON): about 2 MB of
- * static data. The keys hold user ids, whose length the API decides: counted alone, 25,000 keys of
- * 2 KB ids would be 50 MB, saved with the workflow at every poll. */
+/** Event keys and ladder people remembered in all. No Device and Not Reached remember one key per
+ * person, the ladder one entry per person told any level (whatever the levels), so an alert needs
+ * about one per person told anything. The characters bound below comes first for user ids longer
+ * than about 17 characters. */
+export const MAX_REMEMBERED_KEYS = 100_000;
+/** Characters the watched sends may take in all (their ids, event keys and ladder people, as JSON):
+ * about 2 MB of static data. The keys hold user ids, whose length the API decides: counted alone,
+ * 100,000 keys of 2 KB ids would be 200 MB, saved with the workflow at every poll. */
 export const MAX_WATCHED_CHARS = 2_000_000;
 
 export interface WatchedSend {
@@ -46,8 +50,10 @@ export interface WatchedSend {
 	dueAt: number;
 	/** Current re-read interval in minutes for a settled send (0 while it still moves). */
 	backoffMinutes: number;
-	/** Events already emitted for this send (see TriggerEvent.key). */
+	/** Events already emitted for this send (see TriggerEvent.key), but the ladder's. */
 	keys: string[];
+	/** The people told a level of Not Opened in Time or Opened After Escalation (ladder.ts). */
+	ladder?: StoredLadder;
 }
 
 /** A send met in the list: its id and created_at (server time), when the list gave one. */
@@ -81,7 +87,8 @@ function isWatchedSend(value: unknown): value is WatchedSend {
 		typeof send.from === 'number' &&
 		typeof send.dueAt === 'number' &&
 		typeof send.backoffMinutes === 'number' &&
-		Array.isArray(send.keys)
+		Array.isArray(send.keys) &&
+		(send.ladder === undefined || isStoredLadder(send.ladder))
 	);
 }
 
@@ -108,7 +115,7 @@ interface StateVersion1 {
 function fromVersion1(stored: StateVersion1): unknown {
 	if (!Array.isArray(stored.newest?.ids)) return undefined;
 	return {
-		version: STATE_VERSION,
+		version: 2,
 		startedAt: stored.startedAt,
 		listed: {
 			floor: stored.newest.createdAt ?? stored.startedAt,
@@ -119,6 +126,19 @@ function fromVersion1(stored: StateVersion1): unknown {
 	};
 }
 
+/** A version 2 state as version 3: its ladder keys, one per person and level, become one entry per
+ * person (a level told stays told, so an update tells nobody again). */
+function fromVersion2(stored: TriggerState): TriggerState {
+	for (const send of Object.values(stored.sends ?? {})) {
+		if (!Array.isArray(send?.keys)) continue;
+		const { told, otherKeys } = ladderFromKeys(send.keys);
+		send.keys = otherKeys;
+		const ladder = storeLadder(told);
+		if (ladder) send.ladder = ladder;
+	}
+	return { ...stored, version: STATE_VERSION };
+}
+
 /** A deep, plain copy of the stored state, or undefined before the first poll (or when the stored
  * data is not a state this version understands: the trigger then starts afresh). */
 export function readState(staticData: IDataObject): TriggerState | undefined {
@@ -127,6 +147,7 @@ export function readState(staticData: IDataObject): TriggerState | undefined {
 	let copy = deepCopy(stored) as TriggerState;
 	if ((copy as unknown as StateVersion1).version === 1)
 		copy = fromVersion1(copy as unknown as StateVersion1) as TriggerState;
+	if ((copy as { version?: number } | undefined)?.version === 2) copy = fromVersion2(copy);
 	if (
 		copy?.version !== STATE_VERSION ||
 		typeof copy.startedAt !== 'number' ||
@@ -245,12 +266,23 @@ export function watchSend(
 	};
 }
 
-/** About what a watched send takes in the static data's JSON: its id, its keys (each quoted, with a
- * comma) and its other fields. */
+/** About what a watched send takes in the static data's JSON: its id, its keys and ladder people
+ * (each quoted, with a comma), its ladder's groups and its other fields. */
 function charsOf(id: string, send: WatchedSend): number {
 	let chars = id.length + 120 + (send.status?.length ?? 0);
 	for (const key of send.keys) chars += key.length + 3;
+	for (const [group, people] of Object.entries(send.ladder ?? {})) {
+		chars += group.length + 6;
+		for (const userId of people) chars += userId.length + 3;
+	}
 	return chars;
+}
+
+/** Event keys and ladder people a watched send remembers. */
+function entriesOf(send: WatchedSend): number {
+	let entries = send.keys.length;
+	for (const people of Object.values(send.ladder ?? {})) entries += people.length;
+	return entries;
 }
 
 /**
@@ -267,7 +299,7 @@ export function ageOut(state: TriggerState, now: number, watchWindowMs: number):
 	let keys = 0;
 	let chars = 0;
 	for (const [index, [id, send]] of newestFirst.entries()) {
-		keys += send.keys.length;
+		keys += entriesOf(send);
 		chars += charsOf(id, send);
 		if (index >= MAX_WATCHED_SENDS || keys > MAX_REMEMBERED_KEYS || chars > MAX_WATCHED_CHARS) {
 			delete state.sends[id];
