@@ -40,6 +40,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
 		addFault: (fault) => state.addFault(fault),
 		clearFaults: () => state.faults.clear(),
 		tap: (notificationId, userId, deviceIndex) => state.tap(notificationId, userId, deviceIndex),
+		sendAsAnotherClient: (orgId, body) => state.sendAsAnotherClient(orgId, body),
 		requestLog: () => state.log.all(),
 		counts: () => state.log.counts(),
 		deliveriesByUser: (orgId) => state.deliveriesByUser(orgId),

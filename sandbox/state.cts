@@ -10,6 +10,7 @@ import {
 	type StoredNotification,
 } from './notifications/store.cts';
 import { unitFloat } from './random.cts';
+import { validateSend } from './notifications/validation.cts';
 import { checkSettingsPatch, DEFAULT_SETTINGS, pickSettings } from './settings.cts';
 import type {
 	FaultSpec,
@@ -107,6 +108,14 @@ export class SandboxState {
 
 	tap(notificationId: string, userId: string, deviceIndex?: number): void {
 		this.store.tap(notificationId, userId, this.apiNow(), deviceIndex);
+	}
+
+	/** A send of another client of the org (another integration with its own credential): registered
+	 * now on the API's clock and listed like any send, but no public request, so it is neither logged,
+	 * counted, limited nor met by a fault. Validated as the public send is; returns its id. */
+	sendAsAnotherClient(orgId: string, body: unknown): string {
+		const input = validateSend(body, this.current);
+		return this.store.create(this.org(orgId), input, this.apiNow(), this.current).id;
 	}
 
 	view(stored: StoredNotification, now = this.apiNow()) {

@@ -231,6 +231,9 @@ export interface Sandbox {
 	addFault(fault: FaultSpec): void;
 	clearFaults(): void;
 	tap(notificationId: string, userId: string, deviceIndex?: number): void;
+	/** Registers a send of another client of the org (a busy organization): listed like any send, not
+	 * in the request log or counts, met by no fault or limit. Throws an ApiError for an invalid body. */
+	sendAsAnotherClient(orgId: string, body: Record<string, unknown>): string;
 	requestLog(): LoggedRequest[];
 	counts(): Record<string, number>;
 	deliveriesByUser(orgId?: string): Map<string, number>;
