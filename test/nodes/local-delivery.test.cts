@@ -161,7 +161,7 @@ describe('Deliver at Local Time and Quiet Hours', () => {
 		expect([...(london.usersWithoutTimeZone as string[])].sort()).toEqual([...withoutZone].sort());
 		// Each send's own id, as the API gave it.
 		expect(new Set(jsonOf(items).map((item) => item.id)).size).toBe(5);
-	}, 60_000);
+	}, 300_000); // 8-13 s alone; 3,040 items through n8n's engine took over 60 s in a loaded CI run
 
 	test('Quiet Hours on Send at 23:10 in Madrid: scheduled for 07:00 there; in Manila (06:10) for 07:00 there; Mexico City (16:10) now', async () => {
 		clockAt('2026-10-25T22:10:00Z');
