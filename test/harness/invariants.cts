@@ -378,7 +378,7 @@ export class Attribution {
 			if (twinSent || twinUnresolved) this.unknown.twin++;
 			else
 				problems.push(
-					`an item of ${intended?.event} ended "${error.message}" although the list of sends was informative and held no twin of it`,
+					`an item of ${intended?.event} ended "${error.message}" although the list of sends was informative and held no twin of it (what it said: ${error.text})`,
 				);
 		}
 		this.unresolved.push(...endedUnknown);
