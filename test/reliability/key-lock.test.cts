@@ -185,6 +185,70 @@ describe("the Idempotency Keys' lock, with several n8n processes", () => {
 		}
 	});
 
+	test("a waiter that never sees the lock free while another process takes it turn after turn (a lease's worth of short turns) breaks none of them: each turn's row counts differently", async () => {
+		const [a, b] = [aProcess(), aProcess()];
+		const [inA, inB] = [
+			storeContext(store, { nodeType: 'A' }),
+			storeContext(store, { nodeType: 'B' }),
+		];
+		const TURNS_OF_A = 30; // 30 turns of 40 ms: twice the lease and its jitter
+		let aDone = false;
+		// B's reads of the lock's row land only while a row is there: between two turns of A, given
+		// back and taken anew, B sees it taken, as a busy database's reads would.
+		store.stall = ({ kind, row, nodeType }) =>
+			nodeType === 'B' && kind === 'select' && row === LOCK_ROW && !store.rows.has(LOCK_ROW)
+				? until(() => store.rows.has(LOCK_ROW) || aDone)
+				: undefined;
+		const slowWrite = (by: string, context: ReturnType<typeof storeContext>['context']) =>
+			keysWrite(by, context, () => new Promise((resolve) => setTimeout(resolve, 40)));
+		const fromA = Promise.all(
+			Array.from({ length: TURNS_OF_A }, () =>
+				a.withStoreLock(inA.context, slowWrite('A', inA.context)),
+			),
+		).finally(() => (aDone = true));
+		await until(() => works.length === 1);
+		const fromB = b.withStoreLock(inB.context, keysWrite('B', inB.context));
+		const outcomes = [...(await fromA), await fromB];
+
+		expect(outcomes.every((outcome) => outcome.ok)).toBe(true);
+		// Every turn of A counted the first time: none was taken over and run again.
+		expect(works.filter((work) => work.by === 'A')).toHaveLength(TURNS_OF_A);
+		expect([...inA.warnings, ...inB.warnings]).toEqual([]);
+		expectCountedAlone(works);
+		expect(store.rows.has(LOCK_ROW)).toBe(false);
+	});
+
+	test("a holder whose row a waiter's late write put back as an earlier turn left it (its token gone): its work counts, it gives the row back, and the next process takes the lock at once", async () => {
+		const [a, c] = [aProcess(), aProcess()];
+		const [inA, inC] = [
+			storeContext(store, { nodeType: 'A' }),
+			storeContext(store, { nodeType: 'C' }),
+		];
+		// An earlier turn's row, as a waiter read it before that turn gave it back.
+		let earlierRow: unknown;
+		await a.withStoreLock(inA.context, async () => {
+			earlierRow = structuredClone(store.rows.get(LOCK_ROW));
+		});
+		expect(store.rows.has(LOCK_ROW)).toBe(false);
+		// Its write lands in the middle of the next turn: n8n writes the row whole, as the waiter read it.
+		const outcome = await a.withStoreLock(
+			inA.context,
+			keysWrite('A', inA.context, async () => {
+				store.rows.set(LOCK_ROW, structuredClone(earlierRow) as never);
+			}),
+		);
+		const waitStartedAt = performance.now();
+		const next = await c.withStoreLock(inC.context, async () => performance.now() - waitStartedAt);
+
+		expect(outcome.ok).toBe(true);
+		expect(works.map((work) => work.by)).toEqual(['A']); // not run again
+		expect(next).toEqual({ ok: true, value: expect.any(Number) });
+		// Taken at once: no lease waited out for a row nobody renews.
+		expect(next.ok && next.value).toBeLessThan(LEASE.storeLockBudgetMs);
+		expect([...inA.warnings, ...inC.warnings]).toEqual([]);
+		expect(store.rows.has(LOCK_ROW)).toBe(false);
+	});
+
 	describe('a row that is not the lock is reported, never deleted', () => {
 		test("a Remove Duplicates node keeping the workflow's highest value there: reported at once, the row unchanged", async () => {
 			await store.checkProcessedAndRecord(['42'], 'workflow', WHERE, {

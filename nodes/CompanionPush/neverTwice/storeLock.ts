@@ -25,6 +25,9 @@ export const LOCK_VALUE = JSON.stringify(['companionPush', 'idempotencyKeysLock'
 /** The entry naming a holder, by its token. */
 export const holderEntry = (token: string) => JSON.stringify(['holder', token]);
 const renewalEntry = (token: string, count: number) => JSON.stringify(['renewal', token, count]);
+/** Filler entries a lock's row is made with, so that its count tells it from the rows before it. */
+const fillerEntries = (token: string, count: number) =>
+	Array.from({ length: count }, (_, index) => JSON.stringify(['filler', token, index]));
 
 /** Waits between reads of a taken lock: random, up to this. */
 const RETRY_WITHIN_MS = 40;
@@ -34,6 +37,9 @@ const YIELD_WITHIN_MS = 4;
 const RENEWALS_PER_LEASE = 4;
 /** Turns of a work whose lock was taken over before it ended. */
 const TURNS = 3;
+/** Up to this many filler entries in a new lock's row (random): waiters watch the row's count, and
+ * rows of short turns, given back and made anew between two reads, would all show the same count. */
+const MAX_FILLER = 100;
 
 export type LockOutcome<T> = { ok: true; value: T } | { ok: false; reason: string };
 
@@ -106,7 +112,7 @@ class LockRow {
 async function take(
 	context: IExecuteFunctions,
 	row: LockRow,
-): Promise<{ token: string } | Stopped> {
+): Promise<{ token: string; takenAt: number } | Stopped> {
 	let watched = { count: -1, breakAt: 0 };
 	for (;;) {
 		let count: number;
@@ -117,9 +123,11 @@ async function take(
 		}
 		if (count === 0) {
 			const token = randomUUID();
+			const filler = fillerEntries(token, Math.floor(Math.random() * (MAX_FILLER + 1)));
+			const takenAt = Date.now();
 			try {
-				const fresh = await row.record([LOCK_VALUE, holderEntry(token)]);
-				if (fresh.has(LOCK_VALUE)) return { token };
+				const fresh = await row.record([LOCK_VALUE, holderEntry(token), ...filler]);
+				if (fresh.has(LOCK_VALUE)) return { token, takenAt };
 			} catch (error) {
 				if (!isCreationRace(error)) return stopFor(error);
 			}
@@ -182,8 +190,22 @@ class Lease {
 	constructor(
 		private readonly row: LockRow,
 		private readonly token: string,
+		/** When the last write of this turn that found or put its lock in the row started. */
+		private lastWrittenAt: number,
 	) {
 		void this.renewWhileHeld();
+	}
+
+	/**
+	 * Whether a row holding the lock's value but not this turn's token, read by a write that ended at
+	 * `readBy`, is still this turn's: a waiter whose write read the row before an earlier turn gave
+	 * it back, and wrote after this one made it, puts the earlier row back (n8n writes a row whole,
+	 * as it read it). Taking a lock over needs its row's count unchanged for a whole lease, and every
+	 * write of this turn changed it (its filler, its renewals): less than a lease after the last one
+	 * started, nobody can have taken it over, so the row is this turn's, rewritten.
+	 */
+	private rewrittenNotTaken(readBy: number): boolean {
+		return readBy - this.lastWrittenAt < timings().storeLockBudgetMs;
 	}
 
 	private async renewWhileHeld(): Promise<void> {
@@ -198,8 +220,14 @@ class Lease {
 	private async renew(count: number): Promise<void> {
 		const entries = [LOCK_VALUE, holderEntry(this.token), renewalEntry(this.token, count)];
 		try {
+			const startedAt = Date.now();
 			const fresh = await this.row.record(entries);
-			if (!fresh.has(holderEntry(this.token))) return;
+			const rewritten = !fresh.has(LOCK_VALUE) && this.rewrittenNotTaken(Date.now());
+			if (!fresh.has(holderEntry(this.token)) || rewritten) {
+				// Its token is in the row again (this renewal put it back where a stale write took it out).
+				this.lastWrittenAt = startedAt;
+				return;
+			}
 			this.lost = true;
 			// No lock there any more: this renewal made the row, or wrote into one that is not a lock.
 			if (fresh.has(LOCK_VALUE)) this.made = entries;
@@ -218,7 +246,7 @@ class Lease {
 		}
 		const mine = [LOCK_VALUE, holderEntry(this.token)];
 		const fresh = await this.row.record(mine);
-		if (fresh.size === 0) {
+		if (fresh.size === 0 || (!fresh.has(LOCK_VALUE) && this.rewrittenNotTaken(Date.now()))) {
 			await this.row.delete();
 			return true;
 		}
@@ -246,7 +274,7 @@ export async function withStoreLock<T>(
 			for (let turn = 1; ; turn++) {
 				const taken = await take(context, row);
 				if ('stopped' in taken) return { ok: false, reason: taken.stopped };
-				const lease = new Lease(row, taken.token);
+				const lease = new Lease(row, taken.token, taken.takenAt);
 				let outcome: LockOutcome<T>;
 				try {
 					outcome = { ok: true, value: await work() };
