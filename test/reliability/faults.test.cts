@@ -301,18 +301,49 @@ const sendCases: Case[] = [
 		registered: 0,
 	},
 	{
-		name: 'registered, answer lost, and the list unreadable: "outcome unknown", not sent again',
+		name: 'registered, answer lost, and one reading of the list failed: read again, found, not sent again',
 		endpoint: SEND,
 		op: 'send',
 		faults: [
 			{ endpoint: SEND, kind: 'status5xx', afterProcessing: true },
+			// A reading's own tries (4) all fail: the lookup reads again while it waits for evidence.
 			{ endpoint: SEND_LIST, kind: 'status5xx', times: 4 },
+		],
+		outcome: 'ok',
+		calls: 2,
+		registered: 2,
+		recoveredAfter: 'HTTP 503',
+	},
+	{
+		name: 'registered, answer lost, and the list unreadable for the whole wait: "outcome unknown", not sent again',
+		endpoint: SEND,
+		op: 'send',
+		faults: [
+			{ endpoint: SEND, kind: 'status5xx', afterProcessing: true },
+			{ endpoint: SEND_LIST, kind: 'status5xx', times: 1_000 },
 		],
 		outcome: new RegExp(
 			`${SENDING}: the outcome is unknown \\(HTTP 503\\), so it was not sent again`,
 		),
 		calls: 1,
 		registered: 1,
+	},
+	{
+		name: 'registered, answer lost, and the list refused (403): "outcome unknown" at once, not sent again',
+		endpoint: SEND,
+		op: 'send',
+		faults: [
+			{ endpoint: SEND, kind: 'status5xx', afterProcessing: true },
+			{ endpoint: SEND_LIST, kind: 'status4xx', status: 403, times: 1_000 },
+		],
+		outcome: new RegExp(
+			`${SENDING}: the outcome is unknown \\(HTTP 503\\), so it was not sent again`,
+		),
+		calls: 1,
+		registered: 1,
+		then: (_run, sandbox) =>
+			// A refusal would come again the same way: one reading, no second.
+			expect(sandbox.requestLog().filter((entry) => entry.endpoint === SEND_LIST)).toHaveLength(1),
 	},
 	{
 		name: 'schedule, reset after registration: found, still scheduled, not sent again',

@@ -4,6 +4,7 @@ import { isTimeWithoutZone, parseTime, timePrecisionMs } from '../../helpers/tim
 import { processState, timings } from '../../processState';
 import { getNotification, listNotificationsPage } from '../endpoints';
 import type { CompanionPushContext } from '../http';
+import { isRetryableStatus } from '../retry';
 import type { ListedNotification, SendListPage, SendRequest } from '../schemas';
 import { combine, compareDeliveries, compareSend, matchOf, notTold } from './match';
 import type { Comparison } from './match';
@@ -355,7 +356,20 @@ function notProvenCurrent(
 	return `nothing in the list of sends looks like it, but nothing shows the list is up to date: ${laterSends} (${measured})`;
 }
 
-/** The lookup described at the top. Errors of the list or detail reads are thrown. */
+/** A failure that may pass: no answer at all (a network code), 429 or 5xx. Any other answer (403,
+ * a body of another shape) would come again the same way. */
+function mayPass(error: unknown): boolean {
+	const { httpCode, errorResponse } = error as { httpCode?: unknown; errorResponse?: unknown };
+	const status = Number(httpCode ?? NaN);
+	if (!Number.isNaN(status)) return isRetryableStatus(status);
+	const code = (errorResponse as { code?: unknown } | undefined)?.code;
+	// UNKNOWN_ERROR: an error that is no answer and names no network code (see http.ts), perhaps a
+	// fault of this package or of n8n: it would come again.
+	return typeof code === 'string' && code !== '' && code !== 'UNKNOWN_ERROR';
+}
+
+/** The lookup described at the top. Errors of the list or detail reads are thrown, those that may
+ * pass only once the wait for evidence is over. */
 export async function lookUpSend(
 	context: CompanionPushContext,
 	lookup: Lookup,
@@ -371,8 +385,20 @@ export async function lookUpSend(
 	/** When a reading first showed a send made after the loss: any reading started since shows ours. */
 	let evidenceSeenAt: number | undefined;
 	for (;;) {
-		const reading = await readBackToWindow(context, lookup, readingStartedAt);
-		const decision = await decide(context, lookup, reading);
+		let reading: Reading;
+		let decision: Decision;
+		try {
+			reading = await readBackToWindow(context, lookup, readingStartedAt);
+			decision = await decide(context, lookup, reading);
+		} catch (error) {
+			// A reading that failed on the way (after the transport's own retries) showed nothing and
+			// proves nothing either way: read again while the wait for evidence lasts, then give up.
+			if (!mayPass(error) || Date.now() - startedAt >= lookupEvidenceWaitMs) throw error;
+			const waitMs = lookupSettleMs / READINGS_WHILE_SETTLING;
+			readingStartedAt = Date.now() + waitMs;
+			await sleep(waitMs);
+			continue;
+		}
 		if (decision.kind !== 'none') return decision;
 		if (reading.cutShort)
 			return {
