@@ -5,6 +5,19 @@
  * (`--selectProjects`) at the same time, so the long run goes on beside the unit tests instead of
  * holding one of their workers.
  */
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+
+// One temp folder per run for the n8n user folders of the test files (devkit/env.cts makes one per
+// file, inside it), removed when this main jest process exits, failed tests or not: a worker's own
+// exit is not reliably reached. Workers inherit the variable, so they make no folder of their own.
+if (!process.env.COMPANION_PUSH_USER_FOLDERS) {
+	const runFolder = fs.mkdtempSync(path.join(os.tmpdir(), 'companion-push-run-'));
+	process.env.COMPANION_PUSH_USER_FOLDERS = runFolder;
+	process.on('exit', () => fs.rmSync(runFolder, { recursive: true, force: true }));
+}
+
 const transform = { '^.+\\.c?ts$': ['ts-jest', { diagnostics: false }] };
 
 const shared = {

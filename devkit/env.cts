@@ -3,12 +3,18 @@
  * import): n8n-core writes `$N8N_USER_FOLDER/.n8n/config` on first load, so it goes to a temp
  * folder instead of the home folder.
  */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 if (!process.env.N8N_USER_FOLDER) {
-	process.env.N8N_USER_FOLDER = mkdtempSync(join(tmpdir(), 'companion-push-n8n-'));
+	// Under jest, inside the run's one folder (jest.config.js), which the run removes at its end: each
+	// test file makes its own user folder, in a worker whose exit is not reliably reached. Elsewhere
+	// (the benchmark), removed at this process's exit.
+	const runFolder = process.env.COMPANION_PUSH_USER_FOLDERS;
+	const userFolder = mkdtempSync(join(runFolder ?? tmpdir(), 'companion-push-n8n-'));
+	process.env.N8N_USER_FOLDER = userFolder;
+	if (!runFolder) process.on('exit', () => rmSync(userFolder, { recursive: true, force: true }));
 }
 process.env.N8N_ENCRYPTION_KEY =
 	process.env.N8N_ENCRYPTION_KEY || 'companion-push-dev-encryption-key';

@@ -12,6 +12,7 @@
  * Ctrl-C, SIGTERM, SIGHUP, npm gone (stopOnSignal.cts) or n8n ending by itself stop every part.
  */
 import { spawnSync, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 import { startSandbox, type Sandbox } from '../sandbox/index.cts';
@@ -96,6 +97,8 @@ export async function startLocal<Prepared extends { mailFolder: string }, N exte
 	step('Packing it (npm pack), as it is published');
 	const tarball = n8nTools.packPackage();
 	log(`  ${tarball}`);
+	// Removed once installed (startN8n); this for a start stopped or failed before that.
+	process.on('exit', () => fs.rmSync(path.dirname(tarball), { recursive: true, force: true }));
 
 	step('The n8n runtime (Node 24 + n8n, installed once into a cache folder)');
 	const runtime = await n8nTools.ensureRuntime({ log: (line) => log(`  ${line}`) });

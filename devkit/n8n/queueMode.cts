@@ -180,6 +180,7 @@ export async function startQueueCluster(options: QueueClusterOptions) {
 	let main: RunningN8n | undefined;
 	let mainEnv: Env = {};
 	const workers: WorkerProcess[] = [];
+	let rest: N8nRestClient;
 	const stop = async () => {
 		if (stopped) return;
 		stopped = true;
@@ -348,15 +349,16 @@ export async function startQueueCluster(options: QueueClusterOptions) {
 		log(
 			`[queue] main on ${main!.url} and ${workers.length} workers ready (${Date.now() - startsAt} ms)`,
 		);
+		rest = new N8nRestClient(main!.url);
+		await rest.login();
+		for (const id of options.publish ?? []) await publish(rest, id);
 	} catch (error) {
+		// The caller gets no cluster to stop, and a jest worker's exit (the hook above) is not reliably reached.
 		await stop().catch(() => undefined);
 		throw error;
 	}
 
 	const running = main!;
-	const rest = new N8nRestClient(running.url);
-	await rest.login();
-	for (const id of options.publish ?? []) await publish(rest, id);
 
 	/** A query on n8n's Postgres database; rows of tab-separated fields. */
 	const psql = (sql: string) => postgres!.psql(sql);

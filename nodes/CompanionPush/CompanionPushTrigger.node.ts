@@ -26,7 +26,7 @@ export class CompanionPushTrigger implements INodeType {
 		version: 1,
 		subtitle: '={{$parameter["events"].join(", ")}}',
 		description:
-			'Starts the workflow when push notifications settle, fail on a phone, are opened, reach no phone of a person, or are not opened in time',
+			'Starts the workflow when push notifications settle, fail on a phone, are opened, reach no phone of a person, are not opened in time, or are opened after an escalation',
 		defaults: {
 			name: 'Companion Push Trigger',
 		},

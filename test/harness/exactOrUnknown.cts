@@ -26,9 +26,12 @@ export const MESSAGE = { title: 'Shift change', body: 'Your shift starts at 9:00
 /** Waits shortened for tests: a lookup reads the list every 120 ms, proves a send absent no sooner
  * than 600 ms after the loss, and waits 2 s at most for a send made after it to be listed (else
  * "unknown"); a claim another run still holds is waited for 300 ms at most; retries back off from
- * 20 ms. */
-export function useShortTimings(changes: Parameters<typeof useTimings>[0] = {}): void {
-	useTimings({
+ * 20 ms. In this process, or in the one `inProcess` stands for (anotherProcess). */
+export function useShortTimings(
+	changes: Parameters<typeof useTimings>[0] = {},
+	inProcess: { useTimings: typeof useTimings } = { useTimings },
+): void {
+	inProcess.useTimings({
 		lookupSettleMs: 600,
 		lookupEvidenceWaitMs: 2_000,
 		heldKeyWaitMs: 300,

@@ -38,6 +38,15 @@ import {
 } from '../harness/index.cts';
 
 const RETRY_ON_FAIL = { retryOnFail: true, maxTries: 3, waitBetweenTries: 0 };
+/** How long the list must stay empty before a send counts as absent, and how long a claim found
+ * unconfirmed is given to be confirmed: short, for a fresh n8n process in each test. */
+const SHORT_WAITS = { lookupSettleMs: 200, lookupEvidenceWaitMs: 1_000, heldKeyWaitMs: 300 };
+/** The same, with a store lock taken over once unrenewed for 300 to 400 ms (a holder that died). */
+const SHORT_WAITS_AND_LEASE = {
+	...SHORT_WAITS,
+	storeLockBudgetMs: 300,
+	storeLockBreakJitterMs: 100,
+};
 
 describe('never twice: n8n runs the node again', () => {
 	const sandbox = useSandbox({ ...NODE_SANDBOX, resetBeforeEach: true });
@@ -50,10 +59,8 @@ describe('never twice: n8n runs the node again', () => {
 	});
 	beforeEach(() => {
 		store.reset();
-		// A fresh n8n process each time, with short waits: how long the list must stay empty before a
-		// send counts as absent, and how long a claim found unconfirmed is given to be confirmed.
-		resetProcessState();
-		useTimings({ lookupSettleMs: 200, lookupEvidenceWaitMs: 1_000, heldKeyWaitMs: 300 });
+		resetProcessState(); // a fresh n8n process each time
+		useTimings(SHORT_WAITS);
 	});
 	afterAll(() => resetProcessState());
 
@@ -393,13 +400,7 @@ describe('never twice: n8n runs the node again', () => {
 				KEYS_ROW,
 				{ mode: 'entries' },
 			);
-			useTimings({
-				lookupSettleMs: 200,
-				lookupEvidenceWaitMs: 1_000,
-				heldKeyWaitMs: 300,
-				storeLockBudgetMs: 300,
-				storeLockBreakJitterMs: 100,
-			});
+			useTimings(SHORT_WAITS_AND_LEASE);
 			const run: NodeRunOptions = {
 				...perUserRun({}, keyed()),
 				items: [{ userId: users[0], key: 'k-after-a-dead-lock' }],
@@ -456,13 +457,7 @@ describe('never twice: n8n runs the node again', () => {
 			await store.checkProcessedAndRecord(['1042'], 'workflow', where, {
 				mode: 'latestIncrementalKey',
 			});
-			useTimings({
-				lookupSettleMs: 200,
-				lookupEvidenceWaitMs: 1_000,
-				heldKeyWaitMs: 300,
-				storeLockBudgetMs: 300,
-				storeLockBreakJitterMs: 100,
-			});
+			useTimings(SHORT_WAITS_AND_LEASE);
 			const run: NodeRunOptions = {
 				...perUserRun({}, keyed()),
 				items: [{ userId: users[0], key: 'k-beside-remove-duplicates' }],
@@ -506,7 +501,7 @@ describe('never twice: n8n runs the node again', () => {
 			expect(keptAsUsed(store, 'old-0')).toBe(false);
 
 			resetProcessState(); // another process: only the store remembers
-			useTimings({ lookupSettleMs: 200, lookupEvidenceWaitMs: 1_000, heldKeyWaitMs: 300 });
+			useTimings(SHORT_WAITS);
 			await run('k3');
 			expect(registeredSends(sandbox)).toHaveLength(3);
 			await run('old-0');

@@ -174,14 +174,8 @@ describe('exact or unknown: Idempotency Keys', () => {
 		beforeEach(() => {
 			otherProcess.resetProcessState();
 			// A claim the other process holds is waited for as long as it takes it to confirm.
-			const timings = {
-				lookupSettleMs: 600,
-				lookupEvidenceWaitMs: 2_000,
-				heldKeyWaitMs: 30_000,
-				retry: { baseDelayMs: 20, maxDelayMs: 100 },
-			};
-			useShortTimings(timings);
-			otherProcess.useTimings(timings);
+			useShortTimings({ heldKeyWaitMs: 30_000 });
+			useShortTimings({ heldKeyWaitMs: 30_000 }, otherProcess);
 		});
 		afterAll(() => otherProcess.resetProcessState());
 
