@@ -161,6 +161,7 @@ describe('the package in n8n queue mode (main + 2 workers, Postgres, Redis)', ()
 			workflows: [erp, triggerWorkflow(TRIGGER_WORKFLOW, '', SECONDARY_CREDENTIAL)],
 			publish: [ERP],
 			log,
+			logDir: '/tmp/cp-queue-diag',
 		});
 		expect(erp.nodes.find((node: Json) => node.credentials)?.credentials.companionPushApi.id).toBe(
 			CREDENTIAL_ID,
