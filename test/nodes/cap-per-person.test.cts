@@ -233,9 +233,27 @@ describe('Cap per Person', () => {
 		// All three slots of 10:00 expired together: two new ones are taken.
 		expect(sendsTo(personA)).toBe(5);
 		expect(cappedOf(later.outputs)).toEqual([]);
-		// Expired slots went out of the store with that count: only the two new ones (and nothing of
-		// the probes) stay in the node's row.
-		expect(store.entries('wf-test', 'n:n-test')).toHaveLength(2);
+		// Expired slots went out of the store with that count: the two new ones stay in the node's
+		// row, with the marks of the two windows (10:00 and 11:00) A may still have slots in, and
+		// nothing of the probes.
+		expect(store.entries('wf-test', 'n:n-test')).toHaveLength(4);
+	});
+
+	test('a window of a day keeps times to 24-minute ticks: free at most one tick after the exact end, never before', async () => {
+		clockAt('2026-11-26T10:00:30Z');
+		const [personA] = users;
+		const options = { capPerPerson: 1, capWindowMinutes: 1_440 };
+		await runNode(capRun(eventsFor(personA, 1), options));
+		const capped = await runNode(capRun(eventsFor(personA, 1), options));
+		const notifyAfter = Date.parse(String(cappedOf(capped.outputs)[0].notifyAfter));
+		const exactEnd = Date.parse('2026-11-27T10:00:30Z');
+		expect(notifyAfter).toBeGreaterThanOrEqual(exactEnd);
+		expect(notifyAfter - exactEnd).toBeLessThanOrEqual(24 * MINUTE);
+
+		passTime(notifyAfter - Date.now() + 1_000);
+		const next = await runNode(capRun(eventsFor(personA, 1), options));
+		expect(cappedOf(next.outputs)).toEqual([]);
+		expect(sendsTo(personA)).toBe(2);
 	});
 
 	test('without the option, a saved Send keeps one output; with it, n8n gives the node a second output "Capped"', async () => {

@@ -20,7 +20,8 @@ import type { SendGroup, SendTask } from './types';
 export type { CapRule } from './capSlots';
 
 export const MAX_CAP_SENDS = 100;
-/** A day: the slots of a person are read minute by minute over two windows (capSlots.ts). */
+/** A day: longer windows would keep a slot's time less precisely still (a tick is 1/60 of the
+ * window, capSlots.ts). */
 export const MAX_CAP_WINDOW_MINUTES = 1_440;
 export const DEFAULT_CAP_WINDOW_MINUTES = 60;
 
@@ -64,7 +65,7 @@ export function readCapRule(
 			'item',
 		);
 	}
-	// Slots are kept to the minute: a part of a minute counts as a whole one.
+	// Slots are kept to the minute at least: a part of a minute counts as a whole one.
 	return { maxSends, windowMinutes: Math.ceil(windowMinutes) };
 }
 
@@ -116,7 +117,7 @@ export class RunCap {
 				const decision = outcome.value[next++];
 				if (decision.granted) {
 					granted.push(userId);
-					taken.push({ userId, minute: decision.minute });
+					taken.push({ userId, tick: decision.tick });
 				} else
 					cap.capped.push({ group: audience.group, userId, notifyAfter: decision.notifyAfter });
 			}
