@@ -196,6 +196,31 @@ describe('Cap per Person', () => {
 		expect(sendsTo(personA)).toBe(1);
 	});
 
+	test('an event whose Idempotency Key was used is skipped and gives its slot back', async () => {
+		clockAt('2026-11-26T10:00:30Z');
+		const [personA] = users;
+		const keyed = (key: string) =>
+			runNode(
+				capRun([{ userIds: personA }], {
+					capPerPerson: 2,
+					capWindowMinutes: 60,
+					idempotencyKey: key,
+				}),
+			);
+		await keyed('order-1:shipped');
+		const again = await keyed('order-1:shipped');
+		expect(jsonOf(again.items)[0]).toMatchObject({
+			skipped: true,
+			idempotencyKey: 'order-1:shipped',
+		});
+		// The skipped copy's slot went back: one more event is sent, the next one capped.
+		const second = await keyed('order-2:shipped');
+		expect(cappedOf(second.outputs)).toEqual([]);
+		const third = await keyed('order-3:shipped');
+		expect(cappedOf(third.outputs)).toMatchObject([{ userId: personA }]);
+		expect(sendsTo(personA)).toBe(2);
+	});
+
 	test('a send whose answer is lost and cannot be proven either way ("unknown") keeps its slot, and says so', async () => {
 		clockAt('2026-11-26T10:00:30Z');
 		const [personA] = users;

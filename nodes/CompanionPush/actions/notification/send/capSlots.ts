@@ -2,7 +2,7 @@ import type { IExecuteFunctions } from 'n8n-workflow';
 
 import { oneAtATime } from '../../../helpers/oneAtATime';
 import { MINUTE_MS } from '../../../helpers/time';
-import { inKeysTurn } from '../../../neverTwice';
+import { inKeysTurn, MAX_KEYS_TO_KEEP } from '../../../neverTwice';
 import type { LockOutcome, RowWrites } from '../../../neverTwice';
 import { processState } from '../../../processState';
 
@@ -16,7 +16,7 @@ import { processState } from '../../../processState';
  * probe, taken out again). A slot is `capSlot <user> <tick length> <tick> <index>`: the tick (of
  * n8n's clock) it was taken in, and its place among that tick's slots of the person. A tick is a
  * minute, or 1/60 of a longer window (rounded up to whole minutes), so a count reads at most 123
- * ticks per person whatever the window. Slots of one tick are alike, so a slot given back takes out
+ * ticks per person whatever the window, and only those of windows the person has a mark in. Slots of one tick are alike, so a slot given back takes out
  * the highest index of its tick, and the indexes stay 0, 1, 2... A probe cut short (n8n dying
  * before it is taken out) can only leave what looks like slots: a person may be capped early, never
  * notified over the cap.
@@ -40,14 +40,15 @@ export interface TakenSlot {
 	tick: number;
 }
 
-/** Ticks per window, at least: a slot's time is kept to a tick. */
+/** Ticks per window, at most: a slot's time is kept to a tick. */
 const TICKS_PER_WINDOW = 60;
 
 /** The length of a tick of `rule`, in minutes. */
 const tickMinutes = (rule: CapRule) => Math.ceil(rule.windowMinutes / TICKS_PER_WINDOW);
 
-/** The row's entries the cap's writes keep at least (n8n drops the oldest beyond them): its bound. */
-export const CAP_ROW_ENTRIES = 100_000;
+/** The row's entries the cap's writes keep at least (n8n drops the oldest beyond them): its bound.
+ * Twice the most Keys to Keep, so that a cap's write never trims what the keys' writes keep. */
+export const CAP_ROW_ENTRIES = 2 * MAX_KEYS_TO_KEEP;
 
 /** The tick length is part of the entry: a count under another window never reads these. */
 const slotEntry = (rule: CapRule, userId: string, tick: number, index: number) =>
