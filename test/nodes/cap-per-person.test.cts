@@ -177,23 +177,26 @@ describe('Cap per Person', () => {
 		]);
 	});
 
-	test('a send refused (403, not sent) gives its slot back: the next event for that person is sent', async () => {
+	test('a send refused (403, not sent) gives its slot back, and so does the send it stopped: the next events are sent', async () => {
 		clockAt('2026-11-26T10:00:30Z');
-		const [personA] = users;
-		const options = { capPerPerson: 1, capWindowMinutes: 60 };
+		const [personA, personB] = users;
+		const options = { capPerPerson: 1, capWindowMinutes: 60, maxParallelRequests: 1 };
+		const events = [{ userIds: personA }, { userIds: personB }];
 		sandbox.addFault({ endpoint: SEND, kind: 'forbidden', times: 1 });
-		const refused = await runNode(capRun([{ userIds: personA }], options));
+		const refused = await runNode(capRun(events, options));
 		expect(refused.error?.message).toMatch(/403|permission/i);
-		expect(sendsTo(personA)).toBe(0);
+		// A's send refused; B's never started once the node stopped.
+		expect(sentBodies(sandbox)).toHaveLength(1);
+		expect(registeredSends(sandbox)).toEqual([]);
 
-		const next = await runNode(capRun([{ userIds: personA }], options));
+		const next = await runNode(capRun(events, options));
 		expect(next.error).toBeUndefined();
-		expect(sendsTo(personA)).toBe(1);
+		expect([sendsTo(personA), sendsTo(personB)]).toEqual([1, 1]);
 		expect(cappedOf(next.outputs)).toEqual([]);
-		// The slot of that send counts: a third event is capped.
-		const third = await runNode(capRun([{ userIds: personA }], options));
-		expect(cappedOf(third.outputs)).toHaveLength(1);
-		expect(sendsTo(personA)).toBe(1);
+		// The slots of those sends count: the third events are capped.
+		const third = await runNode(capRun(events, options));
+		expect(cappedOf(third.outputs)).toHaveLength(2);
+		expect([sendsTo(personA), sendsTo(personB)]).toEqual([1, 1]);
 	});
 
 	test('an event whose Idempotency Key was used is skipped and gives its slot back', async () => {

@@ -168,14 +168,10 @@ export class RunCap {
 
 	/**
 	 * The sends ended: the slots of every person not notified for sure go back (a send refused, never
-	 * started, skipped by never-twice, or a group that failed before its sends). An accepted send keeps
+	 * started, or skipped by never-twice). An accepted send keeps
 	 * them, and so does one whose outcome is unknown: its error says so.
 	 */
-	async settle(
-		tasks: SendTask[],
-		results: Array<PoolResult<IDataObject>>,
-		failedGroups: Iterable<SendGroup>,
-	): Promise<void> {
+	async settle(tasks: SendTask[], results: Array<PoolResult<IDataObject>>): Promise<void> {
 		const kept = new Set<string>();
 		const keep = (task: SendTask) => {
 			for (const userId of task.batch)
@@ -197,12 +193,9 @@ export class RunCap {
 					`${error.description ?? ''} Cap per Person counts this send for its people (they may have been notified).`.trim();
 			}
 		});
-		const failed = new Set(failedGroups);
+		// A group without a send kept (one that failed before its sends too) gives all back.
 		const back = [...this.taken].flatMap(([group, slots]) =>
-			slots.filter(
-				({ userId }) =>
-					failed.has(group) || !kept.has(JSON.stringify([group.lead.itemIndex, userId])),
-			),
+			slots.filter(({ userId }) => !kept.has(JSON.stringify([group.lead.itemIndex, userId]))),
 		);
 		if (back.length === 0) return;
 		const outcome = await giveSlotsBack(this.context, this.rule, back);

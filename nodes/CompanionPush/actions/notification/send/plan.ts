@@ -130,13 +130,8 @@ export async function planSends(context: IExecuteFunctions, input: SendInput): P
 				}),
 			);
 		} catch (error) {
-			try {
-				setAside(group, error);
-			} catch (stop) {
-				// Nothing is sent: the slots taken go back.
-				await cap?.settle([], [], groups);
-				throw stop;
-			}
+			// (Send, the one operation with a cap, plans no time that can fail here.)
+			setAside(group, error);
 		}
 	}
 	return { groups, tasks, groupErrors, ...(cap ? { cap } : {}) };

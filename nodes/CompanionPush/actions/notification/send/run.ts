@@ -57,7 +57,7 @@ export async function sendItems(
 	};
 	const results = await runPool(tasks.length, maxParallel, sendTask, stopOnFailure);
 	await neverTwice.finish();
-	await cap?.settle(tasks, results, groupErrors.keys());
+	await cap?.settle(tasks, results);
 	if (stopOnFailure && results.some((result) => result?.ok === false))
 		throw stopError(context, tasks, results);
 
