@@ -199,6 +199,19 @@ describe('Cap per Person', () => {
 		expect([sendsTo(personA), sendsTo(personB)]).toEqual([1, 1]);
 	});
 
+	test('a run stopped by a failed send names the people it capped (n8n drops both outputs with it)', async () => {
+		clockAt('2026-11-26T10:00:30Z');
+		const [personA, personB] = users;
+		const options = { capPerPerson: 1, capWindowMinutes: 60 };
+		await runNode(capRun([{ userIds: personA }], options));
+		sandbox.addFault({ endpoint: SEND, kind: 'forbidden', times: 1 });
+		const stopped = await runNode(capRun([{ userIds: personA }, { userIds: personB }], options));
+		expect(stopped.outputs).toEqual([]);
+		expect(stopped.error?.description).toContain(
+			`Over Cap per Person, not sent: ${personA} (item 0).`,
+		);
+	});
+
 	test('an event whose Idempotency Key was used is skipped and gives its slot back', async () => {
 		clockAt('2026-11-26T10:00:30Z');
 		const [personA] = users;

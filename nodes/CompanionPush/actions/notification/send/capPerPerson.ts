@@ -146,6 +146,16 @@ export class RunCap {
 		};
 	}
 
+	/** For the error that stops the run (n8n then drops both outputs): who the cap left out. */
+	stopNote(): string {
+		if (this.capped.length === 0) return '';
+		const named = this.capped
+			.slice(0, 20)
+			.map(({ group, userId }) => `${userId} (item ${group.lead.itemIndex})`);
+		const more = this.capped.length > 20 ? ` and ${this.capped.length - 20} more` : '';
+		return `Over Cap per Person, not sent: ${named.join(', ')}${more}.`;
+	}
+
 	/** The Capped output: one item per person and send left out, paired with the items naming them. */
 	cappedItems(): INodeExecutionData[] {
 		const { maxSends, windowMinutes } = this.rule;

@@ -58,8 +58,12 @@ export async function sendItems(
 	const results = await runPool(tasks.length, maxParallel, sendTask, stopOnFailure);
 	await neverTwice.finish();
 	await cap?.settle(tasks, results);
-	if (stopOnFailure && results.some((result) => result?.ok === false))
-		throw stopError(context, tasks, results);
+	if (stopOnFailure && results.some((result) => result?.ok === false)) {
+		const error = stopError(context, tasks, results);
+		// n8n drops the Capped output with the run: the error names those people instead.
+		if (cap) error.description = [error.description, cap.stopNote()].filter(Boolean).join(' ');
+		throw error;
+	}
 
 	await followSends(context, tasks, results, maxParallel);
 
