@@ -7,6 +7,7 @@ import type {
 } from 'n8n-workflow';
 
 import * as notification from './actions/notification/notification.resource';
+import { outputsOf } from './actions/notification/send.operation';
 import { router } from './actions/router';
 import * as user from './actions/user/user.resource';
 import { searchUsers } from './methods/listSearch';
@@ -27,7 +28,8 @@ export class CompanionPush implements INodeType {
 		defaults: { name: 'Companion Push' },
 		usableAsTool: true,
 		inputs: [NodeConnectionTypes.Main],
-		outputs: [NodeConnectionTypes.Main],
+		// A second output "Capped" with Send's Cap per Person, as n8n's Switch node builds its outputs.
+		outputs: `={{(${outputsOf})($parameter)}}`,
 		credentials: [{ name: 'companionPushApi', required: true }],
 		properties: [
 			{

@@ -25,6 +25,7 @@ import type { SendListPage } from './transport/schemas';
  * | keysInFlight | Idempotency Keys this process sent under lately (bounded, oldest forgotten first), with the outcome or its promise: a copy of the key waits for that send's outcome instead of guessing, and names its send | across processes the keys' claim protocol decides (neverTwice/idempotencyKeys.ts) |
  * | paces | how many requests of a credential may be in flight after 429s | each process adapts to the service on its own; N processes start at N x the node's bound and each halves at its first 429 |
  * | storeQueues | claims of Idempotency Keys one at a time in this process (they would only contend for the store's lock) | across processes the store's lock orders them |
+ * | capQueues | per node's row, the Cap per Person works of this process one at a time: each reads the slots, decides and writes them in its own turn (actions/notification/send/capSlots.ts) | across processes the store's lock orders the turns |
  * | keysTurns | per node's keys' row, the claims, renewals and confirmations waiting for this process's next turn under the store's lock: they run in that one turn, their writes merged (neverTwice/keysTurn.ts) | across processes the store's lock orders the turns |
  * | polledContexts | the poll contexts n8n has polled with, to tell the poll n8n runs while activating a trigger | triggers poll on the main process only |
  * | listGapsReported | per poll context, the floor of the trigger's last reading of the list that could not reach it and was reported as an error: the next poll that cannot reach it either goes on past it (a poll that throws keeps no state, so the report itself cannot be stored) | triggers poll on the main process only; a restart reports the gap once more |
@@ -168,6 +169,7 @@ interface ProcessState {
 	keysInFlight: Map<string, Promise<KeyedSendOutcome>>;
 	paces: Map<string, Pace>;
 	storeQueues: Map<string, Promise<unknown>>;
+	capQueues: Map<string, Promise<unknown>>;
 	keysTurns: Map<string, KeysTurn>;
 	polledContexts: WeakSet<object>;
 	listGapsReported: WeakMap<object, number>;
@@ -188,6 +190,7 @@ function freshState(): ProcessState {
 		keysInFlight: new Map(),
 		paces: new Map(),
 		storeQueues: new Map(),
+		capQueues: new Map(),
 		keysTurns: new Map(),
 		polledContexts: new WeakSet(),
 		listGapsReported: new WeakMap(),

@@ -5,7 +5,10 @@ import { readCredentialsAnew } from '../transport';
 import * as notification from './notification/notification.resource';
 import * as user from './user/user.resource';
 
-type OperationModule = { execute: (this: IExecuteFunctions) => Promise<INodeExecutionData[]> };
+/** An operation's run: its items (one output), or, for one with several outputs, each output's. */
+type OperationModule =
+	| { execute: (this: IExecuteFunctions) => Promise<INodeExecutionData[]> }
+	| { executeToOutputs: (this: IExecuteFunctions) => Promise<INodeExecutionData[][]> };
 
 const resources: Record<string, Record<string, OperationModule>> = {
 	notification: notification.operations,
@@ -24,5 +27,6 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 			`The operation "${operation}" is not known for "${resource}"`,
 		);
 	}
+	if ('executeToOutputs' in handler) return await handler.executeToOutputs.call(this);
 	return [await handler.execute.call(this)];
 }

@@ -57,5 +57,5 @@ function readSchedule(context: IExecuteFunctions, itemIndex: number, options: ID
 
 /** Schedules a send: as Send, with `scheduled_at` always carrying an explicit offset. */
 export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[]> {
-	return await sendItems(this, readSchedule);
+	return (await sendItems(this, readSchedule)).items;
 }

@@ -3,6 +3,7 @@ import type { INodeProperties } from 'n8n-workflow';
 import { maxParallelRequestsOption, optionsCollection } from '../../descriptions';
 import { DEFAULT_KEYS_TO_KEEP, MAX_KEY_LENGTH, MAX_KEYS_TO_KEEP } from '../../../neverTwice';
 import { waitOptions } from '../wait';
+import { DEFAULT_CAP_WINDOW_MINUTES, MAX_CAP_SENDS, MAX_CAP_WINDOW_MINUTES } from './capPerPerson';
 
 /* The fields of Send and Schedule, declared once; sendOperationProperties (at the end) puts them
  * in order for either operation. */
@@ -274,6 +275,27 @@ const deliveryZoneOptions: INodeProperties[] = [
 	},
 ];
 
+/** "Cap per Person" (capPerPerson.ts), among the Options of Send only. */
+const capOptions: INodeProperties[] = [
+	{
+		displayName: 'Cap per Person',
+		name: 'capPerPerson',
+		type: 'number',
+		default: 3,
+		typeOptions: { minValue: 1, maxValue: MAX_CAP_SENDS },
+		description:
+			'At most this many sends per person within the Cap Window, counted by every execution of this node. People over it are left out of the send and come out on a second output, "Capped", with when they may be notified next.',
+	},
+	{
+		displayName: 'Cap Window (Minutes)',
+		name: 'capWindowMinutes',
+		type: 'number',
+		default: DEFAULT_CAP_WINDOW_MINUTES,
+		typeOptions: { minValue: 1, maxValue: MAX_CAP_WINDOW_MINUTES },
+		description: `The rolling window of Cap per Person, in minutes (at most ${MAX_CAP_WINDOW_MINUTES}, a day). Used only with Cap per Person.`,
+	},
+];
+
 /** What Schedule adds to Send: its time, and what to do when that time is already past. */
 export interface ScheduleProperties {
 	scheduledAtField: INodeProperties;
@@ -291,6 +313,7 @@ export function sendOperationProperties(schedule?: ScheduleProperties): INodePro
 		additionalFields,
 		optionsCollection([
 			batchSizeOption,
+			...(schedule ? [] : capOptions),
 			criticalOption,
 			deliverAtLocalTimeOption,
 			...idempotencyOptions,

@@ -13,6 +13,7 @@ import type { IdempotencyKey } from '../../../neverTwice';
 import { asNodeError, errorItem, fieldError } from '../../../nodeErrors';
 import { readMaxParallelRequests, readParameter } from '../../itemLoop';
 import { readWaitTimeout } from '../wait';
+import { readCapRule } from './capPerPerson';
 import type { Audience, CheckedItem, DeliveryPolicy, ScheduleReader, SendInput } from './types';
 
 /**
@@ -52,6 +53,16 @@ export function readSendInput(
 					itemIndex,
 				);
 			}
+			const first = checkedItems[0];
+			if (first && JSON.stringify(checked.cap) !== JSON.stringify(first.cap)) {
+				// One count per person for the node: items with other caps would each break the others'.
+				throw sendFieldError(
+					context,
+					'Cap per Person',
+					`must be the same on every item (item ${first.itemIndex} has ${capText(first)}, this one ${capText(checked)})`,
+					itemIndex,
+				);
+			}
 			checkedItems.push(checked);
 		} catch (error) {
 			const nodeError = asNodeError(context, error, itemIndex);
@@ -61,6 +72,9 @@ export function readSendInput(
 	}
 	return { combined, checkedItems, rejected };
 }
+
+const capText = ({ cap }: CheckedItem) =>
+	cap ? `${cap.maxSends} per ${cap.windowMinutes} minutes` : 'none';
 
 /** A bad value of a Send or Schedule item: nothing is sent for it. */
 function sendFieldError(
@@ -146,6 +160,9 @@ function checkItem(
 	};
 	const delivery = readDeliveryPolicy(context, options, itemIndex, userIds);
 	if (delivery) checked.delivery = delivery;
+	// Send only: Schedule's sends go out later, when the count would no longer hold.
+	const cap = readSchedule ? undefined : readCapRule(context, options, itemIndex);
+	if (cap) checked.cap = cap;
 	if (readSchedule) Object.assign(checked, readSchedule(context, itemIndex, options));
 	return checked;
 }

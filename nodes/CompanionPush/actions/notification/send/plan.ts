@@ -5,6 +5,7 @@ import { batchContentId, toBatches, uniqueUserIds } from '../../../helpers/recip
 import { listActiveUserIds, listUsers } from '../../../transport';
 import { asNodeError, fieldError } from '../../../nodeErrors';
 import { notSentForOtherItems } from './failures';
+import { RunCap } from './capPerPerson';
 import { zoneParts } from './localDelivery';
 import type { Audience, BatchDelivery, SendGroup, SendInput, SendPlan, SendTask } from './types';
 
@@ -74,8 +75,8 @@ function batchesOf(
 /**
  * The sends to make, read before any is made: each group's audience (those read from the API once
  * per run), de-duplicated, split by time zone when a delivery policy applies (localDelivery.ts), and
- * into batches of at most Batch Size. A group whose audience
- * cannot be read, or is empty, fails whole: it stops the node (naming the items not sent), or,
+ * into batches of at most Batch Size; with Cap per Person, people over the cap are taken out first
+ * (capPerPerson.ts). A group whose audience cannot be read, or is empty, fails whole: it stops the node (naming the items not sent), or,
  * when the node continues on fail, it is set aside with its error.
  */
 export async function planSends(context: IExecuteFunctions, input: SendInput): Promise<SendPlan> {
@@ -83,6 +84,12 @@ export async function planSends(context: IExecuteFunctions, input: SendInput): P
 	const readAudience = audienceReader(context);
 	const tasks: SendTask[] = [];
 	const groupErrors = new Map<SendGroup, NodeApiError | NodeOperationError>();
+	const setAside = (group: SendGroup, error: unknown) => {
+		const nodeError = asNodeError(context, error, group.lead.itemIndex);
+		if (!context.continueOnFail()) throw notSentForOtherItems(nodeError, group, groups);
+		groupErrors.set(group, nodeError);
+	};
+	const audiences: Array<{ group: SendGroup; recipients: string[] }> = [];
 	for (const group of groups) {
 		try {
 			const recipients = uniqueUserIds(await readAudience(group));
@@ -99,6 +106,17 @@ export async function planSends(context: IExecuteFunctions, input: SendInput): P
 					},
 				);
 			}
+			audiences.push({ group, recipients });
+		} catch (error) {
+			setAside(group, error);
+		}
+	}
+	const capRule = input.checkedItems[0].cap;
+	const cap = capRule ? await RunCap.apply(context, capRule, audiences) : undefined;
+	for (const { group, recipients } of audiences) {
+		// Every person over the cap: no send, the item says so (capPerPerson.ts).
+		if (recipients.length === 0) continue;
+		try {
 			const batches = batchesOf(context, group, recipients);
 			group.layout = batches.map(({ batch }) => batchContentId(batch));
 			batches.forEach(({ batch, delivery }, batchIndex) =>
@@ -112,10 +130,9 @@ export async function planSends(context: IExecuteFunctions, input: SendInput): P
 				}),
 			);
 		} catch (error) {
-			const nodeError = asNodeError(context, error, group.lead.itemIndex);
-			if (!context.continueOnFail()) throw notSentForOtherItems(nodeError, group, groups);
-			groupErrors.set(group, nodeError);
+			// (Send, the one operation with a cap, plans no time that can fail here.)
+			setAside(group, error);
 		}
 	}
-	return { groups, tasks, groupErrors };
+	return { groups, tasks, groupErrors, ...(cap ? { cap } : {}) };
 }

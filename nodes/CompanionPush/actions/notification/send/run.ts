@@ -9,7 +9,9 @@
  * 4. run.ts      (this file) drives them; with Wait for Final Status every send is followed at once
  *                (one list read per round for all of them);
  * 5. run.ts      the output keeps item and batch order, each item paired with the input items it
- *                stands for; failures.ts words the error that stops a run.
+ *                stands for; failures.ts words the error that stops a run. With Cap per Person
+ *                (capPerPerson.ts), the plan took a slot per person first, people over the cap
+ *                come out on a second output, and sends surely not made give their slots back.
  * fields.ts holds the fields of both operations, types.ts the shapes the stages hand each other.
  */
 
@@ -27,14 +29,20 @@ import { readSendInput } from './input';
 import { planSends } from './plan';
 import type { ScheduleReader, SendTask } from './types';
 
+/** What a run hands n8n: the items of the sends, and the people Cap per Person left out. */
+export interface SendOutputs {
+	items: INodeExecutionData[];
+	capped: INodeExecutionData[];
+}
+
 /** Send and Schedule (with `readSchedule`): the stages at the top of this file. */
 export async function sendItems(
 	context: IExecuteFunctions,
 	readSchedule?: ScheduleReader,
-): Promise<INodeExecutionData[]> {
+): Promise<SendOutputs> {
 	const input = readSendInput(context, readSchedule);
-	if (input.checkedItems.length === 0) return [...input.rejected.values()];
-	const { groups, tasks, groupErrors } = await planSends(context, input);
+	if (input.checkedItems.length === 0) return { items: [...input.rejected.values()], capped: [] };
+	const { groups, tasks, groupErrors, cap } = await planSends(context, input);
 
 	const neverTwice = new NeverTwice(context, groups);
 	// When one send fails and the node does not continue on fail, nothing new starts: what is in
@@ -49,8 +57,13 @@ export async function sendItems(
 	};
 	const results = await runPool(tasks.length, maxParallel, sendTask, stopOnFailure);
 	await neverTwice.finish();
-	if (stopOnFailure && results.some((result) => result?.ok === false))
-		throw stopError(context, tasks, results);
+	await cap?.settle(tasks, results);
+	if (stopOnFailure && results.some((result) => result?.ok === false)) {
+		const error = stopError(context, tasks, results);
+		// n8n drops the Capped output with the run: the error names those people instead.
+		if (cap) error.description = [error.description, cap.stopNote()].filter(Boolean).join(' ');
+		throw error;
+	}
 
 	await followSends(context, tasks, results, maxParallel);
 
@@ -62,16 +75,20 @@ export async function sendItems(
 		const groupError = groupErrors.get(group);
 		if (groupError)
 			outputByItem[group.lead.itemIndex].push(errorItem(groupError, group.pairedItems));
+		else if (cap && !tasks.some((task) => task.group === group))
+			outputByItem[group.lead.itemIndex].push(cap.allCappedItem(group));
 	}
 	tasks.forEach((task, index) => {
 		const output = outputOf(context, task, index, tasks, results);
 		const storeNote = neverTwice.storeNoteOf(task.group);
 		if (storeNote && output.json.error === undefined) output.json.idempotencyKeyNote = storeNote;
+		const cappedUserIds = cap?.cappedOf(task.group) ?? [];
+		if (cappedUserIds.length > 0) output.json.cappedUserIds = cappedUserIds;
 		outputByItem[task.group.lead.itemIndex].push(output);
 	});
 	const output = outputByItem.flat();
 	if (!output.some((item) => item.json.error !== undefined)) neverTwice.runSucceeded();
-	return output;
+	return { items: output, capped: cap?.cappedItems() ?? [] };
 }
 
 /**

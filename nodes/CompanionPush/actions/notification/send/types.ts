@@ -10,6 +10,7 @@ import type {
 import type { DeliveryTime, QuietHours, TimeOfDay } from '../../../helpers/deliveryTime';
 import type { CheckedMessage } from '../../../helpers/message';
 import type { IdempotencyKey } from '../../../neverTwice';
+import type { CapRule, RunCap } from './capPerPerson';
 
 /* The shapes the stages of the send path hand each other (see run.ts for the stages). */
 
@@ -32,6 +33,8 @@ export interface CheckedItem {
 	maxParallelRequests: number;
 	/** Set when "Deliver at Local Time" or "Quiet Hours" applies (see localDelivery.ts). */
 	delivery?: DeliveryPolicy;
+	/** "Cap per Person" (Send only), the same on every item (see capPerPerson.ts). */
+	cap?: CapRule;
 }
 
 /** An item's delivery options, checked. */
@@ -96,4 +99,6 @@ export interface SendPlan {
 	tasks: SendTask[];
 	/** Groups whose audience could not be read or is empty (when the node continues on fail). */
 	groupErrors: Map<SendGroup, NodeApiError | NodeOperationError>;
+	/** With "Cap per Person": the slots taken and the people left out (capPerPerson.ts). */
+	cap?: RunCap;
 }
