@@ -46,4 +46,57 @@ describe('attribution beside another client of the organization', () => {
 			),
 		);
 	});
+
+	describe("an item left unknown because the list holds an exact match that may be another of the process's own unknown sends", () => {
+		const message = { title: 'R1 briefing', body: 'Your shift starts at 9:00.', userIds: ['u1'] };
+		const eventA = { ...message, event: 'w1 i0' };
+		const eventB = { ...message, event: 'w3 i0' };
+		const endedUnknown = (reason: string) =>
+			({
+				outputs: [
+					[
+						{
+							json: {
+								error:
+									'Sending the notification: the outcome is unknown (HTTP 503), so it was not sent again',
+								errorDescription: `What the API showed cannot prove whether it was registered: ${reason}.`,
+							},
+							pairedItem: { item: 0 },
+						},
+					],
+				],
+				items: [],
+			}) as unknown as NodeRunResult;
+		const processTwin =
+			'the list holds a send exactly like it (s1), which may be another send of this process whose outcome stayed unknown';
+
+		/** Event A ends unknown, then another run of A finds its send: A is resolved for the run. */
+		function afterAResolved(): Attribution {
+			const attribution = new Attribution();
+			attribution.attribute(
+				[{ id: 's1', title: message.title, body: message.body, recipients: ['u1'] }],
+				[eventA],
+			);
+			attribution.checkOutputs(endedUnknown('nothing shows the list is up to date'), () => eventA, {
+				informative: true,
+			});
+			attribution.checkOutputs(runNaming('s1'), () => eventA, { informative: true });
+			return attribution;
+		}
+
+		test('another event with that message, resolved since by another run of it: a twin, not a problem', () => {
+			const attribution = afterAResolved();
+			expect(() =>
+				attribution.checkOutputs(endedUnknown(processTwin), () => eventB, { informative: true }),
+			).not.toThrow();
+			expect(attribution.unknown.twin).toBe(1);
+		});
+
+		test('no other event ever left unknown with that message: caught', () => {
+			const attribution = new Attribution();
+			expect(() =>
+				attribution.checkOutputs(endedUnknown(processTwin), () => eventB, { informative: true }),
+			).toThrow(InvariantViolation);
+		});
+	});
 });

@@ -46,6 +46,8 @@ const COUNTED_NOT_NAMED = /Already sent[^:]*\(not repeated\):[^.]*? and (\d+) mo
 export const OUTCOME_WITHOUT_ID = /outcome is unknown|accepted, not re-sent/;
 /** Why a lookup that read nothing like its send could not prove it absent (lookup.ts). */
 const NOT_SHOWN_UP_TO_DATE = 'nothing shows the list is up to date';
+/** A lookup's reason: an exact match in the list may be another send of the process left unknown. */
+const PROCESS_TWIN = 'which may be another send of this process whose outcome stayed unknown';
 
 export interface ReportedError {
 	/** message and description */
@@ -252,7 +254,9 @@ const sameSet = (a: readonly string[], b: readonly string[]) =>
  *        names them) may be in the list with no id held for it: the sandbox holds such a send whose
  *        id no workflow was ever told, or an earlier item of another event with that message ended
  *        unknown and was not resolved since (the process cannot know whether the API registered
- *        it, so an exact match in the list may be that send).
+ *        it, so an exact match in the list may be that send); when the lookup says the match may
+ *        be such a send of its process, one resolved since by another run of its event counts too
+ *        (the process forgets an unknown send only when a later try of that same send resolves it).
  *    Otherwise a lost answer always resolves: the send is found, or proven absent and sent.
  */
 export class Attribution {
@@ -267,6 +271,9 @@ export class Attribution {
 	/** Items of earlier runs that ended unknown and were not resolved since, with their recipients
 	 * when known. */
 	private unresolved: Array<IntendedSend & { recipients?: string[] }> = [];
+	/** Every item that ever ended unknown, resolved since or not: the process forgets an unknown
+	 * send only when a later try of the same send resolves it, not when another run of its event does. */
+	private everUnknown: Array<IntendedSend & { recipients?: string[] }> = [];
 
 	/** Attributes the sends one run registered to what that run intended (throws when a send stands
 	 * for no intended send, or for several). */
@@ -372,7 +379,11 @@ export class Attribution {
 					!this.reported.has(send.id) &&
 					sameMessage(send, send.recipients),
 			);
-			const twinUnresolved = this.unresolved.some(
+			// A lookup that names such a send of its own process (PROCESS_TWIN) may mean one resolved
+			// since by another run of its event.
+			const twinUnresolved = (
+				error.text.includes(PROCESS_TWIN) ? this.everUnknown : this.unresolved
+			).some(
 				(earlier) => earlier.event !== intended?.event && sameMessage(earlier, earlier.recipients),
 			);
 			if (twinSent || twinUnresolved) this.unknown.twin++;
@@ -382,6 +393,7 @@ export class Attribution {
 				);
 		}
 		this.unresolved.push(...endedUnknown);
+		this.everUnknown.push(...endedUnknown);
 		if (problems.length > 0) throw new InvariantViolation(problems.join('\n'));
 	}
 }
