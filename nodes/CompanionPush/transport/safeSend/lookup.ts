@@ -385,20 +385,20 @@ export async function lookUpSend(
 	/** When a reading first showed a send made after the loss: any reading started since shows ours. */
 	let evidenceSeenAt: number | undefined;
 	for (;;) {
-		let reading: Reading;
-		let decision: Decision;
-		try {
-			reading = await readBackToWindow(context, lookup, readingStartedAt);
-			decision = await decide(context, lookup, reading);
-		} catch (error) {
+		const read = await readBackToWindow(context, lookup, readingStartedAt)
+			.then(async (reading) => ({ reading, decision: await decide(context, lookup, reading) }))
+			.catch((error: unknown) => ({ failure: error }));
+		if ('failure' in read) {
 			// A reading that failed on the way (after the transport's own retries) showed nothing and
 			// proves nothing either way: read again while the wait for evidence lasts, then give up.
-			if (!mayPass(error) || Date.now() - startedAt >= lookupEvidenceWaitMs) throw error;
+			if (!mayPass(read.failure) || Date.now() - startedAt >= lookupEvidenceWaitMs)
+				throw read.failure;
 			const waitMs = lookupSettleMs / READINGS_WHILE_SETTLING;
 			readingStartedAt = Date.now() + waitMs;
 			await sleep(waitMs);
 			continue;
 		}
+		const { reading, decision } = read;
 		if (decision.kind !== 'none') return decision;
 		if (reading.cutShort)
 			return {
