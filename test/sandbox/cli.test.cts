@@ -188,7 +188,7 @@ describe('npm run sandbox (sandbox/cli.cts)', () => {
 		await expect(startCli(['--port', '0', '--ca-file', '/tmp/unused.pem'])).rejects.toThrow(
 			/--ca-file needs --https/,
 		);
-	});
+	}, 240_000); // four starts of ts-node, one after the other: each can take tens of seconds on a loaded machine
 
 	test('refuses an unknown option with a clear message', async () => {
 		await expect(startCli(['--colour', 'blue'])).rejects.toThrow(/unknown option --colour/);
