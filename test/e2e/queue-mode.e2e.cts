@@ -8,12 +8,16 @@
  * - Idempotency Keys held by every worker: all 300 events delivered again send nothing; the same
  *   event twice about 1 ms apart (30 rounds) and 1 s apart (30 rounds), on the two workers, one send
  *   each; the same event twice, the second after the first finished, on different workers, one send;
+ * - Cap per Person (3 per 60 minutes) counted by both workers: a burst of 10 events for each of 5
+ *   people, 20 at a time, makes 3 sends per person; each other event comes out on the Capped output;
  * - token renewal across workers over more than three token lives: no call fails, refreshes bounded;
  * - the same burst with refreshes that revoke earlier tokens (tokens expired at its start);
  * - the Companion Push Trigger (every minute) polls on main only, once per interval; its
  *   executions run on the workers and emit each event once.
  * Figures (wall times, executions per worker, refreshes per token life, sends, RSS) are printed.
  */
+import { randomUUID } from 'node:crypto';
+
 import {
 	CREDENTIAL_ID,
 	exampleWorkflows,
@@ -45,11 +49,49 @@ const CONCURRENCY = 10;
 const BURST = 300;
 const AT_ONCE = 20;
 const ERP = 'cpExampleErpEvent';
+const CAPPED_ERP = 'queueCappedErpEvent';
+const CAPPED_ERP_PATH = 'erp-event-capped';
+const CAP_PER_PERSON = 3;
+const CAP_WINDOW_MINUTES = 60;
 const TRIGGER_WORKFLOW = 'queueTrigger';
 const POLL_MS = 60_000;
 
 type Json = Record<string, any>;
 type ErpEvent = { orderId: string; status: string; userId: string };
+/** A webhook workflow the events go to: its id and its webhook's path. */
+type Webhook = { workflowId: string; path: string };
+const ERP_WEBHOOK: Webhook = { workflowId: ERP, path: 'erp-event' };
+
+/**
+ * The ERP example on its own path, its Send with Cap per Person (3 per 60 minutes), and the Send's
+ * second output, Capped, into a No Op of that name: n8n runs it only for an event someone was
+ * capped on, and saves its item with the execution.
+ */
+function cappedErpWorkflow(erp: Json): Json {
+	const workflow = structuredClone(erp);
+	const webhook = workflow.nodes.find((node: Json) => node.name === 'ERP Event');
+	const send = workflow.nodes.find((node: Json) => node.name === 'Notify the User');
+	for (const node of workflow.nodes) node.id = randomUUID();
+	webhook.webhookId = randomUUID();
+	webhook.parameters.path = CAPPED_ERP_PATH;
+	send.parameters.options = {
+		...send.parameters.options,
+		capPerPerson: CAP_PER_PERSON,
+		capWindowMinutes: CAP_WINDOW_MINUTES,
+	};
+	workflow.nodes.push({
+		id: randomUUID(),
+		name: 'Capped',
+		type: 'n8n-nodes-base.noOp',
+		typeVersion: 1,
+		position: [520, 100],
+		parameters: {},
+	});
+	workflow.connections['Notify the User'] = {
+		main: [[], [{ node: 'Capped', type: 'main', index: 0 }]],
+	};
+	return { ...workflow, id: CAPPED_ERP, name: 'e2e: ERP event, Cap per Person' };
+}
 
 const log = (line: string) => process.stdout.write(`[e2e queue] ${line}\n`);
 const seconds = (ms: number) => (ms / 1000).toFixed(1);
@@ -72,8 +114,12 @@ describe('the package in n8n queue mode (main + 2 workers, Postgres, Redis)', ()
 		log(line);
 	};
 
-	/** POSTs the events to the ERP example's webhook, `AT_ONCE` in flight; each answer must be 200. */
-	async function postEvents(events: ErpEvent[], atOnce = AT_ONCE): Promise<void> {
+	/** POSTs the events to the webhook (the ERP example's unless told), `AT_ONCE` in flight; each answer must be 200. */
+	async function postEvents(
+		events: ErpEvent[],
+		atOnce = AT_ONCE,
+		{ path } = ERP_WEBHOOK,
+	): Promise<void> {
 		let next = 0;
 		const statuses: number[] = [];
 		await Promise.all(
@@ -81,7 +127,7 @@ describe('the package in n8n queue mode (main + 2 workers, Postgres, Redis)', ()
 				while (next < events.length) {
 					const event = events[next++];
 					statuses.push(
-						(await request(`${cluster.url}/webhook/erp-event`, { method: 'POST', body: event }))
+						(await request(`${cluster.url}/webhook/${path}`, { method: 'POST', body: event }))
 							.status,
 					);
 				}
@@ -99,13 +145,13 @@ describe('the package in n8n queue mode (main + 2 workers, Postgres, Redis)', ()
 		users.map((userId, index) => ({ orderId: `${prefix}${index}`, status, userId }));
 
 	/** Posts the events (`AT_ONCE` in flight) and waits for their executions; what the sandbox saw meanwhile. */
-	async function deliver(events: ErpEvent[]) {
+	async function deliver(events: ErpEvent[], webhook = ERP_WEBHOOK) {
 		const afterId = await lastExecutionId();
 		const before = sandbox.requestLog().length;
 		const started = Date.now();
-		await postEvents(events);
+		await postEvents(events, AT_ONCE, webhook);
 		const posted = Date.now();
-		const rows = await executionsAfter(ERP, afterId, events.length);
+		const rows = await executionsAfter(webhook.workflowId, afterId, events.length);
 		return { rows, entries: sandbox.requestLog().slice(before), started, posted, done: Date.now() };
 	}
 
@@ -158,8 +204,12 @@ describe('the package in n8n queue mode (main + 2 workers, Postgres, Redis)', ()
 			workers: WORKERS,
 			concurrency: CONCURRENCY,
 			credentials: sandboxCredentials(sandbox, { secondaryOrg: true }),
-			workflows: [erp, triggerWorkflow(TRIGGER_WORKFLOW, '', SECONDARY_CREDENTIAL)],
-			publish: [ERP],
+			workflows: [
+				erp,
+				cappedErpWorkflow(erp),
+				triggerWorkflow(TRIGGER_WORKFLOW, '', SECONDARY_CREDENTIAL),
+			],
+			publish: [ERP, CAPPED_ERP],
 			log,
 			logDir: '/tmp/cp-queue-diag',
 		});
@@ -185,7 +235,7 @@ describe('the package in n8n queue mode (main + 2 workers, Postgres, Redis)', ()
 			outsideSends.push({ id, failedUser });
 		}
 		report(
-			`cluster up (sandbox, Postgres, Redis, imports, main, ${WORKERS} workers, 2 workflows published) in ${seconds(Date.now() - started)} s`,
+			`cluster up (sandbox, Postgres, Redis, imports, main, ${WORKERS} workers, 3 workflows published) in ${seconds(Date.now() - started)} s`,
 		);
 	});
 
@@ -319,6 +369,89 @@ describe('the package in n8n queue mode (main + 2 workers, Postgres, Redis)', ()
 					pair.workers.every((name) => /^worker-\d$/.test(name)),
 			),
 		).toBe(true);
+	});
+
+	test(`Cap per Person ${CAP_PER_PERSON} per ${CAP_WINDOW_MINUTES} minutes on both workers: 10 events for each of 5 people, ${AT_ONCE} at a time, make ${CAP_PER_PERSON} sends per person, the other 7 events each on Capped`, async () => {
+		const people = primary.userIds.slice(380, 385);
+		const eventsPerPerson = 10;
+		// Round by round (each person's 1st event, then each one's 2nd...): a person's events are in
+		// flight together, on both workers.
+		const events = Array.from({ length: eventsPerPerson }, (_, round) =>
+			people.map((userId, person) => ({
+				orderId: `K${round}-${person}`,
+				status: 'shipped',
+				userId,
+			})),
+		).flat();
+		const { rows, entries, started, posted, done } = await deliver(events, {
+			workflowId: CAPPED_ERP,
+			path: CAPPED_ERP_PATH,
+		});
+
+		expect(rows).toHaveLength(events.length);
+		expect(await errorsOf(rows)).toEqual([]);
+		expect(tally(rows.map((row) => `${row.mode}:${row.status}`))).toEqual({
+			'webhook:success': events.length,
+		});
+		const perWorker = workersOf(rows);
+		expect(Object.keys(perWorker).sort()).toEqual(['worker-1', 'worker-2']);
+		// What the sandbox accepted: the cap, never one more.
+		const sendsPerPerson = acceptedPerUser(entries, 'Order K');
+		expect(sendsPerPerson).toEqual(
+			Object.fromEntries(people.map((userId) => [userId, CAP_PER_PERSON])),
+		);
+
+		// What each execution saved: its event's person, the Send's two outputs, the Capped No Op's run.
+		const outcomes: string[] = [];
+		const cappedOn: string[] = [];
+		const notifyAfter: number[] = [];
+		const ranOn = cluster.workerOfExecutions();
+		for (const row of rows) {
+			const { runData } = (await cluster.rest.getExecution(row.id)).data.resultData;
+			const { userId } = runData['ERP Event'][0].data.main[0][0].json.body as ErpEvent;
+			const [sent, capped] = (runData['Notify the User'][0].data.main as Json[][]).map((items) =>
+				(items ?? []).map((item) => item.json),
+			);
+			const cappedNoOp = (runData.Capped?.[0]?.data?.main?.[0] ?? []) as Json[];
+			if (capped?.length) {
+				expect(capped).toEqual([
+					{
+						userId,
+						capped: true,
+						capPerPerson: CAP_PER_PERSON,
+						capWindowMinutes: CAP_WINDOW_MINUTES,
+						notifyAfter: expect.any(String),
+						title: expect.stringMatching(/^Order K\d+-\d: shipped$/),
+					},
+				]);
+				expect(sent).toMatchObject([{ skipped: true, cappedUserIds: [userId] }]);
+				expect(cappedNoOp.map((item) => item.json)).toEqual(capped);
+				notifyAfter.push(Date.parse(capped[0].notifyAfter));
+				cappedOn.push(ranOn.get(row.id) ?? 'nowhere');
+				outcomes.push(`${userId} capped`);
+			} else {
+				expect(sent).toMatchObject([{ id: expect.any(String), targetUserIds: [userId] }]);
+				expect(runData.Capped).toBeUndefined();
+				outcomes.push(`${userId} sent`);
+			}
+		}
+		const expected = people.flatMap((userId) => [
+			[`${userId} sent`, CAP_PER_PERSON],
+			[`${userId} capped`, eventsPerPerson - CAP_PER_PERSON],
+		]);
+		expect(tally(outcomes)).toEqual(Object.fromEntries(expected));
+		// When a capped person is free again: the end of the minute of their oldest send plus the window
+		// (n8n's clock, this machine's), so within the burst's time plus 60 to 61 minutes.
+		const windowMs = CAP_WINDOW_MINUTES * 60_000;
+		expect(
+			notifyAfter.filter((time) => time <= started + windowMs || time > done + windowMs + 60_000),
+		).toEqual([]);
+
+		report(
+			`cap per person: ${events.length} events (${people.length} people x ${eventsPerPerson}, ${AT_ONCE} in flight) posted in ${seconds(posted - started)} s, ` +
+				`all executed in ${seconds(done - started)} s; sends per person ${JSON.stringify(Object.values(sendsPerPerson))}; ` +
+				`capped ${notifyAfter.length} (per worker ${JSON.stringify(tally(cappedOn))}); per worker ${JSON.stringify(perWorker)}`,
+		);
 	});
 
 	test(`token renewal across workers: events spread over 66 s (${TOKEN_LIFE_SECONDS} s tokens): no call fails, no failed execution, refreshes bounded`, async () => {
