@@ -211,7 +211,6 @@ describe('the package in n8n queue mode (main + 2 workers, Postgres, Redis)', ()
 			],
 			publish: [ERP, CAPPED_ERP],
 			log,
-			logDir: '/tmp/cp-queue-diag',
 		});
 		expect(erp.nodes.find((node: Json) => node.credentials)?.credentials.companionPushApi.id).toBe(
 			CREDENTIAL_ID,
