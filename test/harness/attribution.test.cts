@@ -70,7 +70,7 @@ describe('attribution beside another client of the organization', () => {
 		const processTwin =
 			'the list holds a send exactly like it (s1), which may be another send of this process whose outcome stayed unknown';
 
-		/** Event A ends unknown, then another run of A finds its send: A is resolved for the run. */
+		/** Event A was asked for (it ended unknown, then another run of A found its send). */
 		function afterAResolved(): Attribution {
 			const attribution = new Attribution();
 			attribution.attribute(
@@ -84,16 +84,18 @@ describe('attribution beside another client of the organization', () => {
 			return attribution;
 		}
 
-		test('another event with that message, resolved since by another run of it: a twin, not a problem', () => {
+		test('another event with that message asked for before, resolved since by another run of it: a twin, not a problem', () => {
 			const attribution = afterAResolved();
+			attribution.attribute([], [eventB]);
 			expect(() =>
 				attribution.checkOutputs(endedUnknown(processTwin), () => eventB, { informative: true }),
 			).not.toThrow();
 			expect(attribution.unknown.twin).toBe(1);
 		});
 
-		test('no other event ever left unknown with that message: caught', () => {
+		test('no other event with that message ever asked for: caught', () => {
 			const attribution = new Attribution();
+			attribution.attribute([], [eventB]);
 			expect(() =>
 				attribution.checkOutputs(endedUnknown(processTwin), () => eventB, { informative: true }),
 			).toThrow(InvariantViolation);

@@ -255,8 +255,9 @@ const sameSet = (a: readonly string[], b: readonly string[]) =>
  *        id no workflow was ever told, or an earlier item of another event with that message ended
  *        unknown and was not resolved since (the process cannot know whether the API registered
  *        it, so an exact match in the list may be that send); when the lookup says the match may
- *        be such a send of its process, one resolved since by another run of its event counts too
- *        (the process forgets an unknown send only when a later try of that same send resolves it).
+ *        be such a send of its process, any send of another event with that message asked of the
+ *        process so far counts (the harness does not see every try's outcome, and the process
+ *        forgets an unknown send only when a later try of that same send resolves it).
  *    Otherwise a lost answer always resolves: the send is found, or proven absent and sent.
  */
 export class Attribution {
@@ -271,13 +272,16 @@ export class Attribution {
 	/** Items of earlier runs that ended unknown and were not resolved since, with their recipients
 	 * when known. */
 	private unresolved: Array<IntendedSend & { recipients?: string[] }> = [];
-	/** Every item that ever ended unknown, resolved since or not: the process forgets an unknown
-	 * send only when a later try of the same send resolves it, not when another run of its event does. */
-	private everUnknown: Array<IntendedSend & { recipients?: string[] }> = [];
+	/** Every send intended so far (attribute's), this run's included. The process keeps a send whose
+	 * outcome one of its tries could not tell until a later try of that same send resolves it, and
+	 * what the harness sees of a run (its output and error) does not tell every try (Retry On Fail,
+	 * a stopped run, a try resolved by another run of its event): such a send may be any of these. */
+	private readonly everIntended = new Map<string, IntendedSend>();
 
 	/** Attributes the sends one run registered to what that run intended (throws when a send stands
 	 * for no intended send, or for several). */
 	attribute(registered: LoggedSend[], intended: IntendedSend[]): void {
+		for (const want of intended) this.everIntended.set(want.event, want);
 		for (const send of registered) {
 			const events = new Set(
 				send.recipients.map(
@@ -379,13 +383,16 @@ export class Attribution {
 					!this.reported.has(send.id) &&
 					sameMessage(send, send.recipients),
 			);
-			// A lookup that names such a send of its own process (PROCESS_TWIN) may mean one resolved
-			// since by another run of its event.
-			const twinUnresolved = (
-				error.text.includes(PROCESS_TWIN) ? this.everUnknown : this.unresolved
-			).some(
-				(earlier) => earlier.event !== intended?.event && sameMessage(earlier, earlier.recipients),
-			);
+			// A lookup that names such a send of its own process (PROCESS_TWIN): any send of another
+			// event with that message the process was asked for (see everIntended).
+			const twinUnresolved = error.text.includes(PROCESS_TWIN)
+				? [...this.everIntended.values()].some(
+						(other) => other.event !== intended?.event && sameMessage(other, other.userIds),
+					)
+				: this.unresolved.some(
+						(earlier) =>
+							earlier.event !== intended?.event && sameMessage(earlier, earlier.recipients),
+					);
 			if (twinSent || twinUnresolved) this.unknown.twin++;
 			else
 				problems.push(
@@ -393,7 +400,6 @@ export class Attribution {
 				);
 		}
 		this.unresolved.push(...endedUnknown);
-		this.everUnknown.push(...endedUnknown);
 		if (problems.length > 0) throw new InvariantViolation(problems.join('\n'));
 	}
 }
