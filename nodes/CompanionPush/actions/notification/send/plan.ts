@@ -7,7 +7,17 @@ import { asNodeError, fieldError } from '../../../nodeErrors';
 import { notSentForOtherItems } from './failures';
 import { RunCap } from './capPerPerson';
 import { zoneParts } from './localDelivery';
-import type { Audience, BatchDelivery, SendGroup, SendInput, SendPlan, SendTask } from './types';
+import type { Audience, BatchDelivery, SendGroup, SendInput, SendTask } from './types';
+
+/** What the plan hands the run: the groups, their batches, and what could not be planned. */
+export interface SendPlan {
+	groups: SendGroup[];
+	tasks: SendTask[];
+	/** Groups whose audience could not be read or is empty (when the node continues on fail). */
+	groupErrors: Map<SendGroup, NodeApiError | NodeOperationError>;
+	/** With "Cap per Person": the slots taken and the people left out (capPerPerson.ts). */
+	cap?: RunCap;
+}
 
 /** One group per item, or one for all items in "One Send for All Items" mode. */
 function groupsOf(input: SendInput): SendGroup[] {

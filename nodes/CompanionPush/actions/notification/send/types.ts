@@ -3,14 +3,12 @@ import type {
 	IExecuteFunctions,
 	INodeExecutionData,
 	IPairedItemData,
-	NodeApiError,
-	NodeOperationError,
 } from 'n8n-workflow';
 
 import type { DeliveryTime, QuietHours, TimeOfDay } from '../../../helpers/deliveryTime';
 import type { CheckedMessage } from '../../../helpers/message';
 import type { IdempotencyKey } from '../../../neverTwice';
-import type { CapRule, RunCap } from './capPerPerson';
+import type { CapRule } from './capSlots';
 
 /* The shapes the stages of the send path hand each other (see run.ts for the stages). */
 
@@ -92,13 +90,4 @@ export interface SendTask {
 /** When a batch reaches its zone, and who in it had no time zone of their own. */
 export interface BatchDelivery extends DeliveryTime {
 	usersWithoutTimeZone: string[];
-}
-
-export interface SendPlan {
-	groups: SendGroup[];
-	tasks: SendTask[];
-	/** Groups whose audience could not be read or is empty (when the node continues on fail). */
-	groupErrors: Map<SendGroup, NodeApiError | NodeOperationError>;
-	/** With "Cap per Person": the slots taken and the people left out (capPerPerson.ts). */
-	cap?: RunCap;
 }
