@@ -101,4 +101,27 @@ describe('attribution beside another client of the organization', () => {
 			).toThrow(InvariantViolation);
 		});
 	});
+
+	test('an item accepted whose id the list did not give: counted, not a problem', () => {
+		const attribution = new Attribution();
+		const accepted = {
+			outputs: [
+				[
+					{
+						json: {
+							error:
+								'Sending the notification: an earlier try of this node sent it (accepted, not re-sent), but its id could not be read',
+							errorDescription: 'The API accepted it, so it went out and is not sent again.',
+						},
+						pairedItem: { item: 0 },
+					},
+				],
+			],
+			items: [],
+		} as unknown as NodeRunResult;
+		expect(() =>
+			attribution.checkOutputs(accepted, () => intended, { informative: true }),
+		).not.toThrow();
+		expect(attribution.acceptedIdNotFound).toBe(1);
+	});
 });

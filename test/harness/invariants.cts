@@ -44,6 +44,7 @@ const COUNTED_NOT_NAMED = /Already sent[^:]*\(not repeated\):[^.]*? and (\d+) mo
 
 /** An error that stands for a send whose id could not be told: registered or maybe registered. */
 export const OUTCOME_WITHOUT_ID = /outcome is unknown|accepted, not re-sent/;
+const ACCEPTED_WITHOUT_ID = /accepted, not re-sent/;
 /** Why a lookup that read nothing like its send could not prove it absent (lookup.ts). */
 const NOT_SHOWN_UP_TO_DATE = 'nothing shows the list is up to date';
 /** A lookup's reason: an exact match in the list may be another send of the process left unknown. */
@@ -258,7 +259,9 @@ const sameSet = (a: readonly string[], b: readonly string[]) =>
  *        be such a send of its process, any send of another event with that message asked of the
  *        process so far counts (the harness does not see every try's outcome, and the process
  *        forgets an unknown send only when a later try of that same send resolves it).
- *    Otherwise a lost answer always resolves: the send is found, or proven absent and sent.
+ *    Otherwise a lost answer always resolves: the send is found, or proven absent and sent. An item
+ *    "accepted, not re-sent" (a 2xx whose body could not be read) is a known outcome without its
+ *    id: where the list was informative it is counted (acceptedIdNotFound) and reported, not failed.
  */
 export class Attribution {
 	private readonly eventOfSend = new Map<string, string>();
@@ -269,6 +272,8 @@ export class Attribution {
 	 * (no send of the process made after the lost answer was listed in time; `reasonNotShown`: an
 	 * item a stopping error names with its message only, which may be that), or a twin was there. */
 	readonly unknown = { notInformative: 0, notShownUpToDate: 0, reasonNotShown: 0, twin: 0 };
+	/** Items accepted by the API whose id the list did not give, where it was informative. */
+	acceptedIdNotFound = 0;
 	/** Items of earlier runs that ended unknown and were not resolved since, with their recipients
 	 * when known. */
 	private unresolved: Array<IntendedSend & { recipients?: string[] }> = [];
@@ -394,6 +399,9 @@ export class Attribution {
 							earlier.event !== intended?.event && sameMessage(earlier, earlier.recipients),
 					);
 			if (twinSent || twinUnresolved) this.unknown.twin++;
+			// Accepted (a 2xx whose body could not be read): it went out and is never sent again, a known
+			// outcome without its id, not an unknown one. Counted and reported, not a broken promise.
+			else if (ACCEPTED_WITHOUT_ID.test(error.text)) this.acceptedIdNotFound++;
 			else
 				problems.push(
 					`an item of ${intended?.event} ended "${error.message}" although the list of sends was informative and held no twin of it (what it said: ${error.text})`,
