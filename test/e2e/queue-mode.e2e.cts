@@ -586,7 +586,9 @@ describe('the package in n8n queue mode (main + 2 workers, Postgres, Redis)', ()
 		// The activation poll, then one per minute (one process polling), never one per process.
 		expect(polls.length).toBeGreaterThanOrEqual(Math.floor(minutes));
 		expect(polls.length).toBeLessThanOrEqual(Math.floor(minutes) + 2);
-		expect(gaps.slice(1).filter((gap) => gap < 50_000 || gap > 70_000)).toEqual([]);
+		// n8n starts each poll on the minute; a poll whose list request a loaded machine delays shortens
+		// the next gap by as much. Two processes polling would give gaps near 0, a missed minute 120 s.
+		expect(gaps.slice(1).filter((gap) => gap < 30_000 || gap > 90_000)).toEqual([]);
 
 		const rows = await cluster.executions(TRIGGER_WORKFLOW);
 		expect(rows.length).toBeGreaterThanOrEqual(1);
