@@ -26,6 +26,7 @@ import type { SendListPage } from './transport/schemas';
  * | paces | how many requests of a credential may be in flight after 429s | each process adapts to the service on its own; N processes start at N x the node's bound and each halves at its first 429 |
  * | storeQueues | claims of Idempotency Keys one at a time in this process (they would only contend for the store's lock) | across processes the store's lock orders them |
  * | capQueues | per node's row, the Cap per Person works of this process one at a time: each reads the slots, decides and writes them in its own turn (actions/notification/send/capSlots.ts) | across processes the store's lock orders the turns |
+ * | digestQueues | per node's row, the Digest runs of this process one at a time: each reads the windows, cancels, schedules and writes them in its own turn (actions/notification/send/digest.ts) | across processes the store's lock orders the turns |
  * | keysTurns | per node's keys' row, the claims, renewals and confirmations waiting for this process's next turn under the store's lock: they run in that one turn, their writes merged (neverTwice/keysTurn.ts) | across processes the store's lock orders the turns |
  * | polledContexts | the poll contexts n8n has polled with, to tell the poll n8n runs while activating a trigger | triggers poll on the main process only |
  * | listGapsReported | per poll context, the floor of the trigger's last reading of the list that could not reach it and was reported as an error: the next poll that cannot reach it either goes on past it (a poll that throws keeps no state, so the report itself cannot be stored) | triggers poll on the main process only; a restart reports the gap once more |
@@ -170,6 +171,7 @@ interface ProcessState {
 	paces: Map<string, Pace>;
 	storeQueues: Map<string, Promise<unknown>>;
 	capQueues: Map<string, Promise<unknown>>;
+	digestQueues: Map<string, Promise<unknown>>;
 	keysTurns: Map<string, KeysTurn>;
 	polledContexts: WeakSet<object>;
 	listGapsReported: WeakMap<object, number>;
@@ -191,6 +193,7 @@ function freshState(): ProcessState {
 		paces: new Map(),
 		storeQueues: new Map(),
 		capQueues: new Map(),
+		digestQueues: new Map(),
 		keysTurns: new Map(),
 		polledContexts: new WeakSet(),
 		listGapsReported: new WeakMap(),

@@ -4,6 +4,11 @@ import { maxParallelRequestsOption, optionsCollection } from '../../descriptions
 import { DEFAULT_KEYS_TO_KEEP, MAX_KEY_LENGTH, MAX_KEYS_TO_KEEP } from '../../../neverTwice';
 import { waitOptions } from '../wait';
 import { DEFAULT_CAP_WINDOW_MINUTES, MAX_CAP_SENDS, MAX_CAP_WINDOW_MINUTES } from './capPerPerson';
+import {
+	DEFAULT_DIGEST_TITLE,
+	DEFAULT_DIGEST_WINDOW_MINUTES,
+	MAX_DIGEST_WINDOW_MINUTES,
+} from './digest';
 
 /* The fields of Send and Schedule, declared once; sendOperationProperties (at the end) puts them
  * in order for either operation. */
@@ -296,6 +301,36 @@ const capOptions: INodeProperties[] = [
 	},
 ];
 
+/** "Digest Key" and its settings (digest.ts), among the Options of Send only. */
+const digestOptions: INodeProperties[] = [
+	{
+		displayName: 'Digest Key',
+		name: 'digestKey',
+		type: 'string',
+		default: '',
+		placeholder: 'e.g. order-updates',
+		description:
+			"Names a kind of event to gather: events for the same person and key within the Digest Window become one push, scheduled at the window's end (each later event cancels it and schedules a replacement that counts them all). Each item's output names the send that carries it.",
+	},
+	{
+		displayName: 'Digest Title',
+		name: 'digestTitle',
+		type: 'string',
+		default: DEFAULT_DIGEST_TITLE,
+		placeholder: 'e.g. {count} order updates',
+		description:
+			"Title of a digest push that carries more than one event; {count} is their number. The body is the latest event's. A window with one event sends that event as it is.",
+	},
+	{
+		displayName: 'Digest Window (Minutes)',
+		name: 'digestWindowMinutes',
+		type: 'number',
+		default: DEFAULT_DIGEST_WINDOW_MINUTES,
+		typeOptions: { minValue: 1, maxValue: MAX_DIGEST_WINDOW_MINUTES },
+		description: `How long a window gathers events from its first one, in minutes (at most ${MAX_DIGEST_WINDOW_MINUTES}, a day). Used only with Digest Key.`,
+	},
+];
+
 /** What Schedule adds to Send: its time, and what to do when that time is already past. */
 export interface ScheduleProperties {
 	scheduledAtField: INodeProperties;
@@ -316,6 +351,7 @@ export function sendOperationProperties(schedule?: ScheduleProperties): INodePro
 			...(schedule ? [] : capOptions),
 			criticalOption,
 			deliverAtLocalTimeOption,
+			...(schedule ? [] : digestOptions),
 			...idempotencyOptions,
 			maxParallelRequestsOption,
 			...deliveryZoneOptions,

@@ -14,6 +14,7 @@ import { asNodeError, errorItem, fieldError } from '../../../nodeErrors';
 import { readMaxParallelRequests, readParameter } from '../../itemLoop';
 import { readWaitTimeout } from '../wait';
 import { readCapRule } from './capPerPerson';
+import { digestConflicts, readDigestRule } from './digest';
 import type { Audience, CheckedItem, DeliveryPolicy, ScheduleReader, SendInput } from './types';
 
 /**
@@ -60,6 +61,15 @@ export function readSendInput(
 					context,
 					'Cap per Person',
 					`must be the same on every item (item ${first.itemIndex} has ${capText(first)}, this one ${capText(checked)})`,
+					itemIndex,
+				);
+			}
+			const conflicts = checked.digest ? digestConflicts(checked, combined) : [];
+			if (conflicts.length > 0) {
+				throw sendFieldError(
+					context,
+					'Digest Key',
+					`cannot go with ${conflicts.join(', ')}: remove one of them`,
 					itemIndex,
 				);
 			}
@@ -163,6 +173,8 @@ function checkItem(
 	// Send only: Schedule's sends go out later, when the count would no longer hold.
 	const cap = readSchedule ? undefined : readCapRule(context, options, itemIndex);
 	if (cap) checked.cap = cap;
+	const digest = readSchedule ? undefined : readDigestRule(context, options, itemIndex);
+	if (digest) checked.digest = digest;
 	if (readSchedule) Object.assign(checked, readSchedule(context, itemIndex, options));
 	return checked;
 }

@@ -12,6 +12,8 @@
  *                stands for; failures.ts words the error that stops a run. With Cap per Person
  *                (capPerPerson.ts), the plan took a slot per person first, people over the cap
  *                come out on a second output, and sends surely not made give their slots back.
+ *                With a Digest Key (digest.ts), the checked items take another path: per person and
+ *                key, one scheduled send per window, canceled and replaced as events come.
  * fields.ts holds the fields of both operations, types.ts the shapes the stages hand each other.
  */
 
@@ -24,6 +26,7 @@ import { NeverTwice } from '../../../neverTwice';
 import { FinalStatusWatch } from '../finalStatusWatch';
 import { waitFields } from '../wait';
 import { sendBatch } from './batch';
+import { digestItems } from './digest';
 import { batchFailure, stopError } from './failures';
 import { readSendInput } from './input';
 import { planSends } from './plan';
@@ -42,6 +45,13 @@ export async function sendItems(
 ): Promise<SendOutputs> {
 	const input = readSendInput(context, readSchedule);
 	if (input.checkedItems.length === 0) return { items: [...input.rejected.values()], capped: [] };
+	if (input.checkedItems[0].digest) {
+		const digested = await digestItems(context, input);
+		const byItem = (item: INodeExecutionData) =>
+			(item.pairedItem as { item: number } | undefined)?.item ?? 0;
+		const items = [...input.rejected.values(), ...digested];
+		return { items: items.sort((a, b) => byItem(a) - byItem(b)), capped: [] };
+	}
 	const { groups, tasks, groupErrors, cap } = await planSends(context, input);
 
 	const neverTwice = new NeverTwice(context, groups);

@@ -33,6 +33,16 @@ export interface CheckedItem {
 	delivery?: DeliveryPolicy;
 	/** "Cap per Person" (Send only), the same on every item (see capPerPerson.ts). */
 	cap?: CapRule;
+	/** "Digest Key" and its settings (Send only, see digest.ts). */
+	digest?: DigestRule;
+}
+
+/** The options "Digest Key", "Digest Window (Minutes)" and "Digest Title" of an item, checked. */
+export interface DigestRule {
+	digestKey: string;
+	windowMinutes: number;
+	/** The title of a push that carries more than one event; `{count}` stands for their number. */
+	title: string;
 }
 
 /** An item's delivery options, checked. */

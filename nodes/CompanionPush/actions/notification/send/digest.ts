@@ -1,0 +1,441 @@
+import { randomUUID } from 'crypto';
+
+import { NodeApiError, NodeOperationError } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+
+import { oneAtATime } from '../../../helpers/oneAtATime';
+import { runPool } from '../../../helpers/pool';
+import { MINUTE_MS } from '../../../helpers/time';
+import { inKeysTurn } from '../../../neverTwice';
+import type { RowWrites } from '../../../neverTwice';
+import { asNodeError, errorItem, fieldError } from '../../../nodeErrors';
+import { processState } from '../../../processState';
+import { cancelNotification, failedSendOutcome, sendNotification } from '../../../transport';
+import type { SendRequest } from '../../../transport';
+import {
+	DIGEST_ROW_ENTRIES,
+	nextGeneration,
+	oldRecordEntries,
+	readWindows,
+	recordEntries,
+	recordHolds,
+	replacingEntry,
+} from './digestRecord';
+import type { DigestScope, WindowReading, WindowRecord } from './digestRecord';
+import type { CheckedItem, DigestRule, SendInput } from './types';
+
+/*
+ * "Digest" on Send: events for the same person and Digest Key within a window become one push,
+ * built on the API's own scheduled send. The first event of a window schedules a send at the
+ * window's end; a later one cancels it and schedules the replacement, which carries every event so
+ * far ("12 order updates"). Cancel first: a 409 for a send that went out means its window closed,
+ * so a new one starts. The window (its send's id, times and count) is kept in n8n's store under the
+ * keys' lock (digestRecord.ts), so runs in other executions and workers take turns on it.
+ * What each case does, and what it costs: docs/local-delivery.md, "Digest".
+ */
+
+export const MAX_DIGEST_WINDOW_MINUTES = 1_440;
+export const DEFAULT_DIGEST_WINDOW_MINUTES = 15;
+export const DEFAULT_DIGEST_TITLE = '{count} new updates';
+/** People of one item: each gets a window and a scheduled send of their own. */
+export const MAX_DIGEST_PEOPLE = 100;
+const MAX_DIGEST_KEY_LENGTH = 200;
+
+/** The digest options of an item; undefined when Digest Key was not added. */
+export function readDigestRule(
+	context: IExecuteFunctions,
+	options: IDataObject,
+	itemIndex: number,
+): DigestRule | undefined {
+	if (options.digestKey === undefined) return undefined;
+	const problem = (field: string, text: string) =>
+		fieldError(context, field, text, itemIndex, 'item');
+	const digestKey = options.digestKey;
+	if (typeof digestKey !== 'string' && typeof digestKey !== 'number')
+		throw problem('Digest Key', 'must be a text, e.g. order-updates');
+	const key = String(digestKey).trim();
+	if (key === '') throw problem('Digest Key', 'is empty: give a text that names the kind of event');
+	if (key.length > MAX_DIGEST_KEY_LENGTH)
+		throw problem('Digest Key', `is longer than ${MAX_DIGEST_KEY_LENGTH} characters`);
+	const window = options.digestWindowMinutes ?? DEFAULT_DIGEST_WINDOW_MINUTES;
+	const windowMinutes = Number(window);
+	if (
+		typeof window === 'boolean' ||
+		window === '' ||
+		!Number.isFinite(windowMinutes) ||
+		windowMinutes < 1 ||
+		windowMinutes > MAX_DIGEST_WINDOW_MINUTES
+	) {
+		throw problem(
+			'Digest Window (Minutes)',
+			`must be a number of minutes from 1 to ${MAX_DIGEST_WINDOW_MINUTES} (got ${String(window).slice(0, 40)})`,
+		);
+	}
+	const title = options.digestTitle ?? DEFAULT_DIGEST_TITLE;
+	if (typeof title !== 'string' || title.trim() === '')
+		throw problem('Digest Title', 'is empty: give a title such as "{count} order updates"');
+	return { digestKey: key, windowMinutes, title: title.trim() };
+}
+
+/** Options a digest cannot go with, by their display names, when the item has them. */
+export function digestConflicts(item: CheckedItem, combined: boolean): string[] {
+	return [
+		combined ? 'Send Mode "One Send for All Items"' : '',
+		item.cap ? 'Cap per Person' : '',
+		item.delivery ? 'Deliver at Local Time or Quiet Hours' : '',
+		item.idempotency ? 'Idempotency Key' : '',
+		item.waitTimeoutSeconds !== undefined ? 'Wait for Final Status' : '',
+		item.audience === 'allUsers' || item.audience === 'activeUsers'
+			? `Audience "${item.audience === 'allUsers' ? 'All Users' : 'Users With an Active App'}"`
+			: '',
+		item.userIds.length > MAX_DIGEST_PEOPLE ? `more than ${MAX_DIGEST_PEOPLE} User IDs` : '',
+	].filter(Boolean);
+}
+
+/** One person of one item: an event of a scope. */
+interface DigestEvent {
+	item: CheckedItem;
+	rule: DigestRule;
+	userId: string;
+}
+
+/** What became of the events of one scope in this run. */
+type ScopeResult =
+	| { ok: true; fields: IDataObject }
+	| { ok: false; error: NodeApiError | NodeOperationError; unknown: boolean };
+
+/** What an earlier try of this execution (Retry On Fail, a retried execution) made of an event: its
+ * item, or the error of an outcome left unknown. Such an event is not digested again: its count
+ * would be counted twice, or its window's send made twice. Kept as the send path keeps its own
+ * (neverTwice/earlierTries.ts). */
+type EarlierDigest = { json: IDataObject } | { error: string; description?: string };
+
+const CONTEXT_KEY = 'companionPushDigests';
+
+function earlierTries(context: IExecuteFunctions) {
+	const nodeContext = context.getContext('node');
+	nodeContext[CONTEXT_KEY] ??= {};
+	const records = nodeContext[CONTEXT_KEY] as Record<string, EarlierDigest>;
+	const runIndex = Number(
+		(context.getWorkflowDataProxy(0) as { $runIndex?: unknown }).$runIndex ?? 0,
+	);
+	const prefix = `${Number.isInteger(runIndex) ? runIndex : 0}:`;
+	const key = (event: DigestEvent) =>
+		`${prefix}${event.item.itemIndex}:${JSON.stringify([event.userId, event.rule.digestKey])}`;
+	return {
+		get: (event: DigestEvent): EarlierDigest | undefined => records[key(event)],
+		set: (event: DigestEvent, value: EarlierDigest) => {
+			records[key(event)] = value;
+		},
+		forgetRun: () => {
+			for (const each of Object.keys(records)) if (each.startsWith(prefix)) delete records[each];
+		},
+	};
+}
+
+const isoOf = (seconds: number) => new Date(seconds * 1000).toISOString();
+
+/** The push of a window: the event's own message for one event; else the Digest Title with the
+ * count, and the latest event's body, image and destination. */
+function requestFor(events: DigestEvent[], count: number, endSec: number): SendRequest {
+	const latest = events[events.length - 1];
+	const { title, body, image_url, deeplink, announcement_id } = latest.item.message;
+	return {
+		title: count === 1 ? title : latest.rule.title.replace(/\{count\}/g, String(count)),
+		body,
+		target_user_ids: [latest.userId],
+		...(image_url ? { image_url } : {}),
+		...(deeplink ? { deeplink } : {}),
+		...(announcement_id ? { announcement_id } : {}),
+		scheduled_at: isoOf(endSec),
+	};
+}
+
+/** What the cancel of a window's send told. */
+type CancelTold =
+	| { kind: 'canceled'; alreadyCanceled: boolean }
+	| { kind: 'wentOut'; status: string }
+	| { kind: 'notFound' }
+	| { kind: 'failed'; error: NodeApiError | NodeOperationError };
+
+async function cancelWindowSend(
+	context: IExecuteFunctions,
+	sendId: string,
+	itemIndex: number,
+): Promise<CancelTold> {
+	try {
+		const result = await cancelNotification(context, sendId, itemIndex);
+		return { kind: 'canceled', alreadyCanceled: result.alreadyCanceled };
+	} catch (error) {
+		const nodeError = asNodeError(context, error, itemIndex);
+		const status = (nodeError.context as { currentStatus?: unknown }).currentStatus;
+		if (typeof status === 'string') return { kind: 'wentOut', status };
+		if (nodeError instanceof NodeApiError && nodeError.httpCode === '404')
+			return { kind: 'notFound' };
+		return { kind: 'failed', error: nodeError };
+	}
+}
+
+/** What one scope's turn decided: the window to schedule, and what to write once it is known. */
+interface ScopePlan {
+	scope: DigestScope;
+	events: DigestEvent[];
+	reading: WindowReading;
+	result?: ScopeResult;
+	/** The record to write when the send is accepted. */
+	next?: WindowRecord;
+	/** The window's earlier send, canceled by this run: its events now ride on the replacement. */
+	canceledSendId?: string;
+	notes: string[];
+	/** Whether the old record goes (its window replaced or closed). */
+	dropOld: boolean;
+}
+
+/**
+ * Digests the events of a run: per person and key, in one turn under the store's lock, the window
+ * read, its send canceled and replaced (or a new window started), and the window written. One output
+ * item per item and person, paired with its item: the send that carries the event now, the window's
+ * end and count.
+ */
+export async function digestItems(
+	context: IExecuteFunctions,
+	input: SendInput,
+): Promise<INodeExecutionData[]> {
+	const tries = earlierTries(context);
+	const events: DigestEvent[] = input.checkedItems.flatMap((item) =>
+		[...new Set(item.userIds)].map((userId) => ({ item, rule: item.digest!, userId })),
+	);
+	const toDigest = events.filter((event) => tries.get(event) === undefined);
+	const byScope = new Map<string, DigestEvent[]>();
+	for (const event of toDigest) {
+		const key = JSON.stringify([event.userId, event.rule.digestKey]);
+		byScope.set(key, [...(byScope.get(key) ?? []), event]);
+	}
+	const plans: ScopePlan[] = [...byScope.values()].map((ofScope) => ({
+		scope: { userId: ofScope[0].userId, digestKey: ofScope[0].rule.digestKey },
+		events: ofScope,
+		reading: { state: 'none' },
+		notes: [],
+		dropOld: false,
+	}));
+	const maxParallel = input.checkedItems[0].maxParallelRequests;
+	if (plans.length > 0) {
+		const row = JSON.stringify([context.getWorkflow().id ?? '', context.getNode().id]);
+		const outcome = await oneAtATime(
+			processState.digestQueues,
+			row,
+			async () =>
+				await inKeysTurn(context, async (writes) => {
+					await digestInTurn(context, writes, plans, maxParallel);
+				}),
+		);
+		if (!outcome.ok) {
+			const reason = `Digest could not read or write its windows in n8n's store: ${outcome.reason}`;
+			for (const plan of plans.filter((each) => each.result === undefined)) {
+				plan.result = {
+					ok: false,
+					unknown: false,
+					error: new NodeOperationError(context.getNode(), reason, {
+						itemIndex: plan.events[0].item.itemIndex,
+						description:
+							'Nothing was scheduled for these events. Run the node again once the database answers.',
+					}),
+				};
+			}
+		}
+	}
+	return outputsOf(context, events, plans, tries);
+}
+
+/** One turn: read every window not decided yet, cancel and schedule per scope (in parallel), then
+ * write what came of every scope (again, for those a turn whose lock was taken over decided: the
+ * other holder's whole-row writes may have dropped them; writing a value twice changes nothing). */
+async function digestInTurn(
+	context: IExecuteFunctions,
+	writes: RowWrites,
+	plans: ScopePlan[],
+	maxParallel: number,
+): Promise<void> {
+	const undecided = plans.filter((plan) => plan.result === undefined);
+	const { readings, probes } = await readWindows(
+		writes,
+		undecided.map(({ scope }) => scope),
+	);
+	undecided.forEach((plan, index) => (plan.reading = readings[index]));
+	// The marks of the windows being replaced stay (probes put them there if absent): a run that
+	// stops between its cancel and its new record leaves the window marked as being replaced.
+	const marks = new Set(
+		undecided.flatMap(({ scope, reading }) =>
+			reading.state === 'open' ? [replacingEntry(scope, reading.generation)] : [],
+		),
+	);
+	const clearFirst = undecided.flatMap(
+		({ scope, reading }) => nextGeneration(scope, reading).clearFirst,
+	);
+	await writes.remove([...probes.filter((value) => !marks.has(value)), ...clearFirst]);
+
+	await runPool(undecided.length, maxParallel, async (index) => {
+		await decideScope(context, undecided[index]);
+	});
+
+	const written = plans.flatMap((plan) =>
+		plan.next && plan.result?.ok
+			? recordEntries(plan.scope, nextGeneration(plan.scope, plan.reading).generation, plan.next)
+			: [],
+	);
+	await writes.record(written, DIGEST_ROW_ENTRIES);
+	const dropped = plans.flatMap(({ scope, reading, dropOld }) =>
+		dropOld && reading.state === 'open' ? oldRecordEntries(scope, reading.generation) : [],
+	);
+	await writes.remove(dropped);
+}
+
+/** The cancel (when a window is open) and the send of one scope. */
+async function decideScope(context: IExecuteFunctions, plan: ScopePlan): Promise<void> {
+	const { events, reading } = plan;
+	const itemIndex = events[0].item.itemIndex;
+	const nowSec = Math.ceil(Date.now() / 1000);
+	const newWindow = () => ({
+		startSec: nowSec,
+		endSec: nowSec + Math.ceil(events[0].rule.windowMinutes * (MINUTE_MS / 1000)),
+		count: events.length,
+	});
+	let window = newWindow();
+	if (reading.state === 'unreadable') {
+		plan.notes.push(
+			"this person's earlier window could not be read back from n8n's store (a write cut short, or entries n8n dropped over its bound): a new window starts; an earlier scheduled send may still carry earlier events",
+		);
+	}
+	if (reading.state === 'open') {
+		const { record } = reading;
+		const told = await cancelWindowSend(context, record.sendId, itemIndex);
+		if (told.kind === 'failed') {
+			plan.result = {
+				ok: false,
+				unknown: true,
+				error: withDescription(
+					told.error,
+					`Digest: the window's send ${record.sendId} (${record.count} earlier event(s), at ${isoOf(record.endSec)}) could not be canceled, so nothing was scheduled for this event. If the cancel reached the API, those earlier events will not go out: check the send (Notification > Get), and run this item again.`,
+				),
+			};
+			return;
+		}
+		plan.dropOld = true;
+		if (told.kind === 'canceled' && !(told.alreadyCanceled && reading.replacing)) {
+			plan.canceledSendId = record.sendId;
+			window = {
+				startSec: record.startSec,
+				endSec: record.endSec,
+				count: record.count + events.length,
+			};
+		} else if (told.kind === 'canceled') {
+			plan.notes.push(
+				`the window's send ${record.sendId} was canceled by a run that stopped before it wrote its replacement: if that replacement was made, it carries the ${record.count} earlier event(s); this event starts a new window`,
+			);
+		} else if (told.kind === 'wentOut') {
+			plan.notes.push(
+				`the previous window's send ${record.sendId} already went out (it is "${told.status}"): a new window starts`,
+			);
+		} else {
+			plan.notes.push(`the window's send ${record.sendId} is not found (404): a new window starts`);
+		}
+	}
+	const request = requestFor(events, window.count, window.endSec);
+	try {
+		const outcome = await sendNotification(context, request, itemIndex, {
+			owner: `digest:${randomUUID()}`,
+		});
+		if (recordHolds(outcome.id)) plan.next = { sendId: outcome.id, ...window };
+		else
+			plan.notes.push(
+				"the API's send id is too long to keep in n8n's store: the next event starts a new window",
+			);
+		plan.dropOld = true;
+		plan.result = {
+			ok: true,
+			fields: {
+				id: outcome.id,
+				status: outcome.status,
+				...(outcome.recoveredAfter ? { recoveredAfter: outcome.recoveredAfter } : {}),
+				title: request.title,
+				digestKey: plan.scope.digestKey,
+				digestCount: window.count,
+				digestWindowStart: isoOf(window.startSec),
+				scheduledAt: request.scheduled_at,
+				...(plan.canceledSendId ? { replacedSendId: plan.canceledSendId } : {}),
+				...(plan.notes.length > 0 ? { digestNote: plan.notes.join('; ') } : {}),
+			},
+		};
+	} catch (error) {
+		const nodeError = asNodeError(context, error, itemIndex);
+		const outcome = failedSendOutcome(error);
+		const lost = plan.canceledSendId
+			? ` The window's earlier send ${plan.canceledSendId} was canceled, so its ${window.count - events.length} earlier event(s) ${outcome === 'notSent' ? 'will not go out' : 'go out only if this send was made'}.`
+			: '';
+		// Refused: nothing carries the window any more, so its record goes. Otherwise the mark of the
+		// replacement stays: the next event starts a new window rather than guess.
+		plan.dropOld = outcome === 'notSent' && reading.state === 'open';
+		plan.result = {
+			ok: false,
+			unknown: outcome !== 'notSent',
+			error: withDescription(nodeError, `Digest:${lost}`),
+		};
+	}
+}
+
+function withDescription<T extends NodeApiError | NodeOperationError>(error: T, note: string): T {
+	error.description = [error.description, note].filter(Boolean).join(' ');
+	return error;
+}
+
+/** One item per item and person, in item order; the run stops on a failure unless the node
+ * continues on fail (after every scope had its turn: what was scheduled stays scheduled). */
+function outputsOf(
+	context: IExecuteFunctions,
+	events: DigestEvent[],
+	plans: ScopePlan[],
+	tries: ReturnType<typeof earlierTries>,
+): INodeExecutionData[] {
+	const planOf = new Map(plans.flatMap((plan) => plan.events.map((event) => [event, plan])));
+	const failures: Array<NodeApiError | NodeOperationError> = [];
+	const items = events.map((event): INodeExecutionData => {
+		const pairedItem = { item: event.item.itemIndex };
+		const earlier = tries.get(event);
+		const result: ScopeResult | undefined = planOf.get(event)?.result;
+		if (!result && earlier && 'json' in earlier)
+			return { json: { ...earlier.json, digestedByEarlierTry: true }, pairedItem };
+		if (result?.ok) {
+			const json = { ...result.fields, userId: event.userId, targetUserIds: [event.userId] };
+			tries.set(event, { json });
+			return { json, pairedItem };
+		}
+		const error =
+			result?.error ??
+			new NodeOperationError(
+				context.getNode(),
+				earlier && 'error' in earlier ? earlier.error : 'Digest: no outcome',
+				{
+					itemIndex: event.item.itemIndex,
+					description:
+						`${earlier && 'error' in earlier ? (earlier.description ?? '') : ''} (An earlier try of this execution left it so: it is not digested again.)`.trim(),
+				},
+			);
+		if (result?.unknown)
+			tries.set(event, { error: error.message, description: error.description ?? undefined });
+		failures.push(error);
+		return errorItem(error, pairedItem, { userId: event.userId });
+	});
+	if (failures.length > 0 && !context.continueOnFail()) {
+		const first = failures[0];
+		const scheduled = items.filter((item) => item.json.error === undefined).length;
+		first.description = [
+			first.description,
+			`${scheduled} other event(s) of this run were digested and stay scheduled; ${failures.length} failed.`,
+		]
+			.filter(Boolean)
+			.join(' ');
+		throw first;
+	}
+	if (failures.length === 0) tries.forgetRun();
+	return items;
+}
