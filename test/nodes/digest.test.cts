@@ -264,6 +264,24 @@ describe('Digest', () => {
 		]);
 	});
 
+	test('Retry On Fail after the second event of a run was refused: the first is not digested again, the second is', async () => {
+		const [personA, personB] = users;
+		await runNode(digestRun([eventFor(personA)]));
+		sandbox.addFault({ endpoint: SEND, kind: 'forbidden', skip: 1, times: 1 });
+		const { items, error } = await runNode({
+			...digestRun([eventFor(personA), eventFor(personB)], { ...DIGEST, maxParallelRequests: 1 }),
+			settings: { retryOnFail: true, maxTries: 2, waitBetweenTries: 0 },
+		});
+		expect(error).toBeUndefined();
+		const json = jsonOf(items);
+		expect(json[0]).toMatchObject({ userId: personA, digestCount: 2, digestedByEarlierTry: true });
+		expect(json[1]).toMatchObject({ userId: personB, digestCount: 1 });
+		expect(json[1].digestedByEarlierTry).toBeUndefined();
+		// A's window was replaced once (count 2), not twice (count 3).
+		expect(sendsOf(personA).live.map((record) => record.title)).toEqual(['2 order updates']);
+		expect(logOf(sandbox, CANCEL)).toHaveLength(1);
+	});
+
 	test('bad input sends nothing: Digest Key with Cap per Person, an empty key, a window of 0', async () => {
 		const [person] = users;
 		const cases: Array<[IDataObject, RegExp]> = [
