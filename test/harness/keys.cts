@@ -6,7 +6,9 @@ import type {
 } from 'n8n-workflow';
 
 import { entriesOf } from '../../nodes/CompanionPush/neverTwice/idempotencyKeys';
+import { processedDataStore } from '../../devkit/processedData.cts';
 import type { MemoryProcessedData } from '../../devkit/processedData.cts';
+import { resetProcessState, useTimings } from '../../nodes/CompanionPush/processState';
 import { registerNodeType } from '../../devkit/engine.cts';
 
 /** Whether the keys' row of the test workflow's node holds `key` as a used event: `claimed`
@@ -89,4 +91,29 @@ export function anotherProcess(type: string): ProcessStateModule {
 	});
 	jest.dontMock('n8n-workflow');
 	return processState!;
+}
+
+/**
+ * For a describe block whose node runs in this n8n process and in another one sharing n8n's store
+ * (node type `companionPushInAnotherProcess`): before each test, the store emptied, both processes'
+ * memory reset and their waits shortened to `timings`; both reset again at the end.
+ */
+export function useTwoProcesses(timings: Parameters<typeof useTimings>[0]) {
+	const shared = {} as { store: MemoryProcessedData; otherProcess: ProcessStateModule };
+	beforeAll(async () => {
+		shared.store = await processedDataStore();
+		shared.otherProcess = anotherProcess('companionPushInAnotherProcess');
+	});
+	beforeEach(() => {
+		shared.store.reset();
+		resetProcessState();
+		shared.otherProcess.resetProcessState();
+		useTimings(timings);
+		shared.otherProcess.useTimings(timings);
+	});
+	afterAll(() => {
+		resetProcessState();
+		shared.otherProcess.resetProcessState();
+	});
+	return shared;
 }

@@ -10,15 +10,12 @@ import { NodeHelpers, Workflow } from 'n8n-workflow';
 import type { IDataObject, INode, INodeExecutionData } from 'n8n-workflow';
 
 import { CompanionPush } from '../../nodes/CompanionPush/CompanionPush.node';
-import { resetProcessState, useTimings } from '../../nodes/CompanionPush/processState';
 import {
-	anotherProcess,
 	jsonOf,
 	NODE_SANDBOX,
 	nodeTypes,
 	pairedOf,
 	passTime,
-	processedDataStore,
 	registeredSends,
 	runNode,
 	SEND,
@@ -26,9 +23,8 @@ import {
 	sentBodies,
 	storeFor,
 	useSandbox,
-	type MemoryProcessedData,
+	useTwoProcesses,
 	type NodeRunOptions,
-	type ProcessStateModule,
 } from '../harness/index.cts';
 
 /** Sets this process's clock to `iso` (it then runs on from there). */
@@ -41,26 +37,12 @@ const MINUTE = 60_000;
 describe('Cap per Person', () => {
 	const sandbox = useSandbox({ ...NODE_SANDBOX, resetBeforeEach: true });
 	let users: string[];
-	let store: MemoryProcessedData;
-	let otherProcess: ProcessStateModule;
 	const timings = { lookupSettleMs: 200, lookupEvidenceWaitMs: 1_000, heldKeyWaitMs: 300 };
-	beforeAll(async () => {
+	const shared = useTwoProcesses(timings);
+	beforeAll(() => {
 		users = sandbox.orgs.primary.userIds;
-		store = await processedDataStore();
-		otherProcess = anotherProcess('companionPushInAnotherProcess');
-	});
-	beforeEach(() => {
-		store.reset();
-		resetProcessState();
-		otherProcess.resetProcessState();
-		useTimings(timings);
-		otherProcess.useTimings(timings);
 	});
 	afterEach(() => jest.useRealTimers());
-	afterAll(() => {
-		resetProcessState();
-		otherProcess.resetProcessState();
-	});
 
 	/** One item per event, each sent to `$json.userIds`, with the cap's options. */
 	function capRun(
@@ -119,7 +101,7 @@ describe('Cap per Person', () => {
 		clockAt('2026-11-26T10:00:30Z');
 		const [personA, personB] = users;
 		// Each statement a few ms long, so the two processes' turns interleave.
-		store.roundTripMs = 3;
+		shared.store.roundTripMs = 3;
 		const here = capRun([...eventsFor(personA, 5), { userIds: personB }]);
 		const there = capRun(eventsFor(personA, 5), undefined, 'companionPushInAnotherProcess');
 		const results = await Promise.all([runNode(here), runNode(there)]);
@@ -141,7 +123,7 @@ describe('Cap per Person', () => {
 		passTime(20 * MINUTE);
 		// The first take of the lock waits, so that both counts join this process's next turn.
 		let held = false;
-		store.stall = ({ kind, row }) => {
+		shared.store.stall = ({ kind, row }) => {
 			if (held || kind !== 'insert' || row !== 'wf-test|') return undefined;
 			held = true;
 			return new Promise((resolve) => setTimeout(resolve, 300));
@@ -277,7 +259,7 @@ describe('Cap per Person', () => {
 		// Expired slots went out of the store with that count: the two new ones stay in the node's
 		// row, with the marks of the two windows (10:00 and 11:00) A may still have slots in, and
 		// nothing of the probes.
-		expect(store.entries('wf-test', 'n:n-test')).toHaveLength(4);
+		expect(shared.store.entries('wf-test', 'n:n-test')).toHaveLength(4);
 	});
 
 	test('a window of a day keeps times to 24-minute ticks: free at most one tick after the exact end, never before', async () => {
@@ -324,7 +306,7 @@ describe('Cap per Person', () => {
 		expect(plain.outputs).toHaveLength(1);
 		expect(jsonOf(plain.items)[0].cappedUserIds).toBeUndefined();
 		// Nothing of the cap in n8n's store either.
-		expect(store.calls).toEqual([]);
+		expect(shared.store.calls).toEqual([]);
 	});
 
 	describe('bad input: the error names the field, nothing is sent', () => {
@@ -349,7 +331,7 @@ describe('Cap per Person', () => {
 			expect(error?.message).toMatch(message);
 			expect(error?.message).toMatch(/\[item 0\]$/);
 			expect(sandbox.requestLog()).toEqual([]);
-			expect(store.calls).toEqual([]);
+			expect(shared.store.calls).toEqual([]);
 		});
 
 		test('another cap on a later item: the error names the field and both caps, nothing is sent', async () => {
@@ -361,7 +343,7 @@ describe('Cap per Person', () => {
 				'"Cap per Person" must be the same on every item (item 0 has 3 per 60 minutes, this one 5 per 60 minutes) [item 1]',
 			);
 			expect(sandbox.requestLog()).toEqual([]);
-			expect(store.calls).toEqual([]);
+			expect(shared.store.calls).toEqual([]);
 		});
 	});
 });

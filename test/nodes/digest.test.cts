@@ -8,24 +8,20 @@
  */
 import type { IDataObject } from 'n8n-workflow';
 
-import { resetProcessState, useTimings } from '../../nodes/CompanionPush/processState';
 import {
-	anotherProcess,
 	CANCEL,
 	jsonOf,
 	logOf,
 	NODE_SANDBOX,
 	passTime,
-	processedDataStore,
 	registeredSends,
 	runNode,
 	SEND,
 	sendParameters,
 	storeFor,
 	useSandbox,
-	type MemoryProcessedData,
+	useTwoProcesses,
 	type NodeRunOptions,
-	type ProcessStateModule,
 } from '../harness/index.cts';
 
 const MINUTE = 60_000;
@@ -33,26 +29,12 @@ const MINUTE = 60_000;
 describe('Digest', () => {
 	const sandbox = useSandbox({ ...NODE_SANDBOX, resetBeforeEach: true });
 	let users: string[];
-	let store: MemoryProcessedData;
-	let otherProcess: ProcessStateModule;
 	const timings = { lookupSettleMs: 200, lookupEvidenceWaitMs: 1_000, heldKeyWaitMs: 300 };
-	beforeAll(async () => {
+	const shared = useTwoProcesses(timings);
+	beforeAll(() => {
 		users = sandbox.orgs.primary.userIds;
-		store = await processedDataStore();
-		otherProcess = anotherProcess('companionPushInAnotherProcess');
-	});
-	beforeEach(() => {
-		store.reset();
-		resetProcessState();
-		otherProcess.resetProcessState();
-		useTimings(timings);
-		otherProcess.useTimings(timings);
 	});
 	afterEach(() => jest.useRealTimers());
-	afterAll(() => {
-		resetProcessState();
-		otherProcess.resetProcessState();
-	});
 
 	const DIGEST = { digestKey: 'order-updates', digestTitle: '{count} order updates' };
 
@@ -195,7 +177,7 @@ describe('Digest', () => {
 
 	test('two n8n processes sharing the store, 10 events for one person at once: one live send carrying 10, the others canceled', async () => {
 		const [person] = users;
-		store.roundTripMs = 3;
+		shared.store.roundTripMs = 3;
 		const runs = Array.from({ length: 10 }, (_, index) =>
 			runNode(
 				digestRun(
