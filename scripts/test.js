@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 // `npm test`: every check, and one summary line that CI reads.
 //   1. build      npm run build
-// then, side by side (the end-to-end tests mostly wait, for n8n's polls, token lives, deliveries):
+// then alone:
 //   2. e2e        end-to-end tests in a real n8n and its editor (jest.e2e.config.js): the first run
 //                 installs the n8n runtimes (about 4.5 and 5.7 min) and Chromium (about 30 s)
+// then, side by side:
 //   3. jest       unit and integration tests (jest.config.js, project `unit`)
 //      randomized the randomized reliability run (project `randomized`, minutes long on its own)
 //   4. lint       node scripts/lint.js (n8n's verification lint on what ships + the dev lint)
@@ -110,11 +111,12 @@ async function main() {
 		results: 'e2e.json',
 		env: { COMPANION_PUSH_E2E_BUILT: '1' },
 	};
-	// The stages run one after the other, the steps of a stage side by side: the end-to-end tests
-	// spend most of their time waiting (n8n's polls once a minute, token lives, deliveries), time the
-	// unit tests, the lint and the type check use. The first step of a stage prints as it runs, the
-	// others into a file, printed when they end.
-	const stages = [[build], [e2e, jest, randomized, lint, typecheck]];
+	// The stages run one after the other, the steps of a stage side by side. The end-to-end tests run
+	// alone: on 2 cores, the unit tests beside them made their bounded waits (a poll's gap, a
+	// deployment's start) miss by seconds, and theirs too; alone, both stages fit well inside CI's
+	// time. The first step of a stage prints as it runs, the others into a file, printed when they
+	// end.
+	const stages = [[build], [e2e], [jest, randomized, lint, typecheck]];
 	const steps = [build, lint, typecheck, jest, randomized, e2e]; // the order of the summary
 
 	let passed = 0;
