@@ -264,6 +264,40 @@ describe('Digest', () => {
 		expect(logOf(sandbox, CANCEL)).toHaveLength(1);
 	});
 
+	test('with an Idempotency Key: an event delivered again, also to another process at once, is skipped; one refused is digested when it comes again', async () => {
+		const [personA, personB] = users;
+		const keyed = { ...DIGEST, idempotencyKey: '={{ $json.orderEvent }}' };
+		const event = (userIds: string, orderEvent: string) => ({ userIds, orderEvent });
+		const first = await runNode(digestRun([event(personA, 'order-1:shipped')], keyed));
+		expect(jsonOf(first.items)[0]).toMatchObject({ digestCount: 1 });
+		// Delivered again twice at once, in two processes, beside a new event.
+		const [here, there] = await Promise.all([
+			runNode(
+				digestRun([event(personA, 'order-1:shipped'), event(personA, 'order-2:shipped')], keyed),
+			),
+			runNode(
+				digestRun([event(personA, 'order-1:shipped')], keyed, 'companionPushInAnotherProcess'),
+			),
+		]);
+		const json = [...jsonOf(here.items), ...jsonOf(there.items)];
+		expect(json.filter((item) => item.skipped === true)).toHaveLength(2);
+		expect(json.find((item) => item.skipped === true)).toMatchObject({
+			idempotencyKey: 'order-1:shipped',
+			skipReason: expect.stringMatching(/Idempotency Key already used/),
+		});
+		expect(sendsOf(personA).live.map((record) => record.title)).toEqual(['2 order updates']);
+
+		// A refused send puts the event nowhere: its key stays free.
+		sandbox.addFault({ endpoint: SEND, kind: 'forbidden', times: 1 });
+		const refused = await runNode(
+			digestRun([event(personB, 'order-3:shipped')], keyed, 'companionPush', true),
+		);
+		expect(jsonOf(refused.items)[0].error).toMatch(/403|permission/i);
+		const again = await runNode(digestRun([event(personB, 'order-3:shipped')], keyed));
+		expect(jsonOf(again.items)[0]).toMatchObject({ digestCount: 1, userId: personB });
+		expect(sendsOf(personB).live).toHaveLength(1);
+	});
+
 	test('bad input sends nothing: Digest Key with Cap per Person, an empty key, a window of 0', async () => {
 		const [person] = users;
 		const cases: Array<[IDataObject, RegExp]> = [
@@ -273,7 +307,10 @@ describe('Digest', () => {
 				{ ...DIGEST, digestWindowMinutes: 0 },
 				/"Digest Window \(Minutes\)" must be a number of minutes from 1 to 1440/,
 			],
-			[{ ...DIGEST, idempotencyKey: 'order-1' }, /"Digest Key" cannot go with Idempotency Key/],
+			[
+				{ ...DIGEST, waitForFinalStatus: true },
+				/"Digest Key" cannot go with Wait for Final Status/,
+			],
 		];
 		for (const [options, message] of cases) {
 			const { error } = await runNode(digestRun([eventFor(person)], options));

@@ -131,7 +131,15 @@ interface ScopePlan {
 	notes: string[];
 	/** Whether the old record goes (its window replaced or closed). */
 	dropOld: boolean;
+	/** Events whose Idempotency Key an earlier run digested: left out. */
+	keysUsed: DigestEvent[];
+	/** Whether the events are in a send that was, or may have been, made: their keys count as used. */
+	placed: boolean;
 }
+
+/** An event's Idempotency Key, used: one per person of the item. */
+const keyUsedEntry = (event: DigestEvent) =>
+	JSON.stringify(['digestEvent', event.item.idempotency!.key, event.userId, event.rule.digestKey]);
 
 /**
  * Digests the events of a run: per person and key, in one turn under the store's lock, the window
@@ -159,6 +167,8 @@ export async function digestItems(
 		reading: { state: 'none' },
 		notes: [],
 		dropOld: false,
+		keysUsed: [],
+		placed: false,
 	}));
 	const maxParallel = input.checkedItems[0].maxParallelRequests;
 	if (plans.length > 0) {
@@ -198,6 +208,7 @@ async function digestInTurn(
 	plans: ScopePlan[],
 	maxParallel: number,
 ): Promise<void> {
+	const keyProbes = await leaveOutUsedKeys(writes, plans);
 	const undecided = plans.filter((plan) => plan.result === undefined);
 	const { readings, probes } = await readWindows(
 		writes,
@@ -214,22 +225,47 @@ async function digestInTurn(
 	const clearFirst = undecided.flatMap(
 		({ scope, reading }) => nextGeneration(scope, reading).clearFirst,
 	);
-	await writes.remove([...probes.filter((value) => !marks.has(value)), ...clearFirst]);
+	await writes.remove([
+		...keyProbes,
+		...probes.filter((value) => !marks.has(value)),
+		...clearFirst,
+	]);
 
 	await runPool(undecided.length, maxParallel, async (index) => {
 		await decideScope(context, undecided[index]);
 	});
 
-	const written = plans.flatMap((plan) =>
-		plan.next && plan.result?.ok
+	const written = plans.flatMap((plan) => [
+		...(plan.next && plan.result?.ok
 			? recordEntries(plan.scope, nextGeneration(plan.scope, plan.reading).generation, plan.next)
-			: [],
-	);
+			: []),
+		...(plan.placed ? plan.events.filter((event) => event.item.idempotency).map(keyUsedEntry) : []),
+	]);
 	await writes.record(written, DIGEST_ROW_ENTRIES);
 	const dropped = plans.flatMap(({ scope, reading, dropOld }) =>
 		dropOld && reading.state === 'open' ? oldRecordEntries(scope, reading.generation) : [],
 	);
 	await writes.remove(dropped);
+}
+
+/** Leaves out the events whose Idempotency Key an earlier run digested (a redelivered webhook): a
+ * scope left without events is done. The probes to take out again. */
+async function leaveOutUsedKeys(writes: RowWrites, plans: ScopePlan[]): Promise<string[]> {
+	const keyed = plans
+		.filter((plan) => plan.result === undefined)
+		.flatMap((plan) =>
+			plan.events.filter((event) => event.item.idempotency).map((event) => ({ plan, event })),
+		);
+	if (keyed.length === 0) return [];
+	const entries = keyed.map(({ event }) => keyUsedEntry(event));
+	const absent = await writes.record(entries, DIGEST_ROW_ENTRIES);
+	for (const { plan, event } of keyed) {
+		if (absent.has(keyUsedEntry(event))) continue;
+		plan.keysUsed.push(event);
+		plan.events = plan.events.filter((each) => each !== event);
+		if (plan.events.length === 0) plan.result = { ok: true, fields: {} };
+	}
+	return entries.filter((entry) => absent.has(entry));
 }
 
 /** The cancel (when a window is open) and the send of one scope. */
@@ -293,6 +329,7 @@ async function decideScope(context: IExecuteFunctions, plan: ScopePlan): Promise
 				"the API's send id is too long to keep in n8n's store: the next event starts a new window",
 			);
 		plan.dropOld = true;
+		plan.placed = true;
 		plan.result = {
 			ok: true,
 			fields: {
@@ -317,6 +354,7 @@ async function decideScope(context: IExecuteFunctions, plan: ScopePlan): Promise
 		// Refused: nothing carries the window any more, so its record goes. Otherwise the mark of the
 		// replacement stays: the next event starts a new window rather than guess.
 		plan.dropOld = outcome === 'notSent' && reading.state === 'open';
+		plan.placed = outcome !== 'notSent';
 		plan.result = {
 			ok: false,
 			unknown: outcome !== 'notSent',
@@ -339,10 +377,22 @@ function outputsOf(
 	tries: ReturnType<typeof earlierTries>,
 ): INodeExecutionData[] {
 	const planOf = new Map(plans.flatMap((plan) => plan.events.map((event) => [event, plan])));
+	const keysUsed = new Set(plans.flatMap((plan) => plan.keysUsed));
 	const failures: Array<NodeApiError | NodeOperationError> = [];
 	const items = events.map((event): INodeExecutionData => {
 		const pairedItem = { item: event.item.itemIndex };
 		const earlier = tries.get(event);
+		if (keysUsed.has(event)) {
+			const json = {
+				skipped: true,
+				skipReason: 'Idempotency Key already used: an earlier run put this event in a digest',
+				idempotencyKey: event.item.idempotency!.key,
+				digestKey: event.rule.digestKey,
+				userId: event.userId,
+			};
+			tries.set(event, { json });
+			return { json, pairedItem };
+		}
 		const result: ScopeResult | undefined = planOf.get(event)?.result;
 		if (!result && earlier && 'json' in earlier)
 			return { json: { ...earlier.json, digestedByEarlierTry: true }, pairedItem };

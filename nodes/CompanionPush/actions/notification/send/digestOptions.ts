@@ -54,7 +54,6 @@ export function digestConflicts(item: CheckedItem, combined: boolean): string[] 
 		combined ? 'Send Mode "One Send for All Items"' : '',
 		item.cap ? 'Cap per Person' : '',
 		item.delivery ? 'Deliver at Local Time or Quiet Hours' : '',
-		item.idempotency ? 'Idempotency Key' : '',
 		item.waitTimeoutSeconds !== undefined ? 'Wait for Final Status' : '',
 		item.audience === 'allUsers' || item.audience === 'activeUsers'
 			? `Audience "${item.audience === 'allUsers' ? 'All Users' : 'Users With an Active App'}"`
