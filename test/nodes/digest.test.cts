@@ -298,6 +298,25 @@ describe('Digest', () => {
 		expect(sendsOf(personB).live).toHaveLength(1);
 	});
 
+	test("the API's clock 20 minutes ahead of n8n's, a 15-minute window: each event goes out at once on its own, none twice", async () => {
+		const [person] = users;
+		sandbox.configure({ clockOffsetMs: 20 * MINUTE });
+		const outputs = [];
+		for (let event = 1; event <= 3; event++) {
+			const { items, error } = await runNode(digestRun([eventFor(person, `Order ${event}`)]));
+			expect(error).toBeUndefined();
+			outputs.push(...jsonOf(items));
+		}
+		expect(outputs.map((item) => item.digestCount)).toEqual([1, 1, 1]);
+		expect(outputs.slice(1).map((item) => item.digestNote)).toEqual([
+			expect.stringMatching(/already went out/),
+			expect.stringMatching(/already went out/),
+		]);
+		const { all, canceled } = sendsOf(person);
+		expect(all.map((record) => record.body)).toEqual(['Order 1', 'Order 2', 'Order 3']);
+		expect(canceled).toEqual([]);
+	});
+
 	test('bad input sends nothing: Digest Key with Cap per Person, an empty key, a window of 0', async () => {
 		const [person] = users;
 		const cases: Array<[IDataObject, RegExp]> = [
