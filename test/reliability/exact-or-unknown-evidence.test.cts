@@ -71,6 +71,28 @@ describe('exact or unknown, decided from evidence', () => {
 			expect(item.errorDescription).toContain(
 				'Check the list of sends (Notification > Get Many) for a send titled "Shift change" to 1 recipient(s) created since',
 			);
+			// Why the list gave no id, in the lookup's words: it does not list the send yet.
+			expect(item.errorDescription).toContain(
+				'the list of sends does not give its id: nothing in the list of sends looks like it, but nothing shows the list is up to date',
+			);
+		});
+
+		test('the list of sends refused (403) to every try: the error says the list could not be read, and nothing is sent again', async () => {
+			sandbox.addFault({ endpoint: SEND_LIST, kind: 'status4xx', status: 403, times: 1_000 });
+			const result = nodeResult(
+				await runWorkflow(nodeWorkflow(withRetryOnFail(sendRun(sandbox, [{ userId: users[0] }])))),
+			);
+
+			expectEachOnce(sandbox, [users[0]]);
+			expect(posts()).toBe(1);
+			const [item] = jsonOf(result.items);
+			expect(item.error).toBe(
+				'Sending the notification: an earlier try of this node sent it (accepted, not re-sent), but its id could not be read',
+			);
+			expect(item.errorDescription).toContain(
+				'the list of sends does not give its id: the list of sends could not be read (',
+			);
+			expect(item.errorDescription).toContain('403');
 		});
 
 		test('with an Idempotency Key: the key counts as used, so the event delivered again in another process is skipped', async () => {

@@ -3,12 +3,12 @@
  * neverTwice/storeLock.ts) stop renewing when they end. On n8n 1.x `sleep` takes no abort signal:
  * there, a lease that slept its whole renewal interval (a quarter lease: 15 s for a claim) kept a
  * timer running long after its event ended. Here `sleep` is n8n 1.x's: a lease's timers must be
- * gone shortly after its end.
+ * gone shortly after its end, and no renewal written after it.
  */
 import { ClaimLease } from '../../nodes/CompanionPush/neverTwice/claimLease';
 import type { IdempotencyKeys } from '../../nodes/CompanionPush/neverTwice/idempotencyKeys';
 import { withStoreLock } from '../../nodes/CompanionPush/neverTwice/storeLock';
-import { resetProcessState } from '../../nodes/CompanionPush/processState';
+import { resetProcessState, useTimings } from '../../nodes/CompanionPush/processState';
 import { MINUTE_MS } from '../../nodes/CompanionPush/helpers/time';
 import { MemoryProcessedData, storeContext } from '../harness/index.cts';
 
@@ -54,6 +54,38 @@ describe("a lease's timers end with it, with n8n 1.x's sleep", () => {
 		await settle(500);
 		expect(sleeping.size).toBe(0);
 		expect(renewals).toEqual([]);
+	});
+
+	test("a claim's lease renewing every 0.1 s, ended during a renewal: that write ends first, and none follows", async () => {
+		useTimings({ claimLeaseMs: 400 }); // a renewal every quarter lease: 0.1 s
+		const renewals: number[] = [];
+		let writing = false;
+		const keys = {
+			// A slow store whose writes never land: every renewal writes again.
+			renew: async () => {
+				renewals.push(Date.now());
+				writing = true;
+				await settle(50);
+				writing = false;
+				return { ok: false, reason: 'the store is busy' };
+			},
+		} as unknown as IdempotencyKeys;
+		// Its last mark a minute ago: the current minute is still to be marked.
+		const lastMinute = Math.floor(Date.now() / MINUTE_MS) - 1;
+		const lease = new ClaimLease(keys, { key: 'k', scope: 'node', keysToKeep: 10 }, ['batch'], {
+			state: 'claimed',
+			claimedAt: lastMinute * MINUTE_MS,
+			markedMinutes: [lastMinute],
+			acceptedBatches: new Set(),
+			sameLayout: true,
+		});
+		while (renewals.length < 2 || !writing) await settle(5);
+		await lease.end();
+		expect(writing).toBe(false); // end() waited for the write under way
+		const writesAtEnd = renewals.length;
+		await settle(500); // five renewal intervals
+		expect(renewals).toHaveLength(writesAtEnd);
+		expect(sleeping.size).toBe(0);
 	});
 
 	test("the store lock's lease, given back after its work: no timer left 0.5 s later (it renews every 5 s)", async () => {

@@ -88,7 +88,20 @@ const MARGIN_WITH_SERVER_CLOCK_MS = 5_000;
  * like ours (and so the outcome is more often unknown, never guessed). */
 const MARGIN_WITHOUT_SERVER_CLOCK_MS = 10 * 60_000;
 
-interface Candidate {
+/** A creation time as the API wrote it, read once, so that whatever decides from it agrees. */
+interface CreationTime {
+	/** Where it places the send on the API's clock; undefined when nowhere. */
+	createdAt: number | undefined;
+	/** Written without a time zone: shown, but placing nothing. */
+	createdAtWithoutZone: boolean;
+}
+
+function creationTimeOf(value: unknown): CreationTime {
+	return { createdAt: parseTime(value), createdAtWithoutZone: isTimeWithoutZone(value) };
+}
+
+/** A listed send that could be ours, with its creation time as the list wrote it. */
+interface Candidate extends CreationTime {
 	listed: ListedNotification;
 }
 
@@ -195,9 +208,13 @@ async function readBackToWindow(
 				cutShort: 'the list of sends showed the same page again (it ignores paging)',
 			};
 		let passedWindow = false;
-		for (const send of fresh) {
+		const freshWithTimes = fresh.map((send) => ({
+			listed: send,
+			...creationTimeOf(send.created_at),
+		}));
+		for (const entry of freshWithTimes) {
+			const { listed: send, createdAt } = entry;
 			seen.add(send.id);
-			const createdAt = parseTime(send.created_at);
 			if (createdAt !== undefined) {
 				const atLeast = createdAt - (timePrecisionMs(send.created_at) ?? 0);
 				newestCreatedAtLeast = Math.max(newestCreatedAtLeast ?? atLeast, atLeast);
@@ -205,8 +222,8 @@ async function readBackToWindow(
 			if (createdAt !== undefined && createdAt < windowStart) passedWindow = true;
 			// Made after the window's end: another send, whatever it looks like.
 			else if (createdAt === undefined || createdAt <= windowEnd) {
-				candidates.push({ listed: send });
-				timesWithoutZone ||= isTimeWithoutZone(send.created_at);
+				candidates.push(entry);
+				timesWithoutZone ||= entry.createdAtWithoutZone;
 			}
 		}
 		// A page without creation times: its oldest send's detail tells whether the window is passed
@@ -214,12 +231,14 @@ async function readBackToWindow(
 		if (
 			windowStart > -Infinity &&
 			!passedWindow &&
-			fresh.length > 0 &&
-			fresh.every(
-				(send) => parseTime(send.created_at) === undefined && !isTimeWithoutZone(send.created_at),
-			)
+			freshWithTimes.length > 0 &&
+			freshWithTimes.every((send) => send.createdAt === undefined && !send.createdAtWithoutZone)
 		) {
-			const oldest = await getNotification(context, fresh[fresh.length - 1].id, lookup.itemIndex);
+			const oldest = await getNotification(
+				context,
+				freshWithTimes[freshWithTimes.length - 1].listed.id,
+				lookup.itemIndex,
+			);
 			const createdAt = parseTime(oldest.notification.created_at);
 			passedWindow = createdAt !== undefined && createdAt < windowStart;
 		}
@@ -263,8 +282,7 @@ async function decide(
 		const owner = ownerOfSend(context, candidate.listed.id);
 		if (owner !== undefined && owner !== lookup.owner) continue;
 		let comparison = compareSend(candidate.listed, lookup.request, seen);
-		let createdAt = parseTime(candidate.listed.created_at);
-		let withoutZone = isTimeWithoutZone(candidate.listed.created_at);
+		let { createdAt, createdAtWithoutZone: withoutZone } = candidate;
 		let match = matchOf(comparison, lookup.request);
 		if (match === 'different') continue;
 		if ((match === 'undecided' || createdAt === undefined) && detailsRead < MAX_DETAILS) {
@@ -273,8 +291,9 @@ async function decide(
 			const record = detail.notification;
 			const recipients = compareDeliveries(detail.deliveries, record.stats?.targeted_users, wanted);
 			comparison = combine(comparison, compareSend(record, lookup.request, seen, recipients));
-			createdAt ??= parseTime(record.created_at);
-			withoutZone ||= isTimeWithoutZone(record.created_at);
+			const detailTime = creationTimeOf(record.created_at);
+			createdAt ??= detailTime.createdAt;
+			withoutZone ||= detailTime.createdAtWithoutZone;
 			if (
 				createdAt !== undefined &&
 				(createdAt < reading.windowStart || createdAt > reading.windowEnd)

@@ -98,17 +98,26 @@ function outcomeUnknown(
 	});
 }
 
-/** An earlier try's send was accepted, and its id is still not in the list: it went out; where to find it. */
+/** Why the list of sends did not give the id of a send the API accepted, in the lookup's words. */
+function idNotFoundBecause(result: Exclude<LookupResult, { kind: 'found' }>): string {
+	return result.kind === 'unknown'
+		? result.reason
+		: 'nothing in the list of sends looks like it, though the list was shown up to date (the API may list this send later than others, or show it otherwise)';
+}
+
+/** An earlier try's send was accepted, and the list still does not give its id (`reason`, from the
+ * lookup): it went out; where to find it. */
 function acceptedEarlier(
 	context: CompanionPushContext,
 	cause: string,
+	reason: string,
 	request: SendRequest,
 	since: number | undefined,
 	itemIndex?: number,
 ): NodeApiError {
-	return nodeApiError(context.getNode(), { cause } as JsonObject, {
+	return nodeApiError(context.getNode(), { cause, reason } as JsonObject, {
 		message: `Sending the notification: ${cause} sent it (accepted, not re-sent), but its id could not be read`,
-		description: `The API accepted it (a 2xx answer whose body could not be read), so it went out and is not sent again; the list of sends does not show it yet. Check ${whereToLook(request, since)} for its id.`,
+		description: `The API accepted it (a 2xx answer whose body could not be read), so it went out and is not sent again; the list of sends does not give its id: ${reason}. Check ${whereToLook(request, since)} for its id.`,
 		itemIndex,
 	});
 }
@@ -189,7 +198,17 @@ async function sendOnce(
 		if (earlierAttempt.accepted) {
 			// Accepted before: never sent again, whatever the list shows; it can only give the id.
 			if (result.kind === 'found') return found(result.id, result.status, cause, 0);
-			throw tagged(acceptedEarlier(context, cause, request, firstAttemptAt, itemIndex), 'accepted');
+			throw tagged(
+				acceptedEarlier(
+					context,
+					cause,
+					idNotFoundBecause(result),
+					request,
+					firstAttemptAt,
+					itemIndex,
+				),
+				'accepted',
+			);
 		}
 		if (
 			result.kind === 'found' &&
@@ -256,7 +275,7 @@ async function sendOnce(
 					answer.redact(answer.body),
 					itemIndex,
 				);
-				error.description = `${error.description ?? ''} The API accepted it, so it went out and is not sent again; its id could not be read, and the list of sends does not show it yet. Check ${whereToLook(request, firstAttemptAt)} for its id.`;
+				error.description = `${error.description ?? ''} The API accepted it, so it went out and is not sent again; its id could not be read, and the list of sends does not give it: ${idNotFoundBecause(result)}. Check ${whereToLook(request, firstAttemptAt)} for its id.`;
 				throw tagged(error, 'accepted');
 			}
 			const lostAnswer =
