@@ -10,6 +10,7 @@ import { processedDataStore } from '../../devkit/processedData.cts';
 import type { MemoryProcessedData } from '../../devkit/processedData.cts';
 import { resetProcessState, useTimings } from '../../nodes/CompanionPush/processState';
 import { registerNodeType } from '../../devkit/engine.cts';
+import type { Sandbox } from '../../sandbox/index.cts';
 
 /** Whether the keys' row of the test workflow's node holds `key` as a used event: `claimed`
  * without `pending` (see idempotencyKeys.ts). */
@@ -95,14 +96,27 @@ export function anotherProcess(type: string): ProcessStateModule {
 
 /**
  * For a describe block whose node runs in this n8n process and in another one sharing n8n's store
- * (node type `companionPushInAnotherProcess`): before each test, the store emptied, both processes'
- * memory reset and their waits shortened to `timings`; both reset again at the end.
+ * (node type `companionPushInAnotherProcess`), against `sandbox`: the organization's users once it
+ * started; before each test, the store emptied, both processes' memory reset and their waits
+ * shortened (to `timings`); after each, the real clock back; both reset again at the end.
  */
-export function useTwoProcesses(timings: Parameters<typeof useTimings>[0]) {
-	const shared = {} as { store: MemoryProcessedData; otherProcess: ProcessStateModule };
+export function useTwoProcesses(
+	sandbox: Sandbox,
+	timings: Parameters<typeof useTimings>[0] = {
+		lookupSettleMs: 200,
+		lookupEvidenceWaitMs: 1_000,
+		heldKeyWaitMs: 300,
+	},
+) {
+	const shared = {} as {
+		store: MemoryProcessedData;
+		otherProcess: ProcessStateModule;
+		users: string[];
+	};
 	beforeAll(async () => {
 		shared.store = await processedDataStore();
 		shared.otherProcess = anotherProcess('companionPushInAnotherProcess');
+		shared.users = sandbox.orgs.primary.userIds;
 	});
 	beforeEach(() => {
 		shared.store.reset();
@@ -111,6 +125,7 @@ export function useTwoProcesses(timings: Parameters<typeof useTimings>[0]) {
 		useTimings(timings);
 		shared.otherProcess.useTimings(timings);
 	});
+	afterEach(() => jest.useRealTimers());
 	afterAll(() => {
 		resetProcessState();
 		shared.otherProcess.resetProcessState();

@@ -36,13 +36,7 @@ const MINUTE = 60_000;
 
 describe('Cap per Person', () => {
 	const sandbox = useSandbox({ ...NODE_SANDBOX, resetBeforeEach: true });
-	let users: string[];
-	const timings = { lookupSettleMs: 200, lookupEvidenceWaitMs: 1_000, heldKeyWaitMs: 300 };
-	const shared = useTwoProcesses(timings);
-	beforeAll(() => {
-		users = sandbox.orgs.primary.userIds;
-	});
-	afterEach(() => jest.useRealTimers());
+	const shared = useTwoProcesses(sandbox);
 
 	/** One item per event, each sent to `$json.userIds`, with the cap's options. */
 	function capRun(
@@ -66,7 +60,7 @@ describe('Cap per Person', () => {
 
 	test('3 per hour, 10 events for A and 1 for B in one execution: 3 + 1 sends, 7 on Capped with when A may be notified next', async () => {
 		clockAt('2026-11-26T10:00:30Z');
-		const [personA, personB] = users;
+		const [personA, personB] = shared.users;
 		const events = eventsFor(personA, 10);
 		events.splice(5, 0, { userIds: personB });
 		const { outputs, error } = await runNode(capRun(events));
@@ -99,7 +93,7 @@ describe('Cap per Person', () => {
 
 	test('the same 11 events split across two n8n processes sharing the store, run at once: still 3 + 1 sends, 7 Capped', async () => {
 		clockAt('2026-11-26T10:00:30Z');
-		const [personA, personB] = users;
+		const [personA, personB] = shared.users;
 		// Each statement a few ms long, so the two processes' turns interleave.
 		shared.store.roundTripMs = 3;
 		const here = capRun([...eventsFor(personA, 5), { userIds: personB }]);
@@ -118,7 +112,7 @@ describe('Cap per Person', () => {
 
 	test('two executions in one process at once, 5 events for A each, A sent to once 20 minutes before: 2 more sends', async () => {
 		clockAt('2026-11-26T10:00:30Z');
-		const [personA] = users;
+		const [personA] = shared.users;
 		await runNode(capRun(eventsFor(personA, 1)));
 		passTime(20 * MINUTE);
 		// The first take of the lock waits, so that both counts join this process's next turn.
@@ -141,7 +135,7 @@ describe('Cap per Person', () => {
 
 	test('an item with several recipients: the capped ones leave it, the send goes to the others', async () => {
 		clockAt('2026-11-26T10:00:30Z');
-		const [personA, personB, personC] = users;
+		const [personA, personB, personC] = shared.users;
 		const options = { capPerPerson: 1, capWindowMinutes: 30 };
 		await runNode(capRun([{ userIds: personA }], options));
 		const { outputs, error } = await runNode(
@@ -161,7 +155,7 @@ describe('Cap per Person', () => {
 
 	test('a send refused (403, not sent) gives its slot back, and so does the send it stopped: the next events are sent', async () => {
 		clockAt('2026-11-26T10:00:30Z');
-		const [personA, personB] = users;
+		const [personA, personB] = shared.users;
 		const options = { capPerPerson: 1, capWindowMinutes: 60, maxParallelRequests: 1 };
 		const events = [{ userIds: personA }, { userIds: personB }];
 		sandbox.addFault({ endpoint: SEND, kind: 'forbidden', times: 1 });
@@ -183,7 +177,7 @@ describe('Cap per Person', () => {
 
 	test('a run stopped by a failed send names the people it capped (n8n drops both outputs with it)', async () => {
 		clockAt('2026-11-26T10:00:30Z');
-		const [personA, personB] = users;
+		const [personA, personB] = shared.users;
 		const options = { capPerPerson: 1, capWindowMinutes: 60 };
 		await runNode(capRun([{ userIds: personA }], options));
 		sandbox.addFault({ endpoint: SEND, kind: 'forbidden', times: 1 });
@@ -196,7 +190,7 @@ describe('Cap per Person', () => {
 
 	test('an event whose Idempotency Key was used is skipped and gives its slot back', async () => {
 		clockAt('2026-11-26T10:00:30Z');
-		const [personA] = users;
+		const [personA] = shared.users;
 		const keyed = (key: string) =>
 			runNode(
 				capRun([{ userIds: personA }], {
@@ -221,7 +215,7 @@ describe('Cap per Person', () => {
 
 	test('a send whose answer is lost and cannot be proven either way ("unknown") keeps its slot, and says so', async () => {
 		clockAt('2026-11-26T10:00:30Z');
-		const [personA] = users;
+		const [personA] = shared.users;
 		const options = { capPerPerson: 1, capWindowMinutes: 60 };
 		// The connection drops before the API answers; the list never proves the send absent.
 		sandbox.addFault({ endpoint: SEND, kind: 'resetBefore', times: 1 });
@@ -240,7 +234,7 @@ describe('Cap per Person', () => {
 
 	test('the window rolls: capped 59 minutes after the first slot, sent again 61 minutes after it', async () => {
 		clockAt('2026-11-26T10:00:30Z');
-		const [personA] = users;
+		const [personA] = shared.users;
 		await runNode(capRun(eventsFor(personA, 3)));
 		expect(sendsTo(personA)).toBe(3);
 
@@ -264,7 +258,7 @@ describe('Cap per Person', () => {
 
 	test('a window of a day keeps times to 24-minute ticks: free at most one tick after the exact end, never before', async () => {
 		clockAt('2026-11-26T10:00:30Z');
-		const [personA] = users;
+		const [personA] = shared.users;
 		const options = { capPerPerson: 1, capWindowMinutes: 1_440 };
 		await runNode(capRun(eventsFor(personA, 1), options));
 		const capped = await runNode(capRun(eventsFor(personA, 1), options));
@@ -293,16 +287,16 @@ describe('Cap per Person', () => {
 			const workflow = new Workflow({ nodes: [node], connections: {}, active: false, nodeTypes });
 			return NodeHelpers.getNodeOutputs(workflow, node, description);
 		};
-		expect(outputsFor(sendParameters({ userIds: users[0] }))).toEqual(['main']);
-		expect(outputsFor(sendParameters({ userIds: users[0], options: { capPerPerson: 3 } }))).toEqual(
-			['main', { type: 'main', displayName: 'Capped' }],
-		);
+		expect(outputsFor(sendParameters({ userIds: shared.users[0] }))).toEqual(['main']);
+		expect(
+			outputsFor(sendParameters({ userIds: shared.users[0], options: { capPerPerson: 3 } })),
+		).toEqual(['main', { type: 'main', displayName: 'Capped' }]);
 		expect(
 			outputsFor(sendParameters({ operation: 'getMany', options: { capPerPerson: 3 } })),
 		).toEqual(['main']);
 
 		clockAt('2026-11-26T10:00:30Z');
-		const plain = await runNode(capRun([{ userIds: users[0] }], {}));
+		const plain = await runNode(capRun([{ userIds: shared.users[0] }], {}));
 		expect(plain.outputs).toHaveLength(1);
 		expect(jsonOf(plain.items)[0].cappedUserIds).toBeUndefined();
 		// Nothing of the cap in n8n's store either.
@@ -326,7 +320,7 @@ describe('Cap per Person', () => {
 			[{ capPerPerson: 3, capWindowMinutes: 'an hour' }, /^"Cap Window \(Minutes\)" must be/],
 			[{ capPerPerson: 3, capWindowMinutes: 2_000 }, /^"Cap Window \(Minutes\)" must be/],
 		])('%j', async (options, message) => {
-			const { outputs, error } = await runNode(capRun([{ userIds: users[0] }], options));
+			const { outputs, error } = await runNode(capRun([{ userIds: shared.users[0] }], options));
 			expect(outputs).toEqual([]);
 			expect(error?.message).toMatch(message);
 			expect(error?.message).toMatch(/\[item 0\]$/);
@@ -335,7 +329,7 @@ describe('Cap per Person', () => {
 		});
 
 		test('another cap on a later item: the error names the field and both caps, nothing is sent', async () => {
-			const run = capRun([{ userIds: users[0] }, { userIds: users[1] }], {
+			const run = capRun([{ userIds: shared.users[0] }, { userIds: shared.users[1] }], {
 				capPerPerson: '={{ $itemIndex === 0 ? 3 : 5 }}',
 			});
 			const { error } = await runNode(run);

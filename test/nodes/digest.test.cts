@@ -28,13 +28,7 @@ const MINUTE = 60_000;
 
 describe('Digest', () => {
 	const sandbox = useSandbox({ ...NODE_SANDBOX, resetBeforeEach: true });
-	let users: string[];
-	const timings = { lookupSettleMs: 200, lookupEvidenceWaitMs: 1_000, heldKeyWaitMs: 300 };
-	const shared = useTwoProcesses(timings);
-	beforeAll(() => {
-		users = sandbox.orgs.primary.userIds;
-	});
-	afterEach(() => jest.useRealTimers());
+	const shared = useTwoProcesses(sandbox);
 
 	const DIGEST = { digestKey: 'order-updates', digestTitle: '{count} order updates' };
 
@@ -82,7 +76,7 @@ describe('Digest', () => {
 		logOf(sandbox, CANCEL).filter((entry) => entry.status === status).length;
 
 	test("12 events in 10 minutes, one execution each, 15-minute window: one push at the window's end carrying 12, 11 canceled; a 13th after it starts a new window", async () => {
-		const [person] = users;
+		const [person] = shared.users;
 		const start = Date.now();
 		const outputs: IDataObject[] = [];
 		for (let event = 1; event <= 12; event++) {
@@ -143,7 +137,7 @@ describe('Digest', () => {
 	});
 
 	test('5 events for a person and 1 for another in one execution: one send each, no cancel', async () => {
-		const [personA, personB] = users;
+		const [personA, personB] = shared.users;
 		const { items, error } = await runNode(
 			digestRun([
 				eventFor(personA),
@@ -176,7 +170,7 @@ describe('Digest', () => {
 	});
 
 	test('two n8n processes sharing the store, 10 events for one person at once: one live send carrying 10, the others canceled', async () => {
-		const [person] = users;
+		const [person] = shared.users;
 		shared.store.roundTripMs = 3;
 		const runs = Array.from({ length: 10 }, (_, index) =>
 			runNode(
@@ -203,7 +197,7 @@ describe('Digest', () => {
 	});
 
 	test('a replacement refused (403): the item says the earlier events no longer go out; the next event starts a new window', async () => {
-		const [person] = users;
+		const [person] = shared.users;
 		await runNode(digestRun([eventFor(person)]));
 		sandbox.addFault({ endpoint: SEND, kind: 'forbidden', times: 1 });
 		const refused = await runNode(digestRun([eventFor(person)], DIGEST, 'companionPush', true));
@@ -222,7 +216,7 @@ describe('Digest', () => {
 	});
 
 	test('a replacement whose answer is lost and cannot be proven (unknown): the next event starts a new window and never cancels or resends blindly', async () => {
-		const [person] = users;
+		const [person] = shared.users;
 		await runNode(digestRun([eventFor(person)]));
 		// Registered, then the connection reset; the list lags beyond the lookup's wait.
 		sandbox.addFault({ endpoint: SEND, kind: 'resetAfter', times: 1, listDelayMs: 60 * MINUTE });
@@ -247,7 +241,7 @@ describe('Digest', () => {
 	});
 
 	test('Retry On Fail after the second event of a run was refused: the first is not digested again, the second is', async () => {
-		const [personA, personB] = users;
+		const [personA, personB] = shared.users;
 		await runNode(digestRun([eventFor(personA)]));
 		sandbox.addFault({ endpoint: SEND, kind: 'forbidden', skip: 1, times: 1 });
 		const { items, error } = await runNode({
@@ -265,7 +259,7 @@ describe('Digest', () => {
 	});
 
 	test('with an Idempotency Key: an event delivered again, also to another process at once, is skipped; one refused is digested when it comes again', async () => {
-		const [personA, personB] = users;
+		const [personA, personB] = shared.users;
 		const keyed = { ...DIGEST, idempotencyKey: '={{ $json.orderEvent }}' };
 		const event = (userIds: string, orderEvent: string) => ({ userIds, orderEvent });
 		const first = await runNode(digestRun([event(personA, 'order-1:shipped')], keyed));
@@ -299,7 +293,7 @@ describe('Digest', () => {
 	});
 
 	test("the API's clock 20 minutes ahead of n8n's, a 15-minute window: each event goes out at once on its own, none twice", async () => {
-		const [person] = users;
+		const [person] = shared.users;
 		sandbox.configure({ clockOffsetMs: 20 * MINUTE });
 		const outputs = [];
 		for (let event = 1; event <= 3; event++) {
@@ -318,7 +312,7 @@ describe('Digest', () => {
 	});
 
 	test('bad input sends nothing: Digest Key with Cap per Person, an empty key, a window of 0', async () => {
-		const [person] = users;
+		const [person] = shared.users;
 		const cases: Array<[IDataObject, RegExp]> = [
 			[{ ...DIGEST, capPerPerson: 3 }, /"Digest Key" cannot go with Cap per Person/],
 			[{ digestKey: '  ' }, /"Digest Key" is empty/],
