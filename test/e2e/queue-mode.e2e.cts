@@ -10,6 +10,9 @@
  *   each; the same event twice, the second after the first finished, on different workers, one send;
  * - Cap per Person (3 per 60 minutes) counted by both workers: a burst of 10 events for each of 5
  *   people, 20 at a time, makes 3 sends per person; each other event comes out on the Capped output;
+ * - Digest (15-minute window) kept by both workers: a burst of 8 events for each of 5 people, 20 at
+ *   a time, leaves one live send per person, "8 order updates" at the end of the window that person's
+ *   first event opened, every other send canceled; the executions' counts are 1 to 8 each once;
  * - token renewal across workers over more than three token lives: no call fails, refreshes bounded;
  * - the same burst with refreshes that revoke earlier tokens (tokens expired at its start);
  * - the Companion Push Trigger (every minute) polls on main only, once per interval; its
@@ -19,6 +22,7 @@
 import { randomUUID } from 'node:crypto';
 
 import {
+	CANCEL,
 	CREDENTIAL_ID,
 	exampleWorkflows,
 	type ExecutionRow,
@@ -53,6 +57,13 @@ const CAPPED_ERP = 'queueCappedErpEvent';
 const CAPPED_ERP_PATH = 'erp-event-capped';
 const CAP_PER_PERSON = 3;
 const CAP_WINDOW_MINUTES = 60;
+const DIGEST_ERP = 'queueDigestErpEvent';
+const DIGEST_ERP_PATH = 'erp-event-digest';
+const DIGEST_WINDOW_MINUTES = 15;
+/** How much later than its window after the person's first event a digest may be scheduled: the
+ * event's wait in n8n's queue for a worker and for the keys' lock (about 5 s measured on a cold
+ * cluster of 2 cores). */
+const DIGEST_LATE_MS = 20_000;
 const TRIGGER_WORKFLOW = 'queueTrigger';
 const POLL_MS = 60_000;
 
@@ -93,6 +104,27 @@ function cappedErpWorkflow(erp: Json): Json {
 	return { ...workflow, id: CAPPED_ERP, name: 'e2e: ERP event, Cap per Person' };
 }
 
+/**
+ * The ERP example on its own path, its Send with a Digest (key `order-updates`, 15 minutes,
+ * "{count} order updates") in place of its Idempotency Key (the two do not go together), and
+ * without Retry On Fail, so a failed digest shows as a failed execution.
+ */
+function digestErpWorkflow(erp: Json): Json {
+	const workflow = structuredClone(erp);
+	const webhook = workflow.nodes.find((node: Json) => node.name === 'ERP Event');
+	const send = workflow.nodes.find((node: Json) => node.name === 'Notify the User');
+	for (const node of workflow.nodes) node.id = randomUUID();
+	webhook.webhookId = randomUUID();
+	webhook.parameters.path = DIGEST_ERP_PATH;
+	send.parameters.options = {
+		digestKey: 'order-updates',
+		digestTitle: '{count} order updates',
+		digestWindowMinutes: DIGEST_WINDOW_MINUTES,
+	};
+	send.retryOnFail = false;
+	return { ...workflow, id: DIGEST_ERP, name: 'e2e: ERP event, Digest' };
+}
+
 const log = (line: string) => process.stdout.write(`[e2e queue] ${line}\n`);
 const seconds = (ms: number) => (ms / 1000).toFixed(1);
 const tally = (values: string[]) =>
@@ -114,11 +146,13 @@ describe('the package in n8n queue mode (main + 2 workers, Postgres, Redis)', ()
 		log(line);
 	};
 
-	/** POSTs the events to the webhook (the ERP example's unless told), `AT_ONCE` in flight; each answer must be 200. */
+	/** POSTs the events to the webhook (the ERP example's unless told), `AT_ONCE` in flight; each
+	 * answer must be 200. When each POST started goes to `postedAt`, when given. */
 	async function postEvents(
 		events: ErpEvent[],
 		atOnce = AT_ONCE,
 		{ path } = ERP_WEBHOOK,
+		postedAt?: Map<ErpEvent, number>,
 	): Promise<void> {
 		let next = 0;
 		const statuses: number[] = [];
@@ -126,6 +160,7 @@ describe('the package in n8n queue mode (main + 2 workers, Postgres, Redis)', ()
 			Array.from({ length: atOnce }, async () => {
 				while (next < events.length) {
 					const event = events[next++];
+					postedAt?.set(event, Date.now());
 					statuses.push(
 						(await request(`${cluster.url}/webhook/${path}`, { method: 'POST', body: event }))
 							.status,
@@ -145,11 +180,15 @@ describe('the package in n8n queue mode (main + 2 workers, Postgres, Redis)', ()
 		users.map((userId, index) => ({ orderId: `${prefix}${index}`, status, userId }));
 
 	/** Posts the events (`AT_ONCE` in flight) and waits for their executions; what the sandbox saw meanwhile. */
-	async function deliver(events: ErpEvent[], webhook = ERP_WEBHOOK) {
+	async function deliver(
+		events: ErpEvent[],
+		webhook = ERP_WEBHOOK,
+		postedAt?: Map<ErpEvent, number>,
+	) {
 		const afterId = await lastExecutionId();
 		const before = sandbox.requestLog().length;
 		const started = Date.now();
-		await postEvents(events, AT_ONCE, webhook);
+		await postEvents(events, AT_ONCE, webhook, postedAt);
 		const posted = Date.now();
 		const rows = await executionsAfter(webhook.workflowId, afterId, events.length);
 		return { rows, entries: sandbox.requestLog().slice(before), started, posted, done: Date.now() };
@@ -207,9 +246,10 @@ describe('the package in n8n queue mode (main + 2 workers, Postgres, Redis)', ()
 			workflows: [
 				erp,
 				cappedErpWorkflow(erp),
+				digestErpWorkflow(erp),
 				triggerWorkflow(TRIGGER_WORKFLOW, '', SECONDARY_CREDENTIAL),
 			],
-			publish: [ERP, CAPPED_ERP],
+			publish: [ERP, CAPPED_ERP, DIGEST_ERP],
 			log,
 		});
 		expect(erp.nodes.find((node: Json) => node.credentials)?.credentials.companionPushApi.id).toBe(
@@ -234,7 +274,7 @@ describe('the package in n8n queue mode (main + 2 workers, Postgres, Redis)', ()
 			outsideSends.push({ id, failedUser });
 		}
 		report(
-			`cluster up (sandbox, Postgres, Redis, imports, main, ${WORKERS} workers, 3 workflows published) in ${seconds(Date.now() - started)} s`,
+			`cluster up (sandbox, Postgres, Redis, imports, main, ${WORKERS} workers, 4 workflows published) in ${seconds(Date.now() - started)} s`,
 		);
 	});
 
@@ -450,6 +490,119 @@ describe('the package in n8n queue mode (main + 2 workers, Postgres, Redis)', ()
 			`cap per person: ${events.length} events (${people.length} people x ${eventsPerPerson}, ${AT_ONCE} in flight) posted in ${seconds(posted - started)} s, ` +
 				`all executed in ${seconds(done - started)} s; sends per person ${JSON.stringify(Object.values(sendsPerPerson))}; ` +
 				`capped ${notifyAfter.length} (per worker ${JSON.stringify(tally(cappedOn))}); per worker ${JSON.stringify(perWorker)}`,
+		);
+	});
+
+	test(`Digest (${DIGEST_WINDOW_MINUTES}-minute window) on both workers: 8 events for each of 5 people, ${AT_ONCE} at a time, leave one live send per person, "8 order updates" at the window's end, the others canceled; counts 1 to 8 each once`, async () => {
+		const people = primary.userIds.slice(390, 395);
+		const eventsPerPerson = 8;
+		// Round by round, as for the cap: a person's events are in flight together, on both workers.
+		const events = Array.from({ length: eventsPerPerson }, (_, round) =>
+			people.map((userId, person) => ({
+				orderId: `D${round}-${person}`,
+				status: 'shipped',
+				userId,
+			})),
+		).flat();
+		const postedAt = new Map<ErpEvent, number>();
+		const { rows, entries, started, posted, done } = await deliver(
+			events,
+			{ workflowId: DIGEST_ERP, path: DIGEST_ERP_PATH },
+			postedAt,
+		);
+
+		expect(rows).toHaveLength(events.length);
+		expect(await errorsOf(rows)).toEqual([]);
+		expect(tally(rows.map((row) => `${row.mode}:${row.status}`))).toEqual({
+			'webhook:success': events.length,
+		});
+		const perWorker = workersOf(rows);
+		expect(Object.keys(perWorker).sort()).toEqual(['worker-1', 'worker-2']);
+
+		// What each execution saved: its event's person and the Send's one item, which names the send
+		// carrying the event then and the window's count so far.
+		const outputsOf = new Map<string, Json[]>(people.map((userId) => [userId, []]));
+		for (const row of rows) {
+			const { runData } = (await cluster.rest.getExecution(row.id)).data.resultData;
+			const { userId } = runData['ERP Event'][0].data.main[0][0].json.body as ErpEvent;
+			const items = (runData['Notify the User'][0].data.main[0] as Json[]).map((item) => item.json);
+			expect(items).toEqual([
+				expect.objectContaining({
+					id: expect.any(String),
+					userId,
+					digestKey: 'order-updates',
+					digestCount: expect.any(Number),
+				}),
+			]);
+			outputsOf.get(userId)!.push(items[0]);
+		}
+
+		// What the sandbox holds of the sends the burst registered, person by person.
+		const registered = new Set(
+			entries.filter((entry) => entry.endpoint === SEND).map((entry) => entry.notificationId),
+		);
+		const records = sandbox.notifications(primary.id).filter((record) => registered.has(record.id));
+		const windowMs = DIGEST_WINDOW_MINUTES * 60_000;
+		const lateMs: number[] = [];
+		const perPerson = people.map((userId) => {
+			const ofPerson = records.filter((record) => record.target_user_ids.includes(userId));
+			const live = ofPerson.filter((record) => record.status !== 'canceled');
+			const outputs = outputsOf.get(userId)!;
+			const firstPosted = Math.min(
+				...events.filter((event) => event.userId === userId).map((event) => postedAt.get(event)!),
+			);
+			const firstSent = Math.min(
+				...entries
+					.filter((entry) => entry.endpoint === SEND)
+					.filter((entry) => ((entry.body as Json).target_user_ids as string[]).includes(userId))
+					.map((entry) => entry.time),
+			);
+			// The window's end: the window after the person's first send, which opened it (on the next
+			// whole second); that send came after the person's first event was posted, within the
+			// event's wait in n8n's queue.
+			const scheduledMs = live.length === 1 ? Date.parse(live[0].scheduled_at!) : NaN;
+			lateMs.push(scheduledMs - firstPosted - windowMs);
+			return {
+				userId,
+				sends: ofPerson.length,
+				live: live.map((record) => `${record.title} (${record.status})`),
+				canceled: ofPerson.length - live.length,
+				counts: outputs.map((item) => item.digestCount).sort((a, b) => a - b),
+				liveIsTheEighth:
+					outputs.find((item) => item.digestCount === eventsPerPerson)?.id === live[0]?.id,
+				// Every item names the same window's end, the live send's time.
+				outputsAtTheWindowEnd: outputs.every(
+					(item) => Date.parse(item.scheduledAt) === scheduledMs,
+				),
+				scheduledWithinWindow:
+					scheduledMs >= firstPosted + windowMs &&
+					scheduledMs < firstSent + windowMs + 1000 &&
+					scheduledMs <= firstPosted + windowMs + DIGEST_LATE_MS,
+			};
+		});
+		const counts = Array.from({ length: eventsPerPerson }, (_, index) => index + 1);
+		expect(perPerson).toEqual(
+			people.map((userId) => ({
+				userId,
+				// One send per event: each later one canceled the window's send and replaced it.
+				sends: eventsPerPerson,
+				live: [`${eventsPerPerson} order updates (scheduled)`],
+				canceled: eventsPerPerson - 1,
+				counts,
+				liveIsTheEighth: true,
+				outputsAtTheWindowEnd: true,
+				scheduledWithinWindow: true,
+			})),
+		);
+		const cancels = tally(
+			entries.filter((entry) => entry.endpoint === CANCEL).map((entry) => String(entry.status)),
+		);
+		expect(cancels).toEqual({ 200: people.length * (eventsPerPerson - 1) });
+
+		report(
+			`digest: ${events.length} events (${people.length} people x ${eventsPerPerson}, ${AT_ONCE} in flight) posted in ${seconds(posted - started)} s, ` +
+				`all executed in ${seconds(done - started)} s; per worker ${JSON.stringify(perWorker)}; ${records.length} sends, cancels ${JSON.stringify(cancels)}; ` +
+				`window end after first event minus ${DIGEST_WINDOW_MINUTES} min: ${lateMs.map((ms) => seconds(ms)).join(', ')} s`,
 		);
 	});
 
