@@ -448,7 +448,13 @@ describe('the n8n editor in headless Chromium', () => {
 		await waitFor('the toasts closed', async () => (await toasts.count()) === 0, 15_000, 100);
 		await screenshot('cap-per-person-capped');
 
+		// Back on the canvas after the runs: each output's name beside its items.
+		await page.keyboard.press('Escape');
+		await ndv.waitFor({ state: 'hidden' });
+		await screenshot('cap-per-person-ran');
+
 		// The option removed in the panel: back on the canvas, the node has one output again.
+		await page.locator('[data-test-id="canvas-node"]', { hasText: CAPPED_SEND }).dblclick();
 		await capOption.hover(); // its Delete button shows on hover
 		await capOption.getByTitle('Delete', { exact: true }).click();
 		await page.keyboard.press('Escape');
