@@ -3,9 +3,10 @@
  * n8n 2.41.1 with the packed package installed: sign in, the nodes in the node panel with their
  * icons, the credential test, every example opened as a new user opens it (no node name hidden by
  * the Execute button; the safety alert's Execute button sends the alert through its form), and a
- * Send node of an example run with "Execute step" showing its output. No test-only workflow: what
- * the screenshots show is what a new user gets.
- * Screenshots go to test-results/screenshots/; the ones the README shows are written back to
+ * Send node of an example run with "Execute step" showing its output. No test-only workflow (what
+ * the screenshots show is what a new user gets), but one, made last: a Send with Cap per Person (no
+ * example has it), its two outputs on the canvas and its Capped output after two runs.
+ * Screenshots go to test-results/screenshots/; the ones the README and docs show are written back to
  * docs/screenshots/ when what they show changed (support/screenshots.cts).
  */
 import type { Page } from 'playwright-core';
@@ -13,21 +14,26 @@ import type { Page } from 'playwright-core';
 import {
 	brief,
 	exampleWorkflows,
+	hasFinished,
 	keepScreenshot,
 	launchBrowser,
+	manualWorkflow,
 	N8nHome,
 	N8nServer,
 	OWNER_EMAIL,
 	OWNER_PASSWORD,
+	push,
+	SEND,
 	settled,
 	smtpCredentialEntry,
 	startSmtpSink,
 	waitFor,
+	type Json,
 	type SmtpSink,
 } from './support/index.cts';
-import { startSandbox, type Sandbox } from '../../sandbox/index.cts';
+import { startSandbox, type LoggedRequest, type Sandbox } from '../../sandbox/index.cts';
 
-/** The screenshots the README shows (docs/screenshots/). */
+/** The screenshots the README and docs show (docs/screenshots/). */
 const README_SHOTS = [
 	'workflows',
 	'node-panel',
@@ -36,6 +42,7 @@ const README_SHOTS = [
 	'safety-alert-sent',
 	'example-follow-up-report',
 	'execute-step',
+	'cap-per-person-capped',
 ];
 
 describe('the n8n editor in headless Chromium', () => {
@@ -324,7 +331,149 @@ describe('the n8n editor in headless Chromium', () => {
 		expect(sends.flatMap((send) => send.target_user_ids).sort()).toEqual([...active].sort());
 		await expect(output.innerText()).resolves.toContain(sends[0].id);
 	});
+
+	test('Send with Cap per Person: two outputs, "Sends" and "Capped"; run twice, the second run caps both people onto Capped; without the option, one output', async () => {
+		// The one workflow made for a test (no example uses the cap): a Manual Trigger into a Send to two
+		// people, at most one send each per hour. Made last, so the other screenshots do not list it.
+		const people = sandbox.orgs.primary.usersOfKind('onePhone', 2);
+		const workflow = manualWorkflow('cpEditorCapPerPerson', 'Cap per Person', [
+			[
+				push(CAPPED_SEND, {
+					resource: 'notification',
+					operation: 'send',
+					title: 'Shift change',
+					body: 'Your shift starts at 9:00.',
+					audience: 'userIds',
+					userIds: people.join(', '),
+					options: { capPerPerson: 1 },
+				}),
+			],
+		]);
+		await server.rest.call('POST', '/workflows', workflow);
+		await page.goto(`${server.url}/workflow/${workflow.id}`);
+		const outputHandles = page.locator(
+			`[data-test-id="canvas-node-output-handle"][data-node-name="${CAPPED_SEND}"]`,
+		);
+		await outputHandles.nth(1).waitFor();
+		expect(await outputHandles.count()).toBe(2);
+		// Each output named beside its handle.
+		expect(await outputHandles.allInnerTexts()).toEqual(['Sends', 'Capped']);
+		await screenshot('cap-per-person-outputs');
+
+		await page.locator('[data-test-id="canvas-node"]', { hasText: CAPPED_SEND }).dblclick();
+		const ndv = page.locator('[data-test-id="ndv"]');
+		const output = ndv.locator('[data-test-id="output-panel"]');
+		const sendsSince = (before: number) =>
+			sandbox
+				.requestLog()
+				.slice(before)
+				.filter((entry) => entry.endpoint === SEND);
+		/** Runs the node with "Execute step"; returns the node's outputs as n8n saved them. */
+		const executeStep = async (): Promise<Json[][]> => {
+			const runsBefore = (await server.rest.listExecutions(workflow.id)).length;
+			await ndv.locator('[data-test-id="node-execute-button"]').click();
+			const [execution] = await waitFor(
+				'the run of "Execute step"',
+				async () => {
+					const runs = await server.rest.listExecutions(workflow.id);
+					return runs.length > runsBefore && runs.every(hasFinished) && runs;
+				},
+				120_000,
+				250,
+			);
+			// Done running in the editor too (n8n's answer may reach the page later than the REST API).
+			await ndv.locator('[data-test-id="node-execute-button"]:not([aria-busy="true"])').waitFor();
+			await output.locator('[data-test-id="radio-button-json"]').click();
+			const { runData } = (await server.rest.getExecution(execution.id)).data.resultData;
+			return (runData[CAPPED_SEND][0].data.main as Json[][]).map((items) =>
+				(items ?? []).map((item) => item.json),
+			);
+		};
+
+		// The first run: one send to both people, nobody capped.
+		const beforeFirst = sandbox.requestLog().length;
+		const firstRunAt = Date.now();
+		const [firstSent, firstCapped] = await executeStep();
+		const firstSends = sendsSince(beforeFirst);
+		expect(firstSends.map((entry) => [entry.status, sortedTargets(entry)])).toEqual([
+			[202, [...people].sort()],
+		]);
+		expect(firstSent).toMatchObject([{ id: firstSends[0].notificationId }]);
+		expect(firstCapped).toEqual([]);
+		await output.getByText(firstSends[0].notificationId!).first().waitFor();
+
+		// The second run, within the hour: both people are over the cap, nothing is sent, and each comes
+		// out on Capped with when they may be notified next.
+		const beforeSecond = sandbox.requestLog().length;
+		const [secondSent, secondCapped] = await executeStep();
+		expect(sendsSince(beforeSecond)).toEqual([]);
+		expect(secondSent).toMatchObject([{ skipped: true, cappedUserIds: people }]);
+		expect(secondCapped).toEqual(
+			people.map((userId) => ({
+				userId,
+				capped: true,
+				capPerPerson: 1,
+				capWindowMinutes: 60,
+				notifyAfter: expect.any(String),
+				title: 'Shift change',
+			})),
+		);
+		// Free again at the end of the minute the first run took its slots in, plus the hour: after the
+		// run started, before the send arrived (n8n's clock and the sandbox's are this machine's).
+		for (const { notifyAfter } of secondCapped) {
+			const freeAt = Date.parse(notifyAfter);
+			expect(freeAt).toBeGreaterThan(firstRunAt + 60 * 60_000);
+			expect(freeAt).toBeLessThanOrEqual(firstSends[0].time + 61 * 60_000);
+		}
+		// What the panel shows: the skipped send on the first output, the people on Capped.
+		await output.getByText('"skipped"').first().waitFor();
+		const branches = output.locator('[data-test-id="branches"]');
+		await branches.getByText('Sends Branch (1 item)', { exact: true }).waitFor();
+		await branches.getByText('Capped Branch (2 items)', { exact: true }).click();
+		for (const { userId, notifyAfter } of secondCapped) {
+			await output.getByText(`"${userId}"`).first().waitFor();
+			await output.getByText(`"${notifyAfter}"`).first().waitFor();
+		}
+		// The shot shows the option beside its output, without the runs' toasts over them.
+		const capOption = ndv
+			.locator('[data-test-id="parameter-item"]')
+			.filter({ hasText: /^\s*Cap per Person/ });
+		await capOption.scrollIntoViewIfNeeded();
+		const toasts = page.locator('.el-notification');
+		await toasts
+			.locator('.el-notification__closeBtn')
+			.evaluateAll((buttons) =>
+				buttons.forEach((button) => (button as unknown as { click(): void }).click()),
+			);
+		await waitFor('the toasts closed', async () => (await toasts.count()) === 0, 15_000, 100);
+		await screenshot('cap-per-person-capped');
+
+		// Back on the canvas after the runs: each output's name beside its items.
+		await page.keyboard.press('Escape');
+		await ndv.waitFor({ state: 'hidden' });
+		await screenshot('cap-per-person-ran');
+
+		// The option removed in the panel: back on the canvas, the node has one output again.
+		await page.locator('[data-test-id="canvas-node"]', { hasText: CAPPED_SEND }).dblclick();
+		await capOption.hover(); // its Delete button shows on hover
+		await capOption.getByTitle('Delete', { exact: true }).click();
+		await page.keyboard.press('Escape');
+		await ndv.waitFor({ state: 'hidden' });
+		await outputHandles.nth(1).waitFor({ state: 'detached' });
+		// Unnamed (it may show the last run's item count).
+		expect(await outputHandles.allInnerTexts()).toEqual([
+			expect.not.stringMatching(/Sends|Capped/),
+		]);
+	});
 });
+
+/** The Send with Cap per Person of the editor's cap test. */
+const CAPPED_SEND = 'Notify Once per Hour';
+
+/** The people a logged send went to, sorted. */
+function sortedTargets(entry: LoggedRequest): string[] {
+	return [...(entry.body as { target_user_ids: string[] }).target_user_ids].sort();
+}
 
 /** Whether two boxes on the page overlap. */
 function overlap(

@@ -273,7 +273,7 @@ describe('Cap per Person', () => {
 		expect(sendsTo(personA)).toBe(2);
 	});
 
-	test('without the option, a saved Send keeps one output; with it, n8n gives the node a second output "Capped"', async () => {
+	test('without the option, a saved Send keeps one output; with it, n8n gives the node two, "Sends" and "Capped"', async () => {
 		const description = new CompanionPush().description;
 		const outputsFor = (parameters: IDataObject) => {
 			const node: INode = {
@@ -290,7 +290,10 @@ describe('Cap per Person', () => {
 		expect(outputsFor(sendParameters({ userIds: shared.users[0] }))).toEqual(['main']);
 		expect(
 			outputsFor(sendParameters({ userIds: shared.users[0], options: { capPerPerson: 3 } })),
-		).toEqual(['main', { type: 'main', displayName: 'Capped' }]);
+		).toEqual([
+			{ type: 'main', displayName: 'Sends' },
+			{ type: 'main', displayName: 'Capped' },
+		]);
 		expect(
 			outputsFor(sendParameters({ operation: 'getMany', options: { capPerPerson: 3 } })),
 		).toEqual(['main']);

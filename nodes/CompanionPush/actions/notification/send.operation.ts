@@ -12,7 +12,9 @@ export const description = updateDisplayOptions(
 /**
  * The node's outputs, from its parameters (n8n evaluates this in the editor and the engine, so it
  * must stand alone: no imports, no optional chaining): a second output "Capped" when Send has the
- * option "Cap per Person"; saved workflows without it keep their one output.
+ * option "Cap per Person"; saved workflows without it keep their one output. The first is then
+ * named too ("Sends": one item per send, made, skipped or failed): unnamed, the editor calls it
+ * "1 Branch".
  */
 export const outputsOf = (parameters: INodeParameters) => {
 	const options = (parameters.options || {}) as INodeParameters;
@@ -20,7 +22,12 @@ export const outputsOf = (parameters: INodeParameters) => {
 		(parameters.resource === undefined || parameters.resource === 'notification') &&
 		(parameters.operation === undefined || parameters.operation === 'send') &&
 		options.capPerPerson !== undefined;
-	return capped ? ['main', { type: 'main', displayName: 'Capped' }] : ['main'];
+	return capped
+		? [
+				{ type: 'main', displayName: 'Sends' },
+				{ type: 'main', displayName: 'Capped' },
+			]
+		: ['main'];
 };
 
 /** Sends now (or, with Deliver at Local Time or Quiet Hours, when each time zone is due): one send
