@@ -4,8 +4,10 @@
  * icons, the credential test, every example opened as a new user opens it (no node name hidden by
  * the Execute button; the safety alert's Execute button sends the alert through its form), and a
  * Send node of an example run with "Execute step" showing its output. No test-only workflow (what
- * the screenshots show is what a new user gets), but one, made last: a Send with Cap per Person (no
- * example has it), its two outputs on the canvas and its Capped output after two runs.
+ * the screenshots show is what a new user gets), but two, made last (no example has their options):
+ * a Send with a Digest Key run twice (the second cancels the first send and schedules its
+ * replacement), and a Send with Cap per Person, its two outputs on the canvas and its Capped output
+ * after two runs.
  * Screenshots go to test-results/screenshots/; the ones the README and docs show are written back to
  * docs/screenshots/ when what they show changed (support/screenshots.cts).
  */
@@ -13,6 +15,7 @@ import type { Page } from 'playwright-core';
 
 import {
 	brief,
+	CANCEL,
 	exampleWorkflows,
 	hasFinished,
 	keepScreenshot,
@@ -43,6 +46,7 @@ const README_SHOTS = [
 	'example-follow-up-report',
 	'execute-step',
 	'cap-per-person-capped',
+	'digest-second-run',
 ];
 
 describe('the n8n editor in headless Chromium', () => {
@@ -56,6 +60,30 @@ describe('the n8n editor in headless Chromium', () => {
 	const screenshot = async (name: string, shown: Page = page) => {
 		await settled(shown); // panels slid in
 		keepScreenshot(name, await shown.screenshot(), { readme: README_SHOTS.includes(name) });
+	};
+
+	/** Runs a node whose panel is open with "Execute step"; returns its outputs as n8n saved them,
+	 * the panel's output shown as JSON. */
+	const executeStepOf = async (workflowId: string, nodeName: string): Promise<Json[][]> => {
+		const ndv = page.locator('[data-test-id="ndv"]');
+		const runsBefore = (await server.rest.listExecutions(workflowId)).length;
+		await ndv.locator('[data-test-id="node-execute-button"]').click();
+		const [execution] = await waitFor(
+			'the run of "Execute step"',
+			async () => {
+				const runs = await server.rest.listExecutions(workflowId);
+				return runs.length > runsBefore && runs.every(hasFinished) && runs;
+			},
+			120_000,
+			250,
+		);
+		// Done running in the editor too (n8n's answer may reach the page later than the REST API).
+		await ndv.locator('[data-test-id="node-execute-button"]:not([aria-busy="true"])').waitFor();
+		await ndv.locator('[data-test-id="output-panel"] [data-test-id="radio-button-json"]').click();
+		const { runData } = (await server.rest.getExecution(execution.id)).data.resultData;
+		return (runData[nodeName][0].data.main as Json[][]).map((items) =>
+			(items ?? []).map((item) => item.json),
+		);
 	};
 
 	beforeAll(async () => {
@@ -332,6 +360,75 @@ describe('the n8n editor in headless Chromium', () => {
 		await expect(output.innerText()).resolves.toContain(sends[0].id);
 	});
 
+	test('Send with a Digest Key: run twice, the second run cancels the first send and schedules "2 order updates" in its place', async () => {
+		// Made for this test too (no example uses a digest): a Manual Trigger into a Send to one person.
+		const [person] = sandbox.orgs.primary.usersOfKind('onePhone', 3).slice(2);
+		const workflow = manualWorkflow('cpEditorDigest', 'Digest', [
+			[
+				push(DIGEST_SEND, {
+					resource: 'notification',
+					operation: 'send',
+					title: 'Order update',
+					body: 'Order 1042 shipped',
+					audience: 'userIds',
+					userIds: person,
+					options: { digestKey: 'order-updates', digestTitle: '{count} order updates' },
+				}),
+			],
+		]);
+		await server.rest.call('POST', '/workflows', workflow);
+		await page.goto(`${server.url}/workflow/${workflow.id}`);
+		await page.locator('[data-test-id="canvas-node"]', { hasText: DIGEST_SEND }).dblclick();
+		const ndv = page.locator('[data-test-id="ndv"]');
+		const output = ndv.locator('[data-test-id="output-panel"]');
+		const before = sandbox.requestLog().length;
+
+		const [[first]] = await executeStepOf(workflow.id, DIGEST_SEND);
+		const [[second]] = await executeStepOf(workflow.id, DIGEST_SEND);
+		// The sandbox: two scheduled sends and one cancel of the first, answered 200.
+		const requests = sandbox.requestLog().slice(before);
+		const sends = requests.filter((entry) => entry.endpoint === SEND);
+		expect(sends.map((entry) => [entry.status, (entry.body as Json).title])).toEqual([
+			[202, 'Order update'],
+			[202, '2 order updates'],
+		]);
+		expect(
+			requests
+				.filter((entry) => entry.endpoint === CANCEL)
+				.map((entry) => [entry.path, entry.status]),
+		).toEqual([[`/push-notification/${sends[0].notificationId}/cancel`, 200]]);
+		expect(first).toMatchObject({
+			id: sends[0].notificationId,
+			digestCount: 1,
+			status: 'scheduled',
+		});
+		expect(second).toMatchObject({
+			id: sends[1].notificationId,
+			digestCount: 2,
+			replacedSendId: sends[0].notificationId,
+			scheduledAt: first.scheduledAt,
+			title: '2 order updates',
+		});
+		// What the panel shows: the replacement, the one it replaced, the count.
+		await output.getByText(`"${sends[1].notificationId}"`).first().waitFor();
+		await output.getByText(`"${sends[0].notificationId}"`).first().waitFor();
+		await output.getByText('"2 order updates"').first().waitFor();
+		const digestOption = ndv
+			.locator('[data-test-id="parameter-item"]')
+			.filter({ hasText: /^\s*Digest Key/ });
+		await digestOption.scrollIntoViewIfNeeded();
+		const toasts = page.locator('.el-notification');
+		await toasts
+			.locator('.el-notification__closeBtn')
+			.evaluateAll((buttons) =>
+				buttons.forEach((button) => (button as unknown as { click(): void }).click()),
+			);
+		await waitFor('the toasts closed', async () => (await toasts.count()) === 0, 15_000, 100);
+		await screenshot('digest-second-run');
+		await page.keyboard.press('Escape');
+		await ndv.waitFor({ state: 'hidden' });
+	});
+
 	test('Send with Cap per Person: two outputs, "Sends" and "Capped"; run twice, the second run caps both people onto Capped; without the option, one output', async () => {
 		// The one workflow made for a test (no example uses the cap): a Manual Trigger into a Send to two
 		// people, at most one send each per hour. Made last, so the other screenshots do not list it.
@@ -368,27 +465,7 @@ describe('the n8n editor in headless Chromium', () => {
 				.requestLog()
 				.slice(before)
 				.filter((entry) => entry.endpoint === SEND);
-		/** Runs the node with "Execute step"; returns the node's outputs as n8n saved them. */
-		const executeStep = async (): Promise<Json[][]> => {
-			const runsBefore = (await server.rest.listExecutions(workflow.id)).length;
-			await ndv.locator('[data-test-id="node-execute-button"]').click();
-			const [execution] = await waitFor(
-				'the run of "Execute step"',
-				async () => {
-					const runs = await server.rest.listExecutions(workflow.id);
-					return runs.length > runsBefore && runs.every(hasFinished) && runs;
-				},
-				120_000,
-				250,
-			);
-			// Done running in the editor too (n8n's answer may reach the page later than the REST API).
-			await ndv.locator('[data-test-id="node-execute-button"]:not([aria-busy="true"])').waitFor();
-			await output.locator('[data-test-id="radio-button-json"]').click();
-			const { runData } = (await server.rest.getExecution(execution.id)).data.resultData;
-			return (runData[CAPPED_SEND][0].data.main as Json[][]).map((items) =>
-				(items ?? []).map((item) => item.json),
-			);
-		};
+		const executeStep = () => executeStepOf(workflow.id, CAPPED_SEND);
 
 		// The first run: one send to both people, nobody capped.
 		const beforeFirst = sandbox.requestLog().length;
@@ -466,6 +543,9 @@ describe('the n8n editor in headless Chromium', () => {
 		]);
 	});
 });
+
+/** The Send with a Digest Key of the editor's digest test. */
+const DIGEST_SEND = 'Gather Order Updates';
 
 /** The Send with Cap per Person of the editor's cap test. */
 const CAPPED_SEND = 'Notify Once per Hour';
