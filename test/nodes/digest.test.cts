@@ -240,6 +240,28 @@ describe('Digest', () => {
 		]);
 	});
 
+	test('a replacement accepted whose answer cannot be read (its id unknown): the item says the earlier events go out with it, and the next event starts a new window', async () => {
+		const [person] = shared.users;
+		await runNode(digestRun([eventFor(person)]));
+		// A 202 whose body is cut; the list shows the send only an hour later, so its id stays unknown.
+		sandbox.addFault({ endpoint: SEND, kind: 'malformedJson', listDelayMs: 60 * MINUTE });
+		const accepted = await runNode(digestRun([eventFor(person)], DIGEST, 'companionPush', true));
+		const item = jsonOf(accepted.items)[0];
+		expect(item.error).toMatch(/accepted, not re-sent/);
+		expect(item.errorDescription).toMatch(
+			/its 1 earlier event\(s\) go out with this send \(the API accepted it\)/,
+		);
+		expect(registeredSends(sandbox)).toHaveLength(2);
+
+		const next = await runNode(digestRun([eventFor(person)]));
+		expect(jsonOf(next.items)[0]).toMatchObject({ digestCount: 1 });
+		// Never a third send carrying the first two events: the accepted one is live, and the new window's.
+		expect(sendsOf(person).live.map((record) => record.title)).toEqual([
+			'2 order updates',
+			'Order update',
+		]);
+	});
+
 	test('Retry On Fail after the second event of a run was refused: the first is not digested again, the second is', async () => {
 		const [personA, personB] = shared.users;
 		await runNode(digestRun([eventFor(personA)]));

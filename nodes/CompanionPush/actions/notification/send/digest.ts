@@ -348,8 +348,13 @@ async function decideScope(context: IExecuteFunctions, plan: ScopePlan): Promise
 	} catch (error) {
 		const nodeError = asNodeError(context, error, itemIndex);
 		const outcome = failedSendOutcome(error);
+		const earlierGo = {
+			notSent: 'will not go out',
+			accepted: 'go out with this send (the API accepted it)',
+			unknown: 'go out only if this send was made',
+		}[outcome];
 		const lost = plan.canceledSendId
-			? ` The window's earlier send ${plan.canceledSendId} was canceled, so its ${window.count - events.length} earlier event(s) ${outcome === 'notSent' ? 'will not go out' : 'go out only if this send was made'}.`
+			? ` The window's earlier send ${plan.canceledSendId} was canceled, so its ${window.count - events.length} earlier event(s) ${earlierGo}.`
 			: '';
 		// Refused: nothing carries the window any more, so its record goes. Otherwise the mark of the
 		// replacement stays: the next event starts a new window rather than guess.
