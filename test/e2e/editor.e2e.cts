@@ -86,6 +86,24 @@ describe('the n8n editor in headless Chromium', () => {
 		);
 	};
 
+	/** A shot of the open node panel with an option (its label matching `label`) in view beside the
+	 * output, without the runs' toasts over them; the option's row, for what the test does next. */
+	const screenshotBesideOption = async (label: RegExp, name: string) => {
+		const option = page
+			.locator('[data-test-id="ndv"] [data-test-id="parameter-item"]')
+			.filter({ hasText: label });
+		await option.scrollIntoViewIfNeeded();
+		const toasts = page.locator('.el-notification');
+		await toasts
+			.locator('.el-notification__closeBtn')
+			.evaluateAll((buttons) =>
+				buttons.forEach((button) => (button as unknown as { click(): void }).click()),
+			);
+		await waitFor('the toasts closed', async () => (await toasts.count()) === 0, 15_000, 100);
+		await screenshot(name);
+		return option;
+	};
+
 	beforeAll(async () => {
 		sandbox = await startSandbox({ port: 0, deliveryMs: 1500 });
 		smtp = await startSmtpSink();
@@ -413,18 +431,7 @@ describe('the n8n editor in headless Chromium', () => {
 		await output.getByText(`"${sends[1].notificationId}"`).first().waitFor();
 		await output.getByText(`"${sends[0].notificationId}"`).first().waitFor();
 		await output.getByText('"2 order updates"').first().waitFor();
-		const digestOption = ndv
-			.locator('[data-test-id="parameter-item"]')
-			.filter({ hasText: /^\s*Digest Key/ });
-		await digestOption.scrollIntoViewIfNeeded();
-		const toasts = page.locator('.el-notification');
-		await toasts
-			.locator('.el-notification__closeBtn')
-			.evaluateAll((buttons) =>
-				buttons.forEach((button) => (button as unknown as { click(): void }).click()),
-			);
-		await waitFor('the toasts closed', async () => (await toasts.count()) === 0, 15_000, 100);
-		await screenshot('digest-second-run');
+		await screenshotBesideOption(/^\s*Digest Key/, 'digest-second-run');
 		await page.keyboard.press('Escape');
 		await ndv.waitFor({ state: 'hidden' });
 	});
@@ -512,18 +519,7 @@ describe('the n8n editor in headless Chromium', () => {
 			await output.getByText(`"${notifyAfter}"`).first().waitFor();
 		}
 		// The shot shows the option beside its output, without the runs' toasts over them.
-		const capOption = ndv
-			.locator('[data-test-id="parameter-item"]')
-			.filter({ hasText: /^\s*Cap per Person/ });
-		await capOption.scrollIntoViewIfNeeded();
-		const toasts = page.locator('.el-notification');
-		await toasts
-			.locator('.el-notification__closeBtn')
-			.evaluateAll((buttons) =>
-				buttons.forEach((button) => (button as unknown as { click(): void }).click()),
-			);
-		await waitFor('the toasts closed', async () => (await toasts.count()) === 0, 15_000, 100);
-		await screenshot('cap-per-person-capped');
+		const capOption = await screenshotBesideOption(/^\s*Cap per Person/, 'cap-per-person-capped');
 
 		// Back on the canvas after the runs: each output's name beside its items.
 		await page.keyboard.press('Escape');

@@ -125,6 +125,18 @@ function digestErpWorkflow(erp: Json): Json {
 	return { ...workflow, id: DIGEST_ERP, name: 'e2e: ERP event, Digest' };
 }
 
+/** `perPerson` events for each of `people`, round by round (each person's 1st event, then each
+ * one's 2nd...): in a burst, a person's events are in flight together, on both workers. */
+function roundByRound(people: string[], perPerson: number, prefix: string): ErpEvent[] {
+	return Array.from({ length: perPerson }, (_, round) =>
+		people.map((userId, person) => ({
+			orderId: `${prefix}${round}-${person}`,
+			status: 'shipped',
+			userId,
+		})),
+	).flat();
+}
+
 const log = (line: string) => process.stdout.write(`[e2e queue] ${line}\n`);
 const seconds = (ms: number) => (ms / 1000).toFixed(1);
 const tally = (values: string[]) =>
@@ -413,15 +425,7 @@ describe('the package in n8n queue mode (main + 2 workers, Postgres, Redis)', ()
 	test(`Cap per Person ${CAP_PER_PERSON} per ${CAP_WINDOW_MINUTES} minutes on both workers: 10 events for each of 5 people, ${AT_ONCE} at a time, make ${CAP_PER_PERSON} sends per person, the other 7 events each on Capped`, async () => {
 		const people = primary.userIds.slice(380, 385);
 		const eventsPerPerson = 10;
-		// Round by round (each person's 1st event, then each one's 2nd...): a person's events are in
-		// flight together, on both workers.
-		const events = Array.from({ length: eventsPerPerson }, (_, round) =>
-			people.map((userId, person) => ({
-				orderId: `K${round}-${person}`,
-				status: 'shipped',
-				userId,
-			})),
-		).flat();
+		const events = roundByRound(people, eventsPerPerson, 'K');
 		const { rows, entries, started, posted, done } = await deliver(events, {
 			workflowId: CAPPED_ERP,
 			path: CAPPED_ERP_PATH,
@@ -496,14 +500,7 @@ describe('the package in n8n queue mode (main + 2 workers, Postgres, Redis)', ()
 	test(`Digest (${DIGEST_WINDOW_MINUTES}-minute window) on both workers: 8 events for each of 5 people, ${AT_ONCE} at a time, leave one live send per person, "8 order updates" at the window's end, the others canceled; counts 1 to 8 each once`, async () => {
 		const people = primary.userIds.slice(390, 395);
 		const eventsPerPerson = 8;
-		// Round by round, as for the cap: a person's events are in flight together, on both workers.
-		const events = Array.from({ length: eventsPerPerson }, (_, round) =>
-			people.map((userId, person) => ({
-				orderId: `D${round}-${person}`,
-				status: 'shipped',
-				userId,
-			})),
-		).flat();
+		const events = roundByRound(people, eventsPerPerson, 'D');
 		const postedAt = new Map<ErpEvent, number>();
 		const { rows, entries, started, posted, done } = await deliver(
 			events,
