@@ -56,7 +56,8 @@ const CHECKSUM_BYTES = 4;
 const MOST_BITS = (HEADER_BYTES + MAX_SEND_ID_BYTES + CHECKSUM_BYTES) * 8;
 
 /** The row's entries the digest's writes keep at least (n8n drops the oldest beyond them). Each
- * open window holds about 110 entries: about 1,800 people and keys can have one at once. */
+ * open window holds about 110 entries (24 hex digits) to 190 (a UUID): about 1,000 to 1,800 people
+ * and keys can have one at once. */
 export const DIGEST_ROW_ENTRIES = 200_000;
 
 const generationEntry = ({ userId, digestKey }: DigestScope, generation: number) =>
