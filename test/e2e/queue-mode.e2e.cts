@@ -657,10 +657,15 @@ describe('the package in n8n queue mode (main + 2 workers, Postgres, Redis)', ()
 				.map((entry) => seconds(entry.time - started));
 			const refreshes = refreshTimes.length;
 			const lives = Math.ceil(windowMs / (TOKEN_LIFE_SECONDS * 1000));
+			// At an expiry both workers may renew at once, each refresh revoking the other's token, and
+			// n8n's credential store (no lock) may keep the revoked one: a worker then renews again
+			// (a call renews at most twice). Measured: up to 3 such rounds at one expiry (6 refreshes).
+			// Renewing at every 401 instead of sharing a renewal would pass this bound by far.
+			const revokingBound = WORKERS * 2 * (lives + 1);
 			report(
 				`revoking refreshes: ${BURST} events in ${seconds(windowMs)} s (${lives} token lives); executions ${JSON.stringify(statuses)}; ` +
 					`per worker ${JSON.stringify(workersOf(rows))}; send calls ${JSON.stringify(tally(sends.map((entry) => String(entry.status))))}; ` +
-					`users notified twice ${twice}, not notified ${missing}; refreshes ${refreshes} (bound ${WORKERS * (lives + 1)}, at ${refreshTimes.join(', ')} s); ` +
+					`users notified twice ${twice}, not notified ${missing}; refreshes ${refreshes} (bound ${revokingBound}, at ${refreshTimes.join(', ')} s); ` +
 					`401s ${JSON.stringify(tally(entries.filter((entry) => entry.status === 401).map((entry) => `${entry.endpoint} ${entry.authorization}`)))}`,
 			);
 			// A 401 is renewed and retried once only (the spec's rule). When the other worker's refresh
@@ -673,7 +678,7 @@ describe('the package in n8n queue mode (main + 2 workers, Postgres, Redis)', ()
 			expect(failed.length).toBeLessThanOrEqual(BURST / 10); // rare: a regression fails many
 			expect(missing).toBe(failed.length);
 			expect(twice).toBe(0);
-			expect(refreshes).toBeLessThanOrEqual(WORKERS * (lives + 1));
+			expect(refreshes).toBeLessThanOrEqual(revokingBound);
 		} finally {
 			sandbox.configure({ refreshRevokesPreviousTokens: false });
 		}
