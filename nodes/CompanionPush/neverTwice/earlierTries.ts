@@ -40,18 +40,39 @@ export interface EarlierSend {
 
 const CONTEXT_KEY = 'companionPushSends';
 
-export class EarlierTries {
-	private readonly records: Record<string, EarlierSend>;
-	private readonly prefix: string;
+/**
+ * Records of this node's run that its later tries read, in the execution's own context data under
+ * `contextKey` (why there: the top of this file). Keys start with `prefix`, the node's run index.
+ */
+export class NodeRunRecords<T> {
+	readonly records: Record<string, T>;
+	readonly prefix: string;
 
-	constructor(context: IExecuteFunctions) {
+	constructor(context: IExecuteFunctions, contextKey: string) {
 		const nodeContext = context.getContext('node');
-		nodeContext[CONTEXT_KEY] ??= {};
-		this.records = nodeContext[CONTEXT_KEY] as Record<string, EarlierSend>;
+		nodeContext[contextKey] ??= {};
+		this.records = nodeContext[contextKey] as Record<string, T>;
 		const runIndex = Number(
 			(context.getWorkflowDataProxy(0) as { $runIndex?: unknown }).$runIndex ?? 0,
 		);
 		this.prefix = `${Number.isInteger(runIndex) ? runIndex : 0}:`;
+	}
+
+	/** The run finished: nothing will run it again, so its records would only weigh on the execution data. */
+	forgetRun(): void {
+		for (const key of Object.keys(this.records))
+			if (key.startsWith(this.prefix)) delete this.records[key];
+	}
+}
+
+export class EarlierTries {
+	private readonly run: NodeRunRecords<EarlierSend>;
+	private readonly records: Record<string, EarlierSend>;
+	private readonly prefix: string;
+
+	constructor(context: IExecuteFunctions) {
+		this.run = new NodeRunRecords<EarlierSend>(context, CONTEXT_KEY);
+		({ records: this.records, prefix: this.prefix } = this.run);
 	}
 
 	private key(itemIndex: number, batchId: string): string {
@@ -105,9 +126,7 @@ export class EarlierTries {
 		delete this.records[this.key(itemIndex, batchId)];
 	}
 
-	/** The run finished: nothing will run it again, so its records would only weigh on the execution data. */
 	forgetRun(): void {
-		for (const key of Object.keys(this.records))
-			if (key.startsWith(this.prefix)) delete this.records[key];
+		this.run.forgetRun();
 	}
 }

@@ -24,6 +24,7 @@ import { KeyedEvent } from './keyedEvent';
 export { DEFAULT_KEYS_TO_KEEP, MAX_KEY_LENGTH, MAX_KEYS_TO_KEEP } from './idempotencyKeys';
 export type { IdempotencyKey, IdempotencyScope } from './idempotencyKeys';
 // The store's lock and turns, for the other counts kept in the node's row (Cap per Person).
+export { NodeRunRecords } from './earlierTries';
 export { inKeysTurn } from './keysTurn';
 export type { RowWrites } from './keysTurn';
 export type { LockOutcome } from './storeLock';

@@ -6,7 +6,7 @@ import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-wor
 import { oneAtATime } from '../../../helpers/oneAtATime';
 import { runPool } from '../../../helpers/pool';
 import { MINUTE_MS } from '../../../helpers/time';
-import { inKeysTurn } from '../../../neverTwice';
+import { inKeysTurn, NodeRunRecords } from '../../../neverTwice';
 import type { RowWrites } from '../../../neverTwice';
 import { asNodeError, errorItem } from '../../../nodeErrors';
 import { processState } from '../../../processState';
@@ -55,23 +55,15 @@ type EarlierDigest = { json: IDataObject } | { error: string; description?: stri
 const CONTEXT_KEY = 'companionPushDigests';
 
 function earlierTries(context: IExecuteFunctions) {
-	const nodeContext = context.getContext('node');
-	nodeContext[CONTEXT_KEY] ??= {};
-	const records = nodeContext[CONTEXT_KEY] as Record<string, EarlierDigest>;
-	const runIndex = Number(
-		(context.getWorkflowDataProxy(0) as { $runIndex?: unknown }).$runIndex ?? 0,
-	);
-	const prefix = `${Number.isInteger(runIndex) ? runIndex : 0}:`;
+	const run = new NodeRunRecords<EarlierDigest>(context, CONTEXT_KEY);
 	const key = (event: DigestEvent) =>
-		`${prefix}${event.item.itemIndex}:${JSON.stringify([event.userId, event.rule.digestKey])}`;
+		`${run.prefix}${event.item.itemIndex}:${JSON.stringify([event.userId, event.rule.digestKey])}`;
 	return {
-		get: (event: DigestEvent): EarlierDigest | undefined => records[key(event)],
+		get: (event: DigestEvent): EarlierDigest | undefined => run.records[key(event)],
 		set: (event: DigestEvent, value: EarlierDigest) => {
-			records[key(event)] = value;
+			run.records[key(event)] = value;
 		},
-		forgetRun: () => {
-			for (const each of Object.keys(records)) if (each.startsWith(prefix)) delete records[each];
-		},
+		forgetRun: () => run.forgetRun(),
 	};
 }
 
