@@ -73,18 +73,25 @@ type ErpEvent = { orderId: string; status: string; userId: string };
 type Webhook = { workflowId: string; path: string };
 const ERP_WEBHOOK: Webhook = { workflowId: ERP, path: 'erp-event' };
 
+/** A copy of the ERP example that n8n takes for another workflow (new node and webhook ids), on
+ * webhook `path`; its Send node, to set. */
+function erpCopy(erp: Json, path: string): { workflow: Json; send: Json } {
+	const workflow = structuredClone(erp);
+	const webhook = workflow.nodes.find((node: Json) => node.name === 'ERP Event');
+	const send = workflow.nodes.find((node: Json) => node.name === 'Notify the User');
+	for (const node of workflow.nodes) node.id = randomUUID();
+	webhook.webhookId = randomUUID();
+	webhook.parameters.path = path;
+	return { workflow, send };
+}
+
 /**
  * The ERP example on its own path, its Send with Cap per Person (3 per 60 minutes), and the Send's
  * second output, Capped, into a No Op of that name: n8n runs it only for an event someone was
  * capped on, and saves its item with the execution.
  */
 function cappedErpWorkflow(erp: Json): Json {
-	const workflow = structuredClone(erp);
-	const webhook = workflow.nodes.find((node: Json) => node.name === 'ERP Event');
-	const send = workflow.nodes.find((node: Json) => node.name === 'Notify the User');
-	for (const node of workflow.nodes) node.id = randomUUID();
-	webhook.webhookId = randomUUID();
-	webhook.parameters.path = CAPPED_ERP_PATH;
+	const { workflow, send } = erpCopy(erp, CAPPED_ERP_PATH);
 	send.parameters.options = {
 		...send.parameters.options,
 		capPerPerson: CAP_PER_PERSON,
@@ -106,16 +113,11 @@ function cappedErpWorkflow(erp: Json): Json {
 
 /**
  * The ERP example on its own path, its Send with a Digest (key `order-updates`, 15 minutes,
- * "{count} order updates") in place of its Idempotency Key (the two do not go together), and
- * without Retry On Fail, so a failed digest shows as a failed execution.
+ * "{count} order updates") in place of its other options (its Idempotency Key too: each event here
+ * is new), and without Retry On Fail, so a failed digest shows as a failed execution.
  */
 function digestErpWorkflow(erp: Json): Json {
-	const workflow = structuredClone(erp);
-	const webhook = workflow.nodes.find((node: Json) => node.name === 'ERP Event');
-	const send = workflow.nodes.find((node: Json) => node.name === 'Notify the User');
-	for (const node of workflow.nodes) node.id = randomUUID();
-	webhook.webhookId = randomUUID();
-	webhook.parameters.path = DIGEST_ERP_PATH;
+	const { workflow, send } = erpCopy(erp, DIGEST_ERP_PATH);
 	send.parameters.options = {
 		digestKey: 'order-updates',
 		digestTitle: '{count} order updates',

@@ -58,14 +58,12 @@ describe('Digest', () => {
 	});
 	/** The sends of a person the sandbox holds, by their state. */
 	function sendsOf(userId: string) {
-		const ofPerson = sandbox
-			.notifications()
-			.filter((record) => registeredSends(sandbox).some((send) => send.id === record.id))
-			.filter((record) =>
-				registeredSends(sandbox)
-					.find((send) => send.id === record.id)!
-					.userIds.includes(userId),
-			);
+		const ids = new Set(
+			registeredSends(sandbox)
+				.filter((send) => send.userIds.includes(userId))
+				.map((send) => send.id),
+		);
+		const ofPerson = sandbox.notifications().filter((record) => ids.has(record.id));
 		return {
 			all: ofPerson,
 			canceled: ofPerson.filter((record) => record.status === 'canceled'),
