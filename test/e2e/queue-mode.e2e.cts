@@ -227,6 +227,22 @@ describe('the package in n8n queue mode (main + 2 workers, Postgres, Redis)', ()
 		return tally(names);
 	}
 
+	/** `count` webhook executions, every one a success (else the assertion names their errors), run
+	 * on both workers; how many each ran. */
+	async function expectEachSucceededOnBothWorkers(
+		rows: ExecutionRow[],
+		count: number,
+	): Promise<Record<string, number>> {
+		expect(rows).toHaveLength(count);
+		expect(await errorsOf(rows)).toEqual([]);
+		expect(tally(rows.map((row) => `${row.mode}:${row.status}`))).toEqual({
+			'webhook:success': count,
+		});
+		const perWorker = workersOf(rows);
+		expect(Object.keys(perWorker).sort()).toEqual(['worker-1', 'worker-2']);
+		return perWorker;
+	}
+
 	const isPrimaryRefresh = (entry: LoggedRequest) =>
 		entry.endpoint === REFRESH && (entry.body as Json)?.client_id === primary.clientId;
 	/** Accepted sends per recipient, over the sends whose title starts with `prefix`. */
@@ -433,13 +449,7 @@ describe('the package in n8n queue mode (main + 2 workers, Postgres, Redis)', ()
 			path: CAPPED_ERP_PATH,
 		});
 
-		expect(rows).toHaveLength(events.length);
-		expect(await errorsOf(rows)).toEqual([]);
-		expect(tally(rows.map((row) => `${row.mode}:${row.status}`))).toEqual({
-			'webhook:success': events.length,
-		});
-		const perWorker = workersOf(rows);
-		expect(Object.keys(perWorker).sort()).toEqual(['worker-1', 'worker-2']);
+		const perWorker = await expectEachSucceededOnBothWorkers(rows, events.length);
 		// What the sandbox accepted: the cap, never one more.
 		const sendsPerPerson = acceptedPerUser(entries, 'Order K');
 		expect(sendsPerPerson).toEqual(
@@ -510,13 +520,7 @@ describe('the package in n8n queue mode (main + 2 workers, Postgres, Redis)', ()
 			postedAt,
 		);
 
-		expect(rows).toHaveLength(events.length);
-		expect(await errorsOf(rows)).toEqual([]);
-		expect(tally(rows.map((row) => `${row.mode}:${row.status}`))).toEqual({
-			'webhook:success': events.length,
-		});
-		const perWorker = workersOf(rows);
-		expect(Object.keys(perWorker).sort()).toEqual(['worker-1', 'worker-2']);
+		const perWorker = await expectEachSucceededOnBothWorkers(rows, events.length);
 
 		// What each execution saved: its event's person and the Send's one item, which names the send
 		// carrying the event then and the window's count so far.
