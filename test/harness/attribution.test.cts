@@ -4,7 +4,7 @@
  * item that names one of them as its own is caught.
  */
 import type { NodeRunResult } from '../../devkit/engine.cts';
-import { Attribution, InvariantViolation } from './index.cts';
+import { Attribution, errorsOf, InvariantViolation } from './index.cts';
 
 const intended = {
 	event: 'w1 i0',
@@ -123,5 +123,45 @@ describe('attribution beside another client of the organization', () => {
 			attribution.checkOutputs(accepted, () => intended, { informative: true }),
 		).not.toThrow();
 		expect(attribution.acceptedIdNotFound).toBe(1);
+	});
+});
+
+describe('the failures a stopping error names beside its own', () => {
+	const unknownMessage =
+		'Sending the notification: the outcome is unknown (no answer: ECONNRESET), so it was not sent again';
+	const reason =
+		'What the API showed cannot prove whether it was registered: nothing in the list of sends looks like it, but nothing shows the list is up to date (this process has not yet seen how late this API lists its sends). Check the list of sends (Notification > Get Many) for a send titled "A. B." to 1 recipient(s) created at any time: if it is there, it went out; if not, run this item again.';
+	const stopped = (alsoFailed: string, after = ' Not sent: item 4.') =>
+		({
+			outputs: [],
+			items: [],
+			error: {
+				message: 'Sending the notification failed with HTTP 403',
+				description: `Forbidden. Also failed: ${alsoFailed}.${after}`,
+				context: { itemIndex: 0 },
+			},
+		}) as unknown as NodeRunResult;
+
+	test('a send that may have gone out is read with its reason, whose sentences end in ". "', () => {
+		const errors = errorsOf(
+			stopped(
+				`item 1 (${unknownMessage} — ${reason}); item 3 (Sending the notification failed with HTTP 403)`,
+			),
+		);
+		expect(errors.slice(1)).toEqual([
+			{ message: unknownMessage, text: `${unknownMessage}\n${reason}`, items: [1] },
+			{
+				message: 'Sending the notification failed with HTTP 403',
+				text: 'Sending the notification failed with HTTP 403',
+				items: [3],
+			},
+		]);
+	});
+
+	test('the last entry before "and N more", or at the end of the description', () => {
+		const cut = errorsOf(stopped(`item 1 (${unknownMessage} — ${reason}) and 3 more`, ''));
+		expect(cut.slice(1).map((error) => [error.items, error.text])).toEqual([
+			[[1], `${unknownMessage}\n${reason}`],
+		]);
 	});
 });

@@ -74,8 +74,11 @@ export function pairedItems(item: INodeExecutionData): number[] {
 	);
 }
 
-/** The other sends a stopping error says failed: "Also failed: item 2 (<message>); item 4 batch 1 (<message>)." */
-const ALSO_FAILED = /item (\d+)(?: batch \d+)? \((.+?)\)(?=; item \d|\.(?: |$))/g;
+/** The other sends a stopping error says failed: "Also failed: item 2 (<message>); item 4 batch 1
+ * (<message> — <why and how to check>)." (a send that may have gone out carries its description, whose
+ * sentences end in ". "), the last sentence but "Not sent: ...", and perhaps "and 3 more.". */
+const ALSO_FAILED_SENTENCE = /Also failed: (.*?\.)(?: Not sent: |$)/s;
+const ALSO_FAILED = /item (\d+)(?: batch \d+)? \((.+?)\)(?=; item \d|\.$| and \d+ more\.$)/gs;
 
 /** The node error (and each other failure it names) and the error items of a run. */
 export function errorsOf(result: NodeRunResult): ReportedError[] {
@@ -88,9 +91,15 @@ export function errorsOf(result: NodeRunResult): ReportedError[] {
 			text: `${result.error.message}\n${description}`,
 			items: itemIndex === undefined ? [] : [itemIndex],
 		});
-		const alsoFailed = /Also failed: (.*?\.)(?: [A-Z]|$)/.exec(description)?.[1] ?? '';
-		for (const [, item, message] of alsoFailed.matchAll(ALSO_FAILED))
-			errors.push({ message, text: message, items: [Number(item)] });
+		const alsoFailed = ALSO_FAILED_SENTENCE.exec(description)?.[1] ?? '';
+		for (const [, item, entry] of alsoFailed.matchAll(ALSO_FAILED)) {
+			const [message, description] = entry.split(' — ');
+			errors.push({
+				message,
+				text: description === undefined ? message : `${message}\n${description}`,
+				items: [Number(item)],
+			});
+		}
 	}
 	for (const item of result.outputs.flat()) {
 		if (typeof item.json.error !== 'string') continue;

@@ -327,4 +327,27 @@ describe('exact or unknown, decided from evidence', () => {
 			expect(posts()).toBe(5);
 		});
 	});
+
+	describe('a run that stops: every send that may have gone out is named with why and how to check', () => {
+		test('two sends lost at once, the node stopping on the first: the second is named with its reason, and neither is sent again', async () => {
+			// Both answers lost before the API registered anything, with nothing sent after them: each
+			// lookup ends "unknown". Without Continue On Fail, only the stopping error tells of item 1.
+			sandbox.addFault({ endpoint: SEND, kind: 'resetBefore', times: 2 });
+			const result = await runOnce(
+				sendRun(
+					sandbox,
+					[{ userId: users[0] }, { userId: users[1] }],
+					{ options: { maxParallelRequests: 2 } },
+					{ continueOnFail: false },
+				),
+			);
+
+			expect(result.error?.message).toMatch(/outcome is unknown/);
+			const alsoFailed = /Also failed: item 1 \((.*)\)\.$/s.exec(result.error?.description ?? '');
+			expect(alsoFailed?.[1]).toMatch(
+				/^Sending the notification: the outcome is unknown \(.+\), so it was not sent again — What the API showed cannot prove whether it was registered: .*nothing shows the list is up to date.*Check the list of sends \(Notification > Get Many\) for a send titled "Shift change" to 1 recipient\(s\)/s,
+			);
+			expect(posts()).toBe(2);
+		});
+	});
 });

@@ -29,6 +29,21 @@ function firstOf(entries: string[], separator = ', '): string {
 	return `${entries.slice(0, NAMED_AT_MOST).join(separator)} and ${entries.length - NAMED_AT_MOST} more`;
 }
 
+/** A failure named beside the one that stops the node: its message, and for a send that may have
+ * gone out (its outcome unknown, or accepted without a readable id) also why and how to check, as
+ * its own error item would say: nothing else names it when the node stops. */
+function inBrief(error: unknown): string {
+	const { message, description, context } = error as {
+		message: string;
+		description?: unknown;
+		context?: { sendOutcome?: unknown };
+	};
+	const mayHaveGoneOut = context?.sendOutcome === 'unknown' || context?.sendOutcome === 'accepted';
+	return mayHaveGoneOut && typeof description === 'string' && description !== ''
+		? `${message} — ${description}`
+		: message;
+}
+
 /** "item 3" or "items 1, 4 batch 2". */
 function itemList(names: Array<number | string>): string {
 	return `item${names.length > 1 ? 's' : ''} ${firstOf(names.map(String))}`;
@@ -98,7 +113,7 @@ export function stopError(
 		const result = results[index];
 		if (task.group === failedTask.group) return;
 		if (result === undefined) notSent.push(task);
-		else if (!result.ok) alsoFailed.push(`${name(task)} (${(result.error as Error).message})`);
+		else if (!result.ok) alsoFailed.push(`${name(task)} (${inBrief(result.error)})`);
 		else if (result.value.skipped === true) skipped.push(name(task));
 		else {
 			sent.push(`${name(task)}: ${String(result.value.id)}`);
