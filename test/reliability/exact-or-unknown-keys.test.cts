@@ -145,6 +145,29 @@ describe('exact or unknown: Idempotency Keys', () => {
 		expect(sendsTo(users[0])).toHaveLength(2);
 	});
 
+	test('a crashed claim taken over, proven absent, and the send refused (403): nothing went out, so the key is freed and the run after sends once, without a lookup', async () => {
+		await leaveCrashedClaim(store, 'k-refused', [users[0]], 3);
+		// The later send (the evidence) goes first; the taken-over send after it is refused.
+		sandbox.addFault({ endpoint: SEND, kind: 'forbidden', skip: 1, times: 1 });
+		const { result: refused } = await runWithLaterSend(
+			sandbox,
+			keyedRun(sandbox, event('k-refused')),
+			users[5],
+		);
+		const [refusedItem] = jsonOf(refused.items);
+		expect(refusedItem.error).toMatch(/403/);
+		expect(refusedItem.errorDescription).not.toMatch(/stays claimed/);
+		expect(sendsTo(users[0])).toHaveLength(0);
+
+		// The permission fixed, the event again, in a quiet organization: nothing to prove a lookup
+		// absent, so only a freed key lets it go out.
+		const listReadsBefore = logOf(sandbox, SEND_LIST).length;
+		const [again] = jsonOf((await runOnce(keyedRun(sandbox, event('k-refused')))).items);
+		expect(again).toMatchObject({ id: sendsTo(users[0])[0]?.id, idempotencyKey: 'k-refused' });
+		expect(sendsTo(users[0])).toHaveLength(1);
+		expect(logOf(sandbox, SEND_LIST).length).toBe(listReadsBefore);
+	});
+
 	test('a re-run of a keyed event whose audience changed: the batch not proven sent ends "unknown", not sent', async () => {
 		const run = (userIds: string[]) =>
 			keyedRun(sandbox, [{ userId: userIds, key: 'digest-7' }], { batchSize: 2 });

@@ -161,7 +161,7 @@ export class KeyedEvent {
 					await this.withTries(() => this.keys.confirm(this.idempotency, this.layout, minutes)),
 					'marked as used',
 				);
-			} else if (stillHeld && noneSent && claim.state === 'claimed') {
+			} else if (stillHeld && noneSent && (claim.state === 'claimed' || this.allProvenNotSent())) {
 				this.noteStoreOutcome(
 					await this.withTries(() => this.keys.release(this.idempotency, this.layout, minutes)),
 					'freed',
@@ -183,6 +183,15 @@ export class KeyedEvent {
 		});
 		const kept = processState.keysInFlight;
 		if (kept.size > KEY_OUTCOMES_KEPT) kept.delete(kept.keys().next().value!);
+	}
+
+	/**
+	 * Whether every batch of a claim taken over was itself found not sent: each was looked up for the
+	 * earlier run's attempt and proven absent before its own request, which the API then refused (or
+	 * which never left). A batch never started proves nothing of the earlier run.
+	 */
+	private allProvenNotSent(): boolean {
+		return this.layout.every((batchId) => this.outcomes.get(batchId) === 'notSent');
 	}
 
 	private async withTries(write: () => Promise<LockOutcome<void>>): Promise<LockOutcome<void>> {

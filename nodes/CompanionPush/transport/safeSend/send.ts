@@ -313,10 +313,12 @@ async function sendOnce(
 			}
 		}
 	} catch (error) {
+		// An earlier attempt was proven absent before the first request here (else it was found, or
+		// the call ended "unknown", above): only a request of this call can have been registered.
 		const outcome =
 			failedSendOutcome(error) === 'accepted'
 				? 'accepted'
-				: mayBeRegistered || earlierAttempt !== undefined
+				: mayBeRegistered
 					? 'unknown'
 					: 'notSent';
 		throw tagged(error, outcome);
