@@ -161,7 +161,12 @@ export class KeyedEvent {
 					await this.withTries(() => this.keys.confirm(this.idempotency, this.layout, minutes)),
 					'marked as used',
 				);
-			} else if (stillHeld && noneSent && (claim.state === 'claimed' || this.allProvenNotSent())) {
+			} else if (
+				stillHeld &&
+				noneSent &&
+				// A claim taken over is this run's only with its lease.
+				(claim.state === 'claimed' || (this.lease !== undefined && this.allProvenNotSent()))
+			) {
 				this.noteStoreOutcome(
 					await this.withTries(() => this.keys.release(this.idempotency, this.layout, minutes)),
 					'freed',
