@@ -467,7 +467,7 @@ describe('never twice: n8n runs the node again', () => {
 
 			// Well past the lock's lease: the other node's row is as it was.
 			await new Promise((resolve) => setTimeout(resolve, 600));
-			expect(store.rows.get('wf-test|')).toEqual({ mode: 'latestIncrementalKey', data: '1042' });
+			expect(store.value('wf-test', '')).toEqual({ mode: 'latestIncrementalKey', data: '1042' });
 			expectEachOnce(sandbox, [users[0], users[5]]);
 			expect(jsonOf(result.items)[0].idempotencyKeyNote).toContain(
 				'holds other data (a Remove Duplicates node of this workflow with Scope "Workflow"?)',
