@@ -100,7 +100,7 @@ export async function measureKeyCost(
 		const layout = [`batch-${index}`];
 		const claim = await keys.claim(idempotency, layout);
 		if (claim.state !== 'claimed') throw new Error(`event ${index}: ${claim.state}`);
-		const confirmed = await keys.confirm(idempotency, layout, claim.markedMinutes);
+		const confirmed = await keys.confirm(idempotency, layout, claim.markedMinutes, 'madeHere');
 		if (!confirmed.ok) throw new Error(`event ${index}: ${confirmed.reason}`);
 	};
 	const startedAt = performance.now();
