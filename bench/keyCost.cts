@@ -256,7 +256,7 @@ export function keyFiguresOf(results: KeyResults): SuiteReport {
 	const misses = ok
 		? []
 		: [
-				`Row 18 (${ratio(med(growth, (value) => value))}): every call to n8n's store reads and rewrites the whole row, so the keys' part of an event grows with the keys kept; the events waiting at once share one turn of writes (the store alone: ${storeLine}).`,
+				`Row 18 (${ratio(med(growth, (value) => value))}): every call to n8n's store parses and rewrites the whole row, and scans it once for every value taken out, so the keys' part of an event grows with the keys kept; the events waiting at once share their calls, not their scans (4 per event: what the claim wrote) (the store alone: ${storeLine}).`,
 			];
 	const setup = [
 		`- Keys (row 18): the in-process engine and sandbox, the store stand-in; ${scale.reps} runs after a warm-up. ${(results.totalMs / 1000).toFixed(0)} s.`,
