@@ -8,17 +8,22 @@
  *   (a second insert of the same row fails with Postgres's unique-constraint error), a present row is
  *   rewritten whole from what was read (last writer wins: a concurrent write is lost), even when
  *   nothing changed; an update of a row deleted meanwhile changes nothing;
+ * - the row's value is kept as the JSON text the database holds: every read parses it whole and every
+ *   write serializes it whole, as n8n's ORM does, so a call costs what it costs n8n's process;
  * - `entries` mode stores md5 (base64) hashes, keeps the newest `maxEntries` (oldest first out);
- *   `removeProcessed` takes out the first copy of each value; the `latest*` modes keep one value and
- *   report an item new only when greater; a call in another mode than the row's throws;
- * - `clearAllProcessedItems` deletes the row; `getProcessedDataCount` only reads.
+ *   a record builds a set of the whole row; `removeProcessed` takes out the first copy of each value,
+ *   found by a scan of the row from its oldest entry (one scan per value, as n8n's `findIndex`); the
+ *   `latest*` modes keep one value and report an item new only when greater; a call in another mode
+ *   than the row's throws;
+ * - `clearAllProcessedItems` deletes the row; `getProcessedDataCount` only reads (the whole row).
  * `roundTripMs` is the time between a read and its write: 0 by default (the next turn of the event
  * loop), more to widen the window in which two processes overlap. `stall` holds a statement before
  * it takes effect, for as long as the promise it returns is pending (a slow database, a process cut
  * off from it): an UPDATE held lands later with what was read before it. `failing` makes every call throw,
  * as a database that is down; `failWhen` does so from the moment it returns a message (a database
  * that goes down in the middle of a run, at a point the test names by a state, not a time).
- * The real store is exercised by the end-to-end tests in a real n8n.
+ * The database's own time is left out (see `roundTripMs`). The real store is exercised by the
+ * end-to-end tests in a real n8n.
  */
 import { createHash } from 'node:crypto';
 
@@ -83,7 +88,8 @@ export function observeProcessedData(observer: (call: ProcessedDataCall) => void
 }
 
 export class MemoryProcessedData implements IDataDeduplicator {
-	readonly rows = new Map<string, Row>();
+	/** The rows by `<workflow id>|<context>`: the JSON text of each row's value, as stored. */
+	readonly rows = new Map<string, string>();
 	/** Calls seen, in order: what a test can count. */
 	readonly calls: ProcessedDataCall[] = [];
 	roundTripMs = 0;
@@ -118,20 +124,15 @@ export class MemoryProcessedData implements IDataDeduplicator {
 		if (failure) throw new Error(failure);
 	}
 
-	/** A SELECT: a copy of the row as it is now. */
+	/** A SELECT: the row as it is now, parsed. */
 	private async select(
 		key: string,
 		contextData: ICheckProcessedContextData,
 	): Promise<Row | undefined> {
 		this.failIfDown();
 		await this.roundTrip('select', key, contextData);
-		const row = this.rows.get(key);
-		return (
-			row && {
-				mode: row.mode,
-				data: Array.isArray(row.data) ? [...(row.data as string[])] : row.data,
-			}
-		);
+		const text = this.rows.get(key);
+		return text === undefined ? undefined : (JSON.parse(text) as Row);
 	}
 
 	private async insert(
@@ -139,9 +140,10 @@ export class MemoryProcessedData implements IDataDeduplicator {
 		row: Row,
 		contextData: ICheckProcessedContextData,
 	): Promise<void> {
+		const text = JSON.stringify(row);
 		await this.roundTrip('insert', key, contextData);
 		if (this.rows.has(key)) throw uniqueViolation();
-		this.rows.set(key, row);
+		this.rows.set(key, text);
 	}
 
 	/** An UPDATE of the whole row; a row deleted meanwhile stays deleted. */
@@ -150,8 +152,9 @@ export class MemoryProcessedData implements IDataDeduplicator {
 		row: Row,
 		contextData: ICheckProcessedContextData,
 	): Promise<void> {
+		const text = JSON.stringify(row);
 		await this.roundTrip('update', key, contextData);
-		if (this.rows.has(key)) this.rows.set(key, row);
+		if (this.rows.has(key)) this.rows.set(key, text);
 	}
 
 	async checkProcessedAndRecord(
@@ -217,10 +220,11 @@ export class MemoryProcessedData implements IDataDeduplicator {
 			throw new Error('Removing processed data is not possible in mode "latest"');
 		const key = this.rowKey(scope, contextData);
 		const row = await this.select(key, contextData);
-		if (!row) return;
+		if (!row || !Array.isArray(row.data)) return;
 		const stored = row.data as string[];
-		for (const item of items) {
-			const index = stored.indexOf(hash(item));
+		for (const hashed of items.map(hash)) {
+			// n8n's own scan (not indexOf): its cost per value is part of what is measured.
+			const index = stored.findIndex((value) => value === hashed);
 			if (index !== -1) stored.splice(index, 1);
 		}
 		await this.update(key, { mode: row.mode, data: stored }, contextData);
@@ -249,10 +253,16 @@ export class MemoryProcessedData implements IDataDeduplicator {
 			: 0;
 	}
 
+	/** The value of a workflow's row (`n:<node id>` or '' for the workflow scope), parsed. */
+	value(workflowId: string, context: string): { mode: Mode; data: unknown } | undefined {
+		const text = this.rows.get(`${workflowId}|${context}`);
+		return text === undefined ? undefined : (JSON.parse(text) as Row);
+	}
+
 	/** The hashes of the entries-mode row of a workflow (`n:<node id>` or '' for the workflow scope). */
 	entries(workflowId: string, context: string): string[] {
-		const row = this.rows.get(`${workflowId}|${context}`);
-		return row?.mode === 'entries' ? [...(row.data as string[])] : [];
+		const row = this.value(workflowId, context);
+		return row?.mode === 'entries' ? (row.data as string[]) : [];
 	}
 
 	/** Whether a value is stored in that row (as n8n stores it: hashed). */

@@ -449,6 +449,19 @@ describe('never twice: n8n runs the node again', () => {
 			expect(store.rows.has('wf-test|')).toBe(false);
 		});
 
+		test("a confirmation takes out of the keys' row only what its claim wrote: n8n scans the whole row for every value taken out", async () => {
+			const items = [{ userId: users[0], key: 'only-its-own' }];
+			await runWorkflow(nodeWorkflow({ ...perUserRun({}, keyed()), items }));
+
+			const takenOut = store.calls.filter(
+				(call) => call.kind === 'remove' && call.scope === 'node',
+			);
+			// Its pending mark, its minute and its period, its batches' layout: no end mark (none was written).
+			expect(takenOut.map((call) => call.items.length)).toEqual([4]);
+			expect(keptAsUsed(store, 'only-its-own')).toBe(true);
+			expect(store.entries('wf-test', 'n:n-test')).toHaveLength(1);
+		});
+
 		test('a row of the workflow kept by a Remove Duplicates node (Scope "Workflow", its highest value) is never the lock: the item says so, the send is decided by the list of sends, the row stays', async () => {
 			const where = {
 				workflow: { id: 'wf-test', active: true },
@@ -467,7 +480,7 @@ describe('never twice: n8n runs the node again', () => {
 
 			// Well past the lock's lease: the other node's row is as it was.
 			await new Promise((resolve) => setTimeout(resolve, 600));
-			expect(store.rows.get('wf-test|')).toEqual({ mode: 'latestIncrementalKey', data: '1042' });
+			expect(store.value('wf-test', '')).toEqual({ mode: 'latestIncrementalKey', data: '1042' });
 			expectEachOnce(sandbox, [users[0], users[5]]);
 			expect(jsonOf(result.items)[0].idempotencyKeyNote).toContain(
 				'holds other data (a Remove Duplicates node of this workflow with Scope "Workflow"?)',

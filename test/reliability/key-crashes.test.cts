@@ -111,7 +111,7 @@ describe('n8n dies in the middle of an event with an Idempotency Key', () => {
 			const claim = await keys.claim(KEY, layout);
 			if (claim.state !== 'claimed') return;
 			done.claimed = claim; // from here on, the send may have been made
-			done.confirmed = (await keys.confirm(KEY, layout, claim.markedMinutes)).ok;
+			done.confirmed = (await keys.confirm(KEY, layout, claim.markedMinutes, 'madeHere')).ok;
 		};
 		const total = await writesOf((run) => firstRun(run));
 		expect(total).toBeGreaterThanOrEqual(3);
@@ -140,7 +140,7 @@ describe('n8n dies in the middle of an event with an Idempotency Key', () => {
 		const confirmOnce = async (store: MemoryProcessedData) => {
 			const { keys } = runIn(store);
 			const claim = claimedEvent(await keys.claim(KEY, layout));
-			expect((await keys.confirm(KEY, layout, claim.markedMinutes)).ok).toBe(true);
+			expect((await keys.confirm(KEY, layout, claim.markedMinutes, 'madeHere')).ok).toBe(true);
 			return claim.claimedAt!;
 		};
 		const total = await writesOf(

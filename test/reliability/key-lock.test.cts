@@ -263,7 +263,7 @@ describe("the Idempotency Keys' lock, with several n8n processes", () => {
 					'holds other data (a Remove Duplicates node of this workflow with Scope "Workflow"?)',
 				),
 			});
-			expect(store.rows.get(LOCK_ROW)).toEqual({ mode: 'latestIncrementalKey', data: '42' });
+			expect(store.value('wf-lock', '')).toEqual({ mode: 'latestIncrementalKey', data: '42' });
 		});
 
 		test("a Remove Duplicates node keeping the workflow's values there: reported once the row stayed unchanged for a lease, its values left as they were", async () => {

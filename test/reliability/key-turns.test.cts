@@ -45,7 +45,7 @@ describe("the keys' row in turns: one process's waiting claims and confirmations
 				const claim = await keys.claim(idempotency, layout);
 				expect(claim.state).toBe('claimed');
 				if (claim.state !== 'claimed') return;
-				expect(await keys.confirm(idempotency, layout, claim.markedMinutes)).toEqual({
+				expect(await keys.confirm(idempotency, layout, claim.markedMinutes, 'madeHere')).toEqual({
 					ok: true,
 					value: undefined,
 				});

@@ -325,11 +325,14 @@ export class IdempotencyKeys {
 	}
 
 	/** Every batch of the event was accepted: the key is used. One write takes out its working
-	 * entries (n8n dying before it leaves the event unconfirmed, looked up by the next run). */
+	 * entries (n8n dying before it leaves the event unconfirmed, looked up by the next run). `ended`
+	 * only from a claim taken over: a run that found the key free is its claim's only holder, and marks
+	 * the end only when it does not confirm. (n8n scans the row for every value taken out, there or not.) */
 	async confirm(
 		idempotency: IdempotencyKey,
 		layout: string[],
 		markedMinutes: number[],
+		claim: 'madeHere' | 'takenOver',
 	): Promise<LockOutcome<void>> {
 		const entries = entriesOf(idempotency.key, layout);
 		return await this.locked(async (row) => {
@@ -338,7 +341,7 @@ export class IdempotencyKeys {
 				entries.pending,
 				...markEntries(entries, markedMinutes),
 				entries.layout,
-				entries.ended,
+				...(claim === 'takenOver' ? [entries.ended] : []),
 				...batches,
 			]);
 		});

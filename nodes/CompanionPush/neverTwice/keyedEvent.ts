@@ -158,7 +158,14 @@ export class KeyedEvent {
 			const stillHeld = this.lease?.kept ?? true;
 			if (allAccepted) {
 				this.noteStoreOutcome(
-					await this.withTries(() => this.keys.confirm(this.idempotency, this.layout, minutes)),
+					await this.withTries(() =>
+						this.keys.confirm(
+							this.idempotency,
+							this.layout,
+							minutes,
+							claim.state === 'claimed' ? 'madeHere' : 'takenOver',
+						),
+					),
 					'marked as used',
 				);
 			} else if (
