@@ -35,6 +35,7 @@ import type {
 	ICheckProcessedOptions,
 	IDataDeduplicator,
 	IDeduplicationOutput,
+	IExecuteFunctions,
 } from 'n8n-workflow';
 
 type Mode = ICheckProcessedOptions['mode'];
@@ -289,4 +290,50 @@ export async function processedDataStore(): Promise<MemoryProcessedData> {
 		await DataDeduplicationService.init(installed);
 	}
 	return installed;
+}
+
+/** What the store-lock and key tests read of a node context: the store helpers, the workflow, the
+ * node and the log (warnings collected in `warnings`). */
+export interface StoreContext {
+	context: IExecuteFunctions;
+	warnings: string[];
+}
+
+/**
+ * A node context of workflow `workflowId` over the store stand-in, without the rest of n8n: for the
+ * keys' tests and bench, which play several n8n processes (each its own context; `nodeType` tells
+ * their statements apart in the store's `stall`).
+ */
+export function storeContext(
+	store: MemoryProcessedData,
+	{ workflowId = 'wf-lock', nodeId = 'n-lock', nodeType = 'companionPush' } = {},
+): StoreContext {
+	const where = {
+		workflow: { id: workflowId, active: true },
+		node: { id: nodeId, type: nodeType } as never,
+	};
+	const warnings: string[] = [];
+	const helpers = {
+		checkProcessedAndRecord: async (
+			items: DeduplicationItemTypes[],
+			scope: DeduplicationScope,
+			options: ICheckProcessedOptions,
+		) => await store.checkProcessedAndRecord(items, scope, where, options),
+		removeProcessed: async (
+			items: DeduplicationItemTypes[],
+			scope: DeduplicationScope,
+			options: ICheckProcessedOptions,
+		) => await store.removeProcessed(items, scope, where, options),
+		clearAllProcessedItems: async (scope: DeduplicationScope) =>
+			await store.clearAllProcessedItems(scope, where),
+		getProcessedDataCount: async (scope: DeduplicationScope, options: ICheckProcessedOptions) =>
+			await store.getProcessedDataCount(scope, where, options),
+	};
+	const context = {
+		helpers,
+		getWorkflow: () => ({ id: workflowId }),
+		getNode: () => ({ id: nodeId, name: 'Send', type: nodeType }),
+		logger: { warn: (message: string) => warnings.push(message) },
+	} as unknown as IExecuteFunctions;
+	return { context, warnings };
 }

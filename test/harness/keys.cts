@@ -1,13 +1,8 @@
-import type {
-	DeduplicationItemTypes,
-	DeduplicationScope,
-	ICheckProcessedOptions,
-	IExecuteFunctions,
-} from 'n8n-workflow';
-
 import { entriesOf } from '../../nodes/CompanionPush/neverTwice/idempotencyKeys';
 import { processedDataStore } from '../../devkit/processedData.cts';
 import type { MemoryProcessedData } from '../../devkit/processedData.cts';
+export { storeContext } from '../../devkit/processedData.cts';
+export type { StoreContext } from '../../devkit/processedData.cts';
 import { resetProcessState, useTimings } from '../../nodes/CompanionPush/processState';
 import { registerNodeType } from '../../devkit/engine.cts';
 import type { Sandbox } from '../../sandbox/index.cts';
@@ -25,52 +20,6 @@ export function keptAsUsed(
 		store.holds(workflowId, context, entries.claimed) &&
 		!store.holds(workflowId, context, entries.pending)
 	);
-}
-
-/** What the store-lock and key tests read of a node context: the store helpers, the workflow, the
- * node and the log (warnings collected in `warnings`). */
-export interface StoreContext {
-	context: IExecuteFunctions;
-	warnings: string[];
-}
-
-/**
- * A node context of workflow `workflowId` over the store stand-in, without the rest of n8n: for
- * tests of the keys' lock that play several n8n processes (each its own context; `nodeType` tells
- * their statements apart in the store's `stall`).
- */
-export function storeContext(
-	store: MemoryProcessedData,
-	{ workflowId = 'wf-lock', nodeId = 'n-lock', nodeType = 'companionPush' } = {},
-): StoreContext {
-	const where = {
-		workflow: { id: workflowId, active: true },
-		node: { id: nodeId, type: nodeType } as never,
-	};
-	const warnings: string[] = [];
-	const helpers = {
-		checkProcessedAndRecord: async (
-			items: DeduplicationItemTypes[],
-			scope: DeduplicationScope,
-			options: ICheckProcessedOptions,
-		) => await store.checkProcessedAndRecord(items, scope, where, options),
-		removeProcessed: async (
-			items: DeduplicationItemTypes[],
-			scope: DeduplicationScope,
-			options: ICheckProcessedOptions,
-		) => await store.removeProcessed(items, scope, where, options),
-		clearAllProcessedItems: async (scope: DeduplicationScope) =>
-			await store.clearAllProcessedItems(scope, where),
-		getProcessedDataCount: async (scope: DeduplicationScope, options: ICheckProcessedOptions) =>
-			await store.getProcessedDataCount(scope, where, options),
-	};
-	const context = {
-		helpers,
-		getWorkflow: () => ({ id: workflowId }),
-		getNode: () => ({ id: nodeId, name: 'Send', type: nodeType }),
-		logger: { warn: (message: string) => warnings.push(message) },
-	} as unknown as IExecuteFunctions;
-	return { context, warnings };
 }
 
 /** The process memory module of one n8n process, to shorten its waits or reset it. */
