@@ -206,8 +206,8 @@ describe("against the sandbox's limits: every item once, the pace learns", () =>
 		expect(registeredRecipients(sandbox)).toEqual([...users].sort());
 		const refusals = refusedBy(sandbox, 'maxInFlight');
 		expect(refusals.length).toBeGreaterThan(0);
-		// The opening burst (60 at once) meets 56 refusals; after its pause (Retry-After: 1) the pace
-		// keeps near the cap: a 429 now and then as it probes for one more, not one per send.
+		// The opening burst (60 at once) meets about 56 refusals; after its pause (Retry-After: 1) the
+		// pace keeps near the cap: a 429 now and then as it probes for one more, not one per send.
 		const afterOpening = refusals.filter((entry) => entry.time >= refusals[0].time + 1000);
 		expect(afterOpening.length).toBeLessThan(60 / 4);
 	});
