@@ -59,6 +59,16 @@ describe('the rules, on the clock of the test', () => {
 		expect(pace.limit).toBe(3);
 	});
 
+	test('the first 429s after earlier, finished bursts: only the current burst is evidence', async () => {
+		const pace = new Pace();
+		const earlier = await turns(pace, 8);
+		jest.advanceTimersByTime(40);
+		for (const turn of earlier) admitted(pace, turn);
+		jest.advanceTimersByTime(60_000);
+		await openingBurst(pace, 3);
+		expect(pace.limit).toBe(3);
+	});
+
 	test('a burst refused one 429 after another: the limit halves once, the pause runs from the first', async () => {
 		const pace = new Pace();
 		await openingBurst(pace, 4);

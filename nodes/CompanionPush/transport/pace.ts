@@ -36,7 +36,7 @@ export class Pace {
 	private turnsBeforeEpisode = 0;
 	private episodeStartedAt = 0;
 	/** The evidence: admitted answers of requests started since `admittedSince`, the shortest round trip. */
-	private admittedSince: number | undefined;
+	private admittedSince = 0;
 	private admitted = 0;
 	private shortestRoundTripMs = Infinity;
 
@@ -47,9 +47,14 @@ export class Pace {
 			else if (this.inFlight >= this.limit)
 				await new Promise<void>((resolve) => this.waiting.push(resolve));
 			else {
-				this.inFlight++;
 				const startedAt = Date.now();
-				this.admittedSince ??= startedAt;
+				// Without a limit, the evidence is that of the current burst: it starts when nothing
+				// was in flight (a process may have sent for days before its first 429).
+				if (this.inFlight === 0 && this.limit === Infinity) {
+					this.admittedSince = startedAt;
+					this.admitted = 0;
+				}
+				this.inFlight++;
 				return { number: ++this.turns, startedAt };
 			}
 		}
@@ -91,7 +96,7 @@ export class Pace {
 		// A 5xx may come from a gateway that never reached the service: no evidence of admission.
 		if (status < 500) {
 			this.shortestRoundTripMs = Math.min(this.shortestRoundTripMs, now - turn.startedAt);
-			if (this.admittedSince !== undefined && turn.startedAt >= this.admittedSince) this.admitted++;
+			if (turn.startedAt >= this.admittedSince) this.admitted++;
 		}
 		if (this.limit === Infinity || ++this.successes < this.limit) return;
 		this.successes = 0;
@@ -104,7 +109,7 @@ export class Pace {
 	 * `admittedSince` times the shortest round trip (rounded down: a pace slower than the evidence).
 	 */
 	private admittedInFlight(now: number): number {
-		const windowMs = now - (this.admittedSince ?? now);
+		const windowMs = now - this.admittedSince;
 		if (windowMs <= 0 || this.shortestRoundTripMs === Infinity) return 0;
 		return Math.floor((this.admitted / windowMs) * this.shortestRoundTripMs);
 	}
