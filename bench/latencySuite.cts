@@ -23,7 +23,7 @@ export const FULL_LATENCY_SCALE = {
 export type LatencyScale = typeof FULL_LATENCY_SCALE;
 
 /** Row 9's goal: the run's time over the time the limit itself imposes. */
-const RATE_LIMIT_GOAL = 1.3;
+const RATE_LIMIT_GOAL = 1.1;
 
 /**
  * Runs `body`; if it lasts longer than `boundMs`, the sandbox starts refusing `endpoint` with 400,
@@ -160,7 +160,7 @@ function rateLimitRows(
 	});
 	if (!cleanOk || !timeOk)
 		misses.push(
-			`Row 9 at ${r.latencyMs} ms (${r.failedItems} failed, ${r.duplicates} duplicates of ${r.registered} sends registered; ${ratio(wallRatio)} of the ${ms(r.allowedMs)} the limit allows${r.error ? `; the node stopped on "${r.error}"` : ''}): ${r.refused} requests were refused with 429 (Retry-After is in whole seconds, at least 1 s, so each pause after a refusal waits up to a second longer than the bucket needs).`,
+			`Row 9 at ${r.latencyMs} ms (${r.failedItems} failed, ${r.duplicates} duplicates of ${r.registered} sends registered; ${ratio(wallRatio)} of the ${ms(r.allowedMs)} the limit allows${r.error ? `; the node stopped on "${r.error}"` : ''}): ${r.refused} requests were refused with 429. Between refusals the pace leaves the bucket little to spare; the time goes at the start (every item's request starts at once, and the first reaches the sandbox only once the process has started them all) and at the end (Retry-After is in whole seconds, at least 1 s: the last pause waits out a whole second for the few items left).`,
 		);
 }
 

@@ -1,7 +1,7 @@
 /**
  * The first hundreds of sends: without Max Parallel Requests set, the node starts its requests at
  * once, as n8n's HTTP Request node does, until the service says it is busy (a 429: the pace then
- * halves what is in flight); set, the option bounds them. The sandbox refuses with 429 any request
+ * keeps in flight what the service admitted); set, the option bounds them. The sandbox refuses with 429 any request
  * beyond `maxInFlight` in flight at once, and logs which ones it refused.
  */
 import {

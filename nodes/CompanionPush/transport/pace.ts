@@ -3,12 +3,26 @@ import { sleep } from 'n8n-workflow';
 /** Above this, a pace that grew back after 429s has no limit of its own any more. */
 const UNLIMITED_FROM = 1000;
 
+/** A request's place in its credential's pace: given by `acquire`, handed back with its answer. */
+export interface Turn {
+	/** Which request of the credential it was (1 for the first): places it before or after a 429. */
+	readonly number: number;
+	/** When it went out (this process's clock). */
+	readonly startedAt: number;
+}
+
 /**
  * How many requests of one credential may be in flight, adapted to the service, whose rate limits
- * the spec does not show. No limit of its own until the service answers 429; then it halves what
- * was in flight, and every request of the credential waits out the `Retry-After`; after that many
- * answers without a 429 it allows one more (additive increase, multiplicative decrease). Reads and
- * sends share it. The callers' own bound (Max Parallel Requests) applies on top.
+ * the spec does not show. No limit of its own until the service answers 429. A 429 starts an
+ * episode: the limit becomes what the service admitted of the requests started so far (the first
+ * time) or halves (after that), and every request of the credential waits out the `Retry-After`. The
+ * 429s of requests that went out before the episode started are the same news (the service had not
+ * yet seen us slow down), so they neither halve again nor move the pause (TCP, likewise, decreases
+ * once per round trip). The limit never falls below what the service was seen to admit: a rate
+ * limit caps starts per second, and keeping up the rate it admitted (its admitted answers per
+ * second since the last pause) takes that rate times the shortest round trip in flight. After that
+ * many answers without a 429 one more may be in flight (additive increase). Reads and sends share
+ * it. The callers' own bound (Max Parallel Requests) applies on top.
  * Process memory (processState.paces): with several processes each adapts on its own.
  */
 export class Pace {
@@ -17,16 +31,31 @@ export class Pace {
 	private resumeAt = 0;
 	private successes = 0;
 	private readonly waiting: Array<() => void> = [];
+	/** Turns given so far, and how many had been given when the current episode started (and when). */
+	private turns = 0;
+	private turnsBeforeEpisode = 0;
+	private episodeStartedAt = 0;
+	/** The evidence: admitted answers of requests started since `admittedSince`, the shortest round trip. */
+	private admittedSince = 0;
+	private admitted = 0;
+	private shortestRoundTripMs = Infinity;
 
-	async acquire(): Promise<void> {
+	async acquire(): Promise<Turn> {
 		for (;;) {
 			const pause = this.resumeAt - Date.now();
 			if (pause > 0) await sleep(pause);
 			else if (this.inFlight >= this.limit)
 				await new Promise<void>((resolve) => this.waiting.push(resolve));
 			else {
+				const startedAt = Date.now();
+				// Without a limit, the evidence is that of the current burst: it starts when nothing
+				// was in flight (a process may have sent for days before its first 429).
+				if (this.inFlight === 0 && this.limit === Infinity) {
+					this.admittedSince = startedAt;
+					this.admitted = 0;
+				}
 				this.inFlight++;
-				return;
+				return { number: ++this.turns, startedAt };
 			}
 		}
 	}
@@ -36,18 +65,52 @@ export class Pace {
 		this.waiting.shift()?.();
 	}
 
-	/** A 429: fewer in flight, and nobody sends before `retryAfterMs` has passed. */
-	rateLimited(retryAfterMs: number): void {
-		this.limit = Math.max(1, Math.floor(Math.min(this.limit, this.inFlight + 1) / 2));
+	/** A 429 for `turn`: fewer in flight, and nobody sends before `retryAfterMs` has passed. */
+	rateLimited(turn: Turn, retryAfterMs: number): void {
+		if (turn.number <= this.turnsBeforeEpisode) {
+			// Part of the current episode: its wait counts from when the episode started, not from its
+			// own later answer. Safe: a pause too short costs one more 429 (nothing done), never a send.
+			this.resumeAt = Math.max(this.resumeAt, this.episodeStartedAt + retryAfterMs);
+			return;
+		}
+		const now = Date.now();
+		// Without a limit yet, what was in flight is whatever the callers started, possibly many times
+		// what the service takes: the limit becomes what it admitted of them. With one, it halves.
+		const decreased =
+			this.limit === Infinity
+				? this.admitted
+				: Math.floor(Math.min(this.limit, this.inFlight + 1) / 2);
+		this.limit = Math.min(this.limit, Math.max(1, decreased, this.admittedInFlight(now)));
 		this.successes = 0;
-		this.resumeAt = Math.max(this.resumeAt, Date.now() + retryAfterMs);
+		this.turnsBeforeEpisode = this.turns;
+		this.episodeStartedAt = now;
+		this.resumeAt = Math.max(this.resumeAt, now + retryAfterMs);
+		// The next evidence: what the service admits once the pause is over.
+		this.admittedSince = this.resumeAt;
+		this.admitted = 0;
 	}
 
 	/** An answer that was not a 429: after `limit` of them, one more may be in flight. */
-	answered(): void {
+	answered(turn: Turn, status: number): void {
+		const now = Date.now();
+		// A 5xx may come from a gateway that never reached the service: no evidence of admission.
+		if (status < 500) {
+			this.shortestRoundTripMs = Math.min(this.shortestRoundTripMs, now - turn.startedAt);
+			if (turn.startedAt >= this.admittedSince) this.admitted++;
+		}
 		if (this.limit === Infinity || ++this.successes < this.limit) return;
 		this.successes = 0;
 		this.limit = this.limit + 1 >= UNLIMITED_FROM ? Infinity : this.limit + 1;
 		this.waiting.shift()?.();
+	}
+
+	/**
+	 * How many in flight the evidence shows the service admits: admitted answers per second since
+	 * `admittedSince` times the shortest round trip (rounded down: a pace slower than the evidence).
+	 */
+	private admittedInFlight(now: number): number {
+		const windowMs = now - this.admittedSince;
+		if (windowMs <= 0 || this.shortestRoundTripMs === Infinity) return 0;
+		return Math.floor((this.admitted / windowMs) * this.shortestRoundTripMs);
 	}
 }

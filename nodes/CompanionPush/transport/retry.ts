@@ -123,7 +123,7 @@ export class Tries {
 	async send(): Promise<FinalAnswer> {
 		const pace = paceOf(this.context);
 		for (;;) {
-			await pace.acquire();
+			const turn = await pace.acquire();
 			let answer: Answer;
 			try {
 				await this.call.beforeRequest?.(this.call.timeoutMs ?? DEFAULT_TIMEOUT_MS);
@@ -154,10 +154,10 @@ export class Tries {
 					asked <= this.policy.maxRetryAfterMs &&
 					++this.rateLimited <= this.policy.maxRateLimitedTries
 				) {
-					pace.rateLimited(asked);
+					pace.rateLimited(turn, asked);
 					continue;
 				}
-			} else if (answer.kind === 'answer') pace.answered();
+			} else if (answer.kind === 'answer') pace.answered(turn, answer.status);
 			return answer;
 		}
 	}
