@@ -564,11 +564,20 @@ describe('never twice in a real n8n', () => {
 			expect(rerun.status).toBe('success');
 			const rerunItems = await outputOf(rerun.id, 'Send');
 			expect(rerunItems).toHaveLength(200);
-			// n8n killed while a claim was being written (between its two writes) leaves that one event
-			// "unknown": visible, never sent. Claims are written one at a time, so at most one.
+			// n8n killed while claims were being written (between their two writes) leaves those events
+			// "unknown": visible, never sent. The claims waiting in this process go in together, one
+			// turn of the keys' row, so as many as were claimed in that turn; nothing else is unknown.
 			const unknownItems = rerunItems.filter((item) => typeof item.error === 'string');
-			expect(unknownItems.every((item) => /the outcome is unknown/.test(item.error))).toBe(true);
-			expect(unknownItems.length).toBeLessThanOrEqual(1);
+			for (const item of unknownItems)
+				console.log(`${TAG} re-run item left unknown: ${item.error}`);
+			expect(
+				unknownItems.filter(
+					(item) =>
+						!/the outcome is unknown .*when cannot be told .*n8n stopped while the key was being written/.test(
+							item.error,
+						),
+				),
+			).toEqual([]);
 			const unknownUsers = unknownItems.map((item) => item.targetUserIds[0]);
 			expect(
 				rerunItems.every(
