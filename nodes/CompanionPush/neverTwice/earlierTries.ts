@@ -42,11 +42,12 @@ const CONTEXT_KEY = 'companionPushSends';
 
 /**
  * Records of this node's run that its later tries read, in the execution's own context data under
- * `contextKey` (why there: the top of this file). Keys start with `prefix`, the node's run index.
+ * `contextKey` (why there: the top of this file). Each is kept under the node's run index and the
+ * run-local key it is given, so that another run of the node in the execution has records of its own.
  */
 export class NodeRunRecords<T> {
-	readonly records: Record<string, T>;
-	readonly prefix: string;
+	private readonly records: Record<string, T>;
+	private readonly prefix: string;
 
 	constructor(context: IExecuteFunctions, contextKey: string) {
 		const nodeContext = context.getContext('node');
@@ -58,6 +59,26 @@ export class NodeRunRecords<T> {
 		this.prefix = `${Number.isInteger(runIndex) ? runIndex : 0}:`;
 	}
 
+	get(key: string): T | undefined {
+		return this.records[this.prefix + key];
+	}
+
+	set(key: string, value: T): void {
+		this.records[this.prefix + key] = value;
+	}
+
+	delete(key: string): void {
+		delete this.records[this.prefix + key];
+	}
+
+	/** The rest of this run's keys that start with `start`. */
+	keysAfter(start: string): string[] {
+		const prefix = this.prefix + start;
+		return Object.keys(this.records)
+			.filter((key) => key.startsWith(prefix))
+			.map((key) => key.slice(prefix.length));
+	}
+
 	/** The run finished: nothing will run it again, so its records would only weigh on the execution data. */
 	forgetRun(): void {
 		for (const key of Object.keys(this.records))
@@ -67,20 +88,17 @@ export class NodeRunRecords<T> {
 
 export class EarlierTries {
 	private readonly run: NodeRunRecords<EarlierSend>;
-	private readonly records: Record<string, EarlierSend>;
-	private readonly prefix: string;
 
 	constructor(context: IExecuteFunctions) {
 		this.run = new NodeRunRecords<EarlierSend>(context, CONTEXT_KEY);
-		({ records: this.records, prefix: this.prefix } = this.run);
 	}
 
 	private key(itemIndex: number, batchId: string): string {
-		return `${this.prefix}${itemIndex}:${batchId}`;
+		return `${itemIndex}:${batchId}`;
 	}
 
 	get(itemIndex: number, batchId: string): EarlierSend | undefined {
-		return this.records[this.key(itemIndex, batchId)];
+		return this.run.get(this.key(itemIndex, batchId));
 	}
 
 	/** The owner of a batch's send: the earlier tries' one, or a new one. */
@@ -90,14 +108,11 @@ export class EarlierTries {
 
 	/** The content ids of the batches earlier tries sent or left unknown for an item. */
 	batchesOf(itemIndex: number): string[] {
-		const prefix = `${this.prefix}${itemIndex}:`;
-		return Object.keys(this.records)
-			.filter((key) => key.startsWith(prefix))
-			.map((key) => key.slice(prefix.length));
+		return this.run.keysAfter(`${itemIndex}:`);
 	}
 
 	sent(itemIndex: number, batchId: string, owner: string, id: string, status: string): void {
-		this.records[this.key(itemIndex, batchId)] = { owner, id, status };
+		this.run.set(this.key(itemIndex, batchId), { owner, id, status });
 	}
 
 	acceptedWithoutId(
@@ -107,23 +122,23 @@ export class EarlierTries {
 		since: number,
 		until: number,
 	): void {
-		this.records[this.key(itemIndex, batchId)] = {
+		this.run.set(this.key(itemIndex, batchId), {
 			owner,
 			acceptedSince: since,
 			acceptedUntil: until,
-		};
+		});
 	}
 
 	unknown(itemIndex: number, batchId: string, owner: string, since: number, until: number): void {
-		this.records[this.key(itemIndex, batchId)] = {
+		this.run.set(this.key(itemIndex, batchId), {
 			owner,
 			unknownSince: since,
 			unknownUntil: until,
-		};
+		});
 	}
 
 	notSent(itemIndex: number, batchId: string): void {
-		delete this.records[this.key(itemIndex, batchId)];
+		this.run.delete(this.key(itemIndex, batchId));
 	}
 
 	forgetRun(): void {

@@ -57,12 +57,10 @@ const CONTEXT_KEY = 'companionPushDigests';
 function earlierTries(context: IExecuteFunctions) {
 	const run = new NodeRunRecords<EarlierDigest>(context, CONTEXT_KEY);
 	const key = (event: DigestEvent) =>
-		`${run.prefix}${event.item.itemIndex}:${JSON.stringify([event.userId, event.rule.digestKey])}`;
+		`${event.item.itemIndex}:${JSON.stringify([event.userId, event.rule.digestKey])}`;
 	return {
-		get: (event: DigestEvent): EarlierDigest | undefined => run.records[key(event)],
-		set: (event: DigestEvent, value: EarlierDigest) => {
-			run.records[key(event)] = value;
-		},
+		get: (event: DigestEvent): EarlierDigest | undefined => run.get(key(event)),
+		set: (event: DigestEvent, value: EarlierDigest) => run.set(key(event), value),
 		forgetRun: () => run.forgetRun(),
 	};
 }
