@@ -67,10 +67,17 @@ function tagged(error: unknown, outcome: FailedSendOutcome): unknown {
 	return error;
 }
 
+/** The outcome a send error was tagged with (see FailedSendOutcome); undefined when none. */
+export function taggedSendOutcome(error: unknown): FailedSendOutcome | undefined {
+	const outcome = (error as { context?: { sendOutcome?: unknown } })?.context?.sendOutcome;
+	return outcome === 'notSent' || outcome === 'accepted' || outcome === 'unknown'
+		? outcome
+		: undefined;
+}
+
 /** The outcome a send error carries (see FailedSendOutcome); `unknown` when it carries none. */
 export function failedSendOutcome(error: unknown): FailedSendOutcome {
-	const outcome = (error as { context?: { sendOutcome?: unknown } })?.context?.sendOutcome;
-	return outcome === 'notSent' || outcome === 'accepted' ? outcome : 'unknown';
+	return taggedSendOutcome(error) ?? 'unknown';
 }
 
 /** Where in the list of sends to look for it, in words. */

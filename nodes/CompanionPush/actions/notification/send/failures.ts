@@ -7,6 +7,7 @@ import type {
 
 import type { PoolResult } from '../../../helpers/pool';
 import { asNodeError } from '../../../nodeErrors';
+import { taggedSendOutcome } from '../../../transport';
 import type { SendGroup, SendTask } from './types';
 
 /*
@@ -33,12 +34,10 @@ function firstOf(entries: string[], separator = ', '): string {
  * gone out (its outcome unknown, or accepted without a readable id) also why and how to check, as
  * its own error item would say: nothing else names it when the node stops. */
 function inBrief(error: unknown): string {
-	const { message, description, context } = error as {
-		message: string;
-		description?: unknown;
-		context?: { sendOutcome?: unknown };
-	};
-	const mayHaveGoneOut = context?.sendOutcome === 'unknown' || context?.sendOutcome === 'accepted';
+	const { message, description } = error as { message: string; description?: unknown };
+	// Only a tagged outcome: an error the send path never tagged is no send that may have gone out.
+	const outcome = taggedSendOutcome(error);
+	const mayHaveGoneOut = outcome === 'unknown' || outcome === 'accepted';
 	return mayHaveGoneOut && typeof description === 'string' && description !== ''
 		? `${message} — ${description}`
 		: message;
