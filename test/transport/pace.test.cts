@@ -18,7 +18,7 @@ import {
 	storeFor,
 	useTestSandboxes,
 } from '../harness/index.cts';
-import type { Sandbox } from '../../sandbox/index.cts';
+import type { Sandbox, SandboxOptions } from '../../sandbox/index.cts';
 
 describe('the rules, on the clock of the test', () => {
 	beforeEach(() => jest.useFakeTimers({ now: 1_000_000 }));
@@ -176,21 +176,22 @@ describe("against the sandbox's limits: every item once, the pace learns", () =>
 		resetProcessState();
 	});
 
-	test('a rate limit (20/s, answers held 100 ms): one decrease per pause, never below what it admits', async () => {
-		const sandbox = await sandboxes.start({
-			...NODE_SANDBOX,
-			seedUsers: 200,
-			latencyMs: 100,
-			rateLimitPerSecond: 20,
-		});
+	/** 60 items, one send each to one person, all started at once against a sandbox under `limits`
+	 * (answers held `latencyMs`): every item sent, each person once. */
+	const sendSixtyUnder = async (limits: SandboxOptions) => {
+		const sandbox = await sandboxes.start({ ...NODE_SANDBOX, seedUsers: 200, ...limits });
 		const users = sandbox.orgs.primary.usersOfKind('onePhone', 60);
-		const { decreases, limits } = watchDecreases();
-
 		const run = await sendEach(sandbox, users);
-
 		expect(run.error).toBeUndefined();
 		expect(jsonOf(run.items).filter((json) => typeof json.id === 'string')).toHaveLength(60);
 		expect(registeredRecipients(sandbox)).toEqual([...users].sort());
+		return sandbox;
+	};
+
+	test('a rate limit (20/s, answers held 100 ms): one decrease per pause, never below what it admits', async () => {
+		const { decreases, limits } = watchDecreases();
+		const sandbox = await sendSixtyUnder({ latencyMs: 100, rateLimitPerSecond: 20 });
+
 		expect(refusedBy(sandbox, 'rateLimitPerSecond').length).toBeGreaterThan(0);
 		// Retry-After is 1 s: a request that can bring news starts after the pause, so two decreases
 		// are at least that far apart (one per episode, however many 429s it had).
@@ -202,18 +203,8 @@ describe("against the sandbox's limits: every item once, the pace learns", () =>
 	});
 
 	test('a cap of 4 in flight (answers held 30 ms): 60 sends converge, none failed, none twice', async () => {
-		const sandbox = await sandboxes.start({
-			...NODE_SANDBOX,
-			seedUsers: 200,
-			latencyMs: 30,
-			maxInFlight: 4,
-		});
-		const users = sandbox.orgs.primary.usersOfKind('onePhone', 60);
-		const run = await sendEach(sandbox, users);
+		const sandbox = await sendSixtyUnder({ latencyMs: 30, maxInFlight: 4 });
 
-		expect(run.error).toBeUndefined();
-		expect(jsonOf(run.items).filter((json) => typeof json.id === 'string')).toHaveLength(60);
-		expect(registeredRecipients(sandbox)).toEqual([...users].sort());
 		const refusals = refusedBy(sandbox, 'maxInFlight');
 		expect(refusals.length).toBeGreaterThan(0);
 		// The opening burst (60 at once) meets about 56 refusals; after its pause (Retry-After: 1) the
