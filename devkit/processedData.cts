@@ -302,11 +302,17 @@ export interface StoreContext {
 /**
  * A node context of workflow `workflowId` over the store stand-in, without the rest of n8n: for the
  * keys' tests and bench, which play several n8n processes (each its own context; `nodeType` tells
- * their statements apart in the store's `stall`).
+ * their statements apart in the store's `stall`). `beforeWrite` runs before each call that writes
+ * (a record or a removal), with its scope: a test can stop the process there by throwing.
  */
 export function storeContext(
 	store: MemoryProcessedData,
-	{ workflowId = 'wf-lock', nodeId = 'n-lock', nodeType = 'companionPush' } = {},
+	{
+		workflowId = 'wf-lock',
+		nodeId = 'n-lock',
+		nodeType = 'companionPush',
+		beforeWrite = (_scope: DeduplicationScope): void => undefined,
+	} = {},
 ): StoreContext {
 	const where = {
 		workflow: { id: workflowId, active: true },
@@ -318,12 +324,18 @@ export function storeContext(
 			items: DeduplicationItemTypes[],
 			scope: DeduplicationScope,
 			options: ICheckProcessedOptions,
-		) => await store.checkProcessedAndRecord(items, scope, where, options),
+		) => {
+			beforeWrite(scope);
+			return await store.checkProcessedAndRecord(items, scope, where, options);
+		},
 		removeProcessed: async (
 			items: DeduplicationItemTypes[],
 			scope: DeduplicationScope,
 			options: ICheckProcessedOptions,
-		) => await store.removeProcessed(items, scope, where, options),
+		) => {
+			beforeWrite(scope);
+			await store.removeProcessed(items, scope, where, options);
+		},
 		clearAllProcessedItems: async (scope: DeduplicationScope) =>
 			await store.clearAllProcessedItems(scope, where),
 		getProcessedDataCount: async (scope: DeduplicationScope, options: ICheckProcessedOptions) =>

@@ -8,12 +8,7 @@
  * A run is an IdempotencyKeys over n8n's processed-data store (devkit/processedData.cts) whose
  * writes to the keys' row stop after the k-th: every later call fails, as in a process that is gone.
  */
-import type {
-	DeduplicationScope,
-	ICheckProcessedOptions,
-	IDataObject,
-	IExecuteFunctions,
-} from 'n8n-workflow';
+import type { IDataObject } from 'n8n-workflow';
 
 import { IdempotencyKeys } from '../../nodes/CompanionPush/neverTwice/idempotencyKeys';
 import type {
@@ -23,10 +18,9 @@ import type {
 } from '../../nodes/CompanionPush/neverTwice/idempotencyKeys';
 import { MINUTE_MS } from '../../nodes/CompanionPush/helpers/time';
 import { DEFAULT_TIMINGS, resetProcessState } from '../../nodes/CompanionPush/processState';
-import { MemoryProcessedData, passTime } from '../harness/index.cts';
+import { MemoryProcessedData, passTime, storeContext } from '../harness/index.cts';
 
 const KEY: IdempotencyKey = { key: 'order-7: shipped', scope: 'node', keysToKeep: 100 };
-const WHERE = { workflow: { id: 'wf-crash', active: true }, node: { id: 'n-crash' } as never };
 
 /** A run of the node in a process that dies after `writesBeforeDeath` writes of the keys' row. */
 function runIn(
@@ -38,35 +32,14 @@ function runIn(
 		if (writes >= writesBeforeDeath) throw new Error('n8n was killed');
 		writes++;
 	};
-	const helpers = {
+	const { context } = storeContext(store, {
+		workflowId: 'wf-crash',
+		nodeId: 'n-crash',
 		// The keys' row is the node's; the lock's, the workflow's.
-		checkProcessedAndRecord: async (
-			items: string[],
-			scope: DeduplicationScope,
-			options: ICheckProcessedOptions,
-		) => {
+		beforeWrite: (scope) => {
 			if (scope === 'node') keysRowWrite();
-			return await store.checkProcessedAndRecord(items, scope, WHERE, options);
 		},
-		removeProcessed: async (
-			items: string[],
-			scope: DeduplicationScope,
-			options: ICheckProcessedOptions,
-		) => {
-			if (scope === 'node') keysRowWrite();
-			await store.removeProcessed(items, scope, WHERE, options);
-		},
-		clearAllProcessedItems: async (scope: DeduplicationScope) =>
-			await store.clearAllProcessedItems(scope, WHERE),
-		getProcessedDataCount: async (scope: DeduplicationScope, options: ICheckProcessedOptions) =>
-			await store.getProcessedDataCount(scope, WHERE, options),
-	};
-	const context = {
-		helpers,
-		getWorkflow: () => ({ id: WHERE.workflow.id }),
-		getNode: () => ({ id: 'n-crash', name: 'Send' }),
-		logger: { warn: () => undefined },
-	} as unknown as IExecuteFunctions;
+	});
 	return { keys: new IdempotencyKeys(context), writes: () => writes };
 }
 
