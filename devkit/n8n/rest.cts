@@ -8,16 +8,38 @@ import { parse as parseFlatted } from 'flatted';
 import { waitFor } from '../waitFor.cts';
 import { OWNER_EMAIL, OWNER_PASSWORD } from './home.cts';
 
-/** An HTTP call with a JSON body and answer (`json` is undefined when the body is not JSON). */
-export async function request(
+type RequestOptions = {
+	method?: string;
+	headers?: Record<string, string>;
+	body?: unknown;
+	timeoutMs?: number;
+};
+type Answer = { status: number; headers: Headers; text: string; json: any };
+
+// n8n pings its database every 2 s and, while a ping fails or is slower than its timeout (5 s: a
+// busy SQLite on a loaded machine), answers every request with this 503 from a middleware that runs
+// before any route, so the request did nothing and may be made again.
+const DATABASE_NOT_READY = 'Database is not ready!';
+
+/**
+ * An HTTP call with a JSON body and answer (`json` is undefined when the body is not JSON). While
+ * n8n answers that its database is not ready, the call is made again until its own timeout is spent;
+ * then that answer is returned.
+ */
+export async function request(url: string, options: RequestOptions = {}): Promise<Answer> {
+	const deadline = Date.now() + (options.timeoutMs ?? 30_000);
+	for (;;) {
+		const answer = await requestOnce(url, options);
+		const databaseNotReady = answer.status === 503 && answer.text.includes(DATABASE_NOT_READY);
+		if (!databaseNotReady || Date.now() + 500 > deadline) return answer;
+		await sleep(500);
+	}
+}
+
+async function requestOnce(
 	url: string,
-	{
-		method = 'GET',
-		headers = {},
-		body,
-		timeoutMs = 30_000,
-	}: { method?: string; headers?: Record<string, string>; body?: unknown; timeoutMs?: number } = {},
-): Promise<{ status: number; headers: Headers; text: string; json: any }> {
+	{ method = 'GET', headers = {}, body, timeoutMs = 30_000 }: RequestOptions,
+): Promise<Answer> {
 	const response = await fetch(url, {
 		method,
 		headers: {
