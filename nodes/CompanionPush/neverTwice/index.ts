@@ -2,7 +2,7 @@ import { NodeOperationError } from 'n8n-workflow';
 import type { IExecuteFunctions } from 'n8n-workflow';
 
 import { asNodeError } from '../nodeErrors';
-import { failedSendOutcome } from '../transport';
+import { failedSendOutcome, tagged } from '../transport';
 import type { EarlierAttempt, SendOptions, SendOutcome } from '../transport';
 import { EarlierTries } from './earlierTries';
 import type { EarlierSend } from './earlierTries';
@@ -285,8 +285,7 @@ export class NeverTwice {
 				description: `${check} If they did not get it, send it again without the earlier run's records (a new execution, or a new Idempotency Key).`,
 			},
 		);
-		error.context.sendOutcome = 'unknown';
-		return error;
+		return tagged(error, 'unknown');
 	}
 
 	/** Ends every event, also those a failure cut short: their keys say what was sent. */

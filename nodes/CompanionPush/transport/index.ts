@@ -16,7 +16,7 @@ export {
 	listUsersPage,
 	USER_PAGE_SIZE,
 } from './endpoints';
-export { failedSendOutcome, sendNotification, taggedSendOutcome } from './safeSend/send';
+export { failedSendOutcome, sendNotification, tagged, taggedSendOutcome } from './safeSend/send';
 export type { EarlierAttempt, SendOptions, SendOutcome } from './safeSend/send';
 export { parseErrorBody } from './errors';
 export type {

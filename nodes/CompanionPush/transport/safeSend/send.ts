@@ -61,7 +61,8 @@ export interface SendOptions {
  * id could not be read nor found: registered, never to be sent again). */
 export type FailedSendOutcome = 'notSent' | 'unknown' | 'accepted';
 
-function tagged(error: unknown, outcome: FailedSendOutcome): unknown {
+/** Tags a send error with what the send left behind; returns the error. */
+export function tagged<E>(error: E, outcome: FailedSendOutcome): E {
 	if (error instanceof NodeApiError || error instanceof NodeOperationError)
 		error.context.sendOutcome = outcome;
 	return error;
