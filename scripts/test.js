@@ -17,6 +17,7 @@
 'use strict';
 
 const { spawn } = require('node:child_process');
+const { stripVTControlCharacters } = require('node:util');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
@@ -49,6 +50,28 @@ function readJestResults(file) {
 	} catch {
 		return undefined;
 	}
+}
+
+/** The first failures of a jest run, a few lines each: the summary is the part of a long log
+ * that gets read, so it says what failed and why. */
+function firstFailures(results, most = 3) {
+	const failures = [];
+	for (const file of results.testResults ?? []) {
+		const failedTests = (file.assertionResults ?? []).filter((test) => test.status === 'failed');
+		for (const test of failedTests)
+			failures.push({ name: test.fullName, message: (test.failureMessages ?? [])[0] ?? '' });
+		if (failedTests.length === 0 && file.failureMessage)
+			failures.push({ name: path.basename(file.name), message: file.failureMessage });
+	}
+	return failures.slice(0, most).map(({ name, message }) => {
+		const lines = stripVTControlCharacters(message)
+			.split('\n')
+			.map((line) => line.trim())
+			.filter(Boolean)
+			.slice(0, 6)
+			.map((line) => `      ${line.slice(0, 300)}`);
+		return [`  - ${name}`, ...lines].join('\n');
+	});
 }
 
 function duration(ms) {
@@ -122,6 +145,7 @@ async function main() {
 	let passed = 0;
 	let failed = 0;
 	const report = new Map();
+	const failuresOf = new Map();
 	const started = Date.now();
 
 	const runStep = async (step, logFile) => {
@@ -154,6 +178,7 @@ async function main() {
 		}
 		passed += results.numPassedTests;
 		failed += results.numFailedTests;
+		failuresOf.set(step, firstFailures(results));
 		const broken =
 			results.numRuntimeErrorTestSuites +
 			(code !== 0 && results.numFailedTests === 0 && results.numRuntimeErrorTestSuites === 0
@@ -185,6 +210,9 @@ async function main() {
 
 	console.log(`\n=== summary (${duration(Date.now() - started)})`);
 	for (const step of steps) if (report.has(step)) console.log(report.get(step));
+	for (const step of steps)
+		if (failuresOf.get(step)?.length)
+			console.log(`${step.name}, first failures:\n${failuresOf.get(step).join('\n')}`);
 	if (stopped) console.log('(stopped: nothing can be tested without a build)');
 	console.log(`${passed} passed, ${failed} failed`);
 	process.exitCode = failed > 0 ? 1 : 0;
