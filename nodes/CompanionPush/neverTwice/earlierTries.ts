@@ -81,8 +81,7 @@ export class NodeRunRecords<T> {
 
 	/** The run finished: nothing will run it again, so its records would only weigh on the execution data. */
 	forgetRun(): void {
-		for (const key of Object.keys(this.records))
-			if (key.startsWith(this.prefix)) delete this.records[key];
+		for (const key of this.keysAfter('')) this.delete(key);
 	}
 }
 
