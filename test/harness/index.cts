@@ -5,7 +5,7 @@
  *   sandboxes.ts      sandboxes per describe block or per test, stopped when it ends (also on failure)
  *   api.ts            the sandbox's API with plain fetch, as another client of the organization
  *   requestLog.ts     counts and sends read from the sandbox's request log
- *   nodeRuns.ts       the action node run in n8n's engine against a sandbox, and its output
+ *   nodeRuns.ts       the action node run in n8n's engine against a sandbox, its output and context data
  *   probes.ts         transport functions run inside a real node execution
  *   trigger.ts        the trigger polled as an active workflow, against a manual-clock sandbox
  *   fakeApi.ts        APIs answering shapes the sandbox never produces

@@ -2,7 +2,7 @@
  * The Companion Push action node run through n8n-core's real WorkflowExecute (devkit/engine.cts)
  * against a sandbox, and what tests read from its output.
  */
-import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
+import type { IDataObject, INodeExecutionData, IRun } from 'n8n-workflow';
 
 import { registerNodeType, runNode } from '../../devkit/engine.cts';
 import type { CredentialStore, NodeRunResult } from '../../devkit/engine.cts';
@@ -36,6 +36,12 @@ export async function runOn(sandbox: Sandbox, options: RunOptions): Promise<Node
 
 export function jsonOf(items: INodeExecutionData[]): IDataObject[] {
 	return items.map((item) => item.json);
+}
+
+/** The node's own context data (`this.getContext('node')`) as the run left it: what n8n saves with
+ * the execution, and what a retry of it starts from. */
+export function nodeContextOf(run: IRun, nodeName = 'Companion Push'): IDataObject | undefined {
+	return run.data.executionData?.contextData[`node:${nodeName}`];
 }
 
 /** The input items each output item is paired with, as lists of indexes (n8n accepts one

@@ -21,6 +21,7 @@ import {
 	notificationsPerUser,
 	runWithLaterSend,
 	NODE_SANDBOX,
+	nodeContextOf,
 	pairedOf,
 	registeredSends,
 	SEND,
@@ -239,6 +240,21 @@ describe('never twice: n8n runs the node again', () => {
 			false,
 			false,
 		]);
+	});
+
+	test("the records of what a run sent stay in the execution's data while it failed (a retry reads them), and go once a run succeeds", async () => {
+		sandbox.addFault({ endpoint: SEND, kind: 'forbidden', skip: 2, times: 1 });
+		const workflow = nodeWorkflow(perUserRun());
+		const failed = await runWorkflow(workflow);
+		expect(nodeResult(failed).error).toBeDefined();
+		// The two sends made before the refusal: without them a retry would send them again.
+		const failedRecords = nodeContextOf(failed)?.companionPushSends as IDataObject;
+		expect(Object.keys(failedRecords)).toHaveLength(2);
+
+		const retried = await retryWorkflow(workflow, failed);
+		expect(nodeResult(retried).error).toBeUndefined();
+		// Nothing runs a succeeded run again: its records would only weigh on every saved execution.
+		expect(nodeContextOf(retried)?.companionPushSends).toEqual({});
 	});
 
 	test('a retried execution looks up a send whose answer was lost, and does not send it again', async () => {

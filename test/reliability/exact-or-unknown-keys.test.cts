@@ -168,6 +168,28 @@ describe('exact or unknown: Idempotency Keys', () => {
 		expect(logOf(sandbox, SEND_LIST).length).toBe(listReadsBefore);
 	});
 
+	test('two keyed events that cannot be told sent or not, Continue On Fail off: the error that stops the run names the other one with why and how to check', async () => {
+		// Runs that died after claiming both keys for other people: either may have sent to these.
+		await leaveCrashedClaim(store, 'k-first', [users[2]], 3);
+		await leaveCrashedClaim(store, 'k-second', [users[3]], 3);
+		// Both at once, so the second fails beside the first instead of never starting.
+		const result = await runOnce(
+			keyedRun(
+				sandbox,
+				[...event('k-first'), ...event('k-second', users[1])],
+				{ maxParallelRequests: 2 },
+				{ continueOnFail: false },
+			),
+		);
+
+		expect(logOf(sandbox, SEND)).toHaveLength(0);
+		expect(result.error?.message).toContain('"k-first" for other recipients');
+		// n8n drops the output with the error: only the error tells the user to check item 1's send.
+		expect(result.error?.description).toContain(
+			'Also failed: item 1 (Sending the notification: the outcome is unknown (an earlier run claimed the Idempotency Key "k-second" for other recipients, and may have sent to some of these), so it was not sent — Check the list of sends (Notification > Get Many) for sends titled "Shift change" to learn who was notified.',
+		);
+	});
+
 	test('a re-run of a keyed event whose audience changed: the batch not proven sent ends "unknown", not sent', async () => {
 		const run = (userIds: string[]) =>
 			keyedRun(sandbox, [{ userId: userIds, key: 'digest-7' }], { batchSize: 2 });
