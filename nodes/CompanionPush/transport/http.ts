@@ -12,6 +12,7 @@ import { withoutUserInfo } from '../../../credentials/CompanionPushApi.credentia
 import { CREDENTIAL_TYPE } from '../processState';
 import type { RenewalFailure } from '../processState';
 import { redactSecrets } from './redaction';
+import { letIoThrough } from './requestStarts';
 
 /** Every n8n context the nodes call the API from. */
 export type CompanionPushContext = IExecuteFunctions | IPollFunctions | ILoadOptionsFunctions;
@@ -171,6 +172,8 @@ export async function requestOnce(
 		stored.accessToken,
 		credentials?.accessToken,
 	];
+	// Hundreds started at once would all be built before the first leaves (requestStarts.ts).
+	await letIoThrough();
 	try {
 		const response = (await context.helpers.httpRequestWithAuthentication.call(
 			context,
