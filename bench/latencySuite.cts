@@ -160,7 +160,7 @@ function rateLimitRows(
 	});
 	if (!cleanOk || !timeOk)
 		misses.push(
-			`Row 9 at ${r.latencyMs} ms (${r.failedItems} failed, ${r.duplicates} duplicates of ${r.registered} sends registered; ${ratio(wallRatio)} of the ${ms(r.allowedMs)} the limit allows${r.error ? `; the node stopped on "${r.error}"` : ''}): ${r.refused} requests were refused with 429. Between refusals the pace leaves the bucket little to spare; the time goes at the start (every item's request starts at once, and the first reaches the sandbox only once the process has started them all) and at the end (Retry-After is in whole seconds, at least 1 s: the last pause waits out a whole second for the few items left).`,
+			`Row 9 at ${r.latencyMs} ms (${r.failedItems} failed, ${r.duplicates} duplicates of ${r.registered} sends registered; ${ratio(wallRatio)} of the ${ms(r.allowedMs)} the limit allows${r.error ? `; the node stopped on "${r.error}"` : ''}): ${r.refused} requests were refused with 429. Between refusals the pace leaves the bucket little to spare; the time goes at the start (the requests leave as the process builds them, and those out before the first 429 is heard are refused and wait out its pause) and at the end (Retry-After is in whole seconds, at least 1 s: the last pause waits out a whole second for the few items left).`,
 		);
 }
 

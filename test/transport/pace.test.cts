@@ -69,6 +69,22 @@ describe('the rules, on the clock of the test', () => {
 		expect(pace.limit).toBe(3);
 	});
 
+	test('the first 429 after requests that left two at a time: the limit is 2, not all that were admitted', async () => {
+		const pace = new Pace();
+		// 8 turns taken at once (before the token came), whose requests leave two at a time.
+		const burst = await turns(pace, 8);
+		for (let pair = 0; pair < 3; pair++) {
+			for (const turn of burst.slice(2 * pair, 2 * pair + 2)) pace.wentOut(turn);
+			jest.advanceTimersByTime(40);
+			for (const turn of burst.slice(2 * pair, 2 * pair + 2)) admitted(pace, turn);
+		}
+		// The next is refused as it arrives.
+		pace.wentOut(burst[6]);
+		refused(pace, burst[6]);
+		// 6 admitted in the 120 ms since the first left, 40 ms each: 2 at once.
+		expect(pace.limit).toBe(2);
+	});
+
 	test('a burst refused one 429 after another: the limit halves once, the pause runs from the first', async () => {
 		const pace = new Pace();
 		await openingBurst(pace, 4);

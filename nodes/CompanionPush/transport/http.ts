@@ -31,6 +31,8 @@ export interface ApiCall {
 	timeoutMs?: number;
 	/** Called before each request goes out, with its timeout; throws when it must not start. */
 	beforeRequest?: (timeoutMs: number) => Promise<void>;
+	/** Called as each request leaves, once the process let it be built (requestStarts.ts). */
+	wentOut?: () => void;
 }
 
 /** What one request came back with: an answer (any status), no answer at all (connection failed,
@@ -174,6 +176,7 @@ export async function requestOnce(
 	];
 	// Hundreds started at once would all be built before the first leaves (requestStarts.ts).
 	await letIoThrough();
+	call.wentOut?.();
 	try {
 		const response = (await context.helpers.httpRequestWithAuthentication.call(
 			context,

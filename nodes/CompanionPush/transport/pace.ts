@@ -7,20 +7,21 @@ const UNLIMITED_FROM = 1000;
 export interface Turn {
 	/** Which request of the credential it was (1 for the first): places it before or after a 429. */
 	readonly number: number;
-	/** When it went out (this process's clock). */
-	readonly startedAt: number;
+	/** When its request went out (this process's clock): when it took its turn, until `wentOut`. */
+	startedAt: number;
 }
 
 /**
  * How many requests of one credential may be in flight, adapted to the service, whose rate limits
  * the spec does not show. No limit of its own until the service answers 429. A 429 starts an
- * episode: the limit becomes what the service admitted of the requests started so far (the first
- * time) or halves (after that), and every request of the credential waits out the `Retry-After`. The
- * 429s of requests that went out before the episode started are the same news (the service had not
- * yet seen us slow down), so they neither halve again nor move the pause (TCP, likewise, decreases
- * once per round trip). The limit never falls below what the service was seen to admit: a rate
- * limit caps starts per second, and keeping up the rate it admitted (its admitted answers per
- * second since the last pause) takes that rate times the shortest round trip in flight. After that
+ * episode: the limit becomes what the service was seen to admit (the first time) or halves (after
+ * that), and every request of the credential waits out the `Retry-After`. The 429s of requests that
+ * went out before the episode started are the same news (the service had not yet seen us slow
+ * down), so they neither halve again nor move the pause (TCP, likewise, decreases once per round
+ * trip). What the service was seen to admit is the in-flight that keeps up the rate it admitted:
+ * its admitted answers per second (since the current burst started, or since the last pause) times
+ * the shortest round trip. A count of the admitted answers would not do: requests that left one
+ * after another were admitted one after another. The limit never falls below it. After that
  * many answers without a 429 one more may be in flight (additive increase). Reads and sends share
  * it. The callers' own bound (Max Parallel Requests) applies on top.
  * Process memory (processState.paces): with several processes each adapts on its own.
@@ -37,6 +38,8 @@ export class Pace {
 	private episodeStartedAt = 0;
 	/** The evidence: admitted answers of requests started since `admittedSince`, the shortest round trip. */
 	private admittedSince = 0;
+	/** A burst has started (nothing was in flight) and its first request has not gone out yet. */
+	private burstStarting = false;
 	private admitted = 0;
 	private shortestRoundTripMs = Infinity;
 
@@ -53,10 +56,25 @@ export class Pace {
 				if (this.inFlight === 0 && this.limit === Infinity) {
 					this.admittedSince = startedAt;
 					this.admitted = 0;
+					this.burstStarting = true;
 				}
 				this.inFlight++;
 				return { number: ++this.turns, startedAt };
 			}
+		}
+	}
+
+	/**
+	 * The turn's request leaves now. A turn is taken before the token is there and before the
+	 * process lets the request be built (requestStarts.ts): the burst's evidence starts when its
+	 * first request leaves, and a round trip when its own request does. Called again for a request
+	 * made again within the turn (after a 401).
+	 */
+	wentOut(turn: Turn): void {
+		turn.startedAt = Date.now();
+		if (this.burstStarting) {
+			this.burstStarting = false;
+			this.admittedSince = turn.startedAt;
 		}
 	}
 
@@ -75,11 +93,9 @@ export class Pace {
 		}
 		const now = Date.now();
 		// Without a limit yet, what was in flight is whatever the callers started, possibly many times
-		// what the service takes: the limit becomes what it admitted of them. With one, it halves.
+		// what the service takes: the limit becomes what it was seen to admit. With one, it halves.
 		const decreased =
-			this.limit === Infinity
-				? this.admitted
-				: Math.floor(Math.min(this.limit, this.inFlight + 1) / 2);
+			this.limit === Infinity ? 0 : Math.floor(Math.min(this.limit, this.inFlight + 1) / 2);
 		this.limit = Math.min(this.limit, Math.max(1, decreased, this.admittedInFlight(now)));
 		this.successes = 0;
 		this.turnsBeforeEpisode = this.turns;
@@ -88,6 +104,7 @@ export class Pace {
 		// The next evidence: what the service admits once the pause is over.
 		this.admittedSince = this.resumeAt;
 		this.admitted = 0;
+		this.burstStarting = false;
 	}
 
 	/** An answer that was not a 429: after `limit` of them, one more may be in flight. */

@@ -127,7 +127,7 @@ export class Tries {
 			let answer: Answer;
 			try {
 				await this.call.beforeRequest?.(this.call.timeoutMs ?? DEFAULT_TIMEOUT_MS);
-				answer = await exchange(this.context, this.call);
+				answer = await exchange(this.context, { ...this.call, wentOut: () => pace.wentOut(turn) });
 			} finally {
 				pace.release();
 			}
