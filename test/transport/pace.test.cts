@@ -139,7 +139,7 @@ describe('the rules, on the clock of the test', () => {
 		return pace;
 	}
 
-	test('the limit does not fall below the admitted rate times the shortest round trip', async () => {
+	test('the limit does not fall below how many the service was seen to hold at once', async () => {
 		const pace = await refusedAfterSteadyRounds(202);
 		// Halving the 5 in flight would leave 2; 40 admitted in the 480 ms since the pause, 40 ms each,
 		// show 3.3 in flight.

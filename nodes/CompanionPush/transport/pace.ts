@@ -18,9 +18,10 @@ export interface Turn {
  * that), and every request of the credential waits out the `Retry-After`. The 429s of requests that
  * went out before the episode started are the same news (the service had not yet seen us slow
  * down), so they neither halve again nor move the pause (TCP, likewise, decreases once per round
- * trip). What the service was seen to admit is the in-flight that keeps up the rate it admitted:
- * its admitted answers per second (since the current burst started, or since the last pause) times
- * the shortest round trip. A count of the admitted answers would not do: requests that left one
+ * trip). What the service was seen to admit is how many of our requests it held at once, on
+ * average (Little's law): the round trips of its admitted answers, summed, over the time since the
+ * current burst's first request left (or since the last pause). That is also what keeping up the
+ * rate it admitted takes. A count of the admitted answers would not do: requests that left one
  * after another were admitted one after another. The limit never falls below it. After that
  * many answers without a 429 one more may be in flight (additive increase). Reads and sends share
  * it. The callers' own bound (Max Parallel Requests) applies on top.
@@ -36,12 +37,13 @@ export class Pace {
 	private turns = 0;
 	private turnsBeforeEpisode = 0;
 	private episodeStartedAt = 0;
-	/** The evidence: admitted answers of requests started since `admittedSince`, the shortest round trip. */
+	/** The evidence: the answers admitted of requests that went out since `admittedSince`. */
 	private admittedSince = 0;
 	/** A burst has started (nothing was in flight) and its first request has not gone out yet. */
 	private burstStarting = false;
-	private admitted = 0;
-	private shortestRoundTripMs = Infinity;
+	/** The round trips of those answers, summed (as this process measured them: the time the service
+	 * held them, plus this process's own delays). */
+	private admittedMs = 0;
 
 	async acquire(): Promise<Turn> {
 		for (;;) {
@@ -55,7 +57,7 @@ export class Pace {
 				// was in flight (a process may have sent for days before its first 429).
 				if (this.inFlight === 0 && this.limit === Infinity) {
 					this.admittedSince = startedAt;
-					this.admitted = 0;
+					this.admittedMs = 0;
 					this.burstStarting = true;
 				}
 				this.inFlight++;
@@ -103,7 +105,7 @@ export class Pace {
 		this.resumeAt = Math.max(this.resumeAt, now + retryAfterMs);
 		// The next evidence: what the service admits once the pause is over.
 		this.admittedSince = this.resumeAt;
-		this.admitted = 0;
+		this.admittedMs = 0;
 		this.burstStarting = false;
 	}
 
@@ -112,8 +114,7 @@ export class Pace {
 		const now = Date.now();
 		// A 5xx may come from a gateway that never reached the service: no evidence of admission.
 		if (status < 500) {
-			this.shortestRoundTripMs = Math.min(this.shortestRoundTripMs, now - turn.startedAt);
-			if (turn.startedAt >= this.admittedSince) this.admitted++;
+			if (turn.startedAt >= this.admittedSince) this.admittedMs += now - turn.startedAt;
 		}
 		if (this.limit === Infinity || ++this.successes < this.limit) return;
 		this.successes = 0;
@@ -122,12 +123,11 @@ export class Pace {
 	}
 
 	/**
-	 * How many in flight the evidence shows the service admits: admitted answers per second since
-	 * `admittedSince` times the shortest round trip (rounded down: a pace slower than the evidence).
+	 * How many in flight the evidence shows the service admits: the admitted answers' round trips
+	 * over the time since `admittedSince`, their average number in flight (rounded down).
 	 */
 	private admittedInFlight(now: number): number {
 		const windowMs = now - this.admittedSince;
-		if (windowMs <= 0 || this.shortestRoundTripMs === Infinity) return 0;
-		return Math.floor((this.admitted / windowMs) * this.shortestRoundTripMs);
+		return windowMs > 0 ? Math.floor(this.admittedMs / windowMs) : 0;
 	}
 }
