@@ -3,7 +3,15 @@
  * once, as n8n's HTTP Request node does, until the service says it is busy (a 429: the pace then
  * keeps in flight what the service admitted); set, the option bounds them. The sandbox refuses with 429 any request
  * beyond `maxInFlight` in flight at once, and logs which ones it refused.
+ * Requests started together leave in batches, with the event loop's I/O between two batches
+ * (transport/requestStarts.ts): n8n's HTTP helper builds a request in one run of microtasks, and
+ * without a turn between them every request of a run would be built before the first reaches the
+ * API. Watched through Node's own diagnostics channels: the node's requests as http creates them,
+ * the sandbox's as its server receives them (both in this process).
  */
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+
+import { resetProcessState } from '../../nodes/CompanionPush/processState';
 import {
 	jsonOf,
 	logOf,
@@ -14,8 +22,12 @@ import {
 	useTestSandboxes,
 } from '../harness/index.cts';
 
+const SEND_PATH = '/push-notification/send';
+
 describe('the first hundreds of sends', () => {
 	const sandboxes = useTestSandboxes();
+	// The pace is the credential's, in process memory: each test starts without a limit.
+	afterEach(() => resetProcessState());
 
 	/** 130 one-recipient sends, each held 2.5 s by the sandbox, which takes 110 at once at most (a
 	 * loaded machine took more than 400 ms to start them all, so fewer than 111 overlapped). */
@@ -50,5 +62,44 @@ describe('the first hundreds of sends', () => {
 
 	test('Max Parallel Requests 100: never more than 100 in flight (the service refuses none)', async () => {
 		expect(await sendAll({ maxParallelRequests: 100 })).toBe(0);
+	});
+
+	test('100 sends at once: the first reaches the API before most of the others are built', async () => {
+		const sandbox = await sandboxes.start({ ...NODE_SANDBOX, seedUsers: 400 });
+		const users = sandbox.orgs.primary.usersOfKind('onePhone', 100);
+		expect(users).toHaveLength(100);
+		const isSend = (path: unknown) => typeof path === 'string' && path.startsWith(SEND_PATH);
+		// Node publishes a client request on `created` (Node 22 on) or `start` (Node 20) as http
+		// creates it: counted once, at the first of the two.
+		const builtRequests = new WeakSet<object>();
+		let built = 0;
+		let builtWhenFirstArrived: number | undefined;
+		const onBuilt = (message: unknown) => {
+			const { request } = message as { request: { path?: string } };
+			if (!isSend(request.path) || builtRequests.has(request)) return;
+			builtRequests.add(request);
+			built++;
+		};
+		const onArrived = (message: unknown) => {
+			if (isSend((message as { request: { url?: string } }).request.url))
+				builtWhenFirstArrived ??= built;
+		};
+		const channels = ['http.client.request.created', 'http.client.request.start'];
+		for (const channel of channels) subscribe(channel, onBuilt);
+		subscribe('http.server.request.start', onArrived);
+		try {
+			const run = await runOn(sandbox, {
+				items: users.map((userId) => ({ userId })),
+				parameters: sendParameters({ userIds: '={{ $json.userId }}' }),
+			});
+			expect(jsonOf(run.items).filter((json) => typeof json.id === 'string')).toHaveLength(100);
+		} finally {
+			for (const channel of channels) unsubscribe(channel, onBuilt);
+			unsubscribe('http.server.request.start', onArrived);
+		}
+		expect(logOf(sandbox, SEND)).toHaveLength(100);
+		expect(built).toBe(100);
+		// Built all at once, the first would arrive when all 100 are.
+		expect(builtWhenFirstArrived).toBeLessThan(50);
 	});
 });
