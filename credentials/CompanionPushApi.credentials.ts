@@ -95,6 +95,9 @@ export function checkBaseUrl(baseUrl: unknown): string {
 /** Thrown by preAuthentication: the token could not be renewed, so nothing was sent to the API.
  * `retryable` when the token endpoint did not answer or answered 429/5xx; a refusal is final.
  * The transport recognizes it by `name` (n8n wraps it on the way). It never holds a secret. */
+/** How long a renewal's request may take: a request sent with a token to renew leaves after it. */
+export const RENEWAL_TIMEOUT_MS = 30_000;
+
 export class TokenRenewalError extends Error {
 	constructor(
 		message: string,
@@ -206,7 +209,7 @@ export class CompanionPushApi implements ICredentialType {
 				ignoreHttpStatusErrors: true,
 				// Never follow a redirect with the secrets in the body (see the transport's http.ts).
 				disableFollowRedirect: true,
-				timeout: 30_000,
+				timeout: RENEWAL_TIMEOUT_MS,
 			})) as { statusCode: number; body: unknown; headers?: Record<string, unknown> };
 		} catch (error) {
 			// A network failure: rethrow without the request, whose body holds the secrets.

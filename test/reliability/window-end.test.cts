@@ -7,6 +7,7 @@
  * through n8n's engine against the sandbox, two n8n processes sharing n8n's store where it matters;
  * sends are counted from the sandbox's request log.
  */
+import { REFRESH } from '../../devkit/endpoints.cts';
 import { MINUTE_MS } from '../../nodes/CompanionPush/helpers/time';
 import { entriesOf } from '../../nodes/CompanionPush/neverTwice/idempotencyKeys';
 import { useTimings } from '../../nodes/CompanionPush/processState';
@@ -166,6 +167,25 @@ describe('a window has an end; a claim whose holder lives is waited for', () => 
 		expect(sendsTo(users[0])).toEqual([copy.id]);
 		expect(stalled.error).toContain('can no longer be held');
 		expect(keptAsUsed(keyedRuns.store, 'order-4:shipped')).toBe(true);
+	});
+
+	test("a batch held after its turn, joining another's token renewal, while the lease runs out: it is not sent", async () => {
+		// Two batches of one event at once: the first renews the token (held 1.5 s by the API), the
+		// second waits for that renewal. Meanwhile n8n's clock passes the claim's lease.
+		sandbox.addFault({ endpoint: REFRESH, kind: 'delay', delayMs: 1_500 });
+		const run = keyedRun(sandbox, [{ userId: users.slice(0, 2), key: 'order-6:shipped' }], {
+			batchSize: 1,
+			maxParallelRequests: 2,
+		});
+		const holder = runOnce(run);
+		await until(() => logOf(sandbox, REFRESH).length === 1);
+		passTime(5 * MINUTE_MS);
+		const batches = jsonOf((await holder).items);
+
+		// The renewing batch left before the renewal (a stall of n8n inside its helper, beyond reach);
+		// the waiting one asks its lease as it leaves, not when it took its turn.
+		expect(sendsTo(users[1])).toEqual([]);
+		expect(batches[1].error).toContain('can no longer be held');
 	});
 
 	test('a holder sending for longer than a lease renews it: a copy that comes after its first lease would have run out still waits for it; one send', async () => {

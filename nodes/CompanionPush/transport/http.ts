@@ -8,7 +8,10 @@ import type {
 	IPollFunctions,
 } from 'n8n-workflow';
 
-import { withoutUserInfo } from '../../../credentials/CompanionPushApi.credentials';
+import {
+	RENEWAL_TIMEOUT_MS,
+	withoutUserInfo,
+} from '../../../credentials/CompanionPushApi.credentials';
 import { CREDENTIAL_TYPE } from '../processState';
 import type { RenewalFailure } from '../processState';
 import { redactSecrets } from './redaction';
@@ -29,7 +32,8 @@ export interface ApiCall {
 	action: string;
 	itemIndex?: number;
 	timeoutMs?: number;
-	/** Called before each request goes out, with its timeout; throws when it must not start. */
+	/** Called as each request is about to leave, with how long it may take from now (its timeout, and
+	 * a token renewal's before it); throws when it must not start. */
 	beforeRequest?: (timeoutMs: number) => Promise<void>;
 	/** Called as each request leaves, once the process let it be built (requestStarts.ts). */
 	wentOut?: () => void;
@@ -176,6 +180,11 @@ export async function requestOnce(
 	];
 	// Hundreds started at once would all be built before the first leaves (requestStarts.ts).
 	await letIoThrough();
+	// Asked now, not when the request took its turn: the gate, a renewal it joined or a 401 may have
+	// held it since. With a token to renew, n8n renews it first, in the helper, then sends.
+	const renewsFirst = credentials !== undefined && !credentials.accessToken;
+	const timeoutMs = options.timeout ?? DEFAULT_TIMEOUT_MS;
+	await call.beforeRequest?.(timeoutMs + (renewsFirst ? RENEWAL_TIMEOUT_MS : 0));
 	call.wentOut?.();
 	try {
 		const response = (await context.helpers.httpRequestWithAuthentication.call(

@@ -5,7 +5,6 @@ import type { NodeApiError } from 'n8n-workflow';
 import { credentialKey, processState, timings } from '../processState';
 import type { RetryPolicy } from '../processState';
 import { apiError, networkError, renewalError, unexpectedResponse } from './errors';
-import { DEFAULT_TIMEOUT_MS } from './http';
 import type { Answer, ApiCall, CompanionPushContext } from './http';
 import { Pace } from './pace';
 import { shownAddress } from './redaction';
@@ -126,7 +125,6 @@ export class Tries {
 			const turn = await pace.acquire();
 			let answer: Answer;
 			try {
-				await this.call.beforeRequest?.(this.call.timeoutMs ?? DEFAULT_TIMEOUT_MS);
 				answer = await exchange(this.context, { ...this.call, wentOut: () => pace.wentOut(turn) });
 			} finally {
 				pace.release();
