@@ -17,9 +17,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
-import type { INodeProperties } from 'n8n-workflow';
-
-import { CompanionPush } from '../nodes/CompanionPush/CompanionPush.node';
+import { UNSET_MAX_PARALLEL_REQUESTS } from '../nodes/CompanionPush/actions/itemLoop';
 import { startSandbox } from '../sandbox/index.cts';
 import type { Sandbox } from '../sandbox/index.cts';
 import { DETAIL, REFRESH, SEND, SEND_LIST } from '../devkit/endpoints.cts';
@@ -55,7 +53,7 @@ export const FULL_N8N_SCALE = {
 	latencies: [0, 40],
 	/** One-recipient sends per case. */
 	itemCounts: [200, 1000],
-	/** The node at other Max Parallel Requests (it takes 1 to 100, its default). */
+	/** The node with Max Parallel Requests set (it takes 1 to 100). */
 	parallelVariants: [
 		[200, 50],
 		[1000, 25],
@@ -73,22 +71,6 @@ export const FULL_N8N_SCALE = {
 	credentialReadItems: 1000,
 };
 export type N8nScale = typeof FULL_N8N_SCALE;
-
-/** The default of Send's option Max Parallel Requests, read from the node's description as the
- * editor shows it: the parallelism of raw undici beside the node. */
-function nodeDefaultParallel(): number {
-	const options = new CompanionPush().description.properties.find(
-		(property) =>
-			property.name === 'options' &&
-			(property.displayOptions?.show?.operation ?? []).includes('send'),
-	);
-	const option = (options?.options as INodeProperties[] | undefined)?.find(
-		(candidate) => candidate.name === 'maxParallelRequests',
-	);
-	if (typeof option?.default !== 'number' || option.default < 1)
-		throw new Error('Send has no option Max Parallel Requests with a default');
-	return option.default;
-}
 
 const WAIT_READS_GOAL = 0.1;
 const WAIT_TIME_GOAL = 3;
@@ -321,8 +303,8 @@ export async function runN8nSuite(
 	const started = Date.now();
 	const results = {
 		scale,
-		/** The node's default Max Parallel Requests. */
-		parallel: nodeDefaultParallel(),
+		/** How many requests the node starts at once at its defaults (Max Parallel Requests not set). */
+		parallel: UNSET_MAX_PARALLEL_REQUESTS,
 		executions: [] as ExecutionRun[],
 		credentialReads: undefined as CredentialReadsRun[] | undefined,
 		/** Why the Postgres part did not run, when it did not. */
@@ -501,12 +483,12 @@ function sendCase(
 			)}; node ${ms(med(pairs, (pair) => pair.node.ms))}, HTTP Request node ${ms(med(pairs, (pair) => pair.httpRequest.ms))}. ` +
 			`n8n CPU per request: node ${perRequest((pair) => pair.node.n8nCpuMs)}, HTTP Request node ${perRequest((pair) => pair.httpRequest.n8nCpuMs)}; connections ${same((pair) => pair.node.connections)}/${same((pair) => pair.httpRequest.connections)}, at most open at once ${med(pairs, (pair) => pair.node.peakOpen)}/${med(pairs, (pair) => pair.httpRequest.peakOpen)}` +
 			(latencyMs > 0
-				? `; waiting alone: node ${rounds} x 3 round trips = ${ms(rounds * 3 * latencyMs)} (${P} at a time), HTTP Request node 3 = ${ms(3 * latencyMs)} (all at once)`
+				? `; waiting alone: node ${rounds} x 3 round trips = ${ms(rounds * 3 * latencyMs)} (up to ${P} at a time), HTTP Request node 3 = ${ms(3 * latencyMs)} (all at once)`
 				: ''),
 		goal: '— (context)',
 		verdict: '—',
 		how:
-			`Both in one \`n8n execute\` of the real n8n 2.41.1 (Node 24, ${db === 'postgres' ? 'DB_TYPE=postgresdb, a fresh Postgres 15' : 'its default SQLite'}), this package installed as a community package from \`npm pack\`: Manual Trigger, then per case a Code node returning the case's items ({ to: <user id> }) -> the Companion Push node (Send, One Send per Input Item, userIds {{ $json.to }}, its defaults: Max Parallel Requests ${P}, credential with a saved token) and a Code node -> n8n's HTTP Request node v${HTTP_REQUEST_VERSION} at its defaults (every item's request at once), POST <base URL>/push-notification/send, header Authorization: Bearer <a token the bench got first>, JSON body with the same message; warm-up chains of ${results.scale.warmUpItems} sends of each side first; the two cases back to back, their order swapped every other repetition. ` +
+			`Both in one \`n8n execute\` of the real n8n 2.41.1 (Node 24, ${db === 'postgres' ? 'DB_TYPE=postgresdb, a fresh Postgres 15' : 'its default SQLite'}), this package installed as a community package from \`npm pack\`: Manual Trigger, then per case a Code node returning the case's items ({ to: <user id> }) -> the Companion Push node (Send, One Send per Input Item, userIds {{ $json.to }}, its defaults: Max Parallel Requests not set, up to ${P} requests at once, credential with a saved token) and a Code node -> n8n's HTTP Request node v${HTTP_REQUEST_VERSION} at its defaults (every item's request at once), POST <base URL>/push-notification/send, header Authorization: Bearer <a token the bench got first>, JSON body with the same message; warm-up chains of ${results.scale.warmUpItems} sends of each side first; the two cases back to back, their order swapped every other repetition. ` +
 			"The sandbox in the bench's process serves https with a certificate authority made for the run, which n8n trusts through NODE_EXTRA_CA_CERTS (no insecure option on), behind a delayed link (bench/linkDelay.cts): a request on a new connection holds its caller 3 round trips (connect, TLS handshake, request), 1 on a kept-alive connection; n8n's HTTP helper, which a verified node must use, opens a new connection per request. Each node's executionTime from n8n's run data; ratio per repetition, median (min–max). " +
 			"No goal: the node keeps at most Max Parallel Requests (1 to 100) in flight, where the HTTP Request node starts every request at once, so beyond 100 sends the node waits more rounds by design. CPU: user + system time of the n8n process (/proc/<pid>/stat, sampled every 20 ms) within the node run's window; connections and open-at-once from the link.",
 	});
@@ -637,7 +619,7 @@ export function n8nFiguresOf(results: N8nResults): SuiteReport {
 			figures.push({
 				row: '12',
 				figure: `${fmtK(variant.items)} sends, ${latencyMs} ms round trip: the node at Max Parallel Requests ${variant.maxParallelRequests}`,
-				measured: `${ms(variant.ms)}: ${spread(variant.vsDefault, ratio)} of the node at ${P}, ${spread(variant.vsHttpRequest, ratio)} of the HTTP Request node (same runs); at most ${variant.peakOpen} open at once; n8n CPU per request ${perMs(variant.cpuPerRequest)}; ${constant(variant.accepted)} sends accepted${variant.errors.length ? ` (errors: ${variant.errors.join('; ')})` : ''}`,
+				measured: `${ms(variant.ms)}: ${spread(variant.vsDefault, ratio)} of the node at its defaults (up to ${P} at once), ${spread(variant.vsHttpRequest, ratio)} of the HTTP Request node (same runs); at most ${variant.peakOpen} open at once; n8n CPU per request ${perMs(variant.cpuPerRequest)}; ${constant(variant.accepted)} sends accepted${variant.errors.length ? ` (errors: ${variant.errors.join('; ')})` : ''}`,
 				goal: '— (for the default)',
 				verdict: '—',
 				how: "The same Send, Max Parallel Requests set to the figure's value, in the same `n8n execute` as row 11's https cases, after them; ratios to row 11's node and HTTP Request node of the same run, median (min–max).",

@@ -434,7 +434,7 @@ describe('the reports of rows 11-17', () => {
 		});
 		// The waiting the node's design imposes, in the context of the figure: 1 round of 3 round trips.
 		expect(find('11', '4 one-recipient sends, 40 ms round trip: node / n8n')?.measured).toContain(
-			'waiting alone: node 1 x 3 round trips = 120 ms (50 at a time), HTTP Request node 3 = 120 ms (all at once)',
+			'waiting alone: node 1 x 3 round trips = 120 ms (up to 50 at a time), HTTP Request node 3 = 120 ms (all at once)',
 		);
 		expect(find('11', '4 one-recipient sends, 40 ms round trip: API calls')?.verdict).toBe('pass');
 		expect(find('11', '10 one-recipient sends, 0 ms round trip: API calls')).toMatchObject({
@@ -444,7 +444,7 @@ describe('the reports of rows 11-17', () => {
 		expect(
 			find('12', '10 sends, 40 ms round trip: the node at Max Parallel Requests 20')?.measured,
 		).toMatch(
-			/^90 ms: 0\.75x \(0\.75x–0\.75x\) of the node at 50, 0\.90x \(0\.90x–0\.90x\) of the HTTP Request node/,
+			/^90 ms: 0\.75x \(0\.75x–0\.75x\) of the node at its defaults \(up to 50 at once\), 0\.90x \(0\.90x–0\.90x\) of the HTTP Request node/,
 		);
 		expect(
 			find('14', 'Wait for Final Status on 3 sends (one Send run), 40 ms round trip: reads'),
