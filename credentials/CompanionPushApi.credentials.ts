@@ -92,12 +92,12 @@ export function checkBaseUrl(baseUrl: unknown): string {
 	return text;
 }
 
-/** Thrown by preAuthentication: the token could not be renewed, so nothing was sent to the API.
- * `retryable` when the token endpoint did not answer or answered 429/5xx; a refusal is final.
- * The transport recognizes it by `name` (n8n wraps it on the way). It never holds a secret. */
 /** How long a renewal's request may take: a request sent with a token to renew leaves after it. */
 export const RENEWAL_TIMEOUT_MS = 30_000;
 
+/** Thrown by preAuthentication: the token could not be renewed, so nothing was sent to the API.
+ * `retryable` when the token endpoint did not answer or answered 429/5xx; a refusal is final.
+ * The transport recognizes it by `name` (n8n wraps it on the way). It never holds a secret. */
 export class TokenRenewalError extends Error {
 	constructor(
 		message: string,
