@@ -155,13 +155,14 @@ export async function requestOnce(
 	stored: ICredentialDataDecryptedObject,
 	credentials?: ICredentialDataDecryptedObject,
 ): Promise<Answer> {
+	const timeoutMs = call.timeoutMs ?? DEFAULT_TIMEOUT_MS;
 	const options: IHttpRequestOptions = {
 		method: call.method,
 		url: `${baseUrl}${call.path}`,
 		qs: withoutTenantId(call.qs),
 		body: withoutTenantId(call.body),
 		json: true,
-		timeout: call.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+		timeout: timeoutMs,
 		// Statuses come back as values: errors are built here from status and body only, and the
 		// 401 renewal is done by the caller, the same way in every n8n version.
 		ignoreHttpStatusErrors: true,
@@ -183,7 +184,6 @@ export async function requestOnce(
 	// Asked now, not when the request took its turn: the gate, a renewal it joined or a 401 may have
 	// held it since. With a token to renew, n8n renews it first, in the helper, then sends.
 	const renewsFirst = credentials !== undefined && !credentials.accessToken;
-	const timeoutMs = options.timeout ?? DEFAULT_TIMEOUT_MS;
 	await call.beforeRequest?.(timeoutMs + (renewsFirst ? RENEWAL_TIMEOUT_MS : 0));
 	call.wentOut?.();
 	try {
