@@ -602,7 +602,7 @@ describe('never twice in a real n8n', () => {
 			//   sends wait behind them).
 			// With the API's clock placed, another integration's sends decide every other claim.
 			const claimWithoutTime =
-				/the outcome is unknown .*when cannot be told .*n8n stopped while the key was being written/;
+				/the outcome is unknown .*when cannot be told.*n8n stopped while the key was being written/;
 			const apiClockNotPlaced =
 				/nothing shows the list is up to date: .*the API's clock is not known yet/;
 			expect(

@@ -216,6 +216,15 @@ export async function leaveCrashedClaim(
 	);
 }
 
+/** What n8n killed between the two writes of a key's claim leaves in `store`: the claim and its
+ * pending mark, without its batches or its time. */
+export async function leaveClaimCutShort(store: MemoryProcessedData, key: string): Promise<void> {
+	const left = entriesOf(key, []);
+	await store.checkProcessedAndRecord([left.claimed, left.pending], 'node', KEYS_ROW, {
+		mode: 'entries',
+	});
+}
+
 /**
  * Another run of this process (the same `credentials`) that sends "Another event" to `userId` each
  * time the list of sends is read after its last send: a busy n8n, whose sends made after each lost

@@ -26,6 +26,7 @@ import {
 	type MemoryProcessedData,
 	HOUR,
 	keyedRun,
+	leaveClaimCutShort,
 	leaveCrashedClaim,
 	MESSAGE,
 	passTime,
@@ -187,6 +188,17 @@ describe('exact or unknown: Idempotency Keys', () => {
 		// n8n drops the output with the error: only the error tells the user to check item 1's send.
 		expect(result.error?.description).toContain(
 			'Also failed: item 1 (Sending the notification: the outcome is unknown (an earlier run claimed the Idempotency Key "k-second" for other recipients, and may have sent to some of these), so it was not sent — Check the list of sends (Notification > Get Many) for sends titled "Shift change" to learn who was notified.',
+		);
+	});
+
+	test("n8n killed between the two writes of a key's claim, the same event again: unknown, and said so (not as a claim for other recipients)", async () => {
+		// The claim's batches and time never went in, so nothing tells when, nor for whom.
+		await leaveClaimCutShort(store, 'k-cut-short');
+		const [item] = jsonOf((await runOnce(keyedRun(sandbox, event('k-cut-short')))).items);
+
+		expect(logOf(sandbox, SEND)).toHaveLength(0);
+		expect(item.error).toBe(
+			'Sending the notification: the outcome is unknown (the Idempotency Key "k-cut-short" was claimed by a run that never confirmed its send, and when cannot be told, nor for whom (more than 48 hours ago, or n8n stopped while the key was being written)), so it was not sent',
 		);
 	});
 

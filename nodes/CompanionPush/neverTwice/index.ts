@@ -234,17 +234,20 @@ export class NeverTwice {
 			};
 		}
 		const check = `Check the list of sends (Notification > Get Many) for sends titled "${batch.group.lead.message.title.slice(0, 80)}" to learn who was notified.`;
+		// A claim's batches and time go in with one write: n8n stopping before it leaves neither. A
+		// claim for other recipients made over 48 hours ago looks the same to this copy.
+		if (claim.claimedAt === undefined) {
+			const recipients = claim.sameLayout ? '' : ', nor for whom';
+			throw this.cannotTell(
+				batch,
+				`the Idempotency Key "${key}" was claimed by a run that never confirmed its send, and when cannot be told${recipients} (more than 48 hours ago, or n8n stopped while the key was being written)`,
+				check,
+			);
+		}
 		if (!claim.sameLayout) {
 			throw this.cannotTell(
 				batch,
 				`an earlier run claimed the Idempotency Key "${key}" for other recipients, and may have sent to some of these`,
-				check,
-			);
-		}
-		if (claim.claimedAt === undefined) {
-			throw this.cannotTell(
-				batch,
-				`the Idempotency Key "${key}" was claimed by a run that never confirmed its send, and when cannot be told (more than 48 hours ago, or n8n stopped while the key was being written)`,
 				check,
 			);
 		}
