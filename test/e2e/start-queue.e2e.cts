@@ -6,6 +6,7 @@
  * port free again, no n8n process left.
  */
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 
 import {
@@ -35,21 +36,24 @@ function isRunning(pid: number): boolean {
 
 describe('npm start -- --queue', () => {
 	let running: Started | undefined;
+	// The start's temporary folder: its logs stay there once it stops (for a user to read), so the
+	// test gives it one of its own and removes it. Postgres runs as its own user and must pass through.
+	const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'companion-push-start-queue-'));
+	fs.chmodSync(tmp, 0o755);
 
-	afterAll(() => stopLeftRunning(running));
+	afterAll(async () => {
+		await stopLeftRunning(running);
+		fs.rmSync(tmp, { recursive: true, force: true });
+	});
 
 	test('prints editor, login and layout; a worker runs one webhook event; SIGINT stops it all and leaves nothing behind', async () => {
 		const started = Date.now();
 		const port = await findFreePort();
 		const sandboxPort = await findFreePort();
-		running = runStart([
-			'--queue',
-			'--skip-build',
-			'--port',
-			String(port),
-			'--sandbox-port',
-			String(sandboxPort),
-		]);
+		running = runStart(
+			['--queue', '--skip-build', '--port', String(port), '--sandbox-port', String(sandboxPort)],
+			{ TMPDIR: tmp },
+		);
 		const url = await ready(running, { queue: true });
 		const output = running.output();
 		process.stdout.write(
@@ -70,6 +74,7 @@ describe('npm start -- --queue', () => {
 		const healthPorts = workerLines.map((line) => Number(/:(\d+)\/healthz/.exec(line)![1]));
 		expect(output).toContain(`Sandbox    http://127.0.0.1:${sandboxPort}`);
 		const logDir = /Logs: (\S+) /.exec(output)![1];
+		expect(logDir.startsWith(tmp)).toBe(true);
 
 		const rest = new N8nRestClient(url);
 		await rest.login(OWNER_EMAIL, OWNER_PASSWORD);
