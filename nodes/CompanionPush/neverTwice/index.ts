@@ -237,10 +237,10 @@ export class NeverTwice {
 		// A claim's batches and time go in with one write: n8n stopping before it leaves neither. A
 		// claim for other recipients made over 48 hours ago looks the same to this copy.
 		if (claim.claimedAt === undefined) {
-			const recipients = claim.sameLayout ? '' : ', nor for whom';
+			const norForWhom = claim.sameLayout ? '' : ', nor for whom';
 			throw this.cannotTell(
 				batch,
-				`the Idempotency Key "${key}" was claimed by a run that never confirmed its send, and when cannot be told${recipients} (more than 48 hours ago, or n8n stopped while the key was being written)`,
+				`the Idempotency Key "${key}" was claimed by a run that never confirmed its send, and when cannot be told${norForWhom} (more than 48 hours ago, or n8n stopped while the key was being written)`,
 				check,
 			);
 		}
