@@ -192,6 +192,11 @@ export const KEYS_ROW = {
 	node: { id: 'n-test' } as never,
 };
 
+/** Values in keyedRun's keys' row, as a run's write would leave them. */
+async function recordInKeysRow(store: MemoryProcessedData, values: string[]): Promise<void> {
+	await store.checkProcessedAndRecord(values, 'node', KEYS_ROW, { mode: 'entries' });
+}
+
 /** What n8n killed between a key's claim and its send leaves in `store`, `minutesAgo`: the claim,
  * no confirmation. */
 export async function leaveCrashedClaim(
@@ -202,27 +207,20 @@ export async function leaveCrashedClaim(
 ): Promise<void> {
 	const left = entriesOf(key, [batchContentId(userIds)]);
 	const minute = Math.floor(Date.now() / MINUTE_MS) - minutesAgo;
-	await store.checkProcessedAndRecord(
-		[
-			left.claimed,
-			left.pending,
-			left.layout,
-			left.claimedIn(Math.floor(minute / 10)),
-			left.claimedAt(minute),
-		],
-		'node',
-		KEYS_ROW,
-		{ mode: 'entries' },
-	);
+	await recordInKeysRow(store, [
+		left.claimed,
+		left.pending,
+		left.layout,
+		left.claimedIn(Math.floor(minute / 10)),
+		left.claimedAt(minute),
+	]);
 }
 
 /** What n8n killed between the two writes of a key's claim leaves in `store`: the claim and its
  * pending mark, without its batches or its time. */
 export async function leaveClaimCutShort(store: MemoryProcessedData, key: string): Promise<void> {
 	const left = entriesOf(key, []);
-	await store.checkProcessedAndRecord([left.claimed, left.pending], 'node', KEYS_ROW, {
-		mode: 'entries',
-	});
+	await recordInKeysRow(store, [left.claimed, left.pending]);
 }
 
 /**
