@@ -153,6 +153,7 @@ describe('GitHub Actions workflows', () => {
 			directory: string;
 			allow?: { 'dependency-type': string }[];
 			ignore?: { 'dependency-name': string }[];
+			cooldown?: Record<string, unknown>;
 		};
 		const dependabot = parse(
 			fs.readFileSync(path.join(ROOT, '.github', 'dependabot.yml'), 'utf8'),
@@ -167,6 +168,15 @@ describe('GitHub Actions workflows', () => {
 				allow: [{ 'dependency-type': 'development' }],
 			});
 			expect(update('github-actions')).toMatchObject({ directory: '/' });
+		});
+
+		test('proposes a release only after a week on the registry (a hijacked one is usually pulled by then)', () => {
+			expect(dependabot.updates.map((entry) => entry['package-ecosystem']).sort()).toEqual([
+				'github-actions',
+				'npm',
+			]);
+			// default-days only: github-actions takes no per-semver days, and Dependabot stops on them
+			for (const entry of dependabot.updates) expect(entry.cooldown).toEqual({ 'default-days': 7 });
 		});
 
 		test('every dependency it is told to leave alone is a dev dependency (no stale entry)', () => {
