@@ -18,7 +18,13 @@ import * as path from 'node:path';
 import { startSandbox, type Sandbox } from '../sandbox/index.cts';
 import { fakeModelCredentialEntry, startFakeModel, type FakeModel } from './fakeModel.cts';
 import * as n8nTools from './n8n/index.cts';
-import { SMTP_CREDENTIAL, smtpCredentialEntry, startSmtpSink, type SmtpSink } from './smtpSink.cts';
+import {
+	mailSummary,
+	SMTP_CREDENTIAL,
+	smtpCredentialEntry,
+	startSmtpSink,
+	type SmtpSink,
+} from './smtpSink.cts';
 import { stopOnSignal } from './stopOnSignal.cts';
 
 const ROOT = path.resolve(__dirname, '..');
@@ -143,7 +149,8 @@ export async function startLocal<Prepared extends { mailFolder: string }, N exte
 	smtp = await startSmtpSink({
 		port: await n8nTools.findFreePort(DEFAULT_PORTS.smtp),
 		mailFolder: prepared.mailFolder,
-		onMail: (mail) => log(`  [mail] to ${mail.to.join(', ')}: ${mail.subject}`),
+		// One line per batch: the alert ladder mails everyone it escalates at once.
+		onMail: mailSummary({ log, mailFolder: prepared.mailFolder }).onMail,
 	});
 	log(`  smtp://127.0.0.1:${smtp.port}, mails kept in ${prepared.mailFolder}`);
 	if (isStopping()) return undefined;

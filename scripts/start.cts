@@ -7,11 +7,14 @@
 //      scripted chat model of the AI Agent example (devkit/fakeModel.cts) on 127.0.0.1:4011 (or a free port),
 //      and the safety alert example's mail server (devkit/smtpSink.cts) on 127.0.0.1:2525 (or a free
 //      port): it keeps each mail in <home>/mails/ and prints a line for it;
-//   4. prepares the n8n user folder <runtime>/n8n-home (kept between starts: owner, credential,
-//      workflows, executions), installs the tarball into it the way n8n installs a community
-//      package, imports the credentials (the API's, the scripted model's, the mail server's) and the
-//      examples (again only when they changed);
-//   5. starts n8n on 127.0.0.1:5678 (or a free port) and prints the editor URL and the login.
+//   4. prepares the n8n user folder ~/.local/share/n8n-nodes-companion-push/n8n-home (kept between
+//      starts and runtimes: owner, credentials, workflows, executions, mails; one that an earlier
+//      version kept in the runtime cache is moved there), installs the tarball into it the way n8n
+//      installs a community package, imports the credentials (the API's, the scripted model's, the
+//      mail server's) and the examples (again only when they changed); with the sandbox, which
+//      starts empty, n8n forgets what it remembered of the last one (triggers, Idempotency Keys);
+//   5. starts n8n on 127.0.0.1:5678 (or a free port) in this computer's time zone and prints the
+//      editor URL and the login.
 // Ctrl-C / SIGTERM stops n8n, the sandbox, the scripted model and the mail server. All but the user
 // folder and n8n's start (step 4, the end of 5) is devkit/localStart.cts, shared with --queue.
 //
@@ -22,7 +25,7 @@
 // Options (npm start -- <options>):
 //   --port N          n8n's port (default 5678, or a free one when taken)
 //   --sandbox-port N  the sandbox's port (default 4010, or a free one when taken)
-//   --home DIR        the n8n user folder (default <runtime>/n8n-home; or COMPANION_PUSH_N8N_HOME)
+//   --home DIR        the n8n user folder (default under $XDG_DATA_HOME or ~/.local/share; or COMPANION_PUSH_N8N_HOME)
 //   --fresh           start from an empty user folder (deletes the owner's workflows and executions)
 //   --skip-build      use the dist/ that is there
 //   --verbose         show n8n's own log on the console (it is always written to <home>/n8n.log)
@@ -41,6 +44,7 @@ import {
 	step,
 	type LocalParts,
 } from '../devkit/localStart.cts';
+import { carryOverStartHome, startHomeFolder } from '../devkit/n8n/home.cts';
 import * as n8nTools from '../devkit/n8n/index.cts';
 import { SMTP_CREDENTIAL } from '../devkit/smtpSink.cts';
 import { startQueue } from './startQueue.cts';
@@ -62,7 +66,7 @@ function parseArgs(argv: string[]) {
 	const options = {
 		port: undefined as number | undefined,
 		sandboxPort: undefined as number | undefined,
-		home: process.env.COMPANION_PUSH_N8N_HOME,
+		home: process.env.COMPANION_PUSH_N8N_HOME || undefined,
 		fresh: false,
 		build: true,
 		verbose: false,
@@ -134,6 +138,36 @@ function realServiceFromEnv(): n8nTools.CredentialValues | undefined {
 	};
 }
 
+const isTimeZone = (zone: string | undefined): zone is string => {
+	if (!zone) return false;
+	try {
+		new Intl.DateTimeFormat('en', { timeZone: zone });
+		return true;
+	} catch {
+		return false;
+	}
+};
+
+/**
+ * n8n's time zone (GENERIC_TIMEZONE: times without a zone, `$now`, schedules): the one set in
+ * GENERIC_TIMEZONE, else this computer's (unset, n8n would use America/New_York). The computer's
+ * own name for it first (TZ, /etc/localtime): Intl gives some zones an old name (Asia/Calcutta).
+ */
+function timeZone(): { zone: string; from: string } {
+	const given = process.env.GENERIC_TIMEZONE?.trim();
+	if (given) return { zone: given, from: 'GENERIC_TIMEZONE' };
+	let localtime: string | undefined;
+	try {
+		localtime = /zoneinfo\/(.+)$/.exec(fs.readlinkSync('/etc/localtime'))?.[1];
+	} catch {
+		// not a link (or not there): Intl's answer
+	}
+	const zone =
+		[process.env.TZ?.replace(/^:/, ''), localtime].find(isTimeZone) ??
+		Intl.DateTimeFormat().resolvedOptions().timeZone;
+	return { zone, from: "this computer's" };
+}
+
 /** A secret of the user folder, made once and kept in `file`, readable by its owner only. */
 function keptSecret(file: string, make: () => string): string {
 	if (!fs.existsSync(file)) fs.writeFileSync(file, make(), { mode: 0o600 });
@@ -168,7 +202,17 @@ function prepareHome(
 	};
 }
 
-function readState(file: string): { credential?: string; examples?: Record<string, string> } {
+/** What preloaded.json remembers of earlier starts in a user folder. */
+interface StartState {
+	/** Hash of the imported credentials. */
+	credential?: string;
+	/** Hash of each imported example, by file. */
+	examples?: Record<string, string>;
+	/** A start used a real service: its Idempotency Keys are never forgotten. */
+	realServiceUsed?: boolean;
+}
+
+function readState(file: string): StartState {
 	try {
 		return JSON.parse(fs.readFileSync(file, 'utf8'));
 	} catch {
@@ -177,25 +221,53 @@ function readState(file: string): { credential?: string; examples?: Record<strin
 }
 
 /**
- * The sandbox starts empty on every start, while n8n keeps what its Companion Push triggers
- * remembered of the previous sandbox's sends (workflow static data): forget it, so that they start
- * over with the new sandbox. Done in n8n's sqlite database with the runtime's own sqlite3.
+ * The sandbox starts empty on every start, while n8n keeps what it remembered of the previous
+ * sandbox's sends: what its Companion Push triggers saw (workflow static data) and, with
+ * `forgetKeys`, the Idempotency Keys of the Companion Push nodes (processed data of the node's
+ * scope). Forgotten, so that the triggers start over and a key used with the old sandbox sends to
+ * the new one: the ERP example's printed command notifies after every start, as on the first.
+ * Done in n8n's sqlite database with the runtime's own sqlite3, before n8n starts.
  */
-function forgetTriggerState(runtime: n8nTools.N8nRuntime, home: string): number {
+function forgetSandboxMemory(
+	runtime: n8nTools.N8nRuntime,
+	home: string,
+	{ forgetKeys }: { forgetKeys: boolean },
+): { triggers: number; keyedNodes: number } {
 	const database = path.join(home, '.n8n', 'database.sqlite');
-	if (!fs.existsSync(database)) return 0;
+	if (!fs.existsSync(database)) return { triggers: 0, keyedNodes: 0 };
 	const sqlite3 = path.join(runtime.runtimeDir, 'node_modules', 'sqlite3');
+	const keyedTypes = [n8nTools.NODE_TYPE, `${n8nTools.NODE_TYPE}Tool`];
+	// n8n's processed data of a node's scope is the row (workflowId, 'n:<node id>').
 	const script = `
 		const sqlite3 = require(${JSON.stringify(sqlite3)});
 		const db = new sqlite3.Database(${JSON.stringify(database)});
-		db.run("UPDATE workflow_entity SET staticData = NULL WHERE staticData IS NOT NULL AND nodes LIKE ?", ['%${n8nTools.TRIGGER_TYPE}%'], function (error) {
-			if (error) { console.error(error.message); process.exitCode = 1; } else console.log(this.changes);
+		const counts = { triggers: 0, keyedNodes: 0 };
+		const done = (error) => {
+			if (error) { console.error(error.message); process.exitCode = 1; } else console.log(JSON.stringify(counts));
 			db.close();
+		};
+		db.run("UPDATE workflow_entity SET staticData = NULL WHERE staticData IS NOT NULL AND nodes LIKE ?", ['%${n8nTools.TRIGGER_TYPE}%'], function (error) {
+			if (error) return done(error);
+			counts.triggers = this.changes;
+			if (!${forgetKeys}) return done();
+			db.all("SELECT id, nodes FROM workflow_entity WHERE nodes LIKE ?", ['%${n8nTools.NODE_TYPE}%'], (error, rows) => {
+				if (error) return done(error);
+				const keyed = rows.flatMap((row) => JSON.parse(row.nodes)
+					.filter((node) => ${JSON.stringify(keyedTypes)}.includes(node.type))
+					.map((node) => row.id + ' n:' + node.id));
+				if (keyed.length === 0) return done();
+				db.run("DELETE FROM processed_data WHERE workflowId || ' ' || context IN (" + keyed.map(() => '?').join(', ') + ")", keyed, function (error) {
+					counts.keyedNodes = this.changes;
+					done(error);
+				});
+			});
 		});`;
 	const result = spawnSync(runtime.nodeBin, ['-e', script], { encoding: 'utf8' });
 	if (result.status !== 0)
-		throw new Error(`Could not reset the triggers' state in ${database}: ${result.stderr}`);
-	return Number(result.stdout.trim()) || 0;
+		throw new Error(
+			`Could not reset what n8n remembered of the sandbox in ${database}: ${result.stderr}`,
+		);
+	return JSON.parse(result.stdout.trim());
 }
 
 /**
@@ -229,6 +301,19 @@ async function checkTriggers(
 	}
 }
 
+/** The user folder kept outside the runtime cache, with the one an earlier version kept there moved in. */
+function defaultHome(): string {
+	const home = startHomeFolder();
+	const carried = carryOverStartHome(home);
+	if (carried) {
+		log(`  moved ${carried.from}`);
+		log(`     to ${home} (a cache folder is no place for your workflows)`);
+		for (const older of carried.leftOver)
+			log(`  an older one stays where it was: ${older} (delete it when you no longer need it)`);
+	}
+	return home;
+}
+
 /** The user folder of this start, made ready (prepareHome); the mails go to its mails/. */
 interface UserFolder {
 	home: string;
@@ -254,7 +339,11 @@ async function startN8nInHome(
 		port,
 		brokerPort,
 		runtime,
-		extraEnv: { N8N_USER_FOLDER: home, N8N_ENCRYPTION_KEY: encryptionKey },
+		extraEnv: {
+			N8N_USER_FOLDER: home,
+			N8N_ENCRYPTION_KEY: encryptionKey,
+			GENERIC_TIMEZONE: timeZone().zone,
+		},
 		ownerPassword,
 	});
 	fs.rmSync(made.userFolder, { recursive: true, force: true }); // the temp folder it made is not used
@@ -300,9 +389,25 @@ async function startN8nInHome(
 		fs.writeFileSync(stateFile, JSON.stringify(state, null, 2));
 	}
 	if (sandbox) {
-		const forgotten = forgetTriggerState(runtime, home);
-		if (forgotten > 0)
-			log(`  the sandbox starts empty: ${forgotten} trigger workflow(s) start watching afresh`);
+		// Keys remembered while a real service was used (COMPANION_PUSH_BASE_URL) stay: forgetting them
+		// could send again to that service.
+		const forgetKeys = !state.realServiceUsed;
+		const forgotten = forgetSandboxMemory(runtime, home, { forgetKeys });
+		if (forgotten.triggers > 0)
+			log(
+				`  the sandbox starts empty: ${forgotten.triggers} trigger workflow(s) start watching afresh`,
+			);
+		if (forgotten.keyedNodes > 0)
+			log(
+				`  the sandbox starts empty: the Idempotency Keys of ${forgotten.keyedNodes} Companion Push node(s) are forgotten`,
+			);
+		if (!forgetKeys)
+			log(
+				'  Idempotency Keys kept: this folder was used with a real service, so an event sent there is not sent again (use --home for a sandbox-only folder)',
+			);
+	} else if (!state.realServiceUsed) {
+		state.realServiceUsed = true;
+		fs.writeFileSync(stateFile, JSON.stringify(state, null, 2));
 	}
 	if (parts.isStopping()) return undefined;
 
@@ -336,9 +441,9 @@ async function main() {
 		realService,
 		sandboxPort: options.sandboxPort,
 		stopHeading: 'Stopping n8n and the sandbox ...',
-		prepare: (runtime): UserFolder => {
+		prepare: (): UserFolder => {
 			step('The n8n user folder');
-			const home = options.home ?? path.join(runtime.runtimeDir, 'n8n-home');
+			const home = options.home ?? defaultHome();
 			return { home, mailFolder: path.join(home, 'mails'), ...prepareHome(home, options.fresh) };
 		},
 		startN8n: (parts) => startN8nInHome(parts, options),
@@ -384,11 +489,16 @@ async function main() {
 	log(
 		`  Workflows: ${workflows.map((workflow: { name: string; active: boolean }) => `${workflow.name}${workflow.active ? ' (published)' : ''}`).join('; ')}`,
 	);
+	// The Companion Push credential(s) only: the model's and the mail server's have their own lines.
 	const pushCredentials = credentials.filter(
-		(item: { id: string }) => item.id !== FAKE_MODEL_CREDENTIAL.id,
+		(item: { type: string }) => item.type === 'companionPushApi',
 	);
 	log(
 		`  Credential: ${pushCredentials.map((item: { name: string }) => item.name).join(', ')} -> ${credential.baseUrl}`,
+	);
+	const zone = timeZone();
+	log(
+		`  Time zone: ${zone.zone} (${zone.from}; for times without a zone and $now; GENERIC_TIMEZONE=<zone> npm start for another)`,
 	);
 	for (const line of servicesLines(local)) log(line);
 	if (sandbox) {
@@ -417,7 +527,7 @@ async function main() {
 		'  reminder push at 15 minutes, an e-mail at 30, the team lead a push at 45 (set 1, 2, 3 to see it in minutes).',
 	);
 	log(
-		'  Each mail shows up here as a [mail] line; POST /__sandbox/tap opens the alert as someone.',
+		'  The mails show up here as [mail] lines, one per batch; POST /__sandbox/tap opens the alert as someone.',
 	);
 	log('');
 	log(`  n8n's log: ${logFile}`);

@@ -1,6 +1,8 @@
 // A fresh n8n user folder (dev tooling, never shipped): the environment to run n8n in it, and
 // N8nHome, that folder with this package installed as a community package, credentials and
 // workflows imported with n8n's CLI, and workflows run with `n8n execute` or `n8n start`.
+// Also where `npm start` keeps its own user folder (startHomeFolder), and carrying over the one an
+// earlier version kept in the runtime cache (carryOverStartHome).
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -13,7 +15,13 @@ import { parse as parseFlatted } from 'flatted';
 import { cleanEnv, withPathFirst } from './childEnv.cts';
 import { installPackageTarball } from './communityPackage.cts';
 import { importCredentials, importWorkflows } from './imports.cts';
-import { ensureRuntime, locateRuntime, type N8nRuntime, type RuntimeLine } from './install.cts';
+import {
+	ensureRuntime,
+	locateRuntime,
+	runtimeCacheFolder,
+	type N8nRuntime,
+	type RuntimeLine,
+} from './install.cts';
 import type { RunningPostgres } from './postgres.cts';
 import { executeWorkflow, findFreePort, runN8nCli, startN8n, type RunningN8n } from './run.cts';
 import { RunResult, type Json } from './workflow.cts';
@@ -23,6 +31,64 @@ export const OWNER_EMAIL = 'owner@companion-push.example.com';
 export const OWNER_PASSWORD = 'CompanionPush-Owner-1';
 /** bcrypt hashes made so far, by password (hashing takes a moment). */
 const ownerPasswordHashes = new Map<string, string>();
+
+/**
+ * `npm start`'s n8n user folder: the builder's owner, credentials, workflows, executions and mails.
+ * A data folder, not the runtime's cache folder, so that clearing the cache or a new runtime keeps
+ * them: $XDG_DATA_HOME/n8n-nodes-companion-push/n8n-home, by default under ~/.local/share.
+ */
+export function startHomeFolder(): string {
+	const dataHome = process.env.XDG_DATA_HOME || path.join(os.homedir(), '.local', 'share');
+	return path.join(dataHome, 'n8n-nodes-companion-push', 'n8n-home');
+}
+
+/** When a user folder was last used: its database's change, else the folder's own. */
+function lastUsed(folder: string): number {
+	for (const file of [path.join(folder, '.n8n', 'database.sqlite'), folder]) {
+		try {
+			return fs.statSync(file).mtimeMs;
+		} catch {
+			// not there: the next one
+		}
+	}
+	return 0;
+}
+
+/**
+ * Earlier versions of `npm start` kept the user folder inside a runtime folder of the cache
+ * (<cache>/runtime-<key>/n8n-home), where a new runtime or a cleared cache lost it. When `home` does
+ * not exist yet, moves the most recently used of those there (across file systems: copied under a
+ * temporary name, renamed, then the old one removed, so an interrupted copy is never taken for the
+ * folder). Returns where it came from and the older ones left in place, or undefined.
+ */
+export function carryOverStartHome(home: string): { from: string; leftOver: string[] } | undefined {
+	if (fs.existsSync(home)) return undefined;
+	const cache = runtimeCacheFolder();
+	let runtimes: string[] = [];
+	try {
+		runtimes = fs.readdirSync(cache).filter((name) => name.startsWith('runtime-'));
+	} catch {
+		return undefined;
+	}
+	const homes = runtimes
+		.map((name) => path.join(cache, name, 'n8n-home'))
+		.filter((folder) => fs.existsSync(folder))
+		.sort((a, b) => lastUsed(b) - lastUsed(a));
+	if (homes.length === 0) return undefined;
+	const [from, ...leftOver] = homes;
+	fs.mkdirSync(path.dirname(home), { recursive: true });
+	try {
+		fs.renameSync(from, home);
+	} catch (error) {
+		if ((error as NodeJS.ErrnoException).code !== 'EXDEV') throw error;
+		const partial = `${home}.partial`;
+		fs.rmSync(partial, { recursive: true, force: true });
+		fs.cpSync(from, partial, { recursive: true, preserveTimestamps: true });
+		fs.renameSync(partial, home);
+		fs.rmSync(from, { recursive: true, force: true });
+	}
+	return { from, leftOver };
+}
 
 /**
  * Makes a fresh temp N8N_USER_FOLDER and the full environment to run n8n in it: isolated, quiet,

@@ -58,6 +58,12 @@ export function pinnedVersions(line: RuntimeLine = '2.x'): { n8n: string; node: 
 const thisPlatform = (line: RuntimeLine): RuntimePlatform =>
 	runtimePlatform(process.platform, process.arch, pinnedVersions(line).node);
 
+/** The folder holding every runtime-<key> folder: ~/.cache/n8n-nodes-companion-push (or under $XDG_CACHE_HOME). */
+export function runtimeCacheFolder(): string {
+	const cacheHome = process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache');
+	return path.join(cacheHome, 'n8n-nodes-companion-push');
+}
+
 function runtimeAndKey(line: RuntimeLine): { runtime: N8nRuntime; key: string; complete: boolean } {
 	if (!(line in LINE_DIRS))
 		throw new Error(`Unknown n8n runtime line "${line}" (known: ${RUNTIME_LINES.join(', ')}).`);
@@ -67,8 +73,7 @@ function runtimeAndKey(line: RuntimeLine): { runtime: N8nRuntime; key: string; c
 			.update(fs.readFileSync(lockfileOf(line)))
 			.digest('hex')
 			.slice(0, 12) + platform.folderSuffix;
-	const cacheHome = process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache');
-	const runtimeDir = path.join(cacheHome, 'n8n-nodes-companion-push', `runtime-${key}`);
+	const runtimeDir = path.join(runtimeCacheFolder(), `runtime-${key}`);
 	const runtime = {
 		runtimeDir,
 		nodeBin: path.join(runtimeDir, platform.nodeBinInRuntime),

@@ -5,7 +5,7 @@
  * GitHub (its page, `blob/` and `tree/` addresses) are checked the same way against the checkout,
  * in the pages and where n8n shows them: the nodes' codex files (the node panel's documentation
  * links) and the credential's documentation URL. The README stays within 30 KB, its sections
- * for n8n users first.
+ * for n8n users first, from a quick start on.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -266,16 +266,18 @@ describe('Markdown links', () => {
 		expect(fs.statSync(path.join(ROOT, 'README.md')).size).toBeLessThanOrEqual(30 * 1024);
 	});
 
-	test("the README's sections for n8n users come first, in a user's order; the developers' after them", () => {
+	test("the README's sections for n8n users come first, in a user's order (a quick start first); the developers' after them", () => {
 		const sections = withoutCodeBlocks(fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8'))
 			.split('\n')
 			.filter((line) => line.startsWith('## '))
 			.map((line) => line.slice(3));
 		const userOrder = [
+			'Quick start',
 			'Installation',
 			'Credentials',
 			'Operations',
 			'Companion Push Trigger',
+			'Usage',
 			'Examples',
 			'Limits',
 		];

@@ -1,7 +1,8 @@
 /**
  * The package as npm would publish it, from a copy of this checkout (as a fresh clone holds it):
- *   - before any build, a plain `npm pack` refuses (prepack runs under the project's .npmrc), and so
- *     does `npm publish` for someone whose own npm settings turn scripts off;
+ *   - before any build, `npm pack` with scripts on (as the project's tools pack: the project's .npmrc
+ *     turns them off) refuses, and so does `npm publish` (publishConfig turns them on), also for
+ *     someone whose own npm settings turn scripts off;
  *   - after the build, a local `npm publish` is refused: package.json asks for provenance, which
  *     only the publish workflow can give; nothing reaches the registry (a local stand-in);
  *   - `npm run build` over a dist/ holding files of an older build leaves none of them;
@@ -145,7 +146,7 @@ describe('the published package, from a clean build', () => {
 
 		registry = await startFakeRegistry();
 
-		packedBeforeBuild = pack(stage, path.join(work, 'before-build'), []);
+		packedBeforeBuild = pack(stage, path.join(work, 'before-build'), ['--ignore-scripts=false']);
 		publishedBeforeBuild = await publishLocally(stage, registry.url, ['ignore-scripts=true']);
 		requestsBeforeBuild = [...registry.requests];
 
@@ -179,7 +180,7 @@ describe('the published package, from a clean build', () => {
 	});
 
 	describe('packing', () => {
-		test('before a build, a plain npm pack refuses and says why, and writes no tarball', () => {
+		test('before a build, npm pack with scripts on refuses and says why, and writes no tarball', () => {
 			expect(packedBeforeBuild.status).not.toBe(0);
 			expect(packedBeforeBuild.stderr).toContain(
 				'Refusing to pack: dist/ is not a fresh build of the sources.',
