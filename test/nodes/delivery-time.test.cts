@@ -3,9 +3,11 @@
  * reach: a local time inside a spring-forward gap, quiet hours within one day, their exact ends.
  */
 import {
+	checkTimeZone,
 	deliveryTimeIn,
 	parseQuietHours,
 	parseTimeOfDay,
+	sameZoneKey,
 } from '../../nodes/CompanionPush/helpers/deliveryTime';
 import type { DeliveryRule } from '../../nodes/CompanionPush/helpers/deliveryTime';
 
@@ -56,5 +58,16 @@ describe('deliveryTimeIn', () => {
 		expect(at('UTC', { localTime: '09:01' }, '2026-05-04T09:00:00Z')).toMatchObject({
 			scheduledAt: '2026-05-04T09:01:00Z',
 		});
+	});
+});
+
+describe('zone names', () => {
+	test('a zone is kept as the person wrote it (trimmed), and two names of one zone have one key', () => {
+		expect(checkTimeZone(' Asia/Kolkata ')).toEqual({ zone: 'Asia/Kolkata' });
+		expect(checkTimeZone('Asia/Kathmandu')).toEqual({ zone: 'Asia/Kathmandu' });
+		expect(sameZoneKey('Asia/Kolkata')).toBe(sameZoneKey('Asia/Calcutta'));
+		expect(sameZoneKey('Asia/Kathmandu')).toBe(sameZoneKey('Asia/Katmandu'));
+		expect(sameZoneKey('europe/madrid')).toBe(sameZoneKey('Europe/Madrid'));
+		expect(sameZoneKey('Asia/Kolkata')).not.toBe(sameZoneKey('Asia/Kathmandu'));
 	});
 });

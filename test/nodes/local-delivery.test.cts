@@ -197,6 +197,34 @@ describe('Deliver at Local Time and Quiet Hours', () => {
 		]);
 	});
 
+	test("one zone under two names (the workflow's Asia/Kolkata, a person's Asia/Calcutta): one send for both; items show the names people gave, not Intl's old ones", async () => {
+		clockAt('2026-10-25T00:30:00Z');
+		const [noZone, kolkata, calcutta, kathmandu, lowerCase] = users;
+		const { items, error } = await runOn(sandbox, {
+			timezone: 'Asia/Kolkata',
+			...peopleRun(
+				[
+					{ userId: noZone },
+					{ userId: kolkata, timeZone: 'Asia/Kolkata' },
+					{ userId: calcutta, timeZone: 'Asia/Calcutta' },
+					{ userId: kathmandu, timeZone: 'Asia/Kathmandu' },
+					{ userId: lowerCase, timeZone: 'asia/kathmandu' },
+				],
+				{ deliverAtLocalTime: '09:00' },
+			),
+		});
+
+		expect(error).toBeUndefined();
+		expect(sentBodies(sandbox).map((body) => [body.target_user_ids, body.scheduled_at])).toEqual([
+			[[noZone, kolkata, calcutta], '2026-10-25T09:00:00+05:30'],
+			[[kathmandu, lowerCase], '2026-10-25T09:00:00+05:45'],
+		]);
+		expect(jsonOf(items).map((item) => [item.timeZone, item.usersWithoutTimeZone])).toEqual([
+			['Asia/Kolkata', [noZone]],
+			['Asia/Kathmandu', undefined],
+		]);
+	});
+
 	test("Quiet Hours in the workflow's zone (no Recipient Time Zone): a non-critical send at 23:10 Madrid time waits for 07:00, a critical one goes now", async () => {
 		clockAt('2026-10-25T22:10:00Z');
 		const run = (critical: boolean) =>

@@ -57,8 +57,8 @@ export function parseQuietHours(value: unknown): QuietHours | { problem: string 
 	return { start, end };
 }
 
-/** A person's time zone as given: an IANA name, or nothing (the caller then uses the workflow's).
- * `whose` names the people in a problem ("of 65f1c2a9e4b0c81d2a3f4b5c"). */
+/** A person's time zone as given: an IANA name (trimmed, as the user wrote it), or nothing (the
+ * caller then uses the workflow's). `whose` names the people in a problem ("of 65f1c2a9e4b0..."). */
 export function checkTimeZone(
 	value: unknown,
 	whose = '',
@@ -74,8 +74,21 @@ export function checkTimeZone(
 			problem: `${of}is not a time zone: ${shown(zone)}. Use an IANA name such as Europe/Madrid, America/Mexico_City or Asia/Manila`,
 		};
 	}
-	// One name per zone (europe/madrid is Europe/Madrid), so that its people share sends.
-	return { zone: new Intl.DateTimeFormat('en-US', { timeZone: zone }).resolvedOptions().timeZone };
+	return { zone };
+}
+
+/**
+ * One name per zone, for telling whether two names are the same zone: europe/madrid is
+ * Europe/Madrid, and a renamed zone is its old name too (Node's Intl gives Asia/Kolkata as
+ * Asia/Calcutta, Asia/Kathmandu as Asia/Katmandu). Apply it to every name compared, the workflow's
+ * included, and show people the name they gave, not this one.
+ */
+export function sameZoneKey(zone: string): string {
+	try {
+		return new Intl.DateTimeFormat('en-US', { timeZone: zone }).resolvedOptions().timeZone;
+	} catch {
+		return zone; // not a zone Intl knows: only the same name is the same zone
+	}
 }
 
 /** What decides when a send reaches one zone. */

@@ -1,6 +1,6 @@
 import { DateTime } from 'luxon';
 
-import { deliveryTimeIn } from '../../../helpers/deliveryTime';
+import { deliveryTimeIn, sameZoneKey } from '../../../helpers/deliveryTime';
 import type { DeliveryRule, DeliveryTime } from '../../../helpers/deliveryTime';
 import type { CheckedItem, SendGroup } from './types';
 
@@ -45,7 +45,8 @@ function zonesOf(group: SendGroup, workflowZone: string) {
 }
 
 /** The group's recipients by time zone, in the order their zones first appear, or a problem with
- * the day Schedule gave (already over in some zone). */
+ * the day Schedule gave (already over in some zone). Two names of one zone (the workflow's
+ * Asia/Kolkata, a person's Asia/Calcutta) are one part, shown by the name that came first. */
 export function zoneParts(
 	group: SendGroup,
 	recipients: string[],
@@ -55,14 +56,17 @@ export function zoneParts(
 	const rule = ruleOf(group.lead);
 	const zoneOf = zonesOf(group, workflowZone);
 	const parts = new Map<string, ZonePart>();
+	const keys = new Map<string, string>(); // a name's key, found once per name, not once per person
 	for (const userId of recipients) {
 		const { zone, missing } = zoneOf(userId);
-		let part = parts.get(zone);
+		const key = keys.get(zone) ?? sameZoneKey(zone);
+		keys.set(zone, key);
+		let part = parts.get(key);
 		if (!part) {
 			const delivery = deliveryTimeIn(zone, rule, nowMs);
 			if ('problem' in delivery) return delivery;
 			part = { recipients: [], delivery, usersWithoutTimeZone: new Set() };
-			parts.set(zone, part);
+			parts.set(key, part);
 		}
 		part.recipients.push(userId);
 		if (missing) part.usersWithoutTimeZone.add(userId);
