@@ -194,6 +194,99 @@ const catalog: Array<[string, BadCase]> = [
 	],
 	['user IDs holding NaN', { field: 'User IDs', parameters: send({ userIds: '={{ [NaN] }}' }) }],
 	[
+		'user IDs an e-mail and a name, as a builder types them (refused by default)',
+		{
+			field: 'User IDs',
+			parameters: send({ userIds: 'john.smith@acme.com, Jane Doe' }),
+			says: /"john\.smith@acme\.com" looks like an e-mail, "Jane Doe" looks like a name/,
+		},
+	],
+	[
+		'user IDs a list element with a space inside (a name, not two IDs)',
+		{
+			field: 'User IDs',
+			items: secondItem('ids', [USER, 'Jane Doe'], [USER]),
+			parameters: send({ userIds: '={{ $json.ids }}' }),
+			says: /"Jane Doe" looks like a name/,
+		},
+	],
+	[
+		'user picker by ID given an e-mail',
+		{
+			field: 'User',
+			parameters: send({
+				audience: 'user',
+				user: { __rl: true, mode: 'id', value: 'jane@acme.com' },
+			}),
+			says: /looks like an e-mail/,
+		},
+	],
+	[
+		'Unusual User IDs unknown from an expression',
+		{
+			field: 'Unusual User IDs',
+			parameters: send({ options: { unusualUserIds: '={{ "ignore" }}' } }),
+		},
+	],
+	[
+		'a user ID of 100 kB',
+		{
+			field: 'User IDs',
+			items: secondItem('ids', `${USER}, ${'x'.repeat(102_400)}`, USER),
+			parameters: send({ userIds: '={{ $json.ids }}' }),
+			says: /102,400 characters \(ID 2, starting "xxx.*at most 256/,
+		},
+	],
+	[
+		'a user picked by an ID of 100 kB',
+		{
+			field: 'User',
+			parameters: send({
+				audience: 'user',
+				user: { __rl: true, mode: 'id', value: 'x'.repeat(102_400) },
+			}),
+			says: /longer than 256/,
+		},
+	],
+	[
+		'a title of 1,001 characters',
+		{ field: 'Title', parameters: send({ title: 'Ω'.repeat(1_001) }), says: /1,001 characters/ },
+	],
+	[
+		'a body of 4,001 characters (emoji count as one each)',
+		{ field: 'Body', parameters: send({ body: '🚀'.repeat(4_001) }), says: /4,001 characters/ },
+	],
+	[
+		'an Idempotency Key built from fields the item lacks: only its separator is left',
+		{
+			field: 'Idempotency Key',
+			items: [
+				{ orderId: '1042', status: 'shipped' },
+				{ order_id: '1043', state: 'shipped' },
+			],
+			parameters: send({
+				options: { idempotencyKey: '={{ $json.orderId }}:{{ $json.status }}' },
+			}),
+			says: /is ":" for this item, with no letter or digit/,
+		},
+	],
+	[
+		'an Idempotency Key of separators, spaces and punctuation only',
+		{
+			field: 'Idempotency Key',
+			parameters: send({ options: { idempotencyKey: ' - / #:: ' } }),
+			says: /no letter or digit/,
+		},
+	],
+	[
+		'a Digest Key of 201 characters',
+		{
+			field: 'Digest Key',
+			parameters: send({ options: { digestKey: 'k'.repeat(201) } }),
+			says: /longer than 200/,
+		},
+	],
+	[
 		'audience unknown from an expression',
 		{
 			field: 'Audience',
@@ -507,12 +600,43 @@ describe('bad-input catalog', () => {
 describe('not bad input: odd but valid values go out as given', () => {
 	const sandbox = useSandbox({ ...NODE_SANDBOX, seedUsers: 20, resetBeforeEach: true });
 
-	test('a 5000-character title is not refused (the spec only recommends 50): sent whole, with a warning', async () => {
-		const title = 'Ω'.repeat(5000);
-		const { items: output, error } = await runOn(sandbox, { parameters: send({ title }) });
+	test('a title of 1,000 characters and a body of 4,000 are taken (the spec only recommends 50 and 150): sent whole, with warnings', async () => {
+		const title = 'Ω'.repeat(1_000);
+		const body = '🚀'.repeat(4_000);
+		const { items: output, error } = await runOn(sandbox, { parameters: send({ title, body }) });
 		expect(error).toBeUndefined();
-		expect(sentBodies(sandbox)[0].title).toBe(title);
-		expect(output[0].json.warnings).toEqual([expect.stringContaining('5000 characters')]);
+		expect(sentBodies(sandbox)[0]).toMatchObject({ title, body });
+		expect(output[0].json.warnings).toEqual([
+			expect.stringContaining('1000 characters'),
+			expect.stringContaining('4000 characters'),
+		]);
+	});
+
+	test('Unusual User IDs "Warn": an e-mail and a name go out as given, two recipients (not three), with a warning on the item and a hint above the output', async () => {
+		const {
+			items: output,
+			error,
+			run,
+		} = await runOn(sandbox, {
+			parameters: send({
+				userIds: 'john.smith@acme.com, Jane Doe',
+				options: { unusualUserIds: 'warn' },
+			}),
+		});
+		expect(error).toBeUndefined();
+		expect(sentBodies(sandbox).map((body) => body.target_user_ids)).toEqual([
+			['john.smith@acme.com', 'Jane Doe'],
+		]);
+		const warning =
+			'User IDs sent as given although "john.smith@acme.com" looks like an e-mail, "Jane Doe" looks like a name';
+		expect(output[0].json.warnings).toEqual([expect.stringContaining(warning)]);
+		const hints = run.data.resultData.runData['Companion Push'][0].hints ?? [];
+		expect(hints).toEqual([
+			expect.objectContaining({
+				type: 'warning',
+				message: expect.stringContaining(`Item 0: ${warning}`),
+			}),
+		]);
 	});
 
 	test('unicode title, body and user IDs (emoji, right-to-left, CJK) are sent unchanged', async () => {

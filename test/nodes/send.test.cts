@@ -100,14 +100,23 @@ describe('Send (60 users)', () => {
 		expect(sandbox.requestLog()).toHaveLength(0);
 	});
 
-	test('User IDs as text: commas, spaces, new lines and repeats give clean unique IDs', async () => {
-		const text = ` ${users[0]},${users[1]}  ${users[2]}\n${users[3]},,\n\n${users[0]}\t${users[4]} `;
+	test('User IDs as text: commas, semicolons, new lines and repeats give clean unique IDs; spaces and tabs around an ID are trimmed', async () => {
+		const text = ` ${users[0]},${users[1]} ;\t${users[2]}\r\n${users[3]},,\n\n${users[0]}\n ${users[4]} `;
 		const { items: output } = await runOn(sandbox, {
 			parameters: sendParameters({ userIds: text }),
 		});
 
 		expect(sentBodies(sandbox).map((body) => body.target_user_ids)).toEqual([users.slice(0, 5)]);
 		expect(output[0].json.recipients).toBe(5);
+	});
+
+	test('User IDs as text are not split on spaces: "a b" is one ID that looks like a name, refused, nothing sent', async () => {
+		const { error } = await runOn(sandbox, {
+			parameters: sendParameters({ userIds: `${users[0]} ${users[1]}` }),
+		});
+
+		expect(error?.message).toContain(`"${users[0]} ${users[1]}" looks like a name`);
+		expect(sandbox.requestLog()).toHaveLength(0);
 	});
 
 	test('User IDs as an array from an expression, numbers written as text', async () => {
@@ -336,9 +345,32 @@ describe('Send (60 users)', () => {
 			stats: { targeted_users: 2, devices: 2, sent: 2, failed: 0, no_device: 0 },
 		});
 		expect(output[0].json.waitNote).toBeUndefined();
+		expect(output[0].json.recipientsCountedByApi).toBeUndefined();
 		expect(count(sandbox, SEND)).toBe(1);
 		// Followed in the list of sends, which carries status and counters: no detail read.
 		expect(count(sandbox, SEND_LIST)).toBeGreaterThanOrEqual(1);
+		expect(count(sandbox, DETAIL)).toBe(0);
+	});
+
+	test('Wait for Final Status: when the API counts fewer recipients than asked (IDs it does not know, another organization), the item says so, from the reads the wait makes anyway', async () => {
+		const otherOrg = sandbox.orgs.secondary.userIds[0];
+		const { items: output, error } = await runOn(sandbox, {
+			parameters: sendParameters({
+				userIds: `${users[0]}, ${users[1]}, not-a-user-id, ${otherOrg}`,
+				options: { waitForFinalStatus: true, waitTimeout: 10 },
+			}),
+		});
+
+		expect(error).toBeUndefined();
+		expect(output[0].json).toMatchObject({
+			recipients: 4,
+			finalStatusReached: true,
+			stats: { targeted_users: 2 },
+			recipientsCountedByApi: 2,
+			recipientsNote: expect.stringContaining('The API counts 2 of the 4 recipients'),
+		});
+		expect(count(sandbox, SEND)).toBe(1);
+		// The counter comes with the list reads the wait makes: no request was added for it.
 		expect(count(sandbox, DETAIL)).toBe(0);
 	});
 

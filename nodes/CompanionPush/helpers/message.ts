@@ -3,6 +3,11 @@ import { buildDeeplink } from './deeplink';
 /** The spec's recommended maximum lengths (the enforced ones are not shown). */
 export const RECOMMENDED_TITLE_LENGTH = 50;
 export const RECOMMENDED_BODY_LENGTH = 150;
+/** The longest title and body taken: 20 and about 27 times the recommendations, and as long as the
+ * 4 KB that Apple's and Google's push services carry for a whole notification. A longer text is a
+ * mapping mistake (a whole document mapped into the field), refused before it is sent to anyone. */
+export const MAX_TITLE_LENGTH = 1_000;
+export const MAX_BODY_LENGTH = 4_000;
 
 export interface MessageFields {
 	title: unknown;
@@ -57,6 +62,13 @@ function characterCount(text: string): number {
 	return Array.from(text).length;
 }
 
+function tooLong(field: string, length: number, most: number): FieldProblem {
+	return {
+		field,
+		problem: `has ${length.toLocaleString('en-US')} characters: at most ${most.toLocaleString('en-US')} are taken (phones show far fewer; the API recommends ${field === 'Title' ? RECOMMENDED_TITLE_LENGTH : RECOMMENDED_BODY_LENGTH}). Check what the expression gives`,
+	};
+}
+
 /** Checks title, body, image and deeplink against the spec's field table. */
 export function checkMessage(fields: MessageFields): CheckedMessage | FieldProblem {
 	const title = asText(fields.title, 'Title');
@@ -68,9 +80,11 @@ export function checkMessage(fields: MessageFields): CheckedMessage | FieldProbl
 	if (isBlank(body))
 		return { field: 'Body', problem: 'is empty: a notification needs a message text' };
 
-	const message: CheckedMessage = { title, body, warnings: [] };
 	const titleLength = characterCount(title);
 	const bodyLength = characterCount(body);
+	if (titleLength > MAX_TITLE_LENGTH) return tooLong('Title', titleLength, MAX_TITLE_LENGTH);
+	if (bodyLength > MAX_BODY_LENGTH) return tooLong('Body', bodyLength, MAX_BODY_LENGTH);
+	const message: CheckedMessage = { title, body, warnings: [] };
 	if (titleLength > RECOMMENDED_TITLE_LENGTH) {
 		message.warnings.push(
 			`Title has ${titleLength} characters; the API recommends at most ${RECOMMENDED_TITLE_LENGTH} (phones may cut it)`,

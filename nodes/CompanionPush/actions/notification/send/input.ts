@@ -7,7 +7,11 @@ import type {
 
 import { checkTimeZone, parseQuietHours, parseTimeOfDay } from '../../../helpers/deliveryTime';
 import { checkMessage, isProblem } from '../../../helpers/message';
-import { parseUserIds } from '../../../helpers/recipients';
+import {
+	describeUnusualUserIds,
+	MAX_USER_ID_LENGTH,
+	parseUserIds,
+} from '../../../helpers/recipients';
 import { DEFAULT_KEYS_TO_KEEP, MAX_KEY_LENGTH, MAX_KEYS_TO_KEEP } from '../../../neverTwice';
 import type { IdempotencyKey } from '../../../neverTwice';
 import { asNodeError, errorItem, fieldError } from '../../../nodeErrors';
@@ -41,9 +45,10 @@ export function readSendInput(
 	const checkedItems: CheckedItem[] = [];
 	const rejected = new Map<number, INodeExecutionData>();
 	const itemCount = context.getInputData().length;
+	const unusualIds: Array<{ itemIndex: number; warning: string }> = [];
 	for (let itemIndex = 0; itemIndex < itemCount; itemIndex++) {
 		try {
-			const checked = checkItem(context, itemIndex, readSchedule);
+			const checked = checkItem(context, itemIndex, readSchedule, unusualIds);
 			// One send for all items takes its audience from the first item: another audience on a
 			// later item would be dropped without a word, so it is an error instead.
 			if (combined && checkedItems.length > 0 && checked.audience !== checkedItems[0].audience) {
@@ -80,7 +85,31 @@ export function readSendInput(
 			rejected.set(itemIndex, errorItem(nodeError, { item: itemIndex }));
 		}
 	}
+	warnOfUnusualIds(context, unusualIds, checkedItems);
 	return { combined, checkedItems, rejected };
+}
+
+/** One execution hint (shown above the output in the editor) for the items whose User IDs look
+ * like e-mails or names and go out with "Unusual User IDs: Warn"; each item's output says which. */
+function warnOfUnusualIds(
+	context: IExecuteFunctions,
+	unusual: Array<{ itemIndex: number; warning: string }>,
+	checkedItems: CheckedItem[],
+) {
+	const sent = unusual.filter(({ itemIndex }) =>
+		checkedItems.some((item) => item.itemIndex === itemIndex),
+	);
+	if (sent.length === 0) return;
+	const others = sent.slice(1).map(({ itemIndex }) => itemIndex);
+	const also =
+		others.length > 0
+			? ` Also on item ${others.slice(0, 5).join(', ')}${others.length > 5 ? ` and ${others.length - 5} more` : ''}.`
+			: '';
+	context.addExecutionHints({
+		type: 'warning',
+		location: 'outputPane',
+		message: `Item ${sent[0].itemIndex}: ${sent[0].warning}.${also}`,
+	});
 }
 
 const capText = ({ cap }: CheckedItem) =>
@@ -99,7 +128,8 @@ function sendFieldError(
 function checkItem(
 	context: IExecuteFunctions,
 	itemIndex: number,
-	readSchedule?: ScheduleReader,
+	readSchedule: ScheduleReader | undefined,
+	unusualIds: Array<{ itemIndex: number; warning: string }>,
 ): CheckedItem {
 	const read = (
 		name: string,
@@ -136,6 +166,14 @@ function checkItem(
 		}
 		if (String(userId).trim() === '')
 			throw sendFieldError(context, 'User', 'is empty: pick a user', itemIndex);
+		if (String(userId).trim().length > MAX_USER_ID_LENGTH) {
+			throw sendFieldError(
+				context,
+				'User',
+				`is longer than ${MAX_USER_ID_LENGTH} characters: a user ID is short, as the list shows it`,
+				itemIndex,
+			);
+		}
 		userIds = [String(userId).trim()];
 	} else if (audience !== 'allUsers' && audience !== 'activeUsers') {
 		throw sendFieldError(
@@ -144,6 +182,12 @@ function checkItem(
 			`has an unknown value "${String(audience)}"`,
 			itemIndex,
 		);
+	}
+
+	const unusual = checkUnusualUserIds(context, options, userIds, audience, itemIndex);
+	if (unusual) {
+		message.warnings.push(unusual);
+		unusualIds.push({ itemIndex, warning: unusual });
 	}
 
 	const batchSize = Number(options.batchSize ?? 1000);
@@ -177,6 +221,44 @@ function checkItem(
 	if (digest) checked.digest = digest;
 	if (readSchedule) Object.assign(checked, readSchedule(context, itemIndex, options));
 	return checked;
+}
+
+/**
+ * The option "Unusual User IDs": User IDs that look like an e-mail or a name fail the item
+ * ("refuse", the default) or go out as given with a warning ("warn"), returned for the item's
+ * output. The API answers 202 to IDs it does not know and notifies nobody, so without this a typo
+ * such as a pasted e-mail would be a send that reaches no one while the run shows success.
+ */
+function checkUnusualUserIds(
+	context: IExecuteFunctions,
+	options: IDataObject,
+	userIds: string[],
+	audience: Audience,
+	itemIndex: number,
+): string | undefined {
+	const field = audience === 'user' ? 'User' : 'User IDs';
+	const mode = options.unusualUserIds ?? 'refuse';
+	if (mode !== 'refuse' && mode !== 'warn') {
+		throw sendFieldError(
+			context,
+			'Unusual User IDs',
+			`has an unknown value "${String(mode).slice(0, 60)}": use refuse or warn`,
+			itemIndex,
+		);
+	}
+	const unusual = describeUnusualUserIds(userIds);
+	if (!unusual) return undefined;
+	const advice =
+		'User IDs are service user IDs as returned by Get Many Users, not e-mails or names, and are separated by commas or new lines; the API accepts an unknown ID without notifying anyone';
+	if (mode === 'refuse') {
+		throw sendFieldError(
+			context,
+			field,
+			`has IDs that are not user IDs: ${unusual}. ${advice} (to send such IDs anyway, set Options > Unusual User IDs to Warn)`,
+			itemIndex,
+		);
+	}
+	return `${field} sent as given although ${unusual}: ${advice}`;
 }
 
 /** Whether an option of the Options collection was added and given a value. */
@@ -241,6 +323,16 @@ function readIdempotencyKey(
 			context,
 			'Idempotency Key',
 			'is empty for this item: give each event its own key, or remove the option',
+			itemIndex,
+		);
+	}
+	// A key built from fields the event lacks comes out as only its separators (":" or " - "): it
+	// would be the same for every such event, so the second one would be skipped as a repeat.
+	if (!/[\p{L}\p{N}]/u.test(key)) {
+		throw sendFieldError(
+			context,
+			'Idempotency Key',
+			`is ${JSON.stringify(key.slice(0, 60))} for this item, with no letter or digit: the fields it is built from are probably missing from the item. Check the expression's field names against the input`,
 			itemIndex,
 		);
 	}

@@ -21,6 +21,7 @@ import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-wor
 
 import { runPool } from '../../../helpers/pool';
 import type { PoolResult } from '../../../helpers/pool';
+import { recipientsCountedByApi } from '../../../helpers/recipients';
 import { asNodeError, errorItem } from '../../../nodeErrors';
 import { NeverTwice } from '../../../neverTwice';
 import { FinalStatusWatch } from '../finalStatusWatch';
@@ -131,6 +132,8 @@ async function followSends(
 				stats: result.record.stats,
 				sentAt: result.record.sent_at,
 			});
+			if (result.finalStatusReached)
+				Object.assign(json, recipientsCountedByApi(json.recipients, result.record.stats));
 		} catch (error) {
 			// The send went out: its id must reach the workflow even when following it up fails.
 			Object.assign(json, { finalStatusReached: false, waitError: (error as Error).message });
