@@ -1,17 +1,11 @@
 import type { INodeProperties } from 'n8n-workflow';
 
-import { maxParallelRequestsOption, optionsCollection } from '../../descriptions';
-import { DEFAULT_KEYS_TO_KEEP, MAX_KEY_LENGTH, MAX_KEYS_TO_KEEP } from '../../../neverTwice';
-import { waitOptions } from '../wait';
-import { DEFAULT_CAP_WINDOW_MINUTES, MAX_CAP_SENDS, MAX_CAP_WINDOW_MINUTES } from './capPerPerson';
-import {
-	DEFAULT_DIGEST_TITLE,
-	DEFAULT_DIGEST_WINDOW_MINUTES,
-	MAX_DIGEST_WINDOW_MINUTES,
-} from './digestOptions';
+import { optionsCollection } from '../../descriptions';
+import { MAX_BODY_LENGTH, MAX_TITLE_LENGTH } from '../../../helpers/message';
+import { sendOptions } from './optionFields';
 
 /* The fields of Send and Schedule, declared once; sendOperationProperties (at the end) puts them
- * in order for either operation. */
+ * in order for either operation. Their Options are in optionFields.ts. */
 
 // One sentence and a link (n8n's UX guidelines for an info box): the details are in the README.
 const asyncNotice: INodeProperties = {
@@ -30,8 +24,7 @@ const messageFields: INodeProperties[] = [
 		required: true,
 		default: '',
 		placeholder: 'Your order has shipped',
-		description:
-			'Plain-text title shown in bold on the phone. At most 50 characters is recommended; longer titles go out with a warning.',
+		description: `Plain-text title shown in bold on the phone. At most 50 characters is recommended; longer titles go out with a warning, and more than ${MAX_TITLE_LENGTH.toLocaleString('en-US')} are refused.`,
 	},
 	{
 		displayName: 'Body',
@@ -41,8 +34,7 @@ const messageFields: INodeProperties[] = [
 		default: '',
 		typeOptions: { rows: 3 },
 		placeholder: 'Order 1042 is on its way',
-		description:
-			'Plain-text message shown under the title. At most 150 characters is recommended; longer texts go out with a warning.',
+		description: `Plain-text message shown under the title. At most 150 characters is recommended; longer texts go out with a warning, and more than ${MAX_BODY_LENGTH.toLocaleString('en-US')} are refused.`,
 	},
 ];
 
@@ -83,7 +75,7 @@ const audienceFields: INodeProperties[] = [
 		default: '',
 		placeholder: 'e.g. 65f1c2a9e4b0c81d2a3f4b5c, 65f1c2a9e4b0c81d2a3f4b5d',
 		description:
-			'Comma-separated list of user IDs as returned by Get Many Users (24 characters such as 65f1c2a9e4b0c81d2a3f4b5c), not names or e-mails. Spaces and new lines also separate IDs. An expression may give a list: each element is one ID (an element holding a comma or space is refused). Duplicates are removed; IDs of other organizations are silently not notified.',
+			'Comma-separated list of user IDs as returned by Get Many Users (24 characters such as 65f1c2a9e4b0c81d2a3f4b5c), not names or e-mails. New lines also separate IDs; spaces do not. An expression may give a list: each element is one ID (an element holding a comma is refused). An ID that looks like an e-mail or a name is refused (see Options > Unusual User IDs). Duplicates are removed; IDs of other organizations are silently not notified.',
 		displayOptions: { show: { audience: ['userIds'] } },
 	},
 	{
@@ -196,141 +188,6 @@ const additionalFields: INodeProperties = {
 	],
 };
 
-const batchSizeOption: INodeProperties = {
-	displayName: 'Batch Size',
-	name: 'batchSize',
-	type: 'number',
-	default: 1000,
-	typeOptions: { minValue: 1, maxValue: 1000 },
-	description:
-		'Recipients per send. Larger audiences are split into several sends, each with its own ID (the API recommends at most 1000).',
-};
-
-const SEND_WAIT_DESCRIPTION =
-	'Whether to wait, checking with growing intervals, until the send is delivered (sent, partially failed or failed) before the node finishes';
-
-/** Idempotency Key and its settings (see idempotencyKeys.ts), among the Options of Send and Schedule. */
-const idempotencyOptions: INodeProperties[] = [
-	{
-		displayName: 'Idempotency Key',
-		name: 'idempotencyKey',
-		type: 'string',
-		default: '',
-		placeholder: 'e.g. {{ $json.orderId }}:{{ $json.status }}',
-		description: `A key that names the event this send is for (at most ${MAX_KEY_LENGTH.toLocaleString('en-US')} characters), usually an expression. A send whose key was already used successfully is not made again: the item comes out marked as skipped. Keys are kept in n8n's database, shared by every worker.`,
-	},
-	{
-		displayName: 'Idempotency Scope',
-		name: 'idempotencyScope',
-		type: 'options',
-		default: 'node',
-		description:
-			'Where a used key counts. "The Whole Workflow" is no longer offered: n8n\'s store gives the nodes of a workflow no lock they can share, so two nodes could both send one event; a node still set to it fails without sending.',
-		options: [{ name: 'This Node', value: 'node', description: 'Keys used by this node only' }],
-	},
-	{
-		displayName: 'Keys to Keep',
-		name: 'keysToKeep',
-		type: 'number',
-		default: DEFAULT_KEYS_TO_KEEP,
-		typeOptions: { minValue: 1, maxValue: MAX_KEYS_TO_KEEP },
-		description: `How many used keys are remembered (at most ${MAX_KEYS_TO_KEEP.toLocaleString('en-US')}); beyond that the oldest are forgotten and could be used again`,
-	},
-];
-
-/** "Deliver at Local Time" and "Quiet Hours" (localDelivery.ts), among the Options of Send and
- * Schedule, each in its place in the sorted list. */
-const criticalOption: INodeProperties = {
-	displayName: 'Critical',
-	name: 'critical',
-	type: 'boolean',
-	default: false,
-	description:
-		'Whether the notification ignores Quiet Hours and goes out at once (or at its time), e.g. a safety alert',
-};
-
-const deliverAtLocalTimeOption: INodeProperties = {
-	displayName: 'Deliver at Local Time',
-	name: 'deliverAtLocalTime',
-	type: 'string',
-	default: '',
-	placeholder: 'e.g. 09:00',
-	description:
-		"Time of day (HH:mm, 24-hour clock) at which each person gets it, in their Recipient Time Zone (or the workflow's). The node makes one scheduled send per time zone and batch; a time already past today goes out tomorrow. With Schedule, Scheduled At gives the day.",
-};
-
-const deliveryZoneOptions: INodeProperties[] = [
-	{
-		displayName: 'Quiet Hours',
-		name: 'quietHours',
-		type: 'string',
-		default: '',
-		placeholder: 'e.g. 22:00-07:00',
-		description:
-			"Span of the day (HH:mm-HH:mm) in each person's Recipient Time Zone (or the workflow's) when nobody is notified: a send that would arrive then is scheduled for its end, unless Critical is on",
-	},
-	{
-		displayName: 'Recipient Time Zone',
-		name: 'recipientTimeZone',
-		type: 'string',
-		default: '',
-		placeholder: 'e.g. {{ $json.timeZone }}',
-		description:
-			"Time zone of this item's people (an IANA name such as Europe/Madrid), usually an expression, used by Deliver at Local Time and Quiet Hours. When empty, the workflow's time zone is used and the output lists those people; a name that is not a time zone fails the item.",
-	},
-];
-
-/** "Cap per Person" (capPerPerson.ts), among the Options of Send only. */
-const capOptions: INodeProperties[] = [
-	{
-		displayName: 'Cap per Person',
-		name: 'capPerPerson',
-		type: 'number',
-		default: 3,
-		typeOptions: { minValue: 1, maxValue: MAX_CAP_SENDS },
-		description:
-			'At most this many sends per person within the Cap Window, counted by every execution of this node. People over it are left out of the send and come out on a second output, "Capped", with when they may be notified next.',
-	},
-	{
-		displayName: 'Cap Window (Minutes)',
-		name: 'capWindowMinutes',
-		type: 'number',
-		default: DEFAULT_CAP_WINDOW_MINUTES,
-		typeOptions: { minValue: 1, maxValue: MAX_CAP_WINDOW_MINUTES },
-		description: `The rolling window of Cap per Person, in minutes (at most ${MAX_CAP_WINDOW_MINUTES}, a day). Used only with Cap per Person.`,
-	},
-];
-
-/** "Digest Key" and its settings (digest.ts), among the Options of Send only. */
-const digestOptions: INodeProperties[] = [
-	{
-		displayName: 'Digest Key',
-		name: 'digestKey',
-		type: 'string',
-		default: '',
-		placeholder: 'e.g. order-updates',
-		description:
-			"Names a kind of event to gather: events for the same person and key within the Digest Window become one push, scheduled at the window's end (each later event cancels it and schedules a replacement that counts them all). Each item's output names the send that carries it.",
-	},
-	{
-		displayName: 'Digest Title',
-		name: 'digestTitle',
-		type: 'string',
-		default: DEFAULT_DIGEST_TITLE,
-		placeholder: 'e.g. {count} order updates',
-		description:
-			"Title of a digest push that carries more than one event; {count} is their number. The body is the latest event's. A window with one event sends that event as it is.",
-	},
-	{
-		displayName: 'Digest Window (Minutes)',
-		name: 'digestWindowMinutes',
-		type: 'number',
-		default: DEFAULT_DIGEST_WINDOW_MINUTES,
-		typeOptions: { minValue: 1, maxValue: MAX_DIGEST_WINDOW_MINUTES },
-		description: `How long a window gathers events from its first one, in minutes (at most ${MAX_DIGEST_WINDOW_MINUTES}, a day). Used only with Digest Key.`,
-	},
-];
-
 /** What Schedule adds to Send: its time, and what to do when that time is already past. */
 export interface ScheduleProperties {
 	scheduledAtField: INodeProperties;
@@ -346,17 +203,6 @@ export function sendOperationProperties(schedule?: ScheduleProperties): INodePro
 		sendModeField,
 		...(schedule ? [schedule.scheduledAtField] : []),
 		additionalFields,
-		optionsCollection([
-			batchSizeOption,
-			...(schedule ? [] : capOptions),
-			criticalOption,
-			deliverAtLocalTimeOption,
-			...(schedule ? [] : digestOptions),
-			...idempotencyOptions,
-			maxParallelRequestsOption,
-			...deliveryZoneOptions,
-			...(schedule ? [schedule.sendIfPastOption] : []),
-			...waitOptions(SEND_WAIT_DESCRIPTION),
-		]),
+		optionsCollection(sendOptions(schedule?.sendIfPastOption)),
 	];
 }
