@@ -8,11 +8,20 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
-import type { INodeProperties, INodePropertyCollection, INodePropertyOptions } from 'n8n-workflow';
+import { NodeHelpers } from 'n8n-workflow';
+import type {
+	IDataObject,
+	INode,
+	INodeParameters,
+	INodeProperties,
+	INodePropertyCollection,
+	INodePropertyOptions,
+} from 'n8n-workflow';
 
 import { CompanionPushApi } from '../../credentials/CompanionPushApi.credentials';
 import { CompanionPush } from '../../nodes/CompanionPush/CompanionPush.node';
 import { CompanionPushTrigger } from '../../nodes/CompanionPush/CompanionPushTrigger.node';
+import { NODE_SANDBOX, runOn, sendParameters, sentBodies, useSandbox } from '../harness/index.cts';
 
 const FIXTURE = path.join(__dirname, 'saved-parameters.json');
 
@@ -120,5 +129,120 @@ describe('saved workflows and credentials keep working', () => {
 			description: 'another text',
 		}));
 		expect(lostSince(saved.companionPushTrigger, savedShapes(renamedTexts))).toEqual([]);
+	});
+});
+
+/**
+ * Options shown only with the option they refine (Cap Window with Cap per Person, Keys to Keep with
+ * Idempotency Key...). n8n drops a hidden value when it loads a workflow (the editor, and the engine:
+ * `new Workflow()` runs getNodeParameters), so a saved workflow must lose such a value only where
+ * the node ignored it anyway.
+ */
+describe('options shown only where they act: saved values keep their meaning', () => {
+	const sandbox = useSandbox({ ...NODE_SANDBOX, seedUsers: 3 });
+	const node = new CompanionPush();
+	const properties = node.description.properties;
+	const nodeOf = (parameters: INodeParameters): INode => ({
+		id: 'n',
+		name: 'Companion Push',
+		type: 'companionPush',
+		typeVersion: 1,
+		position: [0, 0],
+		parameters,
+	});
+	/** The options of a saved Send as n8n loads them (the engine's call, defaults added). */
+	const loadedOptions = (options: IDataObject, top: IDataObject = {}) => {
+		const parameters = { resource: 'notification', operation: 'send', ...top, options };
+		const loaded = NodeHelpers.getNodeParameters(
+			properties,
+			parameters as INodeParameters,
+			true,
+			false,
+			nodeOf(parameters as INodeParameters),
+			node.description,
+		);
+		return loaded?.options as IDataObject;
+	};
+	const refined: Array<[string, IDataObject, IDataObject]> = [
+		['Cap Window', { capPerPerson: 2 }, { capWindowMinutes: 30 }],
+		[
+			'Keys to Keep, Idempotency Scope',
+			{ idempotencyKey: 'k' },
+			{ keysToKeep: 7, idempotencyScope: 'workflow' },
+		],
+		[
+			'Digest Title, Digest Window',
+			{ digestKey: 'd' },
+			{ digestTitle: 'x {count}', digestWindowMinutes: 3 },
+		],
+		['Critical', { quietHours: '22:00-07:00' }, { critical: true }],
+	];
+
+	test.each(refined)(
+		'%s: kept with the option it refines (given or an expression), dropped without it',
+		(_name, refining, values) => {
+			expect(loadedOptions({ ...refining, ...values })).toEqual({ ...refining, ...values });
+			const [[name]] = Object.entries(refining);
+			const asExpression = { [name]: '={{ $json.value }}' };
+			expect(loadedOptions({ ...asExpression, ...values })).toEqual({ ...asExpression, ...values });
+			expect(loadedOptions(values)).toEqual({});
+		},
+	);
+
+	test('without the option they refine, they never acted: the same send as without them', async () => {
+		const userIds = sandbox.orgs.primary.userIds[0];
+		const unrefined = Object.assign({}, ...refined.map(([, , values]) => values)) as IDataObject;
+		const run = async (options: IDataObject) =>
+			await runOn(sandbox, { parameters: sendParameters({ userIds, options }) });
+		const plain = await run({});
+		const withUnrefined = await run(unrefined);
+		expect(withUnrefined.error).toBeUndefined();
+		expect(withUnrefined.outputs).toHaveLength(plain.outputs.length);
+		const [first, second] = sentBodies(sandbox);
+		expect(second).toEqual(first);
+	});
+
+	/** Whether the editor shows a notice for these parameters (its call: the node's parameters under
+	 * "parameters"). */
+	const noticeShown = (name: string, parameters: IDataObject) =>
+		NodeHelpers.displayParameterPath(
+			{ parameters } as INodeParameters,
+			properties.find((property) => property.name === name)!,
+			'parameters',
+			nodeOf(parameters as INodeParameters),
+			node.description,
+		);
+
+	test('a Digest Key with Quiet Hours: both values are kept (the run still fails, never sends otherwise), and the editor says so', () => {
+		const send = { resource: 'notification', operation: 'send' };
+		const both = { digestKey: 'd', quietHours: '22:00-07:00' };
+		expect(loadedOptions(both)).toEqual(both);
+		expect(noticeShown('digestWithQuietHours', { ...send, options: both })).toBe(true);
+		expect(
+			noticeShown('digestWithQuietHours', {
+				...send,
+				options: { ...both, digestKey: '={{ $json.kind }}' },
+			}),
+		).toBe(true);
+		expect(noticeShown('digestWithQuietHours', { ...send, options: { digestKey: 'd' } })).toBe(
+			false,
+		);
+		expect(
+			noticeShown('digestWithQuietHours', { ...send, options: { quietHours: '22:00-07:00' } }),
+		).toBe(false);
+		expect(
+			noticeShown('digestWithAudience', {
+				...send,
+				audience: 'allUsers',
+				options: { digestKey: 'd' },
+			}),
+		).toBe(true);
+		expect(
+			noticeShown('digestWithAudience', {
+				...send,
+				audience: 'userIds',
+				options: { digestKey: 'd' },
+			}),
+		).toBe(false);
 	});
 });

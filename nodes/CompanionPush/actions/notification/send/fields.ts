@@ -2,7 +2,7 @@ import type { INodeProperties } from 'n8n-workflow';
 
 import { optionsCollection } from '../../descriptions';
 import { MAX_BODY_LENGTH, MAX_TITLE_LENGTH } from '../../../helpers/message';
-import { sendOptions } from './optionFields';
+import { digestConflictNotices, sendOptions } from './optionFields';
 
 /* The fields of Send and Schedule, declared once; sendOperationProperties (at the end) puts them
  * in order for either operation. Their Options are in optionFields.ts. */
@@ -204,5 +204,6 @@ export function sendOperationProperties(schedule?: ScheduleProperties): INodePro
 		...(schedule ? [schedule.scheduledAtField] : []),
 		additionalFields,
 		optionsCollection(sendOptions(schedule?.sendIfPastOption)),
+		...(schedule ? [] : digestConflictNotices),
 	];
 }

@@ -13,6 +13,15 @@ import {
 /* The Options of Send and Schedule (fields.ts holds their other fields), sorted by name as n8n
  * lists them; sendOptions (at the end) picks those of either operation. */
 
+/**
+ * Shown (and kept) only once the option it refines is added, e.g. Cap Window with Cap per Person.
+ * n8n drops a hidden option's value when it loads a workflow, in the editor and at run time alike:
+ * that loses nothing here, as the node reads each of these only together with the option it refines.
+ */
+function shownWith(option: string): INodeProperties['displayOptions'] {
+	return { show: { [option]: [{ _cnd: { exists: true } }] } };
+}
+
 const batchSizeOption: INodeProperties = {
 	displayName: 'Batch Size',
 	name: 'batchSize',
@@ -39,6 +48,7 @@ const idempotencyOptions: INodeProperties[] = [
 	{
 		displayName: 'Idempotency Scope',
 		name: 'idempotencyScope',
+		displayOptions: shownWith('idempotencyKey'),
 		type: 'options',
 		default: 'node',
 		description:
@@ -48,6 +58,7 @@ const idempotencyOptions: INodeProperties[] = [
 	{
 		displayName: 'Keys to Keep',
 		name: 'keysToKeep',
+		displayOptions: shownWith('idempotencyKey'),
 		type: 'number',
 		default: DEFAULT_KEYS_TO_KEEP,
 		typeOptions: { minValue: 1, maxValue: MAX_KEYS_TO_KEEP },
@@ -60,6 +71,7 @@ const idempotencyOptions: INodeProperties[] = [
 const criticalOption: INodeProperties = {
 	displayName: 'Critical',
 	name: 'critical',
+	displayOptions: shownWith('quietHours'),
 	type: 'boolean',
 	default: false,
 	description:
@@ -111,6 +123,7 @@ const capOptions: INodeProperties[] = [
 	{
 		displayName: 'Cap Window (Minutes)',
 		name: 'capWindowMinutes',
+		displayOptions: shownWith('capPerPerson'),
 		type: 'number',
 		default: DEFAULT_CAP_WINDOW_MINUTES,
 		typeOptions: { minValue: 1, maxValue: MAX_CAP_WINDOW_MINUTES },
@@ -132,6 +145,7 @@ const digestOptions: INodeProperties[] = [
 	{
 		displayName: 'Digest Title',
 		name: 'digestTitle',
+		displayOptions: shownWith('digestKey'),
 		type: 'string',
 		default: DEFAULT_DIGEST_TITLE,
 		placeholder: 'e.g. {count} order updates',
@@ -141,6 +155,7 @@ const digestOptions: INodeProperties[] = [
 	{
 		displayName: 'Digest Window (Minutes)',
 		name: 'digestWindowMinutes',
+		displayOptions: shownWith('digestKey'),
 		type: 'number',
 		default: DEFAULT_DIGEST_WINDOW_MINUTES,
 		typeOptions: { minValue: 1, maxValue: MAX_DIGEST_WINDOW_MINUTES },
@@ -169,6 +184,44 @@ const unusualUserIdsOption: INodeProperties = {
 		},
 	],
 };
+
+/**
+ * What a Digest Key cannot go with (digestOptions.ts refuses the run), said in the editor as soon as
+ * both are there. Notices, not hidden options: hiding one of the two would make n8n drop its value
+ * from a saved workflow, turning a run that fails into one that sends otherwise than was set.
+ * n8n shows a notice when every condition holds; an expression counts as holding, so the option's
+ * own condition comes first and the Digest Key's second (a key is often an expression). The options
+ * are named from the root ("/options.quietHours"): n8n 1.x fails to load a node whose condition
+ * names a path it cannot resolve on the notice's own level.
+ */
+const DIGEST_CONFLICTS: Array<
+	[string, string, NonNullable<INodeProperties['displayOptions']>['show']]
+> = [
+	['Quiet Hours', 'QuietHours', { '/options.quietHours': [{ _cnd: { exists: true } }] }],
+	[
+		'Deliver at Local Time',
+		'LocalTime',
+		{ '/options.deliverAtLocalTime': [{ _cnd: { exists: true } }] },
+	],
+	['Cap per Person', 'Cap', { '/options.capPerPerson': [{ _cnd: { exists: true } }] }],
+	['Wait for Final Status', 'Wait', { '/options.waitForFinalStatus': [true] }],
+	[
+		'Audience "All Users" or "Users With an Active App"',
+		'Audience',
+		{ audience: ['allUsers', 'activeUsers'] },
+	],
+	['Send Mode "One Send for All Items"', 'SendMode', { sendMode: ['combined'] }],
+];
+
+export const digestConflictNotices: INodeProperties[] = DIGEST_CONFLICTS.map(
+	([what, name, when]): INodeProperties => ({
+		displayName: `Digest Key cannot go with ${what}: a run with both fails without sending. Remove one of them.`,
+		name: `digestWith${name}`,
+		type: 'notice',
+		default: '',
+		displayOptions: { show: { ...when, '/options.digestKey': [{ _cnd: { exists: true } }] } },
+	}),
+);
 
 /** The Options of Send, or of Schedule with its `sendIfPastOption`. */
 export function sendOptions(sendIfPastOption?: INodeProperties): INodeProperties[] {
