@@ -267,7 +267,21 @@ const catalog: Array<[string, BadCase]> = [
 			parameters: send({
 				options: { idempotencyKey: '={{ $json.orderId }}:{{ $json.status }}' },
 			}),
-			says: /is ":" for this item, with no letter or digit/,
+			says: /parts that gave nothing for this item: \{\{ \$json\.orderId \}\}, \{\{ \$json\.status \}\} \(the key came out as ":"\)/,
+		},
+	],
+	[
+		'an Idempotency Key missing one of its fields: ":shipped" has letters, but a part gave nothing',
+		{
+			field: 'Idempotency Key',
+			items: [
+				{ orderId: '1042', status: 'shipped' },
+				{ order_id: '1043', status: 'shipped' },
+			],
+			parameters: send({
+				options: { idempotencyKey: '={{ $json.orderId }}:{{ $json.status }}' },
+			}),
+			says: /a part that gave nothing for this item: \{\{ \$json\.orderId \}\} \(the key came out as ":shipped"\)/,
 		},
 	],
 	[

@@ -19,6 +19,7 @@ import { readMaxParallelRequests, readParameter } from '../../itemLoop';
 import { readWaitTimeout } from '../wait';
 import { readCapRule } from './capPerPerson';
 import { digestConflicts, readDigestRule } from './digestOptions';
+import { emptyExpressionParts } from './emptyParts';
 import type { Audience, CheckedItem, DeliveryPolicy, ScheduleReader, SendInput } from './types';
 
 /**
@@ -326,13 +327,23 @@ function readIdempotencyKey(
 			itemIndex,
 		);
 	}
-	// A key built from fields the event lacks comes out as only its separators (":" or " - "): it
-	// would be the same for every such event, so the second one would be skipped as a repeat.
+	const saved = (context.getNode().parameters.options as IDataObject | undefined)?.idempotencyKey;
+	const emptyParts = emptyExpressionParts(context, saved, itemIndex);
+	if (emptyParts.length > 0) {
+		throw sendFieldError(
+			context,
+			'Idempotency Key',
+			`has ${emptyParts.length === 1 ? 'a part' : 'parts'} that gave nothing for this item: ${emptyParts.join(', ').slice(0, 200)} (the key came out as ${JSON.stringify(key.slice(0, 60))}). A key missing a field can equal another event's key, and that event would be skipped as a repeat: check the field names against the input (an optional field can be given a fallback inside its part, e.g. {{ $json.orderId ?? $json.order_id }})`,
+			itemIndex,
+		);
+	}
+	// A key of only separators and punctuation (":" or " - ") would be the same for every event
+	// that gives it, so the second one would be skipped as a repeat.
 	if (!/[\p{L}\p{N}]/u.test(key)) {
 		throw sendFieldError(
 			context,
 			'Idempotency Key',
-			`is ${JSON.stringify(key.slice(0, 60))} for this item, with no letter or digit: the fields it is built from are probably missing from the item. Check the expression's field names against the input`,
+			`is ${JSON.stringify(key.slice(0, 60))} for this item, with no letter or digit: a key names its event, e.g. {{ $json.orderId }}:{{ $json.status }}; check that its fields are in the input`,
 			itemIndex,
 		);
 	}

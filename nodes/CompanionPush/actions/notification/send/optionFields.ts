@@ -43,7 +43,7 @@ const idempotencyOptions: INodeProperties[] = [
 		type: 'string',
 		default: '',
 		placeholder: 'e.g. {{ $json.orderId }}:{{ $json.status }}',
-		description: `A key that names the event this send is for (at most ${MAX_KEY_LENGTH.toLocaleString('en-US')} characters), usually an expression; a key without any letter or digit (the expression found none of its fields) is refused. A send whose key was already used successfully is not made again: the item comes out marked as skipped. Keys are kept in n8n's database, shared by every worker.`,
+		description: `A key that names the event this send is for (at most ${MAX_KEY_LENGTH.toLocaleString('en-US')} characters), usually an expression; a key one of whose {{ }} parts gives nothing for the item (a field missing from it), or with no letter or digit, is refused. A send whose key was already used successfully is not made again: the item comes out marked as skipped. Keys are kept in n8n's database, shared by every worker.`,
 	},
 	{
 		displayName: 'Idempotency Scope',
