@@ -16,7 +16,7 @@ import type {
 	DigestScope,
 	WindowRecord,
 } from '../../nodes/CompanionPush/actions/notification/send/digestRecord';
-import type { RowWrites } from '../../nodes/CompanionPush/neverTwice';
+import type { RowWrites } from '../../nodes/CompanionPush/store/turns';
 
 /** A row of values, as RowWrites sees n8n's store: record answers what was absent. */
 class Row implements RowWrites {

@@ -7,7 +7,7 @@
  */
 import { ClaimLease } from '../../nodes/CompanionPush/neverTwice/claimLease';
 import type { IdempotencyKeys } from '../../nodes/CompanionPush/neverTwice/idempotencyKeys';
-import { withStoreLock } from '../../nodes/CompanionPush/neverTwice/storeLock';
+import { withStoreLock } from '../../nodes/CompanionPush/store/lock';
 import { resetProcessState, useTimings } from '../../nodes/CompanionPush/processState';
 import { MINUTE_MS } from '../../nodes/CompanionPush/helpers/time';
 import { MemoryProcessedData, storeContext } from '../harness/index.cts';

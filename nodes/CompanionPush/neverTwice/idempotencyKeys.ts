@@ -2,9 +2,9 @@ import type { IExecuteFunctions } from 'n8n-workflow';
 
 import { MINUTE_MS } from '../helpers/time';
 import { timings } from '../processState';
-import { inKeysTurn } from './keysTurn';
-import type { RowWrites } from './keysTurn';
-import type { LockOutcome } from './storeLock';
+import { inRowTurn } from '../store/turns';
+import type { RowWrites } from '../store/turns';
+import type { LockOutcome } from '../store';
 
 /**
  * Idempotency Keys in n8n's processed-data store: an event whose key was used is not sent again, by
@@ -150,7 +150,7 @@ export class IdempotencyKeys {
 	/** A work on the node's keys' row, under the lock of the workflow's keys (every node's, shared),
 	 * in this process's next turn for the row. */
 	private locked<T>(work: (row: KeysRow) => Promise<T>): Promise<LockOutcome<T>> {
-		return inKeysTurn(this.context, async (writes) => await work(new KeysRow(writes)));
+		return inRowTurn(this.context, async (writes) => await work(new KeysRow(writes)));
 	}
 
 	/** Claims the event of `layout` (its batches' content ids, in order). See the top of this file. */

@@ -1,10 +1,9 @@
 import type { IExecuteFunctions } from 'n8n-workflow';
 
-import { oneAtATime } from '../../../helpers/oneAtATime';
 import { MINUTE_MS } from '../../../helpers/time';
-import { inKeysTurn, MAX_KEYS_TO_KEEP } from '../../../neverTwice';
-import type { LockOutcome, RowWrites } from '../../../neverTwice';
-import { processState } from '../../../processState';
+import type { LockOutcome } from '../../../store';
+import { inRowTurn } from '../../../store/turns';
+import type { RowWrites } from '../../../store/turns';
 
 /*
  * The slots of "Cap per Person" in n8n's processed-data store: the node's own row (the one the
@@ -46,9 +45,8 @@ const TICKS_PER_WINDOW = 60;
 /** The length of a tick of `rule`, in minutes. */
 const tickMinutes = (rule: CapRule) => Math.ceil(rule.windowMinutes / TICKS_PER_WINDOW);
 
-/** The row's entries the cap's writes keep at least (n8n drops the oldest beyond them): its bound.
- * Twice the most Keys to Keep, so that a cap's write never trims what the keys' writes keep. */
-export const CAP_ROW_ENTRIES = 2 * MAX_KEYS_TO_KEEP;
+/** The cap's writes trim nothing: the store's bound. */
+const CAP_ROW_ENTRIES = 'all';
 
 /** The tick length is part of the entry: a count under another window never reads these. */
 const slotEntry = (rule: CapRule, userId: string, tick: number, index: number) =>
@@ -66,8 +64,7 @@ function capTurn<T>(
 	context: IExecuteFunctions,
 	work: (writes: RowWrites) => Promise<T>,
 ): Promise<LockOutcome<T>> {
-	const row = JSON.stringify([context.getWorkflow().id ?? '', context.getNode().id]);
-	return oneAtATime(processState.capQueues, row, async () => await inKeysTurn(context, work));
+	return inRowTurn(context, work, 'cap');
 }
 
 const ticksPerWindow = (rule: CapRule) => Math.ceil(rule.windowMinutes / tickMinutes(rule));

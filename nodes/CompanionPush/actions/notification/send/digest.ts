@@ -3,13 +3,12 @@ import { randomUUID } from 'crypto';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import { oneAtATime } from '../../../helpers/oneAtATime';
 import { runPool } from '../../../helpers/pool';
 import { MINUTE_MS } from '../../../helpers/time';
-import { inKeysTurn, NodeRunRecords } from '../../../neverTwice';
-import type { RowWrites } from '../../../neverTwice';
+import { NodeRunRecords } from '../../../neverTwice';
+import { inRowTurn } from '../../../store/turns';
+import type { RowWrites } from '../../../store/turns';
 import { asNodeError, errorItem } from '../../../nodeErrors';
-import { processState } from '../../../processState';
 import { cancelNotification, failedSendOutcome, sendNotification } from '../../../transport';
 import type { SendRequest } from '../../../transport';
 import {
@@ -162,14 +161,10 @@ export async function digestItems(
 	}));
 	const maxParallel = input.checkedItems[0].maxParallelRequests;
 	if (plans.length > 0) {
-		const row = JSON.stringify([context.getWorkflow().id ?? '', context.getNode().id]);
-		const outcome = await oneAtATime(
-			processState.digestQueues,
-			row,
-			async () =>
-				await inKeysTurn(context, async (writes) => {
-					await digestInTurn(context, writes, plans, maxParallel);
-				}),
+		const outcome = await inRowTurn(
+			context,
+			async (writes) => await digestInTurn(context, writes, plans, maxParallel),
+			'digest',
 		);
 		if (!outcome.ok) {
 			const reason = `Digest could not read or write its windows in n8n's store: ${outcome.reason}`;

@@ -1,6 +1,6 @@
 import { createHash } from 'crypto';
 
-import type { RowWrites } from '../../../neverTwice';
+import type { RowWrites } from '../../../store/turns';
 
 /*
  * A digest's open window, kept in n8n's processed-data store: the node's own row (the one the
@@ -55,10 +55,8 @@ const HEADER_BYTES = 16;
 const CHECKSUM_BYTES = 4;
 const MOST_BITS = (HEADER_BYTES + MAX_SEND_ID_BYTES + CHECKSUM_BYTES) * 8;
 
-/** The row's entries the digest's writes keep at least (n8n drops the oldest beyond them). Each
- * open window holds about 110 entries (24 hex digits) to 190 (a UUID): about 1,000 to 1,800 people
- * and keys can have one at once. */
-export const DIGEST_ROW_ENTRIES = 200_000;
+/** The digest's writes trim nothing: the store's bound. */
+export const DIGEST_ROW_ENTRIES = 'all';
 
 const generationEntry = ({ userId, digestKey }: DigestScope, generation: number) =>
 	JSON.stringify(['digestGeneration', userId, digestKey, generation]);

@@ -4,17 +4,18 @@ import { sleep } from 'n8n-workflow';
 import type { IExecuteFunctions } from 'n8n-workflow';
 
 import { oneAtATime } from '../helpers/oneAtATime';
-import { processState, timings } from '../processState';
-import { pauseUnlessStopped } from './pause';
+import { pauseUnlessStopped } from '../neverTwice/pause';
+import { timings } from '../processState';
+import { storeState } from './state';
 
 /*
- * A lock over n8n's processed-data store, so that the Idempotency Keys' rows of a workflow are read
- * and written by one n8n process at a time. Why, how it is taken, held by a lease, given back and
- * taken over, and what remains: docs/reliability.md, "The keys' lock". What this file relies on: the
+ * The store's lock, so that the nodes' rows of a workflow are read and written by one n8n process
+ * at a time. Why, how it is taken, held by a lease, given back and taken over, and what remains:
+ * README.md beside this file, "The lock". What this file relies on: the
  * creation of a row is the one atomic step the store gives (of several processes, one creates it);
  * the lock is the workflow's row holding LOCK_VALUE and its holder's token; a holder renews its lease
  * while it works, and its work counts only if the row still holds its token at the end; only a row
- * holding LOCK_VALUE is ever deleted.
+ * holding LOCK_VALUE and more (its holder's entry) is ever deleted.
  */
 
 /** The row every node of a workflow reaches. */
@@ -169,6 +170,9 @@ async function takeOver(
 		if ((await row.takeBack([LOCK_VALUE])) === 'rowDeleted') return undefined;
 		return { stopped: CONFLICT };
 	}
+	// A lock's row holds its holder's entry besides LOCK_VALUE: a row holding only that text is
+	// another node's (a Remove Duplicates node fed it), never deleted.
+	if (count < 2) return { stopped: CONFLICT };
 	// Renewed or taken anew meanwhile: it lives.
 	if ((await row.count()) !== count) return undefined;
 	context.logger.warn(
@@ -268,7 +272,7 @@ export async function withStoreLock<T>(
 ): Promise<LockOutcome<T>> {
 	const row = new LockRow(context);
 	return await oneAtATime(
-		processState.storeQueues,
+		storeState.lockQueues,
 		context.getWorkflow().id ?? '',
 		async (): Promise<LockOutcome<T>> => {
 			for (let turn = 1; ; turn++) {

@@ -1,0 +1,44 @@
+import type { IExecuteFunctions } from 'n8n-workflow';
+
+import type { LockOutcome } from './lock';
+import { Records } from './records';
+import type { RecordRead } from './records';
+import { inRowTurn } from './turns';
+
+/*
+ * The store: the only code that knows n8n's processed-data store. A turn on a node's row, under the
+ * lock of its workflow; small records read, written and deleted inside it; the row's bound. How it
+ * holds records in a store of hashes, its lock and its bound: README.md beside this file.
+ */
+
+export { LOST, MAX_RECORD_BYTES, fitsRecord } from './records';
+export type { RecordRead } from './records';
+export { ROW_ENTRIES } from './turns';
+export { storeFailure } from './lock';
+export type { LockOutcome } from './lock';
+export { resetStoreState } from './state';
+
+/** The records of a node's row, inside one turn. Every call is a step n8n may stop after: a record
+ * is then read back whole as it was before the call or after it, or LOST (never another text). */
+export interface StoreTurn {
+	/** Each record's text, undefined when there is none, or LOST (a read or write of it was cut
+	 * short). */
+	read(names: string[]): Promise<RecordRead[]>;
+	/** Writes records: a name and a text of at most MAX_RECORD_BYTES bytes. */
+	write(records: Array<[name: string, value: string]>): Promise<void>;
+	delete(names: string[]): Promise<void>;
+}
+
+/**
+ * Runs `work` in this process's next turn on the node's row, under the store's lock: no other turn,
+ * of this process or another, runs meanwhile. With `alone` (a kind of work), never in one turn with
+ * another work of that kind (they would decide from the same reading). When the store fails or the
+ * lock cannot be had, the reason comes back (`work` may have run: what it read does not count).
+ */
+export async function inStoreTurn<T>(
+	context: IExecuteFunctions,
+	work: (turn: StoreTurn) => Promise<T>,
+	alone?: string,
+): Promise<LockOutcome<T>> {
+	return await inRowTurn(context, async (writes) => await work(new Records(writes)), alone);
+}
