@@ -27,6 +27,9 @@ export interface StoreTurn {
 	/** Writes records: a name and a text of at most MAX_RECORD_BYTES bytes. */
 	write(records: Array<[name: string, value: string]>): Promise<void>;
 	delete(names: string[]): Promise<void>;
+	/** Whether each name was kept as one value, as the package kept marks before it kept records
+	 * (read across the upgrade; never written any more). */
+	readOldMarks(names: string[]): Promise<boolean[]>;
 }
 
 /**

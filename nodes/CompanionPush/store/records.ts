@@ -218,6 +218,17 @@ export class Records {
 		for (const [name, known] of next) this.known.set(name, known);
 	}
 
+	/** Whether each value is in the row as itself (a mark the package wrote before it kept records):
+	 * probed, and the probes taken out in the next write. A probe cut short leaves the value: it then
+	 * reads as marked (the safe side for a mark that says "used"). */
+	async readOldMarks(values: string[]): Promise<boolean[]> {
+		if (values.length === 0) return [];
+		const added: string[] = [];
+		const there = await this.probe(values, added);
+		await this.writes.remove(added);
+		return values.map((value) => there.has(value));
+	}
+
 	/** Deletes records. */
 	async delete(names: string[]): Promise<void> {
 		await this.read(names);
