@@ -4,6 +4,7 @@ import type { LockOutcome } from './lock';
 import { Records } from './records';
 import type { RecordRead } from './records';
 import { inRowTurn } from './turns';
+import type { RowWrites } from './turns';
 
 /*
  * The store: the only code that knows n8n's processed-data store. A turn on a node's row, under the
@@ -44,4 +45,30 @@ export async function inStoreTurn<T>(
 	alone?: string,
 ): Promise<LockOutcome<T>> {
 	return await inRowTurn(context, async (writes) => await work(new Records(writes)), alone);
+}
+
+/**
+ * Marks: values kept as one entry each, which a row without records lets go oldest first beyond what
+ * the writer keeps (the Idempotency Keys' Keys to Keep). `add` records values and answers those that
+ * were not there (a test of a mark adds it: the caller takes out what it added); `remove` takes
+ * values out. A row that holds records keeps every mark, up to its bound.
+ */
+export interface Marks {
+	add(values: string[], keep: number): Promise<Set<string>>;
+	remove(values: string[]): Promise<void>;
+}
+
+/** Runs `work` on the node's marks in this process's next turn on its row (see inStoreTurn). */
+export async function inMarksTurn<T>(
+	context: IExecuteFunctions,
+	work: (marks: Marks) => Promise<T>,
+): Promise<LockOutcome<T>> {
+	return await inRowTurn(
+		context,
+		async (writes: RowWrites) =>
+			await work({
+				add: async (values, keep) => await writes.record(values, keep),
+				remove: async (values) => await writes.remove(values),
+			}),
+	);
 }
