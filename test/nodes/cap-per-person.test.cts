@@ -13,6 +13,7 @@ import { CompanionPush } from '../../nodes/CompanionPush/CompanionPush.node';
 import {
 	decodeSlots,
 	encodeSlots,
+	takeSlots,
 } from '../../nodes/CompanionPush/actions/notification/send/capSlots';
 import { fitsRecord, inStoreTurn } from '../../nodes/CompanionPush/store';
 import {
@@ -30,6 +31,7 @@ import {
 	useSandbox,
 	useTwoProcesses,
 	type NodeRunOptions,
+	MemoryProcessedData,
 	storeContext,
 } from '../harness/index.cts';
 
@@ -376,5 +378,29 @@ describe("a person's slots as the text of a record", () => {
 	test('a text that is not a record of slots is not read as one', () => {
 		for (const text of ['', '1.2.', '1*', '1.-2', '["x"]', 'A'])
 			expect(decodeSlots(text)).toBeUndefined();
+	});
+});
+
+describe('a count cut short', () => {
+	test("n8n stopped in the middle of a count: the person's record cannot be read back, and the person counts as capped, never sent over the cap", async () => {
+		const store = new MemoryProcessedData();
+		const rule = { maxSends: 2, windowMinutes: 60 };
+		const person = 'e533773a0ba45c0000000001';
+		const first = await takeSlots(storeContext(store).context, rule, [person]);
+		expect(first).toEqual({ ok: true, value: [{ granted: true, tick: expect.any(Number) }] });
+		// The next count stops before it takes its probes out: they stay in the row.
+		let writes = 0;
+		const stopping = storeContext(store, {
+			beforeWrite: (scope) => {
+				if (scope === 'node' && ++writes === 4) throw new Error('n8n stopped');
+			},
+		});
+		expect((await takeSlots(stopping.context, rule, [person])).ok).toBe(false);
+
+		const after = await takeSlots(storeContext(store).context, rule, [person]);
+		expect(after).toEqual({
+			ok: true,
+			value: [{ granted: false, notifyAfter: expect.any(Number) }],
+		});
 	});
 });

@@ -133,6 +133,15 @@ export async function takeSlots(
 		const counted = new Map(
 			people.map((userId, index) => [userId, slotsOf(reads[index], rule, now, nowTick)]),
 		);
+		// A person whose record holds exactly the slots still counted, and who gets none, keeps it.
+		const unchanged = new Set(
+			people.filter(
+				(userId, index) =>
+					typeof reads[index] === 'string' &&
+					reads[index] === encodeSlots(counted.get(userId)!) &&
+					counted.get(userId)!.length > 0,
+			),
+		);
 		const decisions = requests.map((userId): SlotDecision => {
 			const slots = counted.get(userId)!;
 			if (slots.length >= rule.maxSends) {
@@ -140,11 +149,16 @@ export async function takeSlots(
 				return { granted: false, notifyAfter: slotExpiry(oldestCounted, rule) };
 			}
 			slots.push(nowTick);
+			unchanged.delete(userId);
 			return { granted: true, tick: nowTick };
 		});
-		// Every person read is written: their expired slots go, and a record that could not be read
-		// back is written anew, full.
-		await writeSlots(turn, rule, counted);
+		// The others are written: their expired slots go, and a record that could not be read back is
+		// written anew, full.
+		await writeSlots(
+			turn,
+			rule,
+			new Map([...counted].filter(([userId]) => !unchanged.has(userId))),
+		);
 		return decisions;
 	});
 }
