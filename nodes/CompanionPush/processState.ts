@@ -1,7 +1,7 @@
 import { deepCopy } from 'n8n-workflow';
 import type { ICredentialDataDecryptedObject, INode } from 'n8n-workflow';
 
-import type { KeysTurn } from './neverTwice/keysTurn';
+import { resetStoreState } from './store/state';
 import type { Pace } from './transport/pace';
 import type { SeenTexts } from './transport/safeSend/match';
 import type { SendListPage } from './transport/schemas';
@@ -24,10 +24,6 @@ import type { SendListPage } from './transport/schemas';
  * | textEvidence | what the list showed of those texts, per credential: the lengths this API cut them to, and the longest it kept whole; a shorter text in the list counts as ours cut only at a length it was seen to cut ours to (transport/safeSend/match.ts) | each process learns from its own sends; one that has seen none yet reports a shorter text as "unknown" |
  * | keysInFlight | Idempotency Keys this process sent under lately (bounded, oldest forgotten first), with the outcome or its promise: a copy of the key waits for that send's outcome instead of guessing, and names its send | across processes the keys' claim protocol decides (neverTwice/idempotencyKeys.ts) |
  * | paces | how many requests of a credential may be in flight after 429s, and what the service was seen to admit | each process adapts to the service on its own; N processes start at N x the node's bound and each keeps to what the service admitted at its first 429 |
- * | storeQueues | claims of Idempotency Keys one at a time in this process (they would only contend for the store's lock) | across processes the store's lock orders them |
- * | capQueues | per node's row, the Cap per Person works of this process one at a time: each reads the slots, decides and writes them in its own turn (actions/notification/send/capSlots.ts) | across processes the store's lock orders the turns |
- * | digestQueues | per node's row, the Digest runs of this process one at a time: each reads the windows, cancels, schedules and writes them in its own turn (actions/notification/send/digest.ts) | across processes the store's lock orders the turns |
- * | keysTurns | per node's keys' row, the claims, renewals and confirmations waiting for this process's next turn under the store's lock: they run in that one turn, their writes merged (neverTwice/keysTurn.ts) | across processes the store's lock orders the turns |
  * | polledContexts | the poll contexts n8n has polled with, to tell the poll n8n runs while activating a trigger | triggers poll on the main process only |
  * | listGapsReported | per poll context, the floor of the trigger's last reading of the list that could not reach it and was reported as an error: the next poll that cannot reach it either goes on past it (a poll that throws keeps no state, so the report itself cannot be stored) | triggers poll on the main process only; a restart reports the gap once more |
  * | credentialsRead | the credential as each node run or poll read it last (by its n8n context, forgotten with it, and read anew when a run or poll starts): read once per run, and again only after a renewal or a 401, when it may have changed (n8n reads the database and decrypts at every read) | per run, so another process's renewal is seen by the next run, or at once after a 401 |
@@ -169,10 +165,6 @@ interface ProcessState {
 	textEvidence: Map<string, SeenTexts>;
 	keysInFlight: Map<string, Promise<KeyedSendOutcome>>;
 	paces: Map<string, Pace>;
-	storeQueues: Map<string, Promise<unknown>>;
-	capQueues: Map<string, Promise<unknown>>;
-	digestQueues: Map<string, Promise<unknown>>;
-	keysTurns: Map<string, KeysTurn>;
 	polledContexts: WeakSet<object>;
 	listGapsReported: WeakMap<object, number>;
 	credentialsRead: WeakMap<object, Promise<ICredentialDataDecryptedObject>>;
@@ -191,10 +183,6 @@ function freshState(): ProcessState {
 		textEvidence: new Map(),
 		keysInFlight: new Map(),
 		paces: new Map(),
-		storeQueues: new Map(),
-		capQueues: new Map(),
-		digestQueues: new Map(),
-		keysTurns: new Map(),
 		polledContexts: new WeakSet(),
 		listGapsReported: new WeakMap(),
 		credentialsRead: new WeakMap(),
@@ -209,6 +197,7 @@ export const processState: ProcessState = freshState();
 /** Empties every piece and restores the default timings (tests, between cases). */
 export function resetProcessState(): void {
 	Object.assign(processState, freshState());
+	resetStoreState();
 }
 
 /** Shortens waits for a test run (until the next resetProcessState). */

@@ -11,6 +11,12 @@ import type { IDataObject, INode, INodeExecutionData } from 'n8n-workflow';
 
 import { CompanionPush } from '../../nodes/CompanionPush/CompanionPush.node';
 import {
+	decodeSlots,
+	encodeSlots,
+	takeSlots,
+} from '../../nodes/CompanionPush/actions/notification/send/capSlots';
+import { fitsRecord, inStoreTurn } from '../../nodes/CompanionPush/store';
+import {
 	jsonOf,
 	NODE_SANDBOX,
 	nodeTypes,
@@ -25,6 +31,8 @@ import {
 	useSandbox,
 	useTwoProcesses,
 	type NodeRunOptions,
+	MemoryProcessedData,
+	storeContext,
 } from '../harness/index.cts';
 
 /** Sets this process's clock to `iso` (it then runs on from there). */
@@ -250,10 +258,14 @@ describe('Cap per Person', () => {
 		// All three slots of 10:00 expired together: two new ones are taken.
 		expect(sendsTo(personA)).toBe(5);
 		expect(cappedOf(later.outputs)).toEqual([]);
-		// Expired slots went out of the store with that count: the two new ones stay in the node's
-		// row, with the marks of the two windows (10:00 and 11:00) A may still have slots in, and
-		// nothing of the probes.
-		expect(shared.store.entries('wf-test', 'n:n-test')).toHaveLength(4);
+		// Expired slots went out of the store with that count: A's record holds the two new ones.
+		const { context } = storeContext(shared.store, { workflowId: 'wf-test', nodeId: 'n-test' });
+		const name = JSON.stringify(['capPerson', personA, 1]);
+		const read = await inStoreTurn(context, async (turn) => await turn.read([name]));
+		expect(read.ok && decodeSlots(read.value[0] as string)).toEqual([
+			expect.any(Number),
+			expect.any(Number),
+		]);
 	});
 
 	test('a window of a day keeps times to 24-minute ticks: free at most one tick after the exact end, never before', async () => {
@@ -341,6 +353,54 @@ describe('Cap per Person', () => {
 			);
 			expect(sandbox.requestLog()).toEqual([]);
 			expect(shared.store.calls).toEqual([]);
+		});
+	});
+});
+
+describe("a person's slots as the text of a record", () => {
+	test('they round-trip, oldest first; 100 slots of one tick fit', () => {
+		const ticks = [29_500_010, 29_500_000, 29_500_010, 29_500_061];
+		expect(decodeSlots(encodeSlots(ticks))).toEqual([...ticks].sort((a, b) => a - b));
+		const full = Array.from({ length: 100 }, () => 29_500_000);
+		expect(fitsRecord(encodeSlots(full))).toBe(true);
+		expect(decodeSlots(encodeSlots(full))).toEqual(full);
+	});
+
+	test('more ticks than a record holds: the oldest count from a later tick, never an earlier one, none lost', () => {
+		const ticks = Array.from({ length: 100 }, (_, index) => 29_500_000 + index * 1_300);
+		const text = encodeSlots(ticks);
+		expect(fitsRecord(text)).toBe(true);
+		const read = decodeSlots(text)!;
+		expect(read).toHaveLength(100);
+		read.forEach((tick, index) => expect(tick).toBeGreaterThanOrEqual(ticks[index]));
+	});
+
+	test('a text that is not a record of slots is not read as one', () => {
+		for (const text of ['', '1.2.', '1*', '1.-2', '["x"]', 'A'])
+			expect(decodeSlots(text)).toBeUndefined();
+	});
+});
+
+describe('a count cut short', () => {
+	test("n8n stopped in the middle of a count: the person's record cannot be read back, and the person counts as capped, never sent over the cap", async () => {
+		const store = new MemoryProcessedData();
+		const rule = { maxSends: 2, windowMinutes: 60 };
+		const person = 'e533773a0ba45c0000000001';
+		const first = await takeSlots(storeContext(store).context, rule, [person]);
+		expect(first).toEqual({ ok: true, value: [{ granted: true, tick: expect.any(Number) }] });
+		// The next count stops before it takes its probes out: they stay in the row.
+		let writes = 0;
+		const stopping = storeContext(store, {
+			beforeWrite: (scope) => {
+				if (scope === 'node' && ++writes === 4) throw new Error('n8n stopped');
+			},
+		});
+		expect((await takeSlots(stopping.context, rule, [person])).ok).toBe(false);
+
+		const after = await takeSlots(storeContext(store).context, rule, [person]);
+		expect(after).toEqual({
+			ok: true,
+			value: [{ granted: false, notifyAfter: expect.any(Number) }],
 		});
 	});
 });

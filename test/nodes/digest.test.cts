@@ -2,7 +2,7 @@
  * Send with "Digest Key", through n8n's engine against the sandbox: events for one person and key
  * within a window become one push, scheduled at the window's end; each later event cancels it and
  * schedules the replacement (cancel first; a send that went out closes its window). The window is
- * kept in n8n's processed-data store under the Idempotency Keys' lock, also for two n8n processes at
+ * kept as a record of the store (store/) in n8n's processed-data store, under its lock, also for two n8n processes at
  * once. Who gets what is counted from the sandbox's request log and its sends' states; this
  * process's clock (n8n's and the sandbox's alike) is moved as each test needs.
  */
@@ -310,6 +310,24 @@ describe('Digest', () => {
 		const again = await runNode(digestRun([event(personB, 'order-3:shipped')], keyed));
 		expect(jsonOf(again.items)[0]).toMatchObject({ digestCount: 1, userId: personB });
 		expect(sendsOf(personB).live).toHaveLength(1);
+	});
+
+	test('an event a version before the store kept records put in a digest (its key kept as one value), delivered again after the upgrade: skipped, not sent again', async () => {
+		const [person] = shared.users;
+		const keyed = { ...DIGEST, idempotencyKey: '={{ $json.orderEvent }}' };
+		await shared.store.checkProcessedAndRecord(
+			[JSON.stringify(['digestEvent', 'order-9:shipped', person, 'order-updates'])],
+			'node',
+			{ workflow: { id: 'wf-test', active: true }, node: { id: 'n-test' } as never },
+			{ mode: 'entries' },
+		);
+		const items = [{ userIds: person, orderEvent: 'order-9:shipped' }];
+		const again = await runNode({ ...digestRun([], keyed), items });
+		expect(jsonOf(again.items)[0]).toMatchObject({
+			skipped: true,
+			skipReason: expect.stringMatching(/Idempotency Key already used/),
+		});
+		expect(sendsOf(person).all).toHaveLength(0);
 	});
 
 	test("the API's clock 20 minutes ahead of n8n's, a 15-minute window: each event goes out at once on its own, none twice", async () => {

@@ -8,7 +8,7 @@
 import type { IDataObject } from 'n8n-workflow';
 
 import { entriesOf } from '../../nodes/CompanionPush/neverTwice/idempotencyKeys';
-import { holderEntry, LOCK_VALUE } from '../../nodes/CompanionPush/neverTwice/storeLock';
+import { holderEntry, LOCK_VALUE } from '../../nodes/CompanionPush/store/lock';
 import { resetProcessState, useTimings } from '../../nodes/CompanionPush/processState';
 import {
 	expectEachOnce,

@@ -1,12 +1,12 @@
 /**
- * The Idempotency Keys' lock (storeLock.ts) with several n8n processes sharing n8n's store: each
+ * The store's lock (store/lock.ts) with several n8n processes sharing n8n's store: each
  * process is its own copy of the package's modules (its own process memory), and they share the
  * store stand-in (devkit/processedData.cts), whose `stall` holds the statements of one process: a
  * slow database, or a process cut off from it. The rule under test: two holders never both work
  * under the lock, and only the lock's own row is ever deleted.
  */
-import type * as StoreLockModule from '../../nodes/CompanionPush/neverTwice/storeLock';
-import { holderEntry, LOCK_VALUE } from '../../nodes/CompanionPush/neverTwice/storeLock';
+import type * as StoreLockModule from '../../nodes/CompanionPush/store/lock';
+import { holderEntry, LOCK_VALUE } from '../../nodes/CompanionPush/store/lock';
 import type * as ProcessStateModule from '../../nodes/CompanionPush/processState';
 import { MemoryProcessedData as Store, storeContext, until } from '../harness/index.cts';
 import type { MemoryProcessedData } from '../harness/index.cts';
@@ -19,7 +19,7 @@ function aProcess(): LockProcess {
 	jest.isolateModules(() => {
 		/* eslint-disable @typescript-eslint/no-require-imports */
 		modules = {
-			...require('../../nodes/CompanionPush/neverTwice/storeLock'),
+			...require('../../nodes/CompanionPush/store/lock'),
 			...require('../../nodes/CompanionPush/processState'),
 		};
 		/* eslint-enable @typescript-eslint/no-require-imports */
@@ -270,6 +270,17 @@ describe("the Idempotency Keys' lock, with several n8n processes", () => {
 			await store.checkProcessedAndRecord(['order-1', 'order-2'], 'workflow', WHERE, {
 				mode: 'entries',
 			});
+			const before = store.entries('wf-lock', '');
+			const { context, warnings } = storeContext(store);
+			const outcome = await aProcess().withStoreLock(context, async () => 'worked');
+
+			expect(outcome).toEqual({ ok: false, reason: expect.stringContaining('holds other data') });
+			expect(store.entries('wf-lock', '')).toEqual(before);
+			expect(warnings).toEqual([]);
+		});
+
+		test("a Remove Duplicates node whose only value there is the lock's own text (fed it by a webhook): reported once the row stayed unchanged for a lease, never deleted", async () => {
+			await store.checkProcessedAndRecord([LOCK_VALUE], 'workflow', WHERE, { mode: 'entries' });
 			const before = store.entries('wf-lock', '');
 			const { context, warnings } = storeContext(store);
 			const outcome = await aProcess().withStoreLock(context, async () => 'worked');

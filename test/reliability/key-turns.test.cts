@@ -1,5 +1,5 @@
 /**
- * Group commit of the keys' row (neverTwice/keysTurn.ts): the claims and confirmations one process
+ * Group commit of the keys' row (store/turns.ts): the claims and confirmations one process
  * has waiting run in one turn under the store's lock, their writes merged. What must hold: merged
  * writes cost one rewrite of the row for all; two writes naming the same entry never go together
  * (n8n would count it new for both: two claims); and the entries one event's probe adds never push
@@ -7,7 +7,8 @@
  */
 import { IdempotencyKeys } from '../../nodes/CompanionPush/neverTwice/idempotencyKeys';
 import type { IdempotencyKey } from '../../nodes/CompanionPush/neverTwice/idempotencyKeys';
-import { processState, resetProcessState } from '../../nodes/CompanionPush/processState';
+import { resetProcessState } from '../../nodes/CompanionPush/processState';
+import { storeState } from '../../nodes/CompanionPush/store/state';
 import { MemoryProcessedData, storeContext } from '../harness/index.cts';
 
 const KEYS_ROW = 'wf-lock|n:n-lock';
@@ -57,7 +58,7 @@ describe("the keys' row in turns: one process's waiting claims and confirmations
 			events.map(async ({ idempotency, layout }) => await anExecution().claim(idempotency, layout)),
 		);
 		expect(again.map((claim) => claim.state)).toEqual(events.map(() => 'used'));
-		expect(processState.keysTurns.size).toBe(0);
+		expect(storeState.rowTurns.size).toBe(0);
 		expect(store.rows.has('wf-lock|')).toBe(false); // the lock was given back
 	});
 

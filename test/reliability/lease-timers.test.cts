@@ -1,13 +1,13 @@
 /**
  * The leases of Idempotency Keys (the claim's, neverTwice/claimLease.ts, and the store lock's,
- * neverTwice/storeLock.ts) stop renewing when they end. On n8n 1.x `sleep` takes no abort signal:
+ * store/lock.ts) stop renewing when they end. On n8n 1.x `sleep` takes no abort signal:
  * there, a lease that slept its whole renewal interval (a quarter lease: 15 s for a claim) kept a
  * timer running long after its event ended. Here `sleep` is n8n 1.x's: a lease's timers must be
  * gone shortly after its end, and no renewal written after it.
  */
 import { ClaimLease } from '../../nodes/CompanionPush/neverTwice/claimLease';
 import type { IdempotencyKeys } from '../../nodes/CompanionPush/neverTwice/idempotencyKeys';
-import { withStoreLock } from '../../nodes/CompanionPush/neverTwice/storeLock';
+import { withStoreLock } from '../../nodes/CompanionPush/store/lock';
 import { resetProcessState, useTimings } from '../../nodes/CompanionPush/processState';
 import { MINUTE_MS } from '../../nodes/CompanionPush/helpers/time';
 import { MemoryProcessedData, storeContext } from '../harness/index.cts';

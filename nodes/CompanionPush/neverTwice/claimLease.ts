@@ -18,7 +18,7 @@ const RENEWALS_PER_LEASE = 4;
  *   request it has out, and so the time a send of it can have been registered at;
  * - a mark that lands after its lease ran out loses the lease (another run may have taken the claim
  *   over meanwhile): from then on it sends nothing.
- * Unlike the store lock's lease (storeLock.ts), held for milliseconds in the lock's own row, this one
+ * Unlike the store lock's lease (../store/lock.ts), held for milliseconds in the lock's own row, this one
  * lasts as long as a send does (Retry-After waits included) and lives in the keys' row, in minutes,
  * which is all a claim's time is kept to.
  */

@@ -2,16 +2,15 @@ import type { IExecuteFunctions } from 'n8n-workflow';
 
 import { MINUTE_MS } from '../helpers/time';
 import { timings } from '../processState';
-import { inKeysTurn } from './keysTurn';
-import type { RowWrites } from './keysTurn';
-import type { LockOutcome } from './storeLock';
+import { inMarksTurn } from '../store';
+import type { LockOutcome, Marks } from '../store';
 
 /**
  * Idempotency Keys in n8n's processed-data store: an event whose key was used is not sent again, by
  * any execution of any n8n process. The protocol, write by write, and why each write leaves a state
  * that cannot pass for a later one: docs/reliability.md, "The keys' protocol". What this file relies
- * on: every read and write happens under the store's lock (storeLock.ts), in this process's turn
- * for the row (keysTurn.ts: the writes of events waiting together go in together, each event's in
+ * on: every read and write happens under the store's lock (../store/lock.ts), in this process's turn
+ * for the row (../store/turns.ts: the writes of events waiting together go in together, each event's in
  * its order); a used event is `claimed`
  * without `pending`; the claim's batches and time are written by the claim alone; a probe is marked
  * by `probing` until it is taken out; the run holding a claim marks the minutes it lives in (its
@@ -19,7 +18,7 @@ import type { LockOutcome } from './storeLock';
  * whether it may still be sending, and takes a claim over only in the same turn that saw it lapse.
  */
 
-/** Only the node's own row: the workflow's is the lock's (storeLock.ts). */
+/** Only the node's own row: the workflow's is the lock's (../store/lock.ts). */
 export type IdempotencyScope = 'node';
 
 export interface IdempotencyKey {
@@ -29,7 +28,7 @@ export interface IdempotencyKey {
 }
 
 /** Every write rewrites the keys' whole row under the lock (the events of one turn share them,
- * keysTurn.ts), so the time of a keyed event grows with the events kept (docs/scaling-out.md). */
+ * ../store/turns.ts), so the time of a keyed event grows with the events kept (docs/scaling-out.md). */
 export const DEFAULT_KEYS_TO_KEEP = 5_000;
 /** Beyond this, every keyed send would rewrite a row of megabytes, three times. */
 export const MAX_KEYS_TO_KEEP = 100_000;
@@ -126,7 +125,7 @@ function markEntries(entries: ReturnType<typeof entriesOf>, minutes: number[]): 
 
 /** The node's keys' row, as one event's work in a turn writes it. */
 class KeysRow {
-	constructor(private readonly writes: RowWrites) {}
+	constructor(private readonly marks: Marks) {}
 
 	/** Records values; the row keeps its newest entries, at least `keysToKeep` used events among them
 	 * (this call's own values, and the `alreadyAdded` of the same probe, never push any out). */
@@ -136,11 +135,11 @@ class KeysRow {
 		alreadyAdded = 0,
 	): Promise<Set<string>> {
 		const room = Math.max(Math.min(ROW_SLACK, idempotency.keysToKeep), PROBE_ROOM);
-		return await this.writes.record(values, idempotency.keysToKeep + room + alreadyAdded);
+		return await this.marks.add(values, idempotency.keysToKeep + room + alreadyAdded);
 	}
 
 	async remove(values: string[]): Promise<void> {
-		await this.writes.remove(values);
+		await this.marks.remove(values);
 	}
 }
 
@@ -150,7 +149,7 @@ export class IdempotencyKeys {
 	/** A work on the node's keys' row, under the lock of the workflow's keys (every node's, shared),
 	 * in this process's next turn for the row. */
 	private locked<T>(work: (row: KeysRow) => Promise<T>): Promise<LockOutcome<T>> {
-		return inKeysTurn(this.context, async (writes) => await work(new KeysRow(writes)));
+		return inMarksTurn(this.context, async (marks) => await work(new KeysRow(marks)));
 	}
 
 	/** Claims the event of `layout` (its batches' content ids, in order). See the top of this file. */

@@ -14,7 +14,7 @@ import { KeyedEvent } from './keyedEvent';
  * Never twice: what keeps the batches of a Send or Schedule run from going out twice, across the
  * tries of one execution (earlierTries.ts) and, for an item with an Idempotency Key, across
  * executions and processes (keyedEvent.ts, which claims the key in n8n's store, idempotencyKeys.ts,
- * under the store's lock, storeLock.ts). How and why: docs/reliability.md.
+ * in turns of the store, ../store). How and why: docs/reliability.md.
  *
  * One run makes one NeverTwice; the batch path calls `send` for each batch, and the run calls
  * `finish` once every batch has ended. A keyed event's life is driven from here: created with the
@@ -23,11 +23,8 @@ import { KeyedEvent } from './keyedEvent';
 
 export { DEFAULT_KEYS_TO_KEEP, MAX_KEY_LENGTH, MAX_KEYS_TO_KEEP } from './idempotencyKeys';
 export type { IdempotencyKey, IdempotencyScope } from './idempotencyKeys';
-// The store's lock and turns, for the other counts kept in the node's row (Cap per Person).
 export { NodeRunRecords } from './earlierTries';
-export { inKeysTurn } from './keysTurn';
-export type { RowWrites } from './keysTurn';
-export type { LockOutcome } from './storeLock';
+export type { LockOutcome } from '../store';
 
 /** What this module reads of a send group (the send path's SendGroup has this shape). */
 export interface Group {

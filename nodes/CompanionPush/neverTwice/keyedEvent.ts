@@ -4,7 +4,7 @@ import type { IExecuteFunctions } from 'n8n-workflow';
 import { processState, timings } from '../processState';
 import type { KeyedSendOutcome } from '../processState';
 import type { ClaimOutcome, IdempotencyKey, IdempotencyKeys } from './idempotencyKeys';
-import type { LockOutcome } from './storeLock';
+import type { LockOutcome } from '../store';
 import { ClaimLease } from './claimLease';
 
 /** What became of one batch of an event. */

@@ -3,24 +3,15 @@ import { randomUUID } from 'crypto';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import { oneAtATime } from '../../../helpers/oneAtATime';
 import { runPool } from '../../../helpers/pool';
 import { MINUTE_MS } from '../../../helpers/time';
-import { inKeysTurn, NodeRunRecords } from '../../../neverTwice';
-import type { RowWrites } from '../../../neverTwice';
+import { NodeRunRecords } from '../../../neverTwice';
+import { inStoreTurn, LOST } from '../../../store';
+import type { StoreTurn } from '../../../store';
 import { asNodeError, errorItem } from '../../../nodeErrors';
-import { processState } from '../../../processState';
 import { cancelNotification, failedSendOutcome, sendNotification } from '../../../transport';
 import type { SendRequest } from '../../../transport';
-import {
-	DIGEST_ROW_ENTRIES,
-	nextGeneration,
-	oldRecordEntries,
-	readWindows,
-	recordEntries,
-	recordHolds,
-	replacingEntry,
-} from './digestRecord';
+import { encodeWindow, eventName, readWindow, recordHolds, windowName } from './digestRecord';
 import type { DigestScope, WindowReading, WindowRecord } from './digestRecord';
 import type { CheckedItem, DigestRule, SendInput } from './types';
 
@@ -123,13 +114,18 @@ interface ScopePlan {
 	dropOld: boolean;
 	/** Events whose Idempotency Key an earlier run digested: left out. */
 	keysUsed: DigestEvent[];
+	/** Of those, the ones whose key's record could not be read back: left out too, never sent twice. */
+	keysLost: DigestEvent[];
 	/** Whether the events are in a send that was, or may have been, made: their keys count as used. */
 	placed: boolean;
 }
 
-/** An event's Idempotency Key, used: one per person of the item. */
-const keyUsedEntry = (event: DigestEvent) =>
-	JSON.stringify(['digestEvent', event.item.idempotency!.key, event.userId, event.rule.digestKey]);
+/** The record of an event's Idempotency Key, used: one per person of the item. */
+const keyUsedName = (event: DigestEvent) =>
+	eventName(event.item.idempotency!.key, {
+		userId: event.userId,
+		digestKey: event.rule.digestKey,
+	});
 
 /**
  * Digests the events of a run: per person and key, in one turn under the store's lock, the window
@@ -158,18 +154,15 @@ export async function digestItems(
 		notes: [],
 		dropOld: false,
 		keysUsed: [],
+		keysLost: [],
 		placed: false,
 	}));
 	const maxParallel = input.checkedItems[0].maxParallelRequests;
 	if (plans.length > 0) {
-		const row = JSON.stringify([context.getWorkflow().id ?? '', context.getNode().id]);
-		const outcome = await oneAtATime(
-			processState.digestQueues,
-			row,
-			async () =>
-				await inKeysTurn(context, async (writes) => {
-					await digestInTurn(context, writes, plans, maxParallel);
-				}),
+		const outcome = await inStoreTurn(
+			context,
+			async (turn) => await digestInTurn(context, turn, plans, maxParallel),
+			'digest',
 		);
 		if (!outcome.ok) {
 			const reason = `Digest could not read or write its windows in n8n's store: ${outcome.reason}`;
@@ -191,71 +184,79 @@ export async function digestItems(
 
 /** One turn: read every window not decided yet, cancel and schedule per scope (in parallel), then
  * write what came of every scope (again, for those a turn whose lock was taken over decided: the
- * other holder's whole-row writes may have dropped them; writing a value twice changes nothing). */
+ * other holder's writes may have overtaken them; writing a record twice changes nothing). */
 async function digestInTurn(
 	context: IExecuteFunctions,
-	writes: RowWrites,
+	turn: StoreTurn,
 	plans: ScopePlan[],
 	maxParallel: number,
 ): Promise<void> {
-	const keyProbes = await leaveOutUsedKeys(writes, plans);
+	await leaveOutUsedKeys(turn, plans);
 	const undecided = plans.filter((plan) => plan.result === undefined);
-	const { readings, probes } = await readWindows(
-		writes,
-		undecided.map(({ scope }) => scope),
-	);
-	undecided.forEach((plan, index) => (plan.reading = readings[index]));
-	// The marks of the windows being replaced stay (probes put them there if absent): a run that
-	// stops between its cancel and its new record leaves the window marked as being replaced.
-	const marks = new Set(
-		undecided.flatMap(({ scope, reading }) =>
-			reading.state === 'open' ? [replacingEntry(scope, reading.generation)] : [],
+	const reads = await turn.read(undecided.map(({ scope }) => windowName(scope)));
+	undecided.forEach((plan, index) => (plan.reading = readWindow(reads[index])));
+	// Marked as being replaced before its send is canceled: a run that stops between its cancel and
+	// the new record leaves the mark.
+	await turn.write(
+		undecided.flatMap(
+			({ scope, reading }): Array<[string, string]> =>
+				reading.state === 'open' && !reading.replacing
+					? [[windowName(scope), encodeWindow(reading.record, true)]]
+					: [],
 		),
 	);
-	const clearFirst = undecided.flatMap(
-		({ scope, reading }) => nextGeneration(scope, reading).clearFirst,
-	);
-	await writes.remove([
-		...keyProbes,
-		...probes.filter((value) => !marks.has(value)),
-		...clearFirst,
-	]);
 
 	await runPool(undecided.length, maxParallel, async (index) => {
 		await decideScope(context, undecided[index]);
 	});
 
-	const written = plans.flatMap((plan) => [
-		...(plan.next && plan.result?.ok
-			? recordEntries(plan.scope, nextGeneration(plan.scope, plan.reading).generation, plan.next)
-			: []),
-		...(plan.placed ? plan.events.filter((event) => event.item.idempotency).map(keyUsedEntry) : []),
-	]);
-	await writes.record(written, DIGEST_ROW_ENTRIES);
-	const dropped = plans.flatMap(({ scope, reading, dropOld }) =>
-		dropOld && reading.state === 'open' ? oldRecordEntries(scope, reading.generation) : [],
+	const renewed = plans.filter((plan) => plan.next && plan.result?.ok);
+	await turn.write(
+		plans.flatMap(
+			(plan): Array<[string, string]> => [
+				...(renewed.includes(plan)
+					? [[windowName(plan.scope), encodeWindow(plan.next!)] as [string, string]]
+					: []),
+				...(plan.placed
+					? plan.events
+							.filter((event) => event.item.idempotency)
+							.map((event): [string, string] => [keyUsedName(event), 'used'])
+					: []),
+			],
+		),
 	);
-	await writes.remove(dropped);
+	// A window replaced or closed without a new record goes, and so does one that cannot be read.
+	const dropped = plans.filter(
+		({ reading, dropOld }) =>
+			(dropOld && reading.state === 'open') || reading.state === 'unreadable',
+	);
+	await turn.delete(
+		dropped.filter((plan) => !renewed.includes(plan)).map(({ scope }) => windowName(scope)),
+	);
 }
 
 /** Leaves out the events whose Idempotency Key an earlier run digested (a redelivered webhook): a
- * scope left without events is done. The probes to take out again. */
-async function leaveOutUsedKeys(writes: RowWrites, plans: ScopePlan[]): Promise<string[]> {
+ * scope left without events is done. A key whose record cannot be read back counts as used. */
+async function leaveOutUsedKeys(turn: StoreTurn, plans: ScopePlan[]): Promise<void> {
 	const keyed = plans
 		.filter((plan) => plan.result === undefined)
 		.flatMap((plan) =>
 			plan.events.filter((event) => event.item.idempotency).map((event) => ({ plan, event })),
 		);
-	if (keyed.length === 0) return [];
-	const entries = keyed.map(({ event }) => keyUsedEntry(event));
-	const absent = await writes.record(entries, DIGEST_ROW_ENTRIES);
-	for (const { plan, event } of keyed) {
-		if (absent.has(keyUsedEntry(event))) continue;
+	if (keyed.length === 0) return;
+	const names = keyed.map(({ event }) => keyUsedName(event));
+	const reads = await turn.read(names);
+	// Keys used before the store kept records: the same name, kept as one value.
+	const absent = names.filter((_, index) => reads[index] === undefined);
+	const markedBefore = await turn.readOldMarks(absent);
+	const usedBefore = new Set(absent.filter((_, index) => markedBefore[index]));
+	keyed.forEach(({ plan, event }, index) => {
+		if (reads[index] === undefined && !usedBefore.has(names[index])) return;
 		plan.keysUsed.push(event);
+		if (reads[index] === LOST) plan.keysLost.push(event);
 		plan.events = plan.events.filter((each) => each !== event);
 		if (plan.events.length === 0) plan.result = { ok: true, fields: {} };
-	}
-	return entries.filter((entry) => absent.has(entry));
+	});
 }
 
 /** The cancel (when a window is open) and the send of one scope. */
@@ -373,6 +374,7 @@ function outputsOf(
 ): INodeExecutionData[] {
 	const planOf = new Map(plans.flatMap((plan) => plan.events.map((event) => [event, plan])));
 	const keysUsed = new Set(plans.flatMap((plan) => plan.keysUsed));
+	const keysLost = new Set(plans.flatMap((plan) => plan.keysLost));
 	const failures: Array<NodeApiError | NodeOperationError> = [];
 	const items = events.map((event): INodeExecutionData => {
 		const pairedItem = { item: event.item.itemIndex };
@@ -380,7 +382,9 @@ function outputsOf(
 		if (keysUsed.has(event)) {
 			const json = {
 				skipped: true,
-				skipReason: 'Idempotency Key already used: an earlier run put this event in a digest',
+				skipReason: keysLost.has(event)
+					? "Idempotency Key: n8n's store could not read back whether an earlier run put this event in a digest (n8n stopped in the middle of a write), so it is not digested again: check the person's sends"
+					: 'Idempotency Key already used: an earlier run put this event in a digest',
 				idempotencyKey: event.item.idempotency!.key,
 				digestKey: event.rule.digestKey,
 				userId: event.userId,

@@ -358,7 +358,7 @@ function readIdempotencyKey(
 	const scope = options.idempotencyScope ?? 'node';
 	if (scope === 'workflow') {
 		// Its keys would live in the workflow's row, which every node reaches, and n8n's store gives
-		// the nodes no other row to share a lock in (storeLock.ts): two nodes could both send an event.
+		// the nodes no other row to share a lock in (store/lock.ts): two nodes could both send an event.
 		throw sendFieldError(
 			context,
 			'Idempotency Scope',

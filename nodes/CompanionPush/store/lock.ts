@@ -4,21 +4,19 @@ import { sleep } from 'n8n-workflow';
 import type { IExecuteFunctions } from 'n8n-workflow';
 
 import { oneAtATime } from '../helpers/oneAtATime';
-import { processState, timings } from '../processState';
-import { pauseUnlessStopped } from './pause';
+import { pauseUnlessStopped } from '../neverTwice/pause';
+import { timings } from '../processState';
+import { storeState } from './state';
 
 /*
- * A lock over n8n's processed-data store, so that the Idempotency Keys' rows of a workflow are read
- * and written by one n8n process at a time. Why, how it is taken, held by a lease, given back and
- * taken over, and what remains: docs/reliability.md, "The keys' lock". What this file relies on: the
- * creation of a row is the one atomic step the store gives (of several processes, one creates it);
- * the lock is the workflow's row holding LOCK_VALUE and its holder's token; a holder renews its lease
- * while it works, and its work counts only if the row still holds its token at the end; only a row
- * holding LOCK_VALUE is ever deleted.
+ * The store's lock: the nodes' rows of a workflow are read and written by one n8n process at a time
+ * (README.md beside this file, "The lock"). It relies on: of several processes creating a row, one
+ * succeeds; the lock is the workflow's row holding LOCK_VALUE and its holder's token; a holder renews
+ * its lease while it works, and its work counts only if the row still holds its token at the end;
+ * only a row holding LOCK_VALUE and more (its holder's entry) is ever deleted.
  */
 
-/** The row every node of a workflow reaches. */
-const LOCK_SCOPE = 'workflow' as const;
+const LOCK_SCOPE = 'workflow' as const; // the row every node of a workflow reaches
 const ENTRIES = { mode: 'entries' } as const;
 /** The lock's own value: a row without it is not the lock, whatever it holds. */
 export const LOCK_VALUE = JSON.stringify(['companionPush', 'idempotencyKeysLock']);
@@ -50,12 +48,10 @@ const CONFLICT =
 	"the workflow's row of n8n's processed data, which the Idempotency Keys' lock uses, holds other data (a Remove Duplicates node of this workflow with Scope \"Workflow\"?); " +
 	'it was left as it is. Give that node the Scope "Node"';
 
+/** The database's answer to a second creation of the row (Postgres, SQLite). */
 function isCreationRace(error: unknown): boolean {
-	const { message, code, driverError } = (error ?? {}) as {
-		message?: unknown;
-		code?: unknown;
-		driverError?: { code?: unknown };
-	};
+	type Answer = { message?: unknown; code?: unknown; driverError?: { code?: unknown } };
+	const { message, code, driverError } = (error ?? {}) as Answer;
 	const codes = [code, driverError?.code].map(String);
 	return (
 		codes.includes('23505') ||
@@ -69,9 +65,7 @@ const isOtherMode = (error: unknown) =>
 	/incompatible setting/i.test(String((error as Error | undefined)?.message));
 
 /** Why the lock cannot be had: the store failed, or the row is not the lock's. */
-interface Stopped {
-	stopped: string;
-}
+type Stopped = { stopped: string };
 
 const stopFor = (error: unknown): Stopped => ({
 	stopped: isOtherMode(error) ? CONFLICT : storeFailure(error),
@@ -133,13 +127,9 @@ async function take(
 			}
 		} else if (count !== watched.count) {
 			// A holder renewing, or a new one: it lives.
-			watched = {
-				count,
-				breakAt:
-					Date.now() +
-					timings().storeLockBudgetMs +
-					Math.random() * timings().storeLockBreakJitterMs,
-			};
+			const { storeLockBudgetMs, storeLockBreakJitterMs } = timings();
+			const breakAt = Date.now() + storeLockBudgetMs + Math.random() * storeLockBreakJitterMs;
+			watched = { count, breakAt };
 		} else if (Date.now() >= watched.breakAt) {
 			const stopped = await takeOver(context, row, count).catch(stopFor);
 			if (stopped) return stopped;
@@ -169,6 +159,9 @@ async function takeOver(
 		if ((await row.takeBack([LOCK_VALUE])) === 'rowDeleted') return undefined;
 		return { stopped: CONFLICT };
 	}
+	// A lock's row holds its holder's entry besides LOCK_VALUE: a row holding only that text is
+	// another node's (a Remove Duplicates node fed it), never deleted.
+	if (count < 2) return { stopped: CONFLICT };
 	// Renewed or taken anew meanwhile: it lives.
 	if ((await row.count()) !== count) return undefined;
 	context.logger.warn(
@@ -268,7 +261,7 @@ export async function withStoreLock<T>(
 ): Promise<LockOutcome<T>> {
 	const row = new LockRow(context);
 	return await oneAtATime(
-		processState.storeQueues,
+		storeState.lockQueues,
 		context.getWorkflow().id ?? '',
 		async (): Promise<LockOutcome<T>> => {
 			for (let turn = 1; ; turn++) {
