@@ -212,7 +212,7 @@ interface BodyStream {
 }
 
 type BodyRead =
-	| { kind: 'whole'; text: string }
+	| { kind: 'whole'; body: unknown }
 	| { kind: 'deadline' | 'canceled' | 'tooLarge' }
 	| { kind: 'failed'; error: unknown };
 
@@ -227,8 +227,9 @@ async function readBody(
 	signal: AbortSignal,
 	maxBytes: number,
 ): Promise<BodyRead> {
+	// Not a stream (a body n8n itself made up): as it is.
 	if (typeof (stream as BodyStream | undefined)?.on !== 'function')
-		return { kind: 'whole', text: typeof stream === 'string' ? stream : '' };
+		return { kind: 'whole', body: stream };
 	const body = stream as BodyStream;
 	return await new Promise<BodyRead>((resolve) => {
 		const decoder = new TextDecoder();
@@ -252,7 +253,7 @@ async function readBody(
 			if (bytes > maxBytes) return finish({ kind: 'tooLarge' });
 			text += decoder.decode(part, { stream: true });
 		});
-		body.on('end', () => finish({ kind: 'whole', text: text + decoder.decode() }));
+		body.on('end', () => finish({ kind: 'whole', body: parsedBody(text + decoder.decode()) }));
 		body.on('error', (error) =>
 			finish(
 				deadline.aborted
@@ -392,7 +393,7 @@ export async function requestOnce(
 		return {
 			kind: 'answer',
 			status: response.statusCode,
-			body: redact(parsedBody(read.text)),
+			body: redact(read.body),
 			headers,
 			redact,
 		};
