@@ -11,12 +11,14 @@ import {
 	getNotification,
 	listActiveUserIds,
 	sendNotification,
+	setWorkDeadline,
 } from '../../nodes/CompanionPush/transport';
 import type { SendRequest } from '../../nodes/CompanionPush/transport';
 import type { FaultSpec } from '../../sandbox/index.cts';
 import {
 	count,
 	DETAIL,
+	REFRESH,
 	errorInNode,
 	logOf,
 	NODE_SANDBOX,
@@ -27,8 +29,42 @@ import {
 	storeFor,
 	useSandbox,
 	valueInNode,
+	waitFor,
 	type CredentialStore,
 } from '../harness/index.cts';
+
+/** n8n-core's own copies of its HTTP layer and container (it keeps them in its own node_modules). */
+const fromN8nCore = (name: string) =>
+	// eslint-disable-next-line @typescript-eslint/no-require-imports
+	require(require.resolve(name, { paths: [require.resolve('n8n-core')] }));
+
+/**
+ * Every request n8n's HTTP layer is asked to make from now on (until the mocks are restored), with
+ * the abort signal it was given and its outcome: a test can wait until each has ended.
+ */
+function watchN8nRequests(): Array<{ url: string; signal?: AbortSignal; ended: Promise<unknown> }> {
+	const { OutboundHttp } = fromN8nCore('@n8n/backend-network');
+	const { Container } = fromN8nCore('@n8n/di');
+	const outbound = Container.get(OutboundHttp);
+	const requests = outbound.requests.bind(outbound);
+	const seen: Array<{ url: string; signal?: AbortSignal; ended: Promise<unknown> }> = [];
+	jest.spyOn(outbound, 'requests').mockImplementation((...args: unknown[]) => {
+		const client = requests(...args);
+		return {
+			...client,
+			request: (options: { url: string; abortSignal?: AbortSignal }) => {
+				const outcome = client.request(options);
+				seen.push({
+					url: options.url,
+					signal: options.abortSignal,
+					ended: outcome.catch(() => 'failed'),
+				});
+				return outcome;
+			},
+		};
+	});
+	return seen;
+}
 
 const DEADLINE_MS = 300;
 /** Headers at once, then 100 s of body. */
@@ -53,6 +89,7 @@ describe('deadlines and bounds of answers', () => {
 			lookupEvidenceWaitMs: 1_000,
 		});
 	});
+	afterEach(() => jest.restoreAllMocks());
 	afterAll(() => resetProcessState());
 
 	let titleCounter = 0;
@@ -126,6 +163,34 @@ describe('deadlines and bounds of answers', () => {
 		);
 		expect(count(sandbox, SEND)).toBe(1);
 		expect(sandbox.notifications()).toHaveLength(1);
+	});
+
+	test('a deadline that passes while n8n renews the token: the send never leaves afterwards', async () => {
+		// A fresh credential: n8n renews the token first, and the token endpoint answers 1.5 s late.
+		const renewing = storeFor(sandbox);
+		fault(REFRESH, { kind: 'delay', delayMs: 1_500 });
+		const requests = watchN8nRequests();
+		const error = await errorInNode(renewing, (context) => {
+			setWorkDeadline(context, DEADLINE_MS, 'the test');
+			return sendNotification(context, request());
+		});
+		expect(error.message).toMatch(
+			/^Sending the notification: the outcome is unknown \(ETIMEDOUT\)/,
+		);
+		expect(failedSendOutcome(error)).toBe('unknown');
+		// n8n went on with the send once its renewal was done, with the deadline's signal, fired: the
+		// request was refused before it left.
+		await waitFor(
+			'the send after the renewal',
+			() => requests.some((made) => made.url.endsWith('/push-notification/send')),
+			10_000,
+			20,
+		);
+		await Promise.all(requests.map((made) => made.ended));
+		const late = requests.find((made) => made.url.endsWith('/push-notification/send'));
+		expect(late?.signal?.aborted).toBe(true);
+		expect(count(sandbox, SEND)).toBe(0);
+		expect(sandbox.notifications()).toEqual([]);
 	});
 
 	test('an oversized Get Notification is refused at once, naming the endpoint and the bound; nothing is output', async () => {
