@@ -232,8 +232,7 @@ async function readBody(
 		return { kind: 'whole', body: stream };
 	const body = stream as BodyStream;
 	return await new Promise<BodyRead>((resolve) => {
-		const decoder = new TextDecoder();
-		let text = '';
+		const chunks: Uint8Array[] = [];
 		let bytes = 0;
 		let done = false;
 		const finish = (read: BodyRead) => {
@@ -251,9 +250,9 @@ async function readBody(
 			const part = typeof chunk === 'string' ? new TextEncoder().encode(chunk) : chunk;
 			bytes += part.byteLength;
 			if (bytes > maxBytes) return finish({ kind: 'tooLarge' });
-			text += decoder.decode(part, { stream: true });
+			chunks.push(part);
 		});
-		body.on('end', () => finish({ kind: 'whole', body: parsedBody(text + decoder.decode()) }));
+		body.on('end', () => finish({ kind: 'whole', body: parsedBody(utf8Text(chunks, bytes)) }));
 		body.on('error', (error) =>
 			finish(
 				deadline.aborted
@@ -264,6 +263,18 @@ async function readBody(
 			),
 		);
 	});
+}
+
+/** The chunks of a body as one text (UTF-8, a byte order mark dropped, as n8n's helper reads it). */
+function utf8Text(chunks: Uint8Array[], bytes: number): string {
+	if (chunks.length === 1) return new TextDecoder().decode(chunks[0]);
+	const whole = new Uint8Array(bytes);
+	let at = 0;
+	for (const chunk of chunks) {
+		whole.set(chunk, at);
+		at += chunk.byteLength;
+	}
+	return new TextDecoder().decode(whole);
 }
 
 /** The body as n8n's helper gives it without `encoding`: JSON parsed when it parses, else the text. */
