@@ -86,7 +86,9 @@ export type FaultKind =
 	| 'malformedJson'
 	| 'rateLimit'
 	| 'unauthorized'
-	| 'listLag';
+	| 'listLag'
+	| 'trickle'
+	| 'oversized';
 
 export interface FaultSpec {
 	/** Same keys as counts(), e.g. 'POST /push-notification/send', or '*' for every public endpoint. */
@@ -104,6 +106,16 @@ export interface FaultSpec {
 	retryAfterAsDate?: boolean;
 	/** delay only: the response is held this long in real time (the request is processed at once). */
 	delayMs?: number;
+	/** trickle only: the status and headers go out at once, then the body one byte every this many ms
+	 * of real time (default 1000), so a client's idle-socket timeout never fires. */
+	intervalMs?: number;
+	/** trickle only: this many spaces (JSON whitespace) before the real body, to make the trickle last
+	 * (default 0). */
+	padBytes?: number;
+	/** oversized only: the real answer followed by spaces (JSON whitespace) up to this many bytes
+	 * (default 64 MiB): it still parses to the real answer, so only a client that bounds what it reads
+	 * refuses it. */
+	sizeBytes?: number;
 	/**
 	 * Sends only (endpoint POST /push-notification/send or '*'): the send this request registers
 	 * appears in the list this many ms (API clock) after its registration, instead of listLagMs. Taken

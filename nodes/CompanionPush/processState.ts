@@ -76,6 +76,10 @@ export interface Timings {
 	storeLockBudgetMs: number;
 	/** Spread of the moment waiting processes take such a lock over, so that two rarely do at once. */
 	storeLockBreakJitterMs: number;
+	/** The deadline of one request, its answer's last byte included (transport/http.ts). */
+	requestTimeoutMs: number;
+	/** The deadline of one poll of the trigger, all its requests and waits included (trigger/poll.ts). */
+	pollDeadlineMs: number;
 }
 
 export const DEFAULT_TIMINGS: Timings = {
@@ -93,6 +97,8 @@ export const DEFAULT_TIMINGS: Timings = {
 	lookupEvidenceWaitMs: 60_000,
 	storeLockBudgetMs: 20_000,
 	storeLockBreakJitterMs: 5_000,
+	requestTimeoutMs: 30_000,
+	pollDeadlineMs: 5 * 60_000,
 };
 
 /** Why the credential's preAuthentication failed (its TokenRenewalError, which n8n wraps). A

@@ -26,6 +26,8 @@ const FAULT_KINDS = [
 	'rateLimit',
 	'unauthorized',
 	'listLag',
+	'trickle',
+	'oversized',
 ] as const satisfies readonly FaultKind[];
 
 const SEND_ENDPOINT = 'POST /push-notification/send';
@@ -45,6 +47,9 @@ export const faultSchema = z
 		retryAfterSeconds: z.number().int().nonnegative().optional(),
 		retryAfterAsDate: z.boolean().optional(),
 		delayMs: z.number().int().nonnegative().optional(),
+		intervalMs: z.number().int().positive().optional(),
+		padBytes: z.number().int().nonnegative().optional(),
+		sizeBytes: z.number().int().positive().optional(),
 		listDelayMs: z.number().int().nonnegative().optional(),
 		registerAfterMs: z.number().int().nonnegative().optional(),
 		skip: z.number().int().nonnegative().optional(),
@@ -68,12 +73,20 @@ export const faultSchema = z
 				refuse(field, `${fault.kind} takes no ${field} (only rateLimit and status5xx do)`);
 			}
 		}
+		for (const [field, kind] of [
+			['intervalMs', 'trickle'],
+			['padBytes', 'trickle'],
+			['sizeBytes', 'oversized'],
+		] as const) {
+			if (fault[field] !== undefined && fault.kind !== kind)
+				refuse(field, `only ${kind} takes ${field}`);
+		}
 		if (fault.kind === 'listLag' && fault.listDelayMs === undefined)
 			refuse('listDelayMs', 'listLag needs a listDelayMs');
 		if (fault.listDelayMs !== undefined && !processesTheRequest(fault)) {
 			refuse(
 				'listDelayMs',
-				`${fault.kind} registers no send (listLag, resetAfter, delay, malformedJson and status5xx with afterProcessing do)`,
+				`${fault.kind} registers no send (listLag, resetAfter, delay, malformedJson, trickle, oversized and status5xx with afterProcessing do)`,
 			);
 		}
 		if (
@@ -104,7 +117,9 @@ export function processesTheRequest(fault: Pick<FaultSpec, 'kind' | 'afterProces
 		fault.kind === 'resetAfter' ||
 		fault.kind === 'delay' ||
 		fault.kind === 'malformedJson' ||
-		fault.kind === 'listLag'
+		fault.kind === 'listLag' ||
+		fault.kind === 'trickle' ||
+		fault.kind === 'oversized'
 	);
 }
 

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { ApiError } from '../apiError.cts';
 import type { BearerCheck } from '../auth.cts';
 import type { SandboxState } from '../state.cts';
-import type { SandboxTls } from '../types.cts';
+import type { FaultSpec, SandboxTls } from '../types.cts';
 import { ADMIN_PREFIX, handleAdmin } from './adminApi.cts';
 import { renderError, type RenderedBody } from './errorShapes.cts';
 import { faultError } from './faultAnswers.cts';
@@ -40,6 +40,8 @@ export async function startHttpServer(
 	tls?: SandboxTls,
 ): Promise<RunningServer> {
 	const heldAnswers = new Set<NodeJS.Timeout>();
+	/** Answers a trickle fault is still writing, stopped when the server closes. */
+	const trickles = new Set<NodeJS.Timeout>();
 	let baseUrl = '';
 	const listener: RequestListener = (req, res) => {
 		handle(req, res).catch((error) => {
@@ -65,6 +67,36 @@ export async function startHttpServer(
 			...answer.headers,
 		});
 		res.end(answer.rendered.text);
+	}
+
+	/**
+	 * The trickle fault: the status and headers at once, then the body one byte every `intervalMs`
+	 * (real time), so an idle-socket timeout never fires. Stops when the client goes away.
+	 */
+	function trickle(res: ServerResponse, answer: Answer, fault: FaultSpec): void {
+		const date = new Date(state.apiNow()).toUTCString();
+		res.writeHead(answer.status, {
+			'content-type': answer.rendered.contentType,
+			date,
+			...answer.headers,
+		});
+		res.flushHeaders();
+		const bytes = Buffer.from(' '.repeat(fault.padBytes ?? 0) + answer.rendered.text, 'utf8');
+		let sent = 0;
+		const timer = setInterval(() => {
+			if (res.destroyed) return stop();
+			res.write(bytes.subarray(sent, sent + 1));
+			if (++sent >= bytes.length) {
+				stop();
+				res.end();
+			}
+		}, fault.intervalMs ?? 1000);
+		const stop = () => {
+			clearInterval(timer);
+			trickles.delete(timer);
+		};
+		trickles.add(timer);
+		res.once('close', stop);
 	}
 
 	async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -217,6 +249,17 @@ export async function startHttpServer(
 				});
 			case 'delay':
 				return send(answer, fault.delayMs ?? 30_000);
+			case 'trickle':
+				entry.status = answer.status;
+				return later(0, () => trickle(res, answer, fault));
+			case 'oversized':
+				return send({
+					...answer,
+					rendered: {
+						...answer.rendered,
+						text: padded(answer.rendered.text, fault.sizeBytes ?? 64 * 1024 * 1024),
+					},
+				});
 			default:
 				return send(answer);
 		}
@@ -246,6 +289,8 @@ export async function startHttpServer(
 		close: async () => {
 			for (const timer of heldAnswers) clearTimeout(timer);
 			heldAnswers.clear();
+			for (const timer of trickles) clearInterval(timer);
+			trickles.clear();
 			await new Promise<void>((resolve) => {
 				server.close(() => resolve());
 				server.closeAllConnections();
@@ -289,6 +334,11 @@ function jsonAnswer(status: number, body: unknown): Answer {
 		status,
 		rendered: { contentType: 'application/json; charset=utf-8', text: JSON.stringify(body) },
 	};
+}
+
+/** The body followed by spaces up to `sizeBytes` bytes: JSON whitespace, so it parses as before. */
+function padded(text: string, sizeBytes: number): string {
+	return text + ' '.repeat(Math.max(0, sizeBytes - Buffer.byteLength(text, 'utf8')));
 }
 
 /** Half of the real body: a JSON parser fails on it, as on a body cut by a proxy. */

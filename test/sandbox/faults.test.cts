@@ -88,6 +88,43 @@ describe('sandbox fault injection (spec Errors 5xx and rules 1-2)', () => {
 		expect(Date.now() - started).toBeGreaterThanOrEqual(140);
 	});
 
+	test('trickle: the status and headers at once, then the body a byte per interval; the send is registered', async () => {
+		sandbox.addFault({ endpoint: SEND, kind: 'trickle', intervalMs: 5, padBytes: 40 });
+		const started = Date.now();
+		const response = await fetch(`${sandbox.baseUrl}/push-notification/send`, {
+			method: 'POST',
+			headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+			body: JSON.stringify(sendBody([user])),
+		});
+		expect(response.status).toBe(202);
+		// Registered before the body went out: the headers came first.
+		expect(sandbox.notifications()).toHaveLength(1);
+		const text = await response.text();
+		expect(text.startsWith(' '.repeat(40))).toBe(true);
+		expect(JSON.parse(text).data.id).toBe(sandbox.notifications()[0].id);
+		// A byte per 5 ms: the body cannot have come sooner than its length allows.
+		expect(Date.now() - started).toBeGreaterThanOrEqual(5 * (text.length - 1));
+		expect(sends()[0]).toMatchObject({ status: 202, fault: 'trickle' });
+	});
+
+	test('oversized: the real answer padded with JSON whitespace to sizeBytes', async () => {
+		const sent = await post();
+		sandbox.addFault({ endpoint: 'GET /push-notification/:id', kind: 'oversized', sizeBytes: 3e6 });
+		const detail = await call(sandbox, 'GET', `/push-notification/${sent.body.data.id}`, { token });
+		expect(detail.status).toBe(200);
+		expect(Buffer.byteLength(detail.text)).toBe(3e6);
+		expect((detail.body as any).data.notification.id).toBe(sent.body.data.id);
+	});
+
+	test('trickle and oversized take only their own options', () => {
+		expect(() => sandbox.addFault({ endpoint: SEND, kind: 'delay', intervalMs: 5 })).toThrow(
+			'only trickle takes intervalMs',
+		);
+		expect(() => sandbox.addFault({ endpoint: SEND, kind: 'trickle', sizeBytes: 5 })).toThrow(
+			'only oversized takes sizeBytes',
+		);
+	});
+
 	test('malformedJson: the status is kept, the body is not JSON; the send is registered', async () => {
 		sandbox.addFault({ endpoint: SEND, kind: 'malformedJson' });
 		const answer = await post();

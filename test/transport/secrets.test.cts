@@ -216,6 +216,41 @@ describe('an API that echoes what it was sent into its answers', () => {
 		}
 	});
 
+	describe('a secret echoed in an encoding of its own is not shown', () => {
+		const clientSecret = 'k+9/Zq=é-0123456789';
+		const lowerCaseEscapes = encodeURIComponent(clientSecret).replace(/%[0-9A-F]{2}/g, (escape) =>
+			escape.toLowerCase(),
+		);
+		const phpJson = JSON.stringify(clientSecret).replace(/\//g, '\\/').replace('é', '\\u00e9');
+
+		test('the encodings are the ones meant', () => {
+			expect(lowerCaseEscapes).toBe('k%2b9%2fZq%3d%c3%a9-0123456789');
+			expect(phpJson).toBe('"k+9\\/Zq=\\u00e9-0123456789"');
+		});
+
+		test.each([
+			['URL-encoded with lower-case escapes', `client_secret=${lowerCaseEscapes}&grant=refresh`],
+			[
+				'in JSON with escaped slashes (PHP)',
+				`{"error":"invalid client","client_secret":${phpJson}}`,
+			],
+		])('%s, in a text body', async (_encoding, echoed) => {
+			const api = await fakeApis.start(() => ({
+				status: 400,
+				raw: true,
+				body: `<pre>bad request: ${echoed}</pre>`,
+			}));
+			const store = new CredentialStore();
+			store.add({ ...fakeCredential(api), clientSecret });
+			const error = await errorInNode(store, (context) => listUsersPage(context, 0, 5));
+			expect(error.httpCode).toBe('400');
+			expect(error.message).toContain('[redacted]');
+			const shown = exposedText(error);
+			for (const form of [clientSecret, lowerCaseEscapes, phpJson.slice(1, -1)])
+				expect(shown).not.toContain(form);
+		});
+	});
+
 	test('a send answered 400 with an error body nested 100,000 deep: the error shows the HTTP status, the send is "not sent"', async () => {
 		const depth = 100_000;
 		const nested = `${'{"error":'.repeat(depth)}{}${'}'.repeat(depth)}`;

@@ -189,13 +189,30 @@ export function networkError(
 	extra?: string,
 ): NodeApiError {
 	const what =
-		answer.unexpected === undefined
-			? `no answer from the API (${answer.code})`
-			: `an unexpected error, not an answer from the API (${answer.unexpected})`;
+		answer.unexpected !== undefined
+			? `an unexpected error, not an answer from the API (${answer.unexpected})`
+			: (answer.reason ?? `no answer from the API (${answer.code})`);
 	return nodeApiError(node, { code: answer.code } as JsonObject, {
 		message: `${action} failed: ${what}`,
 		description:
 			extra ?? 'Check the Base URL of the credential and that the API is reachable, then retry.',
+		itemIndex,
+	});
+}
+
+/** An answer larger than any the endpoint can give (schemas.ts, answerBytesBound): its reading
+ * stopped at the bound, and nothing of it is output. */
+export function answerTooLarge(
+	node: INode,
+	action: string,
+	endpoint: string,
+	boundBytes: number,
+	itemIndex?: number,
+): NodeApiError {
+	const bound = `${boundBytes / (1024 * 1024)} MiB`;
+	return nodeApiError(node, { endpoint, boundBytes } as JsonObject, {
+		message: `${action} failed: the API's answer to ${endpoint} is larger than ${bound}, the most this node reads of it`,
+		description: `No answer the API describes for ${endpoint} comes near ${bound}, so it was not read further and nothing of it was output. Check that the Base URL of the credential is the API's address; if it is, report the answer to the API provider.`,
 		itemIndex,
 	});
 }

@@ -12,14 +12,17 @@ import {
 	RENEWAL_TIMEOUT_MS,
 	withoutUserInfo,
 } from '../../../credentials/CompanionPushApi.credentials';
-import { CREDENTIAL_TYPE } from '../processState';
+import { CREDENTIAL_TYPE, timings } from '../processState';
 import type { RenewalFailure } from '../processState';
+import { answerTooLarge } from './errors';
 import { redactSecrets } from './redaction';
 import { letIoThrough } from './requestStarts';
+import { answerBytesBound, endpointOf } from './schemas';
 
 /** Every n8n context the nodes call the API from. */
 export type CompanionPushContext = IExecuteFunctions | IPollFunctions | ILoadOptionsFunctions;
 
+/** A request's deadline when nothing else is said (timings().requestTimeoutMs; see processState.ts). */
 export const DEFAULT_TIMEOUT_MS = 30_000;
 
 export interface ApiCall {
@@ -31,6 +34,8 @@ export interface ApiCall {
 	/** What the call does, in words for error messages ("Reading the user list"). */
 	action: string;
 	itemIndex?: number;
+	/** The deadline of the whole exchange, the answer's last byte included (default
+	 * timings().requestTimeoutMs). */
 	timeoutMs?: number;
 	/** Called as each request is about to leave, with how long it may take from now (its timeout, and
 	 * a token renewal's before it); throws when it must not start. */
@@ -65,6 +70,8 @@ export interface NoAnswer {
 	 * not found, the TLS handshake failed): nothing can have been registered. Otherwise the request
 	 * may or may not have reached it. */
 	neverSent: boolean;
+	/** What happened, in words, when the code alone does not say it (a deadline that passed). */
+	reason?: string;
 }
 
 /** Codes of failures that happen before any byte of the request reaches the API. */
@@ -143,6 +150,144 @@ function withoutTenantId(values: IDataObject | undefined): IDataObject | undefin
 }
 
 /**
+ * Deadlines of a whole piece of work (a trigger's poll), by its n8n context: no request of it
+ * outlasts the deadline, and none starts after it. Set and cleared by the work's owner (the poll);
+ * forgotten with the context.
+ */
+const workDeadlines = new WeakMap<object, { at: number; what: string }>();
+
+/** Gives the work of `context` (`work` names it: "the poll") a deadline `ms` from now. */
+export function setWorkDeadline(context: object, ms: number, work: string): void {
+	workDeadlines.set(context, {
+		at: Date.now() + ms,
+		what: `${work}'s deadline of ${shownDuration(ms)}`,
+	});
+}
+
+export function clearWorkDeadline(context: object): void {
+	workDeadlines.delete(context);
+}
+
+/** True when the work of `context` has a deadline that passes within `ms` from now. */
+export function workDeadlineWithin(context: object, ms: number): boolean {
+	const deadline = workDeadlines.get(context);
+	return deadline !== undefined && Date.now() + ms >= deadline.at;
+}
+
+/** A duration for messages: "300 ms", "30 s", "5 min". */
+function shownDuration(ms: number): string {
+	if (ms < 1000) return `${Math.round(ms)} ms`;
+	if (ms < 60_000 || ms % 60_000 !== 0) return `${Math.round(ms / 100) / 10} s`;
+	return `${ms / 60_000} min`;
+}
+
+/** How long the whole exchange may take from now, and that deadline in words: the request's own,
+ * or the work's when that comes first. */
+function deadlineOf(context: object, allowedMs: number): { ms: number; what: string } {
+	const own = { ms: allowedMs, what: `its deadline of ${shownDuration(allowedMs)}` };
+	const work = workDeadlines.get(context);
+	if (!work || work.at - Date.now() >= allowedMs) return own;
+	return { ms: Math.max(0, work.at - Date.now()), what: work.what };
+}
+
+/**
+ * The context the helper is called on. n8n-core's httpRequestWithAuthentication (1.x and 2.x)
+ * replaces a request's `abortSignal` with the execution's cancel signal when the context has one (a
+ * node run does; a poll does not): the helper then sees a cancel signal that also fires at the
+ * request's deadline, so n8n's own cancel still stops the request, and so does the deadline.
+ */
+function withAbortSignal(context: CompanionPushContext, signal: AbortSignal): CompanionPushContext {
+	if (!('getExecutionCancelSignal' in context)) return context;
+	return Object.create(context, {
+		getExecutionCancelSignal: { value: () => signal },
+	}) as CompanionPushContext;
+}
+
+/** The body stream n8n hands back with `encoding: 'stream'` (axios's response stream). */
+interface BodyStream {
+	on(event: 'data', listener: (chunk: Uint8Array | string) => void): unknown;
+	on(event: 'end', listener: () => void): unknown;
+	on(event: 'error', listener: (error: unknown) => void): unknown;
+	destroy(): unknown;
+}
+
+type BodyRead =
+	| { kind: 'whole'; body: unknown }
+	| { kind: 'deadline' | 'canceled' | 'tooLarge' }
+	| { kind: 'failed'; error: unknown };
+
+/**
+ * Reads the body as it arrives, and stops reading (closing the connection) as soon as the deadline
+ * passes or more than `maxBytes` came: a body sent one byte at a time, or without end, is never read
+ * whole, nor kept.
+ */
+async function readBody(
+	stream: unknown,
+	deadline: AbortSignal,
+	signal: AbortSignal,
+	maxBytes: number,
+): Promise<BodyRead> {
+	// Not a stream (a body n8n itself made up): as it is.
+	if (typeof (stream as BodyStream | undefined)?.on !== 'function')
+		return { kind: 'whole', body: stream };
+	const body = stream as BodyStream;
+	return await new Promise<BodyRead>((resolve) => {
+		const chunks: Uint8Array[] = [];
+		let bytes = 0;
+		let done = false;
+		const finish = (read: BodyRead) => {
+			if (done) return;
+			done = true;
+			signal.removeEventListener('abort', onAbort);
+			if (read.kind !== 'whole') body.destroy();
+			resolve(read);
+		};
+		const onAbort = () => finish({ kind: deadline.aborted ? 'deadline' : 'canceled' });
+		if (signal.aborted) return onAbort();
+		signal.addEventListener('abort', onAbort, { once: true });
+		body.on('data', (chunk) => {
+			if (done) return;
+			const part = typeof chunk === 'string' ? new TextEncoder().encode(chunk) : chunk;
+			bytes += part.byteLength;
+			if (bytes > maxBytes) return finish({ kind: 'tooLarge' });
+			chunks.push(part);
+		});
+		body.on('end', () => finish({ kind: 'whole', body: parsedBody(utf8Text(chunks, bytes)) }));
+		body.on('error', (error) =>
+			finish(
+				deadline.aborted
+					? { kind: 'deadline' }
+					: signal.aborted
+						? { kind: 'canceled' }
+						: { kind: 'failed', error },
+			),
+		);
+	});
+}
+
+/** The chunks of a body as one text (UTF-8, a byte order mark dropped, as n8n's helper reads it). */
+function utf8Text(chunks: Uint8Array[], bytes: number): string {
+	if (chunks.length === 1) return new TextDecoder().decode(chunks[0]);
+	const whole = new Uint8Array(bytes);
+	let at = 0;
+	for (const chunk of chunks) {
+		whole.set(chunk, at);
+		at += chunk.byteLength;
+	}
+	return new TextDecoder().decode(whole);
+}
+
+/** The body as n8n's helper gives it without `encoding`: JSON parsed when it parses, else the text. */
+function parsedBody(text: string): unknown {
+	if (text === '') return text;
+	try {
+		return JSON.parse(text) as unknown;
+	} catch {
+		return text;
+	}
+}
+
+/**
  * One request through n8n's authenticated request helper, any status returned as an answer.
  * `stored` is the credential as read for this exchange (its secrets are hidden in error bodies);
  * `credentials`, when given, is what n8n authenticates with instead (an emptied token to renew,
@@ -155,7 +300,7 @@ export async function requestOnce(
 	stored: ICredentialDataDecryptedObject,
 	credentials?: ICredentialDataDecryptedObject,
 ): Promise<Answer> {
-	const timeoutMs = call.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+	const timeoutMs = call.timeoutMs ?? timings().requestTimeoutMs;
 	const options: IHttpRequestOptions = {
 		method: call.method,
 		url: `${baseUrl}${call.path}`,
@@ -170,6 +315,9 @@ export async function requestOnce(
 		// (n8n puts it back on), and turn a send's POST into a GET. Not following is also cheaper.
 		disableFollowRedirect: true,
 		returnFullResponse: true,
+		// The body is read here, as it arrives (readBody): n8n's `timeout` is the socket's idle time,
+		// which a body sent one byte at a time never reaches, and n8n reads any length whole.
+		encoding: 'stream',
 	};
 	const reference = context.getNode().credentials?.[CREDENTIAL_TYPE];
 	// Read when needed: n8n writes a renewed token into `credentials` during the request.
@@ -184,41 +332,107 @@ export async function requestOnce(
 	// Asked now, not when the request took its turn: the gate, a renewal it joined or a 401 may have
 	// held it since. With a token to renew, n8n renews it first, in the helper, then sends.
 	const renewsFirst = credentials !== undefined && !credentials.accessToken;
-	await call.beforeRequest?.(timeoutMs + (renewsFirst ? RENEWAL_TIMEOUT_MS : 0));
+	const allowedMs = timeoutMs + (renewsFirst ? RENEWAL_TIMEOUT_MS : 0);
+	await call.beforeRequest?.(allowedMs);
+	const endpoint = endpointOf(call.method, call.path);
+	const deadline = deadlineOf(context, allowedMs);
+	const timedOut = (neverSent: boolean): NoAnswer => ({
+		kind: 'noAnswer',
+		code: 'ETIMEDOUT',
+		neverSent,
+		reason: `no complete answer from the API within ${deadline.what} (ETIMEDOUT)`,
+	});
+	// The work's deadline passed while this request waited for its turn: it does not start.
+	if (deadline.ms <= 0) return timedOut(true);
+	// The whole exchange, the answer's last byte included, ends by the deadline: the signal aborts
+	// the request (and its body) wherever it is.
+	const deadlineSignal = AbortSignal.timeout(deadline.ms);
+	const cancelSignal =
+		'getExecutionCancelSignal' in context ? context.getExecutionCancelSignal() : undefined;
+	const signal = cancelSignal ? AbortSignal.any([deadlineSignal, cancelSignal]) : deadlineSignal;
+	options.abortSignal = signal;
 	call.wentOut?.();
+	const exchanged = context.helpers.httpRequestWithAuthentication.call(
+		withAbortSignal(context, signal),
+		CREDENTIAL_TYPE,
+		options,
+		credentials
+			? {
+					credentialsDecrypted: {
+						id: reference?.id ?? '',
+						name: reference?.name ?? '',
+						type: CREDENTIAL_TYPE,
+						data: credentials,
+					},
+				}
+			: undefined,
+	) as Promise<{ statusCode: number; body: unknown; headers?: Record<string, unknown> }>;
+	// The signal stops the request itself; a token renewal n8n runs first does not take it (the
+	// credential's own request), so the deadline also ends the wait. Once the signal fired, n8n's
+	// request never leaves (axios refuses an aborted signal before sending).
+	const passed = new Promise<'deadline'>((resolve) => {
+		if (deadlineSignal.aborted) resolve('deadline');
+		else deadlineSignal.addEventListener('abort', () => resolve('deadline'), { once: true });
+	});
+	let response: Awaited<typeof exchanged>;
 	try {
-		const response = (await context.helpers.httpRequestWithAuthentication.call(
-			context,
-			CREDENTIAL_TYPE,
-			options,
-			credentials
-				? {
-						credentialsDecrypted: {
-							id: reference?.id ?? '',
-							name: reference?.name ?? '',
-							type: CREDENTIAL_TYPE,
-							data: credentials,
-						},
-					}
-				: undefined,
-		)) as { statusCode: number; body: unknown; headers?: Record<string, unknown> };
-		const redact = (body: unknown) => redactSecrets(body, secrets());
+		const first = await Promise.race([exchanged, passed]);
+		if (first === 'deadline') {
+			void exchanged.then(
+				(late) => (late.body as Partial<BodyStream> | undefined)?.destroy?.(),
+				() => undefined,
+			);
+			return timedOut(false);
+		}
+		response = first;
+	} catch (error) {
+		// The token could not be renewed: nothing was sent. Keep only the credential's message.
+		const failure = renewalFailure(error);
+		if (failure) return { kind: 'renewalFailed', failure };
+		// No status came by the deadline: as a timeout always was, the request may have reached the API.
+		if (deadlineSignal.aborted) return timedOut(false);
+		// The error n8n wraps here still holds the request (and its headers): keep only the code.
+		return noAnswer(error, secrets());
+	}
+	const redact = (body: unknown) => redactSecrets(body, secrets());
+	const bound = answerBytesBound(call.method, call.path);
+	const read = await readBody(response.body, deadlineSignal, signal, bound);
+	const headers = response.headers ?? {};
+	if (read.kind === 'whole') {
 		// Every body, a success's too: what an API echoes of the token reaches an error or the node's
 		// output. A body without a secret comes back as it is (no copy).
 		return {
 			kind: 'answer',
 			status: response.statusCode,
-			body: redact(response.body),
-			headers: response.headers ?? {},
+			body: redact(read.body),
+			headers,
 			redact,
 		};
-	} catch (error) {
-		// The token could not be renewed: nothing was sent. Keep only the credential's message.
-		const failure = renewalFailure(error);
-		if (failure) return { kind: 'renewalFailed', failure };
-		// The error n8n wraps here still holds the request (and its headers): keep only the code.
-		return noAnswer(error, secrets());
 	}
+	if (call.method !== 'POST') {
+		// A read: what it did not get whole is no answer (tried again as any timeout), and an answer
+		// larger than any real one is an error at once (reading it again would not make it smaller).
+		if (read.kind === 'tooLarge')
+			throw answerTooLarge(context.getNode(), call.action, endpoint, bound, call.itemIndex);
+		if (read.kind === 'deadline') return timedOut(false);
+		if (read.kind === 'failed') return noAnswer(read.error, secrets());
+		return { kind: 'noAnswer', code: 'ERR_CANCELED', neverSent: false };
+	}
+	// A POST's status stands even when its body is not read: a send the API accepted (2xx) is never
+	// sent again (its id is then asked of the list of sends), a 5xx leaves it unknown, as always.
+	const why =
+		read.kind === 'tooLarge'
+			? `larger than ${bound / (1024 * 1024)} MiB, the most this node reads of an answer to ${endpoint}`
+			: read.kind === 'deadline'
+				? `not whole within ${deadline.what}`
+				: 'cut short';
+	return {
+		kind: 'answer',
+		status: response.statusCode,
+		body: `(the body of this answer was not read: ${why})`,
+		headers,
+		redact,
+	};
 }
 
 /** The body as JSON: the helper hands back text when the API's JSON is malformed. */

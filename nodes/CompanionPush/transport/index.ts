@@ -6,6 +6,7 @@
  * or being lost unreported (the send, its lookup in the list of sends, the match, the registry).
  */
 export { readCredentialsAnew } from './tokenRenewal';
+export { clearWorkDeadline, setWorkDeadline } from './http';
 export {
 	cancelNotification,
 	getNotification,

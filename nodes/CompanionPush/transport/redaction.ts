@@ -11,30 +11,59 @@ const REDACTED = '[redacted]';
 const MAX_DEPTH = 32;
 const TOO_DEEP = '[nested too deep to show]';
 
-/** The forms a secret takes when echoed: as is, inside JSON text (a quote or backslash escaped), and
- * inside an address (URL-encoded). Longest first, so a secret holding another is hidden whole. */
-function echoedForms(secrets: unknown[]): string[] {
+/** A secret inside JSON text the way PHP's json_encode writes it: `/` as `\/`, and every character
+ * beyond ASCII as a `\u` escape. */
+function phpJsonForm(secret: string): string {
+	return JSON.stringify(secret)
+		.slice(1, -1)
+		.replace(/\//g, '\\/')
+		.replace(
+			/[\u0080-\uffff]/g,
+			(char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`,
+		);
+}
+
+/** A form as a pattern: its characters as they are, but the hex digits of a `%XX` or `\uXXXX` escape
+ * in either case (encoders differ: `%2B` and `%2b` both stand for `+`). */
+function formPattern(form: string): string {
+	return form.replace(/%[0-9A-Fa-f]{2}|\\u[0-9A-Fa-f]{4}|[\s\S]/g, (token) => {
+		if (token.length === 1) return token.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+		const [prefix, digits] = token.startsWith('%')
+			? ['%', token.slice(1)]
+			: ['\\\\u', token.slice(2)];
+		const caseless = [...digits].map((digit) =>
+			/[0-9]/.test(digit) ? digit : `[${digit.toLowerCase()}${digit.toUpperCase()}]`,
+		);
+		return prefix + caseless.join('');
+	});
+}
+
+/** The forms a secret takes when echoed: as is, inside JSON text (a quote or backslash escaped; a
+ * slash escaped too, as PHP writes it), and inside an address or a form (URL-encoded, escapes in
+ * either case). One pattern, longest form first, so a secret holding another is hidden whole. */
+function echoedForms(secrets: unknown[]): RegExp | undefined {
 	const forms = new Set<string>();
 	for (const secret of secrets) {
 		// Every secret, however short: a short secret is still a secret (an empty one is nothing).
 		if (typeof secret !== 'string' || secret === '') continue;
 		forms.add(secret);
 		forms.add(JSON.stringify(secret).slice(1, -1));
+		forms.add(phpJsonForm(secret));
 		forms.add(encodeURIComponent(secret));
+		forms.add(new URLSearchParams({ s: secret }).toString().slice(2));
 	}
-	return [...forms].sort((a, b) => b.length - a.length);
+	if (forms.size === 0) return undefined;
+	const longestFirst = [...forms].sort((a, b) => b.length - a.length);
+	return new RegExp(longestFirst.map(formPattern).join('|'), 'g');
 }
 
-function redactText(text: string, forms: string[]): string {
-	let redacted = text;
-	for (const form of forms)
-		if (redacted.includes(form)) redacted = redacted.split(form).join(REDACTED);
-	return redacted;
+function redactText(text: string, forms: RegExp): string {
+	return text.replace(forms, REDACTED);
 }
 
 /** The value with every echoed form of the secrets replaced; the same value (not a copy) when it
  * holds none, so reading a page of 1000 users copies nothing. Never throws. */
-function redactValue(value: unknown, forms: string[], depth: number): unknown {
+function redactValue(value: unknown, forms: RegExp, depth: number): unknown {
 	if (typeof value === 'string') return redactText(value, forms);
 	if (typeof value === 'number' || typeof value === 'bigint') {
 		const text = String(value);
@@ -66,7 +95,7 @@ function redactValue(value: unknown, forms: string[], depth: number): unknown {
  * text, JSON or an address; a body nested deeper than anything shown is cut there. */
 export function redactSecrets(body: unknown, secrets: unknown[]): unknown {
 	const forms = echoedForms(secrets);
-	if (forms.length === 0) return body;
+	if (!forms) return body;
 	return redactValue(body, forms, 0);
 }
 

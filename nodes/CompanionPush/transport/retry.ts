@@ -5,6 +5,7 @@ import type { NodeApiError } from 'n8n-workflow';
 import { credentialKey, processState, timings } from '../processState';
 import type { RetryPolicy } from '../processState';
 import { apiError, networkError, renewalError, unexpectedResponse } from './errors';
+import { workDeadlineWithin } from './http';
 import type { Answer, ApiCall, CompanionPushContext } from './http';
 import { Pace } from './pace';
 import { shownAddress } from './redaction';
@@ -163,7 +164,8 @@ export class Tries {
 	/** Waits before the next try when the policy allows one; false when no try is left. */
 	async waitToRetry(answer: FinalAnswer): Promise<boolean> {
 		const delay = nextDelayMs(this.attempt, askedWaitMs(answer), this.policy);
-		if (delay === undefined) return false;
+		// A try after the deadline of the whole work (a poll) could not be made.
+		if (delay === undefined || workDeadlineWithin(this.context, delay)) return false;
 		await sleep(delay);
 		this.attempt++;
 		return true;

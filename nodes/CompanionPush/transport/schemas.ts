@@ -182,3 +182,33 @@ export interface SendListPage {
 	/** The server's clock when it answered (its Date header), when it sent one. */
 	serverTimeMs?: number;
 }
+
+const MIB = 1024 * 1024;
+
+/**
+ * The most the node reads of one answer, counted while it arrives (http.ts): far above any answer
+ * the spec allows, and far below what would hurt n8n's memory or output. The largest ones:
+ * - the detail of a send lists one delivery per phone, about 150 bytes each: 16 MiB is over 100,000
+ *   phones, a hundred times a send of 1000 users (the spec's batch) with a phone each;
+ * - a page of the user list holds at most 1000 users of five short text fields (well under 1 MiB);
+ *   a page of the list of sends, 100 sends (the size the node asks for) of a title and a body;
+ * - the users with an active app come all at once, unpaged: 32 MiB is a million user ids.
+ */
+const ANSWER_BYTES = 16 * MIB;
+const ACTIVE_USERS_ANSWER_BYTES = 32 * MIB;
+
+/** The endpoint a request goes to, as the spec names it (`GET /push-notification/{id}`), for messages. */
+export function endpointOf(method: string, path: string): string {
+	const named = path.replace(
+		/^\/push-notification\/(?!send$|list$)[^/]+/,
+		'/push-notification/{id}',
+	);
+	return `${method} ${named}`;
+}
+
+/** The most the node reads of an answer of this endpoint, in bytes (see ANSWER_BYTES). */
+export function answerBytesBound(method: string, path: string): number {
+	return method === 'GET' && path === '/user-device/users'
+		? ACTIVE_USERS_ANSWER_BYTES
+		: ANSWER_BYTES;
+}

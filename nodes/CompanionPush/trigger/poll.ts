@@ -4,8 +4,13 @@ import type { IDataObject, INodeExecutionData, IPollFunctions } from 'n8n-workfl
 import { runPool } from '../helpers/pool';
 import { isTimeWithoutZone, parseTime } from '../helpers/time';
 import { asNodeError } from '../nodeErrors';
-import { processState } from '../processState';
-import { getNotification, readCredentialsAnew } from '../transport';
+import { processState, timings } from '../processState';
+import {
+	clearWorkDeadline,
+	getNotification,
+	readCredentialsAnew,
+	setWorkDeadline,
+} from '../transport';
 import type { ListedNotification, NotificationRecord } from '../transport';
 import { detectEvents, matchesFilters } from './events';
 import type { TriggerEvent } from './events';
@@ -54,8 +59,36 @@ export async function pollCompanionPush(
 	this: IPollFunctions,
 ): Promise<INodeExecutionData[][] | null> {
 	const parameters = readParameters(this);
+	// n8n starts a poll at every tick of the trigger's schedule without waiting for the previous one
+	// (its ScheduledTaskManager does not), so a poll still running makes the next one read nothing:
+	// two polls never work on one state at once, nor pile up behind a slow API.
+	if (this.getMode() !== 'manual' && pollsRunning.has(this)) {
+		this.logger.warn(
+			'Companion Push Trigger: the previous poll is still running (it ends by its deadline), so this one reads nothing; the next poll catches up',
+		);
+		return null;
+	}
 	readCredentialsAnew(this);
 	if (this.getMode() === 'manual') return await fetchTestEvent(this, parameters);
+	pollsRunning.add(this);
+	// Every request of the poll, and every wait between its tries, ends by the poll's deadline.
+	setWorkDeadline(this, timings().pollDeadlineMs, 'the poll');
+	try {
+		return await pollOnce.call(this, parameters);
+	} finally {
+		clearWorkDeadline(this);
+		pollsRunning.delete(this);
+	}
+}
+
+/** Poll contexts with a poll running (n8n keeps one context per activation of a workflow). */
+const pollsRunning = new WeakSet<object>();
+
+/** One scheduled poll: the first one of an activation keeps an API error to n8n's log. */
+async function pollOnce(
+	this: IPollFunctions,
+	parameters: ReturnType<typeof readParameters>,
+): Promise<INodeExecutionData[][] | null> {
 	// n8n 2.41 runs one poll as it activates the workflow (at publish and at every start) and, if
 	// that poll throws, marks the trigger failed for good. An API outage at that moment must not
 	// disable the trigger: that poll logs the error and emits nothing, leaving the state as it was;
