@@ -98,6 +98,15 @@ export const RENEWAL_TIMEOUT_MS = 30_000;
 /** Thrown by preAuthentication: the token could not be renewed, so nothing was sent to the API.
  * `retryable` when the token endpoint did not answer or answered 429/5xx; a refusal is final.
  * The transport recognizes it by `name` (n8n wraps it on the way). It never holds a secret. */
+/** Why the credential's preAuthentication failed (its TokenRenewalError, which n8n wraps). A
+ * refusal (wrong secret, revoked refresh token) is final; an unreachable or busy (429, 5xx)
+ * token endpoint is `retryable`. The message never holds a secret. */
+export interface RenewalFailure {
+	message: string;
+	retryable: boolean;
+	httpCode?: number;
+}
+
 export class TokenRenewalError extends Error {
 	constructor(
 		message: string,

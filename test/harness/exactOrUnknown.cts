@@ -14,7 +14,7 @@ import type { MemoryProcessedData } from '../../devkit/processedData.cts';
 import { batchContentId } from '../../nodes/CompanionPush/helpers/recipients';
 import { MINUTE_MS } from '../../nodes/CompanionPush/helpers/time';
 import { entriesOf } from '../../nodes/CompanionPush/neverTwice/idempotencyKeys';
-import { resetProcessState, useTimings } from '../../nodes/CompanionPush/processState';
+import { resetProcessState, useTimings } from '../../devkit/processState.cts';
 import type { Sandbox } from '../../sandbox/index.cts';
 import { send, tokenFor } from './api.cts';
 import { sendParameters } from './nodeRuns.cts';

@@ -10,7 +10,7 @@
 import type { IDataObject } from 'n8n-workflow';
 
 import { MINUTE_MS } from '../../nodes/CompanionPush/helpers/time';
-import { resetProcessState, useTimings } from '../../nodes/CompanionPush/processState';
+import { resetProcessState, useTimings } from '../../devkit/processState.cts';
 import {
 	expectEachOnce,
 	jsonOf,

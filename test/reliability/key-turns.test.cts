@@ -7,7 +7,7 @@
  */
 import { IdempotencyKeys } from '../../nodes/CompanionPush/neverTwice/idempotencyKeys';
 import type { IdempotencyKey } from '../../nodes/CompanionPush/neverTwice/idempotencyKeys';
-import { processState, resetProcessState } from '../../nodes/CompanionPush/processState';
+import { keysTurns, resetProcessState } from '../../devkit/processState.cts';
 import { MemoryProcessedData, storeContext } from '../harness/index.cts';
 
 const KEYS_ROW = 'wf-lock|n:n-lock';
@@ -57,7 +57,7 @@ describe("the keys' row in turns: one process's waiting claims and confirmations
 			events.map(async ({ idempotency, layout }) => await anExecution().claim(idempotency, layout)),
 		);
 		expect(again.map((claim) => claim.state)).toEqual(events.map(() => 'used'));
-		expect(processState.keysTurns.size).toBe(0);
+		expect(keysTurns.size).toBe(0);
 		expect(store.rows.has('wf-lock|')).toBe(false); // the lock was given back
 	});
 

@@ -8,7 +8,7 @@
 import { ClaimLease } from '../../nodes/CompanionPush/neverTwice/claimLease';
 import type { IdempotencyKeys } from '../../nodes/CompanionPush/neverTwice/idempotencyKeys';
 import { withStoreLock } from '../../nodes/CompanionPush/neverTwice/storeLock';
-import { resetProcessState, useTimings } from '../../nodes/CompanionPush/processState';
+import { resetProcessState, useTimings } from '../../devkit/processState.cts';
 import { MINUTE_MS } from '../../nodes/CompanionPush/helpers/time';
 import { MemoryProcessedData, storeContext } from '../harness/index.cts';
 

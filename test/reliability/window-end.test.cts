@@ -10,7 +10,7 @@
 import { REFRESH } from '../../devkit/endpoints.cts';
 import { MINUTE_MS } from '../../nodes/CompanionPush/helpers/time';
 import { entriesOf } from '../../nodes/CompanionPush/neverTwice/idempotencyKeys';
-import { useTimings } from '../../nodes/CompanionPush/processState';
+import { useTimings } from '../../devkit/processState.cts';
 import {
 	anotherProcess,
 	jsonOf,

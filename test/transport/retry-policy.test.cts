@@ -3,7 +3,7 @@
  * numbers the integration tests rely on, pinned exactly.
  */
 import { secretsFingerprint } from '../../credentials/CompanionPushApi.credentials';
-import { DEFAULT_TIMINGS } from '../../nodes/CompanionPush/processState';
+import { DEFAULT_TIMINGS } from '../../devkit/processState.cts';
 import { redactSecrets, shownAddress } from '../../nodes/CompanionPush/transport/redaction';
 import { tokenNeedsRenewal } from '../../nodes/CompanionPush/transport/tokenRenewal';
 import {

@@ -1,5 +1,5 @@
 import { MINUTE_MS } from '../helpers/time';
-import { timings } from '../processState';
+import { timings } from '../shared/timings';
 import { DEFAULT_TIMEOUT_MS } from '../transport/http';
 import { heldUntilOf } from './idempotencyKeys';
 import { pauseUnlessStopped } from './pause';

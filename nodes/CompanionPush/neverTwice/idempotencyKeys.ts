@@ -1,7 +1,7 @@
 import type { IExecuteFunctions } from 'n8n-workflow';
 
 import { MINUTE_MS } from '../helpers/time';
-import { timings } from '../processState';
+import { timings } from '../shared/timings';
 import { inKeysTurn } from './keysTurn';
 import type { RowWrites } from './keysTurn';
 import type { LockOutcome } from './storeLock';

@@ -1,6 +1,6 @@
 import type { IExecuteFunctions } from 'n8n-workflow';
 
-import { processState } from '../processState';
+import * as processState from './storeQueues';
 import { storeFailure, withStoreLock } from './storeLock';
 import type { LockOutcome } from './storeLock';
 
@@ -183,7 +183,7 @@ export async function inKeysTurn<T>(
 	work: RowWork<T>,
 ): Promise<LockOutcome<T>> {
 	const row = JSON.stringify([context.getWorkflow().id ?? '', context.getNode().id]);
-	let turn = processState.keysTurns.get(row);
+	let turn = processState.keysTurns.get(row) as KeysTurn | undefined;
 	if (!turn) {
 		turn = new KeysTurn();
 		processState.keysTurns.set(row, turn);

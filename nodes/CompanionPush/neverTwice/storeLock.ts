@@ -4,7 +4,8 @@ import { sleep } from 'n8n-workflow';
 import type { IExecuteFunctions } from 'n8n-workflow';
 
 import { oneAtATime } from '../helpers/oneAtATime';
-import { processState, timings } from '../processState';
+import { timings } from '../shared/timings';
+import * as processState from './storeQueues';
 import { pauseUnlessStopped } from './pause';
 
 /*

@@ -1,7 +1,7 @@
 import { jsonParse, NodeApiError, NodeOperationError } from 'n8n-workflow';
 import type { INode, JsonObject } from 'n8n-workflow';
 
-import type { RenewalFailure } from '../processState';
+import type { RenewalFailure } from '../../../credentials/CompanionPushApi.credentials';
 import type { NoAnswer } from './http';
 import { excerpt } from './schemas';
 

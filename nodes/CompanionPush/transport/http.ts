@@ -12,8 +12,8 @@ import {
 	RENEWAL_TIMEOUT_MS,
 	withoutUserInfo,
 } from '../../../credentials/CompanionPushApi.credentials';
-import { CREDENTIAL_TYPE } from '../processState';
-import type { RenewalFailure } from '../processState';
+import type { RenewalFailure } from '../../../credentials/CompanionPushApi.credentials';
+import { CREDENTIAL_TYPE } from './credentialKey';
 import { redactSecrets } from './redaction';
 import { letIoThrough } from './requestStarts';
 

@@ -4,7 +4,7 @@ import type { IDataObject, INodeExecutionData, IPollFunctions } from 'n8n-workfl
 import { runPool } from '../helpers/pool';
 import { isTimeWithoutZone, parseTime } from '../helpers/time';
 import { asNodeError } from '../nodeErrors';
-import { processState } from '../processState';
+import * as processState from './pollMemory';
 import { getNotification, readCredentialsAnew } from '../transport';
 import type { ListedNotification, NotificationRecord } from '../transport';
 import { detectEvents, matchesFilters } from './events';

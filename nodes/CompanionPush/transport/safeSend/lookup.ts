@@ -1,7 +1,7 @@
 import { sleep } from 'n8n-workflow';
 
 import { isTimeWithoutZone, parseTime, timePrecisionMs } from '../../helpers/time';
-import { processState, timings } from '../../processState';
+import { timings } from '../../shared/timings';
 import { getNotification, listNotificationsPage } from '../endpoints';
 import type { CompanionPushContext } from '../http';
 import { isRetryableStatus } from '../retry';
@@ -12,12 +12,10 @@ import {
 	apiClockAheadAtMost,
 	learnFromListed,
 	listLagSeen,
-	lookalikesAnswered,
-	ownerOfSend,
 	seenTexts,
 	watchSendsMadeSince,
-	unresolvedLookalike,
-} from './registry';
+} from './listings';
+import { lookalikesAnswered, ownerOfSend, unresolvedLookalike } from './registry';
 
 /**
  * After a send whose answer was lost, finds out from the list of sends what became of it: exactly
@@ -31,7 +29,7 @@ import {
  *   tells when a first attempt may have been made (n8n's store of Idempotency Keys failed, and a key
  *   may be kept for any time), the window is the whole list; a send made after the window's end is
  *   another one, whatever it looks like;
- * - the list's own sends of this process teach how this API stores texts (registry.ts), before
+ * - the list's own sends of this process teach how this API stores texts (listings.ts), before
  *   anything is compared;
  * - one such send, and nothing else that could be ours: found, unless another send of this process
  *   exactly like it stayed unresolved (its outcome unknown, so no id is recorded for it): that one may
@@ -43,7 +41,7 @@ import {
  *   started after the loss, or any send (another client's too) whose creation time is later than
  *   the loss on the API's clock: the loss's moment plus how far ahead the API's clock is at most,
  *   the larger of two bounds (from the newest own send listed with a zoned creation time, see
- *   registry.ts, and from the reading's Date header), each creation time taken at the precision
+ *   listings.ts, and from the reading's Date header), each creation time taken at the precision
  *   the API writes it with. The reading that decides also starts
  *   `lookupSettleMs` after the loss at least (an API may register a send a moment after it
  *   answered 5xx for it). No such send listed within `lookupEvidenceWaitMs` of the lookup's start
@@ -126,6 +124,19 @@ interface Reading {
 	apiClockAheadAtMostByDate?: number;
 }
 
+/** Process memory: the pages of the list of sends lookups of a node run read lately (by the run's
+ * context, forgotten with it), with when each read started: lookups that need a page read after a
+ * given moment share it (fifty lookups after one outage read each page once a round). Per run. */
+let listPagesRead = new WeakMap<
+	object,
+	Map<number, { startedAt: number; page: Promise<SendListPage> }>
+>();
+
+/** Tests: forgets the pages read. */
+export function resetListPagesRead(): void {
+	listPagesRead = new WeakMap();
+}
+
 /** A page of the list read after `notBefore` (n8n's clock): one that another lookup of this run
  * started reading after that moment, or a new read. */
 async function pageReadAfter(
@@ -134,8 +145,8 @@ async function pageReadAfter(
 	notBefore: number,
 	itemIndex?: number,
 ): Promise<{ page: SendListPage; startedAt: number }> {
-	let pages = processState.listPagesRead.get(context);
-	if (!pages) processState.listPagesRead.set(context, (pages = new Map()));
+	let pages = listPagesRead.get(context);
+	if (!pages) listPagesRead.set(context, (pages = new Map()));
 	const shared = pages.get(skip);
 	if (shared && shared.startedAt >= notBefore)
 		return { page: await shared.page, startedAt: shared.startedAt };

@@ -4,7 +4,7 @@ import { oneAtATime } from '../../../helpers/oneAtATime';
 import { MINUTE_MS } from '../../../helpers/time';
 import { inKeysTurn, MAX_KEYS_TO_KEEP } from '../../../neverTwice';
 import type { LockOutcome, RowWrites } from '../../../neverTwice';
-import { processState } from '../../../processState';
+import * as processState from '../../../neverTwice/storeQueues';
 
 /*
  * The slots of "Cap per Person" in n8n's processed-data store: the node's own row (the one the

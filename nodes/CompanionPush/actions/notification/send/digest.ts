@@ -9,7 +9,7 @@ import { MINUTE_MS } from '../../../helpers/time';
 import { inKeysTurn, NodeRunRecords } from '../../../neverTwice';
 import type { RowWrites } from '../../../neverTwice';
 import { asNodeError, errorItem } from '../../../nodeErrors';
-import { processState } from '../../../processState';
+import * as processState from '../../../neverTwice/storeQueues';
 import { cancelNotification, failedSendOutcome, sendNotification } from '../../../transport';
 import type { SendRequest } from '../../../transport';
 import {
