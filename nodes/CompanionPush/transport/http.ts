@@ -8,13 +8,11 @@ import type {
 	IPollFunctions,
 } from 'n8n-workflow';
 
-import {
-	RENEWAL_TIMEOUT_MS,
-	withoutUserInfo,
-} from '../../../credentials/CompanionPushApi.credentials';
-import type { RenewalFailure } from '../../../credentials/CompanionPushApi.credentials';
+import { withoutUserInfo } from '../../../credentials/companionPushApi/baseUrl';
+import { redactSecrets } from '../../../credentials/companionPushApi/redaction';
+import { RENEWAL_TIMEOUT_MS } from '../../../credentials/companionPushApi/token';
+import type { RenewalFailure } from '../../../credentials/companionPushApi/token';
 import { CREDENTIAL_TYPE } from './credentialKey';
-import { redactSecrets } from './redaction';
 import { letIoThrough } from './requestStarts';
 
 /** Every n8n context the nodes call the API from. */

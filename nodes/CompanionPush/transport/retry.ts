@@ -2,12 +2,12 @@ import { DateTime } from 'luxon';
 import { sleep } from 'n8n-workflow';
 import type { NodeApiError } from 'n8n-workflow';
 
+import { shownAddress } from '../../../credentials/companionPushApi/redaction';
 import { timings } from '../shared/timings';
 import type { RetryPolicy } from '../shared/timings';
 import { apiError, networkError, renewalError, unexpectedResponse } from './errors';
 import type { Answer, ApiCall, CompanionPushContext } from './http';
 import { paceOf } from './pace';
-import { shownAddress } from './redaction';
 import { exchange } from './tokenRenewal';
 
 /**

@@ -1,11 +1,9 @@
 import { NodeOperationError, sleep } from 'n8n-workflow';
 import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
 
-import {
-	checkBaseUrl,
-	secretsFingerprint,
-} from '../../../credentials/CompanionPushApi.credentials';
-import type { RenewalFailure } from '../../../credentials/CompanionPushApi.credentials';
+import { checkBaseUrl } from '../../../credentials/companionPushApi/baseUrl';
+import { secretsFingerprint } from '../../../credentials/companionPushApi/token';
+import type { RenewalFailure } from '../../../credentials/companionPushApi/token';
 import { timings } from '../shared/timings';
 import { CREDENTIAL_TYPE, credentialKey } from './credentialKey';
 import { requestOnce } from './http';
