@@ -6,8 +6,8 @@ import {
 	deliveryTimeIn,
 	parseQuietHours,
 	parseTimeOfDay,
-} from '../../nodes/CompanionPush/helpers/deliveryTime';
-import type { DeliveryRule } from '../../nodes/CompanionPush/helpers/deliveryTime';
+} from '../../nodes/CompanionPush/input/deliveryTime';
+import type { DeliveryRule } from '../../nodes/CompanionPush/input/deliveryTime';
 
 function at(
 	zone: string,

@@ -8,7 +8,7 @@
  * sends are counted from the sandbox's request log.
  */
 import { REFRESH } from '../../devkit/endpoints.cts';
-import { MINUTE_MS } from '../../nodes/CompanionPush/helpers/time';
+import { MINUTE_MS } from '../../nodes/CompanionPush/shared/time';
 import { entriesOf } from '../../nodes/CompanionPush/neverTwice/idempotencyKeys';
 import { useTimings } from '../../devkit/processState.cts';
 import {

@@ -5,7 +5,7 @@
  */
 import type { IDataObject } from 'n8n-workflow';
 
-import { MINUTE_MS } from '../../nodes/CompanionPush/helpers/time';
+import { MINUTE_MS } from '../../nodes/CompanionPush/shared/time';
 import type { NotificationDetail } from '../../nodes/CompanionPush/transport';
 import { detectEvents, matchesFilters } from '../../nodes/CompanionPush/trigger/events';
 import type { TriggerEvent } from '../../nodes/CompanionPush/trigger/events';

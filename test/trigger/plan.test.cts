@@ -8,7 +8,7 @@ import {
 	matchesFilters,
 	TRIGGER_EVENTS,
 } from '../../nodes/CompanionPush/trigger/events';
-import { MINUTE_MS } from '../../nodes/CompanionPush/helpers/time';
+import { MINUTE_MS } from '../../nodes/CompanionPush/shared/time';
 import {
 	MAX_BACKOFF_MINUTES,
 	planReads,

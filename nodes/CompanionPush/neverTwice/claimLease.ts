@@ -1,4 +1,4 @@
-import { MINUTE_MS } from '../helpers/time';
+import { MINUTE_MS } from '../shared/time';
 import { timings } from '../shared/timings';
 import { DEFAULT_TIMEOUT_MS } from '../transport/http';
 import { heldUntilOf } from './idempotencyKeys';

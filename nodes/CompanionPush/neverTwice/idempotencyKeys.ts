@@ -1,6 +1,6 @@
 import type { IExecuteFunctions } from 'n8n-workflow';
 
-import { MINUTE_MS } from '../helpers/time';
+import { MINUTE_MS } from '../shared/time';
 import { timings } from '../shared/timings';
 import { inKeysTurn } from './keysTurn';
 import type { RowWrites } from './keysTurn';

@@ -3,7 +3,7 @@ import { randomUUID } from 'crypto';
 import { sleep } from 'n8n-workflow';
 import type { IExecuteFunctions } from 'n8n-workflow';
 
-import { oneAtATime } from '../helpers/oneAtATime';
+import { oneAtATime } from '../shared/oneAtATime';
 import { timings } from '../shared/timings';
 import * as processState from './storeQueues';
 import { pauseUnlessStopped } from './pause';

@@ -1,9 +1,9 @@
 import type { IDataObject } from 'n8n-workflow';
 
-import { isSettled } from '../helpers/sendStates';
-import { parseTime } from '../helpers/time';
-import { openedBy, outcomesByUser } from '../helpers/userOutcomes';
-import type { UserOutcome } from '../helpers/userOutcomes';
+import { isSettled } from '../shared/sendStates';
+import { parseTime } from '../shared/time';
+import { openedBy, outcomesByUser } from '../report/userOutcomes';
+import type { UserOutcome } from '../report/userOutcomes';
 import type { NotificationDetail, NotificationRecord } from '../transport';
 import { deadlinesOf, levelKey, openedAfterEscalationKey } from './ladder';
 
@@ -261,7 +261,7 @@ function notOpenedFields(
 }
 
 /** Time to open runs from `sent_at` to the first open, both on the API's clock; null when either
- * has no zone (helpers/time.ts: it places nothing) or the API did not say when. */
+ * has no zone (shared/time.ts: it places nothing) or the API did not say when. */
 function openedAfterEscalationFields(
 	record: NotificationRecord,
 	outcome: UserOutcome | undefined,

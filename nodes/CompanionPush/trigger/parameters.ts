@@ -1,7 +1,7 @@
 import { NodeOperationError } from 'n8n-workflow';
 import type { IDataObject, IPollFunctions } from 'n8n-workflow';
 
-import { parseEscalationDeadlines } from '../helpers/escalationDeadlines';
+import { parseEscalationDeadlines } from '../report/escalationDeadlines';
 import { TRIGGER_EVENTS } from './events';
 import type { Filters, TriggerEventName } from './events';
 import type { OutputMode } from './output';

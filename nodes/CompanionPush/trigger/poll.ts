@@ -1,8 +1,8 @@
 import { NodeApiError } from 'n8n-workflow';
 import type { IDataObject, INodeExecutionData, IPollFunctions } from 'n8n-workflow';
 
-import { runPool } from '../helpers/pool';
-import { isTimeWithoutZone, parseTime } from '../helpers/time';
+import { runPool } from '../shared/pool';
+import { isTimeWithoutZone, parseTime } from '../shared/time';
 import { asNodeError } from '../nodeErrors';
 import * as processState from './pollMemory';
 import { getNotification, readCredentialsAnew } from '../transport';

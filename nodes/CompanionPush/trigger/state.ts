@@ -1,7 +1,7 @@
 import { deepCopy } from 'n8n-workflow';
 import type { IDataObject } from 'n8n-workflow';
 
-import { parseTime } from '../helpers/time';
+import { parseTime } from '../shared/time';
 import { isStoredLadder, ladderFromKeys, storeLadder } from './ladder';
 import type { StoredLadder } from './ladder';
 

@@ -1,7 +1,7 @@
 import type { IExecuteFunctions } from 'n8n-workflow';
 
-import { oneAtATime } from '../../../helpers/oneAtATime';
-import { MINUTE_MS } from '../../../helpers/time';
+import { oneAtATime } from '../../../shared/oneAtATime';
+import { MINUTE_MS } from '../../../shared/time';
 import { inKeysTurn, MAX_KEYS_TO_KEEP } from '../../../neverTwice';
 import type { LockOutcome, RowWrites } from '../../../neverTwice';
 import * as processState from '../../../neverTwice/storeQueues';

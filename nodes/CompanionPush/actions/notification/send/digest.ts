@@ -3,9 +3,9 @@ import { randomUUID } from 'crypto';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import { oneAtATime } from '../../../helpers/oneAtATime';
-import { runPool } from '../../../helpers/pool';
-import { MINUTE_MS } from '../../../helpers/time';
+import { oneAtATime } from '../../../shared/oneAtATime';
+import { runPool } from '../../../shared/pool';
+import { MINUTE_MS } from '../../../shared/time';
 import { inKeysTurn, NodeRunRecords } from '../../../neverTwice';
 import type { RowWrites } from '../../../neverTwice';
 import { asNodeError, errorItem } from '../../../nodeErrors';

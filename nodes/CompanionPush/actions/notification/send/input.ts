@@ -5,9 +5,9 @@ import type {
 	INodeExecutionData,
 } from 'n8n-workflow';
 
-import { checkTimeZone, parseQuietHours, parseTimeOfDay } from '../../../helpers/deliveryTime';
-import { checkMessage, isProblem } from '../../../helpers/message';
-import { parseUserIds } from '../../../helpers/recipients';
+import { checkTimeZone, parseQuietHours, parseTimeOfDay } from '../../../input/deliveryTime';
+import { checkMessage, isProblem } from '../../../input/message';
+import { parseUserIds } from '../../../input/recipients';
 import { DEFAULT_KEYS_TO_KEEP, MAX_KEY_LENGTH, MAX_KEYS_TO_KEEP } from '../../../neverTwice';
 import type { IdempotencyKey } from '../../../neverTwice';
 import { asNodeError, errorItem, fieldError } from '../../../nodeErrors';

@@ -19,8 +19,8 @@
 
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import { runPool } from '../../../helpers/pool';
-import type { PoolResult } from '../../../helpers/pool';
+import { runPool } from '../../../shared/pool';
+import type { PoolResult } from '../../../shared/pool';
 import { asNodeError, errorItem } from '../../../nodeErrors';
 import { NeverTwice } from '../../../neverTwice';
 import { FinalStatusWatch } from '../finalStatusWatch';
