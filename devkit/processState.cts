@@ -9,7 +9,7 @@ import { resetKeysInFlight } from '../nodes/CompanionPush/neverTwice/keyedEvent'
 import { resetTimings } from '../nodes/CompanionPush/shared/timings';
 import { resetPaces } from '../nodes/CompanionPush/transport/pace';
 import { resetListings } from '../nodes/CompanionPush/transport/safeSend/listings';
-import { resetListPagesRead } from '../nodes/CompanionPush/transport/safeSend/lookup';
+import { resetListPagesRead } from '../nodes/CompanionPush/transport/safeSend/listReading';
 import { resetSendRegistry } from '../nodes/CompanionPush/transport/safeSend/registry';
 import { resetTokenRenewals } from '../nodes/CompanionPush/transport/tokenRenewal';
 import { resetPollMemory } from '../nodes/CompanionPush/trigger/pollMemory';

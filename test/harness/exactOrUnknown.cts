@@ -13,7 +13,7 @@ import { processedDataStore } from '../../devkit/processedData.cts';
 import type { MemoryProcessedData } from '../../devkit/processedData.cts';
 import { batchContentId } from '../../nodes/CompanionPush/input/recipients';
 import { MINUTE_MS } from '../../nodes/CompanionPush/shared/time';
-import { entriesOf } from '../../nodes/CompanionPush/neverTwice/idempotencyKeys';
+import { entriesOf } from '../../nodes/CompanionPush/neverTwice/keysRow';
 import { resetProcessState, useTimings } from '../../devkit/processState.cts';
 import type { Sandbox } from '../../sandbox/index.cts';
 import { send, tokenFor } from './api.cts';

@@ -1,4 +1,4 @@
-import { entriesOf } from '../../nodes/CompanionPush/neverTwice/idempotencyKeys';
+import { entriesOf } from '../../nodes/CompanionPush/neverTwice/keysRow';
 import { processedDataStore } from '../../devkit/processedData.cts';
 import type { MemoryProcessedData } from '../../devkit/processedData.cts';
 export { storeContext } from '../../devkit/processedData.cts';

@@ -7,7 +7,7 @@
  */
 import type { IDataObject } from 'n8n-workflow';
 
-import { entriesOf } from '../../nodes/CompanionPush/neverTwice/idempotencyKeys';
+import { entriesOf } from '../../nodes/CompanionPush/neverTwice/keysRow';
 import { holderEntry, LOCK_VALUE } from '../../nodes/CompanionPush/neverTwice/storeLock';
 import { resetProcessState, useTimings } from '../../devkit/processState.cts';
 import {

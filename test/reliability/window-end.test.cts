@@ -9,7 +9,7 @@
  */
 import { REFRESH } from '../../devkit/endpoints.cts';
 import { MINUTE_MS } from '../../nodes/CompanionPush/shared/time';
-import { entriesOf } from '../../nodes/CompanionPush/neverTwice/idempotencyKeys';
+import { entriesOf } from '../../nodes/CompanionPush/neverTwice/keysRow';
 import { useTimings } from '../../devkit/processState.cts';
 import {
 	anotherProcess,

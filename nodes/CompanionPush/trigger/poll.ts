@@ -7,7 +7,8 @@ import { asNodeError } from '../nodeErrors';
 import * as processState from './pollMemory';
 import { getNotification, readCredentialsAnew } from '../transport';
 import type { ListedNotification, NotificationRecord } from '../transport';
-import { detectEvents, matchesFilters } from './events';
+import { detectEvents } from './events';
+import { matchesFilters } from './filters';
 import type { TriggerEvent } from './events';
 import type { LadderTold } from './ladder';
 import {
@@ -32,12 +33,11 @@ import {
 	MAX_REMEMBERED_KEYS,
 	MAX_WATCHED_CHARS,
 	MAX_WATCHED_SENDS,
-	readState,
 	rememberListed,
 	watchSend,
-	writeState,
 } from './state';
 import type { WatchedSend } from './state';
+import { readState, writeState } from './storedState';
 
 /**
  * One poll of the Companion Push Trigger.

@@ -8,7 +8,7 @@ import {
 	DEFAULT_DIGEST_TITLE,
 	DEFAULT_DIGEST_WINDOW_MINUTES,
 	MAX_DIGEST_WINDOW_MINUTES,
-} from './digestOptions';
+} from '../digestOptions';
 
 /* The fields of Send and Schedule, declared once; sendOperationProperties (at the end) puts them
  * in order for either operation. */

@@ -14,7 +14,7 @@ import { asNodeError, errorItem, fieldError } from '../../../nodeErrors';
 import { readMaxParallelRequests, readParameter } from '../../itemLoop';
 import { readWaitTimeout } from '../wait';
 import { readCapRule } from './capPerPerson';
-import { digestConflicts, readDigestRule } from './digestOptions';
+import { digestConflicts, readDigestRule } from '../digestOptions';
 import type { Audience, CheckedItem, DeliveryPolicy, ScheduleReader, SendInput } from './types';
 
 /**
