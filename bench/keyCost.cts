@@ -20,7 +20,7 @@ import { parseArgs } from 'node:util';
 
 import { IdempotencyKeys } from '../nodes/CompanionPush/neverTwice/idempotencyKeys';
 import type { IdempotencyKey } from '../nodes/CompanionPush/neverTwice/idempotencyKeys';
-import { resetProcessState } from '../nodes/CompanionPush/processState';
+import { resetProcessState } from '../devkit/processState.cts';
 import { CompanionPush } from '../nodes/CompanionPush/CompanionPush.node';
 import type { Sandbox } from '../sandbox/index.cts';
 import { registerNodeType, runNode } from '../devkit/engine.cts';

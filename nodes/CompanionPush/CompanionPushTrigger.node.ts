@@ -7,7 +7,7 @@ import type {
 } from 'n8n-workflow';
 
 import { pollCompanionPush } from './trigger/poll';
-import { MAX_ESCALATION_LEVELS } from './helpers/escalationDeadlines';
+import { MAX_ESCALATION_LEVELS } from './report/escalationDeadlines';
 import {
 	DEFAULT_MAX_READS_PER_POLL,
 	DEFAULT_OPEN_DEADLINE_MINUTES,

@@ -11,13 +11,13 @@ import type {
 	INode,
 } from 'n8n-workflow';
 
+import { CompanionPushApi } from '../../credentials/CompanionPushApi.credentials';
+import { checkBaseUrl } from '../../credentials/companionPushApi/baseUrl';
 import {
-	checkBaseUrl,
-	CompanionPushApi,
 	plannedLifetimeSeconds,
 	renewalMarginMs,
 	secretsFingerprint,
-} from '../../credentials/CompanionPushApi.credentials';
+} from '../../credentials/companionPushApi/token';
 import { listActiveUserIds } from '../../nodes/CompanionPush/transport';
 import {
 	ACTIVE_USERS,

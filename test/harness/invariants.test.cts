@@ -3,7 +3,7 @@
  * after more sends than its error names (it names 20 and counts the rest, to stay a few KB) has told
  * the workflow about every send; a send neither named nor counted has not been told.
  */
-import { resetProcessState } from '../../nodes/CompanionPush/processState';
+import { resetProcessState } from '../../devkit/processState.cts';
 import {
 	InvariantViolation,
 	nodeResult,

@@ -1,9 +1,9 @@
-import { entriesOf } from '../../nodes/CompanionPush/neverTwice/idempotencyKeys';
+import { entriesOf } from '../../nodes/CompanionPush/neverTwice/keysRow';
 import { processedDataStore } from '../../devkit/processedData.cts';
 import type { MemoryProcessedData } from '../../devkit/processedData.cts';
 export { storeContext } from '../../devkit/processedData.cts';
 export type { StoreContext } from '../../devkit/processedData.cts';
-import { resetProcessState, useTimings } from '../../nodes/CompanionPush/processState';
+import { resetProcessState, useTimings } from '../../devkit/processState.cts';
 import { registerNodeType } from '../../devkit/engine.cts';
 import type { Sandbox } from '../../sandbox/index.cts';
 
@@ -23,7 +23,7 @@ export function keptAsUsed(
 }
 
 /** The process memory module of one n8n process, to shorten its waits or reset it. */
-export type ProcessStateModule = typeof import('../../nodes/CompanionPush/processState');
+export type ProcessStateModule = typeof import('../../devkit/processState.cts');
 
 /** Another n8n process (a queue-mode worker): its own copy of the package's modules, so its own
  * process memory, sharing n8n's database (the harness store), the credential and n8n-workflow. Its
@@ -35,7 +35,7 @@ export function anotherProcess(type: string): ProcessStateModule {
 		jest.doMock('n8n-workflow', () => workflowModule);
 		/* eslint-disable @typescript-eslint/no-require-imports */
 		const { CompanionPush } = require('../../nodes/CompanionPush/CompanionPush.node');
-		processState = require('../../nodes/CompanionPush/processState');
+		processState = require('../../devkit/processState.cts');
 		/* eslint-enable @typescript-eslint/no-require-imports */
 		registerNodeType(type, new CompanionPush());
 	});

@@ -8,8 +8,8 @@ import {
 	parseQuietHours,
 	parseTimeOfDay,
 	sameZoneKey,
-} from '../../nodes/CompanionPush/helpers/deliveryTime';
-import type { DeliveryRule } from '../../nodes/CompanionPush/helpers/deliveryTime';
+} from '../../nodes/CompanionPush/input/deliveryTime';
+import type { DeliveryRule } from '../../nodes/CompanionPush/input/deliveryTime';
 
 function at(
 	zone: string,

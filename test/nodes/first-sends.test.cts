@@ -11,7 +11,7 @@
  */
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 
-import { resetProcessState } from '../../nodes/CompanionPush/processState';
+import { resetProcessState } from '../../devkit/processState.cts';
 import {
 	jsonOf,
 	logOf,

@@ -6,7 +6,7 @@
  */
 import type { IDataObject } from 'n8n-workflow';
 
-import { resetProcessState, useTimings } from '../../nodes/CompanionPush/processState';
+import { resetProcessState, useTimings } from '../../devkit/processState.cts';
 import {
 	expectEachOnce,
 	jsonOf,

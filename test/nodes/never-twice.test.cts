@@ -7,9 +7,9 @@
  */
 import type { IDataObject } from 'n8n-workflow';
 
-import { entriesOf } from '../../nodes/CompanionPush/neverTwice/idempotencyKeys';
+import { entriesOf } from '../../nodes/CompanionPush/neverTwice/keysRow';
 import { holderEntry, LOCK_VALUE } from '../../nodes/CompanionPush/store/lock';
-import { resetProcessState, useTimings } from '../../nodes/CompanionPush/processState';
+import { resetProcessState, useTimings } from '../../devkit/processState.cts';
 import {
 	expectEachOnce,
 	jsonOf,

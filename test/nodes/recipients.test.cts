@@ -7,7 +7,7 @@ import {
 	parseUserIds,
 	recipientsCountedByApi,
 	unusualUserId,
-} from '../../nodes/CompanionPush/helpers/recipients';
+} from '../../nodes/CompanionPush/input/recipients';
 
 describe('recipients', () => {
 	test('text splits on commas, semicolons and line breaks, not on spaces; each ID trimmed', () => {

@@ -4,13 +4,13 @@
  * an open of a send without `sent_at`, a read without a Date header, opens past the last bucket, and
  * the deadlines' parsing.
  */
-import { DeliveryReport } from '../../nodes/CompanionPush/helpers/deliveryReport';
+import { DeliveryReport } from '../../nodes/CompanionPush/report/deliveryReport';
 import {
 	MAX_ESCALATION_LEVELS,
 	parseEscalationDeadlines,
-} from '../../nodes/CompanionPush/helpers/escalationDeadlines';
-import { MINUTE_MS } from '../../nodes/CompanionPush/helpers/time';
-import { MAX_BUCKETS, timeToOpenSpread } from '../../nodes/CompanionPush/helpers/timeToOpen';
+} from '../../nodes/CompanionPush/report/escalationDeadlines';
+import { MINUTE_MS } from '../../nodes/CompanionPush/shared/time';
+import { MAX_BUCKETS, timeToOpenSpread } from '../../nodes/CompanionPush/report/timeToOpen';
 
 const DISPATCH = '2026-11-25T10:00:00.000Z';
 const AT = (minutes: number) => new Date(Date.parse(DISPATCH) + minutes * MINUTE_MS).toISOString();

@@ -6,7 +6,7 @@
  * later try could "prove" absent. Runs go through n8n's engine against the sandbox; who was
  * notified is counted from the sandbox's request log.
  */
-import { resetProcessState } from '../../nodes/CompanionPush/processState';
+import { resetProcessState } from '../../devkit/processState.cts';
 import {
 	expectEachOnce,
 	HOUR,

@@ -9,8 +9,8 @@
  */
 import type { IDataObject } from 'n8n-workflow';
 
-import { MINUTE_MS } from '../../nodes/CompanionPush/helpers/time';
-import { resetProcessState, useTimings } from '../../nodes/CompanionPush/processState';
+import { MINUTE_MS } from '../../nodes/CompanionPush/shared/time';
+import { resetProcessState, useTimings } from '../../devkit/processState.cts';
 import {
 	expectEachOnce,
 	jsonOf,

@@ -9,7 +9,7 @@
  */
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
-import { resetProcessState } from '../../nodes/CompanionPush/processState';
+import { resetProcessState } from '../../devkit/processState.cts';
 import { listActiveUserIds } from '../../nodes/CompanionPush/transport';
 import {
 	ACTIVE_USERS,

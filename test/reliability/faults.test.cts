@@ -20,7 +20,7 @@
 import { DateTime } from 'luxon';
 import type { IDataObject } from 'n8n-workflow';
 
-import { resetProcessState, useTimings } from '../../nodes/CompanionPush/processState';
+import { resetProcessState, useTimings } from '../../devkit/processState.cts';
 import type { FaultSpec, Sandbox } from '../../sandbox/index.cts';
 import {
 	ACTIVE_USERS,

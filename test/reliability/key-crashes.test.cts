@@ -16,8 +16,8 @@ import type {
 	IdempotencyKey,
 	StoreClaim,
 } from '../../nodes/CompanionPush/neverTwice/idempotencyKeys';
-import { MINUTE_MS } from '../../nodes/CompanionPush/helpers/time';
-import { DEFAULT_TIMINGS, resetProcessState } from '../../nodes/CompanionPush/processState';
+import { MINUTE_MS } from '../../nodes/CompanionPush/shared/time';
+import { DEFAULT_TIMINGS, resetProcessState } from '../../devkit/processState.cts';
 import { MemoryProcessedData, passTime, storeContext } from '../harness/index.cts';
 
 const KEY: IdempotencyKey = { key: 'order-7: shipped', scope: 'node', keysToKeep: 100 };

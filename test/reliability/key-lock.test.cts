@@ -7,7 +7,7 @@
  */
 import type * as StoreLockModule from '../../nodes/CompanionPush/store/lock';
 import { holderEntry, LOCK_VALUE } from '../../nodes/CompanionPush/store/lock';
-import type * as ProcessStateModule from '../../nodes/CompanionPush/processState';
+import type * as ProcessStateModule from '../../devkit/processState.cts';
 import { MemoryProcessedData as Store, storeContext, until } from '../harness/index.cts';
 import type { MemoryProcessedData } from '../harness/index.cts';
 
@@ -20,7 +20,7 @@ function aProcess(): LockProcess {
 		/* eslint-disable @typescript-eslint/no-require-imports */
 		modules = {
 			...require('../../nodes/CompanionPush/store/lock'),
-			...require('../../nodes/CompanionPush/processState'),
+			...require('../../devkit/processState.cts'),
 		};
 		/* eslint-enable @typescript-eslint/no-require-imports */
 	});

@@ -7,7 +7,7 @@
  */
 import { IdempotencyKeys } from '../../nodes/CompanionPush/neverTwice/idempotencyKeys';
 import type { IdempotencyKey } from '../../nodes/CompanionPush/neverTwice/idempotencyKeys';
-import { resetProcessState } from '../../nodes/CompanionPush/processState';
+import { resetProcessState } from '../../devkit/processState.cts';
 import { storeState } from '../../nodes/CompanionPush/store/state';
 import { MemoryProcessedData, storeContext } from '../harness/index.cts';
 

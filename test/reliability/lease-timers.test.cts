@@ -8,8 +8,8 @@
 import { ClaimLease } from '../../nodes/CompanionPush/neverTwice/claimLease';
 import type { IdempotencyKeys } from '../../nodes/CompanionPush/neverTwice/idempotencyKeys';
 import { withStoreLock } from '../../nodes/CompanionPush/store/lock';
-import { resetProcessState, useTimings } from '../../nodes/CompanionPush/processState';
-import { MINUTE_MS } from '../../nodes/CompanionPush/helpers/time';
+import { resetProcessState, useTimings } from '../../devkit/processState.cts';
+import { MINUTE_MS } from '../../nodes/CompanionPush/shared/time';
 import { MemoryProcessedData, storeContext } from '../harness/index.cts';
 
 /** The sleeps under way: n8n 1.x's sleep, a timer whatever signal it is given. */

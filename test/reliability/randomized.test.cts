@@ -34,7 +34,7 @@ import { DateTime } from 'luxon';
 import { sleep } from 'n8n-workflow';
 import type { IDataObject } from 'n8n-workflow';
 
-import { resetProcessState, useTimings } from '../../nodes/CompanionPush/processState';
+import { resetProcessState, useTimings } from '../../devkit/processState.cts';
 import { ERROR_SHAPES, LIST_SHAPES } from '../../sandbox/index.cts';
 import type { FaultSpec } from '../../sandbox/index.cts';
 import { seededRandom } from '../../sandbox/random.cts';

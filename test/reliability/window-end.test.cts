@@ -8,9 +8,9 @@
  * sends are counted from the sandbox's request log.
  */
 import { REFRESH } from '../../devkit/endpoints.cts';
-import { MINUTE_MS } from '../../nodes/CompanionPush/helpers/time';
-import { entriesOf } from '../../nodes/CompanionPush/neverTwice/idempotencyKeys';
-import { useTimings } from '../../nodes/CompanionPush/processState';
+import { MINUTE_MS } from '../../nodes/CompanionPush/shared/time';
+import { entriesOf } from '../../nodes/CompanionPush/neverTwice/keysRow';
+import { useTimings } from '../../devkit/processState.cts';
 import {
 	anotherProcess,
 	jsonOf,

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Agent, fetch as undiciFetch } from 'undici';
 
-import { checkBaseUrl } from '../../credentials/CompanionPushApi.credentials';
+import { checkBaseUrl } from '../../credentials/companionPushApi/baseUrl';
 import { useSandbox, useTestSandboxes } from '../harness/index.cts';
 
 const run = promisify(execFile);

@@ -5,7 +5,7 @@
  * fails before anything is written.
  */
 import { MemoryProcessedData, storeContext } from '../../devkit/processedData.cts';
-import { resetProcessState } from '../../nodes/CompanionPush/processState';
+import { resetProcessState } from '../../devkit/processState.cts';
 import { inStoreTurn, ROW_ENTRIES } from '../../nodes/CompanionPush/store';
 import { inRowTurn } from '../../nodes/CompanionPush/store/turns';
 

@@ -15,7 +15,7 @@ import fc from 'fast-check';
 import type { IExecuteFunctions } from 'n8n-workflow';
 
 import { MemoryProcessedData } from '../../devkit/processedData.cts';
-import type * as ProcessStateModule from '../../nodes/CompanionPush/processState';
+import type * as ProcessStateModule from '../../devkit/processState.cts';
 import type * as StoreModule from '../../nodes/CompanionPush/store';
 import type * as LockModule from '../../nodes/CompanionPush/store/lock';
 import type { RecordRead } from '../../nodes/CompanionPush/store';
@@ -33,7 +33,7 @@ function aProcess(): AProcess {
 		jest.doMock('n8n-workflow', () => workflowModule);
 		/* eslint-disable @typescript-eslint/no-require-imports */
 		modules = {
-			...require('../../nodes/CompanionPush/processState'),
+			...require('../../devkit/processState.cts'),
 			...require('../../nodes/CompanionPush/store'),
 			...require('../../nodes/CompanionPush/store/lock'),
 		};

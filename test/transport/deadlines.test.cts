@@ -5,7 +5,7 @@
  * time, never fires on it. The deadline is set short (300 ms); no assertion depends on how fast the
  * machine is: a trickle cannot end before its 100 s.
  */
-import { resetProcessState, useTimings } from '../../nodes/CompanionPush/processState';
+import { resetProcessState, useTimings } from '../../devkit/processState.cts';
 import {
 	failedSendOutcome,
 	getNotification,

@@ -5,7 +5,7 @@
  * The rules are pinned on the Pace itself with jest's clock; the runs count 429s and registered
  * sends from the sandbox's request log, and watch the pace's decisions without changing them.
  */
-import { resetProcessState } from '../../nodes/CompanionPush/processState';
+import { resetProcessState } from '../../devkit/processState.cts';
 import { Pace } from '../../nodes/CompanionPush/transport/pace';
 import type { Turn } from '../../nodes/CompanionPush/transport/pace';
 import {

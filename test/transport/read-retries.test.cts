@@ -9,7 +9,7 @@ import {
 	listUsersPage,
 	sendNotification,
 } from '../../nodes/CompanionPush/transport';
-import { timings } from '../../nodes/CompanionPush/processState';
+import { timings } from '../../devkit/processState.cts';
 import {
 	ACTIVE_USERS,
 	count,

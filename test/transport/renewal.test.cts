@@ -10,7 +10,7 @@ import {
 	listUsers,
 	sendNotification,
 } from '../../nodes/CompanionPush/transport';
-import { secretsFingerprint } from '../../credentials/CompanionPushApi.credentials';
+import { secretsFingerprint } from '../../credentials/companionPushApi/token';
 import {
 	ACTIVE_USERS,
 	count,

@@ -2,9 +2,9 @@
  * The pure parts of the retry policy (retry.ts) and of the renewal decision (tokenRenewal.ts): the
  * numbers the integration tests rely on, pinned exactly.
  */
-import { secretsFingerprint } from '../../credentials/CompanionPushApi.credentials';
-import { DEFAULT_TIMINGS } from '../../nodes/CompanionPush/processState';
-import { redactSecrets, shownAddress } from '../../nodes/CompanionPush/transport/redaction';
+import { secretsFingerprint } from '../../credentials/companionPushApi/token';
+import { DEFAULT_TIMINGS } from '../../devkit/processState.cts';
+import { redactSecrets, shownAddress } from '../../credentials/companionPushApi/redaction';
 import { tokenNeedsRenewal } from '../../nodes/CompanionPush/transport/tokenRenewal';
 import {
 	backoffDelayMs,

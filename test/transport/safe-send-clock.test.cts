@@ -5,7 +5,7 @@
  * the second after the loss may have been made before it (the stamp may be rounded, and so may our
  * own send's), so it proves nothing; one stamped 3 s after does. A fake API, so the stamps are exact.
  */
-import { resetProcessState, useTimings } from '../../nodes/CompanionPush/processState';
+import { resetProcessState, useTimings } from '../../devkit/processState.cts';
 import { sendNotification } from '../../nodes/CompanionPush/transport';
 import type { SendRequest } from '../../nodes/CompanionPush/transport';
 import { errorInNode, fakeStore, useFakeApis, valueInNode } from '../harness/index.cts';

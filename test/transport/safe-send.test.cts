@@ -4,7 +4,7 @@
  * the send is repeated only when it is certainly not registered. The proof is the sandbox's own
  * record: which sends it registered, and how many sends each user is in.
  */
-import { resetProcessState, useTimings } from '../../nodes/CompanionPush/processState';
+import { resetProcessState, useTimings } from '../../devkit/processState.cts';
 import { listActiveUserIds, sendNotification } from '../../nodes/CompanionPush/transport';
 import type { SendOutcome, SendRequest } from '../../nodes/CompanionPush/transport';
 import {

@@ -4,7 +4,7 @@
  * to cut ours to that length, and a send shown without a scheduled time is ours only when ours was
  * already due when the API registered it (its own clock, to the precision it writes).
  */
-import { resetProcessState } from '../../nodes/CompanionPush/processState';
+import { resetProcessState } from '../../devkit/processState.cts';
 import {
 	compareSend,
 	matchOf,
@@ -12,11 +12,8 @@ import {
 	notTold,
 } from '../../nodes/CompanionPush/transport/safeSend/match';
 import type { SeenTexts } from '../../nodes/CompanionPush/transport/safeSend/match';
-import {
-	learnFromListed,
-	recordOwner,
-	seenTexts,
-} from '../../nodes/CompanionPush/transport/safeSend/registry';
+import { learnFromListed, seenTexts } from '../../nodes/CompanionPush/transport/safeSend/listings';
+import { recordOwner } from '../../nodes/CompanionPush/transport/safeSend/registry';
 import type { CompanionPushContext } from '../../nodes/CompanionPush/transport/http';
 import type { SendRequest } from '../../nodes/CompanionPush/transport/schemas';
 

@@ -5,7 +5,7 @@
  * spaces) while the request deadline stays at its 30 s: only the poll's deadline (400 ms here)
  * ends the poll in time. No assertion depends on how fast the machine is.
  */
-import { resetProcessState, useTimings } from '../../nodes/CompanionPush/processState';
+import { resetProcessState, useTimings } from '../../devkit/processState.cts';
 import { DETAIL, MINUTE, useTriggerFixtures, waitFor } from '../harness/index.cts';
 
 describe('Companion Push Trigger: a poll that hangs', () => {

@@ -10,7 +10,7 @@
  */
 import type { IDataObject } from 'n8n-workflow';
 
-import { resetProcessState } from '../../nodes/CompanionPush/processState';
+import { resetProcessState } from '../../devkit/processState.cts';
 import {
 	jsonOf,
 	MINUTE,

@@ -6,8 +6,8 @@
  */
 import type { IDataObject } from 'n8n-workflow';
 
-import { MINUTE_MS } from '../../nodes/CompanionPush/helpers/time';
-import { resetProcessState } from '../../nodes/CompanionPush/processState';
+import { MINUTE_MS } from '../../nodes/CompanionPush/shared/time';
+import { resetProcessState } from '../../devkit/processState.cts';
 import type { NotificationDetail } from '../../nodes/CompanionPush/transport';
 import { detectEvents } from '../../nodes/CompanionPush/trigger/events';
 import {

@@ -5,9 +5,10 @@
  */
 import type { IDataObject } from 'n8n-workflow';
 
-import { MINUTE_MS } from '../../nodes/CompanionPush/helpers/time';
+import { MINUTE_MS } from '../../nodes/CompanionPush/shared/time';
 import type { NotificationDetail } from '../../nodes/CompanionPush/transport';
-import { detectEvents, matchesFilters } from '../../nodes/CompanionPush/trigger/events';
+import { detectEvents } from '../../nodes/CompanionPush/trigger/events';
+import { matchesFilters } from '../../nodes/CompanionPush/trigger/filters';
 import type { TriggerEvent } from '../../nodes/CompanionPush/trigger/events';
 import { toItems } from '../../nodes/CompanionPush/trigger/output';
 

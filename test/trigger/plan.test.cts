@@ -3,12 +3,9 @@
  * the bounded state and its aging, event detection and filters.
  */
 import type { NotificationDetail } from '../../nodes/CompanionPush/transport';
-import {
-	detectEvents,
-	matchesFilters,
-	TRIGGER_EVENTS,
-} from '../../nodes/CompanionPush/trigger/events';
-import { MINUTE_MS } from '../../nodes/CompanionPush/helpers/time';
+import { detectEvents, TRIGGER_EVENTS } from '../../nodes/CompanionPush/trigger/events';
+import { matchesFilters } from '../../nodes/CompanionPush/trigger/filters';
+import { MINUTE_MS } from '../../nodes/CompanionPush/shared/time';
 import {
 	MAX_BACKOFF_MINUTES,
 	planReads,
@@ -23,12 +20,11 @@ import {
 	MAX_RECENT_IDS,
 	MAX_REMEMBERED_KEYS,
 	MAX_WATCHED_SENDS,
-	readState,
 	rememberListed,
 	UNTIMED_IDS,
-	writeState,
 } from '../../nodes/CompanionPush/trigger/state';
 import type { TriggerState, WatchedSend } from '../../nodes/CompanionPush/trigger/state';
+import { readState, writeState } from '../../nodes/CompanionPush/trigger/storedState';
 
 const T0 = Date.parse('2026-03-02T09:00:00.000Z');
 const HOUR_MS = 60 * MINUTE_MS;

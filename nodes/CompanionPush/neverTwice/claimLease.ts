@@ -1,7 +1,7 @@
-import { MINUTE_MS } from '../helpers/time';
-import { timings } from '../processState';
+import { MINUTE_MS } from '../shared/time';
+import { timings } from '../shared/timings';
 import { DEFAULT_TIMEOUT_MS } from '../transport/http';
-import { heldUntilOf } from './idempotencyKeys';
+import { heldUntilOf } from './keysRow';
 import { pauseUnlessStopped } from './pause';
 import type { IdempotencyKey, IdempotencyKeys, StoreClaim } from './idempotencyKeys';
 

@@ -2,19 +2,21 @@ import { NodeOperationError } from 'n8n-workflow';
 import type { IExecuteFunctions } from 'n8n-workflow';
 
 import { asNodeError } from '../nodeErrors';
-import { failedSendOutcome, tagged } from '../transport';
+import { failedSendOutcome } from '../transport';
 import type { EarlierAttempt, SendOptions, SendOutcome } from '../transport';
 import { EarlierTries } from './earlierTries';
 import type { EarlierSend } from './earlierTries';
 import { IdempotencyKeys } from './idempotencyKeys';
-import type { IdempotencyKey } from './idempotencyKeys';
+import { cannotTell, underKey } from './claimVerdict';
+import type { Batch, Group, Guarded } from './claimVerdict';
 import { KeyedEvent } from './keyedEvent';
 
 /*
  * Never twice: what keeps the batches of a Send or Schedule run from going out twice, across the
  * tries of one execution (earlierTries.ts) and, for an item with an Idempotency Key, across
  * executions and processes (keyedEvent.ts, which claims the key in n8n's store, idempotencyKeys.ts,
- * in turns of the store, ../store). How and why: docs/reliability.md.
+ * in turns of the store, ../store; what a key's claim says of a batch, claimVerdict.ts). How
+ * and why: docs/reliability.md.
  *
  * One run makes one NeverTwice; the batch path calls `send` for each batch, and the run calls
  * `finish` once every batch has ended. A keyed event's life is driven from here: created with the
@@ -25,26 +27,7 @@ export { DEFAULT_KEYS_TO_KEEP, MAX_KEY_LENGTH, MAX_KEYS_TO_KEEP } from './idempo
 export type { IdempotencyKey, IdempotencyScope } from './idempotencyKeys';
 export { NodeRunRecords } from './earlierTries';
 export type { LockOutcome } from '../store';
-
-/** What this module reads of a send group (the send path's SendGroup has this shape). */
-export interface Group {
-	lead: { itemIndex: number; idempotency?: IdempotencyKey; message: { title: string } };
-	/** The content ids of its batches, in order: the event an Idempotency Key names. */
-	layout: string[];
-}
-
-/** One batch of a group (the send path's SendTask has this shape). */
-export interface Batch {
-	group: Group;
-	/** The batch's identity by its recipients. */
-	batchId: string;
-}
-
-/** What became of a batch that did not fail. */
-export type Guarded =
-	| { kind: 'sent'; outcome: SendOutcome; idempotencyKey?: string }
-	| { kind: 'sentByEarlierTry'; id: string; status?: string }
-	| { kind: 'keyUsed'; skipReason: string; idempotencyKey: string; earlierSendId?: string };
+export type { Batch, Group, Guarded } from './claimVerdict';
 
 export class NeverTwice {
 	private readonly earlierTries: EarlierTries;
@@ -100,7 +83,8 @@ export class NeverTwice {
 			.batchesOf(itemIndex)
 			.filter((earlierBatch) => !group.layout.includes(earlierBatch));
 		if (changed.length > 0) {
-			throw this.cannotTell(
+			throw cannotTell(
+				this.context,
 				batch,
 				'the recipients changed since an earlier try of this node, which sent, or may have sent, other batches of them',
 				"The earlier try's output or error names what it sent.",
@@ -108,7 +92,7 @@ export class NeverTwice {
 		}
 		let earlierAttempt: EarlierAttempt | undefined;
 		if (event) {
-			const keyed = await this.underKey(batch, event);
+			const keyed = await underKey(this.context, batch, event);
 			if ('kind' in keyed) return keyed;
 			earlierAttempt = keyed.earlierAttempt;
 		}
@@ -189,75 +173,6 @@ export class NeverTwice {
 		return { kind: 'sentByEarlierTry', id: outcome.id, status: outcome.status };
 	}
 
-	/** What the claim of a batch's Idempotency Key says: skip it, or send it (after a lookup, when
-	 * another run may have made it). Throws when nothing can tell. */
-	private async underKey(
-		batch: Batch,
-		event: KeyedEvent,
-	): Promise<Guarded | { earlierAttempt?: EarlierAttempt }> {
-		const { batchId } = batch;
-		const key = event.idempotency.key;
-		const claim = await event.claim();
-		if (claim.state === 'used') {
-			const earlierSendId =
-				'earlierSendIds' in claim ? claim.earlierSendIds.get(batchId) : undefined;
-			return {
-				kind: 'keyUsed',
-				skipReason: 'Idempotency Key already used: not sent again',
-				idempotencyKey: key,
-				...(earlierSendId ? { earlierSendId } : {}),
-			};
-		}
-		if (claim.state === 'storeFailed') {
-			// The store cannot say whether this event was sent, nor when: a key may be kept for any time.
-			// Only the whole list, read to its end with nothing like it, proves it was not.
-			const cause = `n8n's store of Idempotency Keys could not be read (${claim.reason})`;
-			return { earlierAttempt: { since: undefined, cause, sinceIsAttempt: false } };
-		}
-		if (claim.state === 'claimed') return {};
-		if (claim.state === 'held') {
-			throw this.cannotTell(
-				batch,
-				`another run holds the Idempotency Key "${key}" and is still sending it: it renews its claim in n8n's store, for now until ${new Date(claim.heldUntil ?? 0).toISOString()}`,
-				`That run's output tells whether it went out; or check the list of sends (Notification > Get Many) for sends titled "${batch.group.lead.message.title.slice(0, 80)}".`,
-			);
-		}
-		// Claimed by another run that never confirmed it (it died, or its outcome stayed unknown).
-		if (claim.acceptedBatches.has(batchId)) {
-			return {
-				kind: 'keyUsed',
-				skipReason: 'Idempotency Key already used: this batch was sent by an earlier run',
-				idempotencyKey: key,
-			};
-		}
-		const check = `Check the list of sends (Notification > Get Many) for sends titled "${batch.group.lead.message.title.slice(0, 80)}" to learn who was notified.`;
-		// A claim's batches and time go in with one write: n8n stopping before it leaves neither. A
-		// claim for other recipients made over 48 hours ago looks the same to this copy.
-		if (claim.claimedAt === undefined) {
-			const norForWhom = claim.sameLayout ? '' : ', nor for whom';
-			throw this.cannotTell(
-				batch,
-				`the Idempotency Key "${key}" was claimed by a run that never confirmed its send, and when cannot be told${norForWhom} (more than 48 hours ago, or n8n stopped while the key was being written)`,
-				check,
-			);
-		}
-		if (!claim.sameLayout) {
-			throw this.cannotTell(
-				batch,
-				`an earlier run claimed the Idempotency Key "${key}" for other recipients, and may have sent to some of these`,
-				check,
-			);
-		}
-		return {
-			earlierAttempt: {
-				since: claim.claimedAt,
-				until: claim.heldUntil,
-				cause: 'an earlier run that claimed its Idempotency Key',
-				sinceIsAttempt: true,
-			},
-		};
-	}
-
 	/** Before each request of a keyed batch: its claim's lease must outlast it, or it does not start. */
 	private leaseCheck(batch: Batch, event: KeyedEvent): (timeoutMs?: number) => Promise<void> {
 		return async (timeoutMs) => {
@@ -273,19 +188,6 @@ export class NeverTwice {
 				},
 			);
 		};
-	}
-
-	/** A send that must not be made because what came before it cannot be told: the outcome is unknown. */
-	private cannotTell(batch: Batch, reason: string, check: string): NodeOperationError {
-		const error = new NodeOperationError(
-			this.context.getNode(),
-			`Sending the notification: the outcome is unknown (${reason}), so it was not sent`,
-			{
-				itemIndex: batch.group.lead.itemIndex,
-				description: `${check} If they did not get it, send it again without the earlier run's records (a new execution, or a new Idempotency Key).`,
-			},
-		);
-		return tagged(error, 'unknown');
 	}
 
 	/** Ends every event, also those a failure cut short: their keys say what was sent. */

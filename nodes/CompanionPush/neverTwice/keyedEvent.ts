@@ -1,8 +1,7 @@
 import { sleep } from 'n8n-workflow';
 import type { IExecuteFunctions } from 'n8n-workflow';
 
-import { processState, timings } from '../processState';
-import type { KeyedSendOutcome } from '../processState';
+import { timings } from '../shared/timings';
 import type { ClaimOutcome, IdempotencyKey, IdempotencyKeys } from './idempotencyKeys';
 import type { LockOutcome } from '../store';
 import { ClaimLease } from './claimLease';
@@ -16,6 +15,25 @@ const RECHECK_MS = 2_000;
 const KEY_OUTCOMES_KEPT = 1_000;
 /** Tries of a confirm or release whose store write failed. */
 const STORE_WRITE_TRIES = 3;
+
+/** What became of an event sent under an Idempotency Key in this process: every batch accepted (with
+ * the send id of each batch's content id), or not; nothing sent at all, or not. */
+interface KeyedSendOutcome {
+	accepted: boolean;
+	notSent: boolean;
+	ids: Record<string, string>;
+}
+
+/** Process memory: the Idempotency Keys this process sent under lately (bounded, oldest forgotten
+ * first), with the outcome or its promise: a copy of the key waits for that send's outcome instead
+ * of guessing, and names its send. Across processes the keys' claim protocol decides
+ * (idempotencyKeys.ts); a restart empties it. */
+let keysInFlight = new Map<string, Promise<KeyedSendOutcome>>();
+
+/** Tests: forgets the keys sent under. */
+export function resetKeysInFlight(): void {
+	keysInFlight = new Map();
+}
 
 export type EventClaim = ClaimOutcome | { state: 'used'; earlierSendIds: Map<string, string> };
 
@@ -44,7 +62,7 @@ export class KeyedEvent {
 	private storeNotes: string[] = [];
 	/** Set once this event is registered as in flight in this process: tells copies waiting for it. */
 	private announce?: (outcome: KeyedSendOutcome) => void;
-	/** This event's entry in processState.keysInFlight. */
+	/** This event's entry in keysInFlight. */
 	private readonly inProcessKey: string;
 
 	constructor(
@@ -75,20 +93,17 @@ export class KeyedEvent {
 		// A copy of this event in this process, under way or done: its outcome decides, or, when it sent
 		// nothing for sure, the store does. (Waiting for one copy may reveal another that started meanwhile.)
 		for (
-			let other = processState.keysInFlight.get(this.inProcessKey), seen = new Set<unknown>();
+			let other = keysInFlight.get(this.inProcessKey), seen = new Set<unknown>();
 			other && !seen.has(other);
-			other = processState.keysInFlight.get(this.inProcessKey)
+			other = keysInFlight.get(this.inProcessKey)
 		) {
 			seen.add(other);
 			const outcome = await other;
 			if (outcome.accepted)
 				return { state: 'used', earlierSendIds: new Map(Object.entries(outcome.ids)) };
 		}
-		processState.keysInFlight.delete(this.inProcessKey);
-		processState.keysInFlight.set(
-			this.inProcessKey,
-			new Promise((resolve) => (this.announce = resolve)),
-		);
+		keysInFlight.delete(this.inProcessKey);
+		keysInFlight.set(this.inProcessKey, new Promise((resolve) => (this.announce = resolve)));
 		const claimOnce = async () => await this.keys.claim(this.idempotency, this.layout);
 		let claim = await claimOnce();
 		// Held: its holder's lease says it may still be sending. Read again until it is confirmed,
@@ -193,7 +208,7 @@ export class KeyedEvent {
 			notSent: noneSent,
 			ids: Object.fromEntries(this.sendIds),
 		});
-		const kept = processState.keysInFlight;
+		const kept = keysInFlight;
 		if (kept.size > KEY_OUTCOMES_KEPT) kept.delete(kept.keys().next().value!);
 	}
 

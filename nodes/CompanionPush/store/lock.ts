@@ -3,9 +3,9 @@ import { randomUUID } from 'crypto';
 import { sleep } from 'n8n-workflow';
 import type { IExecuteFunctions } from 'n8n-workflow';
 
-import { oneAtATime } from '../helpers/oneAtATime';
+import { oneAtATime } from '../shared/oneAtATime';
 import { pauseUnlessStopped } from '../neverTwice/pause';
-import { timings } from '../processState';
+import { timings } from '../shared/timings';
 import { storeState } from './state';
 
 /*

@@ -1,7 +1,7 @@
 import { jsonParse, NodeApiError, NodeOperationError } from 'n8n-workflow';
 import type { INode, JsonObject } from 'n8n-workflow';
 
-import type { RenewalFailure } from '../processState';
+import type { RenewalFailure } from '../../../credentials/companionPushApi/token';
 import type { NoAnswer } from './http';
 import { excerpt } from './schemas';
 
@@ -116,7 +116,7 @@ export function parseErrorBody(body: unknown): ErrorDetail {
 export interface ApiFailure {
 	status: number;
 	body: unknown;
-	/** The Location header of a redirect: its origin and path only, secrets hidden (see redaction.ts). */
+	/** The Location header of a redirect: its origin and path only, secrets hidden (see credentials/companionPushApi/redaction.ts). */
 	location?: string;
 	/** What was being done, e.g. "Sending the notification". */
 	action: string;

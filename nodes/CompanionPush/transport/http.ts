@@ -8,21 +8,20 @@ import type {
 	IPollFunctions,
 } from 'n8n-workflow';
 
-import {
-	RENEWAL_TIMEOUT_MS,
-	withoutUserInfo,
-} from '../../../credentials/CompanionPushApi.credentials';
-import { CREDENTIAL_TYPE, timings } from '../processState';
-import type { RenewalFailure } from '../processState';
+import { withoutUserInfo } from '../../../credentials/companionPushApi/baseUrl';
+import { redactSecrets } from '../../../credentials/companionPushApi/redaction';
+import { RENEWAL_TIMEOUT_MS } from '../../../credentials/companionPushApi/token';
+import type { RenewalFailure } from '../../../credentials/companionPushApi/token';
+import { timings } from '../shared/timings';
+import { CREDENTIAL_TYPE } from './credentialKey';
 import { answerTooLarge } from './errors';
-import { redactSecrets } from './redaction';
 import { letIoThrough } from './requestStarts';
 import { answerBytesBound, endpointOf } from './schemas';
 
 /** Every n8n context the nodes call the API from. */
 export type CompanionPushContext = IExecuteFunctions | IPollFunctions | ILoadOptionsFunctions;
 
-/** A request's deadline when nothing else is said (timings().requestTimeoutMs; see processState.ts). */
+/** A request's deadline when nothing else is said (timings().requestTimeoutMs; see shared/timings.ts). */
 export const DEFAULT_TIMEOUT_MS = 30_000;
 
 export interface ApiCall {

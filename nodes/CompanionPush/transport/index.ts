@@ -17,7 +17,8 @@ export {
 	listUsersPage,
 	USER_PAGE_SIZE,
 } from './endpoints';
-export { failedSendOutcome, sendNotification, tagged, taggedSendOutcome } from './safeSend/send';
+export { sendNotification } from './safeSend/send';
+export { failedSendOutcome, tagged, taggedSendOutcome } from './safeSend/outcomes';
 export type { EarlierAttempt, SendOptions, SendOutcome } from './safeSend/send';
 export { parseErrorBody } from './errors';
 export type {

@@ -1,5 +1,8 @@
 import { sleep } from 'n8n-workflow';
 
+import { credentialKey } from './credentialKey';
+import type { CompanionPushContext } from './http';
+
 /** Above this, a pace that grew back after 429s has no limit of its own any more. */
 const UNLIMITED_FROM = 1000;
 
@@ -25,7 +28,8 @@ export interface Turn {
  * after another were admitted one after another. The limit never falls below it. After that
  * many answers without a 429 one more may be in flight (additive increase). Reads and sends share
  * it. The callers' own bound (Max Parallel Requests) applies on top.
- * Process memory (processState.paces): with several processes each adapts on its own.
+ * Process memory (`paces`, per credential): with several processes each adapts on its own; N
+ * processes start at N x the node's bound and each keeps to what the service admitted at its first 429.
  */
 export class Pace {
 	limit = Infinity;
@@ -130,4 +134,19 @@ export class Pace {
 		const windowMs = now - this.admittedSince;
 		return windowMs > 0 ? Math.floor(this.admittedMs / windowMs) : 0;
 	}
+}
+
+let paces = new Map<string, Pace>();
+
+/** The pace of a credential's requests in this process. */
+export function paceOf(context: CompanionPushContext): Pace {
+	const key = credentialKey(context);
+	let pace = paces.get(key);
+	if (!pace) paces.set(key, (pace = new Pace()));
+	return pace;
+}
+
+/** Tests: every credential starts again without a limit. */
+export function resetPaces(): void {
+	paces = new Map();
 }

@@ -2,17 +2,17 @@ import { DateTime } from 'luxon';
 import { sleep } from 'n8n-workflow';
 import type { NodeApiError } from 'n8n-workflow';
 
-import { credentialKey, processState, timings } from '../processState';
-import type { RetryPolicy } from '../processState';
+import { shownAddress } from '../../../credentials/companionPushApi/redaction';
+import { timings } from '../shared/timings';
+import type { RetryPolicy } from '../shared/timings';
 import { apiError, networkError, renewalError, unexpectedResponse } from './errors';
 import { workDeadlineWithin } from './http';
 import type { Answer, ApiCall, CompanionPushContext } from './http';
-import { Pace } from './pace';
-import { shownAddress } from './redaction';
+import { paceOf } from './pace';
 import { exchange } from './tokenRenewal';
 
 /**
- * The retry policy (its numbers: DEFAULT_TIMINGS.retry in processState.ts):
+ * The retry policy (its numbers: DEFAULT_TIMINGS.retry in shared/timings.ts):
  * - a caller retries an answer only when it says it may (reads: 5xx, no answer, malformed JSON;
  *   sends: see send.ts), at most `maxAttempts` tries;
  * - a 429 slows down every request of the credential (pace.ts) and is retried after its
@@ -192,12 +192,4 @@ export class Tries {
 			itemIndex,
 		});
 	}
-}
-
-/** The pace of a credential's requests in this process (processState.paces). */
-export function paceOf(context: CompanionPushContext): Pace {
-	const key = credentialKey(context);
-	let pace = processState.paces.get(key);
-	if (!pace) processState.paces.set(key, (pace = new Pace()));
-	return pace;
 }

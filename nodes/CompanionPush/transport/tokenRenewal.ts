@@ -1,12 +1,11 @@
 import { NodeOperationError, sleep } from 'n8n-workflow';
 import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
 
-import {
-	checkBaseUrl,
-	secretsFingerprint,
-} from '../../../credentials/CompanionPushApi.credentials';
-import { CREDENTIAL_TYPE, credentialKey, processState, timings } from '../processState';
-import type { RenewalResult } from '../processState';
+import { checkBaseUrl } from '../../../credentials/companionPushApi/baseUrl';
+import { secretsFingerprint } from '../../../credentials/companionPushApi/token';
+import type { RenewalFailure } from '../../../credentials/companionPushApi/token';
+import { timings } from '../shared/timings';
+import { CREDENTIAL_TYPE, credentialKey } from './credentialKey';
 import { requestOnce } from './http';
 import type { Answer, ApiCall, CompanionPushContext } from './http';
 
@@ -33,6 +32,33 @@ import type { Answer, ApiCall, CompanionPushContext } from './http';
 const MAX_RENEWALS_PER_CALL = 2;
 /** Tokens one call may be sent with: the stored one, others saved meanwhile, its renewals. */
 const MAX_TOKENS_PER_CALL = 5;
+
+/** A forced token renewal: the renewed credential data, or why it failed (shared too: a refused
+ * secret is asked once). */
+export interface RenewalResult {
+	renewed?: ICredentialDataDecryptedObject;
+	failed?: RenewalFailure;
+}
+
+/*
+ * Process memory (per process: each queue-mode worker has its own, and a restart empties it):
+ * - renewalsInFlight: token renewals under way, per credential: items and polls running at the same
+ *   time share one refresh. Safe with several processes: each may renew once per token life; the
+ *   renewed token is saved in n8n's database, and a 401 first takes a token another process saved
+ *   since, then renews (at most twice per call, for an API whose refresh revokes the previous token).
+ * - credentialsRead: the credential as each node run or poll read it last (by its n8n context,
+ *   forgotten with it, and read anew when a run or poll starts): read once per run, and again only
+ *   after a renewal or a 401, when it may have changed (n8n reads the database and decrypts at every
+ *   read). Per run, so another process's renewal is seen by the next run, or at once after a 401.
+ */
+let renewalsInFlight = new Map<string, Promise<RenewalResult>>();
+let credentialsRead = new WeakMap<object, Promise<ICredentialDataDecryptedObject>>();
+
+/** Tests: forgets the renewals under way and the credentials read. */
+export function resetTokenRenewals(): void {
+	renewalsInFlight = new Map();
+	credentialsRead = new WeakMap();
+}
 
 /** n8n renews the token only when it is empty or after a 401; this renews it a few minutes
  * before it expires, so a long run never spends a request on an expired token. */
@@ -96,7 +122,7 @@ async function sendWithRenewedToken(
 	credentials: ICredentialDataDecryptedObject,
 ): Promise<RenewalAttempt> {
 	const key = credentialKey(context);
-	const renewal = processState.renewalsInFlight.get(key);
+	const renewal = renewalsInFlight.get(key);
 	if (renewal) {
 		const { renewed, failed } = await renewal;
 		if (failed) return { answer: { kind: 'renewalFailed', failure: failed }, token: undefined };
@@ -110,12 +136,11 @@ async function sendWithRenewedToken(
 	}
 	let finish!: (value: RenewalResult) => void;
 	const shared = new Promise<RenewalResult>((resolve) => (finish = resolve));
-	processState.renewalsInFlight.set(key, shared);
+	renewalsInFlight.set(key, shared);
 	const renewing = toRenew(credentials, (renewed) => {
 		remember(context, renewed);
 		finish({ renewed });
-		if (processState.renewalsInFlight.get(key) === shared)
-			processState.renewalsInFlight.delete(key);
+		if (renewalsInFlight.get(key) === shared) renewalsInFlight.delete(key);
 	});
 	let answer: Answer | undefined;
 	try {
@@ -124,8 +149,7 @@ async function sendWithRenewedToken(
 	} finally {
 		// No token came (the renewal failed, or nothing was sent): joiners learn why, or renew themselves.
 		finish({ failed: answer?.kind === 'renewalFailed' ? answer.failure : undefined });
-		if (processState.renewalsInFlight.get(key) === shared)
-			processState.renewalsInFlight.delete(key);
+		if (renewalsInFlight.get(key) === shared) renewalsInFlight.delete(key);
 	}
 }
 
@@ -143,7 +167,7 @@ async function tokenSavedSince(
 	const { min, max } = timings().foreignRenewalWaitMs;
 	for (const waitMs of [0, min + Math.random() * (max - min)]) {
 		// A renewal of this process is under way: join it rather than read or wait.
-		if (processState.renewalsInFlight.has(key)) return undefined;
+		if (renewalsInFlight.has(key)) return undefined;
 		if (waitMs > 0) await sleep(waitMs);
 		const stored = await context.getCredentials(CREDENTIAL_TYPE, call.itemIndex);
 		if (!issuedFor(stored, baseUrl)) return 'moved';
@@ -162,19 +186,19 @@ async function tokenSavedSince(
 /** A node run or a poll starts: the credential is read anew at its first call (n8n keeps one poll
  * context for every poll of an activation, and an edited credential must be seen by the next poll). */
 export function readCredentialsAnew(context: CompanionPushContext): void {
-	processState.credentialsRead.delete(context);
+	credentialsRead.delete(context);
 }
 
-/** The credential as this node run or poll read it (once; see processState.credentialsRead). */
+/** The credential as this node run or poll read it (once; see credentialsRead). */
 async function credentialsOf(
 	context: CompanionPushContext,
 	itemIndex?: number,
 ): Promise<ICredentialDataDecryptedObject> {
-	let read = processState.credentialsRead.get(context);
+	let read = credentialsRead.get(context);
 	if (!read) {
 		read = context.getCredentials(CREDENTIAL_TYPE, itemIndex);
-		processState.credentialsRead.set(context, read);
-		read.catch(() => processState.credentialsRead.delete(context));
+		credentialsRead.set(context, read);
+		read.catch(() => credentialsRead.delete(context));
 	}
 	return await read;
 }
@@ -184,7 +208,7 @@ function remember(
 	context: CompanionPushContext,
 	credentials: ICredentialDataDecryptedObject,
 ): void {
-	processState.credentialsRead.set(context, Promise.resolve(credentials));
+	credentialsRead.set(context, Promise.resolve(credentials));
 }
 
 function isUnauthorized(answer: Answer): boolean {

@@ -1,4 +1,4 @@
-import { parseTime } from '../helpers/time';
+import { parseTime } from '../shared/time';
 import type { NotificationRecord } from '../transport';
 
 /**

@@ -3,8 +3,10 @@ import type { INodeExecutionData, IPollFunctions } from 'n8n-workflow';
 
 import { getNotification, listNotifications } from '../transport';
 import type { NotificationDetail, NotificationRecord } from '../transport';
-import { detectEvents, matchesFilters, sampleEvent } from './events';
-import type { Filters, TriggerEvent } from './events';
+import { detectEvents, sampleEvent } from './events';
+import type { TriggerEvent } from './events';
+import { matchesFilters } from './filters';
+import type { Filters } from './filters';
 import { toItems } from './output';
 import type { TriggerParameters } from './parameters';
 

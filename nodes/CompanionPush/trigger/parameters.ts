@@ -1,9 +1,10 @@
 import { NodeOperationError } from 'n8n-workflow';
 import type { IDataObject, IPollFunctions } from 'n8n-workflow';
 
-import { parseEscalationDeadlines } from '../helpers/escalationDeadlines';
+import { parseEscalationDeadlines } from '../report/escalationDeadlines';
 import { TRIGGER_EVENTS } from './events';
-import type { Filters, TriggerEventName } from './events';
+import type { TriggerEventName } from './events';
+import type { Filters } from './filters';
 import type { OutputMode } from './output';
 
 export const DEFAULT_WATCH_WINDOW_HOURS = 24;

@@ -1,5 +1,5 @@
-import { isSettled } from '../helpers/sendStates';
-import { MINUTE_MS } from '../helpers/time';
+import { isSettled } from '../shared/sendStates';
+import { MINUTE_MS } from '../shared/time';
 import type { TriggerState, WatchedSend } from './state';
 
 /**

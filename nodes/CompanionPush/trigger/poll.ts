@@ -1,10 +1,11 @@
 import { NodeApiError } from 'n8n-workflow';
 import type { IDataObject, INodeExecutionData, IPollFunctions } from 'n8n-workflow';
 
-import { runPool } from '../helpers/pool';
-import { isTimeWithoutZone, parseTime } from '../helpers/time';
+import { runPool } from '../shared/pool';
+import { isTimeWithoutZone, parseTime } from '../shared/time';
 import { asNodeError } from '../nodeErrors';
-import { processState, timings } from '../processState';
+import { timings } from '../shared/timings';
+import * as processState from './pollMemory';
 import {
 	clearWorkDeadline,
 	getNotification,
@@ -12,7 +13,8 @@ import {
 	setWorkDeadline,
 } from '../transport';
 import type { ListedNotification, NotificationRecord } from '../transport';
-import { detectEvents, matchesFilters } from './events';
+import { detectEvents } from './events';
+import { matchesFilters } from './filters';
 import type { TriggerEvent } from './events';
 import type { LadderTold } from './ladder';
 import {
@@ -37,12 +39,11 @@ import {
 	MAX_REMEMBERED_KEYS,
 	MAX_WATCHED_CHARS,
 	MAX_WATCHED_SENDS,
-	readState,
 	rememberListed,
 	watchSend,
-	writeState,
 } from './state';
 import type { WatchedSend } from './state';
+import { readState, writeState } from './storedState';
 
 /**
  * One poll of the Companion Push Trigger.

@@ -7,10 +7,10 @@ import type {
 	IPairedItemData,
 } from 'n8n-workflow';
 
-import { DEFAULT_BUCKET_MINUTES, DeliveryReport } from '../../helpers/deliveryReport';
-import type { ReportOptions } from '../../helpers/deliveryReport';
-import { MAX_ESCALATION_LEVELS, parseEscalationDeadlines } from '../../helpers/escalationDeadlines';
-import { runPool } from '../../helpers/pool';
+import { DEFAULT_BUCKET_MINUTES, DeliveryReport } from '../../report/deliveryReport';
+import type { ReportOptions } from '../../report/deliveryReport';
+import { MAX_ESCALATION_LEVELS, parseEscalationDeadlines } from '../../report/escalationDeadlines';
+import { runPool } from '../../shared/pool';
 import { asNodeError, errorItem, fieldError } from '../../nodeErrors';
 import { getNotificationWithClock } from '../../transport';
 import { maxParallelRequestsOption, optionsCollection } from '../descriptions';

@@ -1,7 +1,7 @@
 import { updateDisplayOptions } from 'n8n-workflow';
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import { toScheduledAtWithOffset } from '../../helpers/scheduleTime';
+import { toScheduledAtWithOffset } from '../../input/scheduleTime';
 import { fieldError } from '../../nodeErrors';
 import { readParameter } from '../itemLoop';
 import { sendOperationProperties } from './send/fields';

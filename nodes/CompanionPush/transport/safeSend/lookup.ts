@@ -1,23 +1,15 @@
 import { sleep } from 'n8n-workflow';
 
-import { isTimeWithoutZone, parseTime, timePrecisionMs } from '../../helpers/time';
-import { processState, timings } from '../../processState';
-import { getNotification, listNotificationsPage } from '../endpoints';
+import { timings } from '../../shared/timings';
+import { getNotification } from '../endpoints';
 import type { CompanionPushContext } from '../http';
 import { isRetryableStatus } from '../retry';
-import type { ListedNotification, SendListPage, SendRequest } from '../schemas';
+import { creationTimeOf, MARGIN_WITHOUT_SERVER_CLOCK_MS, readBackToWindow } from './listReading';
+import type { Candidate, Lookup, Reading } from './listReading';
 import { combine, compareDeliveries, compareSend, matchOf, notTold } from './match';
 import type { Comparison } from './match';
-import {
-	apiClockAheadAtMost,
-	learnFromListed,
-	listLagSeen,
-	lookalikesAnswered,
-	ownerOfSend,
-	seenTexts,
-	watchSendsMadeSince,
-	unresolvedLookalike,
-} from './registry';
+import { apiClockAheadAtMost, listLagSeen, seenTexts, watchSendsMadeSince } from './listings';
+import { lookalikesAnswered, ownerOfSend, unresolvedLookalike } from './registry';
 
 /**
  * After a send whose answer was lost, finds out from the list of sends what became of it: exactly
@@ -31,7 +23,7 @@ import {
  *   tells when a first attempt may have been made (n8n's store of Idempotency Keys failed, and a key
  *   may be kept for any time), the window is the whole list; a send made after the window's end is
  *   another one, whatever it looks like;
- * - the list's own sends of this process teach how this API stores texts (registry.ts), before
+ * - the list's own sends of this process teach how this API stores texts (listings.ts), before
  *   anything is compared;
  * - one such send, and nothing else that could be ours: found, unless another send of this process
  *   exactly like it stayed unresolved (its outcome unknown, so no id is recorded for it): that one may
@@ -43,7 +35,7 @@ import {
  *   started after the loss, or any send (another client's too) whose creation time is later than
  *   the loss on the API's clock: the loss's moment plus how far ahead the API's clock is at most,
  *   the larger of two bounds (from the newest own send listed with a zoned creation time, see
- *   registry.ts, and from the reading's Date header), each creation time taken at the precision
+ *   listings.ts, and from the reading's Date header), each creation time taken at the precision
  *   the API writes it with. The reading that decides also starts
  *   `lookupSettleMs` after the loss at least (an API may register a send a moment after it
  *   answered 5xx for it). No such send listed within `lookupEvidenceWaitMs` of the lookup's start
@@ -52,7 +44,7 @@ import {
  *   is measured and quoted, never taken as proof: a lag grows when the API is loaded;
  * - anything else (two candidates, a candidate whose recipients or time the API does not show, a
  *   list that repeats itself before reaching the window's start): unknown.
- * A creation time without a zone (see helpers/time.ts) places nothing: such a send is never ours by
+ * A creation time without a zone (see shared/time.ts) places nothing: such a send is never ours by
  * time (a candidate it stays, so the outcome is unknown), and never shows the window passed (the list
  * is then read to its end to prove a send absent).
  */
@@ -62,204 +54,12 @@ export type LookupResult =
 	| { kind: 'absent' }
 	| { kind: 'unknown'; reason: string };
 
-export interface Lookup {
-	request: SendRequest;
-	/** The send this one stands for (see registry.ts): sends owned by others are never ours. */
-	owner: string;
-	/** When the first attempt of this send started, on n8n's clock; undefined when it cannot be told,
-	 * so the whole list is the window. */
-	firstAttemptAt: number | undefined;
-	/** When its last attempt may have been out at the latest, on n8n's clock; undefined when nothing
-	 * bounds it (the window then has no end). */
-	lastAttemptEndedAt: number | undefined;
-	itemIndex?: number;
-}
-
-const PAGE_SIZE = 100;
-/** Pages read back at most (a window of seconds is one page; a claim from hours ago, a few): a
- * reading that stops there proves nothing absent. */
-const MAX_PAGES = 30;
 /** Detail reads at most for candidates the list does not show well enough. */
 const MAX_DETAILS = 10;
-/** How much earlier than the first attempt a send of ours may carry as its creation time: the
- * Date header counts whole seconds, and the API may stamp a send before it reads all of it. */
-const MARGIN_WITH_SERVER_CLOCK_MS = 5_000;
-/** Without a Date header the API's clock is unknown: a wider window, where more sends may look
- * like ours (and so the outcome is more often unknown, never guessed). */
-const MARGIN_WITHOUT_SERVER_CLOCK_MS = 10 * 60_000;
-
-/** A creation time as the API wrote it, read once, so that whatever decides from it agrees. */
-interface CreationTime {
-	/** Where it places the send on the API's clock; undefined when nowhere. */
-	createdAt: number | undefined;
-	/** Written without a time zone: shown, but placing nothing. */
-	createdAtWithoutZone: boolean;
-}
-
-function creationTimeOf(value: unknown): CreationTime {
-	return { createdAt: parseTime(value), createdAtWithoutZone: isTimeWithoutZone(value) };
-}
-
-/** A listed send that could be ours, with its creation time as the list wrote it. */
-interface Candidate extends CreationTime {
-	listed: ListedNotification;
-}
-
 /** Why a candidate that matches cannot be placed in the window, in words for an "unknown" message. */
 const NO_CREATION_TIME = 'the API does not show its creation time';
 const CREATION_TIME_WITHOUT_ZONE =
 	"the API writes its creation time without a time zone, so nothing tells whether it was made before this send's first try";
-
-/** One reading of the list back to the window's start: what could be ours, and whether the reading
- * got there. */
-interface Reading {
-	candidates: Candidate[];
-	/** Why the reading stopped before the window's start or the list's end, if it did. */
-	cutShort?: string;
-	windowStart: number;
-	windowEnd: number;
-	/** The latest creation time (with a zone) of the sends read, less its precision: a send the API
-	 * made this late on its clock, at least, was listed. */
-	newestCreatedAtLeast?: number;
-	/** How far ahead of n8n's clock the API's clock was at most when the reading began, from its
-	 * first page's Date header (whole seconds, so plus 1 s, less the moment the request went out). */
-	apiClockAheadAtMostByDate?: number;
-}
-
-/** A page of the list read after `notBefore` (n8n's clock): one that another lookup of this run
- * started reading after that moment, or a new read. */
-async function pageReadAfter(
-	context: CompanionPushContext,
-	skip: number,
-	notBefore: number,
-	itemIndex?: number,
-): Promise<{ page: SendListPage; startedAt: number }> {
-	let pages = processState.listPagesRead.get(context);
-	if (!pages) processState.listPagesRead.set(context, (pages = new Map()));
-	const shared = pages.get(skip);
-	if (shared && shared.startedAt >= notBefore)
-		return { page: await shared.page, startedAt: shared.startedAt };
-	const read = {
-		startedAt: Date.now(),
-		page: listNotificationsPage(context, skip, PAGE_SIZE, itemIndex),
-	};
-	pages.set(skip, read);
-	read.page.catch(() => pages.get(skip) === read && pages.delete(skip));
-	return { page: await read.page, startedAt: read.startedAt };
-}
-
-/** A Date header counts whole seconds: the API's clock was up to this much later. */
-const DATE_HEADER_PRECISION_MS = 1_000;
-
-/**
- * The window on the API's clock (`serverTimeMs`, the Date header of a page; n8n's clock when the API
- * gives none, with a wider margin). It starts at the first attempt; it ends when the last attempt may
- * have been out at the latest, plus the time the proof of absence gives the API to register a send
- * late (a send registered later than that would pass that proof unseen anyway).
- */
-function windowOf(
-	lookup: Lookup,
-	serverTimeMs: number | undefined,
-): { windowStart: number; windowEnd: number } {
-	const { firstAttemptAt, lastAttemptEndedAt } = lookup;
-	const [offset, margin] =
-		serverTimeMs !== undefined
-			? [serverTimeMs - Date.now(), MARGIN_WITH_SERVER_CLOCK_MS]
-			: [0, MARGIN_WITHOUT_SERVER_CLOCK_MS];
-	return {
-		windowStart: firstAttemptAt === undefined ? -Infinity : firstAttemptAt + offset - margin,
-		windowEnd:
-			lastAttemptEndedAt === undefined
-				? Infinity
-				: lastAttemptEndedAt + offset + margin + timings().lookupSettleMs,
-	};
-}
-
-async function readBackToWindow(
-	context: CompanionPushContext,
-	lookup: Lookup,
-	notBefore: number,
-): Promise<Reading> {
-	const seen = new Set<string>();
-	const candidates: Candidate[] = [];
-	let timesWithoutZone = false;
-	let window: { windowStart: number; windowEnd: number } | undefined;
-	let skip = 0;
-	let pagesWithNothingNew = 0;
-	let newestCreatedAtLeast: number | undefined;
-	let apiClockAheadAtMostByDate: number | undefined;
-	const read = () => ({ candidates, ...window!, newestCreatedAtLeast, apiClockAheadAtMostByDate });
-	for (let pages = 1; ; pages++) {
-		const { page, startedAt } = await pageReadAfter(context, skip, notBefore, lookup.itemIndex);
-		if (window === undefined && page.serverTimeMs !== undefined)
-			apiClockAheadAtMostByDate = page.serverTimeMs + DATE_HEADER_PRECISION_MS - startedAt;
-		window ??= windowOf(lookup, page.serverTimeMs);
-		const { windowStart, windowEnd } = window;
-		if (page.items.length === 0) return read();
-		for (const send of page.items) learnFromListed(context, send);
-		const fresh = page.items.filter((send) => !seen.has(send.id));
-		// Nothing new: sends listed since the last page pushed those already read down to this one
-		// (newest first), or the API ignores skip. Read on; a second page in a row with nothing new
-		// is the same page again.
-		pagesWithNothingNew = fresh.length === 0 ? pagesWithNothingNew + 1 : 0;
-		if (pagesWithNothingNew >= 2)
-			return {
-				...read(),
-				cutShort: 'the list of sends showed the same page again (it ignores paging)',
-			};
-		let passedWindow = false;
-		const freshWithTimes = fresh.map((send) => ({
-			listed: send,
-			...creationTimeOf(send.created_at),
-		}));
-		for (const entry of freshWithTimes) {
-			const { listed: send, createdAt } = entry;
-			seen.add(send.id);
-			if (createdAt !== undefined) {
-				const atLeast = createdAt - (timePrecisionMs(send.created_at) ?? 0);
-				newestCreatedAtLeast = Math.max(newestCreatedAtLeast ?? atLeast, atLeast);
-			}
-			if (createdAt !== undefined && createdAt < windowStart) passedWindow = true;
-			// Made after the window's end: another send, whatever it looks like.
-			else if (createdAt === undefined || createdAt <= windowEnd) {
-				candidates.push(entry);
-				timesWithoutZone ||= entry.createdAtWithoutZone;
-			}
-		}
-		// A page without creation times: its oldest send's detail tells whether the window is passed
-		// (not when the list writes them without a zone: the detail writes them the same way).
-		if (
-			windowStart > -Infinity &&
-			!passedWindow &&
-			freshWithTimes.length > 0 &&
-			freshWithTimes.every((send) => send.createdAt === undefined && !send.createdAtWithoutZone)
-		) {
-			const oldest = await getNotification(
-				context,
-				freshWithTimes[freshWithTimes.length - 1].listed.id,
-				lookup.itemIndex,
-			);
-			const createdAt = parseTime(oldest.notification.created_at);
-			passedWindow = createdAt !== undefined && createdAt < windowStart;
-		}
-		if (passedWindow) return read();
-		skip += page.items.length;
-		// The end of the list: every send it counts was seen (pages read prove nothing if skip is ignored).
-		if (page.total !== undefined && seen.size >= page.total) return read();
-		if (pages >= MAX_PAGES) {
-			const notReached =
-				windowStart === -Infinity
-					? 'its end'
-					: timesWithoutZone
-						? 'its end (it writes creation times without a time zone, so they cannot show where the first try was)'
-						: 'the time of the first try';
-			return {
-				...read(),
-				cutShort: `the list of sends could not be read to ${notReached} (${seen.size} sends in ${pages} pages were read)`,
-			};
-		}
-	}
-}
 
 type Decision = LookupResult | { kind: 'none' };
 

@@ -1,4 +1,4 @@
-import { parseTime, readApiTime, WALL_TIME_SPREAD } from '../../helpers/time';
+import { parseTime, readApiTime, WALL_TIME_SPREAD } from '../../shared/time';
 import type { SendRequest } from '../schemas';
 
 /**
@@ -35,7 +35,7 @@ export interface Comparison {
 /** What a comparison adds up to: not ours; ours, proven; or not enough shown to tell. */
 export type Match = 'different' | 'exact' | 'undecided';
 
-/** What this API was seen to do with the texts of our own sends, for one field (see registry.ts):
+/** What this API was seen to do with the texts of our own sends, for one field (see listings.ts):
  * where it cut them, and how long a text it kept whole. Nothing seen: both empty. */
 export interface TextEvidence {
 	/** The lengths (code points, as shown, an ellipsis included) of texts of ours it showed cut short. */

@@ -3,8 +3,8 @@ import { randomUUID } from 'crypto';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import { runPool } from '../../../helpers/pool';
-import { MINUTE_MS } from '../../../helpers/time';
+import { runPool } from '../../../shared/pool';
+import { MINUTE_MS } from '../../../shared/time';
 import { NodeRunRecords } from '../../../neverTwice';
 import { inStoreTurn, LOST } from '../../../store';
 import type { StoreTurn } from '../../../store';

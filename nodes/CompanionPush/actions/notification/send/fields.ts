@@ -1,7 +1,7 @@
 import type { INodeProperties } from 'n8n-workflow';
 
 import { optionsCollection } from '../../descriptions';
-import { MAX_BODY_LENGTH, MAX_TITLE_LENGTH } from '../../../helpers/message';
+import { MAX_BODY_LENGTH, MAX_TITLE_LENGTH } from '../../../input/message';
 import { digestConflictNotices, sendOptions } from './optionFields';
 
 /* The fields of Send and Schedule, declared once; sendOperationProperties (at the end) puts them

@@ -5,20 +5,20 @@ import type {
 	INodeExecutionData,
 } from 'n8n-workflow';
 
-import { checkTimeZone, parseQuietHours, parseTimeOfDay } from '../../../helpers/deliveryTime';
-import { checkMessage, isProblem } from '../../../helpers/message';
+import { checkTimeZone, parseQuietHours, parseTimeOfDay } from '../../../input/deliveryTime';
+import { checkMessage, isProblem } from '../../../input/message';
 import {
 	describeUnusualUserIds,
 	MAX_USER_ID_LENGTH,
 	parseUserIds,
-} from '../../../helpers/recipients';
+} from '../../../input/recipients';
 import { DEFAULT_KEYS_TO_KEEP, MAX_KEY_LENGTH, MAX_KEYS_TO_KEEP } from '../../../neverTwice';
 import type { IdempotencyKey } from '../../../neverTwice';
 import { asNodeError, errorItem, fieldError } from '../../../nodeErrors';
 import { readMaxParallelRequests, readParameter } from '../../itemLoop';
 import { readWaitTimeout } from '../wait';
 import { readCapRule } from './capPerPerson';
-import { digestConflicts, readDigestRule } from './digestOptions';
+import { digestConflicts, readDigestRule } from '../digestOptions';
 import { emptyExpressionParts } from './emptyParts';
 import type { Audience, CheckedItem, DeliveryPolicy, ScheduleReader, SendInput } from './types';
 

@@ -1,7 +1,7 @@
 import { DateTime } from 'luxon';
 
-import { deliveryTimeIn, sameZoneKey } from '../../../helpers/deliveryTime';
-import type { DeliveryRule, DeliveryTime } from '../../../helpers/deliveryTime';
+import { deliveryTimeIn, sameZoneKey } from '../../../input/deliveryTime';
+import type { DeliveryRule, DeliveryTime } from '../../../input/deliveryTime';
 import type { CheckedItem, SendGroup } from './types';
 
 /*

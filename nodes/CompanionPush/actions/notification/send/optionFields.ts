@@ -8,7 +8,7 @@ import {
 	DEFAULT_DIGEST_TITLE,
 	DEFAULT_DIGEST_WINDOW_MINUTES,
 	MAX_DIGEST_WINDOW_MINUTES,
-} from './digestOptions';
+} from '../digestOptions';
 
 /* The Options of Send and Schedule (fields.ts holds their other fields), sorted by name as n8n
  * lists them; sendOptions (at the end) picks those of either operation. */

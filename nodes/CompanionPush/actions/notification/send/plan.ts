@@ -1,7 +1,7 @@
 import { NodeOperationError } from 'n8n-workflow';
 import type { IExecuteFunctions, NodeApiError } from 'n8n-workflow';
 
-import { batchContentId, toBatches, uniqueUserIds } from '../../../helpers/recipients';
+import { batchContentId, toBatches, uniqueUserIds } from '../../../input/recipients';
 import { listActiveUserIds, listUsers } from '../../../transport';
 import { asNodeError, fieldError } from '../../../nodeErrors';
 import { notSentForOtherItems } from './failures';

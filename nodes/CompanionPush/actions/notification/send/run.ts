@@ -19,9 +19,9 @@
 
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import { runPool } from '../../../helpers/pool';
-import type { PoolResult } from '../../../helpers/pool';
-import { recipientsCountedByApi } from '../../../helpers/recipients';
+import { runPool } from '../../../shared/pool';
+import type { PoolResult } from '../../../shared/pool';
+import { recipientsCountedByApi } from '../../../input/recipients';
 import { asNodeError, errorItem } from '../../../nodeErrors';
 import { NeverTwice } from '../../../neverTwice';
 import { FinalStatusWatch } from '../finalStatusWatch';

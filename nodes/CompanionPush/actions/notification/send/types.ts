@@ -5,8 +5,8 @@ import type {
 	IPairedItemData,
 } from 'n8n-workflow';
 
-import type { DeliveryTime, QuietHours, TimeOfDay } from '../../../helpers/deliveryTime';
-import type { CheckedMessage } from '../../../helpers/message';
+import type { DeliveryTime, QuietHours, TimeOfDay } from '../../../input/deliveryTime';
+import type { CheckedMessage } from '../../../input/message';
 import type { IdempotencyKey } from '../../../neverTwice';
 import type { CapRule } from './capSlots';
 

@@ -1,4 +1,4 @@
-import { parseTime } from './time';
+import { parseTime } from '../shared/time';
 
 /**
  * What a send did for each person, from its delivery entries: the spec gives one entry per phone

@@ -1,0 +1,30 @@
+/**
+ * The package's process memory, as tests and benchmarks reset it. Each shipped module keeps its own
+ * process state behind its own functions (what it holds and why it is safe with several processes
+ * is written next to it); this calls every module's reset, so a case starts as a fresh process
+ * would. The waits (shared/timings.ts) are part of it: reset to their defaults too.
+ */
+import { resetKeysInFlight } from '../nodes/CompanionPush/neverTwice/keyedEvent';
+import { resetStoreState } from '../nodes/CompanionPush/store/state';
+import { resetTimings } from '../nodes/CompanionPush/shared/timings';
+import { resetPaces } from '../nodes/CompanionPush/transport/pace';
+import { resetListings } from '../nodes/CompanionPush/transport/safeSend/listings';
+import { resetListPagesRead } from '../nodes/CompanionPush/transport/safeSend/listReading';
+import { resetSendRegistry } from '../nodes/CompanionPush/transport/safeSend/registry';
+import { resetTokenRenewals } from '../nodes/CompanionPush/transport/tokenRenewal';
+import { resetPollMemory } from '../nodes/CompanionPush/trigger/pollMemory';
+
+export { DEFAULT_TIMINGS, timings, useTimings } from '../nodes/CompanionPush/shared/timings';
+
+/** Empties every module's process memory and restores the default timings (between cases). */
+export function resetProcessState(): void {
+	resetTokenRenewals();
+	resetPaces();
+	resetSendRegistry();
+	resetListings();
+	resetListPagesRead();
+	resetKeysInFlight();
+	resetStoreState();
+	resetPollMemory();
+	resetTimings();
+}

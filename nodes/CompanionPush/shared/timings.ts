@@ -1,0 +1,95 @@
+import { deepCopy } from 'n8n-workflow';
+
+/*
+ * The package's waits: retry waits, leases and how long a lookup or a copy of an event may wait.
+ * Read-only in production (the defaults below); tests shorten them with useTimings and restore them
+ * with resetTimings. Process memory, like every module's own state: nothing here is shared between
+ * processes, and a restart restores the defaults.
+ */
+
+/** The retry policy of the transport (see transport/retry.ts). */
+export interface RetryPolicy {
+	/** Tries of one call, the first included (429s aside). */
+	maxAttempts: number;
+	/** 429s a request may meet beyond its tries: each slows the pace and waits its Retry-After. */
+	maxRateLimitedTries: number;
+	baseDelayMs: number;
+	maxDelayMs: number;
+	/** A longer Retry-After is not waited for: the error goes to the workflow. */
+	maxRetryAfterMs: number;
+}
+
+export interface Timings {
+	retry: RetryPolicy;
+	/** After a 401, how long to give a renewal under way in another process to be saved before
+	 * renewing here (jittered, so processes refused at the same moment don't renew in step). A saved
+	 * renewal is a refresh plus one database write. */
+	foreignRenewalWaitMs: { min: number; max: number };
+	/** The lease of a claim of an Idempotency Key: its holder marks the minute it lives in while it
+	 * sends, and starts no request that could outlast the end of its last marked minute plus this; so
+	 * another run knows until when it may be sending (neverTwice/claimLease.ts). Longer than a
+	 * request's timeout. */
+	claimLeaseMs: number;
+	/** How long a copy of an event waits, at most, for the run that holds its key and still renews
+	 * it; beyond, the copy sends nothing and says the outcome is unknown. Only a time a node run may
+	 * wait: the decision comes from the lease. */
+	heldKeyWaitMs: number;
+	/** After a lost answer, the least time before the send may count as never made (an API may
+	 * register a send a moment after it answered 5xx for it; the margin the window of a lookup gives
+	 * it too), and how often the lookup reads the list of sends again (five times per this) while it
+	 * waits for its send or for the evidence that proves it absent. */
+	lookupSettleMs: number;
+	/** How long after a lost answer the lookup keeps reading the list for the send, or for the
+	 * evidence that proves it absent (a send made after the answer was lost, since listed: a list
+	 * lagging 30 s shows it 30 s late). Neither by then: the outcome is unknown (never a send). Only a
+	 * time a node run may wait: the decision comes from the list. */
+	lookupEvidenceWaitMs: number;
+	/** The lease of the Idempotency Keys' store lock: its holder renews it several times within this
+	 * while it lives, so a lock found unrenewed this long (plus up to storeLockBreakJitterMs) is taken
+	 * as left by a process that died holding it. A holder keeps it for milliseconds. */
+	storeLockBudgetMs: number;
+	/** Spread of the moment waiting processes take such a lock over, so that two rarely do at once. */
+	storeLockBreakJitterMs: number;
+	/** The deadline of one request, its answer's last byte included (transport/http.ts). */
+	requestTimeoutMs: number;
+	/** The deadline of one poll of the trigger, all its requests and waits included (trigger/poll.ts). */
+	pollDeadlineMs: number;
+}
+
+export const DEFAULT_TIMINGS: Timings = {
+	retry: {
+		maxAttempts: 4,
+		maxRateLimitedTries: 20,
+		baseDelayMs: 400,
+		maxDelayMs: 8_000,
+		maxRetryAfterMs: 60_000,
+	},
+	foreignRenewalWaitMs: { min: 50, max: 150 },
+	claimLeaseMs: 60_000,
+	heldKeyWaitMs: 150_000,
+	lookupSettleMs: 10_000,
+	lookupEvidenceWaitMs: 60_000,
+	storeLockBudgetMs: 20_000,
+	storeLockBreakJitterMs: 5_000,
+	requestTimeoutMs: 30_000,
+	pollDeadlineMs: 5 * 60_000,
+};
+
+let current: Timings = deepCopy(DEFAULT_TIMINGS);
+
+export function timings(): Timings {
+	return current;
+}
+
+/** Shortens waits for a test run (until the next resetTimings). */
+export function useTimings(
+	changes: { retry?: Partial<RetryPolicy> } & Partial<Omit<Timings, 'retry'>>,
+): void {
+	const { retry, ...others } = changes;
+	current = { ...current, ...others, retry: { ...current.retry, ...retry } };
+}
+
+/** Restores the default timings (tests, between cases). */
+export function resetTimings(): void {
+	current = deepCopy(DEFAULT_TIMINGS);
+}
