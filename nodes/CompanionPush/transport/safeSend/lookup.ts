@@ -8,6 +8,7 @@ import { isRetryableStatus } from '../retry';
 import type { ListedNotification, SendListPage, SendRequest } from '../schemas';
 import { combine, compareDeliveries, compareSend, matchOf, notTold } from './match';
 import type { Comparison } from './match';
+import { probeTheList } from './probe';
 import {
 	apiClockAheadAtMost,
 	learnFromListed,
@@ -449,6 +450,8 @@ export async function lookUpSend(
 		const settled = readingStartedAt - lostBy >= lookupSettleMs;
 		if (evidenceSeenAt !== undefined && evidenceSeenAt <= readingStartedAt && settled)
 			return { kind: 'absent' };
+		// Nothing shows it yet, nor is on its way: make the evidence, a send to nobody (probe.ts).
+		if (evidenceSeenAt === undefined && settled) await probeTheList(context, lookup, lostBy);
 		// A send of this process made after the loss, accepted and not listed yet, is waited for as
 		// long again after it went out.
 		const evidenceOnItsWay =
