@@ -17,6 +17,7 @@ export {
 	USER_PAGE_SIZE,
 } from './endpoints';
 export { failedSendOutcome, sendNotification, tagged, taggedSendOutcome } from './safeSend/send';
+export { isListProbe } from './safeSend/probe';
 export type { EarlierAttempt, SendOptions, SendOutcome } from './safeSend/send';
 export { parseErrorBody } from './errors';
 export type {
