@@ -23,6 +23,7 @@ import type { INodeExecutionData } from 'n8n-workflow';
 import type { LoggedRequest, Sandbox } from '../../sandbox/index.cts';
 import type { NodeRunResult } from '../../devkit/engine.cts';
 import { SEND } from '../../devkit/endpoints.cts';
+import { isProbeSend } from './requestLog.cts';
 
 /** How an error of this package starts: the action that failed, or the field to fix. */
 export const NAMES_WHAT_FAILED = new RegExp(
@@ -114,23 +115,27 @@ export function errorsOf(result: NodeRunResult): ReportedError[] {
 
 /** Sends the sandbox registered from the request log entries given. */
 export function registeredIn(entries: LoggedRequest[]): LoggedSend[] {
-	return entries
-		.filter((entry) => entry.endpoint === SEND && entry.notificationId !== undefined)
-		.map((entry) => {
-			const body = entry.body as {
-				title: string;
-				body: string;
-				target_user_ids: string[];
-				scheduled_at?: string;
-			};
-			return {
-				id: entry.notificationId!,
-				title: body.title,
-				body: body.body,
-				recipients: body.target_user_ids,
-				scheduledAt: body.scheduled_at,
-			};
-		});
+	return (
+		entries
+			.filter((entry) => entry.endpoint === SEND && entry.notificationId !== undefined)
+			// List probes notify nobody and stand for no item (transport/safeSend/probe.ts).
+			.filter((entry) => !isProbeSend(entry))
+			.map((entry) => {
+				const body = entry.body as {
+					title: string;
+					body: string;
+					target_user_ids: string[];
+					scheduled_at?: string;
+				};
+				return {
+					id: entry.notificationId!,
+					title: body.title,
+					body: body.body,
+					recipients: body.target_user_ids,
+					scheduledAt: body.scheduled_at,
+				};
+			})
+	);
 }
 
 export class InvariantViolation extends Error {}
