@@ -10,10 +10,11 @@
 import type { IDataObject } from 'n8n-workflow';
 
 import { resetProcessState } from '../../nodes/CompanionPush/processState';
-import { forgetProbes } from '../../nodes/CompanionPush/transport/safeSend/probe';
+import { forgetProbes, PROBE_TITLE } from '../../nodes/CompanionPush/transport/safeSend/probe';
 import {
 	CANCEL,
 	detail,
+	fetchTestEvent,
 	expectEachOnce,
 	jsonOf,
 	logOf,
@@ -131,6 +132,8 @@ describe('a lost answer in a quiet organization: the lookup makes its evidence',
 
 		expectEachOnce(sandbox, [users[0]]);
 		expect(item).toMatchObject({ id: registeredSends(sandbox)[0].id, recoveredAfter: 'HTTP 500' });
+		// Found during the settle wait: no probe was needed.
+		expect(probeRequests(sandbox)).toEqual([]);
 	});
 
 	describe('(d) a list that shows every send 1 s late (more than the settle wait)', () => {
@@ -245,6 +248,28 @@ describe('a lost answer in a quiet organization: the lookup makes its evidence',
 			);
 			expect(listed.map((send) => send.id)).toEqual([registeredSends(sandbox)[0].id]);
 		});
+
+		test('Get Report of the send and of the probe (its id given): the report counts the send only', async () => {
+			sandbox.addFault({ endpoint: SEND, kind: 'status5xx', status: 500 });
+			await runOnce(sendRun(sandbox, [{ userId: users[0] }]));
+			const [probe] = probeRequests(sandbox, SEND);
+			const sent = registeredSends(sandbox)[0].id;
+
+			const [report] = jsonOf(
+				(
+					await runOnce({
+						...sendRun(sandbox, [{}]),
+						parameters: {
+							resource: 'notification',
+							operation: 'getReport',
+							notificationIds: [sent, probe.notificationId].join(','),
+							output: 'totals',
+						},
+					})
+				).items,
+			);
+			expect(report).toMatchObject({ notificationIds: [sent], notifications: 1 });
+		});
 	});
 });
 
@@ -257,7 +282,7 @@ describe('(e) the trigger leaves probes out', () => {
 		useShortTimings({ lookupSettleMs: SETTLE_MS, lookupEvidenceWaitMs: 2_000 });
 	});
 
-	test('a probe whose cancel failed stays scheduled a year ahead: the trigger never watches it', async () => {
+	test('a probe whose cancel failed stays scheduled a year ahead: the trigger never watches it, and Fetch Test Event never shows it', async () => {
 		const fixture = await fixtures.start({}, { seedUsers: 10, deliveryMs: 0 });
 		const { sandbox } = fixture;
 		const person = fixture.user('onePhone');
@@ -280,5 +305,10 @@ describe('(e) the trigger leaves probes out', () => {
 		expect(outcome.error).toBeUndefined();
 		const watched = Object.keys((fixture.staticData().watch as { sends: object }).sends);
 		expect(watched).toEqual([registeredSends(sandbox)[0].id]);
+
+		// Fetch Test Event, filtered on the probe's title: no send of the workflow matches.
+		const test = await fetchTestEvent(fixture, { filters: { titleContains: PROBE_TITLE } });
+		expect(test.items).toEqual([]);
+		expect(test.error?.message).toMatch(/^None of the latest 1 notifications matches the filters/);
 	});
 });
