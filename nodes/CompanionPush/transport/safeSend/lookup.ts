@@ -451,7 +451,8 @@ export async function lookUpSend(
 		if (evidenceSeenAt !== undefined && evidenceSeenAt <= readingStartedAt && settled)
 			return { kind: 'absent' };
 		// Nothing shows it yet, nor is on its way: make the evidence, a send to nobody (probe.ts).
-		if (evidenceSeenAt === undefined && settled) await probeTheList(context, lookup, lostBy);
+		const probed =
+			evidenceSeenAt === undefined && settled && (await probeTheList(context, lookup, lostBy));
 		// A send of this process made after the loss, accepted and not listed yet, is waited for as
 		// long again after it went out.
 		const evidenceOnItsWay =
@@ -469,7 +470,9 @@ export async function lookUpSend(
 		const waitMs =
 			evidenceSeenAt !== undefined
 				? Math.max(0, lostBy + lookupSettleMs - now)
-				: lookupSettleMs / READINGS_WHILE_SETTLING;
+				: probed
+					? 0 // a probe just accepted: read at once
+					: lookupSettleMs / READINGS_WHILE_SETTLING;
 		readingStartedAt = now + waitMs;
 		await sleep(waitMs);
 	}

@@ -65,7 +65,8 @@ export function isListProbe(send: {
 /** The newest probe attempt of a credential: when it started, and whether its request is still out. */
 interface ProbeAttempt {
 	startedAt: number;
-	done: Promise<void>;
+	/** Whether it was accepted, once answered. */
+	done: Promise<boolean>;
 	underWay: boolean;
 }
 
@@ -83,32 +84,38 @@ export function forgetProbes(): void {
  * Called by a lookup (`lookup`, its Lookup) whose answer was lost by `lostBy` (n8n's clock), once its
  * settle wait is over and nothing showed the list current past the loss: makes a probe, or waits for
  * the one under way, unless a send of this process made since the loss is already on its way to the
- * list or the bounds above say no. Resolves once the probe was answered (and canceled); never throws.
+ * list or the bounds above say no. Resolves once the probe was answered (and canceled): true when a
+ * probe was accepted, so that the lookup reads the list at once; never throws.
  */
 export async function probeTheList(
 	context: CompanionPushContext,
 	lookup: { itemIndex?: number },
 	lostBy: number,
-): Promise<void> {
+): Promise<boolean> {
 	const { firstListedAt, newestUnlistedSentAt } = watchSendsMadeSince(context, lostBy);
-	if (firstListedAt !== undefined || newestUnlistedSentAt !== undefined) return;
+	if (firstListedAt !== undefined || newestUnlistedSentAt !== undefined) return false;
 	const key = credentialKey(context);
 	const newest = newestProbes.get(key);
 	if (newest?.underWay && newest.startedAt >= lostBy) return await newest.done;
 	// A clock set back since (a negative age) does not hold probes back.
 	const age = newest === undefined ? Infinity : Date.now() - newest.startedAt;
-	if (age >= 0 && age < timings().lookupSettleMs) return;
+	if (age >= 0 && age < timings().lookupSettleMs) return false;
 	const made = probesMadeBy.get(lookup) ?? 0;
-	if (made >= MAX_PROBES_PER_LOOKUP) return;
+	if (made >= MAX_PROBES_PER_LOOKUP) return false;
 	probesMadeBy.set(lookup, made + 1);
-	const attempt: ProbeAttempt = { startedAt: Date.now(), done: Promise.resolve(), underWay: true };
+	const attempt: ProbeAttempt = {
+		startedAt: Date.now(),
+		done: Promise.resolve(false),
+		underWay: true,
+	};
 	attempt.done = sendProbe(context, lookup.itemIndex).finally(() => (attempt.underWay = false));
 	newestProbes.set(key, attempt);
-	await attempt.done;
+	return await attempt.done;
 }
 
-/** One probe: sent once (a lost or refused answer is left as it is), recorded, then canceled. */
-async function sendProbe(context: CompanionPushContext, itemIndex?: number): Promise<void> {
+/** One probe: sent once (a lost or refused answer is left as it is), recorded, then canceled; whether
+ * it was accepted. */
+async function sendProbe(context: CompanionPushContext, itemIndex?: number): Promise<boolean> {
 	const recipient = `companion-push-list-probe-${randomBytes(8).toString('hex')}`;
 	const sentAt = Date.now();
 	const request: SendRequest = {
@@ -126,11 +133,12 @@ async function sendProbe(context: CompanionPushContext, itemIndex?: number): Pro
 		itemIndex,
 	});
 	const answer = await tries.send().catch(() => undefined);
-	if (answer?.kind !== 'answer' || answer.status < 200 || answer.status >= 300) return;
+	if (answer?.kind !== 'answer' || answer.status < 200 || answer.status >= 300) return false;
 	const json = readJson(answer.body);
 	const accepted = json.ok ? sendAcceptedSchema.safeParse(json.value) : undefined;
-	if (!accepted?.success) return;
+	if (!accepted?.success) return false;
 	const { id } = accepted.data.data;
 	recordOwner(context, id, `probe:${recipient}`, request, sentAt);
 	await cancelNotification(context, id, itemIndex).catch(() => undefined);
+	return true;
 }
