@@ -383,6 +383,24 @@ describe('never twice in a real n8n', () => {
 		});
 	});
 
+	test('a lone 500 on a one-item Send, nothing else sent by this n8n: a list probe proves it absent, one send, the item succeeds', async () => {
+		sandbox.addFault({ endpoint: SEND, kind: 'status5xx', status: 500, times: 1 });
+		const result = await server!.execute('ntLaterSend');
+		expect(result.status).toBe('success');
+		const sends = sendsLogged(sandbox);
+		expect(statusCounts(sends)).toEqual({ 202: 1, 500: 1 });
+		expect(acceptedPerUser(sends)).toEqual(oncePerUser([userIds[30]]));
+		expect(result.items('Send').map((item) => item.id)).toEqual([
+			accepted(sends)[0].notificationId,
+		]);
+		const probes = probesLogged(sandbox);
+		expect(probes.map((probe) => probe.status)).toEqual([202]);
+		const [lost, sent] = sends;
+		console.log(
+			`${TAG} a lone 500: sent again ${sent.time - lost.time} ms after it (probe ${probes[0].time - lost.time} ms after it)`,
+		);
+	});
+
 	test('what a key costs: 1000 sends without and with Idempotency Keys (measured, printed)', async () => {
 		const result = await server!.execute('ntKeyCost');
 		expect(result.status).toBe('success');
