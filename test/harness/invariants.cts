@@ -113,29 +113,27 @@ export function errorsOf(result: NodeRunResult): ReportedError[] {
 	return errors;
 }
 
-/** Sends the sandbox registered from the request log entries given. */
+/** Sends the sandbox registered from the request log entries given (list probes notify nobody and
+ * stand for no item: left out). */
 export function registeredIn(entries: LoggedRequest[]): LoggedSend[] {
-	return (
-		entries
-			.filter((entry) => entry.endpoint === SEND && entry.notificationId !== undefined)
-			// List probes notify nobody and stand for no item (transport/safeSend/probe.ts).
-			.filter((entry) => !isProbeSend(entry))
-			.map((entry) => {
-				const body = entry.body as {
-					title: string;
-					body: string;
-					target_user_ids: string[];
-					scheduled_at?: string;
-				};
-				return {
-					id: entry.notificationId!,
-					title: body.title,
-					body: body.body,
-					recipients: body.target_user_ids,
-					scheduledAt: body.scheduled_at,
-				};
-			})
-	);
+	return entries
+		.filter((entry) => entry.notificationId !== undefined && !isProbeSend(entry))
+		.filter((entry) => entry.endpoint === SEND)
+		.map((entry) => {
+			const body = entry.body as {
+				title: string;
+				body: string;
+				target_user_ids: string[];
+				scheduled_at?: string;
+			};
+			return {
+				id: entry.notificationId!,
+				title: body.title,
+				body: body.body,
+				recipients: body.target_user_ids,
+				scheduledAt: body.scheduled_at,
+			};
+		});
 }
 
 export class InvariantViolation extends Error {}
