@@ -2,7 +2,8 @@
  * The package's process memory, as tests and benchmarks reset it. Each shipped module keeps its own
  * process state behind its own functions (what it holds and why it is safe with several processes
  * is written next to it); this calls every module's reset, so a case starts as a fresh process
- * would. The waits (shared/timings.ts) are part of it: reset to their defaults too.
+ * would. The waits (shared/timings.ts) are part of it: their lengths and how they are waited out
+ * (n8n's sleep, or a test's clock) reset to the defaults too.
  */
 import { resetKeysInFlight } from '../nodes/CompanionPush/neverTwice/keyedEvent';
 import { resetStoreState } from '../nodes/CompanionPush/store/state';
@@ -15,7 +16,13 @@ import { resetSendRegistry } from '../nodes/CompanionPush/transport/safeSend/reg
 import { resetTokenRenewals } from '../nodes/CompanionPush/transport/tokenRenewal';
 import { resetPollMemory } from '../nodes/CompanionPush/trigger/pollMemory';
 
-export { DEFAULT_TIMINGS, timings, useTimings } from '../nodes/CompanionPush/shared/timings';
+export {
+	DEFAULT_TIMINGS,
+	timings,
+	useTimings,
+	useWait,
+} from '../nodes/CompanionPush/shared/timings';
+export type { Wait } from '../nodes/CompanionPush/shared/timings';
 
 /** Empties every module's process memory and restores the default timings (between cases). */
 export function resetProcessState(): void {

@@ -18,6 +18,7 @@
  *   invariants.ts     the reliability invariants the randomized and fault runs check
  *   checkoutCopy.ts   a copy of this checkout as a clone holds it (the packaging tests)
  *   hostTimeZone.ts   n8n's host time zone, set for one test
+ *   clock.ts          a clock the test moves, for the package's protocol waits (Retry-After, leases)
  * Jest's setup files are in setup/ (jest.config.js): n8n-core's environment, then the secret guard.
  */
 export * from './sandboxes.cts';
@@ -34,6 +35,7 @@ export * from './exactOrUnknown.cts';
 export * from './invariants.cts';
 export * from './checkoutCopy.cts';
 export * from './hostTimeZone.cts';
+export * from './clock.cts';
 export {
 	describeFindings,
 	SECRET_MARKER,

@@ -9,8 +9,7 @@
  */
 import { REFRESH } from '../../devkit/endpoints.cts';
 import { MINUTE_MS } from '../../nodes/CompanionPush/shared/time';
-import { entriesOf } from '../../nodes/CompanionPush/neverTwice/keysRow';
-import { useTimings } from '../../devkit/processState.cts';
+import { useTimings, useWait } from '../../devkit/processState.cts';
 import {
 	anotherProcess,
 	jsonOf,
@@ -28,6 +27,7 @@ import {
 	runWorkflow,
 	SEND,
 	SEND_LIST,
+	TestClock,
 	sendAsAnotherClient,
 	sendRun,
 	until,
@@ -37,6 +37,9 @@ import {
 import type { NodeRunOptions, ProcessStateModule } from '../harness/index.cts';
 
 const IN_ANOTHER_PROCESS = 'companionPushInAnotherProcess';
+/** The two n8n processes, as the test's clock names their waits. */
+const HERE = 'here';
+const ELSEWHERE = 'elsewhere';
 
 describe('a window has an end; a claim whose holder lives is waited for', () => {
 	const keyedRuns = useKeyedRuns();
@@ -189,27 +192,36 @@ describe('a window has an end; a claim whose holder lives is waited for', () => 
 	});
 
 	test('a holder sending for longer than a lease renews it: a copy that comes after its first lease would have run out still waits for it; one send', async () => {
+		const clock = new TestClock();
+		clock.drive({ useWait }, HERE);
+		clock.drive(otherProcess, ELSEWHERE);
 		const lease = { claimLeaseMs: 40_000 };
-		useTimings(lease);
+		// A Retry-After far beyond the end of the holder's first lease (its claim's minute plus 40 s).
+		useTimings({ ...lease, retry: { maxRetryAfterMs: 5 * MINUTE_MS } });
 		otherProcess.useTimings({ ...lease, heldKeyWaitMs: 30_000 });
-		sandbox.addFault({ endpoint: SEND, kind: 'rateLimit', retryAfterSeconds: 14, times: 1 });
+		sandbox.addFault({ endpoint: SEND, kind: 'rateLimit', retryAfterSeconds: 130, times: 1 });
+		clock.advanceTo(Math.ceil(Date.now() / MINUTE_MS) * MINUTE_MS); // a minute starts
+		const claimMinute = Math.floor(Date.now() / MINUTE_MS);
 		const run = keyedRun(sandbox, event('order-5:shipped'));
 		const holder = runOnce(run);
-		await until(() => logOf(sandbox, SEND).length === 1);
-		const claimMinute = Math.floor(Date.now() / MINUTE_MS);
-		// The next minute comes while the holder waits: its next renewal marks it.
-		passTime((claimMinute + 1) * MINUTE_MS + 5_000 - Date.now());
-		const entries = entriesOf('order-5:shipped', []);
-		await until(() =>
-			keyedRuns.store.holds('wf-test', 'n:n-test', entries.claimedAt(claimMinute + 1)),
-		);
-		// The renewal ends when the lock is given back and the holder checked its lease (a clock moved
-		// before that check would be a stall of the holder, the test above).
-		await until(() => !keyedRuns.store.rows.has('wf-test|'));
-		await new Promise((resolve) => setTimeout(resolve, 50));
-		passTime(MINUTE_MS); // past the end of its first lease: only the renewal says it lives
-		const copy = jsonOf((await runOnce(elsewhere(run))).items)[0];
+		// Answered 429, the holder waits out the Retry-After (its lease renewal pausing meanwhile).
+		await until(() => clock.waiting(HERE).some((wait) => !wait.stoppable));
+		const retryAfter = clock.waiting(HERE).find((wait) => !wait.stoppable)!;
+		const holderWaits = clock.waiting(HERE).length;
+		/** The holder waits again as it did: a renewal the clock let go on has marked the minute and
+		 * checked its lease (a clock moved before that would be a stall of the holder, the test above). */
+		const holderBackToWaiting = () => until(() => clock.waiting(HERE).length === holderWaits);
+		clock.advanceTo((claimMinute + 1) * MINUTE_MS + 5_000); // the next minute: a renewal marks it
+		await holderBackToWaiting();
+		clock.advance(MINUTE_MS); // past the end of its first lease: only the renewal says it lives
+		await holderBackToWaiting();
+		let copyEnded = false;
+		const copyRun = runOnce(elsewhere(run)).finally(() => (copyEnded = true));
+		// It found the key held: it waits (or, were the holder's lease not renewed, took it over).
+		await until(() => copyEnded || clock.waiting(ELSEWHERE).length === 1);
+		clock.advanceTo(retryAfter.dueAt); // the holder's Retry-After is over: it sends
 		const sent = jsonOf((await holder).items)[0];
+		const copy = jsonOf((await clock.advanceWhileWaiting(copyRun, ELSEWHERE)).items)[0];
 
 		expect(registeredSends(sandbox)).toHaveLength(1);
 		expect(sent.id).toBe(registeredSends(sandbox)[0].id);

@@ -1,7 +1,6 @@
-import { sleep } from 'n8n-workflow';
 import type { IExecuteFunctions } from 'n8n-workflow';
 
-import { timings } from '../shared/timings';
+import { timings, waitFor } from '../shared/timings';
 import type { ClaimOutcome, IdempotencyKey, IdempotencyKeys } from './idempotencyKeys';
 import type { LockOutcome } from '../store';
 import { ClaimLease } from './claimLease';
@@ -112,7 +111,7 @@ export class KeyedEvent {
 		const giveUpAt = Date.now() + timings().heldKeyWaitMs;
 		while (claim.state === 'held' && Date.now() < giveUpAt) {
 			const heldFor = (claim.heldUntil ?? 0) - Date.now();
-			await sleep(Math.max(0, Math.min(RECHECK_MS, giveUpAt - Date.now(), heldFor)));
+			await waitFor(Math.max(0, Math.min(RECHECK_MS, giveUpAt - Date.now(), heldFor)));
 			claim = await claimOnce();
 		}
 		if (
@@ -224,7 +223,7 @@ export class KeyedEvent {
 	private async withTries(write: () => Promise<LockOutcome<void>>): Promise<LockOutcome<void>> {
 		let outcome = await write();
 		for (let tries = 1; !outcome.ok && tries < STORE_WRITE_TRIES; tries++) {
-			await sleep(1_000 * tries);
+			await waitFor(1_000 * tries);
 			outcome = await write();
 		}
 		return outcome;

@@ -1,9 +1,9 @@
-import { deepCopy } from 'n8n-workflow';
+import { deepCopy, sleep } from 'n8n-workflow';
 
 /*
- * The package's waits: retry waits, leases and how long a lookup or a copy of an event may wait.
- * Read-only in production (the defaults below); tests shorten them with useTimings and restore them
- * with resetTimings. Process memory, like every module's own state: nothing here is shared between
+ * The package's waits: retry waits, leases and how long a lookup or a copy of an event may wait, and
+ * how it waits them out (waitFor). Read-only in production (the defaults below); tests shorten them
+ * with useTimings, run them on their own clock with useWait, and restore both with resetTimings. Process memory, like every module's own state: nothing here is shared between
  * processes, and a restart restores the defaults.
  */
 
@@ -77,6 +77,41 @@ export const DEFAULT_TIMINGS: Timings = {
 
 let current: Timings = deepCopy(DEFAULT_TIMINGS);
 
+/**
+ * How the package waits out a protocol time (a Retry-After, a retry's backoff, a lease's renewal
+ * pause, a held key's recheck): `ms`, or less when `stopped` is aborted meanwhile, which then
+ * throws. One hook, so that tests can run these waits on a clock they move (useWait).
+ */
+export type Wait = (ms: number, stopped?: AbortSignal) => Promise<void>;
+
+/** The longest single sleep of a stoppable wait: n8n 1.x's `sleep` takes no abort signal, so a wait
+ * stopped there still ends within this (no timer of a lease outlives it for longer). */
+const STOPPABLE_STEP_MS = 250;
+
+/** n8n's sleep. A stoppable wait goes in steps and ends at its time on the clock (Date), so it also
+ * ends when that clock jumps (a host that slept). */
+async function sleepUnlessStopped(ms: number, stopped?: AbortSignal): Promise<void> {
+	if (!stopped) return await sleep(ms);
+	const endAt = Date.now() + ms;
+	for (let left = ms; left > 0; left = endAt - Date.now()) {
+		stopped.throwIfAborted();
+		await sleep(Math.min(STOPPABLE_STEP_MS, left), stopped);
+	}
+	stopped.throwIfAborted();
+}
+
+let currentWait: Wait = sleepUnlessStopped;
+
+/** Waits `ms` the package's way (see Wait). */
+export async function waitFor(ms: number, stopped?: AbortSignal): Promise<void> {
+	await currentWait(ms, stopped);
+}
+
+/** Makes the package's waits go through `wait` (tests: a clock they move), until resetTimings. */
+export function useWait(wait: Wait): void {
+	currentWait = wait;
+}
+
 export function timings(): Timings {
 	return current;
 }
@@ -89,7 +124,8 @@ export function useTimings(
 	current = { ...current, ...others, retry: { ...current.retry, ...retry } };
 }
 
-/** Restores the default timings (tests, between cases). */
+/** Restores the default timings and waits (tests, between cases). */
 export function resetTimings(): void {
 	current = deepCopy(DEFAULT_TIMINGS);
+	currentWait = sleepUnlessStopped;
 }

@@ -1,5 +1,4 @@
-import { sleep } from 'n8n-workflow';
-
+import { waitFor } from '../shared/timings';
 import { credentialKey } from './credentialKey';
 import type { CompanionPushContext } from './http';
 
@@ -52,7 +51,7 @@ export class Pace {
 	async acquire(): Promise<Turn> {
 		for (;;) {
 			const pause = this.resumeAt - Date.now();
-			if (pause > 0) await sleep(pause);
+			if (pause > 0) await waitFor(pause);
 			else if (this.inFlight >= this.limit)
 				await new Promise<void>((resolve) => this.waiting.push(resolve));
 			else {

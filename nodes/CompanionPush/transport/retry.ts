@@ -1,9 +1,8 @@
 import { DateTime } from 'luxon';
-import { sleep } from 'n8n-workflow';
 import type { NodeApiError } from 'n8n-workflow';
 
 import { shownAddress } from '../../../credentials/companionPushApi/redaction';
-import { timings } from '../shared/timings';
+import { timings, waitFor } from '../shared/timings';
 import type { RetryPolicy } from '../shared/timings';
 import { apiError, networkError, renewalError, unexpectedResponse } from './errors';
 import { workDeadlineWithin } from './http';
@@ -141,7 +140,7 @@ export class Tries {
 						answer.failure,
 						this.call.itemIndex,
 					);
-				await sleep(wait);
+				await waitFor(wait);
 				this.attempt++;
 				continue;
 			}
@@ -166,7 +165,7 @@ export class Tries {
 		const delay = nextDelayMs(this.attempt, askedWaitMs(answer), this.policy);
 		// A try after the deadline of the whole work (a poll) could not be made.
 		if (delay === undefined || workDeadlineWithin(this.context, delay)) return false;
-		await sleep(delay);
+		await waitFor(delay);
 		this.attempt++;
 		return true;
 	}

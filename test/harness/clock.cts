@@ -1,0 +1,128 @@
+/**
+ * A clock the test moves, for the package's protocol waits (a Retry-After, a retry's backoff, a
+ * claim lease's renewal pause, a held key's recheck: shared/timings.ts, waitFor). Installed in a
+ * process's package (`drive`), those waits join a queue on the clock's time instead of sleeping;
+ * `advance` moves n8n's clock (Date, as passTime does) and lets the waits that came due go on. So a
+ * test of a 14 s Retry-After or of a lease renewed every 10 s takes the time its code runs, not the
+ * time it waits, and can never miss a wall-clock budget.
+ */
+import type { Wait } from '../../devkit/processState.cts';
+import { passTime } from './exactOrUnknown.cts';
+
+/**
+ * Waits shorter than this stay real: yields (sleep(0)), the store lock's millisecond jitter, the
+ * short backoffs of tests that shortened their timings. They end on their own within milliseconds,
+ * and a test moving the clock for each of them would have to know every one the code makes (one it
+ * did not move would hang the run). A second or more is a protocol time the test moves.
+ */
+const REAL_BELOW_MS = 1_000;
+
+/** A protocol wait of one process, on the clock's queue. */
+export interface QueuedWait {
+	/** The process it was made in (as `drive` named it). */
+	process: string;
+	ms: number;
+	/** When it comes due, on n8n's clock (Date). */
+	dueAt: number;
+	/** Whether it can be stopped early (a lease's renewal pause can; a Retry-After cannot). */
+	stoppable: boolean;
+}
+
+interface Waiter extends QueuedWait {
+	resume(): void;
+}
+
+export class TestClock {
+	private readonly queue: Waiter[] = [];
+
+	/** Makes the protocol waits of `processState` (this process's package, or anotherProcess's) go
+	 * on this clock, as waits of `process`, until its resetProcessState. */
+	drive(processState: { useWait(wait: Wait): void }, process: string): void {
+		processState.useWait(async (ms, stopped) => await this.wait(process, ms, stopped));
+	}
+
+	/** The waits queued now, of `process` or of all, soonest due first. */
+	waiting(process?: string): QueuedWait[] {
+		return this.queue
+			.filter((waiter) => process === undefined || waiter.process === process)
+			.sort((a, b) => a.dueAt - b.dueAt)
+			.map(({ process: of, ms, dueAt, stoppable }) => ({ process: of, ms, dueAt, stoppable }));
+	}
+
+	/** Moves n8n's clock `ms` ahead, then lets every wait due by then go on (soonest first). */
+	advance(ms: number): void {
+		passTime(Math.max(0, ms));
+		const due = this.queue
+			.filter((waiter) => waiter.dueAt <= Date.now())
+			.sort((a, b) => a.dueAt - b.dueAt);
+		for (const waiter of due) {
+			this.take(waiter);
+			waiter.resume();
+		}
+	}
+
+	/** Moves n8n's clock to `time` (if it is not there yet) and lets the waits due go on. */
+	advanceTo(time: number): void {
+		this.advance(time - Date.now());
+	}
+
+	/**
+	 * Lets `run` go on to its end, moving the clock to the next wait of `process` each time that
+	 * process waits (and only then: nothing else of the run is hurried). Its result.
+	 */
+	async advanceWhileWaiting<T>(run: Promise<T>, process: string): Promise<T> {
+		let ended = false;
+		const end = run.finally(() => (ended = true));
+		for (;;) {
+			while (!ended && this.waiting(process).length === 0)
+				await new Promise((resolve) => setTimeout(resolve, 5));
+			if (ended) return await end;
+			this.advanceTo(this.waiting(process)[0].dueAt);
+		}
+	}
+
+	private async wait(process: string, ms: number, stopped?: AbortSignal): Promise<void> {
+		if (ms < REAL_BELOW_MS) return await realWait(ms, stopped);
+		stopped?.throwIfAborted();
+		await new Promise<void>((resolve, reject) => {
+			const onStop = () => {
+				this.take(waiter);
+				reject(stopped!.reason);
+			};
+			const waiter: Waiter = {
+				process,
+				ms,
+				dueAt: Date.now() + ms,
+				stoppable: stopped !== undefined,
+				resume: () => {
+					stopped?.removeEventListener('abort', onStop);
+					resolve();
+				},
+			};
+			stopped?.addEventListener('abort', onStop, { once: true });
+			this.queue.push(waiter);
+		});
+	}
+
+	/** Takes `waiter` off the queue (it resumes, or was stopped). */
+	private take(waiter: Waiter): void {
+		const at = this.queue.indexOf(waiter);
+		if (at >= 0) this.queue.splice(at, 1);
+	}
+}
+
+/** A real wait, stopped early like n8n's sleep. */
+async function realWait(ms: number, stopped?: AbortSignal): Promise<void> {
+	stopped?.throwIfAborted();
+	await new Promise<void>((resolve, reject) => {
+		const onStop = () => {
+			clearTimeout(timer);
+			reject(stopped!.reason);
+		};
+		const timer = setTimeout(() => {
+			stopped?.removeEventListener('abort', onStop);
+			resolve();
+		}, ms);
+		stopped?.addEventListener('abort', onStop, { once: true });
+	});
+}
