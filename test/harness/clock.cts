@@ -7,15 +7,15 @@
  * time it waits, and can never miss a wall-clock budget.
  */
 import type { Wait } from '../../devkit/processState.cts';
-import { passTime } from './exactOrUnknown.cts';
+import { passTime, until } from './exactOrUnknown.cts';
 
 /**
- * Waits shorter than this stay real: yields (sleep(0)), the store lock's millisecond jitter, the
- * short backoffs of tests that shortened their timings. They end on their own within milliseconds,
+ * Waits shorter than this stay real: yields (sleep(0)), the store lock's millisecond jitter (it
+ * sleeps n8n's sleep itself), the short backoffs of tests that shortened their timings. They end on their own within milliseconds,
  * and a test moving the clock for each of them would have to know every one the code makes (one it
- * did not move would hang the run). A second or more is a protocol time the test moves.
+ * did not move would hang the run). Longer ones are protocol times the test moves.
  */
-const REAL_BELOW_MS = 1_000;
+const REAL_BELOW_MS = 200;
 
 /** A protocol wait of one process, on the clock's queue. */
 export interface QueuedWait {
@@ -67,17 +67,30 @@ export class TestClock {
 	}
 
 	/**
-	 * Lets `run` go on to its end, moving the clock to the next wait of `process` each time that
-	 * process waits (and only then: nothing else of the run is hurried). Its result.
+	 * Lets `run` go on, moving the clock to the next wait of `process` each time the process is idle
+	 * (by default: each time it waits; `idle` says when all its work is waiting, e.g. no store lock
+	 * held), never to a wait due after `notAfter`. Returns when `run` ended, or when the next wait is
+	 * due after `notAfter` (`run` still under way). Nothing of the run is hurried while it works.
 	 */
-	async advanceWhileWaiting<T>(run: Promise<T>, process: string): Promise<T> {
+	async advanceWhileWaiting(
+		run: Promise<unknown>,
+		process: string,
+		{
+			idle = () => this.waiting(process).length > 0,
+			notAfter = Infinity,
+		}: { idle?: () => boolean; notAfter?: number } = {},
+	): Promise<void> {
 		let ended = false;
-		const end = run.finally(() => (ended = true));
+		void run.then(
+			() => (ended = true),
+			() => (ended = true),
+		);
 		for (;;) {
-			while (!ended && this.waiting(process).length === 0)
-				await new Promise((resolve) => setTimeout(resolve, 5));
-			if (ended) return await end;
-			this.advanceTo(this.waiting(process)[0].dueAt);
+			await until(() => ended || idle());
+			if (ended) return;
+			const next = this.waiting(process)[0].dueAt;
+			if (next > notAfter) return;
+			this.advanceTo(next);
 		}
 	}
 

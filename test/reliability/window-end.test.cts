@@ -126,16 +126,42 @@ describe('a window has an end; a claim whose holder lives is waited for', () => 
 		expect(item.id).not.toBe(otherClient);
 	});
 
-	/** Runs the event here, its send answered 429 with a Retry-After of 8 s, and, once that 429 came,
-	 * the same event in the other process, which waits for the claim's holder at most `waitMs`. */
+	/** The two processes' package waits on one clock the test moves (as `HERE` and `ELSEWHERE`). */
+	const twoProcessClock = () => {
+		const clock = new TestClock();
+		clock.drive({ useWait }, HERE);
+		clock.drive(otherProcess, ELSEWHERE);
+		return clock;
+	};
+	/** The copy waits for the key's holder, and only for it: it holds no lease of its own (a store
+	 * lock's renewal pause is a stoppable wait), and a held key's recheck is not stoppable. */
+	const copyWaitsForHolder = (clock: TestClock) => () => {
+		const waits = clock.waiting(ELSEWHERE);
+		return waits.length > 0 && waits.every((wait) => !wait.stoppable);
+	};
+
+	/** Runs the event here, its send answered 429 with a Retry-After of 8 s, and, once the holder waits
+	 * it out, the same event in the other process, which waits for the claim's holder at most `waitMs`.
+	 * Time goes on on the clock, in order: the copy's rechecks due before the Retry-After ends, then
+	 * the holder's send, then the copy's rechecks that are left. */
 	const holderInRetryAfter = async (waitMs: number) => {
+		const clock = twoProcessClock();
 		sandbox.addFault({ endpoint: SEND, kind: 'rateLimit', retryAfterSeconds: 8, times: 1 });
 		otherProcess.useTimings({ heldKeyWaitMs: waitMs });
 		const run = keyedRun(sandbox, event('order-3:shipped'));
 		const holder = runOnce(run);
-		await until(() => logOf(sandbox, SEND).length === 1);
-		const copy = await runOnce(elsewhere(run));
-		return { holder: jsonOf((await holder).items)[0], copy: jsonOf(copy.items)[0] };
+		await until(() => clock.waiting(HERE).some((wait) => !wait.stoppable));
+		const retryAfter = clock.waiting(HERE).find((wait) => !wait.stoppable)!;
+		const copy = runOnce(elsewhere(run));
+		const copyIdle = copyWaitsForHolder(clock);
+		await clock.advanceWhileWaiting(copy, ELSEWHERE, {
+			idle: copyIdle,
+			notAfter: retryAfter.dueAt,
+		});
+		clock.advanceTo(retryAfter.dueAt);
+		const holderItems = (await holder).items;
+		await clock.advanceWhileWaiting(copy, ELSEWHERE, { idle: copyIdle });
+		return { holder: jsonOf(holderItems)[0], copy: jsonOf((await copy).items)[0] };
 	};
 
 	test('the holder of a key waits out a long Retry-After while a copy of the event runs in another process: the copy waits for it, one send', async () => {
@@ -156,15 +182,19 @@ describe('a window has an end; a claim whose holder lives is waited for', () => 
 	});
 
 	test('a holder whose n8n stalls past its lease in a Retry-After: another process takes its claim over and sends; the holder, back, sends nothing and leaves the key alone', async () => {
+		const clock = new TestClock();
+		clock.drive({ useWait }, HERE);
 		sandbox.addFault({ endpoint: SEND, kind: 'rateLimit', retryAfterSeconds: 3, times: 1 });
 		otherProcess.useTimings({ heldKeyWaitMs: 30_000 });
 		const run = keyedRun(sandbox, event('order-4:shipped'));
 		const holder = runOnce(run);
-		await until(() => logOf(sandbox, SEND).length === 1);
-		passTime(5 * MINUTE_MS); // the holder's n8n stalls: its lease runs out unrenewed
+		await until(() => clock.waiting(HERE).some((wait) => !wait.stoppable)); // its Retry-After
+		// The holder's n8n stalls: time passes, none of its waits goes on; its lease runs out unrenewed.
+		passTime(5 * MINUTE_MS);
 		const copy = jsonOf(
 			(await withLaterSend(() => runOnce(elsewhere(run)), elsewhere(run))).items,
 		)[0];
+		clock.advance(0); // the holder's n8n is back: its waits are over
 		const stalled = jsonOf((await holder).items)[0];
 
 		expect(sendsTo(users[0])).toEqual([copy.id]);
@@ -192,9 +222,7 @@ describe('a window has an end; a claim whose holder lives is waited for', () => 
 	});
 
 	test('a holder sending for longer than a lease renews it: a copy that comes after its first lease would have run out still waits for it; one send', async () => {
-		const clock = new TestClock();
-		clock.drive({ useWait }, HERE);
-		clock.drive(otherProcess, ELSEWHERE);
+		const clock = twoProcessClock();
 		const lease = { claimLeaseMs: 40_000 };
 		// A Retry-After far beyond the end of the holder's first lease (its claim's minute plus 40 s).
 		useTimings({ ...lease, retry: { maxRetryAfterMs: 5 * MINUTE_MS } });
@@ -208,23 +236,29 @@ describe('a window has an end; a claim whose holder lives is waited for', () => 
 		await until(() => clock.waiting(HERE).some((wait) => !wait.stoppable));
 		const retryAfter = clock.waiting(HERE).find((wait) => !wait.stoppable)!;
 		const holderWaits = clock.waiting(HERE).length;
-		/** The holder waits again as it did: a renewal the clock let go on has marked the minute and
-		 * checked its lease (a clock moved before that would be a stall of the holder, the test above). */
-		const holderBackToWaiting = () => until(() => clock.waiting(HERE).length === holderWaits);
+		/** The holder waits again as it did, no store lock held: a renewal the clock let go on has
+		 * marked the minute and checked its lease (a clock moved before that would be a stall of the
+		 * holder, the test above; a store lock's renewal pause is a wait of its own meanwhile). */
+		const holderBackToWaiting = () =>
+			until(
+				() => !keyedRuns.store.rows.has('wf-test|') && clock.waiting(HERE).length === holderWaits,
+			);
 		clock.advanceTo((claimMinute + 1) * MINUTE_MS + 5_000); // the next minute: a renewal marks it
 		await holderBackToWaiting();
 		clock.advance(MINUTE_MS); // past the end of its first lease: only the renewal says it lives
 		await holderBackToWaiting();
-		let copyEnded = false;
-		const copyRun = runOnce(elsewhere(run)).finally(() => (copyEnded = true));
-		// It found the key held: it waits (or, were the holder's lease not renewed, took it over).
-		await until(() => copyEnded || clock.waiting(ELSEWHERE).length === 1);
+		const copy = runOnce(elsewhere(run));
+		const copyIdle = copyWaitsForHolder(clock);
+		// It finds the key held and waits (or, were the holder's lease not renewed, takes it over):
+		// nothing of the copy is due by now, so this only waits for that.
+		await clock.advanceWhileWaiting(copy, ELSEWHERE, { idle: copyIdle, notAfter: Date.now() });
 		clock.advanceTo(retryAfter.dueAt); // the holder's Retry-After is over: it sends
 		const sent = jsonOf((await holder).items)[0];
-		const copy = jsonOf((await clock.advanceWhileWaiting(copyRun, ELSEWHERE)).items)[0];
+		await clock.advanceWhileWaiting(copy, ELSEWHERE, { idle: copyIdle });
+		const skipped = jsonOf((await copy).items)[0];
 
 		expect(registeredSends(sandbox)).toHaveLength(1);
 		expect(sent.id).toBe(registeredSends(sandbox)[0].id);
-		expect(copy).toMatchObject({ skipped: true, idempotencyKey: 'order-5:shipped' });
+		expect(skipped).toMatchObject({ skipped: true, idempotencyKey: 'order-5:shipped' });
 	});
 });
