@@ -86,7 +86,7 @@ export type Wait = (ms: number, stopped?: AbortSignal) => Promise<void>;
 
 /** The longest single sleep of a stoppable wait: n8n 1.x's `sleep` takes no abort signal, so a wait
  * stopped there still ends within this (no timer of a lease outlives it for longer). */
-const STOPPABLE_STEP_MS = 250;
+export const STOPPABLE_STEP_MS = 250;
 
 /** n8n's sleep. A stoppable wait goes in steps and ends at its time on the clock (Date), so it also
  * ends when that clock jumps (a host that slept). */
