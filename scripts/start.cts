@@ -33,6 +33,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
+import { alertFormLoginLine, erpTryCommand } from '../devkit/exampleTriggers.cts';
 import { FAKE_MODEL_CREDENTIAL } from '../devkit/fakeModel.cts';
 import {
 	DEFAULT_PORTS,
@@ -233,6 +234,8 @@ async function checkTriggers(
 interface UserFolder {
 	home: string;
 	mailFolder: string;
+	/** The examples' trigger secrets are kept here: the user folder. */
+	secretsFolder: string;
 	encryptionKey: string;
 	ownerPassword: string;
 }
@@ -339,12 +342,17 @@ async function main() {
 		prepare: (runtime): UserFolder => {
 			step('The n8n user folder');
 			const home = options.home ?? path.join(runtime.runtimeDir, 'n8n-home');
-			return { home, mailFolder: path.join(home, 'mails'), ...prepareHome(home, options.fresh) };
+			return {
+				home,
+				mailFolder: path.join(home, 'mails'),
+				secretsFolder: home,
+				...prepareHome(home, options.fresh),
+			};
 		},
 		startN8n: (parts) => startN8nInHome(parts, options),
 	});
 	if (!local) return;
-	const { n8n, sandbox, credential } = local;
+	const { n8n, sandbox, credential, exampleSecrets } = local;
 	const { home, ownerPassword } = local.prepared;
 	const { examples, toPublish, logFile } = n8n;
 
@@ -397,11 +405,9 @@ async function main() {
 		);
 		log('');
 		log('  Try the ERP example (published): it notifies the user named in the event;');
-		log('  a minute later the follow-up report example sends the counters to the ops user:');
-		log(
-			`    curl -s -X POST ${n8n.url}/webhook/erp-event -H 'content-type: application/json' ` +
-				`-d '{"orderId":"1042","status":"shipped","userId":"${sandbox.orgs.primary.userIds[1]}"}'`,
-		);
+		log('  a minute later the follow-up report example sends the counters to the ops user.');
+		log('  Its webhook answers only with the secret header (credential "ERP webhook secret"):');
+		log(`    ${erpTryCommand(n8n.url, exampleSecrets, sandbox.orgs.primary.userIds[1])}`);
 	}
 	log('');
 	log(
@@ -418,6 +424,9 @@ async function main() {
 	);
 	log(
 		'  Each mail shows up here as a [mail] line; POST /__sandbox/tap opens the alert as someone.',
+	);
+	log(
+		`  The form asks for a login (credential "Safety alert form login"): ${alertFormLoginLine(exampleSecrets)}.`,
 	);
 	log('');
 	log(`  n8n's log: ${logFile}`);
