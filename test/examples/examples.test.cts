@@ -6,7 +6,12 @@
  *   the check, and the check's other way answers the ERP with a 4xx and sends nothing. The check and
  *   the answer are evaluated with n8n's own expression engine and filter, as n8n's If node and
  *   Respond to Webhook run them.
- * Their run in a real n8n, published, called with and without the credential: test/e2e/examples.e2e.cts.
+ * - The safety alert example escalates only its own alerts: the send IDs its Send got back are kept
+ *   in a data table, and every way from its Companion Push Trigger to a step that notifies passes
+ *   the check that the notification is one of them (the API keeps no mark of who made a send, so a
+ *   title proves nothing).
+ * Their run in a real n8n, published, called with and without the credential, a foreign alert
+ * left alone: test/e2e/examples.e2e.cts.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -43,6 +48,10 @@ const CLOSED_TRIGGERS = [
 	'n8n-nodes-companion-push.companionPushTrigger',
 ];
 const SEND_TYPE = 'n8n-nodes-companion-push.companionPush';
+const TRIGGER_TYPE = 'n8n-nodes-companion-push.companionPushTrigger';
+const DATA_TABLE_TYPE = 'n8n-nodes-base.dataTable';
+/** Nodes that notify someone: a Companion Push Send, an e-mail. */
+const NOTIFIES = [SEND_TYPE, 'n8n-nodes-base.emailSend'];
 
 const example = (file: string): Json => {
 	const found = exampleWorkflows().find((entry) => entry.file === file);
@@ -249,6 +258,57 @@ describe('the example workflows', () => {
 			expect(answer.missing).toEqual(missing);
 			for (const field of missing) expect(answer.error).toContain(field);
 			expect(answer.error).toContain('Nothing was sent');
+		});
+	});
+	describe('Safety alert with escalation: the ladder follows only the alerts its form sent', () => {
+		const alert = example('safety-alert-escalation.json');
+		const dataTableNodes = (operation: string) =>
+			alert.nodes.filter(
+				(node: Json) => node.type === DATA_TABLE_TYPE && node.parameters.operation === operation,
+			);
+
+		test("the trigger's filter is not a title: every way from it to a step that notifies passes the check against the alert's own send IDs", () => {
+			const trigger = nodeOfType(alert, TRIGGER_TYPE);
+			const notifying = alert.nodes
+				.filter((node: Json) => NOTIFIES.includes(node.type))
+				.map((node: Json) => node.name);
+			const [check] = dataTableNodes('rowExists');
+			const fromTrigger = reachable(alert, trigger.name);
+			expect(notifying.filter((name: string) => fromTrigger.has(name)).length).toBeGreaterThan(3);
+			const pastCheck = reachable(alert, trigger.name, (node) => node === check.name);
+			expect(notifying.filter((name: string) => pastCheck.has(name))).toEqual([]);
+			// The check: a row of the alert register with this notification's ID.
+			expect(check.parameters.filters.conditions).toEqual([
+				{ keyName: 'notificationId', keyValue: '={{ $json.notificationId }}' },
+			]);
+		});
+
+		test("the register holds the IDs the alert's Send got back, written right after it sends, in the table the check reads", () => {
+			const form = nodeOfType(alert, 'n8n-nodes-base.formTrigger');
+			const [check] = dataTableNodes('rowExists');
+			const [insert] = dataTableNodes('insert');
+			const [create] = dataTableNodes('create');
+			const send = alert.nodes.find(
+				(node: Json) => node.type === SEND_TYPE && reachable(alert, form.name).has(node.name),
+			);
+			expect(send.parameters.audience).toBe('allUsers');
+			// Send -> make the table when missing -> insert: the insert sees each send's item.
+			expect(alert.connections[send.name].main[0].map((target: Json) => target.node)).toEqual([
+				create.name,
+			]);
+			expect(alert.connections[create.name].main[0].map((target: Json) => target.node)).toEqual([
+				insert.name,
+			]);
+			expect(insert.parameters.columns.value).toEqual({
+				notificationId: `={{ $('${send.name}').item.json.id }}`,
+			});
+			const table = create.parameters.tableName;
+			expect(create.parameters.options.createIfNotExists).toBe(true);
+			expect(create.parameters.columns.column).toEqual([
+				{ name: 'notificationId', type: 'string' },
+			]);
+			for (const node of [insert, check])
+				expect(node.parameters.dataTableId).toEqual({ __rl: true, mode: 'name', value: table });
 		});
 	});
 });
