@@ -9,8 +9,9 @@
 //      port): it keeps each mail in <home>/mails/ and prints a line for it;
 //   4. prepares the n8n user folder <runtime>/n8n-home (kept between starts: owner, credential,
 //      workflows, executions), installs the tarball into it the way n8n installs a community
-//      package, imports the credentials (the API's, the scripted model's, the mail server's) and the
-//      examples (again only when they changed);
+//      package, imports the credentials (the API's, the scripted model's, the mail server's, and the
+//      two that guard the examples' ERP webhook and alert form, their secrets made once and kept in
+//      the folder, 0600) and the examples (again only when they changed);
 //   5. starts n8n on 127.0.0.1:5678 (or a free port) and prints the editor URL and the login.
 // Ctrl-C / SIGTERM stops n8n, the sandbox, the scripted model and the mail server. All but the user
 // folder and n8n's start (step 4, the end of 5) is devkit/localStart.cts, shared with --queue.
