@@ -88,13 +88,14 @@ describe('npm start -- --queue', () => {
 		]);
 		// The examples' credentials as plain npm start makes them, pointing at the mail server and the
 		// scripted model this start runs.
-		await expectExampleCredentials(rest, output);
+		const { erpHeaders } = await expectExampleCredentials(rest, output, logDir);
 		for (const healthPort of healthPorts)
 			expect((await request(`http://127.0.0.1:${healthPort}/healthz`)).status).toBe(200);
 
 		const userId = /"userId":"([0-9a-f]{24})"/.exec(output)![1];
 		const posted = await request(`${url}/webhook/erp-event`, {
 			method: 'POST',
+			headers: erpHeaders,
 			body: { orderId: '5150', status: 'shipped', userId },
 		});
 		expect(posted.status).toBe(200);
