@@ -47,7 +47,7 @@ import {
 	step,
 	type LocalParts,
 } from '../devkit/localStart.cts';
-import { carryOverStartHome, startHomeFolder } from '../devkit/n8n/home.cts';
+import { carryOverStartHome, removeStartHome, startHomeFolder } from '../devkit/n8n/home.cts';
 import * as n8nTools from '../devkit/n8n/index.cts';
 import { SMTP_CREDENTIAL } from '../devkit/smtpSink.cts';
 import { startQueue } from './startQueue.cts';
@@ -190,7 +190,7 @@ function prepareHome(
 ): { encryptionKey: string; ownerPassword: string } {
 	if (fresh && fs.existsSync(home)) {
 		log(`  --fresh: removing ${home}`);
-		fs.rmSync(home, { recursive: true, force: true });
+		removeStartHome(home);
 	}
 	fs.mkdirSync(home, { recursive: true, mode: 0o700 });
 	fs.chmodSync(home, 0o700);
