@@ -109,7 +109,7 @@ export async function startQueue(options: QueueStartOptions): Promise<void> {
 		);
 	}
 	log(
-		`    Postgres   127.0.0.1:${cluster.pgPort}   database n8n, user n8n (psql -h 127.0.0.1 -p ${cluster.pgPort} -U n8n n8n)`,
+		`    Postgres   127.0.0.1:${cluster.pgPort}   database n8n, user n8n (PGPASSWORD="$(cat '${cluster.pgPasswordFile}')" psql -h 127.0.0.1 -p ${cluster.pgPort} -U n8n n8n)`,
 	);
 	log(`    Redis      127.0.0.1:${cluster.redisPort}   the Bull queue`);
 	if (sandbox) {
