@@ -106,7 +106,7 @@ export function benchWorkflow(id: string, chains: ChainSpec[], target: ChainTarg
 
 /**
  * The ERP webhook example (examples/erp-event-to-push.json) built without this package: the same
- * webhook, then an HTTP Request node POSTing the same message (the example's title and body
+ * webhook, check of the event and answers to the ERP, then an HTTP Request node POSTing the same message (the example's title and body
  * templates, the user, the deep link the node would send) with a bearer token header and the
  * example's Retry On Fail settings. No Idempotency Key (the HTTP Request node has none).
  */
@@ -117,7 +117,6 @@ export function erpWithHttpRequest(
 	url: string,
 	token: string,
 ): Json {
-	const webhook = (example.nodes as Json[]).find((node) => node.type === 'n8n-nodes-base.webhook')!;
 	const push = (example.nodes as Json[]).find((node) => node.type === NODE_TYPE)!;
 	/** A template such as `=Order {{ $json.body.orderId }}` as a JavaScript string expression. */
 	const expression = (template: string) =>
@@ -133,28 +132,34 @@ export function erpWithHttpRequest(
 		"  deeplink: $json.body.announcementId ? 'companionapp://announcement/' + $json.body.announcementId : 'companionapp://home'\n" +
 		'}) }}';
 	const { retryOnFail, maxTries, waitBetweenTries, position } = push;
+	// The example's other nodes as they are (its Webhook, the check of the event and the answers to
+	// the ERP), the Companion Push Send replaced by the HTTP Request node under the same name.
+	const nodes = (example.nodes as Json[])
+		.filter((node) => node.type !== 'n8n-nodes-base.stickyNote')
+		.map((node) => {
+			if (node === push)
+				return {
+					...httpRequestNode(push.name, url, token, body),
+					retryOnFail,
+					maxTries,
+					waitBetweenTries,
+					id: randomUUID(),
+					position,
+				};
+			if (node.type === 'n8n-nodes-base.webhook')
+				return {
+					...node,
+					id: randomUUID(),
+					webhookId: randomUUID(),
+					parameters: { ...node.parameters, path: webhookPath },
+				};
+			return { ...node, id: randomUUID() };
+		});
 	return {
 		id,
 		name: `${example.name} (HTTP Request node)`,
-		nodes: [
-			{
-				...webhook,
-				id: randomUUID(),
-				webhookId: randomUUID(),
-				parameters: { ...webhook.parameters, path: webhookPath },
-			},
-			{
-				...httpRequestNode('Notify the User', url, token, body),
-				retryOnFail,
-				maxTries,
-				waitBetweenTries,
-				id: randomUUID(),
-				position,
-			},
-		],
-		connections: {
-			[webhook.name]: { main: [[{ node: 'Notify the User', type: 'main', index: 0 }]] },
-		},
+		nodes,
+		connections: structuredClone(example.connections),
 		settings: example.settings,
 		active: false,
 		pinData: {},

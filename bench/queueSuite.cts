@@ -21,6 +21,11 @@ import { startSandbox } from '../sandbox/index.cts';
 import type { Sandbox } from '../sandbox/index.cts';
 import { SEND } from '../devkit/endpoints.cts';
 import {
+	erpWebhookHeaders,
+	exampleTriggerCredentialEntries,
+	newExampleTriggerSecrets,
+} from '../devkit/exampleTriggers.cts';
+import {
 	credentialEntry,
 	exampleWorkflows,
 	type QueueCluster,
@@ -32,6 +37,9 @@ import { med, ms, processCpuMs, ratio, spread, tokenOf } from './measure.cts';
 import { erpWithHttpRequest, HTTP_REQUEST_VERSION } from './n8nWorkflows.cts';
 import { constant, verdictOf } from './report.cts';
 import type { Figure, SuiteReport } from './report.cts';
+
+/** The ERP example's webhook asks for a secret header: this run's own. */
+const EXAMPLE_SECRETS = newExampleTriggerSecrets();
 
 export const FULL_QUEUE_SCALE = {
 	/** Events per pass, and how many are posted at once. */
@@ -111,6 +119,7 @@ async function pass(
 		while (next < events.length) {
 			const status = await request(`${cluster.url}/webhook/${webhookPath}`, {
 				method: 'POST',
+				headers: erpWebhookHeaders(EXAMPLE_SECRETS),
 				body: events[next++],
 				timeoutMs: 120_000,
 			}).then(
@@ -204,7 +213,10 @@ export async function runQueueSuite(
 			tarball,
 			workers: scale.workers,
 			concurrency: scale.concurrency,
-			credentials: [credentialEntry({ ...primary, baseUrl: link.baseUrl })],
+			credentials: [
+				credentialEntry({ ...primary, baseUrl: link.baseUrl }),
+				...exampleTriggerCredentialEntries(EXAMPLE_SECRETS),
+			],
 			workflows: [
 				copyOf('node'),
 				copyOf('nodeWithoutKey', true),

@@ -8,7 +8,9 @@
  *   4. the AI Agent example's scripted model (fakeModel.cts) on 127.0.0.1:4011 (or a free port);
  *   5. the caller's preparation (its user folder), then the safety alert example's mail server
  *      (smtpSink.cts) on 127.0.0.1:2525 (or a free port), keeping the mails in the folder it names;
- *   6. n8n, as the caller starts it, with the three credentials (the API's, the model's, the mail's).
+ *   6. n8n, as the caller starts it, with the credentials: the API's, the model's, the mail's, and
+ *      the two that guard the examples' ERP webhook and alert form (exampleTriggers.cts), their
+ *      secrets kept in the folder the caller names.
  * Ctrl-C, SIGTERM, SIGHUP, npm gone (stopOnSignal.cts) or n8n ending by itself stop every part.
  */
 import { spawnSync, type ChildProcess } from 'node:child_process';
@@ -18,6 +20,11 @@ import * as path from 'node:path';
 import { startSandbox, type Sandbox } from '../sandbox/index.cts';
 import { fakeModelCredentialEntry, startFakeModel, type FakeModel } from './fakeModel.cts';
 import * as n8nTools from './n8n/index.cts';
+import {
+	exampleTriggerCredentialEntries,
+	keptExampleTriggerSecrets,
+	type ExampleTriggerSecrets,
+} from './exampleTriggers.cts';
 import {
 	mailSummary,
 	SMTP_CREDENTIAL,
@@ -43,8 +50,11 @@ export interface LocalParts<Prepared> {
 	sandbox?: Sandbox;
 	fakeModel: FakeModel;
 	smtp: SmtpSink;
-	/** For `n8n import:credentials`: the API's, the scripted model's, the mail server's. */
+	/** For `n8n import:credentials`: the API's, the scripted model's, the mail server's, the
+	 * examples' triggers'. */
 	credentialEntries: object[];
+	/** The secrets of the examples' ERP webhook and alert form, kept in `prepared.secretsFolder`. */
+	exampleSecrets: ExampleTriggerSecrets;
 	/** What the caller's `prepare` returned. */
 	prepared: Prepared;
 	/** True once a signal came: the caller starts nothing more. */
@@ -59,7 +69,13 @@ export interface LocalN8n {
 	logFile: string;
 }
 
-export interface LocalStartOptions<Prepared extends { mailFolder: string }, N extends LocalN8n> {
+/** What the caller's `prepare` names: where the mails go, where the examples' trigger secrets are kept. */
+export interface PreparedFolders {
+	mailFolder: string;
+	secretsFolder: string;
+}
+
+export interface LocalStartOptions<Prepared extends PreparedFolders, N extends LocalN8n> {
 	build: boolean;
 	realService?: n8nTools.CredentialValues;
 	sandboxPort?: number;
@@ -81,7 +97,7 @@ function build() {
  * Steps 1 to 6 above. Resolves with every part and n8n once n8n is up, or undefined when a signal
  * stopped the start on the way (the parts started so far are stopped, and the process exits).
  */
-export async function startLocal<Prepared extends { mailFolder: string }, N extends LocalN8n>(
+export async function startLocal<Prepared extends PreparedFolders, N extends LocalN8n>(
 	options: LocalStartOptions<Prepared, N>,
 ): Promise<(LocalParts<Prepared> & { n8n: N }) | undefined> {
 	// Each set once it runs; stopAll reads them.
@@ -155,6 +171,7 @@ export async function startLocal<Prepared extends { mailFolder: string }, N exte
 	log(`  smtp://127.0.0.1:${smtp.port}, mails kept in ${prepared.mailFolder}`);
 	if (isStopping()) return undefined;
 
+	const exampleSecrets = keptExampleTriggerSecrets(prepared.secretsFolder);
 	const parts: LocalParts<Prepared> = {
 		runtime,
 		tarball,
@@ -166,7 +183,9 @@ export async function startLocal<Prepared extends { mailFolder: string }, N exte
 			n8nTools.credentialEntry(credential),
 			fakeModelCredentialEntry(fakeModel.baseUrl),
 			smtpCredentialEntry(smtp.port),
+			...exampleTriggerCredentialEntries(exampleSecrets),
 		],
+		exampleSecrets,
 		prepared,
 		isStopping,
 	};

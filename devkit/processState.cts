@@ -7,6 +7,7 @@
  */
 import { resetKeysInFlight } from '../nodes/CompanionPush/neverTwice/keyedEvent';
 import { resetStoreState } from '../nodes/CompanionPush/store/state';
+import { resetRowTurns } from '../nodes/CompanionPush/store/turns';
 import { resetTimings } from '../nodes/CompanionPush/shared/timings';
 import { resetPaces } from '../nodes/CompanionPush/transport/pace';
 import { resetListings } from '../nodes/CompanionPush/transport/safeSend/listings';
@@ -34,6 +35,7 @@ export function resetProcessState(): void {
 	resetListPagesRead();
 	resetKeysInFlight();
 	resetStoreState();
+	resetRowTurns();
 	resetPollMemory();
 	resetTimings();
 }

@@ -11,8 +11,10 @@
 //      starts and runtimes: owner, credentials, workflows, executions, mails; one that an earlier
 //      version kept in the runtime cache is moved there), installs the tarball into it the way n8n
 //      installs a community package, imports the credentials (the API's, the scripted model's, the
-//      mail server's) and the examples (again only when they changed); with the sandbox, which
-//      starts empty, n8n forgets what it remembered of the last one (triggers, Idempotency Keys);
+//      mail server's, and the two that guard the examples' ERP webhook and alert form, their secrets
+//      made once and kept in the folder, 0600) and the examples (again only when they changed); with
+//      the sandbox, which starts empty, n8n forgets what it remembered of the last one (triggers,
+//      Idempotency Keys);
 //   5. starts n8n on 127.0.0.1:5678 (or a free port) in this computer's time zone and prints the
 //      editor URL and the login.
 // Ctrl-C / SIGTERM stops n8n, the sandbox, the scripted model and the mail server. All but the user
@@ -36,6 +38,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
+import { alertFormLoginLine, erpTryCommand } from '../devkit/exampleTriggers.cts';
 import { FAKE_MODEL_CREDENTIAL } from '../devkit/fakeModel.cts';
 import {
 	DEFAULT_PORTS,
@@ -44,7 +47,7 @@ import {
 	step,
 	type LocalParts,
 } from '../devkit/localStart.cts';
-import { carryOverStartHome, startHomeFolder } from '../devkit/n8n/home.cts';
+import { carryOverStartHome, removeStartHome, startHomeFolder } from '../devkit/n8n/home.cts';
 import * as n8nTools from '../devkit/n8n/index.cts';
 import { SMTP_CREDENTIAL } from '../devkit/smtpSink.cts';
 import { startQueue } from './startQueue.cts';
@@ -187,7 +190,7 @@ function prepareHome(
 ): { encryptionKey: string; ownerPassword: string } {
 	if (fresh && fs.existsSync(home)) {
 		log(`  --fresh: removing ${home}`);
-		fs.rmSync(home, { recursive: true, force: true });
+		removeStartHome(home);
 	}
 	fs.mkdirSync(home, { recursive: true, mode: 0o700 });
 	fs.chmodSync(home, 0o700);
@@ -318,6 +321,8 @@ function defaultHome(): string {
 interface UserFolder {
 	home: string;
 	mailFolder: string;
+	/** The examples' trigger secrets are kept here: the user folder. */
+	secretsFolder: string;
 	encryptionKey: string;
 	ownerPassword: string;
 }
@@ -444,12 +449,17 @@ async function main() {
 		prepare: (): UserFolder => {
 			step('The n8n user folder');
 			const home = options.home ?? defaultHome();
-			return { home, mailFolder: path.join(home, 'mails'), ...prepareHome(home, options.fresh) };
+			return {
+				home,
+				mailFolder: path.join(home, 'mails'),
+				secretsFolder: home,
+				...prepareHome(home, options.fresh),
+			};
 		},
 		startN8n: (parts) => startN8nInHome(parts, options),
 	});
 	if (!local) return;
-	const { n8n, sandbox, credential } = local;
+	const { n8n, sandbox, credential, exampleSecrets } = local;
 	const { home, ownerPassword } = local.prepared;
 	const { examples, toPublish, logFile } = n8n;
 
@@ -507,11 +517,9 @@ async function main() {
 		);
 		log('');
 		log('  Try the ERP example (published): it notifies the user named in the event;');
-		log('  a minute later the follow-up report example sends the counters to the ops user:');
-		log(
-			`    curl -s -X POST ${n8n.url}/webhook/erp-event -H 'content-type: application/json' ` +
-				`-d '{"orderId":"1042","status":"shipped","userId":"${sandbox.orgs.primary.userIds[1]}"}'`,
-		);
+		log('  a minute later the follow-up report example sends the counters to the ops user.');
+		log('  Its webhook answers only with the secret header (credential "ERP webhook secret"):');
+		log(`    ${erpTryCommand(n8n.url, exampleSecrets, sandbox.orgs.primary.userIds[1])}`);
 	}
 	log('');
 	log(
@@ -528,6 +536,9 @@ async function main() {
 	);
 	log(
 		'  The mails show up here as [mail] lines, one per batch; POST /__sandbox/tap opens the alert as someone.',
+	);
+	log(
+		`  The form asks for a login (credential "Safety alert form login"): ${alertFormLoginLine(exampleSecrets)}.`,
 	);
 	log('');
 	log(`  n8n's log: ${logFile}`);

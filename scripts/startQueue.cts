@@ -8,6 +8,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
+import { erpTryCommand } from '../devkit/exampleTriggers.cts';
 import { DEFAULT_PORTS, servicesLines, startLocal, step } from '../devkit/localStart.cts';
 import * as n8nTools from '../devkit/n8n/index.cts';
 
@@ -38,7 +39,8 @@ export async function startQueue(options: QueueStartOptions): Promise<void> {
 		stopHeading: 'Stopping n8n (main and workers), Postgres, Redis and the sandbox ...',
 		prepare: () => {
 			fs.rmSync(logDir, { recursive: true, force: true });
-			return { mailFolder: path.join(logDir, 'mails') };
+			// The examples' trigger secrets too: new at every start, like everything else here.
+			return { mailFolder: path.join(logDir, 'mails'), secretsFolder: logDir };
 		},
 		startN8n: async ({ tarball, runtime, sandbox, credentialEntries }) => {
 			const port = options.port ?? (await n8nTools.findFreePort(DEFAULT_PORTS.n8n));
@@ -76,7 +78,7 @@ export async function startQueue(options: QueueStartOptions): Promise<void> {
 		},
 	});
 	if (!local) return;
-	const { sandbox, credential } = local;
+	const { sandbox, credential, exampleSecrets } = local;
 	const { cluster } = local.n8n;
 
 	const workflows = await cluster.rest.listWorkflows();
@@ -107,7 +109,7 @@ export async function startQueue(options: QueueStartOptions): Promise<void> {
 		);
 	}
 	log(
-		`    Postgres   127.0.0.1:${cluster.pgPort}   database n8n, user n8n (psql -h 127.0.0.1 -p ${cluster.pgPort} -U n8n n8n)`,
+		`    Postgres   127.0.0.1:${cluster.pgPort}   database n8n, user n8n (PGPASSWORD="$(cat '${cluster.pgPasswordFile}')" psql -h 127.0.0.1 -p ${cluster.pgPort} -U n8n n8n)`,
 	);
 	log(`    Redis      127.0.0.1:${cluster.redisPort}   the Bull queue`);
 	if (sandbox) {
@@ -117,10 +119,7 @@ export async function startQueue(options: QueueStartOptions): Promise<void> {
 		log('');
 		log('  Try the ERP example (published): a worker notifies the user named in the event');
 		log(`  (which one: "Worker finished execution N" in ${logDir}/worker-*.log):`);
-		log(
-			`    curl -s -X POST ${cluster.url}/webhook/erp-event -H 'content-type: application/json' ` +
-				`-d '{"orderId":"1042","status":"shipped","userId":"${sandbox.orgs.primary.userIds[1]}"}'`,
-		);
+		log(`    ${erpTryCommand(cluster.url, exampleSecrets, sandbox.orgs.primary.userIds[1])}`);
 	}
 	log('');
 	log(`  Logs: ${logDir} (main.log, worker-N.log, postgres.log, redis.log; mails/)`);

@@ -42,6 +42,21 @@ export function startHomeFolder(): string {
 	return path.join(dataHome, 'n8n-nodes-companion-push', 'n8n-home');
 }
 
+/**
+ * `npm start -- --fresh`: removes a user folder that `npm start` made (it holds the owner's password
+ * file), or an empty one. Any other folder given with `--home` (a typo, a home directory, a project)
+ * is left as it is, with an error that names it: --fresh deletes everything in it.
+ */
+export function removeStartHome(home: string): void {
+	if (!fs.existsSync(home)) return;
+	const madeByStart = fs.existsSync(path.join(home, 'owner-password'));
+	if (!madeByStart && fs.readdirSync(home).length > 0)
+		throw new Error(
+			`--fresh: ${home} is not a user folder npm start made (it has no owner-password file), so it was not removed. Give --home a folder of its own, or remove it yourself.`,
+		);
+	fs.rmSync(home, { recursive: true, force: true });
+}
+
 /** When a user folder was last used: its database's change, else the folder's own. */
 function lastUsed(folder: string): number {
 	for (const file of [path.join(folder, '.n8n', 'database.sqlite'), folder]) {

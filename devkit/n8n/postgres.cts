@@ -1,8 +1,9 @@
 // A fresh Postgres 15 for n8n on this machine (dev tooling, never shipped): Debian's binaries run
-// as the postgres user, a new data folder, trust auth on 127.0.0.1 only, a database `n8n` owned by
-// the user `n8n`. Used by the queue-mode cluster (queueMode.ts) and by the benchmark's
+// as the postgres user, a new data folder, on 127.0.0.1 only, a database `n8n` owned by the user
+// `n8n`, whose password is made anew for each start (any local user could use a database without one). Used by the queue-mode cluster (queueMode.ts) and by the benchmark's
 // regular-mode n8n on Postgres. stop() shuts it down; killNow() is for this process's exit.
 import { execFile, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
@@ -59,17 +60,28 @@ export async function startPostgres({
 
 	fs.mkdirSync(dataDir, { mode: 0o700 });
 	spawnSync('chown', [PG_USER, dataDir]);
-	await run(
-		...asPostgres(path.join(PG_BIN, 'initdb'), [
-			'-D',
-			dataDir,
-			'-A',
-			'trust',
-			'-U',
-			'n8n',
-			'--no-sync',
-		]),
-	);
+	// The password reaches initdb in a file only the postgres user reads, removed at once (never on a
+	// command line, which every local user sees).
+	const password = randomBytes(18).toString('hex');
+	const passwordFile = path.join(root, 'postgres-password');
+	fs.writeFileSync(passwordFile, password, { mode: 0o600 });
+	spawnSync('chown', [PG_USER, passwordFile]);
+	try {
+		await run(
+			...asPostgres(path.join(PG_BIN, 'initdb'), [
+				'-D',
+				dataDir,
+				'-A',
+				'scram-sha-256',
+				`--pwfile=${passwordFile}`,
+				'-U',
+				'n8n',
+				'--no-sync',
+			]),
+		);
+	} finally {
+		fs.rmSync(passwordFile, { force: true });
+	}
 	// Postgres writes its log as the postgres user.
 	fs.writeFileSync(logFile, '');
 	spawnSync('chown', [PG_USER, logFile]);
@@ -120,6 +132,7 @@ export async function startPostgres({
 	const psql = async (sql: string, database = 'n8n'): Promise<string[][]> => {
 		const { stdout } = await run(psqlBin, [...psqlArgs, '-d', database, '-c', sql], {
 			maxBuffer: 64 * 1024 * 1024,
+			env: { ...process.env, PGPASSWORD: password },
 		});
 		return stdout
 			.split('\n')
@@ -165,7 +178,7 @@ export async function startPostgres({
 			DB_POSTGRESDB_PORT: String(port),
 			DB_POSTGRESDB_DATABASE: 'n8n',
 			DB_POSTGRESDB_USER: 'n8n',
-			DB_POSTGRESDB_PASSWORD: 'unused-trust-auth',
+			DB_POSTGRESDB_PASSWORD: password,
 		} as Record<string, string>,
 		/** A fast shutdown, waited for. */
 		stop,

@@ -147,6 +147,9 @@ export async function startQueueCluster(options: QueueClusterOptions) {
 	if (options.handleSignals !== false) process.on('SIGINT', onSignal).on('SIGTERM', onSignal);
 
 	const redisPort = await findFreePort();
+	// Any local user could reach a Redis without one, and with it every queued execution's data.
+	const redisPassword = randomBytes(18).toString('hex');
+	const pgPasswordFile = path.join(logDir, 'postgres-password');
 	const mainPort = options.port ?? (await findFreePort());
 	const encryptionKey = randomBytes(24).toString('hex');
 	let shared: Env = {
@@ -154,6 +157,7 @@ export async function startQueueCluster(options: QueueClusterOptions) {
 		EXECUTIONS_MODE: 'queue',
 		QUEUE_BULL_REDIS_HOST: '127.0.0.1',
 		QUEUE_BULL_REDIS_PORT: String(redisPort),
+		QUEUE_BULL_REDIS_PASSWORD: redisPassword,
 		// Manual runs go to the workers too; main then starts no task runner (saves a port and about 130 MB).
 		OFFLOAD_MANUAL_EXECUTIONS_TO_WORKERS: 'true',
 		// Main's public URL for every process (webhook URLs shown in the editor).
@@ -210,17 +214,23 @@ export async function startQueueCluster(options: QueueClusterOptions) {
 	};
 
 	try {
-		// Postgres: a fresh data folder owned by the postgres user, trust auth on loopback only.
+		// Postgres: a fresh data folder owned by the postgres user, a password, on loopback only.
 		postgres = await startPostgres({
 			root,
 			log: (line) => log(line.replace('[postgres]', '[queue] Postgres')),
 		});
 		shared = { ...shared, ...postgres.n8nEnv };
+		// For a developer's psql: in the logs folder, readable by this user only.
+		fs.writeFileSync(pgPasswordFile, postgres.n8nEnv.DB_POSTGRESDB_PASSWORD, { mode: 0o600 });
 
 		// Redis: nothing written to disk.
 		fs.mkdirSync(redisDir);
 		redisPidFile = path.join(redisDir, 'redis.pid');
+		// The password in a config file only this user reads (a command line is seen by every user).
+		const redisConfig = path.join(redisDir, 'redis.conf');
+		fs.writeFileSync(redisConfig, `requirepass ${redisPassword}\n`, { mode: 0o600 });
 		await run(redisServer, [
+			redisConfig,
 			'--port',
 			String(redisPort),
 			'--bind',
@@ -437,6 +447,7 @@ export async function startQueueCluster(options: QueueClusterOptions) {
 		url: running.url,
 		port: running.port,
 		pgPort: postgres!.port,
+		pgPasswordFile,
 		redisPort,
 		logDir,
 		main: running,

@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
-import { carryOverStartHome, startHomeFolder } from '../../devkit/n8n/home.cts';
+import { carryOverStartHome, removeStartHome, startHomeFolder } from '../../devkit/n8n/home.cts';
 import { runtimeCacheFolder } from '../../devkit/n8n/install.cts';
 
 describe("npm start's user folder", () => {
@@ -90,5 +90,26 @@ describe("npm start's user folder", () => {
 	test('nothing to carry over: nothing happens', () => {
 		expect(carryOverStartHome(startHomeFolder())).toBeUndefined();
 		expect(fs.existsSync(startHomeFolder())).toBe(false);
+	});
+
+	test('--fresh removes a folder npm start made, and refuses any other folder, leaving it whole', () => {
+		const made = tempFolder();
+		fs.writeFileSync(path.join(made, 'owner-password'), 'builder', { mode: 0o600 });
+		fs.mkdirSync(path.join(made, '.n8n'));
+		removeStartHome(made);
+		expect(fs.existsSync(made)).toBe(false);
+
+		// A typo in --home: a folder of the user's own work.
+		const theirs = tempFolder();
+		fs.writeFileSync(path.join(theirs, 'thesis.tex'), 'years of work');
+		expect(() => removeStartHome(theirs)).toThrow(
+			`--fresh: ${theirs} is not a user folder npm start made`,
+		);
+		expect(fs.readFileSync(path.join(theirs, 'thesis.tex'), 'utf8')).toBe('years of work');
+
+		const empty = tempFolder();
+		removeStartHome(empty);
+		expect(fs.existsSync(empty)).toBe(false);
+		removeStartHome(empty); // not there: nothing to do
 	});
 });

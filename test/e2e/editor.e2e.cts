@@ -14,8 +14,10 @@
 import type { Page } from 'playwright-core';
 
 import {
+	ALERT_FORM_USER,
 	brief,
 	CANCEL,
+	EXAMPLE_SECRETS,
 	exampleWorkflows,
 	hasFinished,
 	keepScreenshot,
@@ -114,7 +116,13 @@ describe('the n8n editor in headless Chromium', () => {
 		// n8n starts while Chromium launches.
 		const [started, launched] = await Promise.allSettled([
 			N8nServer.start(home, { workflows }),
-			launchBrowser(),
+			// The safety alert's form asks for its login: typed in as the ready block of npm start says.
+			launchBrowser({
+				httpCredentials: {
+					username: ALERT_FORM_USER,
+					password: EXAMPLE_SECRETS.alertFormPassword,
+				},
+			}),
 		]);
 		if (started.status === 'fulfilled') server = started.value;
 		if (launched.status === 'fulfilled') browser = launched.value;

@@ -14,6 +14,8 @@
  * is for a state: a publication, an execution, sends, mails, polls.
  */
 import {
+	alertFormAuthorization,
+	EXAMPLE_SECRETS,
 	exampleWorkflows,
 	importCredentials,
 	N8nHome,
@@ -196,6 +198,7 @@ describe('the safety alert example with its alert ladder in a running n8n', () =
 		);
 		const submitted = await fetch(`${n8n.url}/form-test/${form.webhookId}`, {
 			method: 'POST',
+			headers: { authorization: alertFormAuthorization(EXAMPLE_SECRETS) }, // the form's login
 			body: fields,
 		});
 		expect(submitted.status).toBe(200);

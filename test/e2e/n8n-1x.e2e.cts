@@ -14,6 +14,7 @@
  */
 import {
 	code,
+	ERP_HEADERS,
 	exampleWorkflows,
 	hasFinished,
 	manualWorkflow,
@@ -119,7 +120,13 @@ describe(`the package in n8n ${pinnedVersions(LINE).n8n} (the 1.x line)`, () => 
 	test('the ERP example through its real webhook (production run, Idempotency Key): the named user is notified once', async () => {
 		const event = { orderId: '7001', status: 'ready for pickup', userId: users.onePhone };
 		expect(
-			(await request(`${server.url}/webhook/erp-event`, { method: 'POST', body: event })).status,
+			(
+				await request(`${server.url}/webhook/erp-event`, {
+					method: 'POST',
+					headers: ERP_HEADERS,
+					body: event,
+				})
+			).status,
 		).toBe(200);
 		const executions = await waitFor(
 			'its execution',

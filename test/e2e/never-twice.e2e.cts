@@ -17,6 +17,7 @@ import { randomUUID } from 'node:crypto';
 
 import {
 	code,
+	ERP_HEADERS,
 	exampleWorkflows,
 	hasFinished,
 	manualWorkflow,
@@ -423,8 +424,13 @@ describe('never twice in a real n8n', () => {
 			server = await N8nServer.start(home);
 		}
 
+		/** POSTs to a webhook, with the ERP example's secret header (the other webhooks ignore it). */
 		async function postWebhook(path: string, body: unknown): Promise<void> {
-			const response = await request(`${server!.url}/webhook/${path}`, { method: 'POST', body });
+			const response = await request(`${server!.url}/webhook/${path}`, {
+				method: 'POST',
+				headers: ERP_HEADERS,
+				body,
+			});
 			expect(response.status).toBe(200);
 		}
 

@@ -24,6 +24,7 @@ import { randomUUID } from 'node:crypto';
 import {
 	CANCEL,
 	CREDENTIAL_ID,
+	ERP_HEADERS,
 	exampleWorkflows,
 	type ExecutionRow,
 	hasFinished,
@@ -176,8 +177,13 @@ describe('the package in n8n queue mode (main + 2 workers, Postgres, Redis)', ()
 					const event = events[next++];
 					postedAt?.set(event, Date.now());
 					statuses.push(
-						(await request(`${cluster.url}/webhook/${path}`, { method: 'POST', body: event }))
-							.status,
+						(
+							await request(`${cluster.url}/webhook/${path}`, {
+								method: 'POST',
+								headers: ERP_HEADERS,
+								body: event,
+							})
+						).status,
 					);
 				}
 			}),
@@ -282,9 +288,10 @@ describe('the package in n8n queue mode (main + 2 workers, Postgres, Redis)', ()
 			publish: [ERP, CAPPED_ERP, DIGEST_ERP],
 			log,
 		});
-		expect(erp.nodes.find((node: Json) => node.credentials)?.credentials.companionPushApi.id).toBe(
-			CREDENTIAL_ID,
-		);
+		expect(
+			erp.nodes.find((node: Json) => node.credentials?.companionPushApi)?.credentials
+				.companionPushApi.id,
+		).toBe(CREDENTIAL_ID);
 		// The trigger: published now (its activation poll sets the starting point), then sends are
 		// made outside n8n for its scheduled polls to find while the other cases run.
 		triggerPublishedAt = Date.now();

@@ -5,7 +5,9 @@
  * run by a worker and notifies its user once; Ctrl-C (SIGINT) stops everything: exit 0, every printed
  * port free again, no n8n process left.
  */
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
@@ -23,6 +25,19 @@ import {
 	waitFor,
 	type Started,
 } from './support/index.cts';
+
+/** Redis's first answer to `command`, sent without logging in. */
+function redisAnswer(port: number, command: string): Promise<string> {
+	return new Promise((resolve, reject) => {
+		const socket = net.connect(port, '127.0.0.1', () => socket.write(command));
+		socket.setTimeout(10_000, () => socket.destroy(new Error('Redis did not answer')));
+		socket.once('data', (data) => {
+			resolve(data.toString());
+			socket.end();
+		});
+		socket.once('error', reject);
+	});
+}
 
 /** Whether a process runs (this VM does not reap orphans: a zombie counts as gone). */
 function isRunning(pid: number): boolean {
@@ -72,6 +87,16 @@ describe('npm start -- --queue', () => {
 		const pgPort = Number(/Postgres +127\.0\.0\.1:(\d+)/.exec(output)?.[1]);
 		const redisPort = Number(/Redis +127\.0\.0\.1:(\d+)/.exec(output)?.[1]);
 		const healthPorts = workerLines.map((line) => Number(/:(\d+)\/healthz/.exec(line)![1]));
+		// Postgres and Redis ask for the passwords made for this start: another local user without
+		// them gets nothing.
+		const psqlWithout = spawnSync(
+			'psql',
+			['-w', '-h', '127.0.0.1', '-p', String(pgPort), '-U', 'n8n', '-d', 'n8n', '-c', 'select 1'],
+			{ encoding: 'utf8', env: { ...process.env, PGPASSWORD: '' } },
+		);
+		expect(psqlWithout.status).not.toBe(0);
+		expect(psqlWithout.stderr).toMatch(/password/);
+		expect(await redisAnswer(redisPort, 'PING\r\n')).toMatch(/^-NOAUTH/);
 		expect(output).toContain(`Sandbox    http://127.0.0.1:${sandboxPort}`);
 		const logDir = /Logs: (\S+) /.exec(output)![1];
 		expect(logDir.startsWith(tmp)).toBe(true);
@@ -88,13 +113,14 @@ describe('npm start -- --queue', () => {
 		]);
 		// The examples' credentials as plain npm start makes them, pointing at the mail server and the
 		// scripted model this start runs.
-		await expectExampleCredentials(rest, output);
+		const { erpHeaders } = await expectExampleCredentials(rest, output, logDir);
 		for (const healthPort of healthPorts)
 			expect((await request(`http://127.0.0.1:${healthPort}/healthz`)).status).toBe(200);
 
 		const userId = /"userId":"([0-9a-f]{24})"/.exec(output)![1];
 		const posted = await request(`${url}/webhook/erp-event`, {
 			method: 'POST',
+			headers: erpHeaders,
 			body: { orderId: '5150', status: 'shipped', userId },
 		});
 		expect(posted.status).toBe(200);

@@ -176,7 +176,7 @@ describe('npm start', () => {
 		]);
 		// The safety alert example's mail server and the AI Agent example's model are the ones npm
 		// start runs, and they answer.
-		const { mailPort, modelUrl } = await expectExampleCredentials(rest, output);
+		const { mailPort, modelUrl } = await expectExampleCredentials(rest, output, home);
 		const modelCredential = await rest.call(
 			'GET',
 			'/credentials/cpFakeModelCredential?includeData=true',

@@ -11,6 +11,7 @@
  * log tells their polls apart.
  */
 import {
+	ERP_HEADERS,
 	exampleWorkflows,
 	hasFinished,
 	N8nHome,
@@ -113,6 +114,7 @@ describe('published workflows in a running n8n (n8n start)', () => {
 	test('the ERP example through its real webhook: the named user is notified', async () => {
 		const response = await request(`${server.url}/webhook/erp-event`, {
 			method: 'POST',
+			headers: ERP_HEADERS,
 			body: { orderId: '7001', status: 'ready for pickup', userId: users.twoPhones },
 		});
 		expect(response.status).toBe(200);

@@ -6,8 +6,8 @@ import {
 	encodeWindow,
 	readWindow,
 	recordHolds,
-} from '../../nodes/CompanionPush/actions/notification/send/digestRecord';
-import type { WindowRecord } from '../../nodes/CompanionPush/actions/notification/send/digestRecord';
+} from '../../nodes/CompanionPush/actions/notification/digest/records';
+import type { WindowRecord } from '../../nodes/CompanionPush/actions/notification/digest/records';
 import { fitsRecord, LOST } from '../../nodes/CompanionPush/store';
 
 const record: WindowRecord = {

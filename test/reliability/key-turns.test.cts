@@ -8,7 +8,7 @@
 import { IdempotencyKeys } from '../../nodes/CompanionPush/neverTwice/idempotencyKeys';
 import type { IdempotencyKey } from '../../nodes/CompanionPush/neverTwice/idempotencyKeys';
 import { resetProcessState } from '../../devkit/processState.cts';
-import { storeState } from '../../nodes/CompanionPush/store/state';
+import { rowTurnsWaiting } from '../../nodes/CompanionPush/store/turns';
 import { MemoryProcessedData, storeContext } from '../harness/index.cts';
 
 const KEYS_ROW = 'wf-lock|n:n-lock';
@@ -58,7 +58,7 @@ describe("the keys' row in turns: one process's waiting claims and confirmations
 			events.map(async ({ idempotency, layout }) => await anExecution().claim(idempotency, layout)),
 		);
 		expect(again.map((claim) => claim.state)).toEqual(events.map(() => 'used'));
-		expect(storeState.rowTurns.size).toBe(0);
+		expect(rowTurnsWaiting()).toBe(0);
 		expect(store.rows.has('wf-lock|')).toBe(false); // the lock was given back
 	});
 

@@ -2,7 +2,7 @@ import { MINUTE_MS } from '../shared/time';
 import { timings } from '../shared/timings';
 import { DEFAULT_TIMEOUT_MS } from '../transport/http';
 import { heldUntilOf } from './keysRow';
-import { pauseUnlessStopped } from './pause';
+import { pauseUnlessStopped } from '../shared/pause';
 import type { IdempotencyKey, IdempotencyKeys, StoreClaim } from './idempotencyKeys';
 
 /** Renewals within one lease. */

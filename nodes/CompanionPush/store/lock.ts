@@ -4,7 +4,7 @@ import { sleep } from 'n8n-workflow';
 import type { IExecuteFunctions } from 'n8n-workflow';
 
 import { oneAtATime } from '../shared/oneAtATime';
-import { pauseUnlessStopped } from '../neverTwice/pause';
+import { pauseUnlessStopped } from '../shared/pause';
 import { timings } from '../shared/timings';
 import { storeState } from './state';
 

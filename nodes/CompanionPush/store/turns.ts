@@ -201,7 +201,7 @@ export class RowTurn {
 	 * taken over meanwhile: each work reads what it decides from). */
 	static async run(turn: RowTurn, context: IExecuteFunctions, row: string): Promise<void> {
 		const close = () => {
-			if (storeState.rowTurns.get(row) === turn) storeState.rowTurns.delete(row);
+			if (rowTurns.get(row) === turn) rowTurns.delete(row);
 		};
 		const outcome = await withStoreLock(context, async () => {
 			close(); // works that come from now on wait for the next turn
@@ -236,6 +236,18 @@ export class RowTurn {
 	}
 }
 
+/** Per row, the works waiting for this process's next turn: they run in that one turn, their writes
+ * merged. Process memory: across processes the store's lock orders the turns. */
+let rowTurns = new Map<string, RowTurn>();
+
+/** Rows with works waiting for a turn of this process (tests). */
+export const rowTurnsWaiting = (): number => rowTurns.size;
+
+/** Forgets the waiting works (tests, with the store's reset). */
+export function resetRowTurns(): void {
+	rowTurns = new Map();
+}
+
 /** The row of this node: its workflow and its id. */
 export const rowOf = (context: IExecuteFunctions) =>
 	JSON.stringify([context.getWorkflow().id ?? '', context.getNode().id]);
@@ -259,10 +271,10 @@ export async function inRowTurn<T>(
 			async () => await inRowTurn(context, work),
 		);
 	}
-	let turn = storeState.rowTurns.get(row);
+	let turn = rowTurns.get(row);
 	if (!turn) {
 		turn = new RowTurn();
-		storeState.rowTurns.set(row, turn);
+		rowTurns.set(row, turn);
 		const joined = turn.join(work);
 		void RowTurn.run(turn, context, row);
 		return await joined;

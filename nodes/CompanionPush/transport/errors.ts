@@ -2,7 +2,7 @@ import { jsonParse, NodeApiError, NodeOperationError } from 'n8n-workflow';
 import type { INode, JsonObject } from 'n8n-workflow';
 
 import type { RenewalFailure } from '../../../credentials/companionPushApi/token';
-import type { NoAnswer } from './http';
+import type { NoAnswer } from './http/answers';
 import { excerpt } from './schemas';
 
 /** An n8n error (for this item, when there is one): API and node errors keep their text; anything

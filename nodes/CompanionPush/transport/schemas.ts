@@ -186,7 +186,7 @@ export interface SendListPage {
 const MIB = 1024 * 1024;
 
 /**
- * The most the node reads of one answer, counted while it arrives (http.ts): far above any answer
+ * The most the node reads of one answer, counted while it arrives (http/bodyReading.ts): far above any answer
  * the spec allows, and far below what would hurt n8n's memory or output. The largest ones:
  * - the detail of a send lists one delivery per phone, about 150 bytes each: 16 MiB is over 100,000
  *   phones, a hundred times a send of 1000 users (the spec's batch) with a phone each;

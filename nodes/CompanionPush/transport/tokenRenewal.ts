@@ -19,7 +19,7 @@ import type { Answer, ApiCall, CompanionPushContext } from './http';
  *   into the object it was handed before sending. So renewing is "send with an emptied token", and
  *   the renewed token is read back from that object.
  * - The 401 path: n8n renews and retries by itself only when the request throws on a 401. With
- *   `ignoreHttpStatusErrors` (see http.ts) nothing throws, so the 401 is handled here instead, the
+ *   `ignoreHttpStatusErrors` (see http/index.ts) nothing throws, so the 401 is handled here instead, the
  *   same way in every n8n version, with a bound on renewals.
  * - The saved token: `getCredentials` reads the stored credential, so a token another call or
  *   process renewed and saved is seen by the next read.

@@ -11,8 +11,16 @@ import { chromium, type Page } from 'playwright-core';
 
 import { CHROMIUM_FLAGS } from '../../../devkit/chromium.cts';
 
-/** Chromium with a fresh profile and one page (60 s default timeout); close() also removes the profile. */
-export async function launchBrowser(): Promise<{ page: Page; close: () => Promise<void> }> {
+/**
+ * Chromium with a fresh profile and one page (60 s default timeout); close() also removes the profile.
+ * `httpCredentials` answers a page's Basic Auth prompt (the safety alert's form), as a user types them.
+ */
+export async function launchBrowser({
+	httpCredentials,
+}: { httpCredentials?: { username: string; password: string } } = {}): Promise<{
+	page: Page;
+	close: () => Promise<void>;
+}> {
 	// No Chromium (and no way to install it): every test that needs it fails with the reason.
 	const chromiumError = process.env.COMPANION_PUSH_E2E_CHROMIUM_ERROR;
 	if (chromiumError) throw new Error(chromiumError);
@@ -29,6 +37,7 @@ export async function launchBrowser(): Promise<{ page: Page; close: () => Promis
 			args: CHROMIUM_FLAGS,
 			headless: true,
 			viewport: { width: 1280, height: 800 },
+			httpCredentials,
 		});
 		const page = context.pages()[0] ?? (await context.newPage());
 		page.setDefaultTimeout(60_000);

@@ -8,7 +8,8 @@
  *   screenshots.cts  the editor tests' screenshots, written back to docs/screenshots/ when they change
  *   npmStart.cts `npm start` (plain and --queue) run as a user runs it, its ready block, the examples'
  *                credentials it imported, its ports freed
- * The local mail server (devkit/smtpSink.cts) is shared with `npm start`.
+ * The local mail server (devkit/smtpSink.cts) and the examples' trigger credentials
+ * (devkit/exampleTriggers.cts) are shared with `npm start`.
  * The scripted chat model of the AI Agent example is devkit/fakeModel.cts (`npm start` runs it too).
  */
 export * from '../../../devkit/n8n/index.cts';
@@ -35,5 +36,6 @@ export { N8nHome } from './n8n.cts';
 export * from './n8n.cts';
 export * from './browser.cts';
 export * from '../../../devkit/smtpSink.cts';
+export * from '../../../devkit/exampleTriggers.cts';
 export * from './screenshots.cts';
 export * from './npmStart.cts';

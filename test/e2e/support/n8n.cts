@@ -20,6 +20,11 @@ import {
 	type RunResult,
 	type RuntimeLine,
 } from '../../../devkit/n8n/index.cts';
+import {
+	erpWebhookHeaders,
+	exampleTriggerCredentialEntries,
+	newExampleTriggerSecrets,
+} from '../../../devkit/exampleTriggers.cts';
 import type { LoggedRequest, Sandbox, SandboxOrg } from '../../../sandbox/index.cts';
 // The sandbox's API with plain fetch, as the unit tests call it (not the whole harness: it loads n8n-core).
 import { send, tokenFor } from '../../harness/api.cts';
@@ -63,7 +68,16 @@ export const SECONDARY_CREDENTIAL = {
 	name: 'Companion Push secondary org',
 };
 
-/** Credential entries for `n8n import:credentials`: the sandbox's primary org (id cpSandboxCredential), and its secondary org when asked. */
+/** The secrets of the examples' ERP webhook and alert form in this test file's n8n: new for each file. */
+export const EXAMPLE_SECRETS = newExampleTriggerSecrets();
+/** The header the ERP example's webhook asks for (its copies in the tests too). */
+export const ERP_HEADERS = erpWebhookHeaders(EXAMPLE_SECRETS);
+
+/**
+ * Credential entries for `n8n import:credentials`: the sandbox's primary org (id
+ * cpSandboxCredential), its secondary org when asked, and the two that guard the examples' ERP
+ * webhook and alert form (with EXAMPLE_SECRETS), so that every example imports as `npm start` has it.
+ */
 export function sandboxCredentials(sandbox: Sandbox, { secondaryOrg = false } = {}): object[] {
 	const entry = (
 		{ clientId, clientSecret, refreshToken }: SandboxOrg,
@@ -72,6 +86,7 @@ export function sandboxCredentials(sandbox: Sandbox, { secondaryOrg = false } = 
 	return [
 		entry(sandbox.orgs.primary),
 		...(secondaryOrg ? [entry(sandbox.orgs.secondary, SECONDARY_CREDENTIAL)] : []),
+		...exampleTriggerCredentialEntries(EXAMPLE_SECRETS),
 	];
 }
 
@@ -93,8 +108,8 @@ export class N8nHome extends DevkitN8nHome {
 
 	/**
 	 * Imports the Companion Push API credential (id cpSandboxCredential) for the sandbox's primary org,
-	 * the one of its secondary org too when asked (SECONDARY_CREDENTIAL), and any `more` credential
-	 * entries: one CLI call.
+	 * the one of its secondary org too when asked (SECONDARY_CREDENTIAL), the examples' trigger
+	 * credentials (see sandboxCredentials), and any `more` credential entries: one CLI call.
 	 */
 	async useSandbox(
 		sandbox: Sandbox,

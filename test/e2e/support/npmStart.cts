@@ -4,9 +4,16 @@
  * whether a port it printed is free again.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
 
+import {
+	ERP_WEBHOOK_HEADER,
+	SECRET_FILES,
+	keptExampleTriggerSecrets,
+	erpWebhookHeaders,
+} from '../../../devkit/exampleTriggers.cts';
 import { waitFor } from '../../../devkit/waitFor.cts';
 import type { N8nRestClient } from '../../../devkit/n8n/index.cts';
 
@@ -80,15 +87,19 @@ export function portIsFree(port: number): Promise<boolean> {
 
 /**
  * The credentials npm start imports for the examples (the API's, the scripted model's, the mail
- * server's), checked in n8n: the mail credential points at the mail server the start printed, and
- * that server listens. Returns the printed mail port and model URL.
+ * server's, the ERP webhook's and the alert form's), checked in n8n: the mail credential points at
+ * the mail server the start printed, and that server listens; the trigger secrets are kept in
+ * `secretsFolder`. Returns the printed mail port and model URL, and the ERP webhook's header.
  */
 export async function expectExampleCredentials(
 	rest: N8nRestClient,
 	output: string,
-): Promise<{ mailPort: number; modelUrl: string }> {
+	secretsFolder: string,
+): Promise<{ mailPort: number; modelUrl: string; erpHeaders: Record<string, string> }> {
 	const credentials = await rest.listCredentials();
 	expect(credentials.map((credential) => [credential.id, credential.type]).sort()).toEqual([
+		['cpExampleAlertFormAuth', 'httpBasicAuth'],
+		['cpExampleErpWebhookAuth', 'httpHeaderAuth'],
 		['cpExampleSmtp', 'smtp'],
 		['cpFakeModelCredential', 'openAiApi'],
 		['cpSandboxCredential', 'companionPushApi'],
@@ -98,5 +109,18 @@ export async function expectExampleCredentials(
 	expect([mailCredential.data.host, mailCredential.data.port]).toEqual(['127.0.0.1', mailPort]);
 	expect(await portIsFree(mailPort)).toBe(false);
 	const modelUrl = /AI model: +(http:\/\/127\.0\.0\.1:\d+\/v1)/.exec(output)![1];
-	return { mailPort, modelUrl };
+	// The secrets of the ERP webhook and the alert form: made for this start's folder, readable by
+	// their owner only, never on the console (the printed curl reads the webhook's from its file).
+	for (const file of Object.values(SECRET_FILES)) {
+		const kept = path.join(secretsFolder, file);
+		expect(fs.statSync(kept).mode & 0o777).toBe(0o600);
+		const secret = fs.readFileSync(kept, 'utf8').trim();
+		expect(secret.length).toBeGreaterThanOrEqual(32);
+		expect(output).not.toContain(secret);
+	}
+	expect(output).toContain(
+		`-H "${ERP_WEBHOOK_HEADER}: $(cat '${path.join(secretsFolder, SECRET_FILES.erpWebhookSecret)}')"`,
+	);
+	const erpHeaders = erpWebhookHeaders(keptExampleTriggerSecrets(secretsFolder));
+	return { mailPort, modelUrl, erpHeaders };
 }

@@ -183,7 +183,7 @@ function mayPass(error: unknown): boolean {
 	const status = Number(httpCode ?? NaN);
 	if (!Number.isNaN(status)) return isRetryableStatus(status);
 	const code = (errorResponse as { code?: unknown } | undefined)?.code;
-	// UNKNOWN_ERROR: an error that is no answer and names no network code (see http.ts), perhaps a
+	// UNKNOWN_ERROR: an error that is no answer and names no network code (see http/answers.ts), perhaps a
 	// fault of this package or of n8n: it would come again.
 	return typeof code === 'string' && code !== '' && code !== 'UNKNOWN_ERROR';
 }

@@ -25,13 +25,12 @@ export const MAX_CAP_SENDS = 100;
 export const MAX_CAP_WINDOW_MINUTES = 1_440;
 export const DEFAULT_CAP_WINDOW_MINUTES = 60;
 
-/** The options "Cap per Person" and "Cap Window (Minutes)" of an item; undefined when not added. */
+/** The options "Cap per Person" and "Cap Window (Minutes)" of an item that has a cap. */
 export function readCapRule(
 	context: IExecuteFunctions,
 	options: IDataObject,
 	itemIndex: number,
-): CapRule | undefined {
-	if (options.capPerPerson === undefined) return undefined;
+): CapRule {
 	const maxSends = Number(options.capPerPerson);
 	if (
 		typeof options.capPerPerson === 'boolean' ||

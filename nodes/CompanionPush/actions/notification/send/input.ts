@@ -5,22 +5,26 @@ import type {
 	INodeExecutionData,
 } from 'n8n-workflow';
 
-import { checkTimeZone, parseQuietHours, parseTimeOfDay } from '../../../input/deliveryTime';
 import { checkMessage, isProblem } from '../../../input/message';
 import {
 	describeUnusualUserIds,
 	MAX_USER_ID_LENGTH,
 	parseUserIds,
 } from '../../../input/recipients';
-import { DEFAULT_KEYS_TO_KEEP, MAX_KEY_LENGTH, MAX_KEYS_TO_KEEP } from '../../../neverTwice';
-import type { IdempotencyKey } from '../../../neverTwice';
 import { asNodeError, errorItem, fieldError } from '../../../nodeErrors';
 import { readMaxParallelRequests, readParameter } from '../../itemLoop';
 import { readWaitTimeout } from '../wait';
+import { digestConflicts, readDigestRule } from '../digest/options';
 import { readCapRule } from './capPerPerson';
-import { digestConflicts, readDigestRule } from '../digestOptions';
-import { emptyExpressionParts } from './emptyParts';
-import type { Audience, CheckedItem, DeliveryPolicy, ScheduleReader, SendInput } from './types';
+import { readIdempotencyKey } from './idempotencyKeyOption';
+import { readDeliveryPolicy } from './localDelivery';
+import type { Audience, CheckedItem, ScheduleReader, SendInput } from './types';
+
+/*
+ * The first stage of the send path: every item read and checked, its message, audience and
+ * options. The options that change who gets what when are read by their own files (the
+ * Idempotency Key, Deliver at Local Time and Quiet Hours, Cap per Person, Digest).
+ */
 
 /**
  * Reads and checks every item before anything is sent: with bad input nothing at all is sent (the
@@ -200,8 +204,13 @@ function checkItem(
 			itemIndex,
 		);
 	}
+	// The options that change who gets what when are read only when the item has them: a plain send
+	// goes through none of their files.
+	const added = (option: string) => options[option] !== undefined;
 	const waitTimeoutSeconds = readWaitTimeout(context, options, itemIndex, 'item');
-	const idempotency = readIdempotencyKey(context, options, itemIndex);
+	const idempotency = added('idempotencyKey')
+		? readIdempotencyKey(context, options, itemIndex)
+		: undefined;
 	const maxParallelRequests = readMaxParallelRequests(context, options, itemIndex, 'item');
 	const checked: CheckedItem = {
 		itemIndex,
@@ -213,13 +222,16 @@ function checkItem(
 		idempotency,
 		maxParallelRequests,
 	};
-	const delivery = readDeliveryPolicy(context, options, itemIndex, userIds);
+	const delivery =
+		added('deliverAtLocalTime') || added('quietHours')
+			? readDeliveryPolicy(context, options, itemIndex, userIds)
+			: undefined;
 	if (delivery) checked.delivery = delivery;
 	// Send only: Schedule's sends go out later, when the count would no longer hold.
-	const cap = readSchedule ? undefined : readCapRule(context, options, itemIndex);
-	if (cap) checked.cap = cap;
-	const digest = readSchedule ? undefined : readDigestRule(context, options, itemIndex);
-	if (digest) checked.digest = digest;
+	if (!readSchedule && added('capPerPerson'))
+		checked.cap = readCapRule(context, options, itemIndex);
+	if (!readSchedule && added('digestKey'))
+		checked.digest = readDigestRule(context, options, itemIndex);
 	if (readSchedule) Object.assign(checked, readSchedule(context, itemIndex, options));
 	return checked;
 }
@@ -260,128 +272,4 @@ function checkUnusualUserIds(
 		);
 	}
 	return `${field} sent as given although ${unusual}: ${advice}`;
-}
-
-/** Whether an option of the Options collection was added and given a value. */
-function isSet(value: unknown): boolean {
-	return value !== undefined && !(typeof value === 'string' && value.trim() === '');
-}
-
-/** The options "Deliver at Local Time", "Quiet Hours", "Critical" and "Recipient Time Zone" of an
- * item; undefined when neither a local time nor quiet hours apply. */
-function readDeliveryPolicy(
-	context: IExecuteFunctions,
-	options: IDataObject,
-	itemIndex: number,
-	userIds: string[],
-): DeliveryPolicy | undefined {
-	const policy: DeliveryPolicy = { timeZoneMissing: false };
-	if (isSet(options.deliverAtLocalTime)) {
-		const localTime = parseTimeOfDay(options.deliverAtLocalTime);
-		if ('problem' in localTime)
-			throw sendFieldError(context, 'Deliver at Local Time', localTime.problem, itemIndex);
-		policy.localTime = localTime;
-	}
-	if (isSet(options.quietHours)) {
-		const quietHours = parseQuietHours(options.quietHours);
-		if ('problem' in quietHours)
-			throw sendFieldError(context, 'Quiet Hours', quietHours.problem, itemIndex);
-		// Checked even when Critical: the same workflow sends non-critical items with it too.
-		if (options.critical !== true) policy.quietHours = quietHours;
-	}
-	if (!policy.localTime && !policy.quietHours) return undefined;
-	if ('recipientTimeZone' in options) {
-		const more = userIds.length > 5 ? ` and ${userIds.length - 5} more` : '';
-		const whose = userIds.length > 0 ? `of ${userIds.slice(0, 5).join(', ')}${more}` : '';
-		const zone = checkTimeZone(options.recipientTimeZone, whose);
-		if ('problem' in zone)
-			throw sendFieldError(context, 'Recipient Time Zone', zone.problem, itemIndex);
-		if ('zone' in zone) policy.recipientTimeZone = zone.zone;
-		else policy.timeZoneMissing = true;
-	}
-	return policy;
-}
-
-/** The options "Idempotency Key", "Idempotency Scope" and "Keys to Keep" of an item. */
-function readIdempotencyKey(
-	context: IExecuteFunctions,
-	options: IDataObject,
-	itemIndex: number,
-): IdempotencyKey | undefined {
-	if (options.idempotencyKey === undefined) return undefined;
-	const value = options.idempotencyKey;
-	if (typeof value !== 'string' && typeof value !== 'number') {
-		throw sendFieldError(
-			context,
-			'Idempotency Key',
-			'must be a text, for example {{ $json.orderId }}:{{ $json.status }}',
-			itemIndex,
-		);
-	}
-	const key = String(value).trim();
-	if (key === '') {
-		throw sendFieldError(
-			context,
-			'Idempotency Key',
-			'is empty for this item: give each event its own key, or remove the option',
-			itemIndex,
-		);
-	}
-	const saved = (context.getNode().parameters.options as IDataObject | undefined)?.idempotencyKey;
-	const emptyParts = emptyExpressionParts(context, saved, itemIndex);
-	if (emptyParts.length > 0) {
-		throw sendFieldError(
-			context,
-			'Idempotency Key',
-			`has ${emptyParts.length === 1 ? 'a part' : 'parts'} that gave nothing for this item: ${emptyParts.join(', ').slice(0, 200)} (the key came out as ${JSON.stringify(key.slice(0, 60))}). A key missing a field can equal another event's key, and that event would be skipped as a repeat: check the field names against the input (an optional field can be given a fallback inside its part, e.g. {{ $json.orderId ?? $json.order_id }})`,
-			itemIndex,
-		);
-	}
-	// A key of only separators and punctuation (":" or " - ") would be the same for every event
-	// that gives it, so the second one would be skipped as a repeat.
-	if (!/[\p{L}\p{N}]/u.test(key)) {
-		throw sendFieldError(
-			context,
-			'Idempotency Key',
-			`is ${JSON.stringify(key.slice(0, 60))} for this item, with no letter or digit: a key names its event, e.g. {{ $json.orderId }}:{{ $json.status }}; check that its fields are in the input`,
-			itemIndex,
-		);
-	}
-	if (key.length > MAX_KEY_LENGTH) {
-		throw sendFieldError(
-			context,
-			'Idempotency Key',
-			`is ${key.length} characters long: at most ${MAX_KEY_LENGTH} (name the event, e.g. an order ID and its status, not its content)`,
-			itemIndex,
-		);
-	}
-	const scope = options.idempotencyScope ?? 'node';
-	if (scope === 'workflow') {
-		// Its keys would live in the workflow's row, which every node reaches, and n8n's store gives
-		// the nodes no other row to share a lock in (store/lock.ts): two nodes could both send an event.
-		throw sendFieldError(
-			context,
-			'Idempotency Scope',
-			'"The Whole Workflow" is no longer supported: n8n\'s store gives the nodes of a workflow no lock they can share, so two nodes could both send the same event. Set it to "This Node", and send the events that share keys through one Companion Push node (keys kept so far under this scope are not carried over)',
-			itemIndex,
-		);
-	}
-	if (scope !== 'node') {
-		throw sendFieldError(
-			context,
-			'Idempotency Scope',
-			`has an unknown value "${String(scope)}": use node`,
-			itemIndex,
-		);
-	}
-	const keysToKeep = Number(options.keysToKeep ?? DEFAULT_KEYS_TO_KEEP);
-	if (!Number.isInteger(keysToKeep) || keysToKeep < 1 || keysToKeep > MAX_KEYS_TO_KEEP) {
-		throw sendFieldError(
-			context,
-			'Keys to Keep',
-			`must be a whole number from 1 to ${MAX_KEYS_TO_KEEP.toLocaleString('en-US')} (got ${String(options.keysToKeep)})`,
-			itemIndex,
-		);
-	}
-	return { key, scope, keysToKeep };
 }

@@ -1,15 +1,64 @@
 import { DateTime } from 'luxon';
+import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
-import { deliveryTimeIn, sameZoneKey } from '../../../input/deliveryTime';
+import {
+	checkTimeZone,
+	deliveryTimeIn,
+	parseQuietHours,
+	parseTimeOfDay,
+	sameZoneKey,
+} from '../../../input/deliveryTime';
 import type { DeliveryRule, DeliveryTime } from '../../../input/deliveryTime';
-import type { CheckedItem, SendGroup } from './types';
+import { fieldError } from '../../../nodeErrors';
+import type { CheckedItem, DeliveryPolicy, SendGroup } from './types';
 
 /*
- * "Deliver at Local Time" and "Quiet Hours" for one send group: its recipients split by time zone
+ * "Deliver at Local Time" and "Quiet Hours": read with the other input on an item that has either
+ * (readDeliveryPolicy), then, for one send group, its recipients split by time zone
  * (each item's "Recipient Time Zone", or the workflow's), each zone with its own delivery time. The
  * plan then splits each zone into batches; all of them stay one group, so an Idempotency Key still
  * covers the whole item and a later run sends only the zones and batches not yet accepted.
  */
+
+/** Whether an option of the Options collection was added and given a value. */
+function isSet(value: unknown): boolean {
+	return value !== undefined && !(typeof value === 'string' && value.trim() === '');
+}
+
+/** The options "Deliver at Local Time", "Quiet Hours", "Critical" and "Recipient Time Zone" of an
+ * item; undefined when neither a local time nor quiet hours apply. */
+export function readDeliveryPolicy(
+	context: IExecuteFunctions,
+	options: IDataObject,
+	itemIndex: number,
+	userIds: string[],
+): DeliveryPolicy | undefined {
+	const policy: DeliveryPolicy = { timeZoneMissing: false };
+	if (isSet(options.deliverAtLocalTime)) {
+		const localTime = parseTimeOfDay(options.deliverAtLocalTime);
+		if ('problem' in localTime)
+			throw fieldError(context, 'Deliver at Local Time', localTime.problem, itemIndex, 'item');
+		policy.localTime = localTime;
+	}
+	if (isSet(options.quietHours)) {
+		const quietHours = parseQuietHours(options.quietHours);
+		if ('problem' in quietHours)
+			throw fieldError(context, 'Quiet Hours', quietHours.problem, itemIndex, 'item');
+		// Checked even when Critical: the same workflow sends non-critical items with it too.
+		if (options.critical !== true) policy.quietHours = quietHours;
+	}
+	if (!policy.localTime && !policy.quietHours) return undefined;
+	if ('recipientTimeZone' in options) {
+		const more = userIds.length > 5 ? ` and ${userIds.length - 5} more` : '';
+		const whose = userIds.length > 0 ? `of ${userIds.slice(0, 5).join(', ')}${more}` : '';
+		const zone = checkTimeZone(options.recipientTimeZone, whose);
+		if ('problem' in zone)
+			throw fieldError(context, 'Recipient Time Zone', zone.problem, itemIndex, 'item');
+		if ('zone' in zone) policy.recipientTimeZone = zone.zone;
+		else policy.timeZoneMissing = true;
+	}
+	return policy;
+}
 
 /** The recipients of one time zone and when they get the send. */
 export interface ZonePart {

@@ -1,6 +1,7 @@
 /*
  * The send path of Send and Schedule, one stage a file, in the order a run takes them:
- * 1. input.ts    every item is read and checked before anything is sent;
+ * 1. input.ts    every item is read and checked before anything is sent (its options by their
+ *                own files: idempotencyKeyOption.ts, localDelivery.ts, capPerPerson.ts, ../digest/);
  * 2. plan.ts     the sends are planned: audiences read, de-duplicated, split by time zone with
  *                Deliver at Local Time or Quiet Hours (localDelivery.ts), then into batches;
  * 3. batch.ts    the batches are sent in parallel up to Max Parallel Requests, started in item
@@ -12,9 +13,9 @@
  *                stands for; failures.ts words the error that stops a run. With Cap per Person
  *                (capPerPerson.ts), the plan took a slot per person first, people over the cap
  *                come out on a second output, and sends surely not made give their slots back.
- *                With a Digest Key (digest.ts), the checked items take another path: per person and
+ *                With a Digest Key (../digest/), the checked items take another path: per person and
  *                key, one scheduled send per window, canceled and replaced as events come.
- * fields.ts holds the fields of both operations, types.ts the shapes the stages hand each other.
+ * fields/ holds the fields of both operations, types.ts the shapes the stages hand each other.
  */
 
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
@@ -27,7 +28,7 @@ import { NeverTwice } from '../../../neverTwice';
 import { FinalStatusWatch } from '../finalStatusWatch';
 import { waitFields } from '../wait';
 import { sendBatch } from './batch';
-import { digestItems } from './digest';
+import { digestItems } from '../digest/run';
 import { batchFailure, stopError } from './failures';
 import { readSendInput } from './input';
 import { planSends } from './plan';

@@ -33,7 +33,7 @@ export interface CheckedItem {
 	delivery?: DeliveryPolicy;
 	/** "Cap per Person" (Send only), the same on every item (see capPerPerson.ts). */
 	cap?: CapRule;
-	/** "Digest Key" and its settings (Send only, see digest.ts). */
+	/** "Digest Key" and its settings (Send only, see ../digest/). */
 	digest?: DigestRule;
 }
 

@@ -1,11 +1,11 @@
 import type { INodeProperties } from 'n8n-workflow';
 
-import { optionsCollection } from '../../descriptions';
-import { MAX_BODY_LENGTH, MAX_TITLE_LENGTH } from '../../../input/message';
-import { digestConflictNotices, sendOptions } from './optionFields';
+import { optionsCollection } from '../../../descriptions';
+import { MAX_BODY_LENGTH, MAX_TITLE_LENGTH } from '../../../../input/message';
+import { digestConflictNotices, sendOptions } from './options';
 
 /* The fields of Send and Schedule, declared once; sendOperationProperties (at the end) puts them
- * in order for either operation. Their Options are in optionFields.ts. */
+ * in order for either operation. Their Options are in options.ts. */
 
 // One sentence and a link (n8n's UX guidelines for an info box): the details are in the README.
 const asyncNotice: INodeProperties = {

@@ -1,16 +1,16 @@
 import type { INodeProperties } from 'n8n-workflow';
 
-import { maxParallelRequestsOption } from '../../descriptions';
-import { DEFAULT_KEYS_TO_KEEP, MAX_KEY_LENGTH, MAX_KEYS_TO_KEEP } from '../../../neverTwice';
-import { waitOptions } from '../wait';
-import { DEFAULT_CAP_WINDOW_MINUTES, MAX_CAP_SENDS, MAX_CAP_WINDOW_MINUTES } from './capPerPerson';
+import { maxParallelRequestsOption } from '../../../descriptions';
+import { DEFAULT_KEYS_TO_KEEP, MAX_KEY_LENGTH, MAX_KEYS_TO_KEEP } from '../../../../neverTwice';
+import { waitOptions } from '../../wait';
+import { DEFAULT_CAP_WINDOW_MINUTES, MAX_CAP_SENDS, MAX_CAP_WINDOW_MINUTES } from '../capPerPerson';
 import {
 	DEFAULT_DIGEST_TITLE,
 	DEFAULT_DIGEST_WINDOW_MINUTES,
 	MAX_DIGEST_WINDOW_MINUTES,
-} from '../digestOptions';
+} from '../../digest/options';
 
-/* The Options of Send and Schedule (fields.ts holds their other fields), sorted by name as n8n
+/* The Options of Send and Schedule (index.ts holds their other fields), sorted by name as n8n
  * lists them; sendOptions (at the end) picks those of either operation. */
 
 /**
@@ -66,7 +66,7 @@ const idempotencyOptions: INodeProperties[] = [
 	},
 ];
 
-/** "Deliver at Local Time" and "Quiet Hours" (localDelivery.ts), among the Options of Send and
+/** "Deliver at Local Time" and "Quiet Hours" (send/localDelivery.ts), among the Options of Send and
  * Schedule, each in its place in the sorted list. */
 const criticalOption: INodeProperties = {
 	displayName: 'Critical',
@@ -109,7 +109,7 @@ const deliveryZoneOptions: INodeProperties[] = [
 	},
 ];
 
-/** "Cap per Person" (capPerPerson.ts), among the Options of Send only. */
+/** "Cap per Person" (send/capPerPerson.ts), among the Options of Send only. */
 const capOptions: INodeProperties[] = [
 	{
 		displayName: 'Cap per Person',
@@ -131,7 +131,7 @@ const capOptions: INodeProperties[] = [
 	},
 ];
 
-/** "Digest Key" and its settings (digest.ts), among the Options of Send only. */
+/** "Digest Key" and its settings (digest/), among the Options of Send only. */
 const digestOptions: INodeProperties[] = [
 	{
 		displayName: 'Digest Key',
@@ -163,7 +163,7 @@ const digestOptions: INodeProperties[] = [
 	},
 ];
 
-/** What to do with User IDs that look like an e-mail or a name (input.ts). */
+/** What to do with User IDs that look like an e-mail or a name (../input.ts). */
 const unusualUserIdsOption: INodeProperties = {
 	displayName: 'Unusual User IDs',
 	name: 'unusualUserIds',
@@ -186,7 +186,7 @@ const unusualUserIdsOption: INodeProperties = {
 };
 
 /**
- * What a Digest Key cannot go with (digestOptions.ts refuses the run), said in the editor as soon as
+ * What a Digest Key cannot go with (digest/options.ts refuses the run), said in the editor as soon as
  * both are there. Notices, not hidden options: hiding one of the two would make n8n drop its value
  * from a saved workflow, turning a run that fails into one that sends otherwise than was set.
  * n8n shows a notice when every condition holds; an expression counts as holding, so the option's

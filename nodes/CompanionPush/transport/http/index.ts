@@ -1,3 +1,10 @@
+/*
+ * One request through n8n's authenticated request helper, with its deadline and the bound on its
+ * answer's size; this file is the folder's door (the transport imports `./http`):
+ *   index.ts        the request: its options, its deadline (and a whole poll's), its exchange
+ *   bodyReading.ts  the answer's body, read as it arrives, stopped at the deadline or the bound
+ *   answers.ts      what a request comes back with, and a failure without an answer mapped to it
+ */
 import type {
 	ICredentialDataDecryptedObject,
 	IDataObject,
@@ -8,15 +15,20 @@ import type {
 	IPollFunctions,
 } from 'n8n-workflow';
 
-import { withoutUserInfo } from '../../../credentials/companionPushApi/baseUrl';
-import { redactSecrets } from '../../../credentials/companionPushApi/redaction';
-import { RENEWAL_TIMEOUT_MS } from '../../../credentials/companionPushApi/token';
-import type { RenewalFailure } from '../../../credentials/companionPushApi/token';
-import { timings } from '../shared/timings';
-import { CREDENTIAL_TYPE } from './credentialKey';
-import { answerTooLarge } from './errors';
-import { letIoThrough } from './requestStarts';
-import { answerBytesBound, endpointOf } from './schemas';
+import { redactSecrets } from '../../../../credentials/companionPushApi/redaction';
+import { RENEWAL_TIMEOUT_MS } from '../../../../credentials/companionPushApi/token';
+import { timings } from '../../shared/timings';
+import { CREDENTIAL_TYPE } from '../credentialKey';
+import { answerTooLarge } from '../errors';
+import { letIoThrough } from '../requestStarts';
+import { answerBytesBound, endpointOf } from '../schemas';
+import { noAnswer, renewalFailure } from './answers';
+import type { Answer, NoAnswer } from './answers';
+import { readBody } from './bodyReading';
+import type { BodyStream } from './bodyReading';
+
+export type { Answer, NoAnswer } from './answers';
+export { readJson } from './bodyReading';
 
 /** Every n8n context the nodes call the API from. */
 export type CompanionPushContext = IExecuteFunctions | IPollFunctions | ILoadOptionsFunctions;
@@ -41,102 +53,6 @@ export interface ApiCall {
 	beforeRequest?: (timeoutMs: number) => Promise<void>;
 	/** Called as each request leaves, once the process let it be built (requestStarts.ts). */
 	wentOut?: () => void;
-}
-
-/** What one request came back with: an answer (any status), no answer at all (connection failed,
- * reset, timed out, or an error nobody recognizes), or nothing sent because the access token could
- * not be renewed. */
-export type Answer =
-	| {
-			kind: 'answer';
-			status: number;
-			body: unknown;
-			headers: Record<string, unknown>;
-			/** Hides the credential's secrets in a body about to be shown in an error. */
-			redact: (body: unknown) => unknown;
-	  }
-	| NoAnswer
-	| { kind: 'renewalFailed'; failure: RenewalFailure };
-
-export interface NoAnswer {
-	kind: 'noAnswer';
-	/** A network error code (ECONNRESET, ECONNABORTED for a timeout ...), or UNKNOWN_ERROR for an error
-	 * that carries none: then `unexpected` says what it was, since it may be a fault of this package
-	 * or of n8n, not of the network. */
-	code: string;
-	unexpected?: string;
-	/** True when the request certainly never reached the API (the connection was refused, the host
-	 * not found, the TLS handshake failed): nothing can have been registered. Otherwise the request
-	 * may or may not have reached it. */
-	neverSent: boolean;
-	/** What happened, in words, when the code alone does not say it (a deadline that passed). */
-	reason?: string;
-}
-
-/** Codes of failures that happen before any byte of the request reaches the API. */
-const NEVER_SENT_CODES = new Set([
-	'ECONNREFUSED',
-	'ENOTFOUND',
-	'EAI_AGAIN',
-	'ENETUNREACH',
-	'EHOSTUNREACH',
-	'ERR_INVALID_URL',
-]);
-/** TLS handshake failures (certificate checks), which also happen before the request is written. */
-const TLS_FAILURE =
-	/^(CERT_|DEPTH_ZERO_SELF_SIGNED_CERT$|SELF_SIGNED_CERT_IN_CHAIN$|UNABLE_TO_|ERR_TLS_|ERR_SSL_)/;
-
-/** The error and the errors it wraps (`cause`), outermost first: n8n wraps what the request or
- * the credential threw, so what matters may be a few levels down. */
-function* causeChain(error: unknown): Generator<Record<string, unknown>> {
-	const seen = new Set<unknown>();
-	for (
-		let current = error;
-		typeof current === 'object' && current !== null && !seen.has(current);
-
-	) {
-		seen.add(current);
-		yield current as Record<string, unknown>;
-		current = (current as { cause?: unknown }).cause;
-	}
-}
-
-/** The credential's TokenRenewalError, wherever n8n wrapped it. */
-function renewalFailure(error: unknown): RenewalFailure | undefined {
-	for (const current of causeChain(error)) {
-		if (current.name === 'TokenRenewalError' && typeof current.message === 'string') {
-			return {
-				message: current.message,
-				retryable: current.retryable === true,
-				httpCode:
-					typeof current.refusedWithStatus === 'number' ? current.refusedWithStatus : undefined,
-			};
-		}
-	}
-	return undefined;
-}
-
-/** A request that failed without an answer: its network error code (n8n wraps the client's error,
- * so it is looked for down the chain), or, for an error that carries none, UNKNOWN_ERROR with the
- * innermost error's own message (without secrets). */
-function noAnswer(error: unknown, secrets: unknown[]): NoAnswer {
-	let innermost: Record<string, unknown> | undefined;
-	for (const current of causeChain(error)) {
-		innermost = current;
-		const code = current.code;
-		if (typeof code === 'string' && (/^E[A-Z_]+$/.test(code) || TLS_FAILURE.test(code))) {
-			return {
-				kind: 'noAnswer',
-				code,
-				neverSent: NEVER_SENT_CODES.has(code) || TLS_FAILURE.test(code),
-			};
-		}
-		if (typeof current.message === 'string' && /timeout/i.test(current.message))
-			return { kind: 'noAnswer', code: 'ETIMEDOUT', neverSent: false };
-	}
-	const message = typeof innermost?.message === 'string' ? innermost.message : String(error);
-	const shown = String(redactSecrets(withoutUserInfo(message), secrets)).slice(0, 200);
-	return { kind: 'noAnswer', code: 'UNKNOWN_ERROR', unexpected: shown, neverSent: false };
 }
 
 /** The organization comes from the credential: `tenant_id` is never sent, even when a caller
@@ -200,90 +116,6 @@ function withAbortSignal(context: CompanionPushContext, signal: AbortSignal): Co
 	return Object.create(context, {
 		getExecutionCancelSignal: { value: () => signal },
 	}) as CompanionPushContext;
-}
-
-/** The body stream n8n hands back with `encoding: 'stream'` (axios's response stream). */
-interface BodyStream {
-	on(event: 'data', listener: (chunk: Uint8Array | string) => void): unknown;
-	on(event: 'end', listener: () => void): unknown;
-	on(event: 'error', listener: (error: unknown) => void): unknown;
-	destroy(): unknown;
-}
-
-type BodyRead =
-	| { kind: 'whole'; body: unknown }
-	| { kind: 'deadline' | 'canceled' | 'tooLarge' }
-	| { kind: 'failed'; error: unknown };
-
-/**
- * Reads the body as it arrives, and stops reading (closing the connection) as soon as the deadline
- * passes or more than `maxBytes` came: a body sent one byte at a time, or without end, is never read
- * whole, nor kept.
- */
-async function readBody(
-	stream: unknown,
-	deadline: AbortSignal,
-	signal: AbortSignal,
-	maxBytes: number,
-): Promise<BodyRead> {
-	// Not a stream (a body n8n itself made up): as it is.
-	if (typeof (stream as BodyStream | undefined)?.on !== 'function')
-		return { kind: 'whole', body: stream };
-	const body = stream as BodyStream;
-	return await new Promise<BodyRead>((resolve) => {
-		const chunks: Uint8Array[] = [];
-		let bytes = 0;
-		let done = false;
-		const finish = (read: BodyRead) => {
-			if (done) return;
-			done = true;
-			signal.removeEventListener('abort', onAbort);
-			if (read.kind !== 'whole') body.destroy();
-			resolve(read);
-		};
-		const onAbort = () => finish({ kind: deadline.aborted ? 'deadline' : 'canceled' });
-		if (signal.aborted) return onAbort();
-		signal.addEventListener('abort', onAbort, { once: true });
-		body.on('data', (chunk) => {
-			if (done) return;
-			const part = typeof chunk === 'string' ? new TextEncoder().encode(chunk) : chunk;
-			bytes += part.byteLength;
-			if (bytes > maxBytes) return finish({ kind: 'tooLarge' });
-			chunks.push(part);
-		});
-		body.on('end', () => finish({ kind: 'whole', body: parsedBody(utf8Text(chunks, bytes)) }));
-		body.on('error', (error) =>
-			finish(
-				deadline.aborted
-					? { kind: 'deadline' }
-					: signal.aborted
-						? { kind: 'canceled' }
-						: { kind: 'failed', error },
-			),
-		);
-	});
-}
-
-/** The chunks of a body as one text (UTF-8, a byte order mark dropped, as n8n's helper reads it). */
-function utf8Text(chunks: Uint8Array[], bytes: number): string {
-	if (chunks.length === 1) return new TextDecoder().decode(chunks[0]);
-	const whole = new Uint8Array(bytes);
-	let at = 0;
-	for (const chunk of chunks) {
-		whole.set(chunk, at);
-		at += chunk.byteLength;
-	}
-	return new TextDecoder().decode(whole);
-}
-
-/** The body as n8n's helper gives it without `encoding`: JSON parsed when it parses, else the text. */
-function parsedBody(text: string): unknown {
-	if (text === '') return text;
-	try {
-		return JSON.parse(text) as unknown;
-	} catch {
-		return text;
-	}
 }
 
 /**
@@ -432,14 +264,4 @@ export async function requestOnce(
 		headers,
 		redact,
 	};
-}
-
-/** The body as JSON: the helper hands back text when the API's JSON is malformed. */
-export function readJson(body: unknown): { ok: true; value: unknown } | { ok: false } {
-	if (typeof body !== 'string') return { ok: true, value: body };
-	try {
-		return { ok: true, value: JSON.parse(body) };
-	} catch {
-		return { ok: false };
-	}
 }

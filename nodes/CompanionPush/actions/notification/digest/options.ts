@@ -1,9 +1,9 @@
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
-import { fieldError } from '../../nodeErrors';
-import type { CheckedItem, DigestRule } from './send/types';
+import { fieldError } from '../../../nodeErrors';
+import type { CheckedItem, DigestRule } from '../send/types';
 
-/* The options of Digest (send/digest.ts) on an item: read, checked, and what they cannot go with. */
+/* The options of Digest (run.ts) on an item: read, checked, and what they cannot go with. */
 
 export const MAX_DIGEST_WINDOW_MINUTES = 1_440;
 export const DEFAULT_DIGEST_WINDOW_MINUTES = 15;
@@ -12,13 +12,12 @@ export const DEFAULT_DIGEST_TITLE = '{count} new updates';
 export const MAX_DIGEST_PEOPLE = 100;
 const MAX_DIGEST_KEY_LENGTH = 200;
 
-/** The digest options of an item; undefined when Digest Key was not added. */
+/** The digest options of an item that has a Digest Key. */
 export function readDigestRule(
 	context: IExecuteFunctions,
 	options: IDataObject,
 	itemIndex: number,
-): DigestRule | undefined {
-	if (options.digestKey === undefined) return undefined;
+): DigestRule {
 	const problem = (field: string, text: string) =>
 		fieldError(context, field, text, itemIndex, 'item');
 	const digestKey = options.digestKey;
