@@ -1,4 +1,4 @@
-import { waitFor } from '../shared/timings';
+import { waitFor } from './timings';
 
 /**
  * Waits `ms`, or less when `stopped` is aborted meanwhile: whether it was. With n8n 2.x's `sleep`
