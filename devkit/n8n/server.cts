@@ -105,7 +105,19 @@ export class N8nServer {
 			timeoutMs,
 			200,
 		);
-		const execution = await this.rest.getExecution(executionId);
+		// n8n 1.x may list an execution as finished a moment before its data is saved (seen on a loaded
+		// machine: status success, not even the trigger in its data): read it until the data is there.
+		let execution: Json = {};
+		await waitFor(
+			`the data of execution ${executionId} of ${workflowId}`,
+			async () => {
+				execution = await this.rest.getExecution(executionId);
+				const resultData = execution?.data?.resultData;
+				return Boolean(resultData?.error) || Object.keys(resultData?.runData ?? {}).length > 0;
+			},
+			timeoutMs,
+			200,
+		);
 		const output = `${this.printed.slice(printedBefore).join('')}\n${JSON.stringify(execution)}`;
 		return new RunResult(undefined, execution, output, Date.now() - started);
 	}
