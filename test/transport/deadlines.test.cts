@@ -163,7 +163,6 @@ describe('deadlines and bounds of answers', () => {
 			'(the body of this answer was not read: not whole within its deadline of 300 ms)',
 		);
 		expect(count(sandbox, SEND)).toBe(1);
-		// The one send; a list probe the lookup made (to nobody, canceled) is not one.
 		expect(registeredSends(sandbox)).toHaveLength(1);
 	});
 
