@@ -1,6 +1,6 @@
 /**
  * A clock the test moves, for the package's protocol waits (a Retry-After, a retry's backoff, a
- * claim lease's renewal pause, a held key's recheck: shared/timings.ts, waitFor). Installed in a
+ * claim lease's renewal pause, a held key's recheck: common/timings.ts, waitFor). Installed in a
  * process's package (`drive`), those waits join a queue on the clock's time instead of sleeping;
  * `advance` moves n8n's clock (Date, as passTime does) and lets the waits that came due go on. So a
  * test of a 14 s Retry-After or of a lease renewed every 10 s takes the time its code runs, not the

@@ -12,7 +12,7 @@ import { storeFor } from '../../devkit/fixtures.cts';
 import { processedDataStore } from '../../devkit/processedData.cts';
 import type { MemoryProcessedData } from '../../devkit/processedData.cts';
 import { batchContentId } from '../../nodes/CompanionPush/input/recipients';
-import { MINUTE_MS } from '../../nodes/CompanionPush/shared/time';
+import { MINUTE_MS } from '../../nodes/CompanionPush/common/time';
 import { entriesOf } from '../../nodes/CompanionPush/neverTwice/keysRow';
 import { resetProcessState, useTimings } from '../../devkit/processState.cts';
 import type { Sandbox } from '../../sandbox/index.cts';

@@ -9,7 +9,7 @@ import {
 	MAX_ESCALATION_LEVELS,
 	parseEscalationDeadlines,
 } from '../../nodes/CompanionPush/report/escalationDeadlines';
-import { MINUTE_MS } from '../../nodes/CompanionPush/shared/time';
+import { MINUTE_MS } from '../../nodes/CompanionPush/common/time';
 import { MAX_BUCKETS, timeToOpenSpread } from '../../nodes/CompanionPush/report/timeToOpen';
 
 const DISPATCH = '2026-11-25T10:00:00.000Z';

@@ -16,7 +16,7 @@ import type {
 	IdempotencyKey,
 	StoreClaim,
 } from '../../nodes/CompanionPush/neverTwice/idempotencyKeys';
-import { MINUTE_MS } from '../../nodes/CompanionPush/shared/time';
+import { MINUTE_MS } from '../../nodes/CompanionPush/common/time';
 import { DEFAULT_TIMINGS, resetProcessState } from '../../devkit/processState.cts';
 import { MemoryProcessedData, passTime, storeContext } from '../harness/index.cts';
 

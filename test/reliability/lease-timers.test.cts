@@ -10,8 +10,8 @@ import { ClaimLease } from '../../nodes/CompanionPush/neverTwice/claimLease';
 import type { IdempotencyKeys } from '../../nodes/CompanionPush/neverTwice/idempotencyKeys';
 import { withStoreLock } from '../../nodes/CompanionPush/store/lock';
 import { resetProcessState, useTimings } from '../../devkit/processState.cts';
-import { MINUTE_MS } from '../../nodes/CompanionPush/shared/time';
-import { STOPPABLE_STEP_MS } from '../../nodes/CompanionPush/shared/timings';
+import { MINUTE_MS } from '../../nodes/CompanionPush/common/time';
+import { STOPPABLE_STEP_MS } from '../../nodes/CompanionPush/common/timings';
 import { MemoryProcessedData, storeContext, until } from '../harness/index.cts';
 
 /** The sleeps under way, each with its length: n8n 1.x's sleep, a timer whatever signal it is

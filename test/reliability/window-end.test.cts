@@ -8,7 +8,7 @@
  * sends are counted from the sandbox's request log.
  */
 import { REFRESH } from '../../devkit/endpoints.cts';
-import { MINUTE_MS } from '../../nodes/CompanionPush/shared/time';
+import { MINUTE_MS } from '../../nodes/CompanionPush/common/time';
 import { useTimings, useWait } from '../../devkit/processState.cts';
 import {
 	anotherProcess,

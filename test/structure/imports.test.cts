@@ -16,20 +16,20 @@ const NODE_DIR = 'nodes/CompanionPush';
 
 /**
  * Which parts each part may import: the parts below it. A part is a folder of `nodes/CompanionPush`
- * (`shared`, `input`, ...), one of its top files (`nodeErrors`, the node files), or `credentials`.
+ * (`common`, `input`, ...), one of its top files (`nodeErrors`, the node files), or `credentials`.
  */
 const MAY_IMPORT: Record<string, string[]> = {
 	credentials: [],
-	shared: [],
-	transport: ['credentials', 'shared'],
+	common: [],
+	transport: ['credentials', 'common'],
 	nodeErrors: ['transport'],
-	input: ['shared'],
-	report: ['shared'],
-	store: ['shared'],
-	neverTwice: ['shared', 'transport', 'nodeErrors', 'store'],
-	actions: ['shared', 'transport', 'nodeErrors', 'input', 'report', 'neverTwice', 'store'],
+	input: ['common'],
+	report: ['common'],
+	store: ['common'],
+	neverTwice: ['common', 'transport', 'nodeErrors', 'store'],
+	actions: ['common', 'transport', 'nodeErrors', 'input', 'report', 'neverTwice', 'store'],
 	methods: ['transport'],
-	trigger: ['shared', 'transport', 'nodeErrors', 'report'],
+	trigger: ['common', 'transport', 'nodeErrors', 'report'],
 	'CompanionPush.node': ['actions', 'methods'],
 	'CompanionPushTrigger.node': ['trigger', 'report'],
 };

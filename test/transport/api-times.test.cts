@@ -8,7 +8,7 @@ import {
 	parseTime,
 	readApiTime,
 	timePrecisionMs,
-} from '../../nodes/CompanionPush/shared/time';
+} from '../../nodes/CompanionPush/common/time';
 import { useHostTimeZone } from '../harness/index.cts';
 
 const HOST_ZONES = ['Europe/Berlin', 'America/New_York', 'UTC'];

@@ -6,7 +6,7 @@
  */
 import type { IDataObject } from 'n8n-workflow';
 
-import { MINUTE_MS } from '../../nodes/CompanionPush/shared/time';
+import { MINUTE_MS } from '../../nodes/CompanionPush/common/time';
 import { resetProcessState } from '../../devkit/processState.cts';
 import type { NotificationDetail } from '../../nodes/CompanionPush/transport';
 import { detectEvents } from '../../nodes/CompanionPush/trigger/events';

@@ -5,7 +5,7 @@
 import type { NotificationDetail } from '../../nodes/CompanionPush/transport';
 import { detectEvents, TRIGGER_EVENTS } from '../../nodes/CompanionPush/trigger/events';
 import { matchesFilters } from '../../nodes/CompanionPush/trigger/filters';
-import { MINUTE_MS } from '../../nodes/CompanionPush/shared/time';
+import { MINUTE_MS } from '../../nodes/CompanionPush/common/time';
 import {
 	MAX_BACKOFF_MINUTES,
 	planReads,

@@ -6,7 +6,7 @@ import type {
 	INodeExecutionData,
 } from 'n8n-workflow';
 
-import { runPool } from '../shared/pool';
+import { runPool } from '../common/pool';
 import { asNodeError, errorItem, fieldError } from '../nodeErrors';
 import type { NothingSent } from '../nodeErrors';
 

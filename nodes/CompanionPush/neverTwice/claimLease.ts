@@ -1,8 +1,8 @@
-import { MINUTE_MS } from '../shared/time';
-import { timings } from '../shared/timings';
+import { MINUTE_MS } from '../common/time';
+import { timings } from '../common/timings';
 import { DEFAULT_TIMEOUT_MS } from '../transport/http';
 import { heldUntilOf } from './keysRow';
-import { pauseUnlessStopped } from '../shared/pause';
+import { pauseUnlessStopped } from '../common/pause';
 import type { IdempotencyKey, IdempotencyKeys, StoreClaim } from './idempotencyKeys';
 
 /** Renewals within one lease. */

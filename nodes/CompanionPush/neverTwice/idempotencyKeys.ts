@@ -1,6 +1,6 @@
 import type { IExecuteFunctions } from 'n8n-workflow';
 
-import { MINUTE_MS } from '../shared/time';
+import { MINUTE_MS } from '../common/time';
 import { inMarksTurn } from '../store';
 import type { LockOutcome } from '../store';
 import {

@@ -1,6 +1,6 @@
 import type { IExecuteFunctions } from 'n8n-workflow';
 
-import { timings, waitFor } from '../shared/timings';
+import { timings, waitFor } from '../common/timings';
 import type { ClaimOutcome, IdempotencyKey, IdempotencyKeys } from './idempotencyKeys';
 import type { LockOutcome } from '../store';
 import { ClaimLease } from './claimLease';

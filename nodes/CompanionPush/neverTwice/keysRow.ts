@@ -1,5 +1,5 @@
-import { MINUTE_MS } from '../shared/time';
-import { timings } from '../shared/timings';
+import { MINUTE_MS } from '../common/time';
+import { timings } from '../common/timings';
 import type { Marks } from '../store';
 
 /*

@@ -1,5 +1,5 @@
 import { PersonTiming, readDispatch } from './personTiming';
-import { isSettled } from '../shared/sendStates';
+import { isSettled } from '../common/sendStates';
 import { timeToOpenSpread } from './timeToOpen';
 import { outcomesByUser } from './userOutcomes';
 

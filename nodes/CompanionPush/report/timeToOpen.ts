@@ -1,4 +1,4 @@
-import { MINUTE_MS } from '../shared/time';
+import { MINUTE_MS } from '../common/time';
 
 /**
  * How fast people opened: the times to open (ms from a send's dispatch to a person's first open)

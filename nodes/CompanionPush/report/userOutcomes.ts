@@ -1,4 +1,4 @@
-import { parseTime } from '../shared/time';
+import { parseTime } from '../common/time';
 
 /**
  * What a send did for each person, from its delivery entries: the spec gives one entry per phone

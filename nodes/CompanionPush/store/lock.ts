@@ -3,9 +3,9 @@ import { randomUUID } from 'crypto';
 import { sleep } from 'n8n-workflow';
 import type { IExecuteFunctions } from 'n8n-workflow';
 
-import { oneAtATime } from '../shared/oneAtATime';
-import { pauseUnlessStopped } from '../shared/pause';
-import { timings } from '../shared/timings';
+import { oneAtATime } from '../common/oneAtATime';
+import { pauseUnlessStopped } from '../common/pause';
+import { timings } from '../common/timings';
 import { storeState } from './state';
 
 /*

@@ -1,6 +1,6 @@
 import type { IExecuteFunctions } from 'n8n-workflow';
 
-import { oneAtATime } from '../shared/oneAtATime';
+import { oneAtATime } from '../common/oneAtATime';
 import { storeFailure, withStoreLock } from './lock';
 import type { LockOutcome } from './lock';
 import { storeState } from './state';

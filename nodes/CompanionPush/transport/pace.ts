@@ -1,4 +1,4 @@
-import { waitFor } from '../shared/timings';
+import { waitFor } from '../common/timings';
 import { credentialKey } from './credentialKey';
 import type { CompanionPushContext } from './http';
 

@@ -2,8 +2,8 @@ import { DateTime } from 'luxon';
 import type { NodeApiError } from 'n8n-workflow';
 
 import { shownAddress } from '../../../credentials/companionPushApi/redaction';
-import { timings, waitFor } from '../shared/timings';
-import type { RetryPolicy } from '../shared/timings';
+import { timings, waitFor } from '../common/timings';
+import type { RetryPolicy } from '../common/timings';
 import { apiError, networkError, renewalError, unexpectedResponse } from './errors';
 import { workDeadlineWithin } from './http';
 import type { Answer, ApiCall, CompanionPushContext } from './http';
@@ -11,7 +11,7 @@ import { paceOf } from './pace';
 import { exchange } from './tokenRenewal';
 
 /**
- * The retry policy (its numbers: DEFAULT_TIMINGS.retry in shared/timings.ts):
+ * The retry policy (its numbers: DEFAULT_TIMINGS.retry in common/timings.ts):
  * - a caller retries an answer only when it says it may (reads: 5xx, no answer, malformed JSON;
  *   sends: see send.ts), at most `maxAttempts` tries;
  * - a 429 slows down every request of the credential (pace.ts) and is retried after its

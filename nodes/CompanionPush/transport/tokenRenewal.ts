@@ -4,7 +4,7 @@ import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
 import { checkBaseUrl } from '../../../credentials/companionPushApi/baseUrl';
 import { secretsFingerprint } from '../../../credentials/companionPushApi/token';
 import type { RenewalFailure } from '../../../credentials/companionPushApi/token';
-import { timings } from '../shared/timings';
+import { timings } from '../common/timings';
 import { CREDENTIAL_TYPE, credentialKey } from './credentialKey';
 import { requestOnce } from './http';
 import type { Answer, ApiCall, CompanionPushContext } from './http';

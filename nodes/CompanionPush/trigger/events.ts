@@ -1,7 +1,7 @@
 import type { IDataObject } from 'n8n-workflow';
 
-import { isSettled } from '../shared/sendStates';
-import { parseTime } from '../shared/time';
+import { isSettled } from '../common/sendStates';
+import { parseTime } from '../common/time';
 import { openedBy, outcomesByUser } from '../report/userOutcomes';
 import type { UserOutcome } from '../report/userOutcomes';
 import type { NotificationDetail, NotificationRecord } from '../transport';
@@ -213,7 +213,7 @@ function notOpenedFields(
 }
 
 /** Time to open runs from `sent_at` to the first open, both on the API's clock; null when either
- * has no zone (shared/time.ts: it places nothing) or the API did not say when. */
+ * has no zone (common/time.ts: it places nothing) or the API did not say when. */
 function openedAfterEscalationFields(
 	record: NotificationRecord,
 	outcome: UserOutcome | undefined,

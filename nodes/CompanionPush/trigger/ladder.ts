@@ -1,4 +1,4 @@
-import { parseTime } from '../shared/time';
+import { parseTime } from '../common/time';
 import type { NotificationRecord } from '../transport';
 
 /**

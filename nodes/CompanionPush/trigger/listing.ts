@@ -1,7 +1,7 @@
 import { NodeOperationError } from 'n8n-workflow';
 import type { IPollFunctions } from 'n8n-workflow';
 
-import { parseTime } from '../shared/time';
+import { parseTime } from '../common/time';
 import { listNotifications } from '../transport';
 import type { ListedNotification } from '../transport';
 import { listingEndsAt, MAX_RECENT_IDS } from './state';

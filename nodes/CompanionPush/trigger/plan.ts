@@ -1,5 +1,5 @@
-import { isSettled } from '../shared/sendStates';
-import { MINUTE_MS } from '../shared/time';
+import { isSettled } from '../common/sendStates';
+import { MINUTE_MS } from '../common/time';
 import type { TriggerState, WatchedSend } from './state';
 
 /**

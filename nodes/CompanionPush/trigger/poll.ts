@@ -1,10 +1,10 @@
 import { NodeApiError } from 'n8n-workflow';
 import type { IDataObject, INodeExecutionData, IPollFunctions } from 'n8n-workflow';
 
-import { runPool } from '../shared/pool';
-import { isTimeWithoutZone, parseTime } from '../shared/time';
+import { runPool } from '../common/pool';
+import { isTimeWithoutZone, parseTime } from '../common/time';
 import { asNodeError } from '../nodeErrors';
-import { timings } from '../shared/timings';
+import { timings } from '../common/timings';
 import * as processState from './pollMemory';
 import {
 	clearWorkDeadline,

@@ -1,10 +1,10 @@
 import { sleep } from 'n8n-workflow';
 import type { IExecuteFunctions } from 'n8n-workflow';
 
-import { runPool } from '../../shared/pool';
+import { runPool } from '../../common/pool';
 import { getNotification, listNotifications } from '../../transport';
 import type { ListedNotification, NotificationDetail, NotificationRecord } from '../../transport';
-import { isMoving } from '../../shared/sendStates';
+import { isMoving } from '../../common/sendStates';
 
 /** What following one send came to. */
 export interface WaitResult {

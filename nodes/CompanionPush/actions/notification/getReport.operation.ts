@@ -10,7 +10,7 @@ import type {
 import { DEFAULT_BUCKET_MINUTES, DeliveryReport } from '../../report/deliveryReport';
 import type { ReportOptions } from '../../report/deliveryReport';
 import { MAX_ESCALATION_LEVELS, parseEscalationDeadlines } from '../../report/escalationDeadlines';
-import { runPool } from '../../shared/pool';
+import { runPool } from '../../common/pool';
 import { asNodeError, errorItem, fieldError } from '../../nodeErrors';
 import { getNotificationWithClock } from '../../transport';
 import { maxParallelRequestsOption, optionsCollection } from '../descriptions';

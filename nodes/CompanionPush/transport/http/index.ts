@@ -17,7 +17,7 @@ import type {
 
 import { redactSecrets } from '../../../../credentials/companionPushApi/redaction';
 import { RENEWAL_TIMEOUT_MS } from '../../../../credentials/companionPushApi/token';
-import { timings } from '../../shared/timings';
+import { timings } from '../../common/timings';
 import { CREDENTIAL_TYPE } from '../credentialKey';
 import { answerTooLarge } from '../errors';
 import { letIoThrough } from '../requestStarts';
@@ -33,7 +33,7 @@ export { readJson } from './bodyReading';
 /** Every n8n context the nodes call the API from. */
 export type CompanionPushContext = IExecuteFunctions | IPollFunctions | ILoadOptionsFunctions;
 
-/** A request's deadline when nothing else is said (timings().requestTimeoutMs; see shared/timings.ts). */
+/** A request's deadline when nothing else is said (timings().requestTimeoutMs; see common/timings.ts). */
 export const DEFAULT_TIMEOUT_MS = 30_000;
 
 export interface ApiCall {

@@ -1,5 +1,5 @@
-import { isTimeWithoutZone, parseTime, timePrecisionMs } from '../../shared/time';
-import { timings } from '../../shared/timings';
+import { isTimeWithoutZone, parseTime, timePrecisionMs } from '../../common/time';
+import { timings } from '../../common/timings';
 import { getNotification, listNotificationsPage } from '../endpoints';
 import type { CompanionPushContext } from '../http';
 import type { ListedNotification, SendListPage, SendRequest } from '../schemas';

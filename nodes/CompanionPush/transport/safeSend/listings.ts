@@ -1,4 +1,4 @@
-import { parseTime, timePrecisionMs } from '../../shared/time';
+import { parseTime, timePrecisionMs } from '../../common/time';
 import { credentialKey } from '../credentialKey';
 import type { CompanionPushContext } from '../http';
 import type { SendRequest } from '../schemas';

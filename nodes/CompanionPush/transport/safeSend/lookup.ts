@@ -1,6 +1,6 @@
 import { sleep } from 'n8n-workflow';
 
-import { timings } from '../../shared/timings';
+import { timings } from '../../common/timings';
 import { getNotification } from '../endpoints';
 import type { CompanionPushContext } from '../http';
 import { isRetryableStatus } from '../retry';
@@ -44,7 +44,7 @@ import { lookalikesAnswered, ownerOfSend, unresolvedLookalike } from './registry
  *   is measured and quoted, never taken as proof: a lag grows when the API is loaded;
  * - anything else (two candidates, a candidate whose recipients or time the API does not show, a
  *   list that repeats itself before reaching the window's start): unknown.
- * A creation time without a zone (see shared/time.ts) places nothing: such a send is never ours by
+ * A creation time without a zone (see common/time.ts) places nothing: such a send is never ours by
  * time (a candidate it stays, so the outcome is unknown), and never shows the window passed (the list
  * is then read to its end to prove a send absent).
  */

@@ -1,4 +1,4 @@
-import { parseTime, readApiTime, WALL_TIME_SPREAD } from '../../shared/time';
+import { parseTime, readApiTime, WALL_TIME_SPREAD } from '../../common/time';
 import type { SendRequest } from '../schemas';
 
 /**

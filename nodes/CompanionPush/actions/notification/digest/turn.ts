@@ -1,6 +1,6 @@
 import type { IExecuteFunctions } from 'n8n-workflow';
 
-import { runPool } from '../../../shared/pool';
+import { runPool } from '../../../common/pool';
 import { LOST } from '../../../store';
 import type { StoreTurn } from '../../../store';
 import { encodeWindow, eventName, readWindow, windowName } from './records';

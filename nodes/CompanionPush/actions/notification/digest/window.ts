@@ -3,7 +3,7 @@ import { randomUUID } from 'crypto';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
-import { MINUTE_MS } from '../../../shared/time';
+import { MINUTE_MS } from '../../../common/time';
 import { asNodeError } from '../../../nodeErrors';
 import { cancelNotification, failedSendOutcome, sendNotification } from '../../../transport';
 import type { SendRequest } from '../../../transport';

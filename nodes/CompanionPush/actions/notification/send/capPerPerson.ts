@@ -1,7 +1,7 @@
 import { NodeOperationError } from 'n8n-workflow';
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import type { PoolResult } from '../../../shared/pool';
+import type { PoolResult } from '../../../common/pool';
 import { failedSendOutcome } from '../../../transport';
 import { fieldError } from '../../../nodeErrors';
 import { giveSlotsBack, takeSlots } from './capSlots';

@@ -1,6 +1,6 @@
 import type { IExecuteFunctions } from 'n8n-workflow';
 
-import { MINUTE_MS } from '../../../shared/time';
+import { MINUTE_MS } from '../../../common/time';
 import { fitsRecord, inStoreTurn, LOST } from '../../../store';
 import type { LockOutcome, RecordRead, StoreTurn } from '../../../store';
 

@@ -5,7 +5,7 @@ import type {
 	NodeOperationError,
 } from 'n8n-workflow';
 
-import type { PoolResult } from '../../../shared/pool';
+import type { PoolResult } from '../../../common/pool';
 import { asNodeError } from '../../../nodeErrors';
 import { taggedSendOutcome } from '../../../transport';
 import type { SendGroup, SendTask } from './types';

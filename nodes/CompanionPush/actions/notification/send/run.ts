@@ -20,8 +20,8 @@
 
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import { runPool } from '../../../shared/pool';
-import type { PoolResult } from '../../../shared/pool';
+import { runPool } from '../../../common/pool';
+import type { PoolResult } from '../../../common/pool';
 import { recipientsCountedByApi } from '../../../input/recipients';
 import { asNodeError, errorItem } from '../../../nodeErrors';
 import { NeverTwice } from '../../../neverTwice';
