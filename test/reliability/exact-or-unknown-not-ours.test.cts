@@ -7,6 +7,8 @@
  * process made after the loss (runWithLaterSend): once listed it proves ours absent, so a send
  * wrongly taken for another would be sent again. Who was notified is counted from the request log.
  */
+import type { IDataObject } from 'n8n-workflow';
+
 import {
 	call,
 	jsonOf,
@@ -115,29 +117,36 @@ describe('exact or unknown: what is not ours stays not ours', () => {
 	const sendsTo = (userId: string) =>
 		registeredSends(sandbox).filter((send) => send.userIds.includes(userId));
 
-	test('an identical Schedule another client made and canceled, ours reset before reaching the API: never taken for ours, ours is scheduled once', async () => {
-		const at = new Date(Date.now() + 3_600_000).toISOString();
-		const canceled = await sendAsAnotherClient(sandbox, [users[0]], {
-			...MESSAGE,
-			scheduled_at: at,
-		});
-		const token = await tokenFor(sandbox);
-		expect(
-			(await call(sandbox, 'POST', `/push-notification/${canceled}/cancel`, { token })).status,
-		).toBe(200);
-		sandbox.addFault({ endpoint: SEND, kind: 'resetBefore' });
-		const { result } = await runWithLaterSend(
-			sandbox,
-			sendRun(sandbox, [{ userId: users[0] }], { operation: 'schedule', scheduledAt: at }),
-			users[5],
-		);
-		const [item] = jsonOf(result.items);
+	test.each<[string, IDataObject]>([
+		['', {}],
+		[' (a list without statuses: the detail tells)', { listOmitsFields: ['status'] }],
+	])(
+		'an identical Schedule another client made and canceled, ours reset before reaching the API%s: never taken for ours, ours is scheduled once',
+		async (_, settings) => {
+			sandbox.configure(settings);
+			const at = new Date(Date.now() + 3_600_000).toISOString();
+			const canceled = await sendAsAnotherClient(sandbox, [users[0]], {
+				...MESSAGE,
+				scheduled_at: at,
+			});
+			const token = await tokenFor(sandbox);
+			expect(
+				(await call(sandbox, 'POST', `/push-notification/${canceled}/cancel`, { token })).status,
+			).toBe(200);
+			sandbox.addFault({ endpoint: SEND, kind: 'resetBefore' });
+			const { result } = await runWithLaterSend(
+				sandbox,
+				sendRun(sandbox, [{ userId: users[0] }], { operation: 'schedule', scheduledAt: at }),
+				users[5],
+			);
+			const [item] = jsonOf(result.items);
 
-		const [, ours] = sendsTo(users[0]);
-		expect(item.id).not.toBe(canceled);
-		expect(item).toMatchObject({ id: ours.id, status: 'scheduled' });
-		expect(sendsTo(users[0])).toHaveLength(2);
-	});
+			const [, ours] = sendsTo(users[0]);
+			expect(item.id).not.toBe(canceled);
+			expect(item).toMatchObject({ id: ours.id, status: 'scheduled' });
+			expect(sendsTo(users[0])).toHaveLength(2);
+		},
+	);
 
 	test('a send with another title a moment before, ours reset before reaching the API: not ours, so ours is sent once', async () => {
 		const theirs = await sendAsAnotherClient(sandbox, [users[0]], {

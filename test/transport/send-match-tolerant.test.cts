@@ -23,6 +23,7 @@ const listed = (fields: Record<string, unknown> = {}) => ({
 	title: request.title,
 	body: request.body,
 	target_user_ids: ['A1', 'B2'],
+	status: 'sent',
 	scheduled_at: null,
 	created_at: '2026-03-02T09:00:00.000Z',
 	...fields,
@@ -77,7 +78,10 @@ describe('recipients', () => {
 	});
 });
 
-test('a canceled send exactly like ours is never ours', () => {
+test('a canceled send exactly like ours is never ours; without a status shown, nothing tells', () => {
 	expect(match({ status: 'canceled' })).toBe('different');
 	expect(match({ status: 'scheduled' })).toBe('exact');
+	const comparison = compareSend(listed({ status: undefined }), request, NO_EVIDENCE);
+	expect(matchOf(comparison, request)).toBe('undecided');
+	expect(notTold(comparison)).toEqual(['the API does not show its status']);
 });

@@ -28,6 +28,7 @@ const listed = (fields: Record<string, unknown> = {}) => ({
 	title: request.title,
 	body: request.body,
 	target_user_ids: ['u1'],
+	status: 'sent',
 	scheduled_at: null,
 	created_at: '2026-03-02T09:00:00.000Z',
 	...fields,

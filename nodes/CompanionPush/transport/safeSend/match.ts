@@ -3,14 +3,13 @@ import type { SendRequest } from '../schemas';
 
 /**
  * Whether a send the API shows (an element of the list of sends, or a send's detail record) is the
- * send of a request, field by field. Pure: no call, no clock; what the API was seen to do with our
- * own texts (TextEvidence) is given. "Not ours" needs proof as strong as "ours": a difference the
- * spec lets the API make (surrounding space, a cut counted in code points or UTF-16 units, the case
- * of user IDs, recipients outside the organization shown or counted or not, fields left out) proves
- * nothing; a canceled send is never the one looked for. Each field the request defines is `same`,
- * `different` (proven), `notShown` or `unsure` (shown, but it cannot tell). The list's body is "not
- * shown" by the spec, so any field may be missing from it; the detail carries the texts and times,
- * and the recipients only through its delivery entries once the send went out.
+ * send of a request, field by field: the same, different (proven), or it cannot tell. Pure: no call,
+ * no clock; what the API was seen to do with our own texts (TextEvidence) is given. "Not ours" needs
+ * proof as strong as "ours": a difference the spec lets the API make (surrounding space, a cut
+ * counted in code points or UTF-16 units, the case of user IDs, recipients outside the organization
+ * shown or counted or not, fields left out of the list, whose body is "not shown") proves nothing; a
+ * canceled send is never the one looked for. The detail shows recipients only through its delivery
+ * entries, once the send went out.
  */
 
 /** `unsure`: shown, but what is shown cannot tell (a shorter text, with no evidence that this API cuts
@@ -19,11 +18,12 @@ import type { SendRequest } from '../schemas';
 export type FieldVerdict = 'same' | 'different' | 'notShown' | 'unsure';
 
 /** The fields that must be shown the same before a send counts as ours: without them two sends
- * with the same text (a daily message, one message per user) cannot be told apart. */
-const REQUIRED: ReadonlyArray<keyof Comparison> = ['title', 'body', 'recipients', 'scheduledAt'];
+ * with the same text (a daily message, one message per user) cannot be told apart, nor a canceled
+ * send from ours. */
+const REQUIRED = ['state', 'title', 'body', 'recipients', 'scheduledAt'] as const;
 
 export interface Comparison {
-	/** `different` for a canceled send, else `notShown`: not a field we sent. */
+	/** Its status: `different` when canceled, `same` when any other. */
 	state: FieldVerdict;
 	title: FieldVerdict;
 	body: FieldVerdict;
@@ -202,6 +202,10 @@ export function compareDeliveries(
 	);
 }
 
+/** Canceled "before sending": nothing went out, so it is never the send looked for. */
+const stateOf = (status: unknown): FieldVerdict =>
+	typeof status !== 'string' ? 'notShown' : status === 'canceled' ? 'different' : 'same';
+
 /** Compares a record the API shows with the request. `recipients` may be given when the record
  * itself does not carry them (a detail's deliveries). `seen`: what this API was seen to do with
  * texts of ours. */
@@ -214,8 +218,7 @@ export function compareSend(
 	const wanted = new Set(request.target_user_ids);
 	const targets = record.target_user_ids;
 	return {
-		// Canceled "before sending": nothing went out, so it is never the send looked for.
-		state: record.status === 'canceled' ? 'different' : 'notShown',
+		state: stateOf(record.status),
 		title: compareText(record.title, request.title, seen.title),
 		body: compareText(record.body, request.body, seen.body),
 		// Nothing is learned of links and ids: shown shorter, they cannot tell.
@@ -279,7 +282,7 @@ export function notTold(comparison: Comparison): string[] {
 }
 
 const FIELD_NAMES: Record<keyof Comparison, string> = {
-	state: 'state',
+	state: 'status',
 	title: 'title',
 	body: 'body',
 	imageUrl: 'image',
