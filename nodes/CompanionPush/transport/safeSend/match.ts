@@ -102,9 +102,9 @@ function cutAsSeen(shown: string, wanted: string, evidence: TextEvidence): boole
 }
 
 /**
- * A text as the API shows it: the same once surrounding white space is trimmed. Shorter, as a prefix
- * of ours (an API may cut texts on storage, and the spec does not say how it counts), it is ours only
- * when this API was seen to cut a text of ours to that very length, in code points or UTF-16 units;
+ * A text as the API shows it ("As sent"): the same once surrounding white space is trimmed. Shorter,
+ * as a prefix of ours (the spec: "Enforced maximum lengths of title and body: not shown", nor how they
+ * count), ours only where this API was seen to cut a text of ours to that length, in either count;
  * it is another text only when this API was seen to keep texts of ours at least as long whole in both
  * counts (a text has at least as many units as code points); otherwise nothing tells (`unsure`): "New
  * message from Ann" may be another client's text, or ours cut.
