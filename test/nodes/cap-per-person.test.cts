@@ -18,7 +18,13 @@ import {
 import { fitsRecord, inStoreTurn } from '../../nodes/CompanionPush/store';
 import {
 	jsonOf,
+	logOf,
 	NODE_SANDBOX,
+	nodeResult,
+	nodeWorkflow,
+	retryWorkflow,
+	runWorkflow,
+	SEND_LIST,
 	nodeTypes,
 	pairedOf,
 	passTime,
@@ -240,6 +246,62 @@ describe('Cap per Person', () => {
 		expect(sentBodies(sandbox)).toHaveLength(posts);
 	});
 
+	describe('n8n runs the node again after a send whose outcome is unknown: the same send, never "capped" by its own slot', () => {
+		const RETRY_ON_FAIL = { retryOnFail: true, maxTries: 3, waitBetweenTries: 0 };
+
+		test('Retry On Fail: every try says "unknown" (none says "capped"), one POST in all', async () => {
+			clockAt('2026-11-26T10:00:30Z');
+			const [personA] = shared.users;
+			// Every POST answers 5xx, and no later send of this process proves it absent: unknown.
+			sandbox.addFault({ endpoint: SEND, kind: 'status5xx', times: 3 });
+			const run = capRun([{ userIds: personA }], { capPerPerson: 1, capWindowMinutes: 60 });
+			const result = nodeResult(
+				await runWorkflow(nodeWorkflow({ ...run, settings: RETRY_ON_FAIL })),
+			);
+
+			expect(result.error?.message).toBe(
+				'Sending the notification: the outcome is unknown (an earlier try whose answer was lost), so it was not sent again',
+			);
+			expect(result.error?.description).toContain(
+				'A retry of this execution looks the send up first.',
+			);
+			expect(result.error?.description).toContain(
+				'Cap per Person counts this send for its people (they may have been notified)',
+			);
+			// The first try's POST only: the later tries looked it up.
+			expect(logOf(sandbox, SEND)).toHaveLength(1);
+		});
+
+		test('a retried execution finds the send its lost answer hid: sent once, its slot counted once', async () => {
+			clockAt('2026-11-26T10:00:30Z');
+			const [personA] = shared.users;
+			const options = { capPerPerson: 2, capWindowMinutes: 60 };
+			// Registered, its answer lost, and the list cannot be read: unknown.
+			sandbox.addFault({ endpoint: SEND, kind: 'resetAfter', times: 1 });
+			sandbox.addFault({ endpoint: SEND_LIST, kind: 'status5xx', times: 50 });
+			const workflow = nodeWorkflow(capRun([{ userIds: personA }], options));
+			const failed = await runWorkflow(workflow);
+			expect(nodeResult(failed).error?.message).toContain('the outcome is unknown');
+
+			sandbox.clearFaults();
+			const retried = nodeResult(await retryWorkflow(workflow, failed));
+			expect(retried.error).toBeUndefined();
+			expect(jsonOf(retried.items)).toMatchObject([
+				{
+					id: registeredSends(sandbox)[0].id,
+					recoveredAfter: 'an earlier try whose answer was lost',
+				},
+			]);
+			expect(cappedOf(retried.outputs)).toEqual([]);
+			expect(sentBodies(sandbox)).toHaveLength(1);
+
+			// That send holds one slot of 2, not two: one more event is sent, the next capped.
+			const next = await runNode(capRun(eventsFor(personA, 2), options));
+			expect(cappedOf(next.outputs)).toMatchObject([{ userId: personA }]);
+			expect(sendsTo(personA)).toBe(2);
+		});
+	});
+
 	test('the window rolls: capped 59 minutes after the first slot, sent again 61 minutes after it', async () => {
 		clockAt('2026-11-26T10:00:30Z');
 		const [personA] = shared.users;
@@ -386,7 +448,7 @@ describe('a count cut short', () => {
 		const store = new MemoryProcessedData();
 		const rule = { maxSends: 2, windowMinutes: 60 };
 		const person = 'e533773a0ba45c0000000001';
-		const first = await takeSlots(storeContext(store).context, rule, [person]);
+		const first = await takeSlots(storeContext(store).context, rule, [{ userId: person }]);
 		expect(first).toEqual({ ok: true, value: [{ granted: true, tick: expect.any(Number) }] });
 		// The next count stops before it takes its probes out: they stay in the row.
 		let writes = 0;
@@ -395,9 +457,9 @@ describe('a count cut short', () => {
 				if (scope === 'node' && ++writes === 4) throw new Error('n8n stopped');
 			},
 		});
-		expect((await takeSlots(stopping.context, rule, [person])).ok).toBe(false);
+		expect((await takeSlots(stopping.context, rule, [{ userId: person }])).ok).toBe(false);
 
-		const after = await takeSlots(storeContext(store).context, rule, [person]);
+		const after = await takeSlots(storeContext(store).context, rule, [{ userId: person }]);
 		expect(after).toEqual({
 			ok: true,
 			value: [{ granted: false, notifyAfter: expect.any(Number) }],

@@ -1,6 +1,7 @@
-import type { IExecuteFunctions } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
 import { MINUTE_MS } from '../../../common/time';
+import { fieldError } from '../../../nodeErrors';
 import { fitsRecord, inStoreTurn, LOST } from '../../../store';
 import type { LockOutcome, RecordRead, StoreTurn } from '../../../store';
 
@@ -24,15 +25,72 @@ export interface CapRule {
 	windowMinutes: number;
 }
 
-/** What the cap decided for one recipient of one send. */
+export const MAX_CAP_SENDS = 100;
+/** A day: longer windows would keep a slot's time less precisely still (a tick is 1/60 of the
+ * window, below). */
+export const MAX_CAP_WINDOW_MINUTES = 1_440;
+export const DEFAULT_CAP_WINDOW_MINUTES = 60;
+
+/** The options "Cap per Person" and "Cap Window (Minutes)" of an item that has a cap. */
+export function readCapRule(
+	context: IExecuteFunctions,
+	options: IDataObject,
+	itemIndex: number,
+): CapRule {
+	const maxSends = Number(options.capPerPerson);
+	if (
+		typeof options.capPerPerson === 'boolean' ||
+		options.capPerPerson === '' ||
+		!Number.isInteger(maxSends) ||
+		maxSends < 1 ||
+		maxSends > MAX_CAP_SENDS
+	) {
+		throw fieldError(
+			context,
+			'Cap per Person',
+			`must be a whole number of sends from 1 to ${MAX_CAP_SENDS} (got ${String(options.capPerPerson).slice(0, 40)})`,
+			itemIndex,
+			'item',
+		);
+	}
+	const window = options.capWindowMinutes ?? DEFAULT_CAP_WINDOW_MINUTES;
+	const windowMinutes = Number(window);
+	if (
+		typeof window === 'boolean' ||
+		window === '' ||
+		!Number.isFinite(windowMinutes) ||
+		windowMinutes <= 0 ||
+		windowMinutes > MAX_CAP_WINDOW_MINUTES
+	) {
+		throw fieldError(
+			context,
+			'Cap Window (Minutes)',
+			`must be a positive number of minutes, at most ${MAX_CAP_WINDOW_MINUTES} (got ${String(window).slice(0, 40)})`,
+			itemIndex,
+			'item',
+		);
+	}
+	// Slots are kept to the minute at least: a part of a minute counts as a whole one.
+	return { maxSends, windowMinutes: Math.ceil(windowMinutes) };
+}
+
+/** A recipient of one send asking for a slot: `heldTick` when an earlier try of this run holds one
+ * for this very send (capPerPerson.ts). */
+export interface SlotRequest {
+	userId: string;
+	heldTick?: number;
+}
+
+/** What the cap decided for one recipient of one send: `held` when it is an earlier try's slot. */
 export type SlotDecision =
-	| { granted: true; tick: number }
+	| { granted: true; tick: number; held?: true }
 	| { granted: false; notifyAfter: number };
 
-/** A slot to give back: its person and the tick it was taken in. */
+/** A slot to give back: its person and the tick it was taken in (`held`: by an earlier try). */
 export interface TakenSlot {
 	userId: string;
 	tick: number;
+	held?: true;
 }
 
 /** Ticks per window, at most: a slot's time is kept to a tick. */
@@ -118,13 +176,16 @@ async function writeSlots(turn: StoreTurn, rule: CapRule, slots: Map<string, num
 /**
  * Takes a slot for each request (a person of one send), in order, while the person has fewer than
  * `maxSends` slots in the window; the others are refused with the time the person's oldest counted
- * slot expires. One reading and one writing of the people's records, whatever their number.
+ * slot expires. A request whose earlier try's slot still counts keeps that slot (the same send,
+ * tried again: never counted twice, never capped by its own slot). One reading and one writing of
+ * the people's records, whatever their number.
  */
 export async function takeSlots(
 	context: IExecuteFunctions,
 	rule: CapRule,
-	requests: string[],
+	slotRequests: SlotRequest[],
 ): Promise<LockOutcome<SlotDecision[]>> {
+	const requests = slotRequests.map(({ userId }) => userId);
 	return await capTurn(context, async (turn) => {
 		const now = Date.now();
 		const nowTick = Math.floor(now / (tickMinutes(rule) * MINUTE_MS));
@@ -142,8 +203,15 @@ export async function takeSlots(
 					counted.get(userId)!.length > 0,
 			),
 		);
-		const decisions = requests.map((userId): SlotDecision => {
+		// The slots earlier tries hold: each stands for one send, so it is matched once.
+		const holdable = new Map([...counted].map(([userId, slots]) => [userId, [...slots]]));
+		const decisions = slotRequests.map(({ userId, heldTick }): SlotDecision => {
 			const slots = counted.get(userId)!;
+			const held = holdable.get(userId)!;
+			if (heldTick !== undefined && held.includes(heldTick)) {
+				held.splice(held.indexOf(heldTick), 1);
+				return { granted: true, tick: heldTick, held: true };
+			}
 			if (slots.length >= rule.maxSends) {
 				const oldestCounted = slots[slots.length - rule.maxSends];
 				return { granted: false, notifyAfter: slotExpiry(oldestCounted, rule) };
