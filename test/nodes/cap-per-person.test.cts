@@ -299,6 +299,39 @@ describe('Cap per Person', () => {
 			expect(cappedOf(next.outputs)).toMatchObject([{ userId: personA }]);
 			expect(sendsTo(personA)).toBe(2);
 		});
+
+		test('retried after its slot expired, with the cap full again: capped now, and the item says the earlier outcome is unknown', async () => {
+			clockAt('2026-11-26T10:00:30Z');
+			const [personA] = shared.users;
+			const options = { capPerPerson: 1, capWindowMinutes: 60 };
+			sandbox.addFault({ endpoint: SEND, kind: 'resetAfter', times: 1 });
+			sandbox.addFault({ endpoint: SEND_LIST, kind: 'status5xx', times: 50 });
+			const workflow = nodeWorkflow(capRun([{ userIds: personA }], options));
+			const failed = await runWorkflow(workflow);
+			expect(nodeResult(failed).error?.message).toContain('the outcome is unknown');
+			sandbox.clearFaults();
+
+			// The window passes; another event takes A's one slot.
+			passTime(62 * MINUTE);
+			expect(cappedOf((await runNode(capRun([{ userIds: personA }], options))).outputs)).toEqual(
+				[],
+			);
+			const posts = sentBodies(sandbox).length;
+
+			const retried = nodeResult(await retryWorkflow(workflow, failed));
+			expect(retried.error).toBeUndefined();
+			expect(sentBodies(sandbox)).toHaveLength(posts);
+			expect(cappedOf(retried.outputs)).toMatchObject([
+				{
+					userId: personA,
+					earlierTryOutcome: 'unknown',
+					note: expect.stringContaining('Get Many'),
+				},
+			]);
+			expect(jsonOf(retried.items)).toMatchObject([
+				{ skipped: true, cappedUserIds: [personA], earlierTryOutcome: 'unknown' },
+			]);
+		});
 	});
 
 	test('the window rolls: capped 59 minutes after the first slot, sent again 61 minutes after it', async () => {
