@@ -56,7 +56,7 @@ interface CapTry {
 	granted: Record<string, number>;
 	/** The people capped, each with when they may be notified. */
 	capped: Record<string, number>;
-	/** Of those granted, the ones whose send's outcome stayed unknown. */
+	/** The people whose send by a try of this run has an outcome that stayed unknown. */
 	unknown: string[];
 }
 
@@ -119,15 +119,16 @@ export class RunCap {
 					replayed !== undefined
 						? { granted: false, notifyAfter: replayed }
 						: outcome.value[next++];
+				// Said on every later try, also of a person capped since.
+				const earlierTryUnknown = earlier?.unknown.includes(userId) ?? false;
+				if (earlierTryUnknown) thisTry.unknown.push(userId);
 				if (decision.granted) {
 					granted.push(userId);
 					taken.push({ userId, tick: decision.tick, ...(decision.held ? { held: true } : {}) });
 					thisTry.granted[userId] = decision.tick;
-					if (earlier?.unknown.includes(userId)) thisTry.unknown.push(userId);
 					continue;
 				}
 				thisTry.capped[userId] = decision.notifyAfter;
-				const earlierTryUnknown = replayed === undefined && earlier?.unknown.includes(userId);
 				const { notifyAfter } = decision;
 				cap.capped.push({
 					group,
