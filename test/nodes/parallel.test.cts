@@ -4,7 +4,7 @@
  * and pairing. A service that answers 429 slows every request of the credential down (the pace)
  * instead of failing items. No timing is asserted: orders, counts and the sandbox's log are.
  */
-import { paceOf } from '../../nodes/CompanionPush/transport/pace';
+import { paceOf } from '../../nodes/CompanionPush/transport/retry';
 import {
 	count,
 	DETAIL,
