@@ -1,19 +1,8 @@
 /**
- * `npm run bench`: runs the suites, prints the figures and writes bench/RESULTS.md.
- *
- * - core (rows 1-4, bench/coreSuite.cts): the node's API calls at scale, in-process, on a sandbox
- *   with 100,000 users.
- * - ladder (row 5, bench/ladderSuite.cts): the trigger's alert ladder at 100,000 people, in-process,
- *   on a manual-clock sandbox.
- * - latency (row 9, bench/latencySuite.cts): Send under a rate limit, at a sandbox latency of 0 and
- *   40 ms.
- * - n8n (rows 11-15, bench/n8nSuite.cts): the node and n8n's HTTP Request node in the same real n8n
- *   2.41.1, over https at a 0 and 40 ms round trip, also on Postgres.
- * - queue (row 17, bench/queueSuite.cts): the ERP webhook example and the same workflow built with the
- *   HTTP Request node in a real queue-mode cluster.
- * - keys (row 18, bench/keyCost.cts): the time of a keyed event by the number of keys kept, in-process.
- * Row numbers stay those the docs cite. The n8n and queue suites wait first (checking every minute)
- * while other n8n runs use the machine.
+ * `npm run bench`: runs the suites, prints the figures and writes bench/RESULTS.md. A file per suite
+ * (its opening comment says what it measures; docs/development.md lists them), row numbers those the
+ * docs cite. The n8n and queue suites wait first (checking every minute) while other n8n runs use
+ * the machine.
  *
  * Options (after `npm run bench --`):
  *   --only SUITES      comma-separated: core, ladder, latency, n8n, queue, keys. Default: every suite.
