@@ -1,7 +1,7 @@
 /*
  * One request through n8n's authenticated request helper: its options, its deadline (and a whole
- * poll's), its turn to be built among the process's requests, and its answer's body read as it
- * arrives, stopped at the deadline or at a bound on its size.
+ * poll's) and its turn to be built among the process's requests (letIoThrough, at the end). What
+ * comes back is read in answers.ts.
  */
 import type {
 	ICredentialDataDecryptedObject,
@@ -159,6 +159,7 @@ export async function requestOnce(
 		stored.accessToken,
 		credentials?.accessToken,
 	];
+	// Hundreds started at once would all be built before the first leaves.
 	await letIoThrough();
 	// Asked now, not when the request took its turn: the gate, a renewal it joined or a 401 may have
 	// held it since. With a token to renew, n8n renews it first, in the helper, then sends.
