@@ -1,5 +1,5 @@
 import { parseTime, timePrecisionMs } from '../../common/time';
-import { credentialKey } from '../credentialKey';
+import { credentialKey } from '../http';
 import type { CompanionPushContext } from '../http';
 import type { SendRequest } from '../schemas';
 import { learnText, NO_EVIDENCE, noEvidence } from './match';

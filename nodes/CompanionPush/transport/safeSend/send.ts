@@ -1,10 +1,10 @@
 import { randomUUID } from 'crypto';
 
 import { unexpectedResponse } from '../errors';
-import { readJson } from '../http';
+import { readJson } from '../answers';
 import type { CompanionPushContext } from '../http';
 import { Tries } from '../retry';
-import type { FinalAnswer } from '../retry';
+import type { FinalAnswer } from '../answers';
 import { sendAcceptedSchema } from '../schemas';
 import type { SendRequest } from '../schemas';
 import { lookUpSend } from './lookup';
