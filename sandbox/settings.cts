@@ -46,6 +46,8 @@ export const DEFAULT_SETTINGS: SandboxSettings = {
 	maxInFlight: null,
 	clockOffsetMs: 0,
 	timesWithoutZone: null, // spec: "ISO 8601"; written in UTC with Z
+	deliveryOrder: 'planned', // order of the delivery entries: not shown
+	detailMaxDeliveries: null,
 };
 
 const nonNegativeInt = z.number().int().nonnegative();
@@ -91,6 +93,8 @@ export const settingsPatchSchema = z
 			.string()
 			.refine(isKnownZone, { message: 'an IANA time zone name, e.g. UTC or Europe/Berlin' })
 			.nullable(),
+		deliveryOrder: z.enum(['planned', 'lastUpdate']),
+		detailMaxDeliveries: z.number().int().nonnegative().nullable(),
 	})
 	.partial()
 	.strict();
