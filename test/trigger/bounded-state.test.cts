@@ -122,7 +122,7 @@ describe('Companion Push Trigger: bounded state', () => {
 			expect(warn).toHaveBeenCalledTimes(1);
 			expect(warn.mock.calls[0][0]).toMatch(
 				new RegExp(
-					`stopped watching 1 before their watch window ended, oldest first: ${oldest}\\.`,
+					`stopped watching 1 before their watch window ended: ${oldest}\\.`,
 				),
 			);
 		} finally {
