@@ -34,9 +34,10 @@ const PERSON_EVENTS: readonly TriggerEventName[] = [
 
 export interface TriggerEvent {
 	name: TriggerEventName | NoticeName;
-	/** Key remembered with the send: `status:<state>`, `<userId>:<n>:<state>` (a phone: the n-th
-	 * of the person in that state, detail/deliveryEvents.ts), `detailIncomplete`, or `<userId>:noDevice` / `<userId>:notReached` / `<userId>:notOpened[:<level>]` /
-	 * `<userId>:openedAfterEscalation` (a person, see ladder.ts). */
+	/** Key remembered with the send: `status:<state>`, `<userId>:<n>:<state>` (the person's n-th
+	 * phone in that state, detail/deliveryEvents.ts), `detailIncomplete`, or `<userId>:noDevice` /
+	 * `<userId>:notReached` / `<userId>:notOpened[:<level>]` / `<userId>:openedAfterEscalation` (a
+	 * person, see ladder.ts). */
 	key: string;
 	/** The level of a Not Opened in Time event (1 for a single deadline). */
 	level?: number;
