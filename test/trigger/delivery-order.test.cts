@@ -4,6 +4,7 @@
  * event is still told once, since the trigger counts a person's entries in each state instead of
  * naming an entry by its place.
  */
+import { deliveryFindings } from '../../nodes/CompanionPush/trigger/detail/deliveryEvents';
 import { MINUTE, ofEvent, useTriggerFixtures } from '../harness/index.cts';
 
 describe('Companion Push Trigger: delivery entries in any order', () => {
@@ -60,5 +61,24 @@ describe('Companion Push Trigger: delivery entries in any order', () => {
 			[person, 0, `${id}:${person}:0:opened`],
 			[person, 1, `${id}:${person}:1:opened`],
 		]);
+	});
+});
+
+describe('delivery events counted per person', () => {
+	const at = '2026-03-02T09:00:01.500Z';
+	const entry = (status: string) => ({ user_id: 'u1', status, sent_at: at, opened_at: null });
+
+	test('a failure the retries mend is not told again when a phone fails later; a count past it is', () => {
+		const told = new Set(['u1:0:failed']);
+		// The failed phone was reached by a retry, then the other phone failed: still one failure.
+		expect(deliveryFindings([entry('sent'), entry('failed')], told, true)).toEqual([]);
+		// Both failed: the count passes the one told.
+		expect(
+			deliveryFindings([entry('failed'), entry('failed')], told, true).map(
+				(finding) => finding.key,
+			),
+		).toEqual(['u1:1:failed']);
+		// Before the send settles, no failure is told.
+		expect(deliveryFindings([entry('failed')], new Set(), false)).toEqual([]);
 	});
 });
