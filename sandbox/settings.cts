@@ -48,6 +48,8 @@ export const DEFAULT_SETTINGS: SandboxSettings = {
 	clockOffsetMs: 0,
 	timesWithoutZone: null, // spec: "ISO 8601"; written in UTC with Z
 	...STORED_FORM_DEFAULTS, // as sent: see notifications/storedForms.ts
+	deliveryOrder: 'planned', // order of the delivery entries: not shown
+	detailMaxDeliveries: null,
 };
 
 const nonNegativeInt = z.number().int().nonnegative();
@@ -94,6 +96,8 @@ export const settingsPatchSchema = z
 			.refine(isKnownZone, { message: 'an IANA time zone name, e.g. UTC or Europe/Berlin' })
 			.nullable(),
 		...storedFormsSchema,
+		deliveryOrder: z.enum(['planned', 'lastUpdate']),
+		detailMaxDeliveries: z.number().int().nonnegative().nullable(),
 	})
 	.partial()
 	.strict();

@@ -177,4 +177,10 @@ export interface SandboxSettings extends StoredFormSwitches {
 	 * (`scheduled_at` of a send) and the `Date` header are unchanged.
 	 */
 	timesWithoutZone: string | null;
+	/** Order of the detail's delivery entries (spec: not shown): `planned` (default) or `lastUpdate`
+	 * (the entry updated last at the end). See http/detailEntries.cts. */
+	deliveryOrder: 'planned' | 'lastUpdate';
+	/** The detail lists at most this many delivery entries while its counters count them all (spec:
+	 * not shown); null = every entry (default). See http/detailEntries.cts. */
+	detailMaxDeliveries: number | null;
 }

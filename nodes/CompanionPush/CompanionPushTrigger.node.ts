@@ -47,7 +47,8 @@ export class CompanionPushTrigger implements INodeType {
 				required: true,
 				default: ['notificationSettled'],
 				// n8n's node panel lists each event as its `action` (else "On " + its name in lower case).
-				description: 'The events that start the workflow. Each event is emitted once.',
+				description:
+					'The events that start the workflow. Each event is emitted once. Whatever is chosen, a notification the trigger cannot follow in full comes as an item too: "detailIncomplete" (the API listed fewer delivery entries than it counts) or "stoppedWatching" (dropped from the watch list).',
 				options: [
 					{
 						name: 'Delivery Failed',

@@ -6,6 +6,7 @@ import { publicRecord } from '../notifications/store.cts';
 import { validateSend } from '../notifications/validation.cts';
 import type { SandboxState } from '../state.cts';
 import type { FaultSpec } from '../types.cts';
+import { shownEntries } from './detailEntries.cts';
 import { listPage } from './listPage.cts';
 import { renderList } from './listShapes.cts';
 
@@ -136,7 +137,7 @@ export const PUBLIC_ROUTES: Route[] = [
 				ok: true,
 				data: {
 					notification: publicRecord(stored, view, context.state.settings),
-					deliveries: view.deliveries.map((delivery) =>
+					deliveries: shownEntries(view.deliveries, context.state.settings).map((delivery) =>
 						shownDelivery(delivery, context.state.settings),
 					),
 				},

@@ -121,9 +121,7 @@ describe('Companion Push Trigger: bounded state', () => {
 			expect(Object.keys(sends)).not.toContain(oldest);
 			expect(warn).toHaveBeenCalledTimes(1);
 			expect(warn.mock.calls[0][0]).toMatch(
-				new RegExp(
-					`stopped watching 1 before their watch window ended, oldest first: ${oldest}\\.`,
-				),
+				new RegExp(`stopped watching 1 before their watch window ended: ${oldest}\\.`),
 			);
 		} finally {
 			warn.mockRestore();

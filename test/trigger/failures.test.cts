@@ -155,7 +155,7 @@ describe('Companion Push Trigger: a failing poll', () => {
 		expect((await fixture.poll()).error).toBeInstanceOf(NodeApiError);
 	});
 
-	test('a watched send the API no longer knows (404) is forgotten instead of failing every poll', async () => {
+	test('a watched send the API no longer knows (404) is forgotten instead of failing every poll, and the workflow told', async () => {
 		const fixture = await triggers.start({ events: ['notificationSettled'] });
 		await fixture.poll();
 		const gone = await fixture.send([fixture.user('onePhone')], { title: 'Gone' });
@@ -170,6 +170,15 @@ describe('Companion Push Trigger: a failing poll', () => {
 		expect(Object.keys((fixture.staticData().watch as { sends: object }).sends)).not.toContain(
 			gone,
 		);
+		// Not in silence: the workflow is told which send is no longer watched, and why.
+		expect(outcome.items).toEqual([
+			expect.objectContaining({
+				event: 'stoppedWatching',
+				notificationId: gone,
+				status: 'sending', // as last read
+				reason: 'notFound',
+			}),
+		]);
 		const detailReads = fixture.sandbox
 			.requestLog()
 			.filter((entry) => entry.endpoint === 'GET /push-notification/:id');

@@ -278,30 +278,52 @@ describe('events', () => {
 	});
 	const at = '2026-03-02T09:00:01.500Z';
 
-	test("deliveries are keyed by user and their order among that user's entries", () => {
-		const events = detectEvents({
-			detail: detail('partially_failed', [
-				{ user_id: 'u1', status: 'opened', sent_at: at, opened_at: '2026-03-02T09:05:00.000Z' },
-				{ user_id: 'u2', status: 'sent', sent_at: at, opened_at: null },
-				{ user_id: 'u1', status: 'failed', sent_at: at, opened_at: null },
-				{ user_id: 'u2', status: 'opened', sent_at: at, opened_at: '2026-03-02T09:06:00.000Z' },
-			]),
-			previousStatus: 'sending',
-			emittedKeys: new Set(['u2:1:opened']),
-			selected: all,
-			now: T0,
-		});
+	test('deliveries are keyed by user and their count in each state, whatever their order', () => {
+		const entries = [
+			{ user_id: 'u1', status: 'opened', sent_at: at, opened_at: '2026-03-02T09:05:00.000Z' },
+			{ user_id: 'u2', status: 'sent', sent_at: at, opened_at: null },
+			{ user_id: 'u1', status: 'failed', sent_at: at, opened_at: null },
+			{ user_id: 'u2', status: 'opened', sent_at: at, opened_at: '2026-03-02T09:06:00.000Z' },
+		];
+		const read = (deliveries: typeof entries) =>
+			detectEvents({
+				detail: detail('partially_failed', deliveries),
+				previousStatus: 'sending',
+				// u2's open was told by a version that named it by its place: it counts as told.
+				emittedKeys: new Set(['u2:1:opened']),
+				selected: all,
+				now: T0,
+			});
+		const events = read(entries);
 		expect(events.map((event) => event.key)).toEqual([
 			'status:partially_failed',
 			'u1:0:opened',
-			'u1:1:failed',
+			'u1:0:failed',
 		]);
 		expect(events.map((event) => event.json.eventKey)).toEqual([
 			'n1:status:partially_failed',
 			'n1:u1:0:opened',
-			'n1:u1:1:failed',
+			'n1:u1:0:failed',
 		]);
 		expect(events[0].json).toMatchObject({ status: 'partially_failed', previousStatus: 'sending' });
+		// The same entries in the other order are the same events.
+		expect(
+			read([...entries].reverse())
+				.map((event) => event.key)
+				.sort(),
+		).toEqual(events.map((event) => event.key).sort());
+		// Told once: every key remembered, the entries in any order tell nothing more.
+		const told = new Set(events.map((event) => event.key));
+		for (const order of [entries, [...entries].reverse()])
+			expect(
+				detectEvents({
+					detail: detail('partially_failed', order),
+					previousStatus: 'partially_failed',
+					emittedKeys: new Set([...told, 'u2:1:opened']),
+					selected: all,
+					now: T0,
+				}),
+			).toEqual([]);
 	});
 
 	test('a failure is reported once the send has settled, not while it is still sending (its only phone: not reached)', () => {

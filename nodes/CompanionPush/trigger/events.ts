@@ -5,6 +5,8 @@ import { parseTime } from '../common/time';
 import { openedBy, outcomesByUser } from '../report/userOutcomes';
 import type { UserOutcome } from '../report/userOutcomes';
 import type { NotificationDetail, NotificationRecord } from '../transport';
+import { incompleteFields, shortfallOf } from './detail/completeness';
+import { deliveryFindings } from './detail/deliveryEvents';
 import { deadlinesOf, levelKey, openedAfterEscalationKey } from './ladder';
 
 export const TRIGGER_EVENTS = [
@@ -17,6 +19,11 @@ export const TRIGGER_EVENTS = [
 	'openedAfterEscalation',
 ] as const;
 export type TriggerEventName = (typeof TRIGGER_EVENTS)[number];
+/** What the trigger could not tell, emitted whatever Trigger On holds (a dropped send is never
+ * silent): a detail short of its counters (detail/completeness.ts), a send no longer watched. */
+export type NoticeName = 'detailIncomplete' | 'stoppedWatching';
+/** The events whose conclusion rests on what a detail does not show. */
+const FROM_ABSENCE: readonly TriggerEventName[] = ['notReached', 'notOpenedInTime'];
 /** The events that are one per person, whatever their phones. */
 const PERSON_EVENTS: readonly TriggerEventName[] = [
 	'noDevice',
@@ -26,10 +33,11 @@ const PERSON_EVENTS: readonly TriggerEventName[] = [
 ];
 
 export interface TriggerEvent {
-	name: TriggerEventName;
-	/** Key remembered with the send: `status:<state>`, `<userId>:<deliveryIndex>:<state>` (a phone),
-	 * or `<userId>:noDevice` / `<userId>:notReached` / `<userId>:notOpened[:<level>]` /
-	 * `<userId>:openedAfterEscalation` (a person, see ladder.ts). */
+	name: TriggerEventName | NoticeName;
+	/** Key remembered with the send: `status:<state>`, `<userId>:<n>:<state>` (the person's n-th
+	 * phone in that state, detail/deliveryEvents.ts), `detailIncomplete`, or `<userId>:noDevice` /
+	 * `<userId>:notReached` / `<userId>:notOpened[:<level>]` / `<userId>:openedAfterEscalation` (a
+	 * person, see ladder.ts). */
 	key: string;
 	/** The level of a Not Opened in Time event (1 for a single deadline). */
 	level?: number;
@@ -45,9 +53,8 @@ function baseFields(record: NotificationRecord): IDataObject {
  * The events a detail read shows that were not emitted yet. Pure: the caller remembers the keys.
  * - notificationSettled: the send is in a settled state not emitted before (a later change, e.g.
  *   after the service's automatic retries, is a new state: emitted again, with the old one);
- * - deliveryFailed: a phone's delivery is `failed`, once the send itself has settled (before,
- *   the service may still be on its first round);
- * - deliveryOpened: a delivery was opened (tapped);
+ * - deliveryFailed / deliveryOpened: a phone's delivery `failed` (once the send has settled:
+ *   before, the service may still be on its first round) / was opened (detail/deliveryEvents.ts);
  * - noDevice: a person has no active app on any phone (their single `no_device` entry), once the
  *   send has settled;
  * - notReached: no phone reached a person, once the send has settled: they have no active app
@@ -56,9 +63,10 @@ function baseFields(record: NotificationRecord): IDataObject {
  *   time after the send went out, `sent_at`), and a person reached on a phone opened it on none by
  *   then; an open after the deadline does not undo it. A person already reported as not reached is
  *   not reported again (the service's own retries may reach them later);
- * - openedAfterEscalation: a person who got any level has opened it since, with the level reached.
- * Deliveries are told apart by user and by their order among that user's entries (one per phone);
- * the last two events are one per person, whatever their phones.
+ * - openedAfterEscalation: a person who got any level has opened it since, with the level reached;
+ * - detailIncomplete (whatever is selected, once per send): the entries fall short of the counters
+ *   (detail/completeness.ts); notReached for failed phones and notOpenedInTime then wait.
+ * The person events are one per person, whatever their phones.
  */
 export function detectEvents(input: {
 	detail: NotificationDetail;
@@ -73,8 +81,14 @@ export function detectEvents(input: {
 	const { detail, previousStatus, emittedKeys, selected, now, openDeadlinesMs } = input;
 	const record = detail.notification;
 	const events: TriggerEvent[] = [];
-	const push = (name: TriggerEventName, key: string, json: IDataObject, level?: number) => {
-		if (!selected.has(name) || emittedKeys.has(key)) return;
+	const push = (
+		name: TriggerEventName | NoticeName,
+		key: string,
+		json: IDataObject,
+		level?: number,
+	) => {
+		const notice = name === 'detailIncomplete';
+		if ((!notice && !selected.has(name as TriggerEventName)) || emittedKeys.has(key)) return;
 		events.push({
 			name,
 			key,
@@ -96,24 +110,28 @@ export function detectEvents(input: {
 		});
 	}
 
-	const entriesPerUser = new Map<string, number>();
-	for (const delivery of detail.deliveries) {
-		const deliveryIndex = entriesPerUser.get(delivery.user_id) ?? 0;
-		entriesPerUser.set(delivery.user_id, deliveryIndex + 1);
-		const common = { ...baseFields(record), userId: delivery.user_id, deliveryIndex };
-		if (delivery.status === 'failed' && settled) {
-			push('deliveryFailed', `${delivery.user_id}:${deliveryIndex}:failed`, {
-				...common,
-				status: 'failed',
-				sentAt: delivery.sent_at ?? null,
-			});
-		}
-		if (delivery.status === 'opened' || delivery.opened_at) {
-			push('deliveryOpened', `${delivery.user_id}:${deliveryIndex}:opened`, {
-				...common,
-				openedAt: delivery.opened_at ?? null,
-			});
-		}
+	for (const { name, key, deliveryIndex, entry } of deliveryFindings(
+		detail.deliveries,
+		emittedKeys,
+		settled,
+	)) {
+		const common = { ...baseFields(record), userId: entry.user_id, deliveryIndex };
+		if (name === 'deliveryFailed')
+			push(name, key, { ...common, status: 'failed', sentAt: entry.sent_at ?? null });
+		else push(name, key, { ...common, openedAt: entry.opened_at ?? null });
+	}
+
+	// An incomplete detail: what it lists is told, nothing is concluded from what it leaves out.
+	const shortfall = shortfallOf(detail);
+	const phonesMissing = shortfall?.phonesMissing === true;
+	if (shortfall) {
+		const withheld = phonesMissing ? FROM_ABSENCE.filter((name) => selected.has(name)) : [];
+		push('detailIncomplete', 'detailIncomplete', {
+			...baseFields(record),
+			status: record.status,
+			stats: (record.stats ?? {}) as IDataObject,
+			...incompleteFields(shortfall, withheld),
+		});
 	}
 
 	if (!PERSON_EVENTS.some((name) => selected.has(name))) return events;
@@ -123,7 +141,7 @@ export function detectEvents(input: {
 			push('noDevice', `${outcome.userId}:noDevice`, noDeviceFields(record, outcome.userId));
 		}
 		const notReachedKey = `${outcome.userId}:notReached`;
-		if (settled && reachedNoPhone(outcome)) {
+		if (settled && reachedNoPhone(outcome) && (outcome.phones === 0 || !phonesMissing)) {
 			push('notReached', notReachedKey, notReachedFields(record, outcome));
 		}
 		// Every level whose deadline passed while the person had opened on no phone: after a missed
@@ -133,6 +151,7 @@ export function detectEvents(input: {
 			const level = index + 1;
 			if (
 				now < deadline ||
+				phonesMissing ||
 				outcome.phonesReached === 0 ||
 				openedBy(outcome, deadline) ||
 				emittedKeys.has(notReachedKey)

@@ -15,8 +15,16 @@ export const MAX_BACKOFF_MINUTES = 60;
 /** A send due a few seconds after this poll is read now: polls do not run at exact times. */
 export const DUE_TOLERANCE_MS = 5_000;
 
-/** The ids to read this poll, in order: never-read sends first, then the most overdue, then the
- * least recently read (so sends left out by the budget come first next time). */
+/** A send scheduled for later: only a cancel can change it before then, so it is read with the
+ * budget the sends already out leave (a send whose ladder comes due is not kept waiting behind
+ * hundreds of sends scheduled ahead). */
+function waitingOf(send: WatchedSend, now: number): number {
+	return send.status === 'scheduled' && send.from > now ? 1 : 0;
+}
+
+/** The ids to read this poll, in order: sends scheduled for later last; before them, never-read
+ * sends first, then the most overdue, then the least recently read (so sends left out by the
+ * budget come first next time). */
 export function planReads(state: TriggerState, now: number, maxReads: number): string[] {
 	const due = Object.entries(state.sends).filter(
 		([, send]) => send.dueAt <= now + DUE_TOLERANCE_MS,
@@ -26,6 +34,7 @@ export function planReads(state: TriggerState, now: number, maxReads: number): s
 		const readB = b.readAt ?? -Infinity;
 		const neverRead = (readA === -Infinity ? 0 : 1) - (readB === -Infinity ? 0 : 1);
 		return (
+			waitingOf(a, now) - waitingOf(b, now) ||
 			neverRead ||
 			a.dueAt - b.dueAt ||
 			(readA === readB ? 0 : readA < readB ? -1 : 1) ||

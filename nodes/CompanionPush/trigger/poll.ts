@@ -31,19 +31,11 @@ import { fetchTestEvent } from './manual';
 import { toItems } from './output';
 import { readParameters } from './parameters';
 import { planReads, scheduleNextRead, windowStart } from './plan';
-import {
-	ageOut,
-	floorPastUnread,
-	initialState,
-	isKnown,
-	MAX_REMEMBERED_KEYS,
-	MAX_WATCHED_CHARS,
-	MAX_WATCHED_SENDS,
-	rememberListed,
-	watchSend,
-} from './state';
-import type { WatchedSend } from './state';
+import { ageOut, floorPastUnread, initialState, isKnown, rememberListed, watchSend } from './state';
+import type { TriggerState, WatchedSend } from './state';
 import { readState, writeState } from './storedState';
+import { stoppedWatchingEvent, warnForgottenEarly } from './watchList/dropped';
+import type { DroppedSend } from './watchList/dropped';
 
 /**
  * One poll of the Companion Push Trigger.
@@ -124,17 +116,6 @@ async function readDetailUnlessGone(context: IPollFunctions, id: string) {
 	}
 }
 
-/** Sends dropped by the state's hard bounds before their watch window ended: their later events
- * will not be reported, which n8n's log must say rather than the trigger staying silent. */
-function warnForgottenEarly(context: IPollFunctions, ids: string[]): void {
-	const shown = ids.slice(0, 10).join(', ');
-	context.logger.warn(
-		`Companion Push Trigger: more notifications or events than it can remember (${MAX_WATCHED_SENDS.toLocaleString('en-US')} notifications, ` +
-			`${MAX_REMEMBERED_KEYS.toLocaleString('en-US')} events or people of the alert ladder, ${MAX_WATCHED_CHARS.toLocaleString('en-US')} characters); it stopped watching ${ids.length} before their watch window ended, oldest first: ` +
-			`${shown}${ids.length > 10 ? ', …' : ''}. Their later events are not reported: use Filters or a shorter Watch Window.`,
-	);
-}
-
 /** Sends whose `sent_at` the API wrote without a time zone (see helpers/time.ts): their Not Opened in
  * Time deadline cannot be placed on the API's clock, so it is never told, which n8n's log must say
  * rather than the event staying silent. */
@@ -144,6 +125,18 @@ function warnDeadlinesUntold(context: IPollFunctions, ids: string[]): void {
 		`Companion Push Trigger: the API writes sent_at without a time zone, so Not Opened in Time cannot be told for ${ids.length} notification(s): ` +
 			`${shown}${ids.length > 10 ? ', …' : ''}. Their other events are reported; check who opened them with Notification > Get Report.`,
 	);
+}
+
+/** ageOut, keeping what the poll knows of the sends the bounds forgot (their status) in `dropped`. */
+function ageOutTelling(
+	state: TriggerState,
+	now: number,
+	watchWindowMs: number,
+	dropped: DroppedSend[],
+): void {
+	const watched = { ...state.sends };
+	for (const id of ageOut(state, now, watchWindowMs))
+		dropped.push({ id, reason: 'watchListFull', status: watched[id].status });
 }
 
 /** Remembers the events told of a send: the ladder's per person (ladder.ts), the others by key. */
@@ -198,7 +191,8 @@ async function pollWithState(
 		if (matchesFilters(send as ListedNotification, parameters.filters) === false) continue;
 		watchSend(state, send.id, send, now);
 	}
-	const forgottenEarly = ageOut(state, now, parameters.watchWindowMs);
+	const dropped: DroppedSend[] = [];
+	ageOutTelling(state, now, parameters.watchWindowMs, dropped);
 
 	const selected = new Set(parameters.events);
 	const events: TriggerEvent[] = [];
@@ -222,6 +216,7 @@ async function pollWithState(
 		if (detail === undefined) {
 			// The API no longer knows this send (404): nothing more can happen to it. Failing every
 			// poll over it instead would stop the trigger for good (see pollCompanionPush).
+			dropped.push({ id, reason: 'notFound', status: state.sends[id].status });
 			delete state.sends[id];
 			continue;
 		}
@@ -273,11 +268,22 @@ async function pollWithState(
 		events.push(...found);
 		records.set(id, record);
 	}
-	forgottenEarly.push(...ageOut(state, now, parameters.watchWindowMs));
+	ageOutTelling(state, now, parameters.watchWindowMs, dropped);
 
 	writeState(staticData, state);
-	if (forgottenEarly.length > 0) warnForgottenEarly(this, forgottenEarly);
+	const full = dropped.filter((send) => send.reason === 'watchListFull');
+	if (full.length > 0)
+		warnForgottenEarly(
+			this,
+			full.map((send) => send.id),
+		);
 	if (deadlinesUntold.length > 0) warnDeadlinesUntold(this, deadlinesUntold);
+	// Each dropped send is told to the workflow, with its title when this poll listed or read it.
+	const titles = new Map(listed.map((send) => [send.id, send.title]));
+	for (const send of dropped)
+		events.push(
+			stoppedWatchingEvent({ ...send, title: records.get(send.id)?.title ?? titles.get(send.id) }),
+		);
 	if (events.length === 0) return null;
 	return [
 		toItems(events, parameters.output, records, earlierKeys).map((json: IDataObject) => ({ json })),

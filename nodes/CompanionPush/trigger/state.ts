@@ -13,8 +13,9 @@ import type { StoredLadder } from './ladder';
  *   A send is forgotten once its watch window has passed; from then on it is never read again
  *   (it is below the floor), so its keys can go with it.
  * Hard bounds: MAX_WATCHED_SENDS sends, MAX_REMEMBERED_KEYS keys and ladder people, and
- * MAX_WATCHED_CHARS characters of ids, keys and people in all (beyond them the oldest sends are forgotten first, even before their window
- * ends), MAX_RECENT_IDS sends in `recent` (beyond it the floor rises, shortening the margin).
+ * MAX_WATCHED_CHARS characters of ids, keys and people in all (beyond them sends are forgotten
+ * before their window ends: those still scheduled first, furthest ahead first, then the oldest;
+ * see ageOut), MAX_RECENT_IDS sends in `recent` (beyond it the floor rises, shortening the margin).
  */
 
 export const STATE_VERSION = 3;
@@ -155,15 +156,16 @@ export function floorPastUnread(state: TriggerState): void {
 	);
 }
 
-/** Starts watching a send found in the list. */
+/** Starts watching a send found in the list: its window starts at its creation, or at its
+ * scheduled time when the list shows one ahead (the detail read moves it on: plan.ts). */
 export function watchSend(
 	state: TriggerState,
 	id: string,
-	listed: { status?: string; created_at?: string | null },
+	listed: { status?: string; created_at?: string | null; scheduled_at?: string | null },
 	now: number,
 ): void {
 	state.sends[id] = {
-		from: parseTime(listed.created_at) ?? now,
+		from: Math.max(parseTime(listed.created_at) ?? now, parseTime(listed.scheduled_at) ?? 0),
 		status: listed.status,
 		dueAt: now,
 		backoffMinutes: 0,
@@ -190,20 +192,32 @@ function entriesOf(send: WatchedSend): number {
 	return entries;
 }
 
+/** The order in which sends keep their place within the bounds: the sends that went out, newest
+ * first, then the ones still scheduled, soonest first. So a send scheduled far ahead (its window
+ * starts then) never pushes out a send already out, which may still be climbing its ladder. */
+function keepOrder([idA, a]: [string, WatchedSend], [idB, b]: [string, WatchedSend]): number {
+	const scheduledA = a.status === 'scheduled' ? 1 : 0;
+	const scheduledB = b.status === 'scheduled' ? 1 : 0;
+	if (scheduledA !== scheduledB) return scheduledA - scheduledB;
+	const byTime = scheduledA ? a.from - b.from : b.from - a.from;
+	return byTime || (idA < idB ? -1 : idA > idB ? 1 : 0);
+}
+
 /**
  * Forgets sends whose watch window has passed (`now` beyond `from` + window), then keeps the state
- * within its hard bounds by forgetting the oldest sends first. Returns the ids forgotten by the
- * bounds, before their window ended: their later events are lost, so the poll says so in n8n's log.
+ * within its hard bounds, forgetting sends from the end of keepOrder. Returns the ids forgotten by
+ * the bounds, before their window ended: their later events are lost, so the poll tells the
+ * workflow (a stoppedWatching item) and n8n's log.
  */
 export function ageOut(state: TriggerState, now: number, watchWindowMs: number): string[] {
 	for (const [id, send] of Object.entries(state.sends)) {
 		if (now - send.from > watchWindowMs) delete state.sends[id];
 	}
 	const forgottenEarly: string[] = [];
-	const newestFirst = Object.entries(state.sends).sort(([, a], [, b]) => b.from - a.from);
+	const kept = Object.entries(state.sends).sort(keepOrder);
 	let keys = 0;
 	let chars = 0;
-	for (const [index, [id, send]] of newestFirst.entries()) {
+	for (const [index, [id, send]] of kept.entries()) {
 		keys += entriesOf(send);
 		chars += charsOf(id, send);
 		if (index >= MAX_WATCHED_SENDS || keys > MAX_REMEMBERED_KEYS || chars > MAX_WATCHED_CHARS) {
