@@ -33,6 +33,8 @@ export interface NoAnswer {
 	neverSent: boolean;
 	/** What happened, in words, when the code alone does not say it (a deadline that passed). */
 	reason?: string;
+	/** The Base URL asked (checked: no user or password in it), named when nothing answered there. */
+	address?: string;
 }
 
 /** Codes of failures that happen before any byte of the request reaches the API. */
