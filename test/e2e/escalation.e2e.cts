@@ -14,6 +14,7 @@
  * is for a state: a publication, an execution, sends, mails, polls.
  */
 import {
+	ALERT_FORM_ANSWERS,
 	alertFormAuthorization,
 	EXAMPLE_SECRETS,
 	exampleWorkflows,
@@ -142,7 +143,10 @@ describe('the safety alert example with its alert ladder in a running n8n', () =
 			exampleWorkflows().find((entry) => entry.file === 'safety-alert-escalation.json')!.workflow,
 		);
 		const trigger = example.nodes.find((node: { name: string }) => node.name === TRIGGER);
-		expect(trigger.parameters.openDeadlines).toBe('15, 30, 45');
+		expect([trigger.parameters.deadlineMode, trigger.parameters.openDeadlines]).toEqual([
+			'ladder',
+			'15, 30, 45',
+		]);
 		trigger.parameters.openDeadlines = '1, 2, 3';
 		await home.importWorkflows([example]);
 		n8n = await home.start();
@@ -186,16 +190,15 @@ describe('the safety alert example with its alert ladder in a running n8n', () =
 
 	test('Send the Alert (a manual run, its form submitted as it comes): one send to every user', async () => {
 		// As "Execute workflow" in the editor: a manual run from the form, which waits for its test
-		// form to be submitted; the form's fields as the form page posts them, with their defaults.
+		// form to be submitted; the form's fields as the form page posts them, as a user typed them.
 		const waiting = await rest.call('POST', `/workflows/${WORKFLOW}/run`, {
 			triggerToStartFrom: { name: 'Send the Alert' },
 		});
 		expect(waiting).toMatchObject({ waitingForWebhook: true });
 		const form = example.nodes.find((node: { name: string }) => node.name === 'Send the Alert');
 		const fields = new FormData();
-		form.parameters.formFields.values.forEach((field: { defaultValue: string }, index: number) =>
-			fields.append(`field-${index}`, field.defaultValue),
-		);
+		ALERT_FORM_ANSWERS.forEach((answer, index) => fields.append(`field-${index}`, answer));
+		expect(form.parameters.formFields.values).toHaveLength(ALERT_FORM_ANSWERS.length);
 		const submitted = await fetch(`${n8n.url}/form-test/${form.webhookId}`, {
 			method: 'POST',
 			headers: { authorization: alertFormAuthorization(EXAMPLE_SECRETS) }, // the form's login
