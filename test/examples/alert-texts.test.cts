@@ -85,7 +85,7 @@ describe('Safety alert example: its texts follow the ladder it runs', () => {
 		const lead = node('Tell the Team Lead').parameters;
 		const group = groupItem(3, minutes[2], 12);
 		expect(evaluate('Tell the Team Lead', lead.title, group)).toBe(
-			`12 people have not opened it in ${minutes[2]} min`,
+			`Alert not opened by 12 people in ${minutes[2]} min`,
 		);
 		expect(evaluate('Tell the Team Lead', lead.body, group)).toContain(
 			`${minutes[2]} minutes after it went out (level 3 of the alert ladder)`,
