@@ -188,7 +188,7 @@ describe('the safety alert example with its alert ladder in a running n8n', () =
 		await sandbox.clock.advance(1000);
 	});
 
-	test('Send the Alert (a manual run, its form submitted as it comes): one send to every user', async () => {
+	test('Send the Alert (a manual run, its form filled in as a user types it): one send to every user', async () => {
 		// As "Execute workflow" in the editor: a manual run from the form, which waits for its test
 		// form to be submitted; the form's fields as the form page posts them, as a user typed them.
 		const waiting = await rest.call('POST', `/workflows/${WORKFLOW}/run`, {
