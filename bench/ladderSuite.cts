@@ -96,6 +96,7 @@ export async function runLadderSuite(
 		credentials: storeFor(sandbox),
 		parameters: {
 			events: ['noDevice', 'notOpenedInTime', 'openedAfterEscalation'],
+			deadlineMode: 'ladder',
 			openDeadlines: DEADLINES.join(', '),
 			output: 'perGroup',
 		},

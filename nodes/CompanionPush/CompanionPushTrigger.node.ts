@@ -25,8 +25,9 @@ export class CompanionPushTrigger implements INodeType {
 		group: ['trigger'],
 		version: 1,
 		subtitle: '={{$parameter["events"].join(", ")}}',
+		// n8n's node panel shows one entry for this node and the action node, with this description.
 		description:
-			'Starts the workflow when push notifications settle, fail on a phone, are opened, reach no phone of a person, are not opened in time, or are opened after an escalation',
+			'Send push notifications to the companion app, and start workflows when they are delivered, opened, or not opened in time',
 		defaults: {
 			name: 'Companion Push Trigger',
 		},
@@ -65,7 +66,7 @@ export class CompanionPushTrigger implements INodeType {
 					{
 						name: 'No Device',
 						value: 'noDevice',
-						action: 'On person without the app',
+						action: 'On person with no active app',
 						description:
 							'A person has no active app on any phone, so the notification could not reach them (one item per person)',
 					},
@@ -79,7 +80,7 @@ export class CompanionPushTrigger implements INodeType {
 					{
 						name: 'Not Reached',
 						value: 'notReached',
-						action: 'On person no phone reached',
+						action: 'On person not reached on any phone',
 						description:
 							'No phone of a person got the notification: no active app (as No Device), or every phone failed, e.g. the app was uninstalled (one item per person)',
 					},
@@ -100,12 +101,32 @@ export class CompanionPushTrigger implements INodeType {
 				],
 			},
 			{
+				displayName: 'Deadline',
+				name: 'deadlineMode',
+				type: 'options',
+				default: 'single',
+				displayOptions: { show: { events: ['notOpenedInTime'] } },
+				options: [
+					{
+						name: 'One Deadline',
+						value: 'single',
+						description: 'Not Opened in Time is told once per person, at Not Opened Within',
+					},
+					{
+						name: 'Alert Ladder (Several Deadlines)',
+						value: 'ladder',
+						description:
+							'Not Opened in Time is told at each of the Escalation Deadlines, as level 1, 2, 3 and so on',
+					},
+				],
+			},
+			{
 				displayName: 'Not Opened Within (Minutes)',
 				name: 'openDeadline',
 				type: 'number',
 				typeOptions: { minValue: 1 },
 				default: DEFAULT_OPEN_DEADLINE_MINUTES,
-				displayOptions: { show: { events: ['notOpenedInTime'] } },
+				displayOptions: { show: { events: ['notOpenedInTime'], deadlineMode: ['single'] } },
 				description:
 					"Minutes after the notification went out (for a scheduled one: after it was sent, not its scheduled time) by which a person must have opened it on some phone. Not told when the API writes its send time without a time zone (n8n's log then says so).",
 			},
@@ -115,8 +136,8 @@ export class CompanionPushTrigger implements INodeType {
 				type: 'string',
 				default: '',
 				placeholder: 'e.g. 15, 30, 45',
-				displayOptions: { show: { events: ['notOpenedInTime'] } },
-				description: `Several deadlines, in increasing order (at most ${MAX_ESCALATION_LEVELS}): Not Opened in Time tells level 1 at the first, level 2 at the second, and so on, each person each level once and only while they have opened on no phone. When filled in, it replaces Not Opened Within.`,
+				displayOptions: { show: { events: ['notOpenedInTime'], deadlineMode: ['ladder'] } },
+				description: `Minutes after the notification went out, in increasing order (at most ${MAX_ESCALATION_LEVELS}): Not Opened in Time tells level 1 at the first, level 2 at the second, and so on, each person each level once and only while they have opened on no phone`,
 			},
 			{
 				displayName: 'Output',

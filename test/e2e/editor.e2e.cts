@@ -14,6 +14,7 @@
 import type { Page } from 'playwright-core';
 
 import {
+	ALERT_FORM_ANSWERS,
 	ALERT_FORM_USER,
 	brief,
 	CANCEL,
@@ -27,6 +28,7 @@ import {
 	N8nServer,
 	OWNER_EMAIL,
 	OWNER_PASSWORD,
+	publish,
 	push,
 	SEND,
 	settled,
@@ -37,6 +39,9 @@ import {
 	type SmtpSink,
 } from './support/index.cts';
 import { startSandbox, type LoggedRequest, type Sandbox } from '../../sandbox/index.cts';
+
+/** The examples `npm start` publishes when it runs the sandbox (scripts/start.cts). */
+const PUBLISHED_BY_NPM_START = ['cpExampleErpEvent', 'cpExampleFollowUp'];
 
 /** The screenshots the README and docs show (docs/screenshots/). */
 const README_SHOTS = [
@@ -148,7 +153,6 @@ describe('the n8n editor in headless Chromium', () => {
 		for (const { workflow } of exampleWorkflows()) {
 			await page.getByText(workflow.name, { exact: true }).first().waitFor();
 		}
-		await screenshot('workflows');
 	});
 
 	test('an example workflow on the canvas, then the node panel: Companion Push with its icon, its actions and triggers', async () => {
@@ -181,15 +185,23 @@ describe('the n8n editor in headless Chromium', () => {
 			'Get users with an active app',
 		];
 		for (const action of actions) await panel.getByText(action, { exact: true }).waitFor();
+		// One entry for the action node and the trigger, with the trigger's description: it says both.
+		await page
+			.locator('[data-test-id="node-creator"]')
+			.getByText(
+				'Send push notifications to the companion app, and start workflows when they are delivered, opened, or not opened in time',
+			)
+			.first()
+			.waitFor();
 		// The trigger's seven events, each named by its action (not "On no device").
 		await panel.getByText('Triggers (7)').click();
 		const triggerActions = [
 			'On notification settled',
 			'On delivery failed on a phone',
 			'On notification opened',
-			'On person without the app',
+			'On person with no active app',
 			'On person not opening in time',
-			'On person no phone reached',
+			'On person not reached on any phone',
 			'On person opening after escalation',
 		];
 		for (const action of triggerActions) await panel.getByText(action, { exact: true }).waitFor();
@@ -308,6 +320,44 @@ describe('the n8n editor in headless Chromium', () => {
 		}
 	});
 
+	test('every example at the default zoom: node names and output labels whole, each note readable, within its bounds and over no node', async () => {
+		for (const { workflow } of exampleWorkflows()) {
+			await page.goto(`${server.url}/workflow/${workflow.id}`);
+			await page.locator('[data-test-id="canvas-node"]').first().waitFor();
+			await settled(page); // zoomed to fit
+			const canvas = await page.evaluate(readCanvas);
+			const named = workflow.nodes.filter(
+				(node: { type: string }) => node.type !== 'n8n-nodes-base.stickyNote',
+			);
+			expect(canvas.nodeNames.map((label) => label.text).sort()).toEqual(
+				named.map((node: { name: string }) => node.name).sort(),
+			);
+			const cut = [...canvas.nodeNames, ...canvas.outputLabels].filter((label) => label.cut);
+			expect([workflow.name, cut]).toEqual([workflow.name, []]);
+			expect(canvas.notes.length).toBe(1);
+			for (const note of canvas.notes) {
+				// 10 px at the 1280 x 800 window these tests use; more on a larger screen.
+				expect([workflow.name, note.fontPx >= 10]).toEqual([workflow.name, true]);
+				expect([workflow.name, note.textOverflows, note.overNodes]).toEqual([
+					workflow.name,
+					false,
+					[],
+				]);
+			}
+			await screenshot(`example-${workflow.id}`);
+		}
+	});
+
+	test("the alert ladder's trigger shows one deadline field, the one its Deadline names", async () => {
+		await page.goto(`${server.url}/workflow/cpExampleEscalation`);
+		await page.locator('[data-test-id="canvas-node"]', { hasText: 'Alert Ladder' }).dblclick();
+		const ndv = page.locator('[data-test-id="ndv"]');
+		await ndv.getByText('Escalation Deadlines (Minutes)', { exact: true }).waitFor();
+		expect(await ndv.getByText('Not Opened Within (Minutes)', { exact: true }).count()).toBe(0);
+		await screenshot('example-safety-alert-trigger');
+		await page.keyboard.press('Escape');
+	});
+
 	test('the safety alert as its note says: Execute workflow opens its form, and submitting it sends the alert to everyone', async () => {
 		await page.goto(`${server.url}/workflow/cpExampleEscalation`);
 		const button = page.locator('[data-test-id="execute-workflow-button"]');
@@ -321,10 +371,11 @@ describe('the n8n editor in headless Chromium', () => {
 		await button.click();
 		const form = await popup;
 		await form.getByText('Send a safety alert').first().waitFor();
-		// The form comes filled with the example's alert: a new user submits it as it is.
-		await expect(form.locator('input[type="text"]').first().inputValue()).resolves.toBe(
-			'leave building B',
-		);
+		// The form comes empty (nothing prefilled goes to everyone): the user types the alert.
+		const [headline, instructions] = ALERT_FORM_ANSWERS;
+		await expect(form.locator('input[type="text"]').first().inputValue()).resolves.toBe('');
+		await form.locator('input[type="text"]').first().fill(headline);
+		await form.locator('textarea').first().fill(instructions);
 		await screenshot('safety-alert-form', form);
 		await form.getByRole('button', { name: 'Send the Alert to Everyone' }).click();
 
@@ -338,10 +389,7 @@ describe('the n8n editor in headless Chromium', () => {
 			250,
 		);
 		expect(sandbox.notifications('primary').slice(before)).toHaveLength(1);
-		expect([alert.title, alert.body]).toEqual([
-			'Safety alert: leave building B',
-			'Gas leak in building B. Leave by the nearest exit now and gather at assembly point 3.',
-		]);
+		expect([alert.title, alert.body]).toEqual([`Safety alert: ${headline}`, instructions]);
 		expect([...alert.target_user_ids].sort()).toEqual([...sandbox.orgs.primary.userIds].sort());
 		await form.close();
 		// The run ends on the canvas with the send's node done; nobody got an e-mail (no trigger ran).
@@ -355,11 +403,11 @@ describe('the n8n editor in headless Chromium', () => {
 	});
 
 	test('an example\'s Send node run with "Execute step" shows its output, and the sandbox got exactly those sends', async () => {
-		// The scheduled digest's Send: its Schedule Trigger gives one item, the Send goes to every
+		// The morning announcement's Send: its Schedule Trigger gives one item, the Send goes to every
 		// user with an active app (batches of 500).
 		await page.goto(`${server.url}/workflow/cpExampleDigest`);
 		await page
-			.locator('[data-test-id="canvas-node"]', { hasText: 'Digest to Active Users' })
+			.locator('[data-test-id="canvas-node"]', { hasText: 'Morning Push to Active Users' })
 			.dblclick();
 		const ndv = page.locator('[data-test-id="ndv"]');
 		await ndv.waitFor();
@@ -368,7 +416,7 @@ describe('the n8n editor in headless Chromium', () => {
 		const output = ndv.locator('[data-test-id="output-panel"]');
 		await output.locator('[data-test-id="node-run-status-success"]').waitFor();
 		await output.getByText('sending', { exact: true }).first().waitFor();
-		await output.getByText('Your morning digest', { exact: true }).first().waitFor();
+		await output.getByText('Your morning update', { exact: true }).first().waitFor();
 		await ndv.getByRole('button', { name: 'Execute step' }).waitFor(); // done running
 		await output.locator('[data-test-id="radio-button-json"]').click();
 		await output.getByText('"sending"').first().waitFor();
@@ -380,7 +428,7 @@ describe('the n8n editor in headless Chromium', () => {
 		);
 		const sends = sandbox.notifications('primary').slice(before);
 		expect(sends.map((send) => send.title)).toEqual(
-			Array(Math.ceil(active.length / 500)).fill('Your morning digest'),
+			Array(Math.ceil(active.length / 500)).fill('Your morning update'),
 		);
 		expect(sends.flatMap((send) => send.target_user_ids).sort()).toEqual([...active].sort());
 		await expect(output.innerText()).resolves.toContain(sends[0].id);
@@ -546,6 +594,23 @@ describe('the n8n editor in headless Chromium', () => {
 			expect.not.stringMatching(/Sends|Capped/),
 		]);
 	});
+
+	// Last: a published trigger polls the sandbox (its token renewed, reports of later sends).
+	test('the workflows list as npm start leaves it: the ERP and follow-up examples Published', async () => {
+		for (const id of PUBLISHED_BY_NPM_START) await publish(server.rest, id);
+		await page.goto(`${server.url}/home/workflows`);
+		await waitFor(
+			'the Published badges',
+			async () =>
+				(await page.getByText('Published', { exact: true }).count()) ===
+				PUBLISHED_BY_NPM_START.length,
+			30_000,
+			250,
+		);
+		for (const { workflow } of exampleWorkflows())
+			await page.getByText(workflow.name, { exact: true }).first().waitFor();
+		await screenshot('workflows');
+	});
 });
 
 /** The Send with a Digest Key of the editor's digest test. */
@@ -593,4 +658,58 @@ async function expectLoadedImages(
 			throw new Error(`Icons not loaded: natural widths ${JSON.stringify(widths)}`);
 		await new Promise((resolve) => setTimeout(resolve, 250));
 	}
+}
+
+interface CanvasLabel {
+	text: string;
+	cut: boolean;
+}
+
+/**
+ * What the canvas shows, read in the page: each node's name and each output's label, and whether
+ * the canvas cuts it (an ellipsis or a clamped line); each sticky note with the size its text is
+ * drawn at on screen (its font size times the canvas zoom), whether its text runs past its bottom,
+ * and the nodes it lies over. Runs in the browser: no imports, plain DOM.
+ */
+function readCanvas(): {
+	nodeNames: CanvasLabel[];
+	outputLabels: CanvasLabel[];
+	notes: Array<{ fontPx: number; textOverflows: boolean; overNodes: string[] }>;
+} {
+	const dom = globalThis as any;
+	const all = (root: any, selector: string): any[] => [...root.querySelectorAll(selector)];
+	const isCut = (element: any) =>
+		element.scrollWidth > element.clientWidth + 1 ||
+		element.scrollHeight > element.clientHeight + 1;
+	const nodes = all(dom.document, '[data-test-id="canvas-node"][data-node-name]').filter(
+		(node) => node.querySelector('[data-test-id="sticky"]') === null,
+	);
+	const nodeNames = nodes.map((node) => {
+		const name = node.getAttribute('data-node-name');
+		const label = all(node, '*').find(
+			(element) => element.childElementCount === 0 && element.textContent.trim() === name,
+		);
+		return { text: name, cut: label === undefined || isCut(label) };
+	});
+	const outputLabels = all(
+		dom.document,
+		'[data-test-id="canvas-node-output-handle"] [class*="outputLabel"]',
+	).map((label) => ({ text: label.textContent.trim(), cut: isCut(label) }));
+	const overlaps = (a: any, b: any) =>
+		a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+	const notes = all(dom.document, '[data-test-id="sticky"]').map((sticky) => {
+		const box = sticky.getBoundingClientRect();
+		const text = all(sticky, 'p, li').filter((element) => element.offsetHeight > 0);
+		const first = text[0];
+		const zoom = first.getBoundingClientRect().height / first.offsetHeight;
+		const fontPx = parseFloat(dom.getComputedStyle(first).fontSize) * zoom;
+		const lastBottom = Math.max(
+			...all(sticky, 'h1, h2, h3, p, li').map((element) => element.getBoundingClientRect().bottom),
+		);
+		const overNodes = nodes
+			.filter((node) => overlaps(box, node.getBoundingClientRect()))
+			.map((node) => node.getAttribute('data-node-name'));
+		return { fontPx, textOverflows: lastBottom > box.bottom + 1, overNodes };
+	});
+	return { nodeNames, outputLabels, notes };
 }

@@ -400,14 +400,14 @@ const catalog: Array<[string, BadCase]> = [
 	[
 		'deeplink announcement without any ID',
 		{
-			field: 'Announcement ID',
+			field: 'Announcement to Open',
 			parameters: send({ additionalFields: { deeplink: 'announcement' } }),
 		},
 	],
 	[
 		'announcement ID an object',
 		{
-			field: 'Announcement ID',
+			field: 'Linked Announcement ID',
 			parameters: send({ additionalFields: { announcementId: '={{ { id: 7 } }}' } }),
 		},
 	],

@@ -562,12 +562,12 @@ describe('never twice: n8n runs the node again', () => {
 			[
 				'Keys to Keep beyond 100,000',
 				{ idempotencyKey: 'k', keysToKeep: 1_000_000 },
-				'"Keys to Keep" must be a whole number from 1 to 100,000 (got 1000000)',
+				'"Idempotency Keys Remembered" must be a whole number from 1 to 100,000 (got 1000000)',
 			],
 			[
 				'the scope "The Whole Workflow"',
 				{ idempotencyKey: 'k', idempotencyScope: 'workflow' },
-				'"Idempotency Scope" "The Whole Workflow" is no longer supported',
+				'"Idempotency Key Applies To" "The Whole Workflow" is no longer supported',
 			],
 		])(
 			'%s is refused: the error names the field, nothing is sent or stored',

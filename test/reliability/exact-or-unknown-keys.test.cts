@@ -290,7 +290,7 @@ describe('exact or unknown: Idempotency Keys', () => {
 			expect(logOf(sandbox, SEND)).toHaveLength(0);
 			for (const output of outputs)
 				expect(output.error).toContain(
-					'"Idempotency Scope" "The Whole Workflow" is no longer supported',
+					'"Idempotency Key Applies To" "The Whole Workflow" is no longer supported',
 				);
 		});
 

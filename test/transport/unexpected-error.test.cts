@@ -80,7 +80,7 @@ describe('an unexpected error on the way to the API', () => {
 		});
 		const error = await errorInNode(store, (context) => listActiveUserIds(context));
 		expect(error.message).toBe(
-			'Reading the users with an active app failed: no answer from the API (ECONNREFUSED)',
+			"Reading the users with an active app failed: nothing answered at http://127.0.0.1:1 (ECONNREFUSED): check the port and host in the credential's Base URL",
 		);
 	});
 });

@@ -23,6 +23,7 @@ import type { MemoryProcessedData } from '../harness/index.cts';
 
 const LADDER = {
 	events: ['noDevice', 'notOpenedInTime', 'openedAfterEscalation'],
+	deadlineMode: 'ladder',
 	openDeadlines: '15, 30, 45',
 	output: 'perGroup',
 	filters: { titleExcludes: 'Reminder:' },
@@ -250,6 +251,7 @@ describe('Companion Push Trigger: the alert ladder', () => {
 				{ openDeadlines: '1,2,3,4,5,6,7,8,9,10,11' },
 				'Escalation Deadlines may hold at most 10 deadlines (got 11)',
 			],
+			[{ openDeadlines: '' }, 'Escalation Deadlines is empty'],
 			[
 				{ openDeadlines: '15, 1440', options: { watchWindow: 24 } },
 				'Escalation Deadlines (1440 minutes) must be shorter than the Watch Window (24 hours)',

@@ -105,6 +105,7 @@ describe('the ladder in the state: one entry per person', () => {
 
 const LADDER = {
 	events: ['noDevice', 'notOpenedInTime', 'openedAfterEscalation'],
+	deadlineMode: 'ladder',
 	openDeadlines: '15, 30, 45',
 	output: 'perEvent',
 };

@@ -50,13 +50,14 @@ export function readLimit(context: IExecuteFunctions, itemIndex: number): number
 	return limit;
 }
 
-/** The "Max Parallel Requests" option (Send, Schedule, Get); see itemLoop.ts for its default. */
+/** The "Requests at Once" option (Send, Schedule, Get), stored as maxParallelRequests; see
+ * itemLoop.ts for its default. */
 export const maxParallelRequestsOption: INodeProperties = {
-	displayName: 'Max Parallel Requests',
+	displayName: 'Requests at Once',
 	name: 'maxParallelRequests',
 	type: 'number',
 	default: DEFAULT_MAX_PARALLEL_REQUESTS,
 	typeOptions: { minValue: 1, maxValue: MAX_PARALLEL_REQUESTS },
 	description:
-		'How many requests of this node may be in flight at once. Not added: up to 1,000, as many as the work has. The node slows down by itself when the API answers "too many requests", and speeds up again when it allows.',
+		'At most this many requests to the API at the same time, e.g. to leave room for other systems using it. Without this option the node goes as fast as the API lets it: it slows down by itself when the API answers "too many requests".',
 };

@@ -10,18 +10,18 @@ import { runPool } from '../common/pool';
 import { asNodeError, errorItem, fieldError } from '../nodeErrors';
 import type { NothingSent } from '../nodeErrors';
 
-/** Max Parallel Requests: its default and bound. Over https each request holds its slot for about
+/** Requests at Once: its default and bound. Over https each request holds its slot for about
  * three round trips (n8n's helper opens a new connection per request), so fewer in flight cost more
  * time than they save (`npm run bench` measures it); a service that answers 429 slows the pace
  * down by itself. */
 export const DEFAULT_MAX_PARALLEL_REQUESTS = 100;
 export const MAX_PARALLEL_REQUESTS = 100;
-/** Max Parallel Requests not set: the node starts its requests as n8n's HTTP Request node does
+/** Requests at Once not set: the node starts its requests as n8n's HTTP Request node does
  * (up to this many, a bound on sockets only), and the credential's pace (transport/retry.ts) keeps
  * in flight what the service admitted at its first 429. */
 export const UNSET_MAX_PARALLEL_REQUESTS = 1_000;
 
-/** The option "Max Parallel Requests" of an item's Options. */
+/** The option "Requests at Once" (maxParallelRequests) of an item's Options. */
 export function readMaxParallelRequests(
 	context: IExecuteFunctions,
 	options: IDataObject,
@@ -33,7 +33,7 @@ export function readMaxParallelRequests(
 	if (!Number.isInteger(value) || value < 1 || value > MAX_PARALLEL_REQUESTS) {
 		throw fieldError(
 			context,
-			'Max Parallel Requests',
+			'Requests at Once',
 			`must be a whole number from 1 to ${MAX_PARALLEL_REQUESTS} (got ${String(options.maxParallelRequests)})`,
 			itemIndex,
 			nothingSent,

@@ -31,8 +31,9 @@ export function buildDeeplink(
 		case 'announcement':
 			if (announcementId.trim() === '') {
 				return {
-					field: 'Announcement ID',
-					problem: 'is needed to open an announcement: fill it in, or pick another Deeplink',
+					field: 'Announcement to Open',
+					problem:
+						'is needed to open an announcement: fill it in (or Linked Announcement ID), or pick another Deeplink',
 				};
 			}
 			return {

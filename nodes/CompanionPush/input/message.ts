@@ -104,12 +104,12 @@ export function checkMessage(fields: MessageFields): CheckedMessage | FieldProbl
 		message.image_url = imageUrl.trim();
 	}
 
-	const announcementId = asText(fields.announcementId, 'Announcement ID');
+	const announcementId = asText(fields.announcementId, 'Linked Announcement ID');
 	if (isProblem(announcementId)) return announcementId;
 	if (announcementId.trim() !== '') message.announcement_id = announcementId.trim();
 
 	const choice = asText(fields.deeplink, 'Deeplink');
-	const deeplinkAnnouncementId = asText(fields.deeplinkAnnouncementId, 'Deeplink Announcement ID');
+	const deeplinkAnnouncementId = asText(fields.deeplinkAnnouncementId, 'Announcement to Open');
 	const customDeeplink = asText(fields.customDeeplink, 'Custom Deeplink');
 	for (const value of [choice, deeplinkAnnouncementId, customDeeplink])
 		if (isProblem(value)) return value;

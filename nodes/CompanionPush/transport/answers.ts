@@ -40,6 +40,8 @@ export interface NoAnswer {
 	neverSent: boolean;
 	/** What happened, in words, when the code alone does not say it (a deadline that passed). */
 	reason?: string;
+	/** The Base URL asked (checked: no user or password in it), named when nothing answered there. */
+	address?: string;
 }
 
 /** No complete answer by the deadline (`what`, in words). `neverSent`: the request did not start. */

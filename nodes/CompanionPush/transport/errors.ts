@@ -180,6 +180,17 @@ export function renewalError(
 	});
 }
 
+/** A Base URL with a typo in its port or host, said with the address (n8n's own message names
+ * neither). */
+function addressNotReached(answer: NoAnswer): string | undefined {
+	if (answer.address === undefined) return undefined;
+	if (answer.code === 'ECONNREFUSED')
+		return `nothing answered at ${answer.address} (ECONNREFUSED): check the port and host in the credential's Base URL`;
+	if (answer.code === 'ENOTFOUND' || answer.code === 'EAI_AGAIN')
+		return `no host of that name was found for ${answer.address} (${answer.code}): check the host in the credential's Base URL`;
+	return undefined;
+}
+
 /** No answer at all (connection reset, refused, timeout), or an error nobody recognizes: then the
  * message says so, with the error's own words, rather than blaming the network. */
 export function networkError(
@@ -192,7 +203,7 @@ export function networkError(
 	const what =
 		answer.unexpected !== undefined
 			? `an unexpected error, not an answer from the API (${answer.unexpected})`
-			: (answer.reason ?? `no answer from the API (${answer.code})`);
+			: (answer.reason ?? addressNotReached(answer) ?? `no answer from the API (${answer.code})`);
 	return nodeApiError(node, { code: answer.code } as JsonObject, {
 		message: `${action} failed: ${what}`,
 		description:

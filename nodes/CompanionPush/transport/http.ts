@@ -217,7 +217,7 @@ export async function requestOnce(
 		// No status came by the deadline: as a timeout always was, the request may have reached the API.
 		if (deadlineSignal.aborted) return timedOut(deadline.what, false);
 		// The error n8n wraps here still holds the request (and its headers): keep only the code.
-		return noAnswer(error, secrets());
+		return { ...noAnswer(error, secrets()), address: baseUrl };
 	}
 	const answer = await readAnswer(
 		response,

@@ -81,22 +81,27 @@ export function readParameters(context: IPollFunctions): TriggerParameters {
 }
 
 /** The deadlines of Not Opened in Time in minutes, level 1 first: Escalation Deadlines (a list)
- * when filled in, else the single Not Opened Within of workflows saved before the ladder. */
+ * with Deadline "Alert Ladder", else the single Not Opened Within (the default, as in workflows
+ * saved before the ladder). n8n hides, and so drops, the field of the other choice. */
 function readDeadlines(context: IPollFunctions, watchWindowHours: number): number[] {
-	const ladder = context.getNodeParameter('openDeadlines', '') as unknown;
-	let minutes: number[];
-	try {
-		minutes = parseEscalationDeadlines(ladder);
-	} catch (error) {
-		throw new NodeOperationError(
-			context.getNode(),
-			`Escalation Deadlines ${(error as Error).message}`,
-			{ description: 'Write the minutes after sending, in increasing order, e.g. 15, 30, 45.' },
-		);
-	}
-	const fromLadder = minutes.length > 0;
+	const fromLadder = context.getNodeParameter('deadlineMode', 'single') === 'ladder';
 	const field = fromLadder ? 'Escalation Deadlines' : 'Not Opened Within';
-	if (!fromLadder) {
+	let minutes: number[];
+	if (fromLadder) {
+		try {
+			minutes = parseEscalationDeadlines(context.getNodeParameter('openDeadlines', '') as unknown);
+		} catch (error) {
+			throw new NodeOperationError(context.getNode(), `${field} ${(error as Error).message}`, {
+				description: 'Write the minutes after sending, in increasing order, e.g. 15, 30, 45.',
+			});
+		}
+		if (minutes.length === 0) {
+			throw new NodeOperationError(context.getNode(), `${field} is empty`, {
+				description:
+					'Write the minutes after sending, in increasing order, e.g. 15, 30, 45, or set Deadline to "One Deadline".',
+			});
+		}
+	} else {
 		const single = Number(context.getNodeParameter('openDeadline', DEFAULT_OPEN_DEADLINE_MINUTES));
 		if (!Number.isFinite(single) || single <= 0) {
 			throw new NodeOperationError(

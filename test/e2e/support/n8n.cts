@@ -73,6 +73,12 @@ export const EXAMPLE_SECRETS = newExampleTriggerSecrets();
 /** The header the ERP example's webhook asks for (its copies in the tests too). */
 export const ERP_HEADERS = erpWebhookHeaders(EXAMPLE_SECRETS);
 
+/** What a user types into the safety alert's form (it comes empty): headline, instructions. */
+export const ALERT_FORM_ANSWERS = [
+	'leave building B',
+	'Gas leak in building B. Leave by the nearest exit now and gather at assembly point 3.',
+];
+
 /**
  * Credential entries for `n8n import:credentials`: the sandbox's primary org (id
  * cpSandboxCredential), its secondary org when asked, and the two that guard the examples' ERP

@@ -8,7 +8,8 @@ import { fieldError } from '../../../nodeErrors';
 /* The Idempotency Key of an item, checked before anything is sent: a key that could equal another
  * event's (a part that gave nothing, only punctuation) would skip that event as a repeat. */
 
-/** The options "Idempotency Key", "Idempotency Scope" and "Keys to Keep" of an item that has a key. */
+/** The options "Idempotency Key", "Idempotency Key Applies To" (idempotencyScope) and "Idempotency Keys
+ * Remembered" (keysToKeep) of an item that has a key. */
 export function readIdempotencyKey(
 	context: IExecuteFunctions,
 	options: IDataObject,
@@ -71,7 +72,7 @@ export function readIdempotencyKey(
 		// the nodes no other row to share a lock in (store/lock.ts): two nodes could both send an event.
 		throw fieldError(
 			context,
-			'Idempotency Scope',
+			'Idempotency Key Applies To',
 			'"The Whole Workflow" is no longer supported: n8n\'s store gives the nodes of a workflow no lock they can share, so two nodes could both send the same event. Set it to "This Node", and send the events that share keys through one Companion Push node (keys kept so far under this scope are not carried over)',
 			itemIndex,
 			'item',
@@ -80,7 +81,7 @@ export function readIdempotencyKey(
 	if (scope !== 'node') {
 		throw fieldError(
 			context,
-			'Idempotency Scope',
+			'Idempotency Key Applies To',
 			`has an unknown value "${String(scope)}": use node`,
 			itemIndex,
 			'item',
@@ -90,7 +91,7 @@ export function readIdempotencyKey(
 	if (!Number.isInteger(keysToKeep) || keysToKeep < 1 || keysToKeep > MAX_KEYS_TO_KEEP) {
 		throw fieldError(
 			context,
-			'Keys to Keep',
+			'Idempotency Keys Remembered',
 			`must be a whole number from 1 to ${MAX_KEYS_TO_KEEP.toLocaleString('en-US')} (got ${String(options.keysToKeep)})`,
 			itemIndex,
 			'item',

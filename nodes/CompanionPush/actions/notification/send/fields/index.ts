@@ -131,11 +131,13 @@ const additionalFields: INodeProperties = {
 	default: {},
 	options: [
 		{
-			displayName: 'Announcement ID',
-			name: 'announcementId',
+			displayName: 'Announcement to Open',
+			name: 'deeplinkAnnouncementId',
 			type: 'string',
 			default: '',
-			description: 'Links the send to an announcement published in the service',
+			placeholder: 'e.g. an-42',
+			description:
+				'With Deeplink "Announcement": the ID of the announcement the app opens when the notification is tapped. When empty, the Linked Announcement ID is opened.',
 		},
 		{
 			displayName: 'Custom Deeplink',
@@ -155,7 +157,7 @@ const additionalFields: INodeProperties = {
 				{
 					name: 'Announcement',
 					value: 'announcement',
-					description: 'Home, opening an announcement (give its ID)',
+					description: 'Home, opening the announcement of Announcement to Open',
 				},
 				{
 					name: 'Chat',
@@ -169,14 +171,6 @@ const additionalFields: INodeProperties = {
 			],
 		},
 		{
-			displayName: 'Deeplink Announcement ID',
-			name: 'deeplinkAnnouncementId',
-			type: 'string',
-			default: '',
-			description:
-				'Used when Deeplink is "Announcement": the announcement to open. When empty, the Announcement ID field is used.',
-		},
-		{
 			displayName: 'Image URL',
 			name: 'imageUrl',
 			type: 'string',
@@ -184,6 +178,15 @@ const additionalFields: INodeProperties = {
 			placeholder: 'https://example.com/picture.png',
 			description:
 				'Public https address of a JPG or PNG image. Some phones do not show images, so the message must make sense without it.',
+		},
+		{
+			displayName: 'Linked Announcement ID',
+			name: 'announcementId',
+			type: 'string',
+			default: '',
+			placeholder: 'e.g. an-42',
+			description:
+				"The announcement published in the service that this send belongs to: kept with the send (the trigger's Announcement ID filter finds it by this). It does not choose what the app opens: that is Deeplink.",
 		},
 	],
 };

@@ -35,7 +35,8 @@ const batchSizeOption: INodeProperties = {
 const SEND_WAIT_DESCRIPTION =
 	'Whether to wait, checking with growing intervals, until the send is delivered (sent, partially failed or failed) before the node finishes';
 
-/** Idempotency Key and its settings (see idempotencyKeys.ts), among the Options of Send and Schedule. */
+/** Idempotency Key and its settings (see idempotencyKeys.ts), among the Options of Send and Schedule:
+ * its two settings are named from the key, so that they sort beside it. */
 const idempotencyOptions: INodeProperties[] = [
 	{
 		displayName: 'Idempotency Key',
@@ -43,26 +44,32 @@ const idempotencyOptions: INodeProperties[] = [
 		type: 'string',
 		default: '',
 		placeholder: 'e.g. {{ $json.orderId }}:{{ $json.status }}',
-		description: `A key that names the event this send is for (at most ${MAX_KEY_LENGTH.toLocaleString('en-US')} characters), usually an expression; a key one of whose {{ }} parts gives nothing for the item (a field missing from it), or with no letter or digit, is refused. A send whose key was already used successfully is not made again: the item comes out marked as skipped. Keys are kept in n8n's database, shared by every worker.`,
+		description: `Names the event this send is for, usually from the item (at most ${MAX_KEY_LENGTH.toLocaleString('en-US')} characters). An event whose key was already sent is not sent again: its item says "skipped", so an event delivered twice notifies nobody twice. A key with an empty {{ }} part (a field the item lacks) or with no letter or digit is refused.`,
 	},
 	{
-		displayName: 'Idempotency Scope',
+		displayName: 'Idempotency Key Applies To',
 		name: 'idempotencyScope',
 		displayOptions: shownWith('idempotencyKey'),
 		type: 'options',
 		default: 'node',
 		description:
-			'Where a used key counts. "The Whole Workflow" is no longer offered: n8n\'s store gives the nodes of a workflow no lock they can share, so two nodes could both send one event; a node still set to it fails without sending.',
-		options: [{ name: 'This Node', value: 'node', description: 'Keys used by this node only' }],
+			'The sends a used key is checked against. Only those of this node: send the events that share keys through one Companion Push node.',
+		options: [
+			{
+				name: 'This Node',
+				value: 'node',
+				description: 'The keys this node has sent with',
+			},
+		],
 	},
 	{
-		displayName: 'Keys to Keep',
+		displayName: 'Idempotency Keys Remembered',
 		name: 'keysToKeep',
 		displayOptions: shownWith('idempotencyKey'),
 		type: 'number',
 		default: DEFAULT_KEYS_TO_KEEP,
 		typeOptions: { minValue: 1, maxValue: MAX_KEYS_TO_KEEP },
-		description: `How many used keys are remembered (at most ${MAX_KEYS_TO_KEEP.toLocaleString('en-US')}); beyond that the oldest are forgotten and could be used again`,
+		description: `How many used keys this node remembers (at most ${MAX_KEYS_TO_KEEP.toLocaleString('en-US')}). Beyond that the oldest are forgotten: an event that old, delivered again, would be sent again.`,
 	},
 ];
 
@@ -233,8 +240,8 @@ export function sendOptions(sendIfPastOption?: INodeProperties): INodeProperties
 		deliverAtLocalTimeOption,
 		...(schedule ? [] : digestOptions),
 		...idempotencyOptions,
-		maxParallelRequestsOption,
 		...deliveryZoneOptions,
+		maxParallelRequestsOption,
 		...(sendIfPastOption ? [sendIfPastOption] : []),
 		unusualUserIdsOption,
 		...waitOptions(SEND_WAIT_DESCRIPTION),
