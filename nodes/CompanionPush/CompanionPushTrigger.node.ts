@@ -27,7 +27,7 @@ export class CompanionPushTrigger implements INodeType {
 		subtitle: '={{$parameter["events"].join(", ")}}',
 		// n8n's node panel shows one entry for this node and the action node, with this description.
 		description:
-			'Send push notifications to the companion app, and start workflows when they are delivered, opened, or not opened in time',
+			'Send push notifications to the companion app, and start workflows when they settle, fail on a phone, are opened, reach no phone of a person, are not opened in time, or are opened after an escalation',
 		defaults: {
 			name: 'Companion Push Trigger',
 		},

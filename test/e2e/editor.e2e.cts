@@ -189,7 +189,7 @@ describe('the n8n editor in headless Chromium', () => {
 		await page
 			.locator('[data-test-id="node-creator"]')
 			.getByText(
-				'Send push notifications to the companion app, and start workflows when they are delivered, opened, or not opened in time',
+				'Send push notifications to the companion app, and start workflows when they settle, fail on a phone, are opened, reach no phone of a person, are not opened in time, or are opened after an escalation',
 			)
 			.first()
 			.waitFor();
