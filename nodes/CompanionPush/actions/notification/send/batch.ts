@@ -1,41 +1,30 @@
-import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
+import type { IDataObject } from 'n8n-workflow';
 
-import type { NeverTwice } from '../../../neverTwice';
-import { sendNotification } from '../../../transport';
+import type { Guarded } from '../../../neverTwice';
 import type { SendRequest } from '../../../transport';
 import type { BatchDelivery, SendTask } from './types';
 
-/** The time the batch goes out at: its zone's with a delivery policy (absent: now), else the item's. */
-function scheduledAtOf({ group, delivery }: SendTask): string | undefined {
-	return delivery ? delivery.scheduledAt : group.lead.scheduledAtWithOffset;
-}
-
-function requestFor(task: SendTask): SendRequest {
-	const { title, body, image_url, deeplink, announcement_id } = task.group.lead.message;
-	const scheduledAt = scheduledAtOf(task);
-	return {
-		title,
-		body,
-		target_user_ids: task.batch,
-		...(image_url ? { image_url } : {}),
-		...(deeplink ? { deeplink } : {}),
-		...(announcement_id ? { announcement_id } : {}),
-		...(scheduledAt ? { scheduled_at: scheduledAt } : {}),
-	};
-}
-
-/** The fields every output item of a batch carries, whatever became of it. */
-function describeBatch(task: SendTask): IDataObject {
+/**
+ * The fields every output item of a batch carries, whatever became of it, told from `sent`: the
+ * request as it went out. An earlier try's recorded attempt may have gone out at another time than
+ * this try planned (Quiet Hours that ended since, a Schedule's time now past): then its time is the
+ * one told, and this try's plan for it is not.
+ */
+function describeBatch(task: SendTask, sent: SendRequest): IDataObject {
 	const { group, batch, batchIndex, batchCount } = task;
 	const { lead } = group;
-	const scheduledAt = scheduledAtOf(task);
+	const asPlanned = sent.scheduled_at === task.request.scheduled_at;
 	return {
 		...(batchCount > 1 ? { batch: batchIndex + 1, batchCount } : {}),
 		recipients: batch.length,
-		title: lead.message.title,
-		...(scheduledAt ? { scheduledAt } : {}),
-		...(task.delivery ? describeDelivery(task.delivery) : {}),
-		...(lead.sentImmediately ? { sentImmediately: true } : {}),
+		title: sent.title,
+		...(sent.scheduled_at ? { scheduledAt: sent.scheduled_at } : {}),
+		...(task.delivery
+			? asPlanned
+				? describeDelivery(task.delivery)
+				: { timeZone: task.delivery.timeZone }
+			: {}),
+		...(lead.sentImmediately && asPlanned ? { sentImmediately: true } : {}),
 		...(lead.message.warnings.length > 0 ? { warnings: lead.message.warnings } : {}),
 	};
 }
@@ -65,29 +54,17 @@ function describeDelivery(delivery: BatchDelivery): IDataObject {
 }
 
 /**
- * Sends one batch, as never-twice allows (neverTwice/): never a send an earlier try of this node
- * already made (its item comes out with `sentByEarlierTry`), never a send whose Idempotency Key was
- * used (its item comes out `skipped`), and, where an earlier try or run may have made it, only
- * after the list of sends proved it absent. Its output item, or the error that says what is known.
+ * The output item of a batch that never-twice let through (neverTwice/): its send, made now or by
+ * an earlier try of this node (`sentByEarlierTry`), or its skip (an Idempotency Key already used).
  */
-export async function sendBatch(
-	context: IExecuteFunctions,
-	neverTwice: NeverTwice,
-	task: SendTask,
-): Promise<IDataObject> {
-	const { lead } = task.group;
-	const about = describeBatch(task);
+export function batchOutput(task: SendTask, guarded: Guarded): IDataObject {
 	const targetUserIds = task.batch;
-	const guarded = await neverTwice.send(
-		task,
-		async (options) => await sendNotification(context, requestFor(task), lead.itemIndex, options),
-	);
 	switch (guarded.kind) {
 		case 'sentByEarlierTry':
 			return {
 				id: guarded.id,
 				status: guarded.status,
-				...about,
+				...describeBatch(task, guarded.request),
 				sentByEarlierTry: true,
 				targetUserIds,
 			};
@@ -98,7 +75,7 @@ export async function sendBatch(
 				skipReason,
 				idempotencyKey,
 				...(earlierSendId ? { earlierSendId } : {}),
-				...about,
+				...describeBatch(task, task.request),
 				targetUserIds,
 			};
 		}
@@ -107,7 +84,7 @@ export async function sendBatch(
 			return {
 				id: outcome.id,
 				status: outcome.status,
-				...about,
+				...describeBatch(task, guarded.request),
 				...(outcome.recoveredAfter ? { recoveredAfter: outcome.recoveredAfter } : {}),
 				...(idempotencyKey ? { idempotencyKey } : {}),
 				targetUserIds,

@@ -4,11 +4,12 @@
  *                own files: idempotencyKeyOption.ts, localDelivery.ts, capPerPerson.ts, ../digest/);
  * 2. plan.ts     the sends are planned: audiences read, de-duplicated, split by time zone with
  *                Deliver at Local Time or Quiet Hours (localDelivery.ts), then into batches;
- * 3. batch.ts    the batches are sent in parallel up to Max Parallel Requests, started in item
- *                order, each through never-twice (neverTwice/), which skips what an earlier try or
- *                an Idempotency Key says was sent, and the transport's safe send (transport/safeSend/);
- * 4. run.ts      (this file) drives them; with Wait for Final Status every send is followed at once
- *                (one list read per round for all of them);
+ * 3. run.ts      (this file) sends the batches in parallel up to Max Parallel Requests, started
+ *                in item order, each in one step of never-twice (neverTwice/): it skips what an
+ *                earlier try or an Idempotency Key says was sent, records the request before it
+ *                leaves, and sends it through the transport's safe send (transport/safeSend/);
+ * 4. batch.ts    each batch's output item, from what never-twice answered; with Wait for Final
+ *                Status every send is then followed at once (one list read per round for all);
  * 5. run.ts      the output keeps item and batch order, each item paired with the input items it
  *                stands for; failures.ts words the error that stops a run. With Cap per Person
  *                (capPerPerson.ts), the plan took a slot per person first, people over the cap
@@ -27,7 +28,7 @@ import { asNodeError, errorItem } from '../../../nodeErrors';
 import { NeverTwice } from '../../../neverTwice';
 import { FinalStatusWatch } from '../finalStatusWatch';
 import { waitFields } from '../wait';
-import { sendBatch } from './batch';
+import { batchOutput } from './batch';
 import { digestItems } from '../digest/run';
 import { batchFailure, stopError } from './failures';
 import { readSendInput } from './input';
@@ -63,9 +64,7 @@ export async function sendItems(
 	const stopOnFailure = !context.continueOnFail();
 	const sendTask = async (index: number) => {
 		const task = tasks[index];
-		return await sendBatch(context, neverTwice, task).catch((error: unknown) => {
-			throw asNodeError(context, error, task.group.lead.itemIndex);
-		});
+		return batchOutput(task, await neverTwice.send(task));
 	};
 	const results = await runPool(tasks.length, maxParallel, sendTask, stopOnFailure);
 	await neverTwice.finish();
@@ -121,6 +120,7 @@ async function followSends(
 			? [{ json, lead: task.group.lead }]
 			: [];
 	});
+	if (toFollow.length === 0) return;
 	const watch = new FinalStatusWatch(context, maxParallel);
 	const followOne = async ({ json, lead }: (typeof toFollow)[number]) => {
 		try {
