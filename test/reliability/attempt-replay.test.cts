@@ -15,6 +15,7 @@ import {
 	nodeWorkflow,
 	passTime,
 	registeredSends,
+	runOn,
 	retryWorkflow,
 	runWorkflow,
 	SEND,
@@ -22,14 +23,16 @@ import {
 	sendParameters,
 	sentBodies,
 	storeFor,
+	processedDataStore,
 	useSandbox,
 	whileSendingLater,
+	type MemoryProcessedData,
 	type NodeRunOptions,
 } from '../harness/index.cts';
 
 const MADRID = 'Europe/Madrid';
 /** Short settle waits: a fresh n8n process in each test. */
-const SHORT_WAITS = { lookupSettleMs: 200, lookupEvidenceWaitMs: 1_000 };
+const SHORT_WAITS = { lookupSettleMs: 200, lookupEvidenceWaitMs: 1_000, heldKeyWaitMs: 300 };
 
 /** Sets this process's clock (n8n's and the sandbox's) to `iso`; it runs on from there. */
 function clockAt(iso: string) {
@@ -38,13 +41,16 @@ function clockAt(iso: string) {
 
 describe('an attempt is replayed exactly by a later try', () => {
 	const sandbox = useSandbox({ ...NODE_SANDBOX, resetBeforeEach: true });
+	let store: MemoryProcessedData;
 	let userId: string;
 	/** Gets the later send that lets the retry's lookup prove a send absent (whileSendingLater). */
 	let otherUserId: string;
-	beforeAll(() => {
+	beforeAll(async () => {
 		[userId, otherUserId] = sandbox.orgs.primary.usersOfKind('onePhone', 2);
+		store = await processedDataStore();
 	});
 	beforeEach(() => {
+		store.reset();
 		resetProcessState(); // a fresh n8n process each time
 		useTimings(SHORT_WAITS);
 	});
@@ -63,16 +69,16 @@ describe('an attempt is replayed exactly by a later try', () => {
 	 * send's). */
 	const ourSends = () => sentBodies(sandbox).filter((body) => body.title === 'Shift change');
 
-	/** Retries the failed execution while a later send of this process goes out (the evidence a
+	/** Retries the failed execution (or, without one, runs the workflow anew) while a later send of this process goes out (the evidence a
 	 * lookup needs to prove a send absent, as a busy n8n makes it). */
 	async function retry(
 		workflow: ReturnType<typeof nodeWorkflow>,
-		failed: IRun,
+		failed: IRun | undefined,
 		like: NodeRunOptions,
 	) {
 		const { result } = await whileSendingLater(
 			sandbox,
-			() => retryWorkflow(workflow, failed),
+			() => (failed ? retryWorkflow(workflow, failed) : runWorkflow(workflow)),
 			like,
 			otherUserId,
 		);
@@ -158,5 +164,42 @@ describe('an attempt is replayed exactly by a later try', () => {
 			1,
 		);
 		expect(jsonOf(retried.items)[0].scheduledAt).toBe('2026-10-26T07:00:00+01:00');
+	});
+
+	test('an Idempotency Key: the same event again, after the quiet hours, is not sent a second time without its time', async () => {
+		clockAt('2026-10-25T22:10:00Z');
+		const keyed = run({ options: { quietHours: '22:00-07:00', idempotencyKey: 'shift-42' } });
+		const workflow = nodeWorkflow(keyed);
+		await failWithAnswerLost(workflow);
+
+		clockAt('2026-10-26T07:30:00Z');
+		// A send this process made since, listed: what lets a lookup prove a send absent.
+		const later = await runOn(sandbox, {
+			items: [{ userId: otherUserId }],
+			parameters: sendParameters({ userIds: '={{ $json.userId }}', title: 'Another event' }),
+		});
+		expect(later.error).toBeUndefined();
+		// A new execution (the event delivered again): no run records, only the key's claim.
+		const again = nodeResult(await runWorkflow(workflow));
+
+		expect(ourSends()).toHaveLength(1);
+		expect(again.error?.message).toContain('the outcome is unknown');
+	});
+
+	test('an Idempotency Key: the same event again while its request is still the same (inside the quiet hours) is looked up and found, not sent again', async () => {
+		clockAt('2026-10-25T22:10:00Z');
+		const keyed = run({ options: { quietHours: '22:00-07:00', idempotencyKey: 'shift-43' } });
+		const workflow = nodeWorkflow(keyed);
+		await failWithAnswerLost(workflow);
+
+		clockAt('2026-10-25T22:40:00Z'); // 23:40 in Madrid: still placed at 07:00
+		const again = await retry(workflow, undefined, keyed);
+
+		expect(again.error).toBeUndefined();
+		expect(ourSends()).toHaveLength(1);
+		const [item] = jsonOf(again.items);
+		expect(item.id).toBe(registeredSends(sandbox)[0].id);
+		expect(item.recoveredAfter).toBe('an earlier run that claimed its Idempotency Key');
+		expect(item.scheduledAt).toBe('2026-10-26T07:00:00+01:00');
 	});
 });

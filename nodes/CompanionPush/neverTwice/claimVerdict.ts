@@ -95,6 +95,16 @@ export async function underKey(
 			check,
 		);
 	}
+	if (claim.sameAttempts && !claim.sameAttempts.has(batchId)) {
+		// Only a digest of its request is kept: what it sent cannot be sent again as it was, and a send
+		// rebuilt now (another time, after Quiet Hours ended) would not be found as that one.
+		throw cannotTell(
+			context,
+			batch,
+			`an earlier run claimed the Idempotency Key "${key}" and may have sent this batch as another request than this run would send now (its text or its scheduled time differs)`,
+			check,
+		);
+	}
 	return {
 		earlierAttempt: {
 			since: claim.claimedAt,

@@ -10,6 +10,7 @@ import { IdempotencyKeys } from './idempotencyKeys';
 import { cannotTell, underKey } from './claimVerdict';
 import type { Batch, Group, Guarded } from './claimVerdict';
 import { KeyedEvent } from './keyedEvent';
+import { attemptDigest } from './keysRow';
 
 /*
  * Never twice: what keeps the batches of a Send or Schedule run from going out twice, across the
@@ -38,17 +39,25 @@ export class NeverTwice {
 	private readonly earlierTries: EarlierTries;
 	private readonly events = new Map<Group, KeyedEvent>();
 
+	/** For the run's `batches`, in order. */
 	constructor(
 		private readonly context: IExecuteFunctions,
-		groups: Group[],
+		batches: Batch[],
 	) {
 		this.earlierTries = new EarlierTries(context);
 		let keys: IdempotencyKeys | undefined;
-		for (const group of groups) {
-			const { idempotency } = group.lead;
+		for (const group of new Set(batches.map((batch) => batch.group))) {
+			const { idempotency, itemIndex } = group.lead;
 			if (!idempotency || group.layout.length === 0) continue;
 			keys ??= new IdempotencyKeys(context);
-			this.events.set(group, new KeyedEvent(context, keys, idempotency, group.layout));
+			// The attempts are the requests each batch goes out with: an earlier try's, as it recorded it.
+			const attempts = group.layout.map((batchId) => {
+				const request =
+					this.earlierTries.get(itemIndex, batchId)?.request ??
+					batches.find((batch) => batch.group === group && batch.batchId === batchId)?.request;
+				return request ? attemptDigest(request) : '';
+			});
+			this.events.set(group, new KeyedEvent(context, keys, idempotency, group.layout, attempts));
 		}
 	}
 

@@ -57,7 +57,7 @@ export async function sendItems(
 	}
 	const { groups, tasks, groupErrors, cap } = await planSends(context, input);
 
-	const neverTwice = new NeverTwice(context, groups);
+	const neverTwice = new NeverTwice(context, tasks);
 	// When one send fails and the node does not continue on fail, nothing new starts: what is in
 	// flight finishes, then the error says what was sent and what was not.
 	const maxParallel = input.checkedItems[0].maxParallelRequests;
