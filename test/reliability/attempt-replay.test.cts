@@ -2,8 +2,10 @@
  * One attempt, replayed exactly: the request a try sends (title, body, recipients, `scheduled_at` as
  * sent) is recorded before it leaves, and a later try (Retry On Fail, a retried execution) that
  * looks the send up and may send it again uses that record, never a request recomputed from its own
- * clock. Through n8n's engine against the sandbox, whose request log counts the sends; the clock is
- * the test's (passTime): the retry runs after the time the first try placed the send at.
+ * clock. An event under an Idempotency Key delivered again (a new execution: no run records) has only
+ * its claim's digest of each request: the same request is looked up, another is not sent ("unknown").
+ * Through n8n's engine against the sandbox, whose request log counts the sends; the clock is the
+ * test's (passTime): the later run comes after the time the first try placed the send at.
  */
 import type { IDataObject, IRun } from 'n8n-workflow';
 
