@@ -6,7 +6,15 @@
  */
 import * as fs from 'node:fs';
 
-import { count, NODE_SANDBOX, runOn, SEND, sendParameters, useSandbox } from '../harness/index.cts';
+import {
+	count,
+	NODE_SANDBOX,
+	processedDataStore,
+	runOn,
+	SEND,
+	sendParameters,
+	useSandbox,
+} from '../harness/index.cts';
 
 /** Istanbul's counters, as jest's coverage keeps them in the test's global scope. */
 type Coverage = Record<
@@ -41,6 +49,8 @@ function filesEntered(): string[] {
 
 describe('files one Send enters', () => {
 	const sandbox = useSandbox({ ...NODE_SANDBOX, resetBeforeEach: true });
+	// A keyed Send claims its key in n8n's processed-data store, which n8n starts once per process.
+	beforeAll(async () => await processedDataStore());
 
 	test('a plain Send and a keyed one, each after a warm-up', async () => {
 		const [userId] = sandbox.orgs.primary.usersOfKind('onePhone', 1);

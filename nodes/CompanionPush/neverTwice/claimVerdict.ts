@@ -2,7 +2,7 @@ import { NodeOperationError } from 'n8n-workflow';
 import type { IExecuteFunctions } from 'n8n-workflow';
 
 import { tagged } from '../transport';
-import type { EarlierAttempt, SendOutcome } from '../transport';
+import type { EarlierAttempt, SendOutcome, SendRequest } from '../transport';
 import type { IdempotencyKey } from './idempotencyKeys';
 import type { KeyedEvent } from './keyedEvent';
 
@@ -22,12 +22,15 @@ export interface Batch {
 	group: Group;
 	/** The batch's identity by its recipients. */
 	batchId: string;
+	/** The request this try would send (an earlier try's recorded attempt goes instead). */
+	request: SendRequest;
 }
 
-/** What became of a batch that did not fail. */
+/** What became of a batch that did not fail; `request`: the request as sent, by this try or an
+ * earlier one. */
 export type Guarded =
-	| { kind: 'sent'; outcome: SendOutcome; idempotencyKey?: string }
-	| { kind: 'sentByEarlierTry'; id: string; status?: string }
+	| { kind: 'sent'; outcome: SendOutcome; request: SendRequest; idempotencyKey?: string }
+	| { kind: 'sentByEarlierTry'; id: string; status?: string; request: SendRequest }
 	| { kind: 'keyUsed'; skipReason: string; idempotencyKey: string; earlierSendId?: string };
 
 /** What the claim of a batch's Idempotency Key says: skip it, or send it (after a lookup, when
@@ -89,6 +92,16 @@ export async function underKey(
 			context,
 			batch,
 			`an earlier run claimed the Idempotency Key "${key}" for other recipients, and may have sent to some of these`,
+			check,
+		);
+	}
+	if (claim.sameAttempts && !claim.sameAttempts.has(batchId)) {
+		// Only a digest of its request is kept: what it sent cannot be sent again as it was, and a send
+		// rebuilt now (another time, after Quiet Hours ended) would not be found as that one.
+		throw cannotTell(
+			context,
+			batch,
+			`an earlier run claimed the Idempotency Key "${key}" and may have sent this batch as another request than this run would send now (its text or its scheduled time differs)`,
 			check,
 		);
 	}

@@ -1,6 +1,8 @@
 import { randomUUID } from 'crypto';
 import type { IExecuteFunctions } from 'n8n-workflow';
 
+import type { SendRequest } from '../transport';
+
 /**
  * The sends earlier tries of this node made in this execution, so that no try makes them again.
  *
@@ -15,14 +17,18 @@ import type { IExecuteFunctions } from 'n8n-workflow';
  *
  * A record is keyed by the node's run index (a node in a loop runs several times), the item that
  * leads the send and the batch's content id (its recipients, so a changed audience is noticed, not
- * taken for the same batch). It holds the send's owner (its identity for lookups, the same in
- * every try), and its id and status; or, when the API accepted it but its id could not be read, the
- * time from which the list of sends may show it (it is never sent again); or, when its outcome
- * stayed unknown, the times between which the list of sends must be searched before it is sent again. A node run that ends without an error
- * drops its records: nothing runs it again.
+ * taken for the same batch). It is written before the request leaves, with the request exactly as
+ * sent (the attempt: a later try looks up and, proven absent, sends that, never one it recomputes
+ * from its own clock and options), and the send's owner (its identity for lookups, the same in every
+ * try); then its id and status; or, when the API accepted it but its id could not be read, the time
+ * from which the list of sends may show it (it is never sent again); or, when its outcome stayed
+ * unknown, the times between which the list of sends must be searched before it is sent again. A
+ * node run that ends without an error drops its records: nothing runs it again.
  */
 export interface EarlierSend {
 	owner: string;
+	/** The request as the first try sent it (records of earlier versions have none). */
+	request?: SendRequest;
 	id?: string;
 	status?: string;
 	/** The API accepted it (a 2xx) but its id could not be read: it went out, never to be sent again;
@@ -110,29 +116,33 @@ export class EarlierTries {
 		return this.run.keysAfter(`${itemIndex}:`);
 	}
 
-	sent(itemIndex: number, batchId: string, owner: string, id: string, status: string): void {
-		this.run.set(this.key(itemIndex, batchId), { owner, id, status });
-	}
-
-	acceptedWithoutId(
+	/** Before a request leaves: its attempt, an outcome unknown from `since` with nothing to bound it
+	 * yet (the outcome below replaces that). */
+	attempting(
 		itemIndex: number,
 		batchId: string,
 		owner: string,
+		request: SendRequest,
 		since: number,
-		until: number,
 	): void {
-		this.run.set(this.key(itemIndex, batchId), {
-			owner,
-			acceptedSince: since,
-			acceptedUntil: until,
-		});
+		this.run.set(this.key(itemIndex, batchId), { owner, request, unknownSince: since });
 	}
 
-	unknown(itemIndex: number, batchId: string, owner: string, since: number, until: number): void {
+	/** What became of the attempt recorded for a batch (`attempting`). */
+	outcome(
+		itemIndex: number,
+		batchId: string,
+		outcome:
+			| { id: string; status: string }
+			| { acceptedSince: number; acceptedUntil: number }
+			| { unknownSince: number; unknownUntil: number },
+	): void {
+		const attempt = this.get(itemIndex, batchId);
+		if (!attempt) return; // recorded by `attempting` first, always
 		this.run.set(this.key(itemIndex, batchId), {
-			owner,
-			unknownSince: since,
-			unknownUntil: until,
+			owner: attempt.owner,
+			...(attempt.request ? { request: attempt.request } : {}),
+			...outcome,
 		});
 	}
 

@@ -3,25 +3,17 @@ import type { IExecuteFunctions } from 'n8n-workflow';
 import { MINUTE_MS } from '../common/time';
 import { inMarksTurn } from '../store';
 import type { LockOutcome } from '../store';
-import {
-	entriesOf,
-	KeysRow,
-	markEntries,
-	marksToTakeOut,
-	MINUTES_PER_PERIOD,
-	PERIODS_LOOKED_AT,
-	heldUntilOf,
-} from './keysRow';
+import { attemptEntries, entriesOf, KeysRow, markEntries, marksToTakeOut } from './keysRow';
 
 /**
  * Idempotency Keys in n8n's processed-data store: an event whose key was used is not sent again, by
  * any execution of any n8n process. The protocol, write by write, and why each write leaves a state
  * that cannot pass for a later one: docs/reliability.md, "The keys' protocol". What this file relies
  * on: every read and write happens under the store's lock (../store/lock.ts), in this process's turn
- * for the row (../store/turns.ts: the writes of events waiting together go in together, each event's in
- * its order); a used event is `claimed`
- * without `pending`; the claim's batches and time are written by the claim alone; a probe is marked
- * by `probing` until it is taken out; the run holding a claim marks the minutes it lives in (its
+ * for the row (../store/turns.ts: the writes of events waiting together go in together, each event's
+ * in its order); a used event is `claimed` without `pending`; the claim's batches, time and attempts
+ * (a digest of each batch's request, keysRow.ts) are written by the claim alone; a probe is marked by
+ * `probing` until it is taken out; the run holding a claim marks the minutes it lives in (its
  * lease, claimLease.ts) and `ended` once it has nothing out, so another run decides from these
  * whether it may still be sending, and takes a claim over only in the same turn that saw it lapse.
  */
@@ -65,6 +57,9 @@ export interface StoreClaim {
 	acceptedBatches: Set<string>;
 	/** Whether an unconfirmed claim's run sent the same batches as this one. */
 	sameLayout: boolean;
+	/** The batches whose attempt the claim recorded is the one this run would send (attemptDigest):
+	 * every batch, for a claim this run made; absent when this run gave no attempts to compare. */
+	sameAttempts?: Set<string>;
 }
 
 export type ClaimOutcome = StoreClaim | { state: 'storeFailed'; reason: string };
@@ -78,8 +73,13 @@ export class IdempotencyKeys {
 		return inMarksTurn(this.context, async (marks) => await work(new KeysRow(marks)));
 	}
 
-	/** Claims the event of `layout` (its batches' content ids, in order). See the top of this file. */
-	async claim(idempotency: IdempotencyKey, layout: string[]): Promise<ClaimOutcome> {
+	/** Claims the event of `layout` (its batches' content ids, in order), recording `attempts` (the
+	 * attemptDigest of each batch's request, in order) with it. See the top of this file. */
+	async claim(
+		idempotency: IdempotencyKey,
+		layout: string[],
+		attempts: string[] = [],
+	): Promise<ClaimOutcome> {
 		const entries = entriesOf(idempotency.key, layout);
 		const outcome = await this.locked(async (row): Promise<StoreClaim> => {
 			const nowMinute = Math.floor(Date.now() / MINUTE_MS);
@@ -89,21 +89,32 @@ export class IdempotencyKeys {
 			if (fresh.has(entries.claimed)) {
 				// Free: ours. Its batches and time go in only now (a test of another run's claim must not
 				// write them: they would pass for that claim's).
-				await row.record(idempotency, [entries.layout, ...markEntries(entries, [nowMinute])]);
+				await row.record(idempotency, [
+					entries.layout,
+					...attemptEntries(entries, layout, attempts),
+					...markEntries(entries, [nowMinute]),
+				]);
 				return {
 					state: 'claimed',
 					claimedAt: nowMinute * MINUTE_MS,
 					markedMinutes: [nowMinute],
 					acceptedBatches: new Set(),
 					sameLayout: true,
+					sameAttempts: new Set(layout),
 				};
 			}
 			if (fresh.has(entries.pending)) {
 				// Claimed and confirmed: used. What this test added goes again.
 				await row.remove([entries.pending]);
-				return { state: 'used', markedMinutes: [], acceptedBatches: new Set(), sameLayout: true };
+				return {
+					state: 'used',
+					markedMinutes: [],
+					acceptedBatches: new Set(),
+					sameLayout: true,
+					sameAttempts: new Set(),
+				};
 			}
-			const probe = await this.probeClaim(row, idempotency, entries, layout);
+			const probe = await row.probeClaim(idempotency, entries, layout, attempts);
 			const { added, ended, ...found } = probe;
 			// Gone: it marked its end (it has nothing out), or its lease ran out.
 			const gone = ended || (found.heldUntil !== undefined && found.heldUntil <= Date.now());
@@ -128,84 +139,6 @@ export class IdempotencyKeys {
 			};
 		});
 		return outcome.ok ? outcome.value : { state: 'storeFailed', reason: outcome.reason };
-	}
-
-	/**
-	 * When another run claimed the event (the 10-minute period, then the minute in it) and when it was
-	 * last seen alive (the last period, then the minute in it), whether it marked its end, whether for
-	 * these batches, and which of them it had sent. The probes are recorded with `probing K` and taken
-	 * out with it (by the caller, with `added`): a probe cut short by n8n's end leaves `probing K`, and
-	 * every later probe then trusts nothing it finds (no claim time, no batch sent: the caller reports
-	 * the outcome as unknown).
-	 */
-	private async probeClaim(
-		row: KeysRow,
-		idempotency: IdempotencyKey,
-		entries: ReturnType<typeof entriesOf>,
-		layout: string[],
-	): Promise<{
-		claimedAt?: number;
-		heldUntil?: number;
-		markedMinutes: number[];
-		ended: boolean;
-		acceptedBatches: Set<string>;
-		sameLayout: boolean;
-		added: string[];
-	}> {
-		const nowPeriod = Math.floor(Date.now() / MINUTE_MS / MINUTES_PER_PERIOD);
-		const periods = Array.from({ length: PERIODS_LOOKED_AT }, (_, back) => nowPeriod - back);
-		// The mark last: when the row is full, the oldest entries go first, and the mark must outlive the probes.
-		const probes = [
-			...periods.map(entries.claimedIn),
-			...layout.map(entries.batchAccepted),
-			entries.layout,
-			entries.ended,
-			entries.probing,
-		];
-		const absent = await row.record(idempotency, probes);
-		const added = probes.filter((value) => absent.has(value));
-		const cutShort = !absent.has(entries.probing);
-		const ended = !absent.has(entries.ended);
-		let claimedAt: number | undefined;
-		let heldUntil: number | undefined;
-		const markedMinutes: number[] = [];
-		const claimedPeriods = periods.filter((period) => !absent.has(entries.claimedIn(period)));
-		if (!cutShort && claimedPeriods.length > 0) {
-			const first = Math.min(...claimedPeriods);
-			const last = Math.max(...claimedPeriods);
-			const minutes = [...new Set([first, last])].flatMap((period) =>
-				Array.from(
-					{ length: MINUTES_PER_PERIOD },
-					(_, index) => period * MINUTES_PER_PERIOD + index,
-				),
-			);
-			const minuteProbes = minutes.map(entries.claimedAt);
-			const absentMinutes = await row.record(idempotency, minuteProbes, added.length);
-			added.push(...minuteProbes.filter((value) => absentMinutes.has(value)));
-			const marked = minutes.filter((minute) => !absentMinutes.has(entries.claimedAt(minute)));
-			// A period whose minute entries were pushed out of the row (Keys to Keep): its first minute
-			// for the claim, its last for the latest sign of life.
-			const firstMinute = marked.length > 0 ? Math.min(...marked) : first * MINUTES_PER_PERIOD;
-			const lastMinute =
-				marked.length > 0 && Math.floor(Math.max(...marked) / MINUTES_PER_PERIOD) === last
-					? Math.max(...marked)
-					: (last + 1) * MINUTES_PER_PERIOD - 1;
-			claimedAt = firstMinute * MINUTE_MS;
-			heldUntil = heldUntilOf(lastMinute, ended);
-			markedMinutes.push(...new Set([...marked, firstMinute, lastMinute]));
-		}
-		const acceptedBatches = cutShort
-			? new Set<string>()
-			: new Set(layout.filter((batch) => !absent.has(entries.batchAccepted(batch))));
-		return {
-			claimedAt,
-			heldUntil,
-			markedMinutes,
-			ended,
-			acceptedBatches,
-			sameLayout: !cutShort && !absent.has(entries.layout),
-			added,
-		};
 	}
 
 	/** The holder of a claim marks the minute it lives in, and takes out its previous mark (`kept`:
@@ -258,6 +191,7 @@ export class IdempotencyKeys {
 		layout: string[],
 		markedMinutes: number[],
 		claim: 'madeHere' | 'takenOver',
+		attempts: string[] = [],
 	): Promise<LockOutcome<void>> {
 		const entries = entriesOf(idempotency.key, layout);
 		return await this.locked(async (row) => {
@@ -266,6 +200,7 @@ export class IdempotencyKeys {
 				entries.pending,
 				...markEntries(entries, markedMinutes),
 				entries.layout,
+				...attemptEntries(entries, layout, attempts),
 				...(claim === 'takenOver' ? [entries.ended] : []),
 				...batches,
 			]);
@@ -277,6 +212,7 @@ export class IdempotencyKeys {
 		idempotency: IdempotencyKey,
 		layout: string[],
 		markedMinutes: number[],
+		attempts: string[] = [],
 	): Promise<LockOutcome<void>> {
 		const entries = entriesOf(idempotency.key, layout);
 		return await this.locked(async (row) => {
@@ -286,6 +222,7 @@ export class IdempotencyKeys {
 				entries.pending,
 				...markEntries(entries, markedMinutes),
 				entries.layout,
+				...attemptEntries(entries, layout, attempts),
 				entries.ended,
 			]);
 		});

@@ -2,14 +2,15 @@ import { NodeOperationError } from 'n8n-workflow';
 import type { IExecuteFunctions } from 'n8n-workflow';
 
 import { asNodeError } from '../nodeErrors';
-import { failedSendOutcome } from '../transport';
-import type { EarlierAttempt, SendOptions, SendOutcome } from '../transport';
+import { failedSendOutcome, sendNotification } from '../transport';
+import type { EarlierAttempt, SendOptions, SendRequest } from '../transport';
 import { EarlierTries } from './earlierTries';
 import type { EarlierSend } from './earlierTries';
 import { IdempotencyKeys } from './idempotencyKeys';
 import { cannotTell, underKey } from './claimVerdict';
 import type { Batch, Group, Guarded } from './claimVerdict';
 import { KeyedEvent } from './keyedEvent';
+import { attemptDigest } from './keysRow';
 
 /*
  * Never twice: what keeps the batches of a Send or Schedule run from going out twice, across the
@@ -18,9 +19,14 @@ import { KeyedEvent } from './keyedEvent';
  * in turns of the store, ../store; what a key's claim says of a batch, claimVerdict.ts). How
  * and why: docs/reliability.md.
  *
- * One run makes one NeverTwice; the batch path calls `send` for each batch, and the run calls
- * `finish` once every batch has ended. A keyed event's life is driven from here: created with the
- * run, claimed by its first batch, each batch accepted or not, done, and finished with the run.
+ * One run makes one NeverTwice; the run calls `send` for each batch (one step: it sends through the
+ * transport and answers what became of the batch), and `finish` once every batch has ended. A keyed
+ * event's life is driven from here: created with the run, claimed by its first batch, each batch
+ * accepted or not, done, and finished with the run.
+ *
+ * One attempt model: the request a try sends is recorded before it leaves (earlierTries.ts); a later
+ * try of the execution looks that request up and, proven absent, sends that request again, never one
+ * it recomputed from its own clock and options (Quiet Hours, a Schedule's past time).
  */
 
 export { DEFAULT_KEYS_TO_KEEP, MAX_KEY_LENGTH, MAX_KEYS_TO_KEEP } from './idempotencyKeys';
@@ -33,33 +39,39 @@ export class NeverTwice {
 	private readonly earlierTries: EarlierTries;
 	private readonly events = new Map<Group, KeyedEvent>();
 
+	/** For the run's `batches`, in order. */
 	constructor(
 		private readonly context: IExecuteFunctions,
-		groups: Group[],
+		batches: Batch[],
 	) {
 		this.earlierTries = new EarlierTries(context);
-		const keys = new IdempotencyKeys(context);
-		for (const group of groups) {
-			const { idempotency } = group.lead;
+		let keys: IdempotencyKeys | undefined;
+		for (const group of new Set(batches.map((batch) => batch.group))) {
+			const { idempotency, itemIndex } = group.lead;
 			if (!idempotency || group.layout.length === 0) continue;
-			this.events.set(group, new KeyedEvent(context, keys, idempotency, group.layout));
+			keys ??= new IdempotencyKeys(context);
+			// The attempts are the requests each batch goes out with: an earlier try's, as it recorded it.
+			const attempts = group.layout.map((batchId) => {
+				const request =
+					this.earlierTries.get(itemIndex, batchId)?.request ??
+					batches.find((batch) => batch.group === group && batch.batchId === batchId)?.request;
+				return request ? attemptDigest(request) : '';
+			});
+			this.events.set(group, new KeyedEvent(context, keys, idempotency, group.layout, attempts));
 		}
 	}
 
 	/**
-	 * Sends one batch with `sendWith`, unless an earlier try already sent it (`sentByEarlierTry`) or
+	 * Sends one batch's `request`, unless an earlier try already sent it (`sentByEarlierTry`) or
 	 * its Idempotency Key was used (`keyUsed`); where an earlier try or run may have made it, the
 	 * transport is told so and looks it up first. Whatever happens, the batch's event and the
 	 * execution's records learn the outcome. A failure comes out as a node error saying what a later
 	 * run will do about it.
 	 */
-	async send(
-		batch: Batch,
-		sendWith: (options: SendOptions) => Promise<SendOutcome>,
-	): Promise<Guarded> {
+	async send(batch: Batch): Promise<Guarded> {
 		const event = this.events.get(batch.group);
 		try {
-			const guarded = await this.sendOnce(batch, event, sendWith);
+			const guarded = await this.sendOnce(batch, event);
 			await event?.batchDone(batch.batchId, 'accepted');
 			return guarded;
 		} catch (error) {
@@ -68,17 +80,16 @@ export class NeverTwice {
 		}
 	}
 
-	private async sendOnce(
-		batch: Batch,
-		event: KeyedEvent | undefined,
-		sendWith: (options: SendOptions) => Promise<SendOutcome>,
-	): Promise<Guarded> {
+	private async sendOnce(batch: Batch, event: KeyedEvent | undefined): Promise<Guarded> {
 		const { group, batchId } = batch;
 		const { itemIndex } = group.lead;
 		const earlier = this.earlierTries.get(itemIndex, batchId);
-		if (earlier?.id) return { kind: 'sentByEarlierTry', id: earlier.id, status: earlier.status };
+		// The attempt an earlier try recorded, exactly; a record of an earlier version has none.
+		const request = earlier?.request ?? batch.request;
+		if (earlier?.id)
+			return { kind: 'sentByEarlierTry', id: earlier.id, status: earlier.status, request };
 		if (earlier?.acceptedSince !== undefined)
-			return await this.idOfAccepted(batch, event, earlier, earlier.acceptedSince, sendWith);
+			return await this.idOfAccepted(batch, event, earlier, earlier.acceptedSince, request);
 		const changed = this.earlierTries
 			.batchesOf(itemIndex)
 			.filter((earlierBatch) => !group.layout.includes(earlierBatch));
@@ -107,15 +118,30 @@ export class NeverTwice {
 		}
 		const owner = event ? event.ownerOf(batchId) : this.earlierTries.ownerOf(itemIndex, batchId);
 		const startedAt = Date.now();
+		// Recorded before it leaves: a later try finds this very request (an earlier unknown one keeps
+		// its start, which the lookup reads from).
+		this.earlierTries.attempting(
+			itemIndex,
+			batchId,
+			owner,
+			request,
+			earlierAttempt?.since ?? startedAt,
+		);
+		const options: SendOptions = {
+			owner,
+			earlierAttempt,
+			...(event ? { beforeRequest: this.leaseCheck(batch, event) } : {}),
+		};
 		try {
-			const outcome = await sendWith({
-				owner,
-				earlierAttempt,
-				...(event ? { beforeRequest: this.leaseCheck(batch, event) } : {}),
-			});
-			this.earlierTries.sent(itemIndex, batchId, owner, outcome.id, outcome.status);
+			const outcome = await sendNotification(this.context, request, itemIndex, options);
+			this.earlierTries.outcome(itemIndex, batchId, outcome);
 			await event?.accepted(batchId, outcome.id);
-			return { kind: 'sent', outcome, ...(event ? { idempotencyKey: event.idempotency.key } : {}) };
+			return {
+				kind: 'sent',
+				outcome,
+				request,
+				...(event ? { idempotencyKey: event.idempotency.key } : {}),
+			};
 		} catch (error) {
 			const nodeError = asNodeError(this.context, error, itemIndex);
 			const outcome = failedSendOutcome(error);
@@ -123,7 +149,10 @@ export class NeverTwice {
 				this.earlierTries.notSent(itemIndex, batchId);
 			} else if (outcome === 'accepted') {
 				// It went out: no try or run sends it again. (No id to record: the key's entry holds none.)
-				this.earlierTries.acceptedWithoutId(itemIndex, batchId, owner, startedAt, Date.now());
+				this.earlierTries.outcome(itemIndex, batchId, {
+					acceptedSince: startedAt,
+					acceptedUntil: Date.now(),
+				});
 				await event?.accepted(batchId);
 				const note = event
 					? ` Its Idempotency Key "${event.idempotency.key}" records it as sent.`
@@ -131,13 +160,10 @@ export class NeverTwice {
 				nodeError.description = `${nodeError.description ?? ''}${note}`.trim();
 			} else {
 				// Its requests have all ended: none of them can be registered later than now.
-				this.earlierTries.unknown(
-					itemIndex,
-					batchId,
-					owner,
-					earlierAttempt?.since ?? startedAt,
-					Date.now(),
-				);
+				this.earlierTries.outcome(itemIndex, batchId, {
+					unknownSince: earlierAttempt?.since ?? startedAt,
+					unknownUntil: Date.now(),
+				});
 				const note = event
 					? ` Its Idempotency Key "${event.idempotency.key}" stays claimed: a later run looks the send up first.`
 					: ' A retry of this execution looks the send up first.';
@@ -154,11 +180,11 @@ export class NeverTwice {
 		event: KeyedEvent | undefined,
 		earlier: EarlierSend,
 		since: number,
-		sendWith: (options: SendOptions) => Promise<SendOutcome>,
+		request: SendRequest,
 	): Promise<Guarded> {
 		const { itemIndex } = batch.group.lead;
 		const { owner } = earlier;
-		const outcome = await sendWith({
+		const outcome = await sendNotification(this.context, request, itemIndex, {
 			owner,
 			earlierAttempt: {
 				since,
@@ -168,9 +194,9 @@ export class NeverTwice {
 				accepted: true,
 			},
 		});
-		this.earlierTries.sent(itemIndex, batch.batchId, owner, outcome.id, outcome.status);
+		this.earlierTries.outcome(itemIndex, batch.batchId, outcome);
 		await event?.accepted(batch.batchId, outcome.id);
-		return { kind: 'sentByEarlierTry', id: outcome.id, status: outcome.status };
+		return { kind: 'sentByEarlierTry', id: outcome.id, status: outcome.status, request };
 	}
 
 	/** Before each request of a keyed batch: its claim's lease must outlast it, or it does not start. */

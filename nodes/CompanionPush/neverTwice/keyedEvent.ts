@@ -69,6 +69,8 @@ export class KeyedEvent {
 		private readonly keys: IdempotencyKeys,
 		readonly idempotency: IdempotencyKey,
 		private readonly layout: string[],
+		/** The attemptDigest of each batch's request, in layout order: recorded with the claim. */
+		private readonly attempts: string[],
 	) {
 		// The keys live in the node's own row (the only scope there is).
 		this.inProcessKey = JSON.stringify([
@@ -103,7 +105,8 @@ export class KeyedEvent {
 		}
 		keysInFlight.delete(this.inProcessKey);
 		keysInFlight.set(this.inProcessKey, new Promise((resolve) => (this.announce = resolve)));
-		const claimOnce = async () => await this.keys.claim(this.idempotency, this.layout);
+		const claimOnce = async () =>
+			await this.keys.claim(this.idempotency, this.layout, this.attempts);
 		let claim = await claimOnce();
 		// Held: its holder's lease says it may still be sending. Read again until it is confirmed,
 		// released, ended or lapsed, for as long as this run may wait. (A claim this execution's own
@@ -178,6 +181,7 @@ export class KeyedEvent {
 							this.layout,
 							minutes,
 							claim.state === 'claimed' ? 'madeHere' : 'takenOver',
+							this.attempts,
 						),
 					),
 					'marked as used',
@@ -189,7 +193,9 @@ export class KeyedEvent {
 				(claim.state === 'claimed' || (this.lease !== undefined && this.allProvenNotSent()))
 			) {
 				this.noteStoreOutcome(
-					await this.withTries(() => this.keys.release(this.idempotency, this.layout, minutes)),
+					await this.withTries(() =>
+						this.keys.release(this.idempotency, this.layout, minutes, this.attempts),
+					),
 					'freed',
 				);
 			} else if (this.lease && stillHeld) {

@@ -3,6 +3,7 @@ import type { IExecuteFunctions, NodeApiError } from 'n8n-workflow';
 
 import { batchContentId, toBatches, uniqueUserIds } from '../../../input/recipients';
 import { listActiveUserIds, listUsers } from '../../../transport';
+import type { SendRequest } from '../../../transport';
 import { asNodeError, fieldError } from '../../../nodeErrors';
 import { notSentForOtherItems } from './failures';
 import { RunCap } from './capPerPerson';
@@ -59,6 +60,22 @@ function audienceReader(context: IExecuteFunctions) {
 	};
 }
 
+/** The request a batch goes out with: its group's message, its recipients, and the time it goes out
+ * at: its zone's with a delivery policy (absent: now), else the item's. */
+function requestFor(group: SendGroup, batch: string[], delivery?: BatchDelivery): SendRequest {
+	const { title, body, image_url, deeplink, announcement_id } = group.lead.message;
+	const scheduledAt = delivery ? delivery.scheduledAt : group.lead.scheduledAtWithOffset;
+	return {
+		title,
+		body,
+		target_user_ids: batch,
+		...(image_url ? { image_url } : {}),
+		...(deeplink ? { deeplink } : {}),
+		...(announcement_id ? { announcement_id } : {}),
+		...(scheduledAt ? { scheduled_at: scheduledAt } : {}),
+	};
+}
+
 /** A group's batches of at most Batch Size; with a delivery policy, per time zone first, each
  * batch with its zone's delivery time. */
 function batchesOf(
@@ -85,7 +102,7 @@ function batchesOf(
 /**
  * The sends to make, read before any is made: each group's audience (those read from the API once
  * per run), de-duplicated, split by time zone when a delivery policy applies (localDelivery.ts), and
- * into batches of at most Batch Size; with Cap per Person, people over the cap are taken out first
+ * into batches of at most Batch Size, each with the request it goes out with; with Cap per Person, people over the cap are taken out first
  * (capPerPerson.ts). A group whose audience cannot be read, or is empty, fails whole: it stops the node (naming the items not sent), or,
  * when the node continues on fail, it is set aside with its error.
  */
@@ -136,6 +153,7 @@ export async function planSends(context: IExecuteFunctions, input: SendInput): P
 					batchId: group.layout[batchIndex],
 					batchIndex,
 					batchCount: batches.length,
+					request: requestFor(group, batch, delivery),
 					...(delivery ? { delivery } : {}),
 				}),
 			);

@@ -3,12 +3,15 @@
  * 1. input.ts    every item is read and checked before anything is sent (its options by their
  *                own files: idempotencyKeyOption.ts, localDelivery.ts, capPerPerson.ts, ../digest/);
  * 2. plan.ts     the sends are planned: audiences read, de-duplicated, split by time zone with
- *                Deliver at Local Time or Quiet Hours (localDelivery.ts), then into batches;
- * 3. batch.ts    the batches are sent in parallel up to Max Parallel Requests, started in item
- *                order, each through never-twice (neverTwice/), which skips what an earlier try or
- *                an Idempotency Key says was sent, and the transport's safe send (transport/safeSend/);
- * 4. run.ts      (this file) drives them; with Wait for Final Status every send is followed at once
- *                (one list read per round for all of them);
+ *                Deliver at Local Time or Quiet Hours (localDelivery.ts), then into batches,
+ *                each with the request it goes out with;
+ * 3. run.ts      (this file) sends the batches in parallel up to Max Parallel Requests, started
+ *                in item order, each in one step of never-twice (neverTwice/): it skips what an
+ *                earlier try or an Idempotency Key says was sent, records the request before it
+ *                leaves, and sends it through the transport's safe send (transport/safeSend/);
+ * 4. run.ts      each batch's output item, from what never-twice answered (the request as sent);
+ *                with Wait for Final Status every send is then followed at once (one list read
+ *                per round for all);
  * 5. run.ts      the output keeps item and batch order, each item paired with the input items it
  *                stands for; failures.ts words the error that stops a run. With Cap per Person
  *                (capPerPerson.ts), the plan took a slot per person first, people over the cap
@@ -25,14 +28,15 @@ import type { PoolResult } from '../../../common/pool';
 import { recipientsCountedByApi } from '../../../input/recipients';
 import { asNodeError, errorItem } from '../../../nodeErrors';
 import { NeverTwice } from '../../../neverTwice';
+import type { Guarded } from '../../../neverTwice';
+import type { SendRequest } from '../../../transport';
 import { FinalStatusWatch } from '../finalStatusWatch';
 import { waitFields } from '../wait';
-import { sendBatch } from './batch';
 import { digestItems } from '../digest/run';
 import { batchFailure, stopError } from './failures';
 import { readSendInput } from './input';
 import { planSends } from './plan';
-import type { ScheduleReader, SendTask } from './types';
+import type { BatchDelivery, ScheduleReader, SendTask } from './types';
 
 /** What a run hands n8n: the items of the sends, and the people Cap per Person left out. */
 export interface SendOutputs {
@@ -56,16 +60,14 @@ export async function sendItems(
 	}
 	const { groups, tasks, groupErrors, cap } = await planSends(context, input);
 
-	const neverTwice = new NeverTwice(context, groups);
+	const neverTwice = new NeverTwice(context, tasks);
 	// When one send fails and the node does not continue on fail, nothing new starts: what is in
 	// flight finishes, then the error says what was sent and what was not.
 	const maxParallel = input.checkedItems[0].maxParallelRequests;
 	const stopOnFailure = !context.continueOnFail();
 	const sendTask = async (index: number) => {
 		const task = tasks[index];
-		return await sendBatch(context, neverTwice, task).catch((error: unknown) => {
-			throw asNodeError(context, error, task.group.lead.itemIndex);
-		});
+		return batchOutput(task, await neverTwice.send(task));
 	};
 	const results = await runPool(tasks.length, maxParallel, sendTask, stopOnFailure);
 	await neverTwice.finish();
@@ -124,6 +126,7 @@ async function followSends(
 			? [{ json, lead: task.group.lead }]
 			: [];
 	});
+	if (toFollow.length === 0) return;
 	const watch = new FinalStatusWatch(context, maxParallel);
 	const followOne = async ({ json, lead }: (typeof toFollow)[number]) => {
 		try {
@@ -167,4 +170,93 @@ function outputOf(
 		recipients: task.batch.length,
 		targetUserIds: task.batch,
 	});
+}
+
+/**
+ * The fields every output item of a batch carries, whatever became of it, told from `sent`: the
+ * request as it went out. An earlier try's recorded attempt may have gone out at another time than
+ * this try planned (Quiet Hours that ended since, a Schedule's time now past): then its time is the
+ * one told, and this try's plan for it is not.
+ */
+function describeBatch(task: SendTask, sent: SendRequest): IDataObject {
+	const { group, batch, batchIndex, batchCount } = task;
+	const { lead } = group;
+	const asPlanned = sent.scheduled_at === task.request.scheduled_at;
+	return {
+		...(batchCount > 1 ? { batch: batchIndex + 1, batchCount } : {}),
+		recipients: batch.length,
+		title: sent.title,
+		...(sent.scheduled_at ? { scheduledAt: sent.scheduled_at } : {}),
+		...(task.delivery
+			? asPlanned
+				? describeDelivery(task.delivery)
+				: { timeZone: task.delivery.timeZone }
+			: {}),
+		...(lead.sentImmediately && asPlanned ? { sentImmediately: true } : {}),
+		...(lead.message.warnings.length > 0 ? { warnings: lead.message.warnings } : {}),
+	};
+}
+
+/** Where and when a batch with a delivery policy goes out, and why, in words a user reads. */
+function describeDelivery(delivery: BatchDelivery): IDataObject {
+	const { timeZone, scheduledAtUtc, localTime, movedToNextDay, movedByQuietHours } = delivery;
+	const notes = [
+		movedToNextDay
+			? 'the local time had already passed on its day, so it goes out the next day'
+			: '',
+		movedByQuietHours
+			? 'it would have arrived during the quiet hours, so it goes out at their end'
+			: '',
+	].filter(Boolean);
+	return {
+		timeZone,
+		localTime,
+		...(scheduledAtUtc ? { scheduledAtUtc } : { sentNow: true }),
+		...(movedToNextDay ? { movedToNextDay } : {}),
+		...(movedByQuietHours ? { movedByQuietHours } : {}),
+		...(notes.length > 0 ? { deliveryNote: `${timeZone}: ${notes.join('; ')}` } : {}),
+		...(delivery.usersWithoutTimeZone.length > 0
+			? { usersWithoutTimeZone: delivery.usersWithoutTimeZone }
+			: {}),
+	};
+}
+
+/**
+ * The output item of a batch that never-twice let through (neverTwice/): its send, made now or by
+ * an earlier try of this node (`sentByEarlierTry`), or its skip (an Idempotency Key already used).
+ */
+export function batchOutput(task: SendTask, guarded: Guarded): IDataObject {
+	const targetUserIds = task.batch;
+	switch (guarded.kind) {
+		case 'sentByEarlierTry':
+			return {
+				id: guarded.id,
+				status: guarded.status,
+				...describeBatch(task, guarded.request),
+				sentByEarlierTry: true,
+				targetUserIds,
+			};
+		case 'keyUsed': {
+			const { skipReason, idempotencyKey, earlierSendId } = guarded;
+			return {
+				skipped: true,
+				skipReason,
+				idempotencyKey,
+				...(earlierSendId ? { earlierSendId } : {}),
+				...describeBatch(task, task.request),
+				targetUserIds,
+			};
+		}
+		case 'sent': {
+			const { outcome, idempotencyKey } = guarded;
+			return {
+				id: outcome.id,
+				status: outcome.status,
+				...describeBatch(task, guarded.request),
+				...(outcome.recoveredAfter ? { recoveredAfter: outcome.recoveredAfter } : {}),
+				...(idempotencyKey ? { idempotencyKey } : {}),
+				targetUserIds,
+			};
+		}
+	}
 }

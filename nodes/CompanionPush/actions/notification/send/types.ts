@@ -8,6 +8,7 @@ import type {
 import type { DeliveryTime, QuietHours, TimeOfDay } from '../../../input/deliveryTime';
 import type { CheckedMessage } from '../../../input/message';
 import type { IdempotencyKey } from '../../../neverTwice';
+import type { SendRequest } from '../../../transport';
 import type { CapRule } from './capSlots';
 
 /* The shapes the stages of the send path hand each other (see run.ts for the stages). */
@@ -93,6 +94,8 @@ export interface SendTask {
 	batchId: string;
 	batchIndex: number;
 	batchCount: number;
+	/** The request this try sends (an earlier try's recorded attempt goes instead: neverTwice/). */
+	request: SendRequest;
 	/** When this batch reaches its people, with a delivery policy (localDelivery.ts). */
 	delivery?: BatchDelivery;
 }
