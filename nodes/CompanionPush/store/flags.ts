@@ -15,11 +15,12 @@ import type { RowWrites } from './turns';
 
 const flagEntry = (name: string) => JSON.stringify(['storeFlag', name]);
 
+/** The flags of a row, as one work of a turn tests and writes them (Records builds on them). */
 export class Flags {
-	constructor(private readonly writes: RowWrites) {}
+	constructor(protected readonly writes: RowWrites) {}
 
 	/** Whether each flag is set. */
-	async has(names: string[]): Promise<boolean[]> {
+	async hasFlags(names: string[]): Promise<boolean[]> {
 		const entries = [...new Set(names.map(flagEntry))];
 		if (entries.length === 0) return [];
 		const probes = await this.writes.record(entries, 'all');
@@ -27,11 +28,11 @@ export class Flags {
 		return names.map((name) => !probes.has(flagEntry(name)));
 	}
 
-	async set(names: string[]): Promise<void> {
+	async setFlags(names: string[]): Promise<void> {
 		await this.writes.record([...new Set(names.map(flagEntry))], 'all');
 	}
 
-	async clear(names: string[]): Promise<void> {
+	async clearFlags(names: string[]): Promise<void> {
 		await this.writes.remove([...new Set(names.map(flagEntry))]);
 	}
 }

@@ -1,6 +1,5 @@
 import type { IExecuteFunctions } from 'n8n-workflow';
 
-import { Flags } from './flags';
 import type { LockOutcome } from './lock';
 import { Records } from './records';
 import type { RecordRead } from './records';
@@ -13,12 +12,10 @@ import type { RowWrites } from './turns';
  * holds records in a store of hashes, its lock and its bound: README.md beside this file.
  */
 
-export { LOST, MAX_RECORD_BYTES, fitsRecord } from './records';
+export { LOST, fitsRecord } from './records';
 export type { RecordRead } from './records';
 export { ROW_ENTRIES } from './turns';
-export { storeFailure } from './lock';
 export type { LockOutcome } from './lock';
-export { resetStoreState } from './state';
 
 /** The records of a node's row, inside one turn. Every call is a step n8n may stop after: a record
  * is then read back whole as it was before the call or after it, or LOST (never another text). */
@@ -50,23 +47,7 @@ export async function inStoreTurn<T>(
 	work: (turn: StoreTurn) => Promise<T>,
 	alone?: string,
 ): Promise<LockOutcome<T>> {
-	return await inRowTurn(
-		context,
-		async (writes) => {
-			const records = new Records(writes);
-			const flags = new Flags(writes);
-			return await work({
-				read: async (names) => await records.read(names),
-				write: async (values) => await records.write(values),
-				delete: async (names) => await records.delete(names),
-				readOldMarks: async (names) => await records.readOldMarks(names),
-				hasFlags: async (names) => await flags.has(names),
-				setFlags: async (names) => await flags.set(names),
-				clearFlags: async (names) => await flags.clear(names),
-			});
-		},
-		alone,
-	);
+	return await inRowTurn(context, async (writes) => await work(new Records(writes)), alone);
 }
 
 /**

@@ -1,7 +1,6 @@
 import { createHash } from 'crypto';
 
-import { ROW_ENTRIES } from './turns';
-import type { RowWrites } from './turns';
+import { Flags } from './flags';
 
 /*
  * Records in a store that keeps only hashes. n8n's processed-data store can only say whether a value
@@ -98,11 +97,9 @@ const allOf = (name: string, generation: number) => [
 /** Whether a text fits a record. */
 export const fitsRecord = (value: string) => Buffer.byteLength(value, 'utf8') <= MAX_RECORD_BYTES;
 
-/** The records of one node's row, as one work of a turn reads and writes them. */
-export class Records {
+/** The records (and flags) of one node's row, as one work of a turn reads and writes them. */
+export class Records extends Flags {
 	private readonly known = new Map<string, Known>();
-
-	constructor(private readonly writes: RowWrites) {}
 
 	/** Records `values`: those that were there. The others, added by this probe, go in `added`. */
 	private async probe(values: string[], added: string[]): Promise<Set<string>> {
@@ -242,5 +239,3 @@ export class Records {
 		for (const name of names) this.known.set(name, { state: 'absent' });
 	}
 }
-
-export { ROW_ENTRIES };
