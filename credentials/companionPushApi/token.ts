@@ -55,9 +55,6 @@ export function secretsFingerprint(credentials: ICredentialDataDecryptedObject):
 /** How long a renewal's request may take: a request sent with a token to renew leaves after it. */
 export const RENEWAL_TIMEOUT_MS = 30_000;
 
-/** Thrown by preAuthentication: the token could not be renewed, so nothing was sent to the API.
- * `retryable` when the token endpoint did not answer or answered 429/5xx; a refusal is final.
- * The transport recognizes it by `name` (n8n wraps it on the way). It never holds a secret. */
 /** Why the credential's preAuthentication failed (its TokenRenewalError, which n8n wraps). A
  * refusal (wrong secret, revoked refresh token) is final; an unreachable or busy (429, 5xx)
  * token endpoint is `retryable`. The message never holds a secret. */
@@ -88,9 +85,8 @@ export async function renewAccessToken(
 ): Promise<ICredentialDataDecryptedObject> {
 	const baseUrl = checkBaseUrl(credentials.baseUrl);
 	const issuedAt = Date.now();
-	let response:
-		| { statusCode: number; body: unknown; headers?: Record<string, unknown> }
-		| undefined;
+	type Answer = { statusCode: number; body: unknown; headers?: Record<string, unknown> };
+	let response: Answer | undefined;
 	let unreachable = 'network error';
 	try {
 		response = (await helper.helpers.httpRequest({
@@ -107,7 +103,7 @@ export async function renewAccessToken(
 			// Never follow a redirect with the secrets in the body (see the transport's http/index.ts).
 			disableFollowRedirect: true,
 			timeout: RENEWAL_TIMEOUT_MS,
-		})) as { statusCode: number; body: unknown; headers?: Record<string, unknown> };
+		})) as Answer;
 	} catch (error) {
 		// A network failure: thrown below without the request, whose body holds the secrets.
 		unreachable = (error as { code?: string })?.code ?? unreachable;
