@@ -6,22 +6,13 @@ import type { LockOutcome } from './lock';
 import { storeState } from './state';
 
 /*
- * Turns on a node's row, and the row's bound. Every work this process has waiting for one node's
- * row runs in one turn under the store's lock (lock.ts), and their writes go in together (group
- * commit): n8n reads and rewrites the whole row at every call, so a write costs as much as the row
- * is long, and merged, N works at once pay about what one does.
- *
- * Each work runs as written, one write after the other; a write waits until every work of the turn
- * waits for one (or has ended), then those writes go in as one record and one removal. A work's own
- * writes keep their order, so n8n dying between two calls leaves each work at a point it allows. Two
- * writes naming the same entry never go together (n8n would count it new twice): the later one
- * waits for the next round.
- *
- * The bound: n8n keeps the newest `maxEntries` entries of a row, dropping the oldest. Records
- * (records.ts) must never be dropped, so the row of a node that holds any is marked (the mark goes
- * in with every record write), and then no write trims it: one bound for the whole row,
- * ROW_ENTRIES, and a write that would pass it fails before anything is written. A row without the
- * mark holds only entries its writers let go oldest first (Idempotency Keys beyond Keys to Keep).
+ * Turns on a node's row, and the row's bound (README.md beside this file, "The bound"). Every work
+ * this process has waiting for one node's row runs in one turn under the store's lock, and their
+ * writes go in together (group commit): n8n rewrites the whole row at every call, so N works at once
+ * pay about what one does. A write waits until every work of the turn waits for one (or has ended),
+ * then those go in as one record and one removal; a work's own writes keep their order, so n8n dying
+ * between two calls leaves each work at a point it allows. Two writes naming the same entry never go
+ * together (n8n would count it new twice): the later one waits for the next round.
  */
 
 /** The most entries a node's row holds once it holds records. */
