@@ -11,10 +11,7 @@ import type { UserOutcome } from './userOutcomes';
 
 /** A send's dispatch: `ms` when placed (else Infinity); `unplaced` when `sent_at` is a text that
  * places nothing (no zone, or not a time). Neither: `sent_at` null, not dispatched yet. */
-export interface Dispatch {
-	ms: number;
-	unplaced: boolean;
-}
+type Dispatch = { ms: number; unplaced: boolean };
 
 export function readDispatch(sentAt: unknown): Dispatch {
 	const time = readApiTime(sentAt);
@@ -25,21 +22,17 @@ export function readDispatch(sentAt: unknown): Dispatch {
 /** One per person of a report, so every field is set from the start (Infinity: no such time): a
  * fixed shape keeps 100,000 of them small. */
 export class PersonTiming {
-	/** The earliest placed dispatch (ms) of their sends. */
+	/** The earliest placed dispatch and open (ms), and whether one of either cannot be placed. */
 	dispatchMs = Infinity;
-	/** One of their sends went out at a time that cannot be placed. */
 	dispatchUnplaced = false;
-	/** Their earliest open placed on the API's clock (ms). */
 	openedMs = Infinity;
-	/** They opened on a phone whose open time cannot be placed. */
 	openUnplaced = false;
 	opened = false;
 	reached = false;
 	/** The API's clock when the earliest read that showed them answered (its Date header). */
 	shownAtMs = Infinity;
 
-	/** Adds what one send showed of the person: its dispatch, their outcome in it, and the API's
-	 * clock when it was read (undefined without a Date header). */
+	/** Adds one send: its dispatch, the person's outcome, the API's clock when read (its Date). */
 	add(dispatch: Dispatch, outcome: UserOutcome, readAtMs: number | undefined): void {
 		this.dispatchMs = Math.min(this.dispatchMs, dispatch.ms);
 		this.dispatchUnplaced ||= dispatch.unplaced;
