@@ -11,9 +11,7 @@ import { asNodeError, errorItem, fieldError } from '../nodeErrors';
 import type { NothingSent } from '../nodeErrors';
 
 /** Max Parallel Requests: its default and bound. Over https each request holds its slot for about
- * three round trips (n8n's helper opens a new connection per request), so fewer in flight cost more
- * time than they save (`npm run bench` measures it); a service that answers 429 slows the pace
- * down by itself. */
+ * three round trips (a new connection per request), so fewer in flight cost more than they save. */
 export const DEFAULT_MAX_PARALLEL_REQUESTS = 100;
 export const MAX_PARALLEL_REQUESTS = 100;
 /** Max Parallel Requests not set: the node starts its requests as n8n's HTTP Request node does
@@ -43,11 +41,9 @@ export function readMaxParallelRequests(
 }
 
 /**
- * Runs `handle` for each input item, up to `parallel` at once (one at a time by default), started
- * in order. Every output item is paired with its input item, and the output keeps the items'
- * order; a failing item becomes an error item when the node continues on fail. Otherwise nothing
- * new starts after a failure, what runs is finished, and the first failure (in item order) stops
- * the node.
+ * Runs `handle` for each input item, up to `parallel` at once, started in order; output items are
+ * paired and in item order. A failing item becomes an error item under Continue On Fail; otherwise
+ * nothing new starts, what runs is finished, and the first failure (in item order) stops the node.
  */
 export async function forEachItem(
 	context: IExecuteFunctions,
