@@ -117,14 +117,11 @@ export async function renewAccessToken(
 	if (response.statusCode >= 300 && response.statusCode < 400) {
 		// Origin and path only, secrets hidden: the Location is written by whoever answered.
 		const location = response.headers?.location;
-		const shown =
+		const secrets = [credentials.clientSecret, credentials.refreshToken];
+		const where =
 			typeof location === 'string'
-				? redactSecrets(shownAddress(location), [
-						credentials.clientSecret,
-						credentials.refreshToken,
-					])
-				: undefined;
-		const where = typeof shown === 'string' ? ` to ${shown.slice(0, 200)}` : '';
+				? ` to ${String(redactSecrets(shownAddress(location), secrets)).slice(0, 200)}`
+				: '';
 		throw new TokenRenewalError(
 			`The API answered the token renewal with a redirect (HTTP ${response.statusCode})${where}. Redirects are not followed, so the secrets went nowhere else: check the Base URL (use the address the API is really at).`,
 			false,

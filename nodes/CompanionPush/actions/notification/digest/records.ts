@@ -1,11 +1,6 @@
 import { LOST } from '../../../store';
 import type { RecordRead } from '../../../store';
 
-/*
- * A digest's open window, kept as a record of the store (store/): in the node's own row, read and
- * written only in this process's turn on it, under the store's lock.
- */
-
 /** The open window of one person and digest key. */
 export interface WindowRecord {
 	/** The scheduled send that carries the window's events now. */
