@@ -16,12 +16,9 @@ export function renewalMarginMs(lifetimeSeconds: number): number {
 	return Math.min(5 * 60 * 1000, (lifetimeSeconds * 1000) / 12);
 }
 
-/** The token lifetimes taken as given (seconds). The spec's token lives one hour; a lifetime the
- * API gives outside this range is clamped into it. Below one second a token cannot outlive the
- * request it is renewed for (0.001 renewed before every request); seconds-long tokens are kept, the
- * sandbox issues them to exercise renewal. Above a day (24 times the spec's hour) nothing is gained
- * and a huge value would be stored as Infinity (JSON's null, read back as "renew now"); a token that
- * really expires earlier is renewed on its 401. */
+/** The token lifetimes taken as given (seconds; the spec's is an hour); others are clamped. Below a
+ * second a token cannot outlive the request it is renewed for; above a day nothing is gained, and a
+ * huge value would be stored as Infinity (JSON's null, read back as "renew now"). */
 export const TOKEN_LIFETIME_RANGE_SECONDS = { min: 1, max: 24 * 3600 } as const;
 
 /** The lifetime to plan with: the API's `expires_in` clamped into the range above, or the spec's

@@ -33,9 +33,6 @@ export interface RowWrites {
 
 export type RowWork<T> = (writes: RowWrites) => Promise<T>;
 
-/** The row is full: nothing was written. */
-export class RowFull extends Error {}
-
 interface WaitingWrite {
 	kind: 'record' | 'remove';
 	values: string[];
@@ -149,7 +146,7 @@ class MergedWrites implements RowWrites {
 		if (this.count + values.length > ROW_ENTRIES) {
 			this.count = await helpers.getProcessedDataCount('node', ENTRIES);
 			if (this.count + values.length > ROW_ENTRIES) {
-				throw new RowFull(
+				throw new Error(
 					`this node's row is full (${ROW_ENTRIES} entries): nothing was written. It holds Digest windows, Cap per Person slots or Idempotency Keys; see the store's bound in the docs`,
 				);
 			}
