@@ -77,12 +77,8 @@ export function checkTimeZone(
 	return { zone };
 }
 
-/**
- * One name per zone, for telling whether two names are the same zone: europe/madrid is
- * Europe/Madrid, and a renamed zone is its old name too (Node's Intl gives Asia/Kolkata as
- * Asia/Calcutta, Asia/Kathmandu as Asia/Katmandu). Apply it to every name compared, the workflow's
- * included, and show people the name they gave, not this one.
- */
+/** One name per zone, to compare names: europe/madrid is Europe/Madrid, a renamed zone its old
+ * name (Intl gives Asia/Kolkata as Asia/Calcutta). Show people the name they gave, not this one. */
 export function sameZoneKey(zone: string): string {
 	try {
 		return new Intl.DateTimeFormat('en-US', { timeZone: zone }).resolvedOptions().timeZone;
