@@ -11,7 +11,9 @@ import { asNodeError, errorItem, fieldError } from '../nodeErrors';
 import type { NothingSent } from '../nodeErrors';
 
 /** Max Parallel Requests: its default and bound. Over https each request holds its slot for about
- * three round trips (a new connection per request), so fewer in flight cost more than they save. */
+ * three round trips (n8n's helper opens a new connection per request), so fewer in flight cost more
+ * time than they save (`npm run bench` measures it); a service that answers 429 slows the pace
+ * down by itself. */
 export const DEFAULT_MAX_PARALLEL_REQUESTS = 100;
 export const MAX_PARALLEL_REQUESTS = 100;
 /** Max Parallel Requests not set: the node starts its requests as n8n's HTTP Request node does
