@@ -178,12 +178,11 @@ class MergedWrites implements RowWrites {
 	}
 }
 
+type Done = (outcome: LockOutcome<unknown>) => void;
+
 /** The works waiting for one row's next turn. */
-export class RowTurn {
-	private readonly works: Array<{
-		work: RowWork<unknown>;
-		done: (outcome: LockOutcome<unknown>) => void;
-	}> = [];
+class RowTurn {
+	private readonly works: Array<{ work: RowWork<unknown>; done: Done }> = [];
 
 	/** Runs the works of the turn, merged, under the store's lock (again, all, when the lock was
 	 * taken over meanwhile: each work reads what it decides from). */
@@ -215,12 +214,7 @@ export class RowTurn {
 	}
 
 	join<T>(work: RowWork<T>): Promise<LockOutcome<T>> {
-		return new Promise((resolve) =>
-			this.works.push({
-				work,
-				done: resolve as (outcome: LockOutcome<unknown>) => void,
-			}),
-		);
+		return new Promise((resolve) => this.works.push({ work, done: resolve as Done }));
 	}
 }
 
@@ -237,7 +231,7 @@ export function resetRowTurns(): void {
 }
 
 /** The row of this node: its workflow and its id. */
-export const rowOf = (context: IExecuteFunctions) =>
+const rowOf = (context: IExecuteFunctions) =>
 	JSON.stringify([context.getWorkflow().id ?? '', context.getNode().id]);
 
 /**
@@ -259,13 +253,11 @@ export async function inRowTurn<T>(
 			async () => await inRowTurn(context, work),
 		);
 	}
-	let turn = rowTurns.get(row);
-	if (!turn) {
-		turn = new RowTurn();
-		rowTurns.set(row, turn);
-		const joined = turn.join(work);
-		void RowTurn.run(turn, context, row);
-		return await joined;
-	}
-	return await turn.join(work);
+	const waiting = rowTurns.get(row);
+	if (waiting) return await waiting.join(work);
+	const turn = new RowTurn();
+	rowTurns.set(row, turn);
+	const joined = turn.join(work);
+	void RowTurn.run(turn, context, row);
+	return await joined;
 }
