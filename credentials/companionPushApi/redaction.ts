@@ -91,8 +91,7 @@ function redactValue(value: unknown, forms: RegExp, depth: number): unknown {
  * text, JSON or an address; a body nested deeper than anything shown is cut there. */
 export function redactSecrets(body: unknown, secrets: unknown[]): unknown {
 	const forms = echoedForms(secrets);
-	if (!forms) return body;
-	return redactValue(body, forms, 0);
+	return forms ? redactValue(body, forms, 0) : body;
 }
 
 /** An address for a message: its origin and path only. The query and fragment are dropped (a

@@ -2,11 +2,9 @@ import { MINUTE_MS, readApiTime } from '../common/time';
 import type { UserOutcome } from './userOutcomes';
 
 /**
- * When a person was sent a notification and when they first opened it, on the API's clock, over
- * the sends of one report: the time to open runs from the earliest dispatch of their sends (`sent_at`
- * of the notification) to their first open on any phone in any of them. A time the API wrote
- * without a zone places nothing (see common/time.ts), so it makes the time "unknown", never a
- * guessed duration; a send not dispatched yet (`sent_at` null) has no times at all.
+ * A person's time to open over the sends of one report, on the API's clock: from the earliest
+ * dispatch (`sent_at`) of their sends to their first open on any phone. A time without a zone places
+ * nothing (common/time.ts): the time is then "unknown", never a guessed duration.
  */
 
 /** A send's dispatch: `ms` when placed (else Infinity); `unplaced` when `sent_at` is a text that
