@@ -57,17 +57,13 @@ function echoedForms(secrets: unknown[]): RegExp | undefined {
 	return new RegExp(longestFirst.map(formPattern).join('|'), 'g');
 }
 
-function redactText(text: string, forms: RegExp): string {
-	return text.replace(forms, REDACTED);
-}
-
 /** The value with every echoed form of the secrets replaced; the same value (not a copy) when it
  * holds none, so reading a page of 1000 users copies nothing. Never throws. */
 function redactValue(value: unknown, forms: RegExp, depth: number): unknown {
-	if (typeof value === 'string') return redactText(value, forms);
+	if (typeof value === 'string') return value.replace(forms, REDACTED);
 	if (typeof value === 'number' || typeof value === 'bigint') {
 		const text = String(value);
-		return redactText(text, forms) === text ? value : REDACTED;
+		return text.replace(forms, REDACTED) === text ? value : REDACTED;
 	}
 	if (typeof value !== 'object' || value === null) return value;
 	if (depth >= MAX_DEPTH) return TOO_DEEP;
@@ -81,7 +77,7 @@ function redactValue(value: unknown, forms: RegExp, depth: number): unknown {
 	}
 	let copy: Record<string, unknown> | undefined;
 	for (const [key, element] of Object.entries(value)) {
-		const shownKey = redactText(key, forms);
+		const shownKey = key.replace(forms, REDACTED);
 		const redacted = redactValue(element, forms, depth + 1);
 		if (shownKey === key && redacted === element) continue;
 		copy ??= { ...(value as Record<string, unknown>) };
@@ -95,8 +91,7 @@ function redactValue(value: unknown, forms: RegExp, depth: number): unknown {
  * text, JSON or an address; a body nested deeper than anything shown is cut there. */
 export function redactSecrets(body: unknown, secrets: unknown[]): unknown {
 	const forms = echoedForms(secrets);
-	if (!forms) return body;
-	return redactValue(body, forms, 0);
+	return forms ? redactValue(body, forms, 0) : body;
 }
 
 /** An address for a message: its origin and path only. The query and fragment are dropped (a

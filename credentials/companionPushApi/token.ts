@@ -16,12 +16,9 @@ export function renewalMarginMs(lifetimeSeconds: number): number {
 	return Math.min(5 * 60 * 1000, (lifetimeSeconds * 1000) / 12);
 }
 
-/** The token lifetimes taken as given (seconds). The spec's token lives one hour; a lifetime the
- * API gives outside this range is clamped into it. Below one second a token cannot outlive the
- * request it is renewed for (0.001 renewed before every request); seconds-long tokens are kept, the
- * sandbox issues them to exercise renewal. Above a day (24 times the spec's hour) nothing is gained
- * and a huge value would be stored as Infinity (JSON's null, read back as "renew now"); a token that
- * really expires earlier is renewed on its 401. */
+/** The token lifetimes taken as given (seconds; the spec's is an hour); others are clamped. Below a
+ * second a token cannot outlive the request it is renewed for; above a day nothing is gained, and a
+ * huge value would be stored as Infinity (JSON's null, read back as "renew now"). */
 export const TOKEN_LIFETIME_RANGE_SECONDS = { min: 1, max: 24 * 3600 } as const;
 
 /** The lifetime to plan with: the API's `expires_in` clamped into the range above, or the spec's
@@ -55,9 +52,6 @@ export function secretsFingerprint(credentials: ICredentialDataDecryptedObject):
 /** How long a renewal's request may take: a request sent with a token to renew leaves after it. */
 export const RENEWAL_TIMEOUT_MS = 30_000;
 
-/** Thrown by preAuthentication: the token could not be renewed, so nothing was sent to the API.
- * `retryable` when the token endpoint did not answer or answered 429/5xx; a refusal is final.
- * The transport recognizes it by `name` (n8n wraps it on the way). It never holds a secret. */
 /** Why the credential's preAuthentication failed (its TokenRenewalError, which n8n wraps). A
  * refusal (wrong secret, revoked refresh token) is final; an unreachable or busy (429, 5xx)
  * token endpoint is `retryable`. The message never holds a secret. */
@@ -88,9 +82,8 @@ export async function renewAccessToken(
 ): Promise<ICredentialDataDecryptedObject> {
 	const baseUrl = checkBaseUrl(credentials.baseUrl);
 	const issuedAt = Date.now();
-	let response:
-		| { statusCode: number; body: unknown; headers?: Record<string, unknown> }
-		| undefined;
+	type Answer = { statusCode: number; body: unknown; headers?: Record<string, unknown> };
+	let response: Answer | undefined;
 	let unreachable = 'network error';
 	try {
 		response = (await helper.helpers.httpRequest({
@@ -107,7 +100,7 @@ export async function renewAccessToken(
 			// Never follow a redirect with the secrets in the body (see the transport's http.ts).
 			disableFollowRedirect: true,
 			timeout: RENEWAL_TIMEOUT_MS,
-		})) as { statusCode: number; body: unknown; headers?: Record<string, unknown> };
+		})) as Answer;
 	} catch (error) {
 		// A network failure: thrown below without the request, whose body holds the secrets.
 		unreachable = (error as { code?: string })?.code ?? unreachable;
@@ -121,14 +114,11 @@ export async function renewAccessToken(
 	if (response.statusCode >= 300 && response.statusCode < 400) {
 		// Origin and path only, secrets hidden: the Location is written by whoever answered.
 		const location = response.headers?.location;
-		const shown =
+		const secrets = [credentials.clientSecret, credentials.refreshToken];
+		const where =
 			typeof location === 'string'
-				? redactSecrets(shownAddress(location), [
-						credentials.clientSecret,
-						credentials.refreshToken,
-					])
-				: undefined;
-		const where = typeof shown === 'string' ? ` to ${shown.slice(0, 200)}` : '';
+				? ` to ${String(redactSecrets(shownAddress(location), secrets)).slice(0, 200)}`
+				: '';
 		throw new TokenRenewalError(
 			`The API answered the token renewal with a redirect (HTTP ${response.statusCode})${where}. Redirects are not followed, so the secrets went nowhere else: check the Base URL (use the address the API is really at).`,
 			false,

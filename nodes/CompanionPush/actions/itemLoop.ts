@@ -43,11 +43,9 @@ export function readMaxParallelRequests(
 }
 
 /**
- * Runs `handle` for each input item, up to `parallel` at once (one at a time by default), started
- * in order. Every output item is paired with its input item, and the output keeps the items'
- * order; a failing item becomes an error item when the node continues on fail. Otherwise nothing
- * new starts after a failure, what runs is finished, and the first failure (in item order) stops
- * the node.
+ * Runs `handle` for each input item, up to `parallel` at once, started in order; output items are
+ * paired and in item order. A failing item becomes an error item under Continue On Fail; otherwise
+ * nothing new starts, what runs is finished, and the first failure (in item order) stops the node.
  */
 export async function forEachItem(
 	context: IExecuteFunctions,

@@ -3,15 +3,11 @@ import { DateTime } from 'luxon';
 export const MINUTE_MS = 60_000;
 
 /**
- * A time the API gave as text. The spec says only "ISO 8601", which also allows a time without a
- * zone designator (`2026-11-25T18:04:18`): the wall time of a zone the API does not name, up to a
- * day away from the instant it stands for. Read in n8n's host zone, it made our own send look
- * older than its first attempt, and an older send look new; so it places nothing.
- * - `placed`: an instant (ms) on the API's clock: ISO 8601 with `Z` or an offset, an RFC 2822 or
- *   HTTP date;
- * - `withoutZone`: a date and time without a zone; `wallMs` is its wall time read as if it were UTC
- *   (how far from an instant it can be is bounded by the zones that exist, see WALL_TIME_SPREAD);
- * - `none`: no time, or a text that is not one.
+ * A time the API gave as text. The spec says only "ISO 8601", which allows a time without a zone
+ * (`2026-11-25T18:04:18`): the wall time of an unnamed zone, up to a day from its instant, so it
+ * places nothing (read in the host's zone, our own send looked older than its first attempt).
+ * `placed`: an instant (ms) on the API's clock. `withoutZone`: `wallMs` is the wall time read as
+ * UTC (see WALL_TIME_SPREAD). `none`: no time, or not one.
  */
 export type ApiTime =
 	| { kind: 'placed'; ms: number }
@@ -36,10 +32,7 @@ function readInZone(text: string, zone: string): number | undefined {
 	return undefined;
 }
 
-/** A number, or undefined for NaN. */
-function definedMs(ms: number): number | undefined {
-	return Number.isNaN(ms) ? undefined : ms;
-}
+const definedMs = (ms: number) => (Number.isNaN(ms) ? undefined : ms);
 
 /** What a time the API gave tells (see ApiTime). */
 export function readApiTime(value: unknown): ApiTime {
@@ -65,8 +58,7 @@ export function readApiTime(value: unknown): ApiTime {
 		: { kind: 'withoutZone', wallMs: asUtc };
 }
 
-/** A time the API gave, in ms on its clock; undefined when it gave none, one that does not parse,
- * or one without a zone (which cannot be placed: see ApiTime). */
+/** A time the API gave, in ms on its clock; undefined unless it is placed (see ApiTime). */
 export function parseTime(value: unknown): number | undefined {
 	const time = readApiTime(value);
 	return time.kind === 'placed' ? time.ms : undefined;
@@ -77,12 +69,8 @@ export function isTimeWithoutZone(value: unknown): boolean {
 	return readApiTime(value).kind === 'withoutZone';
 }
 
-/**
- * How precisely a time the API gave with a zone is written, in ms: the instant it stands for may be
- * up to this far on either side (cut or rounded to whole seconds, say). From the text itself: no
- * seconds, 1 min; whole seconds, 1 s; each decimal, ten times less (at least 1 ms). Undefined when
- * the time places nothing (no zone, or no time).
- */
+/** How precisely a placed time is written, in ms (its instant may be this far either side): no
+ * seconds, 1 min; whole seconds, 1 s; each decimal, ten times less (at least 1 ms). */
 export function timePrecisionMs(value: unknown): number | undefined {
 	if (readApiTime(value).kind !== 'placed') return undefined;
 	const iso = ISO_EXTENDED.exec((value as string).trim());

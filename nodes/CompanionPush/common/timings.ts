@@ -1,10 +1,9 @@
 import { deepCopy, sleep } from 'n8n-workflow';
 
 /*
- * The package's waits: retry waits, leases and how long a lookup or a copy of an event may wait, and
- * how it waits them out (waitFor). Read-only in production (the defaults below); tests shorten them
- * with useTimings, run them on their own clock with useWait, and restore both with resetTimings. Process memory, like every module's own state: nothing here is shared between
- * processes, and a restart restores the defaults.
+ * The package's waits and how it waits them out (waitFor). Read-only in production; tests shorten
+ * them (useTimings), run them on their own clock (useWait) and restore both (resetTimings). Process
+ * memory: nothing here is shared between processes.
  */
 
 /** The retry policy of the transport (see transport/retry.ts). */
@@ -21,32 +20,24 @@ export interface RetryPolicy {
 
 export interface Timings {
 	retry: RetryPolicy;
-	/** After a 401, how long to give a renewal under way in another process to be saved before
-	 * renewing here (jittered, so processes refused at the same moment don't renew in step). A saved
-	 * renewal is a refresh plus one database write. */
+	/** After a 401, how long to give another process's renewal to be saved before renewing here
+	 * (jittered, so processes refused at the same moment don't renew in step). */
 	foreignRenewalWaitMs: { min: number; max: number };
-	/** The lease of a claim of an Idempotency Key: its holder marks the minute it lives in while it
-	 * sends, and starts no request that could outlast the end of its last marked minute plus this; so
-	 * another run knows until when it may be sending (neverTwice/claimLease.ts). Longer than a
-	 * request's timeout. */
+	/** The lease of a claim of an Idempotency Key (neverTwice/claimLease.ts): no request of its
+	 * holder outlasts its last marked minute plus this. Longer than a request's timeout. */
 	claimLeaseMs: number;
-	/** How long a copy of an event waits, at most, for the run that holds its key and still renews
-	 * it; beyond, the copy sends nothing and says the outcome is unknown. Only a time a node run may
-	 * wait: the decision comes from the lease. */
+	/** How long a copy of an event waits for the run that holds its key; beyond, it sends nothing
+	 * and says "unknown". Only a wait: the decision comes from the lease. */
 	heldKeyWaitMs: number;
 	/** After a lost answer, the least time before the send may count as never made (an API may
-	 * register a send a moment after it answered 5xx for it; the margin the window of a lookup gives
-	 * it too), and how often the lookup reads the list of sends again (five times per this) while it
-	 * waits for its send or for the evidence that proves it absent. */
+	 * register it a moment after its 5xx); the lookup reads the list five times per this. */
 	lookupSettleMs: number;
-	/** How long after a lost answer the lookup keeps reading the list for the send, or for the
-	 * evidence that proves it absent (a send made after the answer was lost, since listed: a list
-	 * lagging 30 s shows it 30 s late). Neither by then: the outcome is unknown (never a send). Only a
-	 * time a node run may wait: the decision comes from the list. */
+	/** How long after a lost answer the lookup reads the list for the send or the evidence of its
+	 * absence (a lagging list shows both late); neither by then: "unknown". Only a wait: the
+	 * decision comes from the list. */
 	lookupEvidenceWaitMs: number;
-	/** The lease of the Idempotency Keys' store lock: its holder renews it several times within this
-	 * while it lives, so a lock found unrenewed this long (plus up to storeLockBreakJitterMs) is taken
-	 * as left by a process that died holding it. A holder keeps it for milliseconds. */
+	/** The lease of the store's lock: renewed several times within it, so a lock unrenewed this long
+	 * (plus up to storeLockBreakJitterMs) was left by a process that died holding it. */
 	storeLockBudgetMs: number;
 	/** Spread of the moment waiting processes take such a lock over, so that two rarely do at once. */
 	storeLockBreakJitterMs: number;
@@ -77,11 +68,8 @@ export const DEFAULT_TIMINGS: Timings = {
 
 let current: Timings = deepCopy(DEFAULT_TIMINGS);
 
-/**
- * How the package waits out a protocol time (a Retry-After, a retry's backoff, a lease's renewal
- * pause, a held key's recheck): `ms`, or less when `stopped` is aborted meanwhile, which then
- * throws. One hook, so that tests can run these waits on a clock they move (useWait).
- */
+/** How the package waits out a protocol time: `ms`, or less when `stopped` is aborted meanwhile
+ * (then it throws). One hook, so tests can run these waits on a clock they move (useWait). */
 export type Wait = (ms: number, stopped?: AbortSignal) => Promise<void>;
 
 /** The longest single sleep of a stoppable wait: n8n 1.x's `sleep` takes no abort signal, so a wait

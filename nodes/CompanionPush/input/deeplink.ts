@@ -1,6 +1,6 @@
 /** The in-app destinations of the spec's deeplink table. */
-export const DEEPLINK_SCHEME = 'companionapp://';
-export const KNOWN_DESTINATIONS = ['home', 'chat', 'coach'] as const;
+const DEEPLINK_SCHEME = 'companionapp://';
+const KNOWN_DESTINATIONS = ['home', 'chat', 'coach'] as const;
 
 /** The first control character (C0, DEL, C1, or a Unicode line or paragraph separator) and where. */
 function firstControlCharacter(text: string): { index: number; code: number } | undefined {
@@ -12,14 +12,14 @@ function firstControlCharacter(text: string): { index: number; code: number } | 
 	return undefined;
 }
 
-export type DeeplinkChoice = 'none' | 'home' | 'chat' | 'coach' | 'announcement' | 'custom';
+type Deeplink = { deeplink?: string; warning?: string } | { problem: string; field: string };
 
 /** Builds the deeplink from the picker, or says which field is wrong. */
 export function buildDeeplink(
-	choice: DeeplinkChoice | string,
+	choice: string,
 	announcementId: string,
 	customValue: string,
-): { deeplink?: string; warning?: string } | { problem: string; field: string } {
+): Deeplink {
 	switch (choice) {
 		case '':
 		case 'none':
@@ -47,10 +47,7 @@ export function buildDeeplink(
 	}
 }
 
-function checkCustomDeeplink(
-	value: string,
-	field: string,
-): { deeplink?: string; warning?: string } | { problem: string; field: string } {
+function checkCustomDeeplink(value: string, field: string): Deeplink {
 	const deeplink = value.trim();
 	// A line break, tab or other invisible character inside an address is a slip of the expression
 	// (a value with its new line); the app would not open it. Refused, so nothing is sent.

@@ -77,12 +77,8 @@ export function checkTimeZone(
 	return { zone };
 }
 
-/**
- * One name per zone, for telling whether two names are the same zone: europe/madrid is
- * Europe/Madrid, and a renamed zone is its old name too (Node's Intl gives Asia/Kolkata as
- * Asia/Calcutta, Asia/Kathmandu as Asia/Katmandu). Apply it to every name compared, the workflow's
- * included, and show people the name they gave, not this one.
- */
+/** One name per zone, to compare names: europe/madrid is Europe/Madrid, a renamed zone its old
+ * name (Intl gives Asia/Kolkata as Asia/Calcutta). Show people the name they gave, not this one. */
 export function sameZoneKey(zone: string): string {
 	try {
 		return new Intl.DateTimeFormat('en-US', { timeZone: zone }).resolvedOptions().timeZone;
@@ -91,30 +87,23 @@ export function sameZoneKey(zone: string): string {
 	}
 }
 
-/** What decides when a send reaches one zone. */
+/** What decides when a send reaches one zone: "Deliver at Local Time", "Quiet Hours" (unless the
+ * send is critical); Schedule's day (YYYY-MM-DD) and time (else today, now). */
 export interface DeliveryRule {
-	/** "Deliver at Local Time". */
 	localTime?: TimeOfDay;
-	/** "Quiet Hours", unless the send is critical. */
 	quietHours?: QuietHours;
-	/** The day (YYYY-MM-DD) the local time is on (Schedule); absent: today in the zone (Send). */
 	day?: string;
-	/** The send's time when no local time is given (Schedule); absent: now. */
 	atMs?: number;
 }
 
-/** When a send reaches a zone. `scheduledAt` is absent when it goes out now. */
+/** When a send reaches a zone: `scheduledAt` with the zone's offset, as the API receives it (absent
+ * when it goes out now); `localTime` the wall time there ("2026-10-25 09:00"). */
 export interface DeliveryTime {
 	timeZone: string;
-	/** With the zone's offset, as the API receives it. */
 	scheduledAt?: string;
-	/** The same instant in UTC. */
 	scheduledAtUtc?: string;
-	/** The wall time in the zone, "2026-10-25 09:00". */
 	localTime: string;
-	/** The local time had already passed on its day: it goes out the next day. */
 	movedToNextDay?: boolean;
-	/** It would have arrived inside the quiet hours: it goes out at their end. */
 	movedByQuietHours?: boolean;
 }
 
@@ -122,13 +111,11 @@ function atTimeOfDay(day: DateTime, time: TimeOfDay): DateTime {
 	return day.set({ hour: time.hour, minute: time.minute, second: 0, millisecond: 0 });
 }
 
-function minutesOf(time: TimeOfDay): number {
-	return time.hour * 60 + time.minute;
-}
+const minutesOf = (time: TimeOfDay) => time.hour * 60 + time.minute;
 
 /** The end of the quiet hours `local` falls in, or undefined when it falls outside them. */
 function quietHoursEnd(local: DateTime, quiet: QuietHours): DateTime | undefined {
-	const minute = local.hour * 60 + local.minute;
+	const minute = minutesOf(local);
 	const [start, end] = [minutesOf(quiet.start), minutesOf(quiet.end)];
 	const inside = start < end ? minute >= start && minute < end : minute >= start || minute < end;
 	if (!inside) return undefined;
@@ -139,7 +126,7 @@ function quietHoursEnd(local: DateTime, quiet: QuietHours): DateTime | undefined
 /**
  * When a send reaches the people of `timeZone`, seen at `nowMs`: at the local time of its day (the
  * next day when that time has passed), or at its own time, or now; then, inside the quiet hours, at
- * their end. A problem when the day of the local time is over (Schedule only). Luxon places each wall time with the offset the zone has on that day.
+ * their end. A problem when the day of the local time is over (Schedule only).
  */
 export function deliveryTimeIn(
 	timeZone: string,

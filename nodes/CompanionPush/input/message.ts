@@ -9,7 +9,7 @@ export const RECOMMENDED_BODY_LENGTH = 150;
 export const MAX_TITLE_LENGTH = 1_000;
 export const MAX_BODY_LENGTH = 4_000;
 
-export interface MessageFields {
+interface MessageFields {
 	title: unknown;
 	body: unknown;
 	imageUrl?: unknown;
@@ -47,7 +47,7 @@ function asText(value: unknown, field: string): string | FieldProblem {
 	};
 }
 
-const isProblem = (value: unknown): value is FieldProblem =>
+export const isProblem = (value: unknown): value is FieldProblem =>
 	typeof value === 'object' && value !== null && 'problem' in value;
 
 /** Nothing visible: only white space and invisible format characters (zero-width spaces and
@@ -62,10 +62,10 @@ function characterCount(text: string): number {
 	return Array.from(text).length;
 }
 
-function tooLong(field: string, length: number, most: number): FieldProblem {
+function tooLong(field: string, length: number, most: number, recommended: number): FieldProblem {
 	return {
 		field,
-		problem: `has ${length.toLocaleString('en-US')} characters: at most ${most.toLocaleString('en-US')} are taken (phones show far fewer; the API recommends ${field === 'Title' ? RECOMMENDED_TITLE_LENGTH : RECOMMENDED_BODY_LENGTH}). Check what the expression gives`,
+		problem: `has ${length.toLocaleString('en-US')} characters: at most ${most.toLocaleString('en-US')} are taken (phones show far fewer; the API recommends ${recommended}). Check what the expression gives`,
 	};
 }
 
@@ -80,20 +80,18 @@ export function checkMessage(fields: MessageFields): CheckedMessage | FieldProbl
 	if (isBlank(body))
 		return { field: 'Body', problem: 'is empty: a notification needs a message text' };
 
-	const titleLength = characterCount(title);
-	const bodyLength = characterCount(body);
-	if (titleLength > MAX_TITLE_LENGTH) return tooLong('Title', titleLength, MAX_TITLE_LENGTH);
-	if (bodyLength > MAX_BODY_LENGTH) return tooLong('Body', bodyLength, MAX_BODY_LENGTH);
+	const lengths = [
+		['Title', characterCount(title), MAX_TITLE_LENGTH, RECOMMENDED_TITLE_LENGTH],
+		['Body', characterCount(body), MAX_BODY_LENGTH, RECOMMENDED_BODY_LENGTH],
+	] as const;
+	for (const [field, length, most, recommended] of lengths)
+		if (length > most) return tooLong(field, length, most, recommended);
 	const message: CheckedMessage = { title, body, warnings: [] };
-	if (titleLength > RECOMMENDED_TITLE_LENGTH) {
-		message.warnings.push(
-			`Title has ${titleLength} characters; the API recommends at most ${RECOMMENDED_TITLE_LENGTH} (phones may cut it)`,
-		);
-	}
-	if (bodyLength > RECOMMENDED_BODY_LENGTH) {
-		message.warnings.push(
-			`Body has ${bodyLength} characters; the API recommends at most ${RECOMMENDED_BODY_LENGTH} (phones may cut it)`,
-		);
+	for (const [field, length, , recommended] of lengths) {
+		if (length > recommended)
+			message.warnings.push(
+				`${field} has ${length} characters; the API recommends at most ${recommended} (phones may cut it)`,
+			);
 	}
 
 	const imageUrl = asText(fields.imageUrl, 'Image URL');
@@ -136,5 +134,3 @@ export function checkImageUrl(imageUrl: string): string | undefined {
 	if (!/\.(jpe?g|png)$/i.test(url.pathname)) return 'must point to a .jpg, .jpeg or .png image';
 	return undefined;
 }
-
-export { isProblem };

@@ -107,9 +107,7 @@ export function recipientsCountedByApi(
 }
 
 /** Keeps the first occurrence of each ID, in order (the spec: duplicates must be avoided). */
-export function uniqueUserIds(userIds: Iterable<string>): string[] {
-	return [...new Set(userIds)];
-}
+export const uniqueUserIds = (userIds: Iterable<string>) => [...new Set(userIds)];
 
 /** Splits recipients into consecutive batches of at most `batchSize` (the spec recommends 1000
  * users per send for very large audiences; each batch is its own send). */

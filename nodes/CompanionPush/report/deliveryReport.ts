@@ -22,28 +22,19 @@ export interface ReportOptions {
 const COUNTERS = ['targeted_users', 'devices', 'sent', 'failed', 'opened', 'no_device'] as const;
 type Counters = Record<(typeof COUNTERS)[number], number>;
 
-export interface UserRow {
+/** A user over all sends: reached, opened or failed on any phone; no active app (`no_device`) in
+ * a send; the most phones in one send. Times: see personTiming. */
+interface UserRow {
 	userId: string;
-	/** At least one of the user's phones got it (in any of the sends). */
 	reached: boolean;
-	/** Opened (tapped) on at least one phone. */
 	opened: boolean;
-	/** At least one of the user's phones could not be reached (another one may have been). */
 	failed: boolean;
-	/** No active app on any phone (the API's `no_device` entry) in one of the sends. */
 	noDevice: boolean;
-	/** The most phones the user had in one send. */
 	phones: number;
-	/** The earliest open, as the API gave it. */
 	firstOpenedAt: string | null;
-	/** The sends the user was in. */
 	notificationIds: string[];
-	/** From the (earliest) dispatch of their sends to their first open; null when not opened, or
-	 * when that cannot be told (then `timeToOpenUnknown`). */
 	secondsToOpen: number | null;
-	/** Opened, but a time needed (the open's, the dispatch's) places nothing on the API's clock. */
 	timeToOpenUnknown: boolean;
-	/** With escalation deadlines: the levels that would have escalated them (see personTiming). */
 	escalationLevels?: number[] | null;
 }
 
@@ -138,16 +129,11 @@ export class DeliveryReport {
 		return Array.from(this.people.values(), (person) => person.row);
 	}
 
-	/** How fast people opened: the open rate of those reached, the spread of the times to open, and
-	 * with escalation deadlines, how many people each level would have escalated. */
-	private timeToOpen() {
-		let reached = 0;
-		let opened = 0;
+	/** How fast people opened: the open rate of those reached and the spread of the times to open. */
+	private timeToOpen({ reached, opened }: { reached: number; opened: number }) {
 		let timeUnknown = 0;
 		let timed = 0;
 		for (const { row } of this.people.values()) {
-			if (row.reached) reached++;
-			if (row.opened) opened++;
 			if (row.timeToOpenUnknown) timeUnknown++;
 			if (row.secondsToOpen !== null) timed++;
 		}
@@ -209,15 +195,14 @@ export class DeliveryReport {
 			if (row.failed) users.failed++;
 			if (row.noDevice) users.noDevice++;
 		}
-		const allSettled = Object.keys(this.statuses).every((status) => isSettled(status));
 		return {
 			notificationIds: this.notificationIds,
 			notifications: this.notificationIds.length,
-			allSettled,
+			allSettled: Object.keys(this.statuses).every((status) => isSettled(status)),
 			statuses: { ...this.statuses },
 			stats: { ...this.counters },
 			userCounts: users,
-			timeToOpen: this.timeToOpen(),
+			timeToOpen: this.timeToOpen(users),
 			...(this.options.escalationMinutes.length > 0 ? { escalation: this.escalation() } : {}),
 		};
 	}

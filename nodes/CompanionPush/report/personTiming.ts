@@ -2,19 +2,14 @@ import { MINUTE_MS, readApiTime } from '../common/time';
 import type { UserOutcome } from './userOutcomes';
 
 /**
- * When a person was sent a notification and when they first opened it, on the API's clock, over
- * the sends of one report: the time to open runs from the earliest dispatch of their sends (`sent_at`
- * of the notification) to their first open on any phone in any of them. A time the API wrote
- * without a zone places nothing (see common/time.ts), so it makes the time "unknown", never a
- * guessed duration; a send not dispatched yet (`sent_at` null) has no times at all.
+ * A person's time to open over the sends of one report, on the API's clock: from the earliest
+ * dispatch (`sent_at`) of their sends to their first open on any phone. A time without a zone places
+ * nothing (common/time.ts): the time is then "unknown", never a guessed duration.
  */
 
 /** A send's dispatch: `ms` when placed (else Infinity); `unplaced` when `sent_at` is a text that
  * places nothing (no zone, or not a time). Neither: `sent_at` null, not dispatched yet. */
-export interface Dispatch {
-	ms: number;
-	unplaced: boolean;
-}
+type Dispatch = { ms: number; unplaced: boolean };
 
 export function readDispatch(sentAt: unknown): Dispatch {
 	const time = readApiTime(sentAt);
@@ -25,21 +20,17 @@ export function readDispatch(sentAt: unknown): Dispatch {
 /** One per person of a report, so every field is set from the start (Infinity: no such time): a
  * fixed shape keeps 100,000 of them small. */
 export class PersonTiming {
-	/** The earliest placed dispatch (ms) of their sends. */
+	/** The earliest placed dispatch and open (ms), and whether one of either cannot be placed. */
 	dispatchMs = Infinity;
-	/** One of their sends went out at a time that cannot be placed. */
 	dispatchUnplaced = false;
-	/** Their earliest open placed on the API's clock (ms). */
 	openedMs = Infinity;
-	/** They opened on a phone whose open time cannot be placed. */
 	openUnplaced = false;
 	opened = false;
 	reached = false;
 	/** The API's clock when the earliest read that showed them answered (its Date header). */
 	shownAtMs = Infinity;
 
-	/** Adds what one send showed of the person: its dispatch, their outcome in it, and the API's
-	 * clock when it was read (undefined without a Date header). */
+	/** Adds one send: its dispatch, the person's outcome, the API's clock when read (its Date). */
 	add(dispatch: Dispatch, outcome: UserOutcome, readAtMs: number | undefined): void {
 		this.dispatchMs = Math.min(this.dispatchMs, dispatch.ms);
 		this.dispatchUnplaced ||= dispatch.unplaced;

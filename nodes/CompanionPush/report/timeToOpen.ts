@@ -11,22 +11,6 @@ import { MINUTE_MS } from '../common/time';
  * bound on the output. */
 export const MAX_BUCKETS = 1000;
 
-export interface OpenBucket {
-	fromMinute: number;
-	/** The end of the bucket (exclusive); null for the MAX_BUCKETS-th, which holds every later open. */
-	toMinute: number | null;
-	opened: number;
-	/** Opens up to the end of this bucket. */
-	openedSoFar: number;
-}
-
-export interface TimeToOpenSpread {
-	medianSeconds: number | null;
-	p90Seconds: number | null;
-	/** From the first bucket to the last one holding an open; empty without opens. */
-	opensPerBucket: OpenBucket[];
-}
-
 /** The time at `share` (0-1] of the sorted times by nearest rank, in seconds; null without times. */
 function percentileSeconds(sortedMs: Float64Array, share: number): number | null {
 	if (sortedMs.length === 0) return null;
@@ -34,8 +18,9 @@ function percentileSeconds(sortedMs: Float64Array, share: number): number | null
 	return sortedMs[rank - 1] / 1000;
 }
 
-/** The spread of `timesMs` (not negative), in buckets of `bucketMinutes` (a whole number). Sorts `timesMs` in place. */
-export function timeToOpenSpread(timesMs: Float64Array, bucketMinutes: number): TimeToOpenSpread {
+/** The spread of `timesMs` (not negative), in buckets of `bucketMinutes` (a whole number), from the
+ * first to the last holding an open. Sorts `timesMs` in place. */
+export function timeToOpenSpread(timesMs: Float64Array, bucketMinutes: number) {
 	timesMs.sort();
 	const bucketMs = bucketMinutes * MINUTE_MS;
 	const counts: number[] = [];
@@ -45,7 +30,7 @@ export function timeToOpenSpread(timesMs: Float64Array, bucketMinutes: number): 
 		counts[index]++;
 	}
 	let openedSoFar = 0;
-	const opensPerBucket = counts.map((opened, index): OpenBucket => {
+	const opensPerBucket = counts.map((opened, index) => {
 		openedSoFar += opened;
 		return {
 			fromMinute: index * bucketMinutes,

@@ -8,17 +8,14 @@ import { parseTime } from '../common/time';
  */
 export interface UserOutcome {
 	userId: string;
-	/** Delivery entries of phones (the `no_device` entry is none). */
+	/** Phones: delivery entries but `no_device`; reached: `sent` or `opened`. */
 	phones: number;
-	/** Phones the notification reached (`sent` or `opened`). */
 	phonesReached: number;
 	phonesOpened: number;
 	phonesFailed: number;
-	/** The person has no active app on any phone (a `no_device` entry). */
 	noDevice: boolean;
-	/** The earliest `opened_at` of an opened phone, in ms, when the API gave one. */
+	/** The earliest `opened_at` (ms), when the API gave one; unknown: an open without one. */
 	firstOpenedAt?: number;
-	/** A phone is `opened` without an `opened_at`: when it was opened is not known. */
 	openedAtUnknown: boolean;
 }
 

@@ -1,25 +1,19 @@
 import type { RowWrites } from './turns';
 
 /*
- * Flags: names kept as one entry each, set or not. A record (records.ts) costs tens of entries and
- * a read probes every bit of it; a flag costs one entry, and a test of it one probe. n8n's store
- * takes each value out by a scan of the whole row, so a client counting many small facts (Cap per
- * Person's slots) keeps them as flags and the row stays short.
- *
- * - Test: record the flags' entries (those that come back new were not set: probes), then take the
- *   probes out in one write. Cut short in between (n8n stopping), the flags tested stay set: a
- *   client reads a set flag as the safe side (a slot counted, never one missed).
- * - Set: record the entries, in one write. Clear: take them out, in one write.
- * Flags are written as records are (keep 'all'): a row holding them is never trimmed, up to its bound.
+ * Flags: names kept as one entry each, set or not, for many small facts (README.md beside this file,
+ * "Flags"). A test cut short leaves the flags it tested set: a client reads a set flag as its safe
+ * side (a slot counted, never one missed). Written as records are (keep 'all'): never trimmed.
  */
 
 const flagEntry = (name: string) => JSON.stringify(['storeFlag', name]);
 
+/** The flags of a row, as one work of a turn tests and writes them (Records builds on them). */
 export class Flags {
-	constructor(private readonly writes: RowWrites) {}
+	constructor(protected readonly writes: RowWrites) {}
 
 	/** Whether each flag is set. */
-	async has(names: string[]): Promise<boolean[]> {
+	async hasFlags(names: string[]): Promise<boolean[]> {
 		const entries = [...new Set(names.map(flagEntry))];
 		if (entries.length === 0) return [];
 		const probes = await this.writes.record(entries, 'all');
@@ -27,11 +21,11 @@ export class Flags {
 		return names.map((name) => !probes.has(flagEntry(name)));
 	}
 
-	async set(names: string[]): Promise<void> {
+	async setFlags(names: string[]): Promise<void> {
 		await this.writes.record([...new Set(names.map(flagEntry))], 'all');
 	}
 
-	async clear(names: string[]): Promise<void> {
+	async clearFlags(names: string[]): Promise<void> {
 		await this.writes.remove([...new Set(names.map(flagEntry))]);
 	}
 }

@@ -1,43 +1,28 @@
 import type { IExecuteFunctions } from 'n8n-workflow';
 
-import { Flags } from './flags';
 import type { LockOutcome } from './lock';
 import { Records } from './records';
-import type { RecordRead } from './records';
 import { inRowTurn } from './turns';
 import type { RowWrites } from './turns';
 
 /*
  * The store: the only code that knows n8n's processed-data store. A turn on a node's row, under the
- * lock of its workflow; small records and flags read, written and deleted inside it; the row's bound. How it
- * holds records in a store of hashes, its lock and its bound: README.md beside this file.
+ * lock of its workflow; small records and flags read, written and deleted inside it; the row's
+ * bound. How it holds records in a store of hashes, its lock and its bound: README.md beside this file.
  */
 
-export { LOST, MAX_RECORD_BYTES, fitsRecord } from './records';
+export { LOST, fitsRecord } from './records';
 export type { RecordRead } from './records';
 export { ROW_ENTRIES } from './turns';
-export { storeFailure } from './lock';
 export type { LockOutcome } from './lock';
-export { resetStoreState } from './state';
 
-/** The records of a node's row, inside one turn. Every call is a step n8n may stop after: a record
- * is then read back whole as it was before the call or after it, or LOST (never another text). */
-export interface StoreTurn {
-	/** Each record's text, undefined when there is none, or LOST (a read or write of it was cut
-	 * short). */
-	read(names: string[]): Promise<RecordRead[]>;
-	/** Writes records: a name and a text of at most MAX_RECORD_BYTES bytes. */
-	write(records: Array<[name: string, value: string]>): Promise<void>;
-	delete(names: string[]): Promise<void>;
-	/** Whether each name was kept as one value, as the package kept marks before it kept records
-	 * (read across the upgrade; never written any more). */
-	readOldMarks(names: string[]): Promise<boolean[]>;
-	/** Flags (flags.ts): names kept as one entry each, for many small facts. Whether each is set; a
-	 * test cut short leaves the flags it tested set. */
-	hasFlags(names: string[]): Promise<boolean[]>;
-	setFlags(names: string[]): Promise<void>;
-	clearFlags(names: string[]): Promise<void>;
-}
+/** The records and flags of a node's row, inside one turn (records.ts, flags.ts). Every call is a
+ * step n8n may stop after: a record is then read back whole as it was before the call or after it,
+ * or LOST (never another text). */
+export type StoreTurn = Pick<
+	Records,
+	'read' | 'write' | 'delete' | 'readOldMarks' | 'hasFlags' | 'setFlags' | 'clearFlags'
+>;
 
 /**
  * Runs `work` in this process's next turn on the node's row, under the store's lock: no other turn,
@@ -50,23 +35,7 @@ export async function inStoreTurn<T>(
 	work: (turn: StoreTurn) => Promise<T>,
 	alone?: string,
 ): Promise<LockOutcome<T>> {
-	return await inRowTurn(
-		context,
-		async (writes) => {
-			const records = new Records(writes);
-			const flags = new Flags(writes);
-			return await work({
-				read: async (names) => await records.read(names),
-				write: async (values) => await records.write(values),
-				delete: async (names) => await records.delete(names),
-				readOldMarks: async (names) => await records.readOldMarks(names),
-				hasFlags: async (names) => await flags.has(names),
-				setFlags: async (names) => await flags.set(names),
-				clearFlags: async (names) => await flags.clear(names),
-			});
-		},
-		alone,
-	);
+	return await inRowTurn(context, async (writes) => await work(new Records(writes)), alone);
 }
 
 /**

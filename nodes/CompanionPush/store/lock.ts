@@ -20,7 +20,6 @@ const LOCK_SCOPE = 'workflow' as const; // the row every node of a workflow reac
 const ENTRIES = { mode: 'entries' } as const;
 /** The lock's own value: a row without it is not the lock, whatever it holds. */
 export const LOCK_VALUE = JSON.stringify(['companionPush', 'idempotencyKeysLock']);
-/** The entry naming a holder, by its token. */
 export const holderEntry = (token: string) => JSON.stringify(['holder', token]);
 const renewalEntry = (token: string, count: number) => JSON.stringify(['renewal', token, count]);
 /** Filler entries a lock's row is made with, so that its count tells it from the rows before it. */
@@ -249,12 +248,9 @@ class Lease {
 	}
 }
 
-/**
- * Runs `work` holding the lock of this workflow's Idempotency Keys. Calls of this process queue up
- * in memory first (they would only contend for the row). When the store fails, or the lock's row
- * holds something else, `work` does not run, and the reason comes back. `work` may run again (see
- * the top of this file): it must read what it decides from, not carry it over.
- */
+/** Runs `work` holding the store's lock of this workflow (this process's calls queue up in memory
+ * first). When the store fails, or the lock's row holds something else, `work` does not run and the
+ * reason comes back. `work` may run again: it must read what it decides from, not carry it over. */
 export async function withStoreLock<T>(
 	context: IExecuteFunctions,
 	work: () => Promise<T>,

@@ -1,25 +1,13 @@
 import { createHash } from 'crypto';
 
-import { ROW_ENTRIES } from './turns';
-import type { RowWrites } from './turns';
+import { Flags } from './flags';
 
 /*
- * Records in a store that keeps only hashes. n8n's processed-data store can only say whether a value
- * is there, by recording it (what comes back new was absent: a probe, taken out again). So a record
- * (a name and a short text) is written as bits: one value per 1-bit, under one of three generations,
- * with a marker per generation that says its bits are whole.
- *
- * - Read: probe the three markers; probe the length (16 bits) of the generation found, then its
- *   text and checksum; take the probes out in one write. One marker: that generation. Two: the
- *   newer (g+1 after g, mod 3): a write was cut short before it took the older out. Three: lost (a
- *   read cut short left the markers it probed).
- * - Write: (only after two generations: take the older out), then the new generation's bits and
- *   marker in one write, then the old generation out in one write. Cut short anywhere, a read finds
- *   the old record or the new one, whole.
- * - Delete: the generation's marker and bits out in one write.
- * A checksum over the name, the generation and the text is checked at every read: bits that do not
- * add up make the record lost, never another value. A lost record is reported as such, and the next
- * write clears every generation first.
+ * Records in a store that keeps only hashes (README.md beside this file, "Records in a store of
+ * hashes"): a record's text is written as bits, one value per 1-bit, under one of three generations
+ * with a marker each. Cut short anywhere, a read finds the old record or the new one, whole, or
+ * LOST; a checksum over the name, the generation and the text makes bits that do not add up LOST,
+ * never another value.
  */
 
 /** A record that cannot be read back: a read or write of it was cut short (n8n stopped), or its
@@ -98,11 +86,9 @@ const allOf = (name: string, generation: number) => [
 /** Whether a text fits a record. */
 export const fitsRecord = (value: string) => Buffer.byteLength(value, 'utf8') <= MAX_RECORD_BYTES;
 
-/** The records of one node's row, as one work of a turn reads and writes them. */
-export class Records {
+/** The records (and flags) of one node's row, as one work of a turn reads and writes them. */
+export class Records extends Flags {
 	private readonly known = new Map<string, Known>();
-
-	constructor(private readonly writes: RowWrites) {}
 
 	/** Records `values`: those that were there. The others, added by this probe, go in `added`. */
 	private async probe(values: string[], added: string[]): Promise<Set<string>> {
@@ -242,5 +228,3 @@ export class Records {
 		for (const name of names) this.known.set(name, { state: 'absent' });
 	}
 }
-
-export { ROW_ENTRIES };

@@ -6,22 +6,13 @@ import type { LockOutcome } from './lock';
 import { storeState } from './state';
 
 /*
- * Turns on a node's row, and the row's bound. Every work this process has waiting for one node's
- * row runs in one turn under the store's lock (lock.ts), and their writes go in together (group
- * commit): n8n reads and rewrites the whole row at every call, so a write costs as much as the row
- * is long, and merged, N works at once pay about what one does.
- *
- * Each work runs as written, one write after the other; a write waits until every work of the turn
- * waits for one (or has ended), then those writes go in as one record and one removal. A work's own
- * writes keep their order, so n8n dying between two calls leaves each work at a point it allows. Two
- * writes naming the same entry never go together (n8n would count it new twice): the later one
- * waits for the next round.
- *
- * The bound: n8n keeps the newest `maxEntries` entries of a row, dropping the oldest. Records
- * (records.ts) must never be dropped, so the row of a node that holds any is marked (the mark goes
- * in with every record write), and then no write trims it: one bound for the whole row,
- * ROW_ENTRIES, and a write that would pass it fails before anything is written. A row without the
- * mark holds only entries its writers let go oldest first (Idempotency Keys beyond Keys to Keep).
+ * Turns on a node's row, and the row's bound (README.md beside this file, "The bound"). Every work
+ * this process has waiting for one node's row runs in one turn under the store's lock, and their
+ * writes go in together (group commit): n8n rewrites the whole row at every call, so N works at once
+ * pay about what one does. A write waits until every work of the turn waits for one (or has ended),
+ * then those go in as one record and one removal; a work's own writes keep their order, so n8n dying
+ * between two calls leaves each work at a point it allows. Two writes naming the same entry never go
+ * together (n8n would count it new twice): the later one waits for the next round.
  */
 
 /** The most entries a node's row holds once it holds records. */
@@ -41,9 +32,6 @@ export interface RowWrites {
 }
 
 export type RowWork<T> = (writes: RowWrites) => Promise<T>;
-
-/** The row is full: nothing was written. */
-export class RowFull extends Error {}
 
 interface WaitingWrite {
 	kind: 'record' | 'remove';
@@ -158,7 +146,7 @@ class MergedWrites implements RowWrites {
 		if (this.count + values.length > ROW_ENTRIES) {
 			this.count = await helpers.getProcessedDataCount('node', ENTRIES);
 			if (this.count + values.length > ROW_ENTRIES) {
-				throw new RowFull(
+				throw new Error(
 					`this node's row is full (${ROW_ENTRIES} entries): nothing was written. It holds Digest windows, Cap per Person slots or Idempotency Keys; see the store's bound in the docs`,
 				);
 			}
@@ -190,12 +178,11 @@ class MergedWrites implements RowWrites {
 	}
 }
 
+type Done = (outcome: LockOutcome<unknown>) => void;
+
 /** The works waiting for one row's next turn. */
-export class RowTurn {
-	private readonly works: Array<{
-		work: RowWork<unknown>;
-		done: (outcome: LockOutcome<unknown>) => void;
-	}> = [];
+class RowTurn {
+	private readonly works: Array<{ work: RowWork<unknown>; done: Done }> = [];
 
 	/** Runs the works of the turn, merged, under the store's lock (again, all, when the lock was
 	 * taken over meanwhile: each work reads what it decides from). */
@@ -227,12 +214,7 @@ export class RowTurn {
 	}
 
 	join<T>(work: RowWork<T>): Promise<LockOutcome<T>> {
-		return new Promise((resolve) =>
-			this.works.push({
-				work,
-				done: resolve as (outcome: LockOutcome<unknown>) => void,
-			}),
-		);
+		return new Promise((resolve) => this.works.push({ work, done: resolve as Done }));
 	}
 }
 
@@ -249,7 +231,7 @@ export function resetRowTurns(): void {
 }
 
 /** The row of this node: its workflow and its id. */
-export const rowOf = (context: IExecuteFunctions) =>
+const rowOf = (context: IExecuteFunctions) =>
 	JSON.stringify([context.getWorkflow().id ?? '', context.getNode().id]);
 
 /**
@@ -271,13 +253,11 @@ export async function inRowTurn<T>(
 			async () => await inRowTurn(context, work),
 		);
 	}
-	let turn = rowTurns.get(row);
-	if (!turn) {
-		turn = new RowTurn();
-		rowTurns.set(row, turn);
-		const joined = turn.join(work);
-		void RowTurn.run(turn, context, row);
-		return await joined;
-	}
-	return await turn.join(work);
+	const waiting = rowTurns.get(row);
+	if (waiting) return await waiting.join(work);
+	const turn = new RowTurn();
+	rowTurns.set(row, turn);
+	const joined = turn.join(work);
+	void RowTurn.run(turn, context, row);
+	return await joined;
 }

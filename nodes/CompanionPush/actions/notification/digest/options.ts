@@ -3,8 +3,6 @@ import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 import { fieldError } from '../../../nodeErrors';
 import type { CheckedItem, DigestRule } from '../send/types';
 
-/* The options of Digest (run.ts) on an item: read, checked, and what they cannot go with. */
-
 export const MAX_DIGEST_WINDOW_MINUTES = 1_440;
 export const DEFAULT_DIGEST_WINDOW_MINUTES = 15;
 export const DEFAULT_DIGEST_TITLE = '{count} new updates';

@@ -1,11 +1,6 @@
 import { LOST } from '../../../store';
 import type { RecordRead } from '../../../store';
 
-/*
- * A digest's open window, kept as a record of the store (store/): in the node's own row, read and
- * written only in this process's turn on it, under the store's lock.
- */
-
 /** The open window of one person and digest key. */
 export interface WindowRecord {
 	/** The scheduled send that carries the window's events now. */
@@ -37,7 +32,7 @@ export type WindowReading =
 	  };
 
 /** The longest send id a record holds (the API's ids are short: 24 hex digits in the sandbox). */
-export const MAX_SEND_ID_BYTES = 64;
+const MAX_SEND_ID_BYTES = 64;
 
 /** Whether a send id fits a record. */
 export const recordHolds = (sendId: string) =>
@@ -76,14 +71,6 @@ export function readWindow(read: RecordRead): WindowReading {
 	if (typeof sendId !== 'string' || !recordHolds(sendId)) return { state: 'unreadable' };
 	if (![startSec, endSec, count].every(isCount) || (replacing !== 0 && replacing !== 1))
 		return { state: 'unreadable' };
-	return {
-		state: 'open',
-		record: {
-			sendId,
-			startSec: startSec as number,
-			endSec: endSec as number,
-			count: count as number,
-		},
-		replacing: replacing === 1,
-	};
+	const record = { sendId, startSec, endSec, count } as WindowRecord;
+	return { state: 'open', record, replacing: replacing === 1 };
 }

@@ -26,9 +26,8 @@ import type { DigestEvent, ScopePlan, ScopeResult } from './window';
  */
 
 /** What an earlier try of this execution (Retry On Fail, a retried execution) made of an event: its
- * item, or the error of an outcome left unknown. Such an event is not digested again: its count
- * would be counted twice, or its window's send made twice. Kept as the send path keeps its own
- * (neverTwice/earlierTries.ts). */
+ * item, or the error of an outcome left unknown. Such an event is not digested again (it would be
+ * counted twice, or its window's send made twice). */
 type EarlierDigest = { json: IDataObject } | { error: string; description?: string };
 
 const CONTEXT_KEY = 'companionPushDigests';

@@ -11,10 +11,6 @@ import type { WindowRecord } from './records';
 import { isoOf, withDescription } from './window';
 import type { DigestEvent, ScopePlan, WindowSpan } from './window';
 
-/* The send of one scope, once its window is decided (window.ts): the push that carries every event
- * of the window so far. A replacement the API refuses leaves the window without a send: its earlier
- * send is then made again as it was, so the events it carried still go out. */
-
 /** The push of a window: the event's own message for one event; else the Digest Title with the
  * count, and the latest event's body, image and destination. */
 function requestFor(events: DigestEvent[], window: WindowSpan): SendRequest {

@@ -8,10 +8,6 @@ import { scheduleStep } from './schedule';
 import { cancelStep } from './window';
 import type { DigestEvent, ScopePlan } from './window';
 
-/* The run's one turn under the store's lock: the windows and used keys read from their records, the
- * windows' sends canceled, what may leave written down, the sends scheduled, and what came of them
- * written back. */
-
 /** The record of an event's Idempotency Key: one per person of the item. */
 const keyName = (event: DigestEvent) =>
 	eventName(event.item.idempotency!.key, {

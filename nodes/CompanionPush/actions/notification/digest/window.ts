@@ -7,9 +7,6 @@ import { cancelNotification } from '../../../transport';
 import type { CheckedItem, DigestRule } from '../send/types';
 import type { DigestScope, WindowReading, WindowRecord } from './records';
 
-/* The window of one person and Digest Key, decided in the run's turn: its earlier send canceled (this
- * file), then the send that carries every event so far scheduled (schedule.ts). */
-
 /** One person of one item: an event of a scope. */
 export interface DigestEvent {
 	item: CheckedItem;
