@@ -90,10 +90,21 @@ export const PUBLIC_ROUTES: Route[] = [
 		handle: (context) => {
 			const credential = requireAdmin(caller(context), 'send push notifications');
 			const input = validateSend(context.json(), context.state.settings);
+			const org = orgOf(context, credential);
+			if (
+				context.state.settings.sendWithoutOrganizationUser === 'reject' &&
+				!input.target_user_ids.some((userId) => org.hasUser(userId))
+			)
+				throw new ApiError(
+					422,
+					'invalid_value',
+					'target_user_ids holds no user of the organization',
+					'target_user_ids',
+				);
 			const { fault } = context;
 			const registeredAt = context.now + (fault?.registerAfterMs ?? 0);
 			const stored = context.state.store.create(
-				orgOf(context, credential),
+				org,
 				input,
 				registeredAt,
 				context.state.settings,

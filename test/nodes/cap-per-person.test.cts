@@ -225,7 +225,9 @@ describe('Cap per Person', () => {
 		clockAt('2026-11-26T10:00:30Z');
 		const [personA] = shared.users;
 		const options = { capPerPerson: 1, capWindowMinutes: 60 };
-		// The connection drops before the API answers; the list never proves the send absent.
+		// The connection drops before the API answers; the list never proves the send absent (it shows
+		// sends an hour late, the lookup's list probe too).
+		sandbox.configure({ listLagMs: 60 * MINUTE });
 		sandbox.addFault({ endpoint: SEND, kind: 'resetBefore', times: 1 });
 		const lost = await runNode(capRun([{ userIds: personA }], options));
 		expect(lost.error?.message).toContain('the outcome is unknown');

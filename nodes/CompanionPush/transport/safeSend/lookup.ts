@@ -9,6 +9,7 @@ import type { Candidate, Lookup, Reading } from './listReading';
 import { combine, compareDeliveries, compareSend, matchOf, notTold } from './match';
 import type { Comparison } from './match';
 import { apiClockAheadAtMost, listLagSeen, seenTexts, watchSendsMadeSince } from './listings';
+import { probeTheList } from './probe';
 import { lookalikesAnswered, ownerOfSend, unresolvedLookalike } from './registry';
 
 /**
@@ -249,6 +250,9 @@ export async function lookUpSend(
 		const settled = readingStartedAt - lostBy >= lookupSettleMs;
 		if (evidenceSeenAt !== undefined && evidenceSeenAt <= readingStartedAt && settled)
 			return { kind: 'absent' };
+		// Nothing shows it yet, nor is on its way: make the evidence, a send to nobody (probe.ts).
+		const probed =
+			evidenceSeenAt === undefined && settled && (await probeTheList(context, lookup, lostBy));
 		// A send of this process made after the loss, accepted and not listed yet, is waited for as
 		// long again after it went out.
 		const evidenceOnItsWay =
@@ -266,7 +270,9 @@ export async function lookUpSend(
 		const waitMs =
 			evidenceSeenAt !== undefined
 				? Math.max(0, lostBy + lookupSettleMs - now)
-				: lookupSettleMs / READINGS_WHILE_SETTLING;
+				: probed
+					? 0 // a probe just accepted: read at once
+					: lookupSettleMs / READINGS_WHILE_SETTLING;
 		readingStartedAt = now + waitMs;
 		await sleep(waitMs);
 	}
