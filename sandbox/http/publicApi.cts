@@ -141,7 +141,12 @@ export const PUBLIC_ROUTES: Route[] = [
 		endpoint: 'GET /push-notification/:id',
 		handle: (context, [id]) => {
 			// Not delayed by listLagMs: the detail shows a send as soon as it is registered.
-			const stored = context.state.store.getForOrg(id, caller(context).orgId, context.now);
+			const stored = context.state.store.getForOrg(
+				id,
+				caller(context).orgId,
+				context.now,
+				context.state.settings.clockOffsetMs,
+			);
 			const view = context.state.view(stored, context.now);
 			return ok({
 				ok: true,
@@ -161,7 +166,12 @@ export const PUBLIC_ROUTES: Route[] = [
 		handle: (context, [id]) => {
 			// Not shown whether cancel needs the admin role; the sandbox treats it like send (a write).
 			const credential = requireAdmin(caller(context), 'cancel push notifications');
-			const stored = context.state.store.getForOrg(id, credential.orgId, context.now);
+			const stored = context.state.store.getForOrg(
+				id,
+				credential.orgId,
+				context.now,
+				context.state.settings.clockOffsetMs,
+			);
 			context.state.store.cancel(stored, context.now);
 			return ok({ ok: true, message: 'Push notification canceled' });
 		},
