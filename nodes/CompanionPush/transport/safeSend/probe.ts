@@ -5,10 +5,10 @@ import { credentialKey } from '../credentialKey';
 import { cancelNotification } from '../endpoints';
 import { readJson } from '../http';
 import type { CompanionPushContext } from '../http';
-import { Tries } from '../retry';
+import { serverTimeMs, Tries } from '../retry';
 import { sendAcceptedSchema } from '../schemas';
 import type { SendRequest } from '../schemas';
-import { watchSendsMadeSince } from './listings';
+import { noteApiClock, watchSendsMadeSince } from './listings';
 import { recordOwner } from './registry';
 
 /*
@@ -135,6 +135,7 @@ async function sendProbe(context: CompanionPushContext, itemIndex?: number): Pro
 		itemIndex,
 	});
 	const answer = await tries.send().catch(() => undefined);
+	if (answer?.kind === 'answer') noteApiClock(context, serverTimeMs(answer.headers), sentAt);
 	if (answer?.kind !== 'answer' || answer.status < 200 || answer.status >= 300) return false;
 	const json = readJson(answer.body);
 	const accepted = json.ok ? sendAcceptedSchema.safeParse(json.value) : undefined;
