@@ -1,6 +1,4 @@
-import { sleep } from 'n8n-workflow';
-
-import { timings } from '../../common/timings';
+import { timings, waitFor } from '../../common/timings';
 import { getNotification } from '../endpoints';
 import type { CompanionPushContext } from '../http';
 import { isRetryableStatus } from '../retry';
@@ -215,7 +213,7 @@ export async function lookUpSend(
 				throw read.failure;
 			const waitMs = lookupSettleMs / READINGS_WHILE_SETTLING;
 			readingStartedAt = Date.now() + waitMs;
-			await sleep(waitMs);
+			await waitFor(waitMs);
 			continue;
 		}
 		const { reading, decision } = read;
@@ -274,6 +272,6 @@ export async function lookUpSend(
 					? 0 // a probe just accepted: read at once
 					: lookupSettleMs / READINGS_WHILE_SETTLING;
 		readingStartedAt = now + waitMs;
-		await sleep(waitMs);
+		await waitFor(waitMs);
 	}
 }
