@@ -9,7 +9,12 @@
  */
 import type { IDataObject } from 'n8n-workflow';
 
-import { resetProcessState } from '../../devkit/processState.cts';
+import {
+	DEFAULT_TIMINGS,
+	resetProcessState,
+	useTimings,
+	useWait,
+} from '../../devkit/processState.cts';
 import { forgetProbes, PROBE_TITLE } from '../../nodes/CompanionPush/transport/safeSend/probe';
 import {
 	CANCEL,
@@ -24,15 +29,19 @@ import {
 	runOnce,
 	SEND,
 	sendRun,
+	TestClock,
 	tokenFor,
 	useSandbox,
 	useShortTimings,
 	useTriggerFixtures,
 } from '../harness/index.cts';
+import type { NodeRunOptions } from '../harness/index.cts';
 import type { LoggedRequest } from '../../sandbox/index.cts';
 
 const SETTLE_MS = 600;
 const YEAR_MS = 365 * 24 * 60 * 60_000;
+/** This process, as the test's clock names its waits. */
+const HERE = 'here';
 const RETRY_ON_FAIL = { retryOnFail: true, maxTries: 3, waitBetweenTries: 0 };
 
 /** The body of a logged request. */
@@ -73,42 +82,61 @@ describe('a lost answer in a quiet organization: the lookup makes its evidence',
 		return probes;
 	}
 
-	test('(a) one item, a lone 500 that registered nothing, a list that shows sends at once: one send, the item succeeds, one probe to nobody, canceled', async () => {
-		sandbox.addFault({ endpoint: SEND, kind: 'status5xx', status: 500 });
-		const result = await runOnce(sendRun(sandbox, [{ userId: users[0] }]));
+	describe('the default waits (a 10 s settle wait), on a clock the test moves', () => {
+		beforeEach(() => {
+			resetProcessState();
+			useTimings(DEFAULT_TIMINGS);
+		});
+		afterEach(() => jest.useRealTimers()); // after the clock moved Date
 
-		expectEachOnce(sandbox, [users[0]]);
-		const [item] = jsonOf(result.items);
-		expect(item.error).toBeUndefined();
-		expect(item.id).toBe(registeredSends(sandbox)[0].id);
-		const [probe] = await expectProbesCanceled();
-		expect(probeRequests(sandbox, SEND)).toHaveLength(1);
-		// After the settle wait, before the send it proved absent.
-		const [lost, sent] = logOf(sandbox, SEND);
-		expect(probe.time - lost.time).toBeGreaterThanOrEqual(SETTLE_MS);
-		expect(sent.time).toBeGreaterThan(probe.time);
-	});
+		/** Runs `run`, moving the clock to the package's next wait each time it waits. */
+		async function runOnTheClock(run: NodeRunOptions) {
+			const clock = new TestClock();
+			clock.drive({ useWait }, HERE);
+			const result = runOnce(run);
+			await clock.advanceWhileWaiting(result, HERE);
+			return await result;
+		}
 
-	test('(b) Retry On Fail, five items at once, the API answering 500 to three of them: each person one send, every item succeeds, one probe serves the three', async () => {
-		sandbox.addFault({ endpoint: SEND, kind: 'status5xx', status: 500, skip: 2, times: 3 });
-		const people = users.slice(0, 5);
-		const result = await runOnce({
-			...sendRun(
-				sandbox,
-				people.map((userId) => ({ userId })),
-				{ options: { maxParallelRequests: 5 } },
-				{ continueOnFail: false },
-			),
-			settings: RETRY_ON_FAIL,
+		test('(a) one item, a lone 500 that registered nothing, a list that shows sends at once: one send, the item succeeds, one probe to nobody, canceled', async () => {
+			sandbox.addFault({ endpoint: SEND, kind: 'status5xx', status: 500 });
+			const result = await runOnTheClock(sendRun(sandbox, [{ userId: users[0] }]));
+
+			expectEachOnce(sandbox, [users[0]]);
+			expect(logOf(sandbox, SEND).filter((entry) => entry.status === 202)).toHaveLength(1);
+			const [item] = jsonOf(result.items);
+			expect(item.error).toBeUndefined();
+			expect(item.id).toBe(registeredSends(sandbox)[0].id);
+			const [probe] = await expectProbesCanceled();
+			expect(probeRequests(sandbox, SEND)).toHaveLength(1);
+			// After the settle wait, before the send it proved absent.
+			const [lost, sent] = logOf(sandbox, SEND);
+			expect(probe.time - lost.time).toBeGreaterThanOrEqual(DEFAULT_TIMINGS.lookupSettleMs);
+			expect(sent.time).toBeGreaterThan(probe.time);
 		});
 
-		expect(result.error).toBeUndefined();
-		expectEachOnce(sandbox, people);
-		const items = jsonOf(result.items);
-		expect(items.map((item) => item.error)).toEqual(people.map(() => undefined));
-		expect(logOf(sandbox, SEND).filter((entry) => entry.status === 500)).toHaveLength(3);
-		await expectProbesCanceled();
-		expect(probeRequests(sandbox, SEND)).toHaveLength(1);
+		test('(b) Retry On Fail, five items at once, the API answering 500 to items 3 to 5: each person one send, every item succeeds, one probe serves the three', async () => {
+			sandbox.addFault({ endpoint: SEND, kind: 'status5xx', status: 500, skip: 2, times: 3 });
+			const people = users.slice(0, 5);
+			const result = await runOnTheClock({
+				...sendRun(
+					sandbox,
+					people.map((userId) => ({ userId })),
+					{ options: { maxParallelRequests: 5 } },
+					{ continueOnFail: false },
+				),
+				settings: RETRY_ON_FAIL,
+			});
+
+			expect(result.error).toBeUndefined();
+			expectEachOnce(sandbox, people);
+			expect(logOf(sandbox, SEND).filter((entry) => entry.status === 202)).toHaveLength(5);
+			const items = jsonOf(result.items);
+			expect(items.map((item) => item.error)).toEqual(people.map(() => undefined));
+			expect(logOf(sandbox, SEND).filter((entry) => entry.status === 500)).toHaveLength(3);
+			await expectProbesCanceled();
+			expect(probeRequests(sandbox, SEND)).toHaveLength(1);
+		});
 	});
 
 	test('(c) a 500 that registered the send: found, never sent again, no probe needed', async () => {
