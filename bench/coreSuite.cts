@@ -21,7 +21,6 @@ import type { CredentialStore } from '../devkit/engine.cts';
 import { storeFor } from '../devkit/fixtures.cts';
 import { createPollTarget, runPoll } from '../devkit/poll.cts';
 import {
-	BODY,
 	countsSince,
 	mb,
 	measured,
@@ -29,8 +28,8 @@ import {
 	rawClient,
 	ratio,
 	sendBody,
+	sendParameters,
 	spread,
-	TITLE,
 	totalCalls,
 } from './measure.cts';
 import type { Counts, MemoryPeak, Timed } from './measure.cts';
@@ -72,16 +71,7 @@ export async function nodeSend(
 	{ settings, credentialId }: { settings?: Partial<SandboxSettings>; credentialId?: string } = {},
 ): Promise<NodeTimed & { items: IDataObject[] }> {
 	const credentials = storeFor(sandbox, { id: credentialId });
-	const parameters = {
-		resource: 'notification',
-		operation: 'send',
-		title: TITLE,
-		body: BODY,
-		audience: 'userIds',
-		userIds,
-		sendMode: 'perItem',
-		options,
-	};
+	const parameters = sendParameters(userIds, options);
 	const { value, ...timed } = await measured(
 		sandbox,
 		() => runNode({ type: ACTION_TYPE, credentials, credentialId, items, parameters }),
@@ -122,22 +112,25 @@ async function makeRawSends(sandbox: Sandbox, sends: number, titlePrefix: string
 
 // ---- the cases -----------------------------------------------------------------------------------------
 
-const withoutItems = ({ items: _items, ...run }: NodeTimed & { items: IDataObject[] }): NodeTimed =>
-	run;
-
 /** Row 1: one input item holding the ids, `userIds` = `{{ $json.ids }}`, batches of `batchSize`. */
-const sendAudience = async (sandbox: Sandbox, userIds: string[], batchSize: number) =>
-	withoutItems(await nodeSend(sandbox, [{ ids: userIds }], '={{ $json.ids }}', { batchSize }));
+const sendAudience = async (sandbox: Sandbox, userIds: string[], batchSize: number) => {
+	const { items: _items, ...run } = await nodeSend(
+		sandbox,
+		[{ ids: userIds }],
+		'={{ $json.ids }}',
+		{
+			batchSize,
+		},
+	);
+	return run;
+};
 
 /** Row 2: one input item `{ id }` per user, `userIds` = `{{ $json.id }}`, one send each. */
-const sendPerItem = async (sandbox: Sandbox, userIds: string[]) =>
-	withoutItems(
-		await nodeSend(
-			sandbox,
-			userIds.map((id) => ({ id })),
-			'={{ $json.id }}',
-		),
-	);
+const sendPerItem = async (sandbox: Sandbox, userIds: string[]) => {
+	const ids = userIds.map((id) => ({ id }));
+	const { items: _items, ...run } = await nodeSend(sandbox, ids, '={{ $json.id }}');
+	return run;
+};
 
 /** Row 3: User > Get Many with Return All, memory sampled while n8n runs it. */
 async function getAllUsers(sandbox: Sandbox) {

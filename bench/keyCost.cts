@@ -9,14 +9,11 @@
  * - In the store alone: the claim and the confirmation (neverTwice/idempotencyKeys.ts), one event
  *   at a time and `atOnce` at a time, with the statements each makes on the keys' row and the lock's.
  * A real database adds its reads and writes of the row (docs/scaling-out.md has those figures).
- *
- * `npm run bench -- --only keys`, or alone for the store figures:
- * `npx ts-node --transpile-only bench/keyCost.cts [--kept 5000,50000] [--events 200] [--concurrency 1,20]`
+ * `npm run bench -- --only keys`.
  */
 import '../devkit/env.cts';
 
 import { performance } from 'node:perf_hooks';
-import { parseArgs } from 'node:util';
 
 import { IdempotencyKeys } from '../nodes/CompanionPush/neverTwice/idempotencyKeys';
 import type { IdempotencyKey } from '../nodes/CompanionPush/neverTwice/idempotencyKeys';
@@ -26,7 +23,7 @@ import type { Sandbox } from '../sandbox/index.cts';
 import { registerNodeType, runNode } from '../devkit/engine.cts';
 import { storeFor } from '../devkit/fixtures.cts';
 import { MemoryProcessedData, processedDataStore, storeContext } from '../devkit/processedData.cts';
-import { BODY, med, ratio, spread, TITLE } from './measure.cts';
+import { med, ratio, runEach, sendParameters, spread } from './measure.cts';
 import { fmtK, verdictOf } from './report.cts';
 import type { Figure, SuiteReport } from './report.cts';
 
@@ -66,6 +63,21 @@ export interface KeyCost {
 const WORKFLOW = 'wf-bench';
 const NODE = 'n-bench';
 
+/** Fills the keys' row of `row` as `kept` earlier events left it: each a `claimed` entry. */
+async function keepEarlierKeys(
+	store: MemoryProcessedData,
+	row: Parameters<MemoryProcessedData['checkProcessedAndRecord']>[2],
+	kept: number,
+): Promise<void> {
+	const earlier = Array.from({ length: kept }, (_, index) =>
+		JSON.stringify(['claimed', `old-${index}`]),
+	);
+	await store.checkProcessedAndRecord(earlier, 'node', row, {
+		mode: 'entries',
+		maxEntries: kept + 10_000,
+	});
+}
+
 /** `events` keyed events (claim, then confirm), `concurrency` at a time, after `kept` used keys. */
 export async function measureKeyCost(
 	kept: number,
@@ -77,15 +89,10 @@ export async function measureKeyCost(
 	const { context } = storeContext(store, { workflowId: WORKFLOW, nodeId: NODE });
 	const keys = new IdempotencyKeys(context);
 	const keyOf = (name: string): IdempotencyKey => ({ key: name, scope: 'node', keysToKeep: kept });
-	// The row as `kept` earlier events left it: each a `claimed` entry (claimed and confirmed).
-	const earlier = Array.from({ length: kept }, (_, index) =>
-		JSON.stringify(['claimed', `old-${index}`]),
-	);
-	await store.checkProcessedAndRecord(
-		earlier,
-		'node',
+	await keepEarlierKeys(
+		store,
 		{ workflow: { id: WORKFLOW, active: true }, node: { id: NODE } as never },
-		{ mode: 'entries', maxEntries: kept + 10_000 },
+		kept,
 	);
 	store.calls.length = 0;
 	const statements = { keysReads: 0, keysWrites: 0, lock: 0 };
@@ -105,12 +112,7 @@ export async function measureKeyCost(
 		if (!confirmed.ok) throw new Error(`event ${index}: ${confirmed.reason}`);
 	};
 	const startedAt = performance.now();
-	let next = 0;
-	await Promise.all(
-		Array.from({ length: concurrency }, async () => {
-			while (next < events) await event(next++);
-		}),
-	);
+	await runEach(events, concurrency, event);
 	const elapsed = performance.now() - startedAt;
 	return {
 		kept,
@@ -141,15 +143,7 @@ async function nodeEvents(
 ): Promise<number> {
 	const store = await processedDataStore();
 	store.reset();
-	if (kept !== undefined) {
-		const earlier = Array.from({ length: kept }, (_, index) =>
-			JSON.stringify(['claimed', `old-${index}`]),
-		);
-		await store.checkProcessedAndRecord(earlier, 'node', ENGINE_ROW, {
-			mode: 'entries',
-			maxEntries: kept + 10_000,
-		});
-	}
+	if (kept !== undefined) await keepEarlierKeys(store, ENGINE_ROW, kept);
 	const credentials = storeFor(sandbox);
 	const users = sandbox.orgs.primary.userIds;
 	const event = async (index: number) => {
@@ -161,28 +155,14 @@ async function nodeEvents(
 			type: ACTION_TYPE,
 			credentials,
 			items: [{ userId: users[index % users.length] }],
-			parameters: {
-				resource: 'notification',
-				operation: 'send',
-				title: TITLE,
-				body: BODY,
-				audience: 'userIds',
-				userIds: '={{ $json.userId }}',
-				sendMode: 'perItem',
-				options,
-			},
+			parameters: sendParameters('={{ $json.userId }}', options),
 		});
 		const json = result.items[0]?.json;
 		if (result.error || typeof json?.id !== 'string')
 			throw new Error(`event ${index}: ${result.error?.message ?? JSON.stringify(json)}`);
 	};
 	const startedAt = performance.now();
-	let next = 0;
-	await Promise.all(
-		Array.from({ length: scale.atOnce }, async () => {
-			while (next < scale.events) await event(next++);
-		}),
-	);
+	await runEach(scale.events, scale.atOnce, event);
 	const perEvent = (performance.now() - startedAt) / scale.events;
 	store.reset();
 	return perEvent;
@@ -261,25 +241,4 @@ export function keyFiguresOf(results: KeyResults): SuiteReport {
 		`- Keys (row 18): the in-process engine and sandbox, the store stand-in; ${scale.reps} runs after a warm-up. ${(results.totalMs / 1000).toFixed(0)} s.`,
 	];
 	return { figures, misses, setup };
-}
-
-if (require.main === module) {
-	const { values } = parseArgs({
-		options: {
-			kept: { type: 'string', default: '5000,50000' },
-			events: { type: 'string', default: '200' },
-			concurrency: { type: 'string', default: '1,20' },
-		},
-	});
-	void (async () => {
-		for (const concurrency of values.concurrency.split(',').map(Number))
-			for (const kept of values.kept.split(',').map(Number)) {
-				const cost = await measureKeyCost(kept, Number(values.events), concurrency);
-				console.log(
-					`kept ${cost.kept}, ${cost.concurrency} at once: ${cost.msPerEvent.toFixed(2)} ms per event; ` +
-						`keys' row ${cost.keysRowReads.toFixed(2)} reads + ${cost.keysRowWrites.toFixed(2)} writes (${cost.valuesTakenOut.toFixed(1)} values taken out), ` +
-						`lock row ${cost.lockStatements.toFixed(2)} statements per event; row ${cost.rowEntries} entries`,
-				);
-			}
-	})();
 }

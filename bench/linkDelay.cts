@@ -8,8 +8,14 @@
  * keeps when each connection opened and closed: how many a client opened, and how many were open at
  * once (for a client with a connection per request: its requests in flight).
  */
+import * as fs from 'node:fs';
 import { createServer, connect, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
+import * as path from 'node:path';
+
+import { startSandbox } from '../sandbox/index.cts';
+import type { SandboxOptions } from '../sandbox/index.cts';
+import { tokenOf } from './measure.cts';
 
 export interface DelayedLink {
 	/** The sandbox's base URL through the link (same scheme, the link's port). */
@@ -139,4 +145,21 @@ export async function startDelayedLink(
 			await new Promise<void>((resolve) => server.close(() => resolve()));
 		},
 	};
+}
+
+/**
+ * An https sandbox in this process (real clock) behind a link of `roundTripMs`: its certificate
+ * authority written into `folder` for n8n to trust (NODE_EXTRA_CA_CERTS: nothing insecure switched
+ * on), and an access token of its primary organization (for the HTTP Request node's header).
+ */
+export async function startHttpsSite(folder: string, options: SandboxOptions, roundTripMs = 0) {
+	const sandbox = await startSandbox({ port: 0, clock: 'real', ...options, tls: true });
+	const link = await startDelayedLink(sandbox.baseUrl, roundTripMs);
+	const caFile = path.join(folder, 'sandbox-ca.pem');
+	fs.writeFileSync(caFile, sandbox.caCertificate!);
+	const stop = async () => {
+		await link.close();
+		await sandbox.stop();
+	};
+	return { sandbox, link, caFile, token: await tokenOf(sandbox), stop };
 }

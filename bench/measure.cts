@@ -22,6 +22,35 @@ export const BODY = 'A notification sent by npm run bench';
 export const sendBody = (userIds: string[], title = TITLE) =>
 	JSON.stringify({ title, body: BODY, target_user_ids: userIds });
 
+/** The Companion Push node's Send, one send per item to the recipients of the expression `userIds`. */
+export const sendParameters = (
+	userIds: string,
+	options: Record<string, unknown> = {},
+	title = TITLE,
+) => ({
+	resource: 'notification',
+	operation: 'send',
+	title,
+	body: BODY,
+	audience: 'userIds',
+	userIds,
+	sendMode: 'perItem',
+	options,
+});
+
+/** Runs `job` for 0 .. count - 1, at most `atOnce` at a time, in order of start. */
+export async function runEach(
+	count: number,
+	atOnce: number,
+	job: (index: number) => Promise<unknown>,
+): Promise<void> {
+	let next = 0;
+	const worker = async () => {
+		while (next < count) await job(next++);
+	};
+	await Promise.all(Array.from({ length: Math.max(1, Math.min(atOnce, count)) }, worker));
+}
+
 // ---- what the sandbox saw -------------------------------------------------------------------------
 
 /** API calls the sandbox saw, per endpoint (admin calls are never counted). */
@@ -231,12 +260,8 @@ export function rawClient(sandbox: Sandbox, connections = 1) {
 		},
 		/** POSTs every body to the send endpoint, at most `parallel` at once. */
 		async sendAll(bearer: string, bodies: string[], parallel = 1): Promise<void> {
-			let next = 0;
-			const worker = async () => {
-				while (next < bodies.length) await post('/push-notification/send', bodies[next++], bearer);
-			};
-			await Promise.all(
-				Array.from({ length: Math.max(1, Math.min(parallel, bodies.length)) }, worker),
+			await runEach(bodies.length, parallel, (index) =>
+				post('/push-notification/send', bodies[index], bearer),
 			);
 		},
 		close: () => pool.close(),

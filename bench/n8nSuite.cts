@@ -18,7 +18,6 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 
 import { UNSET_MAX_PARALLEL_REQUESTS } from '../nodes/CompanionPush/actions/itemLoop';
-import { startSandbox } from '../sandbox/index.cts';
 import type { Sandbox } from '../sandbox/index.cts';
 import { DETAIL, REFRESH, SEND, SEND_LIST } from '../devkit/endpoints.cts';
 import {
@@ -29,18 +28,8 @@ import {
 	type RunResult,
 	startPostgres,
 } from '../devkit/n8n/index.cts';
-import { startDelayedLink, type DelayedLink } from './linkDelay.cts';
-import {
-	CpuTimeline,
-	med,
-	median,
-	ms,
-	perMs,
-	ratio,
-	sendsTitled,
-	spread,
-	tokenOf,
-} from './measure.cts';
+import { startHttpsSite, type DelayedLink } from './linkDelay.cts';
+import { CpuTimeline, med, median, ms, perMs, ratio, sendsTitled, spread } from './measure.cts';
 import { benchWorkflow, HTTP_REQUEST_VERSION, sendNodeName, titleOf } from './n8nWorkflows.cts';
 import type { ChainSpec, ChainTarget } from './n8nWorkflows.cts';
 import { constant, fmtK, verdictOf } from './report.cts';
@@ -321,26 +310,17 @@ export async function runN8nSuite(
 		return value;
 	};
 	try {
-		const sandbox = stopLater(
-			await startSandbox({
-				port: 0,
-				seedUsers: scale.users,
-				clock: 'real',
-				deliveryMs: scale.deliveryMs,
-				tls: true,
-			}),
-			(sandbox) => sandbox.stop(),
+		const { sandbox, link, caFile, token } = stopLater(
+			await startHttpsSite(temp, { seedUsers: scale.users, deliveryMs: scale.deliveryMs }),
+			(site) => site.stop(),
 		);
-		const link = stopLater(await startDelayedLink(sandbox.baseUrl), (link) => link.close());
 		const target = {
 			credentialId: CREDENTIAL.id,
 			credentialName: CREDENTIAL.name,
 			baseUrl: link.baseUrl,
-			token: await tokenOf(sandbox),
+			token,
 		};
 		const site: Site = { sandbox, link, target };
-		const caFile = path.join(temp, 'sandbox-ca.pem');
-		fs.writeFileSync(caFile, sandbox.caCertificate!);
 		const credential = () =>
 			credentialEntry({ ...sandbox.orgs.primary, baseUrl: link.baseUrl }, CREDENTIAL);
 		const userIds = sandbox.orgs.primary.userIds;

@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 
 import { code, type Json, manualWorkflow, NODE_TYPE, type NodeSpec } from '../devkit/n8n/index.cts';
-import { BODY } from './measure.cts';
+import { BODY, sendParameters } from './measure.cts';
 
 /** The HTTP Request node's default version in n8n 2.41.1 (what a new node on the canvas gets). */
 export const HTTP_REQUEST_VERSION = 4.5;
@@ -80,16 +80,7 @@ function chainNodes(chain: ChainSpec, target: ChainTarget): NodeSpec[] {
 		name,
 		type: NODE_TYPE,
 		typeVersion: 1,
-		parameters: {
-			resource: 'notification',
-			operation: 'send',
-			title,
-			body: BODY,
-			audience: 'userIds',
-			userIds: '={{ $json.to }}',
-			sendMode: 'perItem',
-			options,
-		},
+		parameters: sendParameters('={{ $json.to }}', options, title),
 		credentials: { companionPushApi: { id: target.credentialId, name: target.credentialName } },
 	};
 	return [items, push];

@@ -17,7 +17,6 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
-import { startSandbox } from '../sandbox/index.cts';
 import type { Sandbox } from '../sandbox/index.cts';
 import { SEND } from '../devkit/endpoints.cts';
 import {
@@ -32,8 +31,8 @@ import {
 	request,
 	startQueueCluster,
 } from '../devkit/n8n/index.cts';
-import { startDelayedLink } from './linkDelay.cts';
-import { med, ms, processCpuMs, ratio, spread, tokenOf } from './measure.cts';
+import { startHttpsSite } from './linkDelay.cts';
+import { med, ms, processCpuMs, ratio, spread } from './measure.cts';
 import { erpWithHttpRequest, HTTP_REQUEST_VERSION } from './n8nWorkflows.cts';
 import { constant, verdictOf } from './report.cts';
 import type { Figure, SuiteReport } from './report.cts';
@@ -179,18 +178,13 @@ export async function runQueueSuite(
 ) {
 	const started = Date.now();
 	const temp = fs.mkdtempSync(path.join(os.tmpdir(), 'companion-push-bench-queue-'));
-	const sandbox = await startSandbox({
-		port: 0,
-		seedUsers: scale.events,
-		clock: 'real',
-		tls: true,
-	});
-	const link = await startDelayedLink(sandbox.baseUrl, scale.latencyMs);
+	const { sandbox, link, caFile, token, stop } = await startHttpsSite(
+		temp,
+		{ seedUsers: scale.events },
+		scale.latencyMs,
+	);
 	let cluster: QueueCluster | undefined;
 	try {
-		const caFile = path.join(temp, 'sandbox-ca.pem');
-		fs.writeFileSync(caFile, sandbox.caCertificate!);
-		const token = await tokenOf(sandbox);
 		const { primary } = sandbox.orgs;
 		const example = exampleWorkflows().find((entry) => entry.workflow.id === ERP_EXAMPLE)?.workflow;
 		if (!example)
@@ -268,8 +262,7 @@ export async function runQueueSuite(
 		};
 	} finally {
 		await cluster?.stop();
-		await link.close();
-		await sandbox.stop();
+		await stop();
 		fs.rmSync(temp, { recursive: true, force: true });
 	}
 }

@@ -1,19 +1,8 @@
 /**
- * `npm run bench`: runs the suites, prints the figures and writes bench/RESULTS.md.
- *
- * - core (rows 1-4, bench/coreSuite.cts): the node's API calls at scale, in-process, on a sandbox
- *   with 100,000 users.
- * - ladder (row 5, bench/ladderSuite.cts): the trigger's alert ladder at 100,000 people, in-process,
- *   on a manual-clock sandbox.
- * - latency (row 9, bench/latencySuite.cts): Send under a rate limit, at a sandbox latency of 0 and
- *   40 ms.
- * - n8n (rows 11-15, bench/n8nSuite.cts): the node and n8n's HTTP Request node in the same real n8n
- *   2.41.1, over https at a 0 and 40 ms round trip, also on Postgres.
- * - queue (row 17, bench/queueSuite.cts): the ERP webhook example and the same workflow built with the
- *   HTTP Request node in a real queue-mode cluster.
- * - keys (row 18, bench/keyCost.cts): the time of a keyed event by the number of keys kept, in-process.
- * Row numbers stay those the docs cite. The n8n and queue suites wait first (checking every minute)
- * while other n8n runs use the machine.
+ * `npm run bench`: runs the suites, prints the figures and writes bench/RESULTS.md. A file per suite
+ * (its opening comment says what it measures; docs/development.md lists them), row numbers those the
+ * docs cite. The n8n and queue suites wait first (checking every minute) while other n8n runs use
+ * the machine.
  *
  * Options (after `npm run bench --`):
  *   --only SUITES      comma-separated: core, ladder, latency, n8n, queue, keys. Default: every suite.
@@ -39,31 +28,28 @@ import { parseArgs } from 'node:util';
 import { startSandbox } from '../sandbox/index.cts';
 import { packCheckout } from '../devkit/n8n/index.cts';
 import { coreFiguresOf, FULL_SCALE, runCoreSuite } from './coreSuite.cts';
-import type { CoreResults } from './coreSuite.cts';
 import { FULL_LADDER_SCALE, ladderFiguresOf, runLadderSuite } from './ladderSuite.cts';
-import type { LadderResults } from './ladderSuite.cts';
 import { FULL_LATENCY_SCALE, latencyFiguresOf, runLatencySuite } from './latencySuite.cts';
-import type { LatencyResults } from './latencySuite.cts';
 import { FULL_N8N_SCALE, n8nFiguresOf, runN8nSuite } from './n8nSuite.cts';
-import type { N8nResults } from './n8nSuite.cts';
 import { FULL_QUEUE_SCALE, queueFiguresOf, runQueueSuite } from './queueSuite.cts';
-import type { QueueResults } from './queueSuite.cts';
 import { FULL_KEY_SCALE, keyFiguresOf, runKeySuite } from './keyCost.cts';
-import type { KeyResults } from './keyCost.cts';
 import { consoleLines, markdownTable } from './report.cts';
 import type { SuiteReport } from './report.cts';
 
-const SUITES = ['core', 'ladder', 'latency', 'n8n', 'queue', 'keys'] as const;
+/** Each suite's figures from its results, in row order. */
+const FIGURES_OF = {
+	core: coreFiguresOf,
+	ladder: ladderFiguresOf,
+	latency: latencyFiguresOf,
+	n8n: n8nFiguresOf,
+	queue: queueFiguresOf,
+	keys: keyFiguresOf,
+};
+type SuiteName = keyof typeof FIGURES_OF;
+const SUITES = Object.keys(FIGURES_OF) as SuiteName[];
 
 /** What one `npm run bench` ran: some or all of the suites. */
-export interface BenchRuns {
-	core?: CoreResults;
-	ladder?: LadderResults;
-	latency?: LatencyResults;
-	n8n?: N8nResults;
-	queue?: QueueResults;
-	keys?: KeyResults;
-}
+export type BenchRuns = { [Suite in SuiteName]?: Parameters<(typeof FIGURES_OF)[Suite]>[0] };
 
 export interface Environment {
 	date: string;
@@ -101,20 +87,16 @@ export function parseBenchArgs(argv: string[]) {
 		return Number(given);
 	};
 	const only = values.only?.split(',').map((suite) => suite.trim());
-	const unknown = (only ?? []).filter((suite) => !(SUITES as readonly string[]).includes(suite));
+	const unknown = (only ?? []).filter((suite) => !(SUITES as string[]).includes(suite));
 	if (unknown.length)
 		throw new Error(`--only: unknown ${unknown.join(', ')} (choose from ${SUITES.join(', ')})`);
 	const wanted = new Set(only ?? SUITES);
+	const picked = Object.fromEntries(SUITES.map((name) => [name, wanted.has(name)]));
 	const options = {
 		reps: count('reps', FULL_SCALE.reps),
 		n8nReps: count('n8n-reps', FULL_N8N_SCALE.reps),
 		queueReps: count('queue-reps', FULL_QUEUE_SCALE.reps),
-		core: wanted.has('core'),
-		ladder: wanted.has('ladder'),
-		latency: wanted.has('latency'),
-		n8n: wanted.has('n8n'),
-		queue: wanted.has('queue'),
-		keys: wanted.has('keys'),
+		...(picked as Record<SuiteName, boolean>),
 		/** `npm run build` before packing the package for the real n8n; wait while other n8n runs use the machine. */
 		build: !values['no-build'],
 		wait: !values['no-wait'],
@@ -131,14 +113,9 @@ export function parseBenchArgs(argv: string[]) {
 
 /** Every figure, miss and setup line of the runs, in row order. */
 export function allFiguresOf(runs: BenchRuns): SuiteReport {
-	const parts = [
-		runs.core && coreFiguresOf(runs.core),
-		runs.ladder && ladderFiguresOf(runs.ladder),
-		runs.latency && latencyFiguresOf(runs.latency),
-		runs.n8n && n8nFiguresOf(runs.n8n),
-		runs.queue && queueFiguresOf(runs.queue),
-		runs.keys && keyFiguresOf(runs.keys),
-	].filter((part) => part !== undefined);
+	const parts = SUITES.flatMap((name) =>
+		runs[name] ? [(FIGURES_OF[name] as (results: unknown) => SuiteReport)(runs[name])] : [],
+	);
 	return {
 		figures: parts.flatMap((part) => part.figures),
 		misses: parts.flatMap((part) => part.misses),

@@ -9,7 +9,7 @@ import { resetKeysInFlight } from '../nodes/CompanionPush/neverTwice/keyedEvent'
 import { resetStoreState } from '../nodes/CompanionPush/store/state';
 import { resetRowTurns } from '../nodes/CompanionPush/store/turns';
 import { resetTimings } from '../nodes/CompanionPush/common/timings';
-import { resetPaces } from '../nodes/CompanionPush/transport/pace';
+import { resetPaces } from '../nodes/CompanionPush/transport/retry';
 import { resetListings } from '../nodes/CompanionPush/transport/safeSend/listings';
 import { resetListPagesRead } from '../nodes/CompanionPush/transport/safeSend/listReading';
 import { forgetProbes } from '../nodes/CompanionPush/transport/safeSend/probe';

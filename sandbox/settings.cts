@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { isKnownZone } from './notifications/shownTimes.cts';
+import { STORED_FORM_DEFAULTS, storedFormsSchema } from './notifications/storedForms.cts';
 import {
 	ERROR_SHAPES,
 	LIST_FIELDS,
@@ -47,6 +48,7 @@ export const DEFAULT_SETTINGS: SandboxSettings = {
 	maxInFlight: null,
 	clockOffsetMs: 0,
 	timesWithoutZone: null, // spec: "ISO 8601"; written in UTC with Z
+	...STORED_FORM_DEFAULTS, // as sent: see notifications/storedForms.ts
 };
 
 const nonNegativeInt = z.number().int().nonnegative();
@@ -93,6 +95,7 @@ export const settingsPatchSchema = z
 			.string()
 			.refine(isKnownZone, { message: 'an IANA time zone name, e.g. UTC or Europe/Berlin' })
 			.nullable(),
+		...storedFormsSchema,
 	})
 	.partial()
 	.strict();

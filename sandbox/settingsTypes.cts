@@ -3,6 +3,7 @@
  * decides is a field of SandboxSettings, switchable at start (SandboxOptions), from a test
  * (sandbox.configure) or over HTTP (POST /__sandbox/settings). Defaults in settings.ts.
  */
+import type { StoredFormSwitches } from './notifications/storedForms.cts';
 
 /**
  * Body of GET /push-notification/list (spec: "Response body of this endpoint: not shown").
@@ -67,7 +68,7 @@ export const LIST_FIELDS: readonly ListField[] = [
 ];
 
 /** Behaviour switches, one per "not shown" choice. Defaults in settings.ts. */
-export interface SandboxSettings {
+export interface SandboxSettings extends StoredFormSwitches {
 	listShape: ListShape;
 	errorShape: ErrorShape;
 	/** `expires_in` of newly issued access tokens. Spec: 3600. */
@@ -118,8 +119,9 @@ export interface SandboxSettings {
 	 * storageTrimsText: title and body are stored without surrounding white space. Default false.
 	 */
 	storageTrimsText: boolean;
-	/** Titles / bodies longer than this many characters (code points) are stored cut to it, with
-	 * no error (applied after the trim). null = stored whole (default). */
+	/** Titles / bodies longer than this many characters (code points, or UTF-16 units with
+	 * storedTextCutsBy) are stored cut to it, with no error (applied after the trim). null = stored
+	 * whole (default). */
 	storedTitleMaxLength: number | null;
 	storedBodyMaxLength: number | null;
 	/**

@@ -104,7 +104,7 @@ export async function renewAccessToken(
 			json: true,
 			returnFullResponse: true,
 			ignoreHttpStatusErrors: true,
-			// Never follow a redirect with the secrets in the body (see the transport's http/index.ts).
+			// Never follow a redirect with the secrets in the body (see the transport's http.ts).
 			disableFollowRedirect: true,
 			timeout: RENEWAL_TIMEOUT_MS,
 		})) as { statusCode: number; body: unknown; headers?: Record<string, unknown> };

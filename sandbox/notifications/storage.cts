@@ -1,4 +1,5 @@
 import type { SandboxSettings } from '../types.cts';
+import { cutText, storedUserIds } from './storedForms.cts';
 import type { SendInput } from './validation.cts';
 
 /**
@@ -9,17 +10,11 @@ import type { SendInput } from './validation.cts';
 export function storedInput(input: SendInput, settings: SandboxSettings): SendInput {
 	const { storageTrimsText, storedTitleMaxLength, storedBodyMaxLength } = settings;
 	const store = (text: string, maxLength: number | null) =>
-		cut(storageTrimsText ? text.trim() : text, maxLength);
+		cutText(storageTrimsText ? text.trim() : text, maxLength, settings.storedTextCutsBy);
 	return {
 		...input,
 		title: store(input.title, storedTitleMaxLength),
 		body: store(input.body, storedBodyMaxLength),
+		target_user_ids: storedUserIds(input.target_user_ids, settings),
 	};
-}
-
-/** The first maxLength characters, counted in code points (as a database column counts them), so no emoji is split. */
-function cut(text: string, maxLength: number | null): string {
-	if (maxLength === null) return text;
-	const characters = Array.from(text);
-	return characters.length <= maxLength ? text : characters.slice(0, maxLength).join('');
 }

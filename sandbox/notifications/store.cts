@@ -5,6 +5,7 @@ import { unitFloat } from '../random.cts';
 import type { NotificationRecord, SandboxSettings } from '../types.cts';
 import { shownTime } from './shownTimes.cts';
 import { storedInput } from './storage.cts';
+import { targetedUsersOf } from './storedForms.cts';
 import {
 	deliveredAt,
 	deliveryAt,
@@ -73,7 +74,7 @@ export class NotificationStore {
 			deliveries: planDeliveries(
 				ownTargetIds.map((userId) => ({ userId, devices: org.devicesOf(userId) })),
 			),
-			targetedUsers: ownTargetIds.length,
+			targetedUsers: targetedUsersOf(input.target_user_ids, ownTargetIds, settings),
 		};
 		timeline.deliveries.forEach((delivery, index) => {
 			const reached = deliveredAt(timeline, delivery);

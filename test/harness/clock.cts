@@ -6,6 +6,7 @@
  * test of a 14 s Retry-After or of a lease renewed every 10 s takes the time its code runs, not the
  * time it waits, and can never miss a wall-clock budget.
  */
+import { useWait } from '../../devkit/processState.cts';
 import type { Wait } from '../../devkit/processState.cts';
 import { passTime, until } from './exactOrUnknown.cts';
 
@@ -121,6 +122,28 @@ export class TestClock {
 	private take(waiter: Waiter): void {
 		const at = this.queue.indexOf(waiter);
 		if (at >= 0) this.queue.splice(at, 1);
+	}
+}
+
+/** This process's name for its own waits on a clock of `onTestClock`. */
+const HERE = 'here';
+
+/**
+ * Runs what `start` starts (a node run of this process) with the package's waits on a clock of its
+ * own, moved to each wait as the run makes it (a Wait for Final Status that follows a send for
+ * seconds takes the time its code runs), then puts the waits and n8n's clock (Date) back on real
+ * time, also when the run failed.
+ */
+export async function onTestClock<T>(start: () => Promise<T>): Promise<T> {
+	const clock = new TestClock();
+	clock.drive({ useWait }, HERE);
+	try {
+		const run = start();
+		await clock.advanceWhileWaiting(run, HERE);
+		return await run;
+	} finally {
+		useWait(realWait);
+		jest.useRealTimers();
 	}
 }
 

@@ -11,14 +11,19 @@ import type { IDataObject, INode, INodeExecutionData } from 'n8n-workflow';
 
 import { CompanionPush } from '../../nodes/CompanionPush/CompanionPush.node';
 import {
-	decodeSlots,
-	encodeSlots,
+	giveSlotsBack,
 	takeSlots,
 } from '../../nodes/CompanionPush/actions/notification/send/capSlots';
-import { fitsRecord, inStoreTurn } from '../../nodes/CompanionPush/store';
+import { inStoreTurn } from '../../nodes/CompanionPush/store';
 import {
 	jsonOf,
+	logOf,
 	NODE_SANDBOX,
+	nodeResult,
+	nodeWorkflow,
+	retryWorkflow,
+	runWorkflow,
+	SEND_LIST,
 	nodeTypes,
 	pairedOf,
 	passTime,
@@ -242,6 +247,95 @@ describe('Cap per Person', () => {
 		expect(sentBodies(sandbox)).toHaveLength(posts);
 	});
 
+	describe('n8n runs the node again after a send whose outcome is unknown: the same send, never "capped" by its own slot', () => {
+		const RETRY_ON_FAIL = { retryOnFail: true, maxTries: 3, waitBetweenTries: 0 };
+
+		test('Retry On Fail: every try says "unknown" (none says "capped"), one POST in all', async () => {
+			clockAt('2026-11-26T10:00:30Z');
+			const [personA] = shared.users;
+			// Every POST answers 5xx, and no later send of this process proves it absent: unknown.
+			sandbox.addFault({ endpoint: SEND, kind: 'status5xx', times: 3 });
+			const run = capRun([{ userIds: personA }], { capPerPerson: 1, capWindowMinutes: 60 });
+			const result = nodeResult(
+				await runWorkflow(nodeWorkflow({ ...run, settings: RETRY_ON_FAIL })),
+			);
+
+			expect(result.error?.message).toBe(
+				'Sending the notification: the outcome is unknown (an earlier try whose answer was lost), so it was not sent again',
+			);
+			expect(result.error?.description).toContain(
+				'A retry of this execution looks the send up first.',
+			);
+			expect(result.error?.description).toContain(
+				'Cap per Person counts this send for its people (they may have been notified)',
+			);
+			// The first try's POST only: the later tries looked it up.
+			expect(logOf(sandbox, SEND)).toHaveLength(1);
+		});
+
+		test('a retried execution finds the send its lost answer hid: sent once, its slot counted once', async () => {
+			clockAt('2026-11-26T10:00:30Z');
+			const [personA] = shared.users;
+			const options = { capPerPerson: 2, capWindowMinutes: 60 };
+			// Registered, its answer lost, and the list cannot be read: unknown.
+			sandbox.addFault({ endpoint: SEND, kind: 'resetAfter', times: 1 });
+			sandbox.addFault({ endpoint: SEND_LIST, kind: 'status5xx', times: 50 });
+			const workflow = nodeWorkflow(capRun([{ userIds: personA }], options));
+			const failed = await runWorkflow(workflow);
+			expect(nodeResult(failed).error?.message).toContain('the outcome is unknown');
+
+			sandbox.clearFaults();
+			const retried = nodeResult(await retryWorkflow(workflow, failed));
+			expect(retried.error).toBeUndefined();
+			expect(jsonOf(retried.items)).toMatchObject([
+				{
+					id: registeredSends(sandbox)[0].id,
+					recoveredAfter: 'an earlier try whose answer was lost',
+				},
+			]);
+			expect(cappedOf(retried.outputs)).toEqual([]);
+			expect(sentBodies(sandbox)).toHaveLength(1);
+
+			// That send holds one slot of 2, not two: one more event is sent, the next capped.
+			const next = await runNode(capRun(eventsFor(personA, 2), options));
+			expect(cappedOf(next.outputs)).toMatchObject([{ userId: personA }]);
+			expect(sendsTo(personA)).toBe(2);
+		});
+
+		test('retried after its slot expired, with the cap full again: capped now, and the item says the earlier outcome is unknown', async () => {
+			clockAt('2026-11-26T10:00:30Z');
+			const [personA] = shared.users;
+			const options = { capPerPerson: 1, capWindowMinutes: 60 };
+			sandbox.addFault({ endpoint: SEND, kind: 'resetAfter', times: 1 });
+			sandbox.addFault({ endpoint: SEND_LIST, kind: 'status5xx', times: 50 });
+			const workflow = nodeWorkflow(capRun([{ userIds: personA }], options));
+			const failed = await runWorkflow(workflow);
+			expect(nodeResult(failed).error?.message).toContain('the outcome is unknown');
+			sandbox.clearFaults();
+
+			// The window passes; another event takes A's one slot.
+			passTime(62 * MINUTE);
+			expect(cappedOf((await runNode(capRun([{ userIds: personA }], options))).outputs)).toEqual(
+				[],
+			);
+			const posts = sentBodies(sandbox).length;
+
+			const retried = nodeResult(await retryWorkflow(workflow, failed));
+			expect(retried.error).toBeUndefined();
+			expect(sentBodies(sandbox)).toHaveLength(posts);
+			expect(cappedOf(retried.outputs)).toMatchObject([
+				{
+					userId: personA,
+					earlierTryOutcome: 'unknown',
+					note: expect.stringContaining('Get Many'),
+				},
+			]);
+			expect(jsonOf(retried.items)).toMatchObject([
+				{ skipped: true, cappedUserIds: [personA], earlierTryOutcome: 'unknown' },
+			]);
+		});
+	});
+
 	test('the window rolls: capped 59 minutes after the first slot, sent again 61 minutes after it', async () => {
 		clockAt('2026-11-26T10:00:30Z');
 		const [personA] = shared.users;
@@ -260,14 +354,24 @@ describe('Cap per Person', () => {
 		// All three slots of 10:00 expired together: two new ones are taken.
 		expect(sendsTo(personA)).toBe(5);
 		expect(cappedOf(later.outputs)).toEqual([]);
-		// Expired slots went out of the store with that count: A's record holds the two new ones.
+		// Expired slots went out of the store with that count: A holds the two new ones only.
 		const { context } = storeContext(shared.store, { workflowId: 'wf-test', nodeId: 'n-test' });
-		const name = JSON.stringify(['capPerson', personA, 1]);
-		const read = await inStoreTurn(context, async (turn) => await turn.read([name]));
-		expect(read.ok && decodeSlots(read.value[0] as string)).toEqual([
-			expect.any(Number),
-			expect.any(Number),
-		]);
+		const firstTick = Math.floor(Date.parse('2026-11-26T10:00:30Z') / MINUTE);
+		const slot = (tick: number, place: number) =>
+			JSON.stringify(['capSlot', personA, 1, tick, place]);
+		const read = await inStoreTurn(
+			context,
+			async (turn) =>
+				await turn.hasFlags(
+					[0, 1, 2, 3].flatMap((place) =>
+						[firstTick, firstTick + 61].map((tick) => slot(tick, place)),
+					),
+				),
+		);
+		expect(read).toEqual({
+			ok: true,
+			value: [false, true, false, true, false, false, false, false],
+		});
 	});
 
 	test('a window of a day keeps times to 24-minute ticks: free at most one tick after the exact end, never before', async () => {
@@ -359,47 +463,61 @@ describe('Cap per Person', () => {
 	});
 });
 
-describe("a person's slots as the text of a record", () => {
-	test('they round-trip, oldest first; 100 slots of one tick fit', () => {
-		const ticks = [29_500_010, 29_500_000, 29_500_010, 29_500_061];
-		expect(decodeSlots(encodeSlots(ticks))).toEqual([...ticks].sort((a, b) => a - b));
-		const full = Array.from({ length: 100 }, () => 29_500_000);
-		expect(fitsRecord(encodeSlots(full))).toBe(true);
-		expect(decodeSlots(encodeSlots(full))).toEqual(full);
-	});
+describe('the slots of one person and tick', () => {
+	test('100 in one tick are all counted, the 101st refused; 3 given back are taken again, no more', async () => {
+		const store = new MemoryProcessedData();
+		const { context } = storeContext(store);
+		const rule = { maxSends: 100, windowMinutes: 60 };
+		const person = [{ userId: 'e533773a0ba45c0000000001' }];
+		const granted = (outcome: Awaited<ReturnType<typeof takeSlots>>) =>
+			outcome.ok ? outcome.value.filter((decision) => decision.granted).length : -1;
 
-	test('more ticks than a record holds: the oldest count from a later tick, never an earlier one, none lost', () => {
-		const ticks = Array.from({ length: 100 }, (_, index) => 29_500_000 + index * 1_300);
-		const text = encodeSlots(ticks);
-		expect(fitsRecord(text)).toBe(true);
-		const read = decodeSlots(text)!;
-		expect(read).toHaveLength(100);
-		read.forEach((tick, index) => expect(tick).toBeGreaterThanOrEqual(ticks[index]));
-	});
-
-	test('a text that is not a record of slots is not read as one', () => {
-		for (const text of ['', '1.2.', '1*', '1.-2', '["x"]', 'A'])
-			expect(decodeSlots(text)).toBeUndefined();
+		const first = await takeSlots(
+			context,
+			rule,
+			Array.from({ length: 60 }, () => person[0]),
+		);
+		expect(granted(first)).toBe(60);
+		const second = await takeSlots(
+			context,
+			rule,
+			Array.from({ length: 41 }, () => person[0]),
+		);
+		expect(granted(second)).toBe(40);
+		const tick = first.ok && first.value[0].granted ? first.value[0].tick : -1;
+		const back = await giveSlotsBack(
+			context,
+			rule,
+			[0, 1, 2].map(() => ({ ...person[0], tick })),
+		);
+		expect(back.ok).toBe(true);
+		const third = await takeSlots(
+			context,
+			rule,
+			Array.from({ length: 5 }, () => person[0]),
+		);
+		expect(granted(third)).toBe(3);
 	});
 });
 
 describe('a count cut short', () => {
-	test("n8n stopped in the middle of a count: the person's record cannot be read back, and the person counts as capped, never sent over the cap", async () => {
+	test('n8n stopped in the middle of a count: the places it tested stay taken, and the person counts as capped, never sent over the cap', async () => {
 		const store = new MemoryProcessedData();
 		const rule = { maxSends: 2, windowMinutes: 60 };
 		const person = 'e533773a0ba45c0000000001';
-		const first = await takeSlots(storeContext(store).context, rule, [person]);
+		const first = await takeSlots(storeContext(store).context, rule, [{ userId: person }]);
 		expect(first).toEqual({ ok: true, value: [{ granted: true, tick: expect.any(Number) }] });
-		// The next count stops before it takes its probes out: they stay in the row.
+		// The next count stops before it takes out its test of the person's second place (its 8th
+		// write: spans of 64 ticks, of 8, the ticks, the places, each tested then taken out).
 		let writes = 0;
 		const stopping = storeContext(store, {
 			beforeWrite: (scope) => {
-				if (scope === 'node' && ++writes === 4) throw new Error('n8n stopped');
+				if (scope === 'node' && ++writes === 8) throw new Error('n8n stopped');
 			},
 		});
-		expect((await takeSlots(stopping.context, rule, [person])).ok).toBe(false);
+		expect((await takeSlots(stopping.context, rule, [{ userId: person }])).ok).toBe(false);
 
-		const after = await takeSlots(storeContext(store).context, rule, [person]);
+		const after = await takeSlots(storeContext(store).context, rule, [{ userId: person }]);
 		expect(after).toEqual({
 			ok: true,
 			value: [{ granted: false, notifyAfter: expect.any(Number) }],

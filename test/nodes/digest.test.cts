@@ -194,16 +194,17 @@ describe('Digest', () => {
 		expect(new Set(counts).size).toBe(counts.length);
 	});
 
-	test('a replacement refused (403): the item says the earlier events no longer go out; the next event starts a new window', async () => {
+	test('a replacement refused (403), and the earlier send refused when made again: the item says the earlier events no longer go out; the next event starts a new window', async () => {
 		const [person] = shared.users;
 		await runNode(digestRun([eventFor(person)]));
-		sandbox.addFault({ endpoint: SEND, kind: 'forbidden', times: 1 });
+		sandbox.addFault({ endpoint: SEND, kind: 'forbidden', times: 2 });
 		const refused = await runNode(digestRun([eventFor(person)], DIGEST, 'companionPush', true));
 		const item = jsonOf(refused.items)[0];
 		expect(item.error).toMatch(/403|permission/i);
 		expect(item.errorDescription).toMatch(
-			/earlier send .* was canceled, so its 1 earlier event\(s\) will not go out/,
+			/earlier send .* was canceled, and making it again was refused too .*, so its 1 earlier event\(s\) will not go out/,
 		);
+		expect(logOf(sandbox, SEND)).toHaveLength(3);
 		expect(sendsOf(person).live).toHaveLength(0);
 
 		const cancelsBefore = logOf(sandbox, CANCEL).length;

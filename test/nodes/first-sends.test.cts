@@ -4,7 +4,7 @@
  * keeps in flight what the service admitted); set, the option bounds them. The sandbox refuses with 429 any request
  * beyond `maxInFlight` in flight at once, and logs which ones it refused.
  * Requests started together leave in batches, with the event loop's I/O between two batches
- * (transport/requestStarts.ts): n8n's HTTP helper builds a request in one run of microtasks, and
+ * (transport/http.ts, letIoThrough): n8n's HTTP helper builds a request in one run of microtasks, and
  * without a turn between them every request of a run would be built before the first reaches the
  * API. Watched through Node's own diagnostics channels: the node's requests as http creates them,
  * the sandbox's as its server receives them (both in this process).

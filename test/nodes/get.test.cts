@@ -8,6 +8,7 @@ import {
 	jsonOf,
 	logOf,
 	NODE_SANDBOX,
+	onTestClock,
 	pairedOf,
 	runOn,
 	SEND_LIST,
@@ -123,9 +124,11 @@ describe('Get', () => {
 
 	test('Wait for Final Status on a fresh send: read again until it leaves "sending"', async () => {
 		const [id] = await seedSends(sandbox, 1, { target_user_ids: [twoPhones] });
-		const { items: output, error } = await runOn(sandbox, {
-			parameters: get(id, { waitForFinalStatus: true, waitTimeout: 10 }),
-		});
+		const { items: output, error } = await onTestClock(() =>
+			runOn(sandbox, {
+				parameters: get(id, { waitForFinalStatus: true, waitTimeout: 10 }),
+			}),
+		);
 
 		expect(error).toBeUndefined();
 		expect(output[0].json).toMatchObject({ id, status: 'sent', finalStatusReached: true });
@@ -137,9 +140,11 @@ describe('Get', () => {
 
 	test('Wait for Final Status with deliveries split: every entry says the final status was reached', async () => {
 		const [id] = await seedSends(sandbox, 1, { target_user_ids: [twoPhones, noPhone] });
-		const { items: output } = await runOn(sandbox, {
-			parameters: get(id, { waitForFinalStatus: true, waitTimeout: 10, deliveries: 'split' }),
-		});
+		const { items: output } = await onTestClock(() =>
+			runOn(sandbox, {
+				parameters: get(id, { waitForFinalStatus: true, waitTimeout: 10, deliveries: 'split' }),
+			}),
+		);
 
 		expect(output).toHaveLength(3);
 		for (const json of output.map((item) => item.json)) {
@@ -156,9 +161,11 @@ describe('Get', () => {
 		const [id] = await seedSends(sandbox, 1, {
 			scheduled_at: new Date(Date.now() + 3600_000).toISOString(),
 		});
-		const { items: output, error } = await runOn(sandbox, {
-			parameters: get(id, { waitForFinalStatus: true, waitTimeout: 0.5, deliveries: 'omit' }),
-		});
+		const { items: output, error } = await onTestClock(() =>
+			runOn(sandbox, {
+				parameters: get(id, { waitForFinalStatus: true, waitTimeout: 0.5, deliveries: 'omit' }),
+			}),
+		);
 
 		expect(error).toBeUndefined();
 		expect(output[0].json).toMatchObject({

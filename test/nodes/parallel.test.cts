@@ -4,13 +4,14 @@
  * and pairing. A service that answers 429 slows every request of the credential down (the pace)
  * instead of failing items. No timing is asserted: orders, counts and the sandbox's log are.
  */
-import { paceOf } from '../../nodes/CompanionPush/transport/pace';
+import { paceOf } from '../../nodes/CompanionPush/transport/retry';
 import {
 	count,
 	DETAIL,
 	jsonOf,
 	logOf,
 	NODE_SANDBOX,
+	onTestClock,
 	pairedOf,
 	runOn,
 	runProbe,
@@ -87,13 +88,15 @@ describe('parallel sends', () => {
 
 	test('Wait for Final Status follows all the sends at once', async () => {
 		const items = users.slice(0, 12).map((userId) => ({ userId }));
-		const { items: output } = await runOn(sandbox, {
-			items,
-			parameters: sendParameters({
-				userIds: '={{ $json.userId }}',
-				options: { waitForFinalStatus: true, waitTimeout: 30 },
+		const { items: output } = await onTestClock(() =>
+			runOn(sandbox, {
+				items,
+				parameters: sendParameters({
+					userIds: '={{ $json.userId }}',
+					options: { waitForFinalStatus: true, waitTimeout: 30 },
+				}),
 			}),
-		});
+		);
 		expect(jsonOf(output).map((json) => [json.finalStatusReached, json.status])).toEqual(
 			items.map(() => [true, 'sent']),
 		);
@@ -105,13 +108,15 @@ describe('parallel sends', () => {
 
 	test('Wait for Final Status follows every send at once, not Max Parallel Requests at a time', async () => {
 		const items = users.slice(0, 12).map((userId) => ({ userId }));
-		const { items: output } = await runOn(sandbox, {
-			items,
-			parameters: sendParameters({
-				userIds: '={{ $json.userId }}',
-				options: { maxParallelRequests: 2, waitForFinalStatus: true, waitTimeout: 30 },
+		const { items: output } = await onTestClock(() =>
+			runOn(sandbox, {
+				items,
+				parameters: sendParameters({
+					userIds: '={{ $json.userId }}',
+					options: { maxParallelRequests: 2, waitForFinalStatus: true, waitTimeout: 30 },
+				}),
 			}),
-		});
+		);
 		expect(jsonOf(output).map((json) => [json.finalStatusReached, json.status])).toEqual(
 			items.map(() => [true, 'sent']),
 		);
@@ -123,13 +128,15 @@ describe('parallel sends', () => {
 	test('a list without statuses: the detail reads of a round stay within Max Parallel Requests', async () => {
 		sandbox.configure({ listOmitsFields: ['status'], maxInFlight: 3 });
 		const items = users.slice(0, 12).map((userId) => ({ userId }));
-		const { items: output } = await runOn(sandbox, {
-			items,
-			parameters: sendParameters({
-				userIds: '={{ $json.userId }}',
-				options: { maxParallelRequests: 3, waitForFinalStatus: true, waitTimeout: 30 },
+		const { items: output } = await onTestClock(() =>
+			runOn(sandbox, {
+				items,
+				parameters: sendParameters({
+					userIds: '={{ $json.userId }}',
+					options: { maxParallelRequests: 3, waitForFinalStatus: true, waitTimeout: 30 },
+				}),
 			}),
-		});
+		);
 		expect(jsonOf(output).map((json) => [json.finalStatusReached, json.status])).toEqual(
 			items.map(() => [true, 'sent']),
 		);
@@ -145,15 +152,17 @@ describe('parallel sends', () => {
 		});
 		const ids = jsonOf(sent.items).map((json) => json.id as string);
 		const logStart = sandbox.requestLog().length;
-		const { items: output } = await runOn(sandbox, {
-			items: ids.map((id) => ({ id })),
-			parameters: {
-				resource: 'notification',
-				operation: 'get',
-				notificationId: '={{ $json.id }}',
-				options: { waitForFinalStatus: true, deliveries: 'omit' },
-			},
-		});
+		const { items: output } = await onTestClock(() =>
+			runOn(sandbox, {
+				items: ids.map((id) => ({ id })),
+				parameters: {
+					resource: 'notification',
+					operation: 'get',
+					notificationId: '={{ $json.id }}',
+					options: { waitForFinalStatus: true, deliveries: 'omit' },
+				},
+			}),
+		);
 		expect(jsonOf(output).map((json) => json.id)).toEqual(ids);
 		expect(pairedOf(output)).toEqual(ids.map((_, index) => [index]));
 		const reads = sandbox

@@ -14,6 +14,7 @@ import {
 	runOn,
 	SEND,
 	NODE_SANDBOX,
+	onTestClock,
 	sendParameters,
 	storeFor,
 	useSandbox,
@@ -66,7 +67,7 @@ describe('Get Report', () => {
 			parameters: report(reportFields) as never,
 		});
 		workflow.connections.Send = { main: [[{ node: 'Report', type: 'main' as never, index: 0 }]] };
-		const run = await runWorkflow(workflow);
+		const run = await onTestClock(() => runWorkflow(workflow));
 		return { sent: nodeResult(run, 'Send'), reported: nodeResult(run, 'Report') };
 	}
 

@@ -13,6 +13,7 @@ import {
 	jsonOf,
 	logOf,
 	NODE_SANDBOX,
+	onTestClock,
 	pairedOf,
 	REFRESH,
 	runOn,
@@ -331,12 +332,14 @@ describe('Send (60 users)', () => {
 	});
 
 	test('Wait for Final Status: the item carries the final status and the counters', async () => {
-		const { items: output, error } = await runOn(sandbox, {
-			parameters: sendParameters({
-				userIds: users.slice(0, 2).join(','),
-				options: { waitForFinalStatus: true, waitTimeout: 10 },
+		const { items: output, error } = await onTestClock(() =>
+			runOn(sandbox, {
+				parameters: sendParameters({
+					userIds: users.slice(0, 2).join(','),
+					options: { waitForFinalStatus: true, waitTimeout: 10 },
+				}),
 			}),
-		});
+		);
 
 		expect(error).toBeUndefined();
 		expect(output[0].json).toMatchObject({
@@ -354,12 +357,14 @@ describe('Send (60 users)', () => {
 
 	test('Wait for Final Status: when the API counts fewer recipients than asked (IDs it does not know, another organization), the item says so, from the reads the wait makes anyway', async () => {
 		const otherOrg = sandbox.orgs.secondary.userIds[0];
-		const { items: output, error } = await runOn(sandbox, {
-			parameters: sendParameters({
-				userIds: `${users[0]}, ${users[1]}, not-a-user-id, ${otherOrg}`,
-				options: { waitForFinalStatus: true, waitTimeout: 10 },
+		const { items: output, error } = await onTestClock(() =>
+			runOn(sandbox, {
+				parameters: sendParameters({
+					userIds: `${users[0]}, ${users[1]}, not-a-user-id, ${otherOrg}`,
+					options: { waitForFinalStatus: true, waitTimeout: 10 },
+				}),
 			}),
-		});
+		);
 
 		expect(error).toBeUndefined();
 		expect(output[0].json).toMatchObject({
@@ -568,16 +573,16 @@ describe('Send: waiting runs out (deliveries take a minute)', () => {
 
 	test('Wait Timeout reached: the send is reported with finalStatusReached false and a note, not as an error', async () => {
 		const user = sandbox.orgs.primary.usersOfKind('onePhone', 1);
-		const started = Date.now();
-		const { items: output, error } = await runOn(sandbox, {
-			parameters: sendParameters({
-				userIds: user[0],
-				options: { waitForFinalStatus: true, waitTimeout: 4.5 },
+		const { items: output, error } = await onTestClock(() =>
+			runOn(sandbox, {
+				parameters: sendParameters({
+					userIds: user[0],
+					options: { waitForFinalStatus: true, waitTimeout: 4.5 },
+				}),
 			}),
-		});
+		);
 
 		expect(error).toBeUndefined();
-		expect(Date.now() - started).toBeLessThan(8_000);
 		expect(output[0].json).toMatchObject({
 			status: 'sending',
 			finalStatusReached: false,
@@ -586,14 +591,14 @@ describe('Send: waiting runs out (deliveries take a minute)', () => {
 		expect(output[0].json.waitedSeconds).toBeGreaterThanOrEqual(4.5);
 		expect(output[0].json.id).toBe(logOf(sandbox, SEND)[0].notificationId);
 		expect(count(sandbox, SEND)).toBe(1);
-		// Reads of the list at about 0, 1 and 3 s (the wait doubles: 1 s, then 2 s), then one last at
-		// the timeout, 4.5 s. Bounds from below only: a loaded machine makes every wait longer, never
-		// shorter (the timeout is 1.5 s past the third read, so a late third read is still before it).
+		// Reads of the list at 0, 1 and 3 s on the test's clock (the wait doubles: 1 s, then 2 s), then
+		// one last at the timeout, 4.5 s (1.5 s past the third read, less than the 4 s the doubling
+		// would wait). The clock moves by the waits; the code's own run time only adds to them.
 		const readTimes = logOf(sandbox, SEND_LIST).map((entry) => entry.time);
 		expect(readTimes).toHaveLength(4);
 		const intervals = readTimes.slice(1).map((time, index) => time - readTimes[index]);
-		expect(intervals[0]).toBeGreaterThanOrEqual(950);
-		expect(intervals[1]).toBeGreaterThanOrEqual(1_950);
+		expect(intervals[0]).toBeGreaterThanOrEqual(1_000);
+		expect(intervals[1]).toBeGreaterThanOrEqual(2_000);
 		expect(intervals[2]).toBeLessThan(intervals[1]);
 		expect(readTimes[3] - readTimes[0]).toBeGreaterThanOrEqual(4_400);
 	});

@@ -1,6 +1,6 @@
 /**
  * Every request has a deadline for its whole answer, and reads no more of an answer than any real
- * one could be (transport/http/, schemas.ts). The sandbox's trickle fault sends the headers at once, then
+ * one could be (transport/http.ts, answers.ts). The sandbox's trickle fault sends the headers at once, then
  * the body one byte every 10 ms after 10,000 spaces (100 s): n8n's own `timeout`, the socket's idle
  * time, never fires on it. The deadline is set short (300 ms); no assertion depends on how fast the
  * machine is: a trickle cannot end before its 100 s.

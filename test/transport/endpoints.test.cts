@@ -8,7 +8,7 @@ import {
 	listActiveUserIds,
 	sendNotification,
 } from '../../nodes/CompanionPush/transport';
-import { repeatableRequest } from '../../nodes/CompanionPush/transport/repeatableRequest';
+import { repeatableRequest } from '../../nodes/CompanionPush/transport/endpoints';
 import { z } from 'zod';
 import {
 	ACTIVE_USERS,
@@ -121,7 +121,7 @@ describe('a request that times out', () => {
 				schema,
 			),
 		);
-		expect(answer.data.user_ids.length).toBeGreaterThan(0);
+		expect(answer.value.data.user_ids.length).toBeGreaterThan(0);
 		expect(logOf(sandbox, ACTIVE_USERS).map((entry) => entry.fault ?? null)).toEqual([
 			null,
 			'delay',

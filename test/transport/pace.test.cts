@@ -1,13 +1,13 @@
 /**
- * The credential's pace (transport/pace.ts): one decrease and one pause per episode of 429s, an
+ * The credential's pace (transport/retry.ts): one decrease and one pause per episode of 429s, an
  * in-flight limit that never falls below what the service was seen to admit, and, against the
  * sandbox's real limits (a token bucket, a cap on requests in flight), every item sent once.
  * The rules are pinned on the Pace itself with jest's clock; the runs count 429s and registered
  * sends from the sandbox's request log, and watch the pace's decisions without changing them.
  */
 import { resetProcessState } from '../../devkit/processState.cts';
-import { Pace } from '../../nodes/CompanionPush/transport/pace';
-import type { Turn } from '../../nodes/CompanionPush/transport/pace';
+import { Pace } from '../../nodes/CompanionPush/transport/retry';
+import type { Turn } from '../../nodes/CompanionPush/transport/retry';
 import {
 	jsonOf,
 	logOf,

@@ -6,12 +6,11 @@ import { secretsFingerprint } from '../../credentials/companionPushApi/token';
 import { DEFAULT_TIMINGS } from '../../devkit/processState.cts';
 import { redactSecrets, shownAddress } from '../../credentials/companionPushApi/redaction';
 import { tokenNeedsRenewal } from '../../nodes/CompanionPush/transport/tokenRenewal';
+import { retryAfterMs, serverTimeMs } from '../../nodes/CompanionPush/transport/answers';
 import {
 	backoffDelayMs,
 	isRetryableStatus,
 	nextDelayMs,
-	retryAfterMs,
-	serverTimeMs,
 } from '../../nodes/CompanionPush/transport/retry';
 
 describe('backoff: exponential from 400 ms, capped at 8 s, equal jitter', () => {

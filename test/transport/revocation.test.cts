@@ -8,6 +8,7 @@
  */
 import type { IDataObject } from 'n8n-workflow';
 
+import { resetProcessState, useTimings, useWait } from '../../devkit/processState.cts';
 import * as transport from '../../nodes/CompanionPush/transport';
 import {
 	ACTIVE_USERS,
@@ -17,7 +18,9 @@ import {
 	REFRESH,
 	SEND,
 	storeFor,
+	TestClock,
 	TRANSPORT_SANDBOX,
+	until,
 	useSandbox,
 	valueInNode,
 	type CredentialStore,
@@ -61,22 +64,27 @@ describe('a refresh that revokes the previous access token (manual clock)', () =
 		resetBeforeEach: true,
 	});
 
+	/** Another process's renewal of the credential `data`: its new token (the previous one revoked). */
+	const renewedElsewhere = async (data: IDataObject) => {
+		const response = await fetch(`${sandbox.baseUrl}/auth/oauth/v2/refresh`, {
+			method: 'POST',
+			headers: { 'content-type': 'application/json' },
+			body: JSON.stringify({
+				client_id: data.clientId,
+				client_secret: data.clientSecret,
+				refresh_token: data.refreshToken,
+			}),
+		});
+		return ((await response.json()) as IDataObject).access_token as string;
+	};
+
 	test('another process renewed (revoking the token this call read) and saved: the call takes that token, no refresh of its own', async () => {
 		const store = storeFor(sandbox);
 		await valueInNode(store, (context) => transport.listActiveUserIds(context));
 		const ours = store.get();
 		const before = { ...ours.data };
 		// The other process's renewal: a new token, the one read below revoked.
-		const response = await fetch(`${sandbox.baseUrl}/auth/oauth/v2/refresh`, {
-			method: 'POST',
-			headers: { 'content-type': 'application/json' },
-			body: JSON.stringify({
-				client_id: before.clientId,
-				client_secret: before.clientSecret,
-				refresh_token: before.refreshToken,
-			}),
-		});
-		const theirs = ((await response.json()) as IDataObject).access_token as string;
+		const theirs = await renewedElsewhere(before);
 		// This call reads the credential just before that process's save lands, and again after.
 		let reads = 0;
 		Object.defineProperty(ours, 'data', {
@@ -92,6 +100,39 @@ describe('a refresh that revokes the previous access token (manual clock)', () =
 			[ACTIVE_USERS, 200],
 		]);
 		expect(reads).toBeGreaterThanOrEqual(2);
+	});
+
+	test('another process renewed and saved while this call waited after its 401: the call takes that token, no refresh of its own', async () => {
+		const store = storeFor(sandbox);
+		await valueInNode(store, (context) => transport.listActiveUserIds(context));
+		const ours = store.get();
+		const before = { ...ours.data };
+		const theirs = await renewedElsewhere(before);
+		// The store shows the other process's token only once this call has looked once and waits.
+		let saved = false;
+		Object.defineProperty(ours, 'data', {
+			configurable: true,
+			get: () => (saved ? { ...before, accessToken: theirs } : before),
+		});
+		await sandbox.reset();
+		useTimings({ foreignRenewalWaitMs: { min: 1_000, max: 1_000 } });
+		const clock = new TestClock();
+		clock.drive({ useWait }, 'here');
+		try {
+			const call = valueInNode(store, (context) => transport.listActiveUserIds(context));
+			await until(() => clock.waiting('here').length > 0);
+			saved = true;
+			clock.advance(clock.waiting('here')[0].ms);
+			await call;
+		} finally {
+			resetProcessState();
+			jest.useRealTimers();
+		}
+
+		expect(logOf(sandbox).map((entry) => [entry.endpoint, entry.status])).toEqual([
+			[ACTIVE_USERS, 401],
+			[ACTIVE_USERS, 200],
+		]);
 	});
 
 	test('a renewal of its own revoked before use, and the revoked token is what the store kept: a second renewal, then success', async () => {

@@ -28,6 +28,7 @@ const listed = (fields: Record<string, unknown> = {}) => ({
 	title: request.title,
 	body: request.body,
 	target_user_ids: ['u1'],
+	status: 'sent',
 	scheduled_at: null,
 	created_at: '2026-03-02T09:00:00.000Z',
 	...fields,
@@ -99,8 +100,13 @@ describe('what the list teaches of texts (sends of this process only)', () => {
 		learnFromListed(context, { id: 'someone-else', title: 'New message from', body: 'Open' });
 
 		expect(seenTexts(context)).toEqual({
-			title: { cutLengths: [20], longestWhole: 11 },
-			body: { cutLengths: [], longestWhole: request.body.length },
+			title: { cutLengths: [20], cutUnits: [20], longestWhole: 11, longestWholeUnits: 11 },
+			body: {
+				cutLengths: [],
+				cutUnits: [],
+				longestWhole: request.body.length,
+				longestWholeUnits: request.body.length,
+			},
 		});
 		// A send of another client cut the same way is taken for ours (the API cuts ours so); the shown
 		// length must match.

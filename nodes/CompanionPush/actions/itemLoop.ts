@@ -17,7 +17,7 @@ import type { NothingSent } from '../nodeErrors';
 export const DEFAULT_MAX_PARALLEL_REQUESTS = 100;
 export const MAX_PARALLEL_REQUESTS = 100;
 /** Max Parallel Requests not set: the node starts its requests as n8n's HTTP Request node does
- * (up to this many, a bound on sockets only), and the credential's pace (transport/pace.ts) keeps
+ * (up to this many, a bound on sockets only), and the credential's pace (transport/retry.ts) keeps
  * in flight what the service admitted at its first 429. */
 export const UNSET_MAX_PARALLEL_REQUESTS = 1_000;
 

@@ -1,5 +1,6 @@
 import type { IExecuteFunctions } from 'n8n-workflow';
 
+import { Flags } from './flags';
 import type { LockOutcome } from './lock';
 import { Records } from './records';
 import type { RecordRead } from './records';
@@ -8,7 +9,7 @@ import type { RowWrites } from './turns';
 
 /*
  * The store: the only code that knows n8n's processed-data store. A turn on a node's row, under the
- * lock of its workflow; small records read, written and deleted inside it; the row's bound. How it
+ * lock of its workflow; small records and flags read, written and deleted inside it; the row's bound. How it
  * holds records in a store of hashes, its lock and its bound: README.md beside this file.
  */
 
@@ -31,6 +32,11 @@ export interface StoreTurn {
 	/** Whether each name was kept as one value, as the package kept marks before it kept records
 	 * (read across the upgrade; never written any more). */
 	readOldMarks(names: string[]): Promise<boolean[]>;
+	/** Flags (flags.ts): names kept as one entry each, for many small facts. Whether each is set; a
+	 * test cut short leaves the flags it tested set. */
+	hasFlags(names: string[]): Promise<boolean[]>;
+	setFlags(names: string[]): Promise<void>;
+	clearFlags(names: string[]): Promise<void>;
 }
 
 /**
@@ -44,7 +50,23 @@ export async function inStoreTurn<T>(
 	work: (turn: StoreTurn) => Promise<T>,
 	alone?: string,
 ): Promise<LockOutcome<T>> {
-	return await inRowTurn(context, async (writes) => await work(new Records(writes)), alone);
+	return await inRowTurn(
+		context,
+		async (writes) => {
+			const records = new Records(writes);
+			const flags = new Flags(writes);
+			return await work({
+				read: async (names) => await records.read(names),
+				write: async (values) => await records.write(values),
+				delete: async (names) => await records.delete(names),
+				readOldMarks: async (names) => await records.readOldMarks(names),
+				hasFlags: async (names) => await flags.has(names),
+				setFlags: async (names) => await flags.set(names),
+				clearFlags: async (names) => await flags.clear(names),
+			});
+		},
+		alone,
+	);
 }
 
 /**

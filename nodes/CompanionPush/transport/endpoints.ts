@@ -1,20 +1,53 @@
-import { z } from 'zod';
-
 import { NodeApiError } from 'n8n-workflow';
+import type { ZodType, ZodTypeDef } from 'zod';
 
-import { asNodeError, listReadError, notCancelable } from './errors';
-import type { CompanionPushContext } from './http';
-import { repeatableRequest, repeatableRequestWithHeaders } from './repeatableRequest';
-import { serverTimeMs } from './retry';
+import { readJson, serverTimeMs } from './answers';
+import { asNodeError, listReadError, notCancelable, unexpectedResponse } from './errors';
+import type { ApiCall, CompanionPushContext } from './http';
+import { isRetryableStatus, Tries } from './retry';
 import {
 	activeUsersSchema,
 	cancelSchema,
-	extractSendList,
-	listedNotificationSchema,
+	sendListSchema,
 	notificationDetailSchema,
 	userPageSchema,
 } from './schemas';
 import type { ListedNotification, NotificationDetail, SendListPage, User } from './schemas';
+
+/**
+ * A call that is safe to repeat: every read, and cancel (canceling twice cancels once). Retried on
+ * 5xx, 429, no answer and unreadable (malformed) JSON per the retry policy (retry.ts). Returns the
+ * 2xx body checked against `schema`, with the answer's headers; any other answer becomes a
+ * NodeApiError that names the action. Sends are never made through here (see send.ts).
+ */
+export async function repeatableRequest<T>(
+	context: CompanionPushContext,
+	call: ApiCall,
+	schema: ZodType<T, ZodTypeDef, unknown>,
+): Promise<{ value: T; headers: Record<string, unknown> }> {
+	const tries = new Tries(context, call);
+	for (;;) {
+		const answer = await tries.send();
+		if (answer.kind === 'answer' && answer.status >= 200 && answer.status < 300) {
+			const json = readJson(answer.body);
+			// Malformed JSON (a body cut short) is worth another read; a readable body is checked once.
+			if (json.ok) {
+				const parsed = schema.safeParse(json.value);
+				if (!parsed.success)
+					throw unexpectedResponse(
+						context.getNode(),
+						call.action,
+						answer.redact(json.value),
+						call.itemIndex,
+					);
+				return { value: parsed.data, headers: answer.headers };
+			}
+		} else if (answer.kind === 'answer' && !isRetryableStatus(answer.status)) {
+			throw tries.failure(answer);
+		}
+		if (!(await tries.waitToRetry(answer))) throw tries.failure(answer);
+	}
+}
 
 /** The spec's page size limit for GET /user/list. */
 export const USER_PAGE_SIZE = 1000;
@@ -27,7 +60,7 @@ export async function listUsersPage(
 	limit: number,
 	itemIndex?: number,
 ): Promise<User[]> {
-	return await repeatableRequest(
+	const { value } = await repeatableRequest(
 		context,
 		{
 			method: 'GET',
@@ -38,6 +71,7 @@ export async function listUsersPage(
 		},
 		userPageSchema,
 	);
+	return value;
 }
 
 /** The most users a Return All reads (the whole organization, for Get Many and the All Users
@@ -116,7 +150,7 @@ export async function listActiveUserIds(
 	context: CompanionPushContext,
 	itemIndex?: number,
 ): Promise<string[]> {
-	const response = await repeatableRequest(
+	const { value } = await repeatableRequest(
 		context,
 		{
 			method: 'GET',
@@ -126,7 +160,7 @@ export async function listActiveUserIds(
 		},
 		activeUsersSchema,
 	);
-	return response.data.user_ids;
+	return value.data.user_ids;
 }
 
 export async function getNotification(
@@ -144,7 +178,7 @@ export async function getNotificationWithClock(
 	notificationId: string,
 	itemIndex?: number,
 ): Promise<{ detail: NotificationDetail; serverTimeMs?: number }> {
-	const { value, headers } = await repeatableRequestWithHeaders(
+	const { value, headers } = await repeatableRequest(
 		context,
 		{
 			method: 'GET',
@@ -172,12 +206,12 @@ export async function cancelNotification(
 ): Promise<CancelResult> {
 	const path = `/push-notification/${encodeURIComponent(notificationId)}/cancel`;
 	try {
-		const response = await repeatableRequest(
+		const { value } = await repeatableRequest(
 			context,
 			{ method: 'POST', path, action: `Canceling notification ${notificationId}`, itemIndex },
 			cancelSchema,
 		);
-		return { message: response.message ?? 'Push notification canceled', alreadyCanceled: false };
+		return { message: value.message ?? 'Push notification canceled', alreadyCanceled: false };
 	} catch (error) {
 		if (!(error instanceof NodeApiError) || error.httpCode !== '409')
 			throw asNodeError(context, error, itemIndex);
@@ -189,23 +223,13 @@ export async function cancelNotification(
 	}
 }
 
-const sendListSchema = z.unknown().transform((body, context) => {
-	const list = extractSendList(body);
-	const items = list && z.array(listedNotificationSchema).safeParse(list.items);
-	if (!list || !items?.success) {
-		context.addIssue({ code: z.ZodIssueCode.custom, message: 'not a list of sends' });
-		return z.NEVER;
-	}
-	return { items: items.data, total: list.total };
-});
-
 export async function listNotificationsPage(
 	context: CompanionPushContext,
 	skip: number,
 	limit: number,
 	itemIndex?: number,
 ): Promise<SendListPage> {
-	const { value, headers } = await repeatableRequestWithHeaders(
+	const { value, headers } = await repeatableRequest(
 		context,
 		{
 			method: 'GET',

@@ -1,8 +1,9 @@
 import { jsonParse, NodeApiError, NodeOperationError } from 'n8n-workflow';
 import type { INode, JsonObject } from 'n8n-workflow';
 
+import { shownAddress } from '../../../credentials/companionPushApi/redaction';
 import type { RenewalFailure } from '../../../credentials/companionPushApi/token';
-import type { NoAnswer } from './http/answers';
+import type { FinalAnswer, NoAnswer } from './answers';
 import { excerpt } from './schemas';
 
 /** An n8n error (for this item, when there is one): API and node errors keep their text; anything
@@ -200,7 +201,7 @@ export function networkError(
 	});
 }
 
-/** An answer larger than any the endpoint can give (schemas.ts, answerBytesBound): its reading
+/** An answer larger than any the endpoint can give (answers.ts, answerBytesBound): its reading
  * stopped at the bound, and nothing of it is output. */
 export function answerTooLarge(
 	node: INode,
@@ -263,4 +264,24 @@ export function notCancelable(
 	});
 	error.context.currentStatus = currentStatus;
 	return error;
+}
+
+/** The error for a call's last answer: no answer, an unreadable success body, or a status. */
+export function answerError(
+	node: INode,
+	call: { action: string; itemIndex?: number },
+	answer: FinalAnswer,
+	noAnswerNote?: string,
+): NodeApiError {
+	const { action, itemIndex } = call;
+	if (answer.kind === 'noAnswer')
+		return networkError(node, action, answer, itemIndex, noAnswerNote);
+	if (answer.status >= 200 && answer.status < 300)
+		return unexpectedResponse(node, action, answer.redact(answer.body), itemIndex);
+	// A Location is written by whoever answered: only its origin and path are shown, secrets hidden.
+	const location =
+		typeof answer.headers.location === 'string'
+			? String(answer.redact(shownAddress(answer.headers.location)))
+			: undefined;
+	return apiError(node, { status: answer.status, body: answer.body, location, action, itemIndex });
 }

@@ -2,8 +2,9 @@
  * The node's door to the Push Notification API: every call of the action node and the trigger
  * goes through here. (The only other HTTP call is the credential's own token renewal, in
  * credentials/CompanionPushApi.credentials.ts, which n8n runs when this door asks for a token.)
- * The generic HTTP lives in this folder; safeSend/ holds what keeps a send from going out twice
- * or being lost unreported (the send, its lookup in the list of sends, the match, the registry).
+ * A call goes down: endpoints.ts (the reads and cancel) or safeSend/ (a send, kept from going out
+ * twice or being lost unreported) -> retry.ts (its tries, paced per credential) -> tokenRenewal.ts
+ * (a usable token) -> http.ts (one request) -> answers.ts (what came back).
  */
 export { readCredentialsAnew } from './tokenRenewal';
 export { clearWorkDeadline, setWorkDeadline } from './http';

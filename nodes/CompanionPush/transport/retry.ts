@@ -1,20 +1,20 @@
-import { DateTime } from 'luxon';
 import type { NodeApiError } from 'n8n-workflow';
 
-import { shownAddress } from '../../../credentials/companionPushApi/redaction';
 import { timings, waitFor } from '../common/timings';
 import type { RetryPolicy } from '../common/timings';
-import { apiError, networkError, renewalError, unexpectedResponse } from './errors';
-import { workDeadlineWithin } from './http';
-import type { Answer, ApiCall, CompanionPushContext } from './http';
-import { paceOf } from './pace';
+import { retryAfterMs, serverTimeMs } from './answers';
+import type { Answer, FinalAnswer } from './answers';
+import { answerError, renewalError } from './errors';
+import { credentialKey, workDeadlineWithin } from './http';
+import type { ApiCall, CompanionPushContext } from './http';
 import { exchange } from './tokenRenewal';
 
 /**
- * The retry policy (its numbers: DEFAULT_TIMINGS.retry in common/timings.ts):
+ * The pacing of a call's tries. The retry policy (its numbers: DEFAULT_TIMINGS.retry in
+ * common/timings.ts):
  * - a caller retries an answer only when it says it may (reads: 5xx, no answer, malformed JSON;
  *   sends: see send.ts), at most `maxAttempts` tries;
- * - a 429 slows down every request of the credential (pace.ts) and is retried after its
+ * - a 429 slows down every request of the credential (Pace, below) and is retried after its
  *   Retry-After without spending a try, up to `maxRateLimitedTries` times;
  * - waits grow exponentially from `baseDelayMs`, capped at `maxDelayMs`, with "equal jitter"
  *   (half fixed, half random) so parallel workflows do not retry in step;
@@ -36,39 +36,6 @@ export function backoffDelayMs(
 	return Math.round(ceiling / 2 + random() * (ceiling / 2));
 }
 
-/** The API's clock when it answered: its Date header, or undefined when absent or unreadable. */
-export function serverTimeMs(headers: Record<string, unknown>): number | undefined {
-	const value = Array.isArray(headers.date) ? headers.date[0] : headers.date;
-	return typeof value === 'string' ? httpDateMs(value) : undefined;
-}
-
-/** An HTTP date (RFC 9110: IMF-fixdate, or the obsolete RFC 850 and asctime forms, all in GMT), in ms. */
-function httpDateMs(text: string): number | undefined {
-	const date = DateTime.fromHTTP(text.trim());
-	return date.isValid ? date.toMillis() : undefined;
-}
-
-/**
- * Milliseconds asked by a Retry-After header: seconds as given; an HTTP date measured against the
- * answer's own Date header (the API's clock, which may differ from n8n's), or against n8n's clock
- * when the answer has none. Undefined when absent, unreadable, or a date not in the future: the
- * caller then backs off, so a wait never turns into a burst of calls.
- */
-export function retryAfterMs(
-	header: unknown,
-	answeredAtMs: number | undefined,
-	nowMs: number,
-): number | undefined {
-	const value = Array.isArray(header) ? header[0] : header;
-	if (typeof value !== 'string' && typeof value !== 'number') return undefined;
-	const text = String(value).trim();
-	if (/^\d+(\.\d+)?$/.test(text)) return Math.round(Number(text) * 1000);
-	const date = httpDateMs(text);
-	if (date === undefined) return undefined;
-	const wait = date - (answeredAtMs ?? nowMs);
-	return wait > 0 ? wait : undefined;
-}
-
 /** The Retry-After of an answer, in milliseconds (see retryAfterMs). */
 function askedWaitMs(answer: FinalAnswer | undefined): number | undefined {
 	if (answer?.kind !== 'answer') return undefined;
@@ -85,9 +52,6 @@ export function nextDelayMs(
 	if (askedMs === undefined) return backoffDelayMs(retry, policy);
 	return askedMs > policy.maxRetryAfterMs ? undefined : askedMs;
 }
-
-/** An answer a caller judges: a status, or no answer at all. */
-export type FinalAnswer = Exclude<Answer, { kind: 'renewalFailed' }>;
 
 /**
  * The tries of one call, driven by the caller, who judges each answer:
@@ -172,23 +136,154 @@ export class Tries {
 
 	/** The error for the last answer: no answer, an unreadable success body, or a status. */
 	failure(answer: FinalAnswer, noAnswerNote?: string): NodeApiError {
-		const node = this.context.getNode();
-		const { action, itemIndex } = this.call;
-		if (answer.kind === 'noAnswer')
-			return networkError(node, action, answer, itemIndex, noAnswerNote);
-		if (answer.status >= 200 && answer.status < 300)
-			return unexpectedResponse(node, action, answer.redact(answer.body), itemIndex);
-		// A Location is written by whoever answered: only its origin and path are shown, secrets hidden.
-		const location =
-			typeof answer.headers.location === 'string'
-				? String(answer.redact(shownAddress(answer.headers.location)))
-				: undefined;
-		return apiError(node, {
-			status: answer.status,
-			body: answer.body,
-			location,
-			action,
-			itemIndex,
-		});
+		return answerError(this.context.getNode(), this.call, answer, noAnswerNote);
 	}
+}
+
+/** Above this, a pace that grew back after 429s has no limit of its own any more. */
+const UNLIMITED_FROM = 1000;
+
+/** A request's place in its credential's pace: given by `acquire`, handed back with its answer. */
+export interface Turn {
+	/** Which request of the credential it was (1 for the first): places it before or after a 429. */
+	readonly number: number;
+	/** When its request went out (this process's clock): when it took its turn, until `wentOut`. */
+	startedAt: number;
+}
+
+/**
+ * How many requests of one credential may be in flight, adapted to the service, whose rate limits
+ * the spec does not show. No limit of its own until the service answers 429. A 429 starts an
+ * episode: the limit becomes what the service was seen to admit (the first time) or halves (after
+ * that), and every request of the credential waits out the `Retry-After`. The 429s of requests that
+ * went out before the episode started are the same news (the service had not yet seen us slow
+ * down), so they neither halve again nor move the pause (TCP, likewise, decreases once per round
+ * trip). What the service was seen to admit is how many of our requests it held at once, on
+ * average (Little's law): the round trips of its admitted answers, summed, over the time since the
+ * current burst's first request left (or since the last pause). That is also what keeping up the
+ * rate it admitted takes. A count of the admitted answers would not do: requests that left one
+ * after another were admitted one after another. The limit never falls below it. After that
+ * many answers without a 429 one more may be in flight (additive increase). Reads and sends share
+ * it. The callers' own bound (Max Parallel Requests) applies on top.
+ * Process memory (`paces`, per credential): with several processes each adapts on its own; N
+ * processes start at N x the node's bound and each keeps to what the service admitted at its first 429.
+ */
+export class Pace {
+	limit = Infinity;
+	inFlight = 0;
+	private resumeAt = 0;
+	private successes = 0;
+	private readonly waiting: Array<() => void> = [];
+	/** Turns given so far, and how many had been given when the current episode started (and when). */
+	private turns = 0;
+	private turnsBeforeEpisode = 0;
+	private episodeStartedAt = 0;
+	/** The evidence: the answers admitted of requests that went out since `admittedSince`. */
+	private admittedSince = 0;
+	/** A burst has started (nothing was in flight) and its first request has not gone out yet. */
+	private burstStarting = false;
+	/** The round trips of those answers, summed (as this process measured them: the time the service
+	 * held them, plus this process's own delays). */
+	private admittedMs = 0;
+
+	async acquire(): Promise<Turn> {
+		for (;;) {
+			const pause = this.resumeAt - Date.now();
+			if (pause > 0) await waitFor(pause);
+			else if (this.inFlight >= this.limit)
+				await new Promise<void>((resolve) => this.waiting.push(resolve));
+			else {
+				const startedAt = Date.now();
+				// Without a limit, the evidence is that of the current burst: it starts when nothing
+				// was in flight (a process may have sent for days before its first 429).
+				if (this.inFlight === 0 && this.limit === Infinity) {
+					this.admittedSince = startedAt;
+					this.admittedMs = 0;
+					this.burstStarting = true;
+				}
+				this.inFlight++;
+				return { number: ++this.turns, startedAt };
+			}
+		}
+	}
+
+	/**
+	 * The turn's request leaves now. A turn is taken before the token is there and before the
+	 * process lets the request be built (http.ts, letIoThrough): the burst's evidence starts when its
+	 * first request leaves, and a round trip when its own request does. Called again for a request
+	 * made again within the turn (after a 401).
+	 */
+	wentOut(turn: Turn): void {
+		turn.startedAt = Date.now();
+		if (this.burstStarting) {
+			this.burstStarting = false;
+			this.admittedSince = turn.startedAt;
+		}
+	}
+
+	release(): void {
+		this.inFlight--;
+		this.waiting.shift()?.();
+	}
+
+	/** A 429 for `turn`: fewer in flight, and nobody sends before `retryAfterMs` has passed. */
+	rateLimited(turn: Turn, retryAfterMs: number): void {
+		if (turn.number <= this.turnsBeforeEpisode) {
+			// Part of the current episode: its wait counts from when the episode started, not from its
+			// own later answer. Safe: a pause too short costs one more 429 (nothing done), never a send.
+			this.resumeAt = Math.max(this.resumeAt, this.episodeStartedAt + retryAfterMs);
+			return;
+		}
+		const now = Date.now();
+		// Without a limit yet, what was in flight is whatever the callers started, possibly many times
+		// what the service takes: the limit becomes what it was seen to admit. With one, it halves.
+		const decreased =
+			this.limit === Infinity ? 0 : Math.floor(Math.min(this.limit, this.inFlight + 1) / 2);
+		this.limit = Math.min(this.limit, Math.max(1, decreased, this.admittedInFlight(now)));
+		this.successes = 0;
+		this.turnsBeforeEpisode = this.turns;
+		this.episodeStartedAt = now;
+		this.resumeAt = Math.max(this.resumeAt, now + retryAfterMs);
+		// The next evidence: what the service admits once the pause is over.
+		this.admittedSince = this.resumeAt;
+		this.admittedMs = 0;
+		this.burstStarting = false;
+	}
+
+	/** An answer that was not a 429: after `limit` of them, one more may be in flight. */
+	answered(turn: Turn, status: number): void {
+		const now = Date.now();
+		// A 5xx may come from a gateway that never reached the service: no evidence of admission.
+		if (status < 500) {
+			if (turn.startedAt >= this.admittedSince) this.admittedMs += now - turn.startedAt;
+		}
+		if (this.limit === Infinity || ++this.successes < this.limit) return;
+		this.successes = 0;
+		this.limit = this.limit + 1 >= UNLIMITED_FROM ? Infinity : this.limit + 1;
+		this.waiting.shift()?.();
+	}
+
+	/**
+	 * How many in flight the evidence shows the service admits: the admitted answers' round trips
+	 * over the time since `admittedSince`, their average number in flight (rounded down).
+	 */
+	private admittedInFlight(now: number): number {
+		const windowMs = now - this.admittedSince;
+		return windowMs > 0 ? Math.floor(this.admittedMs / windowMs) : 0;
+	}
+}
+
+let paces = new Map<string, Pace>();
+
+/** The pace of a credential's requests in this process. */
+export function paceOf(context: CompanionPushContext): Pace {
+	const key = credentialKey(context);
+	let pace = paces.get(key);
+	if (!pace) paces.set(key, (pace = new Pace()));
+	return pace;
+}
+
+/** Tests: every credential starts again without a limit. */
+export function resetPaces(): void {
+	paces = new Map();
 }

@@ -129,7 +129,7 @@ const LIST_KEYS = ['items', 'notifications', 'results', 'sends', 'records', 'row
 
 /** Finds the array of sends in any of the plausible shapes: a bare array; `{data: [...]}`;
  * `{data: {items|notifications|...: [...], total}}`; or the same keys at the top level. */
-export function extractSendList(body: unknown): { items: unknown[]; total?: number } | undefined {
+function extractSendList(body: unknown): { items: unknown[]; total?: number } | undefined {
 	if (Array.isArray(body)) return { items: body };
 	if (typeof body !== 'object' || body === null) return undefined;
 	const record = body as Record<string, unknown>;
@@ -147,6 +147,17 @@ export function extractSendList(body: unknown): { items: unknown[]; total?: numb
 	}
 	return undefined;
 }
+
+/** The list of sends, in whichever of those shapes it came, with its elements checked. */
+export const sendListSchema = z.unknown().transform((body, context) => {
+	const list = extractSendList(body);
+	const items = list && z.array(listedNotificationSchema).safeParse(list.items);
+	if (!list || !items?.success) {
+		context.addIssue({ code: z.ZodIssueCode.custom, message: 'not a list of sends' });
+		return z.NEVER;
+	}
+	return { items: items.data, total: list.total };
+});
 
 /** A short, printable excerpt of what came back, for error messages about unexpected shapes. */
 export function excerpt(value: unknown, max = 300): string {
@@ -183,20 +194,6 @@ export interface SendListPage {
 	serverTimeMs?: number;
 }
 
-const MIB = 1024 * 1024;
-
-/**
- * The most the node reads of one answer, counted while it arrives (http/bodyReading.ts): far above any answer
- * the spec allows, and far below what would hurt n8n's memory or output. The largest ones:
- * - the detail of a send lists one delivery per phone, about 150 bytes each: 16 MiB is over 100,000
- *   phones, a hundred times a send of 1000 users (the spec's batch) with a phone each;
- * - a page of the user list holds at most 1000 users of five short text fields (well under 1 MiB);
- *   a page of the list of sends, 100 sends (the size the node asks for) of a title and a body;
- * - the users with an active app come all at once, unpaged: 32 MiB is a million user ids.
- */
-const ANSWER_BYTES = 16 * MIB;
-const ACTIVE_USERS_ANSWER_BYTES = 32 * MIB;
-
 /** The endpoint a request goes to, as the spec names it (`GET /push-notification/{id}`), for messages. */
 export function endpointOf(method: string, path: string): string {
 	const named = path.replace(
@@ -204,11 +201,4 @@ export function endpointOf(method: string, path: string): string {
 		'/push-notification/{id}',
 	);
 	return `${method} ${named}`;
-}
-
-/** The most the node reads of an answer of this endpoint, in bytes (see ANSWER_BYTES). */
-export function answerBytesBound(method: string, path: string): number {
-	return method === 'GET' && path === '/user-device/users'
-		? ACTIVE_USERS_ANSWER_BYTES
-		: ANSWER_BYTES;
 }

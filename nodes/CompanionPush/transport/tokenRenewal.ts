@@ -1,13 +1,13 @@
-import { NodeOperationError, sleep } from 'n8n-workflow';
+import { NodeOperationError } from 'n8n-workflow';
 import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
 
 import { checkBaseUrl } from '../../../credentials/companionPushApi/baseUrl';
 import { secretsFingerprint } from '../../../credentials/companionPushApi/token';
 import type { RenewalFailure } from '../../../credentials/companionPushApi/token';
-import { timings } from '../common/timings';
-import { CREDENTIAL_TYPE, credentialKey } from './credentialKey';
-import { requestOnce } from './http';
-import type { Answer, ApiCall, CompanionPushContext } from './http';
+import { timings, waitFor } from '../common/timings';
+import type { Answer } from './answers';
+import { CREDENTIAL_TYPE, credentialKey, requestOnce } from './http';
+import type { ApiCall, CompanionPushContext } from './http';
 
 /*
  * The access token: renewed a few minutes before it expires, and after a 401.
@@ -19,7 +19,7 @@ import type { Answer, ApiCall, CompanionPushContext } from './http';
  *   into the object it was handed before sending. So renewing is "send with an emptied token", and
  *   the renewed token is read back from that object.
  * - The 401 path: n8n renews and retries by itself only when the request throws on a 401. With
- *   `ignoreHttpStatusErrors` (see http/index.ts) nothing throws, so the 401 is handled here instead, the
+ *   `ignoreHttpStatusErrors` (see http.ts) nothing throws, so the 401 is handled here instead, the
  *   same way in every n8n version, with a bound on renewals.
  * - The saved token: `getCredentials` reads the stored credential, so a token another call or
  *   process renewed and saved is seen by the next read.
@@ -168,7 +168,7 @@ async function tokenSavedSince(
 	for (const waitMs of [0, min + Math.random() * (max - min)]) {
 		// A renewal of this process is under way: join it rather than read or wait.
 		if (renewalsInFlight.has(key)) return undefined;
-		if (waitMs > 0) await sleep(waitMs);
+		if (waitMs > 0) await waitFor(waitMs);
 		const stored = await context.getCredentials(CREDENTIAL_TYPE, call.itemIndex);
 		if (!issuedFor(stored, baseUrl)) return 'moved';
 		const usable =

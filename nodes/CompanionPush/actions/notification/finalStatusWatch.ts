@@ -1,7 +1,7 @@
-import { sleep } from 'n8n-workflow';
 import type { IExecuteFunctions } from 'n8n-workflow';
 
 import { runPool } from '../../common/pool';
+import { waitFor } from '../../common/timings';
 import { getNotification, listNotifications } from '../../transport';
 import type { ListedNotification, NotificationDetail, NotificationRecord } from '../../transport';
 import { isMoving } from '../../common/sendStates';
@@ -88,7 +88,7 @@ export class FinalStatusWatch {
 
 	private async runRounds(): Promise<void> {
 		// Let every follow of this run join the first round.
-		await sleep(0);
+		await waitFor(0);
 		for (
 			let interval = FIRST_INTERVAL_MS;
 			this.follows.size > 0;
@@ -97,7 +97,7 @@ export class FinalStatusWatch {
 			await this.round();
 			if (this.follows.size === 0) return;
 			const nextDeadline = Math.min(...[...this.follows].map((follow) => follow.deadline));
-			await sleep(Math.max(0, Math.min(interval, nextDeadline - Date.now())));
+			await waitFor(Math.max(0, Math.min(interval, nextDeadline - Date.now())));
 		}
 	}
 

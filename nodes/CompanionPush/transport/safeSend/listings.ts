@@ -1,9 +1,9 @@
 import { parseTime, timePrecisionMs } from '../../common/time';
-import { credentialKey } from '../credentialKey';
+import { credentialKey } from '../http';
 import type { CompanionPushContext } from '../http';
 import type { SendRequest } from '../schemas';
-import { isCutOf, lengthOf, NO_EVIDENCE } from './match';
-import type { SeenTexts, TextEvidence } from './match';
+import { learnText, NO_EVIDENCE, noEvidence } from './match';
+import type { SeenTexts } from './match';
 
 /*
  * What the list of sends showed of this process's own sends, per credential:
@@ -98,15 +98,6 @@ export function recordListing(
 	if (!ofThisCredential.has(id)) setNewest(ofThisCredential, id, { sentAt }, SENT_TEXTS_LIMIT);
 }
 
-function learnText(evidence: TextEvidence, shown: unknown, sent: string): void {
-	if (typeof shown !== 'string') return;
-	const wanted = sent.trim();
-	const got = shown.trim();
-	if (got === wanted) evidence.longestWhole = Math.max(evidence.longestWhole, lengthOf(wanted));
-	else if (isCutOf(got, wanted) && !evidence.cutLengths.includes(lengthOf(shown)))
-		evidence.cutLengths.push(lengthOf(shown));
-}
-
 /** A send the list shows: when it is one of this process's, what it shows of its texts is evidence of
  * how this API stores them. */
 export function learnFromListed(
@@ -123,14 +114,7 @@ export function learnFromListed(
 	}
 	const sent = sentTexts.get(credentialKey(context))?.get(listed.id);
 	if (!sent) return;
-	const seen = ofCredential(
-		textEvidence,
-		context,
-		(): SeenTexts => ({
-			title: { cutLengths: [], longestWhole: 0 },
-			body: { cutLengths: [], longestWhole: 0 },
-		}),
-	);
+	const seen = ofCredential(textEvidence, context, noEvidence);
 	learnText(seen.title, listed.title, sent.title);
 	learnText(seen.body, listed.body, sent.body);
 }

@@ -3,14 +3,13 @@ import type { SendRequest } from '../schemas';
 
 /**
  * Whether a send the API shows (an element of the list of sends, or a send's detail record) is the
- * send of a request, field by field. Pure: no call, no clock; what the API was seen to do with our
- * own texts (TextEvidence) is given.
- *
- * Each field the request defines is `same`, `different`, `notShown` (the record does not carry it)
- * or `unsure` (it carries it, but what it shows cannot tell). The list's body is not part of the
- * API's documented contract, so any field may be missing from it; the detail record carries title, body, image, deeplink, scheduled time and creation time,
- * and the recipients only through its delivery entries (one per phone, or one `no_device` entry per
- * user without an active app) once the send was dispatched.
+ * send of a request, field by field: the same, different (proven), or it cannot tell. Pure: no call,
+ * no clock; what the API was seen to do with our own texts (TextEvidence) is given. "Not ours" needs
+ * proof as strong as "ours": a difference the spec lets the API make (surrounding space, a cut
+ * counted in code points or UTF-16 units, the case of user IDs, recipients outside the organization
+ * shown or counted or not, fields left out of the list, whose body is "not shown") proves nothing; a
+ * canceled send is never the one looked for. The detail shows recipients only through its delivery
+ * entries, once the send went out.
  */
 
 /** `unsure`: shown, but what is shown cannot tell (a shorter text, with no evidence that this API cuts
@@ -19,10 +18,13 @@ import type { SendRequest } from '../schemas';
 export type FieldVerdict = 'same' | 'different' | 'notShown' | 'unsure';
 
 /** The fields that must be shown the same before a send counts as ours: without them two sends
- * with the same text (a daily message, one message per user) cannot be told apart. */
-const REQUIRED: ReadonlyArray<keyof Comparison> = ['title', 'body', 'recipients', 'scheduledAt'];
+ * with the same text (a daily message, one message per user) cannot be told apart, nor a canceled
+ * send from ours. */
+const REQUIRED = ['state', 'title', 'body', 'recipients', 'scheduledAt'] as const;
 
 export interface Comparison {
+	/** Its status: `different` when canceled, `same` when any other. */
+	state: FieldVerdict;
 	title: FieldVerdict;
 	body: FieldVerdict;
 	imageUrl: FieldVerdict;
@@ -36,12 +38,17 @@ export interface Comparison {
 export type Match = 'different' | 'exact' | 'undecided';
 
 /** What this API was seen to do with the texts of our own sends, for one field (see listings.ts):
- * where it cut them, and how long a text it kept whole. Nothing seen: both empty. */
+ * where it cut them, and how long a text it kept whole, counted both ways an API may count (the
+ * spec's enforced lengths are "not shown"): code points and UTF-16 units. Nothing seen: all empty. */
 export interface TextEvidence {
 	/** The lengths (code points, as shown, an ellipsis included) of texts of ours it showed cut short. */
 	cutLengths: number[];
+	/** The same lengths in UTF-16 units. */
+	cutUnits: number[];
 	/** The longest text of ours (code points, trimmed) it showed whole; 0 when none was seen. */
 	longestWhole: number;
+	/** The same in UTF-16 units. */
+	longestWholeUnits: number;
 }
 
 /** Evidence on titles and bodies, learned from the list of sends. */
@@ -50,10 +57,13 @@ export interface SeenTexts {
 	body: TextEvidence;
 }
 
-export const NO_EVIDENCE: SeenTexts = {
-	title: { cutLengths: [], longestWhole: 0 },
-	body: { cutLengths: [], longestWhole: 0 },
-};
+/** Evidence of nothing, to fill in as the list shows sends of ours (learnText). */
+export function noEvidence(): SeenTexts {
+	const none = () => ({ cutLengths: [], cutUnits: [], longestWhole: 0, longestWholeUnits: 0 });
+	return { title: none(), body: none() };
+}
+
+export const NO_EVIDENCE: SeenTexts = noEvidence();
 
 /** Code points, as a database column counts them. */
 export function lengthOf(text: string): number {
@@ -67,12 +77,37 @@ export function isCutOf(shown: string, sent: string): boolean {
 	return cut.length > 0 && cut.length < sent.length && sent.startsWith(cut);
 }
 
+/** What the list showed of a text of ours (`sent`): kept whole, or cut to a length, both counts. */
+export function learnText(evidence: TextEvidence, shown: unknown, sent: string): void {
+	if (typeof shown !== 'string') return;
+	const wanted = sent.trim();
+	const got = shown.trim();
+	if (got === wanted) {
+		evidence.longestWhole = Math.max(evidence.longestWhole, lengthOf(wanted));
+		evidence.longestWholeUnits = Math.max(evidence.longestWholeUnits, wanted.length);
+	} else if (isCutOf(got, wanted)) {
+		if (!evidence.cutLengths.includes(lengthOf(shown))) evidence.cutLengths.push(lengthOf(shown));
+		if (!evidence.cutUnits.includes(shown.length)) evidence.cutUnits.push(shown.length);
+	}
+}
+
+/** Whether `shown`, a cut of `wanted`, has a length this API was seen to cut ours to, counted either
+ * way; a cut by UTF-16 units inside an emoji may also have dropped the half it kept (one unit less). */
+function cutAsSeen(shown: string, wanted: string, evidence: TextEvidence): boolean {
+	if (evidence.cutLengths.includes(lengthOf(shown)) || evidence.cutUnits.includes(shown.length))
+		return true;
+	const kept = shown.trim();
+	const next = wanted.startsWith(kept) ? wanted.charCodeAt(kept.length) : NaN;
+	return next >= 0xd800 && next <= 0xdbff && evidence.cutUnits.includes(shown.length + 1);
+}
+
 /**
- * A text as the API shows it: the same once surrounding white space is trimmed. Shorter, as a prefix
- * of ours (an API may cut texts on storage), it is ours only when this API was seen to cut a text of
- * ours to that very length; it is another text when this API was seen to keep a text of ours at least
- * as long whole; otherwise nothing tells (`unsure`): "New message from Ann" may be another client's
- * text, or ours cut.
+ * A text as the API shows it ("As sent"): the same once surrounding white space is trimmed. Shorter,
+ * as a prefix of ours (the spec: "Enforced maximum lengths of title and body: not shown", nor how they
+ * count), ours only where this API was seen to cut a text of ours to that length, in either count;
+ * it is another text only when this API was seen to keep texts of ours at least as long whole in both
+ * counts (a text has at least as many units as code points); otherwise nothing tells (`unsure`): "New
+ * message from Ann" may be another client's text, or ours cut.
  */
 function compareText(
 	shown: unknown,
@@ -85,8 +120,10 @@ function compareText(
 	if (got === undefined) return 'different';
 	if (got === wanted) return 'same';
 	if (!isCutOf(got, wanted)) return 'different';
-	if (evidence?.cutLengths.includes(lengthOf(shown as string))) return 'same';
-	if (evidence && evidence.longestWhole >= lengthOf(wanted)) return 'different';
+	if (!evidence) return 'unsure';
+	if (cutAsSeen(shown as string, wanted, evidence)) return 'same';
+	const wholeUnits = Math.max(evidence.longestWholeUnits, evidence.longestWhole);
+	if (evidence.longestWhole >= lengthOf(wanted) && wholeUnits >= wanted.length) return 'different';
 	return 'unsure';
 }
 
@@ -133,32 +170,41 @@ function compareSchedule(
 	return Math.abs(shownTime.ms - sentMs) < 1000 ? 'same' : 'different';
 }
 
-function sameSet(shown: string[], wanted: ReadonlySet<string>): boolean {
-	const unique = new Set(shown);
-	return unique.size === wanted.size && [...unique].every((userId) => wanted.has(userId));
+/** A user ID as compared: the spec says nothing of case, so an API may show ours in another case. */
+function idKey(userId: unknown): string {
+	return String(userId).trim().toLowerCase();
 }
 
-/** Recipients from a listed send's `target_user_ids`. */
-function compareTargets(shown: unknown, wanted: ReadonlySet<string>): FieldVerdict {
-	if (!Array.isArray(shown)) return 'notShown';
-	return sameSet(shown.map(String), wanted) ? 'same' : 'different';
+/** Users a send shows against ours: one that is not ours proves another send; all of ours, ours;
+ * only some of ours, nothing (IDs outside the organization "do not receive", so an API may leave
+ * them out). */
+function compareUsers(shown: Iterable<unknown>, wanted: ReadonlySet<string>): FieldVerdict {
+	const users = new Set([...shown].map(idKey));
+	const ours = new Set([...wanted].map(idKey));
+	if ([...users].some((userId) => !ours.has(userId))) return 'different';
+	if (users.size === ours.size) return 'same';
+	return users.size === 0 ? 'notShown' : 'unsure';
 }
 
-/** Recipients from a detail: the users of its delivery entries, and its targeted-users counter.
- * Every recipient of the organization has at least one entry once the send went out; users of other
- * organizations have none, so fewer users than sent to cannot prove or disprove anything. */
+/** Recipients from a detail: the users of its delivery entries (one entry at least per recipient of
+ * the organization, once the send went out), and its targeted-users counter: "Users in the recipient
+ * list", which an API may count with or without those outside the organization, so only more users
+ * than ours prove another send. */
 export function compareDeliveries(
 	deliveries: ReadonlyArray<{ user_id: string }>,
 	targetedUsers: number | undefined,
 	wanted: ReadonlySet<string>,
 ): FieldVerdict {
-	if (targetedUsers !== undefined && targetedUsers > 0 && targetedUsers !== wanted.size)
-		return 'different';
-	if (deliveries.length === 0) return 'notShown';
-	const users = new Set(deliveries.map((delivery) => String(delivery.user_id)));
-	if ([...users].some((userId) => !wanted.has(userId))) return 'different';
-	return users.size === wanted.size ? 'same' : 'notShown';
+	if (targetedUsers !== undefined && targetedUsers > wanted.size) return 'different';
+	return compareUsers(
+		deliveries.map((delivery) => delivery.user_id),
+		wanted,
+	);
 }
+
+/** Canceled "before sending": nothing went out, so it is never the send looked for. */
+const stateOf = (status: unknown): FieldVerdict =>
+	typeof status !== 'string' ? 'notShown' : status === 'canceled' ? 'different' : 'same';
 
 /** Compares a record the API shows with the request. `recipients` may be given when the record
  * itself does not carry them (a detail's deliveries). `seen`: what this API was seen to do with
@@ -170,7 +216,9 @@ export function compareSend(
 	recipients?: FieldVerdict,
 ): Comparison {
 	const wanted = new Set(request.target_user_ids);
+	const targets = record.target_user_ids;
 	return {
+		state: stateOf(record.status),
 		title: compareText(record.title, request.title, seen.title),
 		body: compareText(record.body, request.body, seen.body),
 		// Nothing is learned of links and ids: shown shorter, they cannot tell.
@@ -178,9 +226,11 @@ export function compareSend(
 		deeplink: compareText(record.deeplink, request.deeplink),
 		announcementId: compareText(record.announcement_id, request.announcement_id),
 		scheduledAt: compareSchedule(record.scheduled_at, request.scheduled_at, record.created_at),
-		recipients: recipients ?? compareTargets(record.target_user_ids, wanted),
+		recipients: recipients ?? (Array.isArray(targets) ? compareUsers(targets, wanted) : 'notShown'),
 	};
 }
+
+const VERDICTS_FIRST_WINS: FieldVerdict[] = ['different', 'same', 'unsure'];
 
 /** Two views of one send (the list entry and the detail): a field shown in either counts. */
 export function combine(first: Comparison, second: Comparison): Comparison {
@@ -189,13 +239,7 @@ export function combine(first: Comparison, second: Comparison): Comparison {
 		const a = first[field];
 		const b = second[field];
 		const either = (verdict: FieldVerdict) => a === verdict || b === verdict;
-		both[field] = either('different')
-			? 'different'
-			: either('same')
-				? 'same'
-				: either('unsure')
-					? 'unsure'
-					: 'notShown';
+		both[field] = VERDICTS_FIRST_WINS.find(either) ?? 'notShown';
 	}
 	return both;
 }
@@ -222,6 +266,8 @@ export function notTold(comparison: Comparison): string[] {
 		announcementId: 'only with a shorter announcement id',
 		scheduledAt:
 			'only with a scheduled time that cannot tell (none, for a send made about when ours was due, or one written without a time zone)',
+		recipients:
+			'only with some of its recipients (this API may leave out, or not count, users outside the organization)',
 	};
 	// Only the fields a send must show to count as ours keep it undecided when hidden.
 	const hidden = notShown(comparison).filter((field) =>
@@ -236,6 +282,7 @@ export function notTold(comparison: Comparison): string[] {
 }
 
 const FIELD_NAMES: Record<keyof Comparison, string> = {
+	state: 'status',
 	title: 'title',
 	body: 'body',
 	imageUrl: 'image',

@@ -1,11 +1,11 @@
 import { randomBytes } from 'crypto';
 
 import { timings } from '../../common/timings';
-import { credentialKey } from '../credentialKey';
+import { readJson, serverTimeMs } from '../answers';
 import { cancelNotification } from '../endpoints';
-import { readJson } from '../http';
+import { credentialKey } from '../http';
 import type { CompanionPushContext } from '../http';
-import { serverTimeMs, Tries } from '../retry';
+import { Tries } from '../retry';
 import { sendAcceptedSchema } from '../schemas';
 import type { SendRequest } from '../schemas';
 import { noteApiClock, watchSendsMadeSince } from './listings';

@@ -1,4 +1,4 @@
-import { credentialKey } from '../credentialKey';
+import { credentialKey } from '../http';
 import type { CompanionPushContext } from '../http';
 import type { SendRequest } from '../schemas';
 import { ofCredential, recordListing, setNewest } from './listings';

@@ -1,10 +1,10 @@
 import { randomUUID } from 'crypto';
 
 import { unexpectedResponse } from '../errors';
-import { readJson } from '../http';
+import { readJson, serverTimeMs } from '../answers';
+import type { FinalAnswer } from '../answers';
 import type { CompanionPushContext } from '../http';
-import { serverTimeMs, Tries } from '../retry';
-import type { FinalAnswer } from '../retry';
+import { Tries } from '../retry';
 import { sendAcceptedSchema } from '../schemas';
 import type { SendRequest } from '../schemas';
 import { noteApiClock } from './listings';

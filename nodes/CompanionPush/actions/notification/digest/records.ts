@@ -31,7 +31,8 @@ export type WindowReading =
 	| {
 			state: 'open';
 			record: WindowRecord;
-			/** A run was replacing this window's send when it stopped: its replacement may exist. */
+			/** A run canceled this window's send and did not write what came of its replacement: that
+			 * replacement may exist. */
 			replacing: boolean;
 	  };
 
@@ -50,8 +51,8 @@ export const windowName = ({ userId, digestKey }: DigestScope) =>
 export const eventName = (key: string, { userId, digestKey }: DigestScope) =>
 	JSON.stringify(['digestEvent', key, userId, digestKey]);
 
-/** The text of a window's record; `replacing` while a run replaces its send (between its cancel and
- * the new record). */
+/** The text of a window's record; `replacing` once a run canceled its send, until it writes what came
+ * of the replacement (which may leave from then on). */
 export function encodeWindow(record: WindowRecord, replacing = false): string {
 	const { sendId, startSec, endSec, count } = record;
 	return JSON.stringify([sendId, startSec, endSec, count, replacing ? 1 : 0]);

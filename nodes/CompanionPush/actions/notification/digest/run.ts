@@ -20,7 +20,8 @@ import type { DigestEvent, ScopePlan, ScopeResult } from './window';
  *   options.ts  the Digest options of an item, read and checked with the other input (send/input.ts)
  *   run.ts      (this file) the run's events, what earlier tries made of them, the output
  *   turn.ts     the run's one turn under the store's lock: records read, scopes decided, written
- *   window.ts   one person's window: its earlier send canceled and replaced, or a new one started
+ *   window.ts   one person's window: its earlier send canceled, or a new one started
+ *   schedule.ts the send that carries the window's events; a refused one's earlier send made again
  *   records.ts  a window's record and a used key's, as the store keeps them
  */
 
@@ -89,7 +90,7 @@ export async function digestItems(
 					error: new NodeOperationError(context.getNode(), reason, {
 						itemIndex: plan.events[0].item.itemIndex,
 						description:
-							'Nothing was scheduled for these events. Run the node again once the database answers.',
+							"Nothing was scheduled for these events. A window's send canceled meanwhile keeps its earlier events for the window's next event. Run the node again once the database answers.",
 					}),
 				};
 			}
@@ -117,7 +118,7 @@ function outputsOf(
 			const json = {
 				skipped: true,
 				skipReason: keysLost.has(event)
-					? "Idempotency Key: n8n's store could not read back whether an earlier run put this event in a digest (n8n stopped in the middle of a write), so it is not digested again: check the person's sends"
+					? "Idempotency Key: n8n's store shows that an earlier run took this event but not what came of it (n8n or its store stopped before it was written), so it is not digested again: check the person's sends"
 					: 'Idempotency Key already used: an earlier run put this event in a digest',
 				idempotencyKey: event.item.idempotency!.key,
 				digestKey: event.rule.digestKey,

@@ -4,22 +4,31 @@ import { runPool } from '../../../common/pool';
 import { LOST } from '../../../store';
 import type { StoreTurn } from '../../../store';
 import { encodeWindow, eventName, readWindow, windowName } from './records';
-import { decideScope } from './window';
+import { scheduleStep } from './schedule';
+import { cancelStep } from './window';
 import type { DigestEvent, ScopePlan } from './window';
 
-/* The run's one turn under the store's lock: the windows and used keys read from their records, each
- * scope decided (window.ts), and what came of it written back. */
+/* The run's one turn under the store's lock: the windows and used keys read from their records, the
+ * windows' sends canceled, what may leave written down, the sends scheduled, and what came of them
+ * written back. */
 
-/** The record of an event's Idempotency Key, used: one per person of the item. */
-const keyUsedName = (event: DigestEvent) =>
+/** The record of an event's Idempotency Key: one per person of the item. */
+const keyName = (event: DigestEvent) =>
 	eventName(event.item.idempotency!.key, {
 		userId: event.userId,
 		digestKey: event.rule.digestKey,
 	});
 
-/** One turn: read every window not decided yet, cancel and schedule per scope (in parallel), then
- * write what came of every scope (again, for those a turn whose lock was taken over decided: the
- * other holder's writes may have overtaken them; writing a record twice changes nothing). */
+/** A key's record: `claimed` before its event's send leaves, `used` once the send is known made. */
+const CLAIMED = 'claimed';
+const USED = 'used';
+
+const keyedEvents = (plan: ScopePlan) => plan.events.filter((event) => event.item.idempotency);
+
+/** One turn: read every window not decided yet, cancel the open windows' sends (in parallel), write
+ * down what may leave, schedule per scope (in parallel), then write what came of every scope (again,
+ * for those a turn whose lock was taken over decided: the other holder's writes may have overtaken
+ * them; writing a record twice changes nothing). */
 export async function digestInTurn(
 	context: IExecuteFunctions,
 	turn: StoreTurn,
@@ -30,56 +39,66 @@ export async function digestInTurn(
 	const undecided = plans.filter((plan) => plan.result === undefined);
 	const reads = await turn.read(undecided.map(({ scope }) => windowName(scope)));
 	undecided.forEach((plan, index) => (plan.reading = readWindow(reads[index])));
-	// Marked as being replaced before its send is canceled: a run that stops between its cancel and
-	// the new record leaves the mark.
-	await turn.write(
-		undecided.flatMap(
-			({ scope, reading }): Array<[string, string]> =>
-				reading.state === 'open' && !reading.replacing
-					? [[windowName(scope), encodeWindow(reading.record, true)]]
-					: [],
-		),
-	);
-
 	await runPool(undecided.length, maxParallel, async (index) => {
-		await decideScope(context, undecided[index]);
+		await cancelStep(context, undecided[index]);
 	});
 
-	const renewed = plans.filter((plan) => plan.next && plan.result?.ok);
+	// Before anything leaves: each event's key claimed (a copy delivered again, whatever becomes of
+	// this turn's last write, is never digested twice), and each window whose send was canceled
+	// marked (a replacement may exist from now on: a run that finds the mark never carries the
+	// window's events a second time). A window without the mark whose send is canceled had no
+	// replacement: the next event carries its events.
+	const sending = undecided.filter((plan) => plan.result === undefined);
+	await turn.write(
+		sending.flatMap(
+			(plan): Array<[string, string]> => [
+				...(plan.canceledSendId && plan.reading.state === 'open'
+					? [[windowName(plan.scope), encodeWindow(plan.reading.record, true)] as [string, string]]
+					: []),
+				...keyedEvents(plan).map((event): [string, string] => [keyName(event), CLAIMED]),
+			],
+		),
+	);
+	await runPool(sending.length, maxParallel, async (index) => {
+		await scheduleStep(context, sending[index]);
+	});
+
+	const renewed = plans.filter((plan) => plan.next);
 	await turn.write(
 		plans.flatMap(
 			(plan): Array<[string, string]> => [
-				...(renewed.includes(plan)
-					? [[windowName(plan.scope), encodeWindow(plan.next!)] as [string, string]]
+				...(plan.next
+					? [[windowName(plan.scope), encodeWindow(plan.next)] as [string, string]]
 					: []),
 				...(plan.placed
-					? plan.events
-							.filter((event) => event.item.idempotency)
-							.map((event): [string, string] => [keyUsedName(event), 'used'])
+					? keyedEvents(plan).map((event): [string, string] => [keyName(event), USED])
 					: []),
 			],
 		),
 	);
-	// A window replaced or closed without a new record goes, and so does one that cannot be read.
+	// A window replaced or closed without a new record goes, and so does one that cannot be read; the
+	// keys of events refused go too (they are free for a copy delivered again).
 	const dropped = plans.filter(
 		({ reading, dropOld }) =>
 			(dropOld && reading.state === 'open') || reading.state === 'unreadable',
 	);
-	await turn.delete(
-		dropped.filter((plan) => !renewed.includes(plan)).map(({ scope }) => windowName(scope)),
-	);
+	await turn.delete([
+		...dropped.filter((plan) => !renewed.includes(plan)).map(({ scope }) => windowName(scope)),
+		...sending
+			.filter((plan) => !plan.placed && plan.result !== undefined)
+			.flatMap((plan) => keyedEvents(plan).map(keyName)),
+	]);
 }
 
-/** Leaves out the events whose Idempotency Key an earlier run digested (a redelivered webhook): a
- * scope left without events is done. A key whose record cannot be read back counts as used. */
+/** Leaves out the events whose Idempotency Key an earlier run digested or claimed (a redelivered
+ * webhook): a scope left without events is done. A key whose record cannot be read back, or that a
+ * run claimed without writing what came of it, counts as used, its outcome not known. */
 async function leaveOutUsedKeys(turn: StoreTurn, plans: ScopePlan[]): Promise<void> {
 	const keyed = plans
 		.filter((plan) => plan.result === undefined)
-		.flatMap((plan) =>
-			plan.events.filter((event) => event.item.idempotency).map((event) => ({ plan, event })),
-		);
+		.flatMap((plan) => keyedEvents(plan).map((event) => ({ plan, event })));
 	if (keyed.length === 0) return;
-	const names = keyed.map(({ event }) => keyUsedName(event));
+	const names = keyed.map(({ event }) => keyName(event));
 	const reads = await turn.read(names);
 	// Keys used before the store kept records: the same name, kept as one value.
 	const absent = names.filter((_, index) => reads[index] === undefined);
@@ -88,7 +107,7 @@ async function leaveOutUsedKeys(turn: StoreTurn, plans: ScopePlan[]): Promise<vo
 	keyed.forEach(({ plan, event }, index) => {
 		if (reads[index] === undefined && !usedBefore.has(names[index])) return;
 		plan.keysUsed.push(event);
-		if (reads[index] === LOST) plan.keysLost.push(event);
+		if (reads[index] === LOST || reads[index] === CLAIMED) plan.keysLost.push(event);
 		plan.events = plan.events.filter((each) => each !== event);
 		if (plan.events.length === 0) plan.result = { ok: true, fields: {} };
 	});

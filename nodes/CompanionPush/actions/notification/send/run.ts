@@ -99,7 +99,10 @@ export async function sendItems(
 		outputByItem[task.group.lead.itemIndex].push(output);
 	});
 	const output = outputByItem.flat();
-	if (!output.some((item) => item.json.error !== undefined)) neverTwice.runSucceeded();
+	if (!output.some((item) => item.json.error !== undefined)) {
+		neverTwice.runSucceeded();
+		cap?.runSucceeded();
+	}
 	return { items: output, capped: cap?.cappedItems() ?? [] };
 }
 

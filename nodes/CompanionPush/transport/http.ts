@@ -1,9 +1,7 @@
 /*
- * One request through n8n's authenticated request helper, with its deadline and the bound on its
- * answer's size; this file is the folder's door (the transport imports `./http`):
- *   index.ts        the request: its options, its deadline (and a whole poll's), its exchange
- *   bodyReading.ts  the answer's body, read as it arrives, stopped at the deadline or the bound
- *   answers.ts      what a request comes back with, and a failure without an answer mapped to it
+ * One request through n8n's authenticated request helper: its options, its deadline (and a whole
+ * poll's) and its turn to be built among the process's requests (letIoThrough, at the end). What
+ * comes back is read in answers.ts.
  */
 import type {
 	ICredentialDataDecryptedObject,
@@ -12,23 +10,26 @@ import type {
 	IHttpRequestMethods,
 	IHttpRequestOptions,
 	ILoadOptionsFunctions,
+	INode,
 	IPollFunctions,
 } from 'n8n-workflow';
+import { sleep } from 'n8n-workflow';
 
-import { redactSecrets } from '../../../../credentials/companionPushApi/redaction';
-import { RENEWAL_TIMEOUT_MS } from '../../../../credentials/companionPushApi/token';
-import { timings } from '../../common/timings';
-import { CREDENTIAL_TYPE } from '../credentialKey';
-import { answerTooLarge } from '../errors';
-import { letIoThrough } from '../requestStarts';
-import { answerBytesBound, endpointOf } from '../schemas';
-import { noAnswer, renewalFailure } from './answers';
-import type { Answer, NoAnswer } from './answers';
-import { readBody } from './bodyReading';
-import type { BodyStream } from './bodyReading';
+import { RENEWAL_TIMEOUT_MS } from '../../../credentials/companionPushApi/token';
+import { timings } from '../common/timings';
+import { noAnswer, readAnswer, renewalFailure, timedOut } from './answers';
+import type { Answer, BodyStream } from './answers';
+import { answerTooLarge } from './errors';
 
-export type { Answer, NoAnswer } from './answers';
-export { readJson } from './bodyReading';
+/** The credential type the nodes run with (the credential's `name`). */
+export const CREDENTIAL_TYPE = 'companionPushApi';
+
+/** The credential a node runs with, as the key of what the transport keeps per credential in
+ * process memory (token renewals, the pace, the registry of sends). */
+export function credentialKey(context: { getNode(): INode }): string {
+	const reference = context.getNode().credentials?.[CREDENTIAL_TYPE];
+	return reference?.id ?? reference?.name ?? 'unsaved';
+}
 
 /** Every n8n context the nodes call the API from. */
 export type CompanionPushContext = IExecuteFunctions | IPollFunctions | ILoadOptionsFunctions;
@@ -51,7 +52,7 @@ export interface ApiCall {
 	/** Called as each request is about to leave, with how long it may take from now (its timeout, and
 	 * a token renewal's before it); throws when it must not start. */
 	beforeRequest?: (timeoutMs: number) => Promise<void>;
-	/** Called as each request leaves, once the process let it be built (requestStarts.ts). */
+	/** Called as each request leaves, once the process let it be built (letIoThrough). */
 	wentOut?: () => void;
 }
 
@@ -158,23 +159,16 @@ export async function requestOnce(
 		stored.accessToken,
 		credentials?.accessToken,
 	];
-	// Hundreds started at once would all be built before the first leaves (requestStarts.ts).
+	// Hundreds started at once would all be built before the first leaves.
 	await letIoThrough();
 	// Asked now, not when the request took its turn: the gate, a renewal it joined or a 401 may have
 	// held it since. With a token to renew, n8n renews it first, in the helper, then sends.
 	const renewsFirst = credentials !== undefined && !credentials.accessToken;
 	const allowedMs = timeoutMs + (renewsFirst ? RENEWAL_TIMEOUT_MS : 0);
 	await call.beforeRequest?.(allowedMs);
-	const endpoint = endpointOf(call.method, call.path);
 	const deadline = deadlineOf(context, allowedMs);
-	const timedOut = (neverSent: boolean): NoAnswer => ({
-		kind: 'noAnswer',
-		code: 'ETIMEDOUT',
-		neverSent,
-		reason: `no complete answer from the API within ${deadline.what} (ETIMEDOUT)`,
-	});
 	// The work's deadline passed while this request waited for its turn: it does not start.
-	if (deadline.ms <= 0) return timedOut(true);
+	if (deadline.ms <= 0) return timedOut(deadline.what, true);
 	// The whole exchange, the answer's last byte included, ends by the deadline: the signal aborts
 	// the request (and its body) wherever it is.
 	const deadlineSignal = AbortSignal.timeout(deadline.ms);
@@ -213,7 +207,7 @@ export async function requestOnce(
 				(late) => (late.body as Partial<BodyStream> | undefined)?.destroy?.(),
 				() => undefined,
 			);
-			return timedOut(false);
+			return timedOut(deadline.what, false);
 		}
 		response = first;
 	} catch (error) {
@@ -221,47 +215,76 @@ export async function requestOnce(
 		const failure = renewalFailure(error);
 		if (failure) return { kind: 'renewalFailed', failure };
 		// No status came by the deadline: as a timeout always was, the request may have reached the API.
-		if (deadlineSignal.aborted) return timedOut(false);
+		if (deadlineSignal.aborted) return timedOut(deadline.what, false);
 		// The error n8n wraps here still holds the request (and its headers): keep only the code.
 		return noAnswer(error, secrets());
 	}
-	const redact = (body: unknown) => redactSecrets(body, secrets());
-	const bound = answerBytesBound(call.method, call.path);
-	const read = await readBody(response.body, deadlineSignal, signal, bound);
-	const headers = response.headers ?? {};
-	if (read.kind === 'whole') {
-		// Every body, a success's too: what an API echoes of the token reaches an error or the node's
-		// output. A body without a secret comes back as it is (no copy).
-		return {
-			kind: 'answer',
-			status: response.statusCode,
-			body: redact(read.body),
-			headers,
-			redact,
-		};
+	const answer = await readAnswer(
+		response,
+		call,
+		{ deadline: deadlineSignal, signal, deadlineWhat: deadline.what },
+		secrets,
+	);
+	if (answer.kind !== 'tooLarge') return answer;
+	throw answerTooLarge(
+		context.getNode(),
+		call.action,
+		answer.endpoint,
+		answer.boundBytes,
+		call.itemIndex,
+	);
+}
+
+/*
+ * Requests started together (a run's hundreds of sends once the token is there) would each be
+ * built by n8n's HTTP helper in one run of the event loop's microtasks: every one is built before
+ * the loop writes the first to its socket, so the API sees none of them for as long as building all
+ * takes (half a second for 500 on a busy machine). So a request about to start awaits
+ * `letIoThrough()`: the callers waiting are let through in batches, in the order they came, with the
+ * loop's I/O between two batches, so each batch leaves while the next is built. A batch starts at
+ * one request, grows by one while building it takes less than a slice and halves while it takes
+ * more than two: the machine's own speed sets it. It never limits how many are in flight. One queue
+ * for the process: every run's requests take turns alike.
+ */
+
+/** How long building one batch may hold the loop (longer delays a burst's first requests, shorter
+ * adds turns of the loop). */
+const SLICE_MS = 16;
+
+/** The callers waiting, from `next` on (a head index: taking from the front stays cheap for many). */
+let waiting: Array<() => void> = [];
+let next = 0;
+let releasing = false;
+
+async function letIoThrough(): Promise<void> {
+	await new Promise<void>((resolve) => {
+		waiting.push(resolve);
+		if (!releasing) {
+			releasing = true;
+			void releaseInBatches();
+		}
+	});
+}
+
+/**
+ * The first batch goes at once (a request alone waits for nothing). n8n's sleep is a timer, and a
+ * timer that came due while a batch was built runs before the loop's I/O: so after a batch, one
+ * timer only waits until the batch is built, and the next, set after that, lets the I/O through.
+ */
+async function releaseInBatches(): Promise<void> {
+	let batchSize = 1;
+	for (;;) {
+		const startedAt = performance.now();
+		const end = Math.min(waiting.length, next + batchSize);
+		while (next < end) waiting[next++]();
+		await sleep(0); // the batch built
+		if (next >= waiting.length) break;
+		const builtInMs = performance.now() - startedAt;
+		if (builtInMs < SLICE_MS) batchSize++;
+		else if (builtInMs > 2 * SLICE_MS) batchSize = Math.max(1, Math.floor(batchSize / 2));
+		await sleep(0); // the I/O
 	}
-	if (call.method !== 'POST') {
-		// A read: what it did not get whole is no answer (tried again as any timeout), and an answer
-		// larger than any real one is an error at once (reading it again would not make it smaller).
-		if (read.kind === 'tooLarge')
-			throw answerTooLarge(context.getNode(), call.action, endpoint, bound, call.itemIndex);
-		if (read.kind === 'deadline') return timedOut(false);
-		if (read.kind === 'failed') return noAnswer(read.error, secrets());
-		return { kind: 'noAnswer', code: 'ERR_CANCELED', neverSent: false };
-	}
-	// A POST's status stands even when its body is not read: a send the API accepted (2xx) is never
-	// sent again (its id is then asked of the list of sends), a 5xx leaves it unknown, as always.
-	const why =
-		read.kind === 'tooLarge'
-			? `larger than ${bound / (1024 * 1024)} MiB, the most this node reads of an answer to ${endpoint}`
-			: read.kind === 'deadline'
-				? `not whole within ${deadline.what}`
-				: 'cut short';
-	return {
-		kind: 'answer',
-		status: response.statusCode,
-		body: `(the body of this answer was not read: ${why})`,
-		headers,
-		redact,
-	};
+	waiting = [];
+	next = 0;
+	releasing = false;
 }
