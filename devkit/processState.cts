@@ -12,6 +12,7 @@ import { resetTimings } from '../nodes/CompanionPush/common/timings';
 import { resetPaces } from '../nodes/CompanionPush/transport/retry';
 import { resetListings } from '../nodes/CompanionPush/transport/safeSend/listings';
 import { resetListPagesRead } from '../nodes/CompanionPush/transport/safeSend/listReading';
+import { forgetProbes } from '../nodes/CompanionPush/transport/safeSend/probe';
 import { resetSendRegistry } from '../nodes/CompanionPush/transport/safeSend/registry';
 import { resetTokenRenewals } from '../nodes/CompanionPush/transport/tokenRenewal';
 import { resetPollMemory } from '../nodes/CompanionPush/trigger/pollMemory';
@@ -29,6 +30,7 @@ export function resetProcessState(): void {
 	resetTokenRenewals();
 	resetPaces();
 	resetSendRegistry();
+	forgetProbes();
 	resetListings();
 	resetListPagesRead();
 	resetKeysInFlight();

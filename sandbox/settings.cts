@@ -29,6 +29,7 @@ export const DEFAULT_SETTINGS: SandboxSettings = {
 	userListIgnoresSkip: false,
 	scheduledAtWithoutZoneStatus: 400,
 	tenantIdPolicy: 'reject',
+	sendWithoutOrganizationUser: 'accept', // spec: such ids do not receive it
 	maxTitleLength: null,
 	maxBodyLength: null,
 	storageTrimsText: false, // the record table: title and body "As sent"
@@ -72,6 +73,7 @@ export const settingsPatchSchema = z
 		userListDefaultLimit: z.number().int().min(1).max(1000),
 		userListOverLimit: z.enum(['clamp', 'reject']),
 		userListIgnoresSkip: z.boolean(),
+		sendWithoutOrganizationUser: z.enum(['accept', 'reject']),
 		scheduledAtWithoutZoneStatus: z.union([z.literal(400), z.literal(422)]),
 		tenantIdPolicy: z.enum(['reject', 'ignore']),
 		maxTitleLength: limitOrNull,

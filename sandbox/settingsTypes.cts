@@ -124,6 +124,12 @@ export interface SandboxSettings extends StoredFormSwitches {
 	 * whole (default). */
 	storedTitleMaxLength: number | null;
 	storedBodyMaxLength: number | null;
+	/**
+	 * A send none of whose recipients is a user of the organization (spec: such ids "do not receive the
+	 * notification"; whether the send is then registered is not shown). `accept` (default): registered,
+	 * notifying nobody; `reject`: 422 on `target_user_ids`, nothing registered.
+	 */
+	sendWithoutOrganizationUser: 'accept' | 'reject';
 	/** Maximum recipients per request (spec: not shown). null = no limit; above it -> 400. */
 	maxRecipients: number | null;
 	/** How long after dispatch the first delivery attempts settle; retries follow at the same interval. */

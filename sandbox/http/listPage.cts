@@ -18,9 +18,7 @@ export function listPage(
 	now: number,
 ): ListPage {
 	const { settings } = state;
-	const listed = state.store
-		.list(orgId)
-		.filter((stored) => isListed(stored, now, settings.listLagMs));
+	const listed = state.store.list(orgId).filter((stored) => isListed(stored, now, settings));
 	const from = settings.listIgnoresSkip ? 0 : asked.skip;
 	const size =
 		settings.listMaxPageSize === null

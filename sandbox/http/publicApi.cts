@@ -91,10 +91,21 @@ export const PUBLIC_ROUTES: Route[] = [
 		handle: (context) => {
 			const credential = requireAdmin(caller(context), 'send push notifications');
 			const input = validateSend(context.json(), context.state.settings);
+			const org = orgOf(context, credential);
+			if (
+				context.state.settings.sendWithoutOrganizationUser === 'reject' &&
+				!input.target_user_ids.some((userId) => org.hasUser(userId))
+			)
+				throw new ApiError(
+					422,
+					'invalid_value',
+					'target_user_ids holds no user of the organization',
+					'target_user_ids',
+				);
 			const { fault } = context;
 			const registeredAt = context.now + (fault?.registerAfterMs ?? 0);
 			const stored = context.state.store.create(
-				orgOf(context, credential),
+				org,
 				input,
 				registeredAt,
 				context.state.settings,
@@ -131,7 +142,12 @@ export const PUBLIC_ROUTES: Route[] = [
 		endpoint: 'GET /push-notification/:id',
 		handle: (context, [id]) => {
 			// Not delayed by listLagMs: the detail shows a send as soon as it is registered.
-			const stored = context.state.store.getForOrg(id, caller(context).orgId, context.now);
+			const stored = context.state.store.getForOrg(
+				id,
+				caller(context).orgId,
+				context.now,
+				context.state.settings.clockOffsetMs,
+			);
 			const view = context.state.view(stored, context.now);
 			return ok({
 				ok: true,
@@ -151,7 +167,12 @@ export const PUBLIC_ROUTES: Route[] = [
 		handle: (context, [id]) => {
 			// Not shown whether cancel needs the admin role; the sandbox treats it like send (a write).
 			const credential = requireAdmin(caller(context), 'cancel push notifications');
-			const stored = context.state.store.getForOrg(id, credential.orgId, context.now);
+			const stored = context.state.store.getForOrg(
+				id,
+				credential.orgId,
+				context.now,
+				context.state.settings.clockOffsetMs,
+			);
 			context.state.store.cancel(stored, context.now);
 			return ok({ ok: true, message: 'Push notification canceled' });
 		},

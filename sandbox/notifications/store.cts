@@ -27,6 +27,9 @@ export interface StoredNotification {
 	input: SendInput;
 	/** Registration time on the API's clock (created_at); later than the request with registerAfterMs. */
 	createdAt: number;
+	/** Registration time on the sandbox's own clock, which a step of the API's clock (clockOffsetMs)
+	 * does not move: a send once registered stays registered, and listed once its lag is over. */
+	registeredAt: number;
 	/** Listed this long after createdAt, replacing listLagMs (a fault's listDelayMs); null = listLagMs. */
 	listDelayMs: number | null;
 	/** scheduled_at was in the future when it was registered. */
@@ -85,6 +88,7 @@ export class NotificationStore {
 			orgId: org.id,
 			input,
 			createdAt: now,
+			registeredAt: now - settings.clockOffsetMs,
 			listDelayMs,
 			scheduled,
 			ownTargetIds,
@@ -100,10 +104,11 @@ export class NotificationStore {
 		return this.byId.get(id);
 	}
 
-	/** Spec GET /push-notification/{id}: 404 when it does not exist (or is not registered yet at `now`), 403 when another org's. */
-	getForOrg(id: string, orgId: string, now: number): StoredNotification {
+	/** Spec GET /push-notification/{id}: 404 when it does not exist (or is not registered yet at `now`,
+	 * the API's clock, `clockOffsetMs` ahead of the sandbox's), 403 when another org's. */
+	getForOrg(id: string, orgId: string, now: number, clockOffsetMs: number): StoredNotification {
 		const stored = this.byId.get(id);
-		if (!stored || stored.createdAt > now)
+		if (!stored || stored.registeredAt > now - clockOffsetMs)
 			throw new ApiError(404, 'not_found', `Push notification ${id} not found`);
 		if (stored.orgId !== orgId)
 			throw new ApiError(
@@ -246,9 +251,15 @@ export function publicRecord(
 	return record;
 }
 
-/** Shown by the list at `now`: registered, and its list lag (its own, else `listLagMs`) is over. */
-export function isListed(stored: StoredNotification, now: number, listLagMs: number): boolean {
-	return now >= stored.createdAt + (stored.listDelayMs ?? listLagMs);
+/** Shown by the list at `now` (the API's clock, `clockOffsetMs` ahead of the sandbox's): registered,
+ * and its list lag (its own, else `listLagMs`) is over, on the sandbox's clock (a step of the API's
+ * clock neither hides a registered send nor shows one early). */
+export function isListed(
+	stored: StoredNotification,
+	now: number,
+	{ listLagMs, clockOffsetMs }: { listLagMs: number; clockOffsetMs: number },
+): boolean {
+	return now - clockOffsetMs >= stored.registeredAt + (stored.listDelayMs ?? listLagMs);
 }
 
 /** The internal view for tests (sandbox.notifications()): the record plus what the API does not show. */

@@ -31,15 +31,24 @@ import {
 	waitFor,
 } from './support/index.cts';
 import { startSandbox, type LoggedRequest, type Sandbox } from '../../sandbox/index.cts';
+import { isListProbe } from '../../nodes/CompanionPush/transport/safeSend/probe';
 
 const SEND = 'POST /push-notification/send';
 const TAG = '[never-twice]';
 
 type Json = Record<string, any>;
 
-/** The sends the sandbox logged (every answer, refused ones included), oldest first. */
+/** The list probes the sandbox logged: sends to nobody a lookup made (transport/safeSend/probe.ts). */
+const probesLogged = (sandbox: Sandbox): LoggedRequest[] =>
+	sandbox
+		.requestLog()
+		.filter((entry) => entry.endpoint === SEND && isListProbe(entry.body as object));
+/** The sends the sandbox logged (every answer, refused ones included), list probes left out, oldest
+ * first. */
 const sendsLogged = (sandbox: Sandbox): LoggedRequest[] =>
-	sandbox.requestLog().filter((entry) => entry.endpoint === SEND);
+	sandbox
+		.requestLog()
+		.filter((entry) => entry.endpoint === SEND && !isListProbe(entry.body as object));
 const accepted = (sends: LoggedRequest[]) => sends.filter((entry) => entry.status === 202);
 const targetsOf = (send: LoggedRequest): string[] =>
 	(send.body as { target_user_ids: string[] }).target_user_ids;
@@ -308,7 +317,7 @@ describe('never twice in a real n8n', () => {
 			const ended = (async () => {
 				while (!stopped) {
 					const log = sandbox.requestLog();
-					const struck = log.filter((entry) => entry.endpoint === SEND && entry.status === 503);
+					const struck = sendsLogged(sandbox).filter((entry) => entry.status === 503);
 					const lastStruck = struck.at(-1)?.time ?? Infinity;
 					const listReadAfter = log.some(
 						(entry) => entry.endpoint === 'GET /push-notification/list' && entry.time > lastStruck,
@@ -320,18 +329,33 @@ describe('never twice in a real n8n', () => {
 			return { ended, stop: () => (stopped = true) };
 		}
 
-		test('a 5xx outage from the 3rd send on, nothing else sent by this n8n: the struck sends end "unknown", and no try sends them again', async () => {
-			// Nothing shows the list of sends is up to date past a lost answer (no later send of this
-			// n8n is listed), so a send struck by a 5xx may be registered and listed late: not resent.
+		test('a 5xx outage from the 3rd send on, nothing else sent by this n8n: a list probe proves the struck sends absent, each sent once', async () => {
+			// Nothing this n8n sends shows the list of sends up to date past the lost answers: their
+			// lookups make one list probe (to nobody, canceled at once) after the settle wait, whose
+			// listing does. The probe serves the three lookups.
 			const outage = outageUntilLookedUp();
 			const result = await server!.execute('ntRetry5xx').finally(outage.stop);
 			await outage.ended;
-			expect(result.status).toBe('error');
+			expect(result.status).toBe('success');
 			const sends = sendsLogged(sandbox);
-			// Two accepted, three struck once each: Retry On Fail's tries looked them up, sent nothing.
-			expect(statusCounts(sends)).toEqual({ 202: 2, 503: 3 });
-			expect(Object.values(perUser(sends, 503))).toEqual([1, 1, 1]);
-			expect(JSON.stringify(result.error)).toMatch(/the outcome is unknown/);
+			expect(acceptedPerUser(sends)).toEqual(oncePerUser(five(0)));
+			expect(statusCounts(sends)).toEqual({ 202: 5, 503: 3 });
+			const ids = acceptedIdByUser(sends);
+			expect(result.items('Send').map((item) => ({ to: item.targetUserIds, id: item.id }))).toEqual(
+				five(0).map((userId) => ({ to: [userId], id: ids[userId] })),
+			);
+			const probes = probesLogged(sandbox);
+			expect(probes.map((probe) => probe.status)).toEqual([202]);
+			expect(sandbox.notifications().find((record) => isListProbe(record))?.status).toBe(
+				'canceled',
+			);
+			const recovered = Math.max(
+				...sends.filter((send) => send.status === 503).map((send) => send.time),
+			);
+			const lastSent = Math.max(...accepted(sends).map((send) => send.time));
+			console.log(
+				`${TAG} a 5xx outage on 3 of 5 sends, nothing else sent: the struck sends sent again ${lastSent - recovered} ms after the last 5xx (probe ${probes[0].time - recovered} ms after it)`,
+			);
 		});
 
 		test('a 5xx outage from the 3rd send on, while another execution of this n8n sends: the struck sends proven absent and sent once', async () => {
@@ -358,6 +382,24 @@ describe('never twice in a real n8n', () => {
 			expectOneSendEach(result, five(5), 403);
 			expect(statusCounts(sendsLogged(sandbox))).toEqual({ 202: 5, 403: 1 });
 		});
+	});
+
+	test('a lone 500 on a one-item Send, nothing else sent by this n8n: a list probe proves it absent, one send, the item succeeds', async () => {
+		sandbox.addFault({ endpoint: SEND, kind: 'status5xx', status: 500, times: 1 });
+		const result = await server!.execute('ntLaterSend');
+		expect(result.status).toBe('success');
+		const sends = sendsLogged(sandbox);
+		expect(statusCounts(sends)).toEqual({ 202: 1, 500: 1 });
+		expect(acceptedPerUser(sends)).toEqual(oncePerUser([userIds[30]]));
+		expect(result.items('Send').map((item) => item.id)).toEqual([
+			accepted(sends)[0].notificationId,
+		]);
+		const probes = probesLogged(sandbox);
+		expect(probes.map((probe) => probe.status)).toEqual([202]);
+		const [lost, sent] = sends;
+		console.log(
+			`${TAG} a lone 500: sent again ${sent.time - lost.time} ms after it (probe ${probes[0].time - lost.time} ms after it)`,
+		);
 	});
 
 	test('what a key costs: 1000 sends without and with Idempotency Keys (measured, printed)', async () => {

@@ -23,6 +23,7 @@ import type { INodeExecutionData } from 'n8n-workflow';
 import type { LoggedRequest, Sandbox } from '../../sandbox/index.cts';
 import type { NodeRunResult } from '../../devkit/engine.cts';
 import { SEND } from '../../devkit/endpoints.cts';
+import { isProbeSend } from './requestLog.cts';
 
 /** How an error of this package starts: the action that failed, or the field to fix. */
 export const NAMES_WHAT_FAILED = new RegExp(
@@ -112,10 +113,12 @@ export function errorsOf(result: NodeRunResult): ReportedError[] {
 	return errors;
 }
 
-/** Sends the sandbox registered from the request log entries given. */
+/** Sends the sandbox registered from the request log entries given (list probes notify nobody and
+ * stand for no item: left out). */
 export function registeredIn(entries: LoggedRequest[]): LoggedSend[] {
 	return entries
-		.filter((entry) => entry.endpoint === SEND && entry.notificationId !== undefined)
+		.filter((entry) => entry.notificationId !== undefined && !isProbeSend(entry))
+		.filter((entry) => entry.endpoint === SEND)
 		.map((entry) => {
 			const body = entry.body as {
 				title: string;

@@ -1,18 +1,58 @@
 /** What reached the sandbox, read from its request log and counts: how tests count effects. */
 import type { IDataObject } from 'n8n-workflow';
 
-import { SEND } from '../../devkit/endpoints.cts';
+import { CANCEL, SEND } from '../../devkit/endpoints.cts';
+import { isListProbe } from '../../nodes/CompanionPush/transport/safeSend/probe';
 import type { LoggedRequest, Sandbox } from '../../sandbox/index.cts';
 
-/** The logged requests, of one endpoint when given (a key of devkit/endpoints.cts). */
-export function logOf(sandbox: Sandbox, endpoint?: string): LoggedRequest[] {
-	return sandbox
-		.requestLog()
-		.filter((entry) => endpoint === undefined || entry.endpoint === endpoint);
+/** Whether a logged request is the send of a list probe (transport/safeSend/probe.ts): a send to
+ * nobody a lookup made. */
+export function isProbeSend(entry: LoggedRequest): boolean {
+	return (
+		entry.endpoint === SEND &&
+		typeof entry.body === 'object' &&
+		entry.body !== null &&
+		isListProbe(entry.body)
+	);
 }
 
+/** The entries of `log` that list probes made: their sends, and their cancels. */
+function probesIn(log: LoggedRequest[]): Set<LoggedRequest> {
+	const probes = log.filter(isProbeSend);
+	const cancels = new Set(
+		probes.map((entry) => `/push-notification/${entry.notificationId}/cancel`),
+	);
+	return new Set([
+		...probes,
+		...log.filter((entry) => entry.endpoint === CANCEL && cancels.has(entry.path)),
+	]);
+}
+
+/** The requests of list probes, of one endpoint when given. */
+export function probeRequests(sandbox: Sandbox, endpoint?: string): LoggedRequest[] {
+	const log = sandbox.requestLog();
+	const probes = probesIn(log);
+	return log.filter(
+		(entry) => probes.has(entry) && (endpoint === undefined || entry.endpoint === endpoint),
+	);
+}
+
+/** The logged requests, of one endpoint when given (a key of devkit/endpoints.cts), list probes left
+ * out (probeRequests): they notify nobody. */
+export function logOf(sandbox: Sandbox, endpoint?: string): LoggedRequest[] {
+	const log = sandbox.requestLog();
+	const probes = probesIn(log);
+	return log.filter(
+		(entry) => !probes.has(entry) && (endpoint === undefined || entry.endpoint === endpoint),
+	);
+}
+
+/** How many requests of `endpoint` the sandbox saw, list probes left out. */
 export function count(sandbox: Sandbox, endpoint: string): number {
-	return sandbox.counts()[endpoint] ?? 0;
+	const all = sandbox.counts()[endpoint] ?? 0;
+	return endpoint === SEND || endpoint === CANCEL
+		? all - probeRequests(sandbox, endpoint).length
+		: all;
 }
 
 /** The bodies of the sends that reached the sandbox, in order. */

@@ -1,7 +1,8 @@
 /** The Companion Push Trigger in an active workflow, polled as n8n polls it (devkit/poll.cts),
  * against a manual-clock sandbox of its own. */
-import type { IDataObject } from 'n8n-workflow';
+import type { IDataObject, INode } from 'n8n-workflow';
 
+import { runWorkflow } from '../../devkit/engine.cts';
 import type { CredentialStore } from '../../devkit/engine.cts';
 import { storeFor } from '../../devkit/fixtures.cts';
 import { createPollTarget, nodeStaticData, runPoll } from '../../devkit/poll.cts';
@@ -154,4 +155,38 @@ export function ofEvent(items: IDataObject[], event: string): IDataObject[] {
 
 export function total(calls: Record<string, number>): number {
 	return Object.values(calls).reduce((sum, n) => sum + n, 0);
+}
+
+/** "Fetch Test Event": the trigger run in manual mode through n8n's own engine (WorkflowExecute runs
+ * a polling node's poll function with a PollContext in mode 'manual'); its items, or its error. */
+export async function fetchTestEvent(
+	fixture: TriggerFixture,
+	parameters: IDataObject,
+	staticData: IDataObject = {},
+) {
+	const nodeName = 'Companion Push Trigger';
+	const stored = fixture.credentials.get();
+	const node: INode = {
+		id: 'n-manual',
+		name: nodeName,
+		type: TRIGGER_TYPE,
+		typeVersion: 1,
+		position: [0, 0],
+		parameters: {
+			events: ['notificationSettled', 'deliveryFailed', 'deliveryOpened'],
+			...parameters,
+		} as INode['parameters'],
+		credentials: { companionPushApi: { id: stored.id, name: stored.name } },
+	};
+	const run = await runWorkflow({
+		nodes: [node],
+		connections: {},
+		credentials: fixture.credentials,
+		staticData,
+	});
+	const task = run.data.resultData.runData[nodeName]?.[0];
+	return {
+		items: (task?.data?.main?.[0] ?? []).map((item) => item.json),
+		error: task?.error ?? run.data.resultData.error,
+	};
 }

@@ -230,7 +230,9 @@ describe('Cap per Person', () => {
 		clockAt('2026-11-26T10:00:30Z');
 		const [personA] = shared.users;
 		const options = { capPerPerson: 1, capWindowMinutes: 60 };
-		// The connection drops before the API answers; the list never proves the send absent.
+		// The connection drops before the API answers; the list never proves the send absent (it shows
+		// sends an hour late, the lookup's list probe too).
+		sandbox.configure({ listLagMs: 60 * MINUTE });
 		sandbox.addFault({ endpoint: SEND, kind: 'resetBefore', times: 1 });
 		const lost = await runNode(capRun([{ userIds: personA }], options));
 		expect(lost.error?.message).toContain('the outcome is unknown');
@@ -251,7 +253,9 @@ describe('Cap per Person', () => {
 		test('Retry On Fail: every try says "unknown" (none says "capped"), one POST in all', async () => {
 			clockAt('2026-11-26T10:00:30Z');
 			const [personA] = shared.users;
-			// Every POST answers 5xx, and no later send of this process proves it absent: unknown.
+			// Every POST answers 5xx, and no later send of this process proves it absent (the API refuses
+			// list probes, sends to nobody): unknown.
+			sandbox.configure({ sendWithoutOrganizationUser: 'reject' });
 			sandbox.addFault({ endpoint: SEND, kind: 'status5xx', times: 3 });
 			const run = capRun([{ userIds: personA }], { capPerPerson: 1, capWindowMinutes: 60 });
 			const result = nodeResult(

@@ -217,8 +217,10 @@ describe('Digest', () => {
 	test('a replacement whose answer is lost and cannot be proven (unknown): the next event starts a new window and never cancels or resends blindly', async () => {
 		const [person] = shared.users;
 		await runNode(digestRun([eventFor(person)]));
-		// Registered, then the connection reset; the list lags beyond the lookup's wait.
-		sandbox.addFault({ endpoint: SEND, kind: 'resetAfter', times: 1, listDelayMs: 60 * MINUTE });
+		// Registered, then the connection reset; the list lags beyond the lookup's wait (for every
+		// send: a list probe listed before it would prove it absent).
+		sandbox.configure({ listLagMs: 60 * MINUTE });
+		sandbox.addFault({ endpoint: SEND, kind: 'resetAfter', times: 1 });
 		const lost = await runNode(digestRun([eventFor(person)], DIGEST, 'companionPush', true));
 		const item = jsonOf(lost.items)[0];
 		expect(item.error).toMatch(/unknown/);

@@ -52,10 +52,11 @@ describe('exact or unknown, decided from evidence', () => {
 	});
 
 	describe('5. an unreadable 202, then Retry On Fail: accepted, never sent again', () => {
-		// The body of the 202 is cut, and the list shows the send only a minute later (after the test).
-		beforeEach(() =>
-			sandbox.addFault({ endpoint: SEND, kind: 'malformedJson', listDelayMs: 60_000 }),
-		);
+		// The body of the 202 is cut, and the list shows sends only a minute later (after the test).
+		beforeEach(() => {
+			sandbox.configure({ listLagMs: 60_000 });
+			sandbox.addFault({ endpoint: SEND, kind: 'malformedJson' });
+		});
 
 		/** One send with Retry On Fail: sent once, every try saying it was accepted; its item. */
 		async function acceptedOnce() {
@@ -330,8 +331,10 @@ describe('exact or unknown, decided from evidence', () => {
 
 	describe('a run that stops: every send that may have gone out is named with why and how to check', () => {
 		test('two sends lost at once, the node stopping on the first: the second is named with its reason, and neither is sent again', async () => {
-			// Both answers lost before the API registered anything, with nothing sent after them: each
-			// lookup ends "unknown". Without Continue On Fail, only the stopping error tells of item 1.
+			// Both answers lost before the API registered anything, with nothing listed after them (a list
+			// a minute late: their list probe is not listed in time): each lookup ends "unknown". Without
+			// Continue On Fail, only the stopping error tells of item 1.
+			sandbox.configure({ listLagMs: 60_000 });
 			sandbox.addFault({ endpoint: SEND, kind: 'resetBefore', times: 2 });
 			const result = await runOnce(
 				sendRun(

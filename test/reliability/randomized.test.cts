@@ -61,6 +61,7 @@ import {
 	Attribution,
 	errorsOf,
 	everyItemAnswered,
+	isProbeSend,
 	InvariantViolation,
 	registeredIn,
 	SendLedger,
@@ -563,7 +564,7 @@ describe(`randomized run: ${OPERATIONS} operations with random faults (seed ${SE
 						const sends = sandbox
 							.requestLog()
 							.slice(from, to)
-							.filter((entry) => entry.endpoint === SEND);
+							.filter((entry) => entry.endpoint === SEND && !isProbeSend(entry));
 						const lost = sends.filter(
 							(entry) =>
 								entry.status === 0 || entry.status >= 500 || entry.fault === 'malformedJson',

@@ -6,7 +6,7 @@
  * own send's), so it proves nothing; one stamped 3 s after does. A fake API, so the stamps are exact.
  */
 import { resetProcessState, useTimings } from '../../devkit/processState.cts';
-import { sendNotification } from '../../nodes/CompanionPush/transport';
+import { isListProbe, sendNotification } from '../../nodes/CompanionPush/transport';
 import type { SendRequest } from '../../nodes/CompanionPush/transport';
 import { errorInNode, fakeStore, useFakeApis, valueInNode } from '../harness/index.cts';
 import type { FakeRequest } from '../harness/index.cts';
@@ -29,13 +29,16 @@ describe("safe send: another client's send placed by a creation time in whole se
 
 	/** An API that registers every send, writes times in whole seconds, and answers 503 to the
 	 * first send titled "Ours" without registering it; another client then sends, stamped
-	 * `otherStampedAfterMs` after the whole second of the loss. */
+	 * `otherStampedAfterMs` after the whole second of the loss. It refuses sends to nobody (422), so
+	 * no list probe proves anything here: only the other client's send can. */
 	async function startApi(otherStampedAfterMs: number) {
 		const sends: Array<Record<string, unknown>> = [];
 		let lost = false;
 		const api = await fakeApis.start((request: FakeRequest) => {
 			if (request.method === 'POST' && request.path === '/push-notification/send') {
 				const body = JSON.parse(request.body) as SendRequest;
+				if (isListProbe(body))
+					return { status: 422, body: { ok: false, error: { message: 'no user' } } };
 				if (body.title === 'Ours' && !lost) {
 					lost = true;
 					const otherAt = Math.floor(Date.now() / SECOND) * SECOND + otherStampedAfterMs;
@@ -59,7 +62,10 @@ describe("safe send: another client's send placed by a creation time in whole se
 		});
 		const store = fakeStore(api);
 		const posts = () =>
-			api.requests.filter((request) => request.path === '/push-notification/send').length;
+			api.requests.filter(
+				(request) =>
+					request.path === '/push-notification/send' && !isListProbe(JSON.parse(request.body)),
+			).length;
 		// A send of this process, made at the start of a second: listed, it places the API's clock.
 		await untilPastSecond(20);
 		await valueInNode(store, (context) =>

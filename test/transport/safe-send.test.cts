@@ -5,7 +5,11 @@
  * record: which sends it registered, and how many sends each user is in.
  */
 import { resetProcessState, useTimings } from '../../devkit/processState.cts';
-import { listActiveUserIds, sendNotification } from '../../nodes/CompanionPush/transport';
+import {
+	isListProbe,
+	listActiveUserIds,
+	sendNotification,
+} from '../../nodes/CompanionPush/transport';
 import type { SendOutcome, SendRequest } from '../../nodes/CompanionPush/transport';
 import {
 	count,
@@ -17,6 +21,7 @@ import {
 	secretsOf,
 	SEND,
 	SEND_LIST,
+	probeRequests,
 	storeFor,
 	tokensSeen,
 	TRANSPORT_SANDBOX,
@@ -179,17 +184,19 @@ describe('safe send', () => {
 		expectEachUserTargeted(users, 1);
 	});
 
-	test('reset before the server read it, and no later send: nothing proves the list up to date, so "unknown", not sent again', async () => {
+	test('reset before the server read it, and no later send: a list probe (to nobody, canceled at once) proves it absent, so it is sent once', async () => {
 		sandbox.addFault({ endpoint: SEND, kind: 'resetBefore', times: 1 });
-		const error = await errorInNode(store, (context) => sendNotification(context, request()));
-		expect(sendStatuses()).toEqual([0]);
-		expect(error.message).toBe(
-			'Sending the notification: the outcome is unknown (ECONNRESET), so it was not sent again',
-		);
-		expect(error.description).toMatch(
-			/nothing shows the list is up to date: no send of this process made after it was listed within .*Check the list of sends/,
-		);
-		expect(registered()).toEqual([]);
+		const outcome = await send();
+		expect(sendStatuses()).toEqual([0, 202]);
+		expect(outcome).toMatchObject({ status: 'sending', attempts: 2 });
+		expect(outcome.recoveredAfter).toBeUndefined();
+		const [probe] = probeRequests(sandbox, SEND);
+		const records = registered();
+		expect(records.find((record) => record.id === probe.notificationId)?.status).toBe('canceled');
+		expect(records.filter((record) => !isListProbe(record)).map((record) => record.id)).toEqual([
+			outcome.id,
+		]);
+		expectEachUserTargeted(users, 1);
 	});
 
 	test('reset after the server registered it: the lookup finds it, it is NOT sent again', async () => {

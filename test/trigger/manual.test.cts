@@ -3,48 +3,11 @@
  * a polling node's poll function with a PollContext in mode 'manual'). It answers one recent real
  * event, or a sample built from the latest send, and leaves the trigger's state alone.
  */
-import type { IDataObject, INode } from 'n8n-workflow';
+import type { IDataObject } from 'n8n-workflow';
 
-import {
-	MINUTE,
-	TRIGGER_TYPE,
-	TriggerFixture,
-	useTriggerFixtures,
-	runWorkflow,
-} from '../harness/index.cts';
+import { fetchTestEvent, MINUTE, useTriggerFixtures } from '../harness/index.cts';
 
 const NODE_NAME = 'Companion Push Trigger';
-
-async function fetchTestEvent(
-	fixture: TriggerFixture,
-	parameters: IDataObject,
-	staticData: IDataObject = {},
-) {
-	const stored = fixture.credentials.get();
-	const node: INode = {
-		id: 'n-manual',
-		name: NODE_NAME,
-		type: TRIGGER_TYPE,
-		typeVersion: 1,
-		position: [0, 0],
-		parameters: {
-			events: ['notificationSettled', 'deliveryFailed', 'deliveryOpened'],
-			...parameters,
-		} as INode['parameters'],
-		credentials: { companionPushApi: { id: stored.id, name: stored.name } },
-	};
-	const run = await runWorkflow({
-		nodes: [node],
-		connections: {},
-		credentials: fixture.credentials,
-		staticData,
-	});
-	const task = run.data.resultData.runData[NODE_NAME]?.[0];
-	return {
-		items: (task?.data?.main?.[0] ?? []).map((item) => item.json),
-		error: task?.error ?? run.data.resultData.error,
-	};
-}
 
 describe('Companion Push Trigger: Fetch Test Event (manual mode)', () => {
 	const triggers = useTriggerFixtures();

@@ -20,6 +20,7 @@ export {
 } from './endpoints';
 export { sendNotification } from './safeSend/send';
 export { failedSendOutcome, tagged, taggedSendOutcome } from './safeSend/outcomes';
+export { isListProbe } from './safeSend/probe';
 export type { EarlierAttempt, SendOptions, SendOutcome } from './safeSend/send';
 export { parseErrorBody } from './errors';
 export type {

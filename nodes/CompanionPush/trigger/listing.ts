@@ -2,7 +2,7 @@ import { NodeOperationError } from 'n8n-workflow';
 import type { IPollFunctions } from 'n8n-workflow';
 
 import { parseTime } from '../common/time';
-import { listNotifications } from '../transport';
+import { isListProbe, listNotifications } from '../transport';
 import type { ListedNotification } from '../transport';
 import { listingEndsAt, MAX_RECENT_IDS } from './state';
 import type { TriggerState } from './state';
@@ -47,7 +47,7 @@ export async function readListing(
 	const idsRead = new Set<string>();
 	let total: number | undefined;
 	let lastPageRepeated = false;
-	const sends = await listNotifications(context, {
+	const listed = await listNotifications(context, {
 		max: state ? undefined : MAX_RECENT_IDS,
 		onPage: (page) => {
 			serverNow ??= page.serverTimeMs ?? Date.now();
@@ -57,6 +57,7 @@ export async function readListing(
 		},
 		stopWhen: (send) => listingEndsAt(state, send, state?.listed.floor ?? serverNow),
 	});
+	const sends = listed.filter((send) => !isListProbe(send)); // sends to nobody a lookup made
 	const now = serverNow ?? Date.now();
 	if (!state || !lastPageRepeated) return { sends, now };
 	const createdTimes = sends

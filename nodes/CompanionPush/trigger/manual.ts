@@ -1,7 +1,7 @@
 import { NodeOperationError } from 'n8n-workflow';
 import type { INodeExecutionData, IPollFunctions } from 'n8n-workflow';
 
-import { getNotification, listNotifications } from '../transport';
+import { getNotification, isListProbe, listNotifications } from '../transport';
 import type { NotificationDetail, NotificationRecord } from '../transport';
 import { detectEvents, sampleEvent } from './events';
 import type { TriggerEvent } from './events';
@@ -26,10 +26,12 @@ export async function fetchTestEvent(
 	parameters: TriggerParameters,
 ): Promise<INodeExecutionData[][]> {
 	let serverNow: number | undefined;
-	const latest = await listNotifications(context, {
-		max: TEST_SENDS_LISTED,
-		onPage: (page) => (serverNow ??= page.serverTimeMs),
-	});
+	const latest = (
+		await listNotifications(context, {
+			max: TEST_SENDS_LISTED,
+			onPage: (page) => (serverNow ??= page.serverTimeMs),
+		})
+	).filter((send) => !isListProbe(send)); // sends to nobody a lookup made
 	const now = serverNow ?? Date.now();
 	if (latest.length === 0) {
 		throw new NodeOperationError(

@@ -1,7 +1,7 @@
 import { updateDisplayOptions } from 'n8n-workflow';
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
-import { listNotifications } from '../../transport';
+import { isListProbe, listNotifications } from '../../transport';
 import { readLimit, returnAllOrLimit } from '../descriptions';
 import { forEachItem } from '../itemLoop';
 
@@ -14,6 +14,7 @@ export const description: INodeProperties[] = updateDisplayOptions(
 export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[]> {
 	return await forEachItem(this, async (itemIndex) => {
 		const max = readLimit(this, itemIndex);
-		return await listNotifications(this, { max, itemIndex });
+		const sends = await listNotifications(this, { max, itemIndex });
+		return sends.filter((send) => !isListProbe(send)); // sends to nobody a lookup made
 	});
 }

@@ -12,7 +12,7 @@ import type { ReportOptions } from '../../report/deliveryReport';
 import { MAX_ESCALATION_LEVELS, parseEscalationDeadlines } from '../../report/escalationDeadlines';
 import { runPool } from '../../common/pool';
 import { asNodeError, errorItem, fieldError } from '../../nodeErrors';
-import { getNotificationWithClock } from '../../transport';
+import { getNotificationWithClock, isListProbe } from '../../transport';
 import { maxParallelRequestsOption, optionsCollection } from '../descriptions';
 import { readMaxParallelRequests, readParameter } from '../itemLoop';
 import { checkedNotificationId } from './notificationId';
@@ -170,7 +170,7 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 		parallel,
 		async (index) => {
 			const read = await getNotificationWithClock(this, ids[index], itemsOf.get(ids[index])![0]);
-			report.add(read.detail, read.serverTimeMs);
+			if (!isListProbe(read.detail.notification)) report.add(read.detail, read.serverTimeMs);
 		},
 		!continueOnFail,
 	);

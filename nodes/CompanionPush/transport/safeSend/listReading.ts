@@ -3,7 +3,13 @@ import { timings } from '../../common/timings';
 import { getNotification, listNotificationsPage } from '../endpoints';
 import type { CompanionPushContext } from '../http';
 import type { ListedNotification, SendListPage, SendRequest } from '../schemas';
-import { learnFromListed } from './listings';
+import {
+	apiClockSeenSince,
+	DATE_HEADER_PRECISION_MS,
+	learnFromListed,
+	noteApiClock,
+} from './listings';
+import type { ClockSpan } from './listings';
 
 /*
  * One reading of the list of sends for a lookup (lookup.ts): newest first, back to the start of the
@@ -94,39 +100,50 @@ async function pageReadAfter(
 	const shared = pages.get(skip);
 	if (shared && shared.startedAt >= notBefore)
 		return { page: await shared.page, startedAt: shared.startedAt };
+	const startedAt = Date.now();
 	const read = {
-		startedAt: Date.now(),
-		page: listNotificationsPage(context, skip, PAGE_SIZE, itemIndex),
+		startedAt,
+		page: listNotificationsPage(context, skip, PAGE_SIZE, itemIndex).then((page) => {
+			noteApiClock(context, page.serverTimeMs, startedAt);
+			return page;
+		}),
 	};
 	pages.set(skip, read);
 	read.page.catch(() => pages.get(skip) === read && pages.delete(skip));
 	return { page: await read.page, startedAt: read.startedAt };
 }
 
-/** A Date header counts whole seconds: the API's clock was up to this much later. */
-const DATE_HEADER_PRECISION_MS = 1_000;
-
 /**
  * The window on the API's clock (`serverTimeMs`, the Date header of a page; n8n's clock when the API
  * gives none, with a wider margin). It starts at the first attempt; it ends when the last attempt may
  * have been out at the latest, plus the time the proof of absence gives the API to register a send
- * late (a send registered later than that would pass that proof unseen anyway).
+ * late (a send registered later than that would pass that proof unseen anyway). The offset of the
+ * header holds for attempts made moments ago; for older ones, the API's clock may have been stepped
+ * since (`seen`: the offsets its answers showed since the first attempt): each offset seen that
+ * differs from it beyond the margin widens the window its way, so that a send stamped by the clock
+ * as it was then still falls inside.
  */
 function windowOf(
 	lookup: Lookup,
 	serverTimeMs: number | undefined,
+	seen: ClockSpan[],
 ): { windowStart: number; windowEnd: number } {
 	const { firstAttemptAt, lastAttemptEndedAt } = lookup;
 	const [offset, margin] =
 		serverTimeMs !== undefined
 			? [serverTimeMs - Date.now(), MARGIN_WITH_SERVER_CLOCK_MS]
 			: [0, MARGIN_WITHOUT_SERVER_CLOCK_MS];
+	let [lowest, highest] = [offset, offset];
+	for (const span of seen) {
+		if (span.aheadAtMostMs < offset - margin) lowest = Math.min(lowest, span.aheadAtLeastMs);
+		if (span.aheadAtLeastMs > offset + margin) highest = Math.max(highest, span.aheadAtMostMs);
+	}
 	return {
-		windowStart: firstAttemptAt === undefined ? -Infinity : firstAttemptAt + offset - margin,
+		windowStart: firstAttemptAt === undefined ? -Infinity : firstAttemptAt + lowest - margin,
 		windowEnd:
 			lastAttemptEndedAt === undefined
 				? Infinity
-				: lastAttemptEndedAt + offset + margin + timings().lookupSettleMs,
+				: lastAttemptEndedAt + highest + margin + timings().lookupSettleMs,
 	};
 }
 
@@ -148,7 +165,11 @@ export async function readBackToWindow(
 		const { page, startedAt } = await pageReadAfter(context, skip, notBefore, lookup.itemIndex);
 		if (window === undefined && page.serverTimeMs !== undefined)
 			apiClockAheadAtMostByDate = page.serverTimeMs + DATE_HEADER_PRECISION_MS - startedAt;
-		window ??= windowOf(lookup, page.serverTimeMs);
+		window ??= windowOf(
+			lookup,
+			page.serverTimeMs,
+			apiClockSeenSince(context, lookup.firstAttemptAt),
+		);
 		const { windowStart, windowEnd } = window;
 		if (page.items.length === 0) return read();
 		for (const send of page.items) learnFromListed(context, send);

@@ -20,6 +20,7 @@ import type { SeenTexts } from './match';
  * |---|---|---|
  * | sentTexts | the title and body of the sends this process made or recovered lately, by id: what the list shows of them tells how this API stores texts | only this process's own sends are compared with what it sent |
  * | textEvidence | what the list showed of those texts: the lengths this API cut them to, and the longest it kept whole; a shorter text in the list counts as ours cut only at a length it was seen to cut ours to (match.ts) | each process learns from its own sends; one that has seen none yet reports a shorter text as "unknown" |
+ * | apiClockSeen | the API's clock as the Date headers of its answers showed it against n8n's, as spans of time over which it kept one offset (a new span where it was stepped): a lookup places an earlier attempt's window by every offset seen since that attempt, not by today's only | each process places the API's clock from its own answers; a process that saw none since an attempt (another process's claim) places it by the reading's Date header |
  * | listings | when each send this process made lately went out, when a reading of the list first showed it, and how far ahead of n8n's clock its creation time puts the API's clock at most: what a lookup after a lost answer takes as proof that the list is current past that answer (lookup.ts): a send of this process made after it and since listed, or any send listed whose creation time is later than the answer's loss on the API's clock; and how late this API lists sends (quoted, never decisive) | each process bounds the API's clock and the list's currency from its own sends only; another process's sends count as sends listed, placed by their creation time; without a bound of its own a lookup waits for its own evidence, then ends "unknown" |
  */
 
@@ -44,12 +45,15 @@ let sentTexts = new Map<string, Map<string, { title: string; body: string }>>();
 /** Per credential, by send id. */
 let listings = new Map<string, Map<string, SendListing>>();
 let textEvidence = new Map<string, SeenTexts>();
+/** Per credential, oldest first. */
+let apiClockSeen = new Map<string, ClockSpan[]>();
 
 /** Tests: forgets every listing and text. */
 export function resetListings(): void {
 	sentTexts = new Map();
 	listings = new Map();
 	textEvidence = new Map();
+	apiClockSeen = new Map();
 }
 
 /** Texts of own sends kept per credential: the evidence comes from those in the first pages of the
@@ -179,4 +183,60 @@ export function listLagSeen(
 /** What this process saw the API do with the texts of its sends (nothing yet: empty evidence). */
 export function seenTexts(context: CompanionPushContext): SeenTexts {
 	return textEvidence.get(credentialKey(context)) ?? NO_EVIDENCE;
+}
+
+/** A span of n8n's clock over which the API's answers showed one offset of its clock: how far ahead
+ * of n8n's it was at least and at most (negative: behind). */
+export interface ClockSpan {
+	from: number;
+	to: number;
+	aheadAtLeastMs: number;
+	aheadAtMostMs: number;
+}
+
+/** A Date header counts whole seconds: the API's clock was up to this much later. */
+export const DATE_HEADER_PRECISION_MS = 1_000;
+/** Spans kept per credential (a new one only where the API's clock was stepped). */
+const CLOCK_SPANS_LIMIT = 1_000;
+
+/** An answer's Date header (`serverTimeMs`, undefined when it had none), for a request that went out
+ * at `requestStartedAt` or later and was answered by now (n8n's clock). */
+export function noteApiClock(
+	context: CompanionPushContext,
+	serverTimeMs: number | undefined,
+	requestStartedAt: number,
+): void {
+	if (serverTimeMs === undefined) return;
+	const answeredAt = Date.now();
+	const seen: ClockSpan = {
+		from: answeredAt,
+		to: answeredAt,
+		aheadAtLeastMs: serverTimeMs - answeredAt,
+		aheadAtMostMs: serverTimeMs + DATE_HEADER_PRECISION_MS - requestStartedAt,
+	};
+	const spans = ofCredential(apiClockSeen, context, (): ClockSpan[] => []);
+	const last = spans[spans.length - 1];
+	// The same offset as the last span, as far as the headers tell: that span lasted until now.
+	if (
+		last &&
+		seen.aheadAtLeastMs <= last.aheadAtMostMs &&
+		seen.aheadAtMostMs >= last.aheadAtLeastMs
+	) {
+		last.to = Math.max(last.to, answeredAt);
+		last.aheadAtLeastMs = Math.min(last.aheadAtLeastMs, seen.aheadAtLeastMs);
+		last.aheadAtMostMs = Math.max(last.aheadAtMostMs, seen.aheadAtMostMs);
+		return;
+	}
+	spans.push(seen);
+	if (spans.length > CLOCK_SPANS_LIMIT) spans.shift();
+}
+
+/** The offsets of the API's clock its answers showed from `since` on (n8n's clock): what its clock
+ * may have been while an attempt made then was out. Every span kept when `since` is undefined. */
+export function apiClockSeenSince(
+	context: CompanionPushContext,
+	since: number | undefined,
+): ClockSpan[] {
+	const spans = apiClockSeen.get(credentialKey(context)) ?? [];
+	return since === undefined ? [...spans] : spans.filter((span) => span.to >= since);
 }

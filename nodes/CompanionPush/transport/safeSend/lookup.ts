@@ -1,6 +1,4 @@
-import { sleep } from 'n8n-workflow';
-
-import { timings } from '../../common/timings';
+import { timings, waitFor } from '../../common/timings';
 import { getNotification } from '../endpoints';
 import type { CompanionPushContext } from '../http';
 import { isRetryableStatus } from '../retry';
@@ -9,6 +7,7 @@ import type { Candidate, Lookup, Reading } from './listReading';
 import { combine, compareDeliveries, compareSend, matchOf, notTold } from './match';
 import type { Comparison } from './match';
 import { apiClockAheadAtMost, listLagSeen, seenTexts, watchSendsMadeSince } from './listings';
+import { probeTheList } from './probe';
 import { lookalikesAnswered, ownerOfSend, unresolvedLookalike } from './registry';
 
 /**
@@ -214,7 +213,7 @@ export async function lookUpSend(
 				throw read.failure;
 			const waitMs = lookupSettleMs / READINGS_WHILE_SETTLING;
 			readingStartedAt = Date.now() + waitMs;
-			await sleep(waitMs);
+			await waitFor(waitMs);
 			continue;
 		}
 		const { reading, decision } = read;
@@ -249,6 +248,9 @@ export async function lookUpSend(
 		const settled = readingStartedAt - lostBy >= lookupSettleMs;
 		if (evidenceSeenAt !== undefined && evidenceSeenAt <= readingStartedAt && settled)
 			return { kind: 'absent' };
+		// Nothing shows it yet, nor is on its way: make the evidence, a send to nobody (probe.ts).
+		const probed =
+			evidenceSeenAt === undefined && settled && (await probeTheList(context, lookup, lostBy));
 		// A send of this process made after the loss, accepted and not listed yet, is waited for as
 		// long again after it went out.
 		const evidenceOnItsWay =
@@ -266,8 +268,10 @@ export async function lookUpSend(
 		const waitMs =
 			evidenceSeenAt !== undefined
 				? Math.max(0, lostBy + lookupSettleMs - now)
-				: lookupSettleMs / READINGS_WHILE_SETTLING;
+				: probed
+					? 0 // a probe just accepted: read at once
+					: lookupSettleMs / READINGS_WHILE_SETTLING;
 		readingStartedAt = now + waitMs;
-		await sleep(waitMs);
+		await waitFor(waitMs);
 	}
 }

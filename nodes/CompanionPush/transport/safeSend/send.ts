@@ -1,12 +1,13 @@
 import { randomUUID } from 'crypto';
 
 import { unexpectedResponse } from '../errors';
-import { readJson } from '../answers';
+import { readJson, serverTimeMs } from '../answers';
+import type { FinalAnswer } from '../answers';
 import type { CompanionPushContext } from '../http';
 import { Tries } from '../retry';
-import type { FinalAnswer } from '../answers';
 import { sendAcceptedSchema } from '../schemas';
 import type { SendRequest } from '../schemas';
+import { noteApiClock } from './listings';
 import { lookUpSend } from './lookup';
 import type { LookupResult } from './lookup';
 import {
@@ -191,6 +192,8 @@ async function sendOnce(
 			let answer: FinalAnswer;
 			try {
 				answer = await tries.send();
+				// What the API's clock was while this send was out: a later lookup places it by that.
+				if (answer.kind === 'answer') noteApiClock(context, serverTimeMs(answer.headers), sentAt);
 				const accepted = acceptedSend(answer);
 				if (accepted) {
 					recordOwner(context, accepted.id, owner, request, sentAt);
