@@ -38,17 +38,13 @@ export interface Comparison {
 export type Match = 'different' | 'exact' | 'undecided';
 
 /** What this API was seen to do with the texts of our own sends, for one field (see listings.ts):
- * where it cut them, and how long a text it kept whole, counted both ways an API may count (the
- * spec's enforced lengths are "not shown"): code points and UTF-16 units. Nothing seen: all empty. */
+ * where it cut them, counted both ways an API may count (the spec's enforced lengths are "not
+ * shown"): code points and UTF-16 units. Nothing seen: all empty. */
 export interface TextEvidence {
 	/** The lengths (code points, as shown, an ellipsis included) of texts of ours it showed cut short. */
 	cutLengths: number[];
 	/** The same lengths in UTF-16 units. */
 	cutUnits: number[];
-	/** The longest text of ours (code points, trimmed) it showed whole; 0 when none was seen. */
-	longestWhole: number;
-	/** The same in UTF-16 units. */
-	longestWholeUnits: number;
 }
 
 /** Evidence on titles and bodies, learned from the list of sends. */
@@ -59,7 +55,7 @@ export interface SeenTexts {
 
 /** Evidence of nothing, to fill in as the list shows sends of ours (learnText). */
 export function noEvidence(): SeenTexts {
-	const none = () => ({ cutLengths: [], cutUnits: [], longestWhole: 0, longestWholeUnits: 0 });
+	const none = () => ({ cutLengths: [], cutUnits: [] });
 	return { title: none(), body: none() };
 }
 
@@ -77,15 +73,10 @@ export function isCutOf(shown: string, sent: string): boolean {
 	return cut.length > 0 && cut.length < sent.length && sent.startsWith(cut);
 }
 
-/** What the list showed of a text of ours (`sent`): kept whole, or cut to a length, both counts. */
+/** What the list showed of a text of ours (`sent`): the length it was cut to, both counts. */
 export function learnText(evidence: TextEvidence, shown: unknown, sent: string): void {
 	if (typeof shown !== 'string') return;
-	const wanted = sent.trim();
-	const got = shown.trim();
-	if (got === wanted) {
-		evidence.longestWhole = Math.max(evidence.longestWhole, lengthOf(wanted));
-		evidence.longestWholeUnits = Math.max(evidence.longestWholeUnits, wanted.length);
-	} else if (isCutOf(got, wanted)) {
+	if (isCutOf(shown.trim(), sent.trim())) {
 		if (!evidence.cutLengths.includes(lengthOf(shown))) evidence.cutLengths.push(lengthOf(shown));
 		if (!evidence.cutUnits.includes(shown.length)) evidence.cutUnits.push(shown.length);
 	}
@@ -105,9 +96,9 @@ function cutAsSeen(shown: string, wanted: string, evidence: TextEvidence): boole
  * A text as the API shows it ("As sent"): the same once surrounding white space is trimmed. Shorter,
  * as a prefix of ours (the spec: "Enforced maximum lengths of title and body: not shown", nor how they
  * count), ours only where this API was seen to cut a text of ours to that length, in either count;
- * it is another text only when this API was seen to keep texts of ours at least as long whole in both
- * counts (a text has at least as many units as code points); otherwise nothing tells (`unsure`): "New
- * message from Ann" may be another client's text, or ours cut.
+ * otherwise nothing tells (`unsure`): "New message from Ann" may be another client's text, or ours
+ * cut. Texts kept whole before prove nothing: an API's limit may change between two sends (a
+ * deployment, a setting), and a limit lowered since would make ours look like another's text.
  */
 function compareText(
 	shown: unknown,
@@ -122,8 +113,6 @@ function compareText(
 	if (!isCutOf(got, wanted)) return 'different';
 	if (!evidence) return 'unsure';
 	if (cutAsSeen(shown as string, wanted, evidence)) return 'same';
-	const wholeUnits = Math.max(evidence.longestWholeUnits, evidence.longestWhole);
-	if (evidence.longestWhole >= lengthOf(wanted) && wholeUnits >= wanted.length) return 'different';
 	return 'unsure';
 }
 
