@@ -1,8 +1,7 @@
 /**
  * The sandbox's time. Every timestamp the API shows, token expiry, scheduled dispatch and delivery
  * progress are read from it, so a test with the manual clock never waits in real time.
- * The real clock follows the wall clock, never going back, and still accepts advance/set (as an
- * offset).
+ * The real clock follows the wall clock and still accepts advance/set (as an offset).
  */
 export class SandboxClock {
 	private manualNow: number;
@@ -15,14 +14,8 @@ export class SandboxClock {
 		this.manualNow = startTime === undefined ? Date.now() : parseIso(startTime);
 	}
 
-	/** The latest time the real clock gave: it never goes back, even when a test that faked `Date`
-	 * (and moved it ahead) puts the real one back. */
-	private latestReal = 0;
-
 	now(): number {
-		if (this.mode === 'manual') return this.manualNow;
-		this.latestReal = Math.max(this.latestReal, Date.now() + this.offsetMs);
-		return this.latestReal;
+		return this.mode === 'manual' ? this.manualNow : Date.now() + this.offsetMs;
 	}
 
 	/** Moves time forward. Going backwards is refused: sends and tokens are a timeline. */
