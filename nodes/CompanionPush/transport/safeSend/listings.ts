@@ -54,6 +54,7 @@ export function resetListings(): void {
 	listings = new Map();
 	textEvidence = new Map();
 	apiClockSeen = new Map();
+	clockForgottenUntil = new Map();
 }
 
 /** Texts of own sends kept per credential: the evidence comes from those in the first pages of the
@@ -196,8 +197,16 @@ export interface ClockSpan {
 
 /** A Date header counts whole seconds: the API's clock was up to this much later. */
 export const DATE_HEADER_PRECISION_MS = 1_000;
-/** Spans kept per credential (a new one only where the API's clock was stepped). */
-const CLOCK_SPANS_LIMIT = 1_000;
+/** Spans kept per credential (a new one only where the API's clock was stepped). Beyond it the
+ * oldest are forgotten, and an attempt they covered may have seen any offset (UNKNOWN_OFFSETS). */
+export const CLOCK_SPANS_LIMIT = 1_000;
+/** Until when (n8n's clock) forgotten spans reached, per credential. */
+let clockForgottenUntil = new Map<string, number>();
+/** What an attempt made while forgotten spans held may have seen of the API's clock: anything. */
+const UNKNOWN_OFFSETS: ClockSpan[] = [
+	{ from: -Infinity, to: Infinity, aheadAtLeastMs: -Infinity, aheadAtMostMs: -Infinity },
+	{ from: -Infinity, to: Infinity, aheadAtLeastMs: Infinity, aheadAtMostMs: Infinity },
+];
 
 /** An answer's Date header (`serverTimeMs`, undefined when it had none), for a request that went out
  * at `requestStartedAt` or later and was answered by now (n8n's clock). */
@@ -228,7 +237,8 @@ export function noteApiClock(
 		return;
 	}
 	spans.push(seen);
-	if (spans.length > CLOCK_SPANS_LIMIT) spans.shift();
+	if (spans.length > CLOCK_SPANS_LIMIT)
+		clockForgottenUntil.set(credentialKey(context), spans.shift()!.to);
 }
 
 /** The offsets of the API's clock its answers showed from `since` on (n8n's clock): what its clock
@@ -238,5 +248,9 @@ export function apiClockSeenSince(
 	since: number | undefined,
 ): ClockSpan[] {
 	const spans = apiClockSeen.get(credentialKey(context)) ?? [];
+	const forgottenUntil = clockForgottenUntil.get(credentialKey(context));
+	// Forgotten spans since the attempt: its window cannot be placed, so it spans the whole list.
+	if (forgottenUntil !== undefined && (since === undefined || forgottenUntil >= since))
+		return [...spans, ...UNKNOWN_OFFSETS];
 	return since === undefined ? [...spans] : spans.filter((span) => span.to >= since);
 }
